@@ -1,0 +1,36 @@
+# Quick start: `make demo` and `make test`. Both create .venv on first use.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+DEMO_OUT ?= demo-output
+
+.PHONY: demo test test-fast venv clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+# Runs the example benchmarks ten times each, prints the table, writes the
+# JSON report and an OTLP JSON-lines file. No server needed.
+demo: $(STAMP)
+	@mkdir -p $(DEMO_OUT)
+	-$(PY) -m pytest examples -p no:cacheprovider -q --prob-runs=10 \
+		--prob-json=$(DEMO_OUT)/report.json --prob-otel-file=$(DEMO_OUT)/otlp.jsonl
+	@echo "JSON report: $(DEMO_OUT)/report.json"
+	@echo "OTLP file:   $(DEMO_OUT)/otlp.jsonl"
+
+# The whole suite, slow statistical checks included, on two cores.
+test: $(STAMP)
+	$(PY) -m pytest -n 2 tests
+
+# Everything but the tests marked slow.
+test-fast: $(STAMP)
+	$(PY) -m pytest -n 2 -m "not slow" tests
+
+clean:
+	rm -rf $(VENV) $(DEMO_OUT) build src/*.egg-info
