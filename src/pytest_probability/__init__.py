@@ -1,1 +1,12 @@
-"""pytest-probability."""
+"""pytest-probability: run nondeterministic tests many times and report pass fractions.
+
+Public API: :func:`record_usage` and :func:`record_cost`.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.4.0"
+
+from .recording import record_cost, record_usage  # noqa: E402
+
+__all__ = ["__version__", "record_cost", "record_usage"]

@@ -1,1 +1,89 @@
+"""pytest hooks of pytest-probability: each delegates to the module that owns the concern."""
 
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Generator
+
+import pytest
+
+from . import collect, lifecycle, options
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    options.add_options(parser)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    lifecycle.configure(config)
+    config.pluginmanager.register(ConfigHooks(config), "probability-config-hooks")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> Any:
+    return collect.make_module(module_path, parent, lifecycle.get(parent.config).settings.pattern)
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:
+    return collect.collect_file(file_path, parent, lifecycle.get(parent.config).settings.pattern)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: object) -> Any:
+    return collect.make_item(collector, name, obj)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    lifecycle.before_generate(metafunc)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    lifecycle.modify_items(config, items)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
+    lifecycle.start_run(item)
+    try:
+        return (yield)
+    finally:
+        lifecycle.end_run(item)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    lifecycle.before_setup(item)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    report = yield
+    lifecycle.after_phase(item, call, report)
+    return report
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> None:
+    lifecycle.check_callable(pyfuncitem)
+
+
+class ConfigHooks:
+    """Hooks that need the config but do not receive it; one instance per config."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        lifecycle.log_report(self.config, report)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    lifecycle.finish_session(session, exitstatus)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    lifecycle.terminal_summary(terminalreporter, config)

@@ -1,0 +1,234 @@
+"""Collection: benchmark files, benchmarks, cases and runs.
+
+A benchmark file (``bench_*.py``) becomes a :class:`BenchModule`; every
+``bench_*`` function defined in it (and every ``bench_*`` method of a
+``Bench*`` class) becomes a :class:`Benchmark` collector. The benchmark asks
+pytest's own machinery for its cases (``Module._genfunctions``, so ids,
+``pytest_generate_tests``, indirect parametrization and fixtures behave
+exactly as for ``test_*``) and yields one :class:`Run` item per run of each
+case::
+
+    bench_x.py::bench_classify::identify_pii[run3]
+    bench_x.py::bench_always::run3
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import inspect
+import itertools
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from . import options
+from .model import CaseRef
+from .state import STATE_KEY
+
+PARAM_VALUE_LIMIT = 256
+
+
+def matches_pattern(path: Path, pattern: str) -> bool:
+    return any(fnmatch.fnmatch(path.name, glob) for glob in pattern.split())
+
+
+class BenchModule(pytest.Module):
+    """A benchmark file. Its ``test_*`` functions, if any, are collected as usual."""
+
+
+class BenchClass(pytest.Class):
+    """A ``Bench*`` class in a benchmark file; its ``bench_*`` methods are benchmarks."""
+
+
+def make_module(module_path: Path, parent: pytest.Collector, pattern: str) -> BenchModule | None:
+    if module_path.suffix == ".py" and matches_pattern(module_path, pattern):
+        return BenchModule.from_parent(parent, path=module_path)
+    return None
+
+
+def collect_file(file_path: Path, parent: pytest.Collector, pattern: str) -> BenchModule | None:
+    """Collect a benchmark file that pytest's python plugin would not collect itself.
+
+    When the file is an initial path or matches ``python_files`` pytest's own
+    ``pytest_collect_file`` asks ``pytest_pycollect_makemodule``, which returns a
+    :class:`BenchModule` (see :func:`make_module`); collecting it here too
+    would duplicate it.
+    """
+    if file_path.suffix != ".py" or not matches_pattern(file_path, pattern):
+        return None
+    session = parent.session
+    if session.isinitpath(file_path):
+        return None
+    python_files = parent.config.getini("python_files")
+    if any(fnmatch.fnmatch(file_path.name, glob) for glob in python_files):
+        return None
+    module: BenchModule = session.gethookproxy(file_path).pytest_pycollect_makemodule(
+        module_path=file_path, parent=parent
+    )
+    return module
+
+
+def _defined_here(obj: object, module: object) -> bool:
+    return getattr(obj, "__module__", None) == getattr(module, "__name__", None)
+
+
+def make_item(collector: pytest.Collector, name: str, obj: object) -> pytest.Collector | None:
+    """``pytest_pycollect_makeitem`` for benchmark files; ``None`` leaves it to pytest."""
+    if not isinstance(collector, (BenchModule, BenchClass)):
+        return None
+    if getattr(obj, "__test__", True) is False:
+        return None
+    in_module = isinstance(collector, BenchModule)
+    if name.startswith("bench_"):
+        function = obj.__func__ if isinstance(obj, staticmethod) else obj
+        if not inspect.isfunction(function):
+            return None
+        if in_module and not _defined_here(function, collector.obj):
+            return None
+        return Benchmark.from_parent(collector, name=name, obj=function)
+    if in_module and name.startswith("Bench") and inspect.isclass(obj) and _defined_here(obj, collector.obj):
+        return BenchClass.from_parent(collector, name=name, obj=obj)
+    return None
+
+
+def _param_text(value: object) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= PARAM_VALUE_LIMIT else text[: PARAM_VALUE_LIMIT - 1] + "…"
+
+
+class Benchmark(pytest.Collector):
+    """One ``bench_*`` function: yields the runs of each of its cases."""
+
+    def __init__(self, name: str, parent: pytest.Collector, obj: Any, **kw: Any) -> None:
+        super().__init__(name, parent, **kw)
+        self.obj = obj
+
+    @property
+    def benchmark_name(self) -> str:
+        short = self.name[len("bench_") :]
+        if isinstance(self.parent, pytest.Class):
+            return f"{self.parent.name}.{short}"
+        return short
+
+    def collect(self) -> list[Run]:
+        state = self.config.stash[STATE_KEY]
+        templates = list(self.parent._genfunctions(self.name, self.obj))  # type: ignore[attr-defined]
+        code = getattr(self.obj, "__code__", None)
+        path = self.path.relative_to(self.config.rootpath) if self.path.is_relative_to(self.config.rootpath) else self.path
+        runs: list[Run] = []
+        for template in templates:
+            callspec = getattr(template, "callspec", None)
+            case_id = callspec.id if callspec is not None else ""
+            try:
+                kwargs = options.marker_kwargs(
+                    itertools.chain(callspec.marks if callspec else (), template.iter_markers("probability"))
+                )
+            except options.MarkerError as exc:
+                raise self.CollectError(f"{self.nodeid}: {exc}") from None
+            count = options.runs_for_case(state.settings, kwargs)
+            benchmark = self.benchmark_name
+            case = CaseRef(
+                key=f"{self.nodeid}::{case_id}" if case_id else self.nodeid,
+                benchmark=benchmark,
+                case=case_id,
+                label=f"{benchmark}::{case_id}" if case_id else benchmark,
+                order=next(state.case_order),
+                runs=count,
+                params=tuple((k, _param_text(v)) for k, v in (callspec.params.items() if callspec else ())),
+                path=str(path),
+                lineno=code.co_firstlineno if code else 0,
+                function=getattr(self.obj, "__qualname__", self.name),
+            )
+            for index in range(1, count + 1):
+                name = f"{case_id}[run{index}]" if case_id else f"run{index}"
+                extra: dict[str, Any] = {"keywords": {case_id: True}} if case_id else {}
+                runs.append(
+                    Run.from_parent(
+                        self,
+                        name=name,
+                        callspec=callspec,
+                        fixtureinfo=template._fixtureinfo,
+                        originalname=self.name,
+                        case=case,
+                        run=index,
+                        kwargs=kwargs,
+                        **extra,
+                    )
+                )
+        return runs
+
+
+class Run(pytest.Function):
+    """One run of a case: a real pytest item with fresh function-scoped fixtures."""
+
+    def __init__(self, name: str, parent: Benchmark, *, case: CaseRef, run: int, kwargs: dict[str, Any], **kw: Any) -> None:
+        super().__init__(name, parent, **kw)
+        self.prob_case = case
+        self.prob_run = run
+        self.prob_kwargs = kwargs
+        _set_nodeid(self, f"{parent.nodeid}::{name}")
+
+    # The benchmark function lives on the Benchmark's parent (module or class),
+    # not on the Benchmark collector itself.
+    @property
+    def instance(self) -> Any:
+        try:
+            return self._instance
+        except AttributeError:
+            self._instance = self._getinstance()
+            return self._instance
+
+    def _getinstance(self) -> Any:
+        owner = self.parent.parent
+        if isinstance(owner, pytest.Class):
+            return owner.newinstance() if hasattr(owner, "newinstance") else owner.obj()
+        return None
+
+    def _getobj(self) -> Any:
+        instance = self.instance
+        owner = instance if instance is not None else self.parent.parent.obj  # type: ignore[union-attr]
+        return getattr(owner, self.originalname)
+
+
+def _set_nodeid(node: pytest.Item, nodeid: str) -> None:
+    """Give a run the node id ``<benchmark>::<case>[runN]``.
+
+    pytest >= 9.1 keeps a structured node id (``node._id``) that ``--lf``,
+    ``--nf`` and ``--sw`` compare against ids parsed from the cache; it must
+    equal what parsing the string form gives, or ``--lf`` silently drops
+    the run. Older pytest keeps the string in ``node._nodeid``.
+    """
+    structured = getattr(node, "_id", None)
+    if structured is not None:
+        node._id = type(structured).parse(nodeid)  # type: ignore[attr-defined]
+    else:
+        node._nodeid = nodeid  # type: ignore[attr-defined]
+
+
+def check_callable(item: pytest.Item) -> None:
+    """Raise for benchmarks pytest cannot call: generators and un-awaited coroutines."""
+    function = getattr(item, "obj", None)
+    if inspect.isgeneratorfunction(function) or inspect.isasyncgenfunction(function):
+        raise TypeError(
+            f"benchmark {item.name!r} is a generator function; a benchmark must return, "
+            "not yield (use a fixture for setup that yields)"
+        )
+    if inspect.iscoroutinefunction(function):
+        raise TypeError(
+            f"benchmark {getattr(item, 'originalname', item.name)!r} is a coroutine function and no async "
+            "plugin ran it; install and enable one (pytest-asyncio, anyio's pytest plugin, ...)"
+        )
+
+
+def run_items(items: list[pytest.Item]) -> Iterator[Run]:
+    return (item for item in items if isinstance(item, Run))
+
+
+def transpose(items: list[pytest.Item]) -> None:
+    """Reorder runs run-major in place; other items keep their places."""
+    positions = [i for i, item in enumerate(items) if isinstance(item, Run)]
+    ordered = sorted((items[i] for i in positions), key=lambda item: item.prob_run)  # type: ignore[attr-defined]
+    for position, item in zip(positions, ordered):
+        items[position] = item
+

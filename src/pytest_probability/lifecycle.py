@@ -1,0 +1,154 @@
+"""The session's life: configure, each run's phases, and the session's end.
+
+Hooks in :mod:`pytest_probability.plugin` call these functions. Reporters and
+exporters plug in through :class:`~pytest_probability.state.State`
+(``observers`` see runs start and finish in the executing process;
+``finishers`` get the aggregated summary once, in the aggregating process).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from . import collect, options, recording, report_json, report_terminal
+from .collect import Run
+from .model import SKIP
+from .state import STATE_KEY, State, is_worker
+
+
+def configure(config: pytest.Config) -> State:
+    config.addinivalue_line("markers", options.MARKER_LINE)
+    settings = options.resolve(config)
+    state = State(settings=settings, worker=is_worker(config))
+    config.stash[STATE_KEY] = state
+    if settings.json_path is not None and not state.worker:
+        report_json.check_path(settings.json_path)
+        state.finishers.append(_write_json)
+    return state
+
+
+def get(config: pytest.Config) -> State:
+    return config.stash[STATE_KEY]
+
+
+# -- collection ---------------------------------------------------------------
+
+
+def before_generate(metafunc: pytest.Metafunc) -> None:
+    """Keep pytest-repeat from multiplying benchmarks: ``--prob-runs`` owns repetition."""
+    definition = metafunc.definition
+    if not isinstance(definition.parent, (collect.BenchModule, collect.BenchClass)):
+        return
+    if metafunc.config.pluginmanager.hasplugin("repeat"):
+        definition.add_marker(pytest.mark.repeat(1), append=False)
+
+
+def modify_items(config: pytest.Config, items: list[pytest.Item]) -> None:
+    state = get(config)
+    if config.pluginmanager.hasplugin("rerunfailures"):
+        # A rerun would replace a failed sample with a later one and bias the
+        # fraction upwards: every run is sampled exactly once.
+        for item in collect.run_items(items):
+            item.add_marker(pytest.mark.flaky(reruns=0), append=False)
+    if state.settings.transpose:
+        collect.transpose(items)
+
+
+# -- runs ---------------------------------------------------------------------
+
+
+def start_run(item: pytest.Item) -> recording.CurrentRun | None:
+    if not isinstance(item, Run):
+        return None
+    run = recording.start(item.prob_case, item.prob_run, item.nodeid)
+    for observer in get(item.config).observers:
+        observer.run_started(item, run)
+    return run
+
+
+def end_run(item: pytest.Item) -> None:
+    if isinstance(item, Run):
+        recording.finish()
+
+
+def before_setup(item: pytest.Item) -> None:
+    if not isinstance(item, Run):
+        return
+    state = get(item.config)
+    state.pace()
+    module = item.module
+    if module is not None:
+        run = recording.current_run()
+        recording.finish()  # module setup() belongs to no run
+        try:
+            state.modules.setup(module)
+        finally:
+            recording._current = run  # noqa: SLF001 - restore the run
+
+
+def after_phase(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport) -> None:
+    run = recording.current_run()
+    if run is None or not isinstance(item, Run):
+        return
+    recording.on_phase(run, call)
+    state = get(item.config)
+    for observer in state.observers:
+        observer.phase_finished(item, run, call)
+    if call.when == "teardown":
+        if run.outcome is None:
+            # Setup passed but the call never ran (an interrupted session):
+            # nothing was sampled.
+            run.outcome = SKIP
+            run.message = run.message or "not run"
+        for observer in state.observers:
+            observer.run_finished(item, run)
+        recording.attach(report, run)
+
+
+def check_callable(item: pytest.Item) -> None:
+    if isinstance(item, Run):
+        collect.check_callable(item)
+
+
+def log_report(config: pytest.Config, report: pytest.TestReport) -> None:
+    record = recording.record_from_report(report)
+    if record is not None:
+        get(config).add(record)
+
+
+# -- session end --------------------------------------------------------------
+
+
+def finish_session(session: pytest.Session, exitstatus: int | pytest.ExitCode) -> None:
+    state = get(session.config)
+    state.notes.extend(state.modules.teardown_all())
+    if state.worker:
+        return
+    summary = state.summary()
+    for finisher in state.finishers:
+        try:
+            finisher(session, state, summary, int(exitstatus))
+        except OSError as exc:
+            state.notes.append(f"could not write a report: {exc}")
+            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+
+
+def _write_json(session: pytest.Session, state: State, summary: Any, exitstatus: int) -> None:
+    assert state.settings.json_path is not None
+    report = report_json.build(
+        summary,
+        settings=state.settings.to_dict(),
+        exit_status=exitstatus,
+        row_fields=state.json_row_fields,
+        extra={key: build(summary) for key, build in state.json_sections.items()},
+    )
+    report_json.write(state.settings.json_path, report)
+
+
+def terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    state = get(config)
+    if state.worker or not (state.records or state.notes):
+        return
+    report_terminal.write(terminalreporter, state.summary(), state.columns, state.notes)

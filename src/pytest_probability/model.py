@@ -1,0 +1,185 @@
+"""The data model: what one run produced.
+
+Pure and pytest-free. A :class:`RunRecord` is built in the process that
+executed the run, travels to the aggregating process as plain builtins
+(:meth:`RunRecord.to_dict` / :meth:`RunRecord.from_dict`), and is the only
+input of aggregation, reporting and export.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+PASS = "pass"
+FAIL = "fail"
+ERROR = "error"
+SKIP = "skip"
+OUTCOMES = (PASS, FAIL, ERROR, SKIP)
+
+#: Model name used for usage recorded without one.
+UNKNOWN_MODEL = "unknown"
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens and spend of one ``record_usage()`` call."""
+
+    model: str = UNKNOWN_MODEL
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+    cost: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Usage:
+        return cls(**{f.name: data[f.name] for f in dataclasses.fields(cls) if f.name in data})
+
+
+@dataclass(frozen=True)
+class CaseRef:
+    """Which case a run belongs to; identical for all runs of one case."""
+
+    #: Node id of the case without the run suffix: ``bench_x.py::bench_classify::identify_pii``.
+    key: str
+    #: Benchmark name as the user knows it: ``classify`` (``BenchTriage.classify`` in a class).
+    benchmark: str
+    #: pytest's composed parametrization id, ``""`` for an unparametrized benchmark.
+    case: str
+    #: Row label: ``classify::identify_pii`` or ``always``.
+    label: str
+    #: Position of the case in collection order; rows are sorted by it.
+    order: int
+    #: Runs collected for the case.
+    runs: int
+    #: Parameter values as short strings, by argument name.
+    params: tuple[tuple[str, str], ...] = ()
+    #: Source location of the benchmark function.
+    path: str = ""
+    lineno: int = 0
+    function: str = ""
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """The outcome of one run, one pytest item."""
+
+    case: CaseRef
+    run: int
+    nodeid: str
+    outcome: str
+    duration: float = 0.0
+    message: str = ""
+    error_type: str = ""
+    error_text: str = ""
+    #: Which phase decided the outcome: ``setup``, ``call`` or ``teardown``.
+    phase: str = "call"
+    usage: tuple[Usage, ...] = ()
+    #: Spend recorded with ``record_cost()`` (not tied to a model).
+    extra_cost: float = 0.0
+    #: Trace and span id of the run's span when exported (hex), else "".
+    trace_id: str = ""
+    span_id: str = ""
+    start_time: float = 0.0
+
+    @property
+    def cost(self) -> float:
+        return self.extra_cost + sum(u.cost for u in self.usage)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain builtins only, safe for xdist's execnet channel and JSON."""
+        data = dataclasses.asdict(self)
+        data["case"]["params"] = [list(p) for p in self.case.params]
+        data["usage"] = [u.to_dict() for u in self.usage]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunRecord:
+        values = dict(data)
+        case = dict(values.pop("case"))
+        case["params"] = tuple(tuple(p) for p in case.get("params", ()))
+        values["usage"] = tuple(Usage.from_dict(u) for u in values.get("usage", ()))
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(case=CaseRef(**case), **{k: v for k, v in values.items() if k in names})
+
+
+@dataclass
+class UsageTotals:
+    """Tokens and spend summed over calls, for one model."""
+
+    model: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+    cost: float = 0.0
+    calls: int = 0
+
+    def add(self, usage: Usage) -> None:
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
+        self.cached_input_tokens += usage.cached_input_tokens
+        self.cost += usage.cost
+        self.calls += 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def sum_usage(usages: Any) -> dict[str, UsageTotals]:
+    """Sum usage per model, models in order of first appearance."""
+    totals: dict[str, UsageTotals] = {}
+    for usage in usages:
+        totals.setdefault(usage.model, UsageTotals(usage.model)).add(usage)
+    return totals
+
+
+@dataclass
+class Counts:
+    """Run counts of a row or of the whole session."""
+
+    passes: int = 0
+    fails: int = 0
+    errors: int = 0
+    skipped: int = 0
+
+    @property
+    def total(self) -> int:
+        """Counted runs: skipped runs are no sample."""
+        return self.passes + self.fails + self.errors
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passes / self.total if self.total else None
+
+    def add(self, outcome: str) -> None:
+        if outcome == PASS:
+            self.passes += 1
+        elif outcome == FAIL:
+            self.fails += 1
+        elif outcome == ERROR:
+            self.errors += 1
+        elif outcome == SKIP:
+            self.skipped += 1
+        else:  # pragma: no cover - records are built by this package
+            raise ValueError(f"unknown outcome {outcome!r}")
+
+
+__all__ = [
+    "CaseRef",
+    "Counts",
+    "ERROR",
+    "FAIL",
+    "OUTCOMES",
+    "PASS",
+    "RunRecord",
+    "SKIP",
+    "UNKNOWN_MODEL",
+    "Usage",
+    "UsageTotals",
+    "field",
+    "sum_usage",
+]

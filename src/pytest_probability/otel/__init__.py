@@ -1,0 +1,1 @@
+"""OpenTelemetry export for pytest-probability: OTLP JSON-lines files and OTLP sending."""

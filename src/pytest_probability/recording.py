@@ -1,0 +1,259 @@
+"""Recording: the current run, its usage, its outcome, its record.
+
+While a run executes (setup, call and teardown) it is this process's
+*current run*; ``record_usage()`` and ``record_cost()`` attribute to it.
+Each phase's outcome is classified here, and at teardown the finished
+:class:`~pytest_probability.model.RunRecord` is attached to the teardown
+report as plain builtins (``report.prob_record``), which is how it reaches
+the aggregating process, serial or under xdist.
+"""
+
+from __future__ import annotations
+
+import decimal
+import math
+import numbers
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import pytest
+
+from .model import ERROR, FAIL, PASS, SKIP, UNKNOWN_MODEL, CaseRef, RunRecord, Usage
+
+#: Attribute of the teardown report that carries the run's record.
+REPORT_ATTRIBUTE = "prob_record"
+TEXT_LIMIT = 4096
+
+_USAGE_FIELDS = ("input_tokens", "output_tokens", "cached_input_tokens")
+
+
+@dataclass
+class CurrentRun:
+    """Mutable state of the run executing in this process."""
+
+    case: CaseRef
+    run: int
+    nodeid: str
+    start_time: float = field(default_factory=time.time)
+    usage: list[Usage] = field(default_factory=list)
+    extra_cost: float = 0.0
+    outcome: str | None = None
+    phase: str = "call"
+    duration: float = 0.0
+    message: str = ""
+    error_type: str = ""
+    error_text: str = ""
+    trace_id: str = ""
+    span_id: str = ""
+    #: Listeners called with each Usage as it is recorded (e.g. span events).
+    listeners: list[Any] = field(default_factory=list)
+
+    def to_record(self) -> RunRecord:
+        return RunRecord(
+            case=self.case,
+            run=self.run,
+            nodeid=self.nodeid,
+            outcome=self.outcome or PASS,
+            duration=self.duration,
+            message=self.message,
+            error_type=self.error_type,
+            error_text=self.error_text,
+            phase=self.phase,
+            usage=tuple(self.usage),
+            extra_cost=self.extra_cost,
+            trace_id=self.trace_id,
+            span_id=self.span_id,
+            start_time=self.start_time,
+        )
+
+
+_lock = threading.Lock()
+_current: CurrentRun | None = None
+
+
+def current_run() -> CurrentRun | None:
+    """The run executing in this process, if any."""
+    return _current
+
+
+def start(case: CaseRef, run: int, nodeid: str) -> CurrentRun:
+    global _current
+    _current = CurrentRun(case=case, run=run, nodeid=nodeid)
+    return _current
+
+
+def finish() -> None:
+    global _current
+    _current = None
+
+
+def _require_current(function: str) -> CurrentRun:
+    run = _current
+    if run is None:
+        raise RuntimeError(
+            f"{function}() was called outside a benchmark run; call it from a bench_* "
+            "function or a fixture it uses, while the run executes"
+        )
+    return run
+
+
+# -- public API ---------------------------------------------------------------
+
+
+def _tokens(name: str, value: Any) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise TypeError(f"record_usage(): {name} must be a whole number of tokens, got {value!r}")
+    if value < 0:
+        raise ValueError(f"record_usage(): {name} must not be negative, got {value!r}")
+    return int(value)
+
+
+def _money(function: str, name: str, value: Any) -> float:
+    if value is None:
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, decimal.Decimal)):
+        raise TypeError(f"{function}(): {name} must be a number, got {value!r}")
+    number = float(value)
+    if math.isnan(number) or math.isinf(number):
+        raise ValueError(f"{function}(): {name} must be finite, got {value!r}")
+    if number < 0:
+        raise ValueError(f"{function}(): {name} must not be negative, got {value!r}")
+    return number
+
+
+def _from_source(source: Any, name: str) -> Any:
+    if isinstance(source, Mapping):
+        return source.get(name)
+    return getattr(source, name, None)
+
+
+def record_usage(
+    usage: Any = None,
+    /,
+    *,
+    model: str | None = None,
+    input_tokens: int | None = None,
+    output_tokens: int | None = None,
+    cached_input_tokens: int | None = None,
+    cost: float | None = None,
+) -> Usage:
+    """Attribute tokens (and optionally spend) of one model call to the current run.
+
+    Pass the fields as keywords, or one dict or object that has them
+    (``model``, ``input_tokens``, ``output_tokens``, ``cached_input_tokens``,
+    ``cost``); keywords win over the object's values. Usage survives failed
+    asserts, errors and skips of the run. Returns what was recorded.
+    """
+    run = _require_current("record_usage")
+    values: dict[str, Any] = {}
+    if usage is not None:
+        for name in ("model", *_USAGE_FIELDS, "cost"):
+            values[name] = _from_source(usage, name)
+    given = {
+        "model": model,
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "cached_input_tokens": cached_input_tokens,
+        "cost": cost,
+    }
+    values.update({k: v for k, v in given.items() if v is not None})
+    model_name = values.get("model")
+    if model_name is None or model_name == "":
+        model_name = UNKNOWN_MODEL
+    elif not isinstance(model_name, str):
+        raise TypeError(f"record_usage(): model must be a string, got {model_name!r}")
+    recorded = Usage(
+        model=model_name,
+        input_tokens=_tokens("input_tokens", values.get("input_tokens")),
+        output_tokens=_tokens("output_tokens", values.get("output_tokens")),
+        cached_input_tokens=_tokens("cached_input_tokens", values.get("cached_input_tokens")),
+        cost=_money("record_usage", "cost", values.get("cost")),
+    )
+    with _lock:
+        run.usage.append(recorded)
+    for listener in run.listeners:
+        listener(recorded)
+    return recorded
+
+
+def record_cost(amount: float) -> float:
+    """Attribute spend (in your currency, conventionally USD) to the current run."""
+    run = _require_current("record_cost")
+    value = _money("record_cost", "amount", amount)
+    with _lock:
+        run.extra_cost += value
+    return value
+
+
+# -- outcomes -----------------------------------------------------------------
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 1] + "…"
+
+
+def classify(excinfo: pytest.ExceptionInfo[BaseException] | None, phase: str) -> str:
+    """pass on clean return, fail on AssertionError/pytest.fail(), skip on pytest.skip(), else error."""
+    if excinfo is None:
+        return PASS
+    if excinfo.errisinstance(pytest.skip.Exception):
+        return SKIP
+    if phase == "call" and excinfo.errisinstance((AssertionError, pytest.fail.Exception)):
+        return FAIL
+    return ERROR
+
+
+def on_phase(run: CurrentRun, call: pytest.CallInfo[None]) -> None:
+    """Fold one phase into the run: the first phase that does not pass decides."""
+    phase = call.when
+    if phase == "call":
+        run.duration = call.duration
+    outcome = classify(call.excinfo, phase)
+    if run.outcome not in (None, PASS) or (outcome == PASS and run.outcome is not None):
+        return
+    if outcome == PASS:
+        if phase == "call":
+            run.outcome = PASS
+        return
+    run.outcome = outcome
+    run.phase = phase
+    assert call.excinfo is not None
+    exc = call.excinfo.value
+    text = str(exc)
+    if outcome == SKIP:
+        run.message = _first_line(getattr(exc, "msg", None) or text)
+        return
+    run.error_type = type(exc).__qualname__ if outcome == FAIL else _qualified(exc)
+    run.error_text = _clip(text)
+    run.message = _first_line(text) or type(exc).__name__
+    if phase != "call":
+        run.message = f"{phase}: {run.message}"
+
+
+def _qualified(exc: BaseException) -> str:
+    cls = type(exc)
+    module = cls.__module__
+    return cls.__qualname__ if module in ("builtins", "__main__") else f"{module}.{cls.__qualname__}"
+
+
+def attach(report: pytest.TestReport, run: CurrentRun) -> None:
+    """Put the finished record on the teardown report, as plain builtins."""
+    setattr(report, REPORT_ATTRIBUTE, run.to_record().to_dict())
+
+
+def record_from_report(report: pytest.TestReport) -> RunRecord | None:
+    data = getattr(report, REPORT_ATTRIBUTE, None)
+    if data is None or report.when != "teardown":
+        return None
+    return RunRecord.from_dict(data)

@@ -1,0 +1,132 @@
+"""The terminal table: one line per row, then totals, cost and tokens.
+
+:func:`render` is pure (rows in, ``(text, markup)`` lines out) so the layout
+is unit-tested without a terminal; :func:`write` hands the lines to pytest's
+terminal reporter, which decides whether colours are shown.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+from .rows import (
+    STATUS_ERROR,
+    STATUS_ERRORED,
+    STATUS_FAIL,
+    STATUS_FLAKY,
+    STATUS_SKIP,
+    Row,
+    Summary,
+)
+
+Line = tuple[str, dict[str, bool]]
+#: Extra columns other concerns add after the fraction: row -> text.
+Column = Callable[[Row], str]
+
+_MARKUP = {
+    STATUS_FLAKY: {"yellow": True},
+    STATUS_ERRORED: {"yellow": True},
+    STATUS_FAIL: {"red": True},
+    STATUS_ERROR: {"red": True},
+    STATUS_SKIP: {"yellow": True},
+}
+
+
+def status_text(row: Row) -> str:
+    counts = row.counts
+    errored = f"({counts.errors} errored)" if counts.errors else ""
+    if row.status == STATUS_FLAKY:
+        text = f"FLAKY {errored}".strip()
+    elif row.status == STATUS_ERRORED:
+        text = f"{counts.errors} ERRORED"
+    elif row.status == STATUS_FAIL:
+        text = f"FAIL {errored}".strip()
+    elif row.status == STATUS_ERROR:
+        text = "ERROR"
+    elif row.status == STATUS_SKIP:
+        text = "SKIPPED"
+    else:
+        text = ""
+    if counts.skipped and row.status != STATUS_SKIP:
+        text = f"{text}  ({counts.skipped} skipped)".strip()
+    return text
+
+
+def money(amount: float) -> str:
+    return f"${amount:,.4f}"
+
+
+def percent(part: int, whole: int) -> str:
+    """Whole percent; 0% and 100% only when exact."""
+    if not whole:
+        return "-"
+    value = round(100 * part / whole)
+    if part and value == 0:
+        value = 1
+    if part != whole and value == 100:
+        value = 99
+    return f"{value}%"
+
+
+def fraction(row: Row) -> str:
+    return f"{row.counts.passes}/{row.counts.total}"
+
+
+def render(summary: Summary, columns: Iterable[Column] = ()) -> list[Line]:
+    columns = list(columns)
+    if not summary.rows:
+        return [("  no benchmark runs were executed", {})]
+    show_cost = summary.has_cost
+    table = []
+    for row in summary.rows:
+        cells = [row.label, fraction(row), *(column(row) for column in columns)]
+        if show_cost:
+            cells.append(money(row.cost))
+        table.append((cells, status_text(row), _MARKUP.get(row.status, {})))
+    widths = [max(len(cells[i]) for cells, _, _ in table) for i in range(len(table[0][0]))]
+    lines: list[Line] = []
+    for cells, status, markup in table:
+        parts = [cells[0].ljust(widths[0])]
+        parts += [cell.rjust(width) for cell, width in zip(cells[1:], widths[1:])]
+        if status:
+            parts.append(status)
+        lines.append(("  " + "  ".join(parts).rstrip(), markup))
+
+    counts = summary.counts
+    lines.append(("", {}))
+    overall = f"  Overall: {counts.passes}/{counts.total} passed ({percent(counts.passes, counts.total)})"
+    if counts.skipped:
+        overall += f", {counts.skipped} skipped"
+    lines.append((overall, {"bold": True}))
+    if show_cost:
+        lines.append((f"  Cost:    {money(summary.cost)}", {}))
+    lines.extend(_token_lines(summary))
+    return lines
+
+
+def _token_lines(summary: Summary) -> list[Line]:
+    models = [u for u in summary.usage.values() if u.input_tokens or u.output_tokens or u.cached_input_tokens or u.cost]
+    if not models:
+        return []
+    show_cached = any(u.cached_input_tokens for u in models)
+    rows = []
+    for u in models:
+        tokens = f"{u.input_tokens:,} in / {u.output_tokens:,} out"
+        if show_cached and u.cached_input_tokens:
+            tokens += f" / {u.cached_input_tokens:,} cached"
+        rows.append((u.model, tokens, money(u.cost) if u.cost else ""))
+    name_width = max(len(r[0]) for r in rows)
+    token_width = max(len(r[1]) for r in rows)
+    lines = []
+    for index, (model, tokens, cost) in enumerate(rows):
+        lead = "  Tokens:  " if index == 0 else "           "
+        lines.append((f"{lead}{model.ljust(name_width)}  {tokens.ljust(token_width)}  {cost}".rstrip(), {}))
+    return lines
+
+
+def write(terminalreporter: Any, summary: Summary, columns: Iterable[Column] = (), notes: Iterable[str] = ()) -> None:
+    terminalreporter.write_sep("=", "probability")
+    for text, markup in render(summary, columns):
+        terminalreporter.write_line(text, **markup)
+    for note in notes:
+        terminalreporter.write_line(f"  {note}", yellow=True)

@@ -1,0 +1,113 @@
+"""Aggregation: run records in, rows and session totals out.
+
+Pure and pytest-free. Every reporter and exporter consumes the
+:class:`Summary` built here, so they all agree on every number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from .model import CaseRef, Counts, RunRecord, UsageTotals, sum_usage
+
+# Row statuses.
+STATUS_PASS = "pass"  # every counted run passed
+STATUS_FLAKY = "flaky"  # passes and fails (errors possibly too)
+STATUS_ERRORED = "errored"  # passes and errors, no fails
+STATUS_FAIL = "fail"  # fails, no pass
+STATUS_ERROR = "error"  # every counted run errored
+STATUS_SKIP = "skip"  # no counted run: every run skipped
+STATUSES = (STATUS_PASS, STATUS_FLAKY, STATUS_ERRORED, STATUS_FAIL, STATUS_ERROR, STATUS_SKIP)
+
+
+def row_status(counts: Counts) -> str:
+    """The status of a row from its counts (see docs/reference.md)."""
+    if counts.total == 0:
+        return STATUS_SKIP
+    if counts.passes == counts.total:
+        return STATUS_PASS
+    if counts.passes:
+        return STATUS_FLAKY if counts.fails else STATUS_ERRORED
+    return STATUS_FAIL if counts.fails else STATUS_ERROR
+
+
+@dataclass
+class Row:
+    """The aggregate of all runs of one case."""
+
+    case: CaseRef
+    records: list[RunRecord]
+    counts: Counts
+    status: str
+    cost: float
+    usage: dict[str, UsageTotals]
+
+    @property
+    def label(self) -> str:
+        return self.case.label
+
+    @property
+    def has_cost(self) -> bool:
+        return any(r.usage or r.extra_cost for r in self.records)
+
+
+@dataclass
+class Summary:
+    """Rows in collection order plus session totals."""
+
+    rows: list[Row] = field(default_factory=list)
+    counts: Counts = field(default_factory=Counts)
+    cost: float = 0.0
+    usage: dict[str, UsageTotals] = field(default_factory=dict)
+
+    @property
+    def records(self) -> list[RunRecord]:
+        """All records, sorted by row then run."""
+        return [record for row in self.rows for record in row.records]
+
+    @property
+    def has_cost(self) -> bool:
+        return any(row.has_cost for row in self.rows)
+
+    @property
+    def status_counts(self) -> dict[str, int]:
+        counts = {status: 0 for status in STATUSES}
+        for row in self.rows:
+            counts[row.status] += 1
+        return counts
+
+
+def aggregate(records: Iterable[RunRecord]) -> Summary:
+    """Group records by case; rows in collection order, records by run.
+
+    A run recorded twice (same node id, e.g. a rerun plugin reporting again)
+    counts once: the last record wins.
+    """
+    by_nodeid: dict[str, RunRecord] = {}
+    for record in records:
+        by_nodeid[record.nodeid] = record
+    by_case: dict[str, list[RunRecord]] = {}
+    for record in by_nodeid.values():
+        by_case.setdefault(record.case.key, []).append(record)
+
+    summary = Summary()
+    for case_records in sorted(by_case.values(), key=lambda rs: (rs[0].case.order, rs[0].case.key)):
+        case_records.sort(key=lambda r: r.run)
+        counts = Counts()
+        for record in case_records:
+            counts.add(record.outcome)
+            summary.counts.add(record.outcome)
+        cost = sum(r.cost for r in case_records)
+        row = Row(
+            case=case_records[0].case,
+            records=case_records,
+            counts=counts,
+            status=row_status(counts),
+            cost=cost,
+            usage=sum_usage(u for r in case_records for u in r.usage),
+        )
+        summary.rows.append(row)
+        summary.cost += cost
+    summary.usage = sum_usage(u for r in summary.records for u in r.usage)
+    return summary

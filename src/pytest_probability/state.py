@@ -1,0 +1,105 @@
+"""Per-session state of the plugin, kept in ``config.stash``.
+
+Also the one place that knows about pytest-xdist: a worker executes runs and
+ships their records on its reports; only the controller (or a serial
+session) collects records, aggregates them and writes reports.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+import types
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import pytest
+
+from .model import RunRecord
+from .options import Settings
+from .rows import Summary, aggregate
+
+
+def is_worker(config: pytest.Config) -> bool:
+    """True in a pytest-xdist worker process."""
+    return hasattr(config, "workerinput")
+
+
+@dataclass
+class ModuleHooks:
+    """Module-level ``setup()`` / ``teardown()`` of benchmark files, once per file per process."""
+
+    done: dict[str, BaseException | None] = field(default_factory=dict)
+    teardowns: list[tuple[str, Callable[[], Any]]] = field(default_factory=list)
+
+    def setup(self, module: types.ModuleType) -> None:
+        name = module.__name__
+        if name in self.done:
+            error = self.done[name]
+            if error is not None:
+                raise RuntimeError(f"setup() of benchmark file {module.__file__} failed: {error!r}") from error
+            return
+        setup = getattr(module, "setup", None)
+        try:
+            if callable(setup):
+                setup()
+        except BaseException as exc:
+            self.done[name] = exc
+            raise
+        self.done[name] = None
+        teardown = getattr(module, "teardown", None)
+        if callable(teardown):
+            self.teardowns.append((str(module.__file__), teardown))
+
+    def teardown_all(self) -> list[str]:
+        """Run every pending teardown() in reverse order; return error messages."""
+        errors = []
+        while self.teardowns:
+            path, teardown = self.teardowns.pop()
+            try:
+                teardown()
+            except Exception as exc:  # reported, never raised: the runs are done
+                errors.append(f"teardown() of {path} failed: {type(exc).__name__}: {exc}")
+        return errors
+
+
+@dataclass
+class State:
+    settings: Settings
+    worker: bool
+    case_order: Any = field(default_factory=itertools.count)
+    records: list[RunRecord] = field(default_factory=list)
+    modules: ModuleHooks = field(default_factory=ModuleHooks)
+    runs_started: int = 0
+    #: Lines shown under the table (export problems, teardown errors).
+    notes: list[str] = field(default_factory=list)
+    #: Objects with run_started/phase_finished/run_finished(item, run, ...):
+    #: called in the process executing the run.
+    observers: list[Any] = field(default_factory=list)
+    #: Callables (session, state, summary, exitstatus) run once at session end
+    #: in the aggregating process: JSON report, metrics export, ...
+    finishers: list[Callable[..., None]] = field(default_factory=list)
+    #: Extra table columns after the fraction, extra JSON row fields and sections.
+    columns: list[Callable[..., str]] = field(default_factory=list)
+    json_row_fields: list[Callable[..., dict[str, Any]]] = field(default_factory=list)
+    json_sections: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    _summary: Summary | None = None
+
+    def add(self, record: RunRecord) -> None:
+        if not self.worker:
+            self.records.append(record)
+            self._summary = None
+
+    def summary(self) -> Summary:
+        if self._summary is None:
+            self._summary = aggregate(self.records)
+        return self._summary
+
+    def pace(self) -> None:
+        """Sleep ``--prob-delay`` between runs, never before the first."""
+        if self.runs_started and self.settings.delay:
+            time.sleep(self.settings.delay)
+        self.runs_started += 1
+
+
+STATE_KEY = pytest.StashKey[State]()
