@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from . import collect, options, recording, report_json, report_terminal
+from . import collect, options, otel, recording, report_json, report_terminal
 from .collect import Run
 from .model import SKIP
 from .state import STATE_KEY, State, is_worker
@@ -26,6 +26,7 @@ def configure(config: pytest.Config) -> State:
     if settings.json_path is not None and not state.worker:
         report_json.check_path(settings.json_path)
         state.finishers.append(_write_json)
+    otel.configure(config, state)
     return state
 
 
@@ -69,8 +70,13 @@ def start_run(item: pytest.Item) -> recording.CurrentRun | None:
 
 
 def end_run(item: pytest.Item) -> None:
-    if isinstance(item, Run):
-        recording.finish()
+    if not isinstance(item, Run):
+        return
+    run = recording.current_run()
+    if run is not None:
+        for observer in get(item.config).observers:
+            observer.run_closed(item, run)
+    recording.finish()
 
 
 def before_setup(item: pytest.Item) -> None:

@@ -8,10 +8,12 @@ from typing import Any, Generator
 import pytest
 
 from . import collect, lifecycle, options
+from .otel import options as otel_options
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     options.add_options(parser)
+    otel_options.add_options(parser)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -49,6 +49,10 @@ class CurrentRun:
     span_id: str = ""
     #: Listeners called with each Usage as it is recorded (e.g. span events).
     listeners: list[Any] = field(default_factory=list)
+    #: Formatted traceback of the deciding exception, for observers that export it.
+    stacktrace: str = ""
+    #: More plain-builtin attributes for the teardown report (e.g. the run's span).
+    report_extras: dict[str, Any] = field(default_factory=dict)
 
     def to_record(self) -> RunRecord:
         return RunRecord(
@@ -204,10 +208,15 @@ def _clip(text: str) -> str:
 
 
 def classify(excinfo: pytest.ExceptionInfo[BaseException] | None, phase: str) -> str:
-    """pass on clean return, fail on AssertionError/pytest.fail(), skip on pytest.skip(), else error."""
+    """pass on clean return, fail on AssertionError/pytest.fail(), skip on pytest.skip(), else error.
+
+    ``pytest.xfail()`` and ``xfail(run=False)`` stop the run before it could
+    pass or fail (pytest reports them as xfailed, i.e. skipped): no sample.
+    ``XFailed`` subclasses ``Failed``, so it is checked first.
+    """
     if excinfo is None:
         return PASS
-    if excinfo.errisinstance(pytest.skip.Exception):
+    if excinfo.errisinstance((pytest.skip.Exception, pytest.xfail.Exception)):
         return SKIP
     if phase == "call" and excinfo.errisinstance((AssertionError, pytest.fail.Exception)):
         return FAIL
@@ -233,6 +242,8 @@ def on_phase(run: CurrentRun, call: pytest.CallInfo[None]) -> None:
     text = str(exc)
     if outcome == SKIP:
         run.message = _first_line(getattr(exc, "msg", None) or text)
+        if isinstance(exc, pytest.xfail.Exception):
+            run.message = f"xfail: {run.message}".strip()
         return
     run.error_type = type(exc).__qualname__ if outcome == FAIL else _qualified(exc)
     run.error_text = _clip(text)
@@ -250,6 +261,8 @@ def _qualified(exc: BaseException) -> str:
 def attach(report: pytest.TestReport, run: CurrentRun) -> None:
     """Put the finished record on the teardown report, as plain builtins."""
     setattr(report, REPORT_ATTRIBUTE, run.to_record().to_dict())
+    for name, value in run.report_extras.items():
+        setattr(report, name, value)
 
 
 def record_from_report(report: pytest.TestReport) -> RunRecord | None:

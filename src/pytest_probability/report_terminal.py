@@ -44,7 +44,7 @@ def status_text(row: Row) -> str:
     elif row.status == STATUS_ERROR:
         text = "ERROR"
     elif row.status == STATUS_SKIP:
-        text = "SKIPPED"
+        text = f"{counts.skipped} SKIPPED"
     else:
         text = ""
     if counts.skipped and row.status != STATUS_SKIP:

@@ -49,7 +49,8 @@ class Row:
 
     @property
     def has_cost(self) -> bool:
-        return any(r.usage or r.extra_cost for r in self.records)
+        """True when a run recorded spend; token-only usage records no cost."""
+        return any(r.cost for r in self.records)
 
 
 @dataclass

@@ -83,6 +83,8 @@ class State:
     columns: list[Callable[..., str]] = field(default_factory=list)
     json_row_fields: list[Callable[..., dict[str, Any]]] = field(default_factory=list)
     json_sections: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    #: Callables (meter, summary) adding gauges to the session's metrics.
+    metric_gauges: list[Callable[..., None]] = field(default_factory=list)
     _summary: Summary | None = None
 
     def add(self, record: RunRecord) -> None:

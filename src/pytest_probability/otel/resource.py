@@ -1,0 +1,74 @@
+"""The resource every span and metric of a session carries.
+
+``service.name`` defaults to ``pytest-probability`` unless OTEL_SERVICE_NAME
+or OTEL_RESOURCE_ATTRIBUTES name one; the git revision and the CI run come
+from the environment. No ``service.instance.id``: series must stay the same
+from one nightly session to the next.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Mapping
+
+from opentelemetry.sdk.resources import Resource
+
+DEFAULT_SERVICE_NAME = "pytest-probability"
+
+
+def git_revision(root: Path) -> str | None:
+    try:
+        result = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    revision = result.stdout.strip()
+    return revision if result.returncode == 0 and len(revision) in (40, 64) else None
+
+
+def ci_attributes(env: Mapping[str, str]) -> dict[str, str]:
+    """cicd.pipeline.* from the common CI systems' variables."""
+    get = env.get
+    if get("GITHUB_RUN_ID"):
+        server = get("GITHUB_SERVER_URL", "https://github.com")
+        url = f"{server}/{get('GITHUB_REPOSITORY', '')}/actions/runs/{get('GITHUB_RUN_ID')}"
+        values = (get("GITHUB_WORKFLOW"), get("GITHUB_RUN_ID"), url)
+    elif get("GITLAB_CI"):
+        values = (get("CI_PIPELINE_NAME") or get("CI_PROJECT_PATH"), get("CI_PIPELINE_ID"), get("CI_PIPELINE_URL"))
+    elif get("BUILDKITE"):
+        values = (get("BUILDKITE_PIPELINE_SLUG"), get("BUILDKITE_BUILD_ID"), get("BUILDKITE_BUILD_URL"))
+    elif get("CIRCLECI"):
+        values = (get("CIRCLE_PROJECT_REPONAME"), get("CIRCLE_WORKFLOW_ID"), get("CIRCLE_BUILD_URL"))
+    elif get("JENKINS_URL"):
+        values = (get("JOB_NAME"), get("BUILD_ID") or get("BUILD_NUMBER"), get("BUILD_URL"))
+    elif get("TF_BUILD"):
+        url = None
+        if get("SYSTEM_COLLECTIONURI") and get("BUILD_BUILDID"):
+            url = f"{get('SYSTEM_COLLECTIONURI')}{get('SYSTEM_TEAMPROJECT', '')}/_build/results?buildId={get('BUILD_BUILDID')}"
+        values = (get("BUILD_DEFINITIONNAME"), get("BUILD_BUILDID"), url)
+    else:
+        return {}
+    names = ("cicd.pipeline.name", "cicd.pipeline.run.id", "cicd.pipeline.run.url.full")
+    return {name: value for name, value in zip(names, values) if value}
+
+
+def build(suite: str, root: Path, env: Mapping[str, str] | None = None) -> Resource:
+    env = os.environ if env is None else env
+    attributes: dict[str, str] = {"test.suite.name": suite}
+    has_service = bool(env.get("OTEL_SERVICE_NAME", "").strip()) or "service.name=" in env.get("OTEL_RESOURCE_ATTRIBUTES", "")
+    if not has_service:
+        attributes["service.name"] = DEFAULT_SERVICE_NAME
+    revision = git_revision(root)
+    if revision:
+        attributes["vcs.ref.head.revision"] = revision
+    attributes.update(ci_attributes(env))
+    resource = Resource.create(attributes)
+    if "service.instance.id=" not in env.get("OTEL_RESOURCE_ATTRIBUTES", ""):
+        # The SDK adds a random instance id; it would make every nightly
+        # session a new set of series in Prometheus.
+        kept = {k: v for k, v in resource.attributes.items() if k != "service.instance.id"}
+        resource = Resource(kept, resource.schema_url)
+    return resource
