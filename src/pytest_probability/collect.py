@@ -22,7 +22,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from . import options
+from . import analysis, gating, options
 from .model import CaseRef
 from .state import STATE_KEY
 
@@ -111,12 +111,12 @@ class Benchmark(pytest.Collector):
             return f"{self.parent.name}.{short}"
         return short
 
-    def collect(self) -> list[Run]:
+    def collect(self) -> list[pytest.Item]:
         state = self.config.stash[STATE_KEY]
         templates = list(self.parent._genfunctions(self.name, self.obj))  # type: ignore[attr-defined]
         code = getattr(self.obj, "__code__", None)
         path = self.path.relative_to(self.config.rootpath) if self.path.is_relative_to(self.config.rootpath) else self.path
-        runs: list[Run] = []
+        runs: list[pytest.Item] = []
         for template in templates:
             callspec = getattr(template, "callspec", None)
             case_id = callspec.id if callspec is not None else ""
@@ -127,6 +127,10 @@ class Benchmark(pytest.Collector):
             except options.MarkerError as exc:
                 raise self.CollectError(f"{self.nodeid}: {exc}") from None
             count = options.runs_for_case(state.settings, kwargs)
+            try:
+                spec = analysis.case_spec(kwargs, count, state.stats)
+            except ValueError as exc:
+                raise self.CollectError(f"{self.nodeid}: {exc}") from None
             benchmark = self.benchmark_name
             case = CaseRef(
                 key=f"{self.nodeid}::{case_id}" if case_id else self.nodeid,
@@ -139,12 +143,15 @@ class Benchmark(pytest.Collector):
                 path=str(path),
                 lineno=code.co_firstlineno if code else 0,
                 function=getattr(self.obj, "__qualname__", self.name),
+                marks=tuple(sorted((k, v) for k, v in kwargs.items() if k != "runs")),
             )
+            needed = analysis.unreachable(spec, count)
+            if needed is not None:
+                self.warn(gating.ProbabilityGateWarning(_unreachable_message(case, spec, count, needed)))
             for index in range(1, count + 1):
                 name = f"{case_id}[run{index}]" if case_id else f"run{index}"
                 extra: dict[str, Any] = {"keywords": {case_id: True}} if case_id else {}
-                runs.append(
-                    Run.from_parent(
+                run = Run.from_parent(
                         self,
                         name=name,
                         callspec=callspec,
@@ -155,8 +162,25 @@ class Benchmark(pytest.Collector):
                         kwargs=kwargs,
                         **extra,
                     )
-                )
+                run.prob_gated = spec.gated
+                runs.append(run)
+            if spec.gated and state.stats.gate_items:
+                gate = gating.GateItem.from_parent(self, name=gating.gate_name(case_id), case=case, lineno=case.lineno)
+                gate.own_markers.extend(template.own_markers)
+                gate.keywords.update({mark.name: mark for mark in template.own_markers})
+                if case_id:
+                    gate.keywords[case_id] = True
+                runs.append(gate)
         return runs
+
+
+def _unreachable_message(case: CaseRef, spec: analysis.CaseSpec, runs: int, needed: int) -> str:
+    gate = spec.gate
+    assert gate is not None
+    what = f"min_rate={gate.bar:g} at {gate.confidence:g} confidence ({gate.method})"
+    if needed == 0:
+        return f"gate of {case.label} can never pass: {what} is out of reach at any number of runs"
+    return f"gate of {case.label} cannot pass with {runs} runs: {what} needs at least {needed} runs"
 
 
 class Run(pytest.Function):
@@ -167,6 +191,8 @@ class Run(pytest.Function):
         self.prob_case = case
         self.prob_run = run
         self.prob_kwargs = kwargs
+        #: Whether a gate decides this run's case (its failures are then xfailed).
+        self.prob_gated = False
         _set_nodeid(self, f"{parent.nodeid}::{name}")
 
     # The benchmark function lives on the Benchmark's parent (module or class),
@@ -209,14 +235,15 @@ def _set_nodeid(node: pytest.Item, nodeid: str) -> None:
 def check_callable(item: pytest.Item) -> None:
     """Raise for benchmarks pytest cannot call: generators and un-awaited coroutines."""
     function = getattr(item, "obj", None)
+    name = getattr(item, "originalname", item.name)
     if inspect.isgeneratorfunction(function) or inspect.isasyncgenfunction(function):
         raise TypeError(
-            f"benchmark {item.name!r} is a generator function; a benchmark must return, "
+            f"benchmark {name!r} is a generator function; a benchmark must return, "
             "not yield (use a fixture for setup that yields)"
         )
     if inspect.iscoroutinefunction(function):
         raise TypeError(
-            f"benchmark {getattr(item, 'originalname', item.name)!r} is a coroutine function and no async "
+            f"benchmark {name!r} is a coroutine function and no async "
             "plugin ran it; install and enable one (pytest-asyncio, anyio's pytest plugin, ...)"
         )
 
@@ -226,9 +253,13 @@ def run_items(items: list[pytest.Item]) -> Iterator[Run]:
 
 
 def transpose(items: list[pytest.Item]) -> None:
-    """Reorder runs run-major in place; other items keep their places."""
-    positions = [i for i, item in enumerate(items) if isinstance(item, Run)]
-    ordered = sorted((items[i] for i in positions), key=lambda item: item.prob_run)  # type: ignore[attr-defined]
+    """Reorder runs run-major in place (gate items after every run); other items keep their places."""
+    positions = [i for i, item in enumerate(items) if isinstance(item, (Run, gating.GateItem))]
+    last = max((item.prob_run for item in items if isinstance(item, Run)), default=0)  # type: ignore[attr-defined]
+    ordered = sorted(
+        (items[i] for i in positions),
+        key=lambda item: item.prob_run if isinstance(item, Run) else last + 1,  # type: ignore[attr-defined]
+    )
     for position, item in zip(positions, ordered):
         items[position] = item
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from . import collect, options, otel, recording, report_json, report_terminal
+from . import collect, gating, options, otel, recording, report_json, report_stats, report_terminal
 from .collect import Run
 from .model import SKIP
 from .state import STATE_KEY, State, is_worker
@@ -21,8 +21,14 @@ from .state import STATE_KEY, State, is_worker
 def configure(config: pytest.Config) -> State:
     config.addinivalue_line("markers", options.MARKER_LINE)
     settings = options.resolve(config)
-    state = State(settings=settings, worker=is_worker(config))
+    state = State(settings=settings, worker=is_worker(config), stats=options.resolve_stats(config))
     config.stash[STATE_KEY] = state
+    if state.worker:
+        state.gate_folder = config.workerinput.get("prob_gate_folder")  # type: ignore[attr-defined]
+    else:
+        state.gates = gating.GateBook(state.stats)
+        state.finishers.append(_settle_gates)
+        report_stats.install(state)
     if settings.json_path is not None and not state.worker:
         report_json.check_path(settings.json_path)
         state.finishers.append(_write_json)
@@ -99,6 +105,8 @@ def after_phase(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.T
     if run is None or not isinstance(item, Run):
         return
     recording.on_phase(run, call)
+    if item.prob_gated:
+        gating.xfail_gated_failure(item, call, report)
     state = get(item.config)
     for observer in state.observers:
         observer.phase_finished(item, run, call)
@@ -118,10 +126,37 @@ def check_callable(item: pytest.Item) -> None:
         collect.check_callable(item)
 
 
-def log_report(config: pytest.Config, report: pytest.TestReport) -> None:
+def log_report(config: pytest.Config, report: pytest.TestReport, session: pytest.Session | None) -> None:
     record = recording.record_from_report(report)
     if record is not None:
         get(config).add(record)
+    if session is not None and report.failed:
+        watch_stop(session)
+
+
+# -- xdist controller ---------------------------------------------------------
+
+
+def configure_node(config: pytest.Config, node: Any) -> None:
+    """Pass a new worker the folder where gate verdicts will be published."""
+    book = get(config).gates
+    if book is not None:
+        if book.folder is None:
+            book.folder = gating.new_folder()
+        node.workerinput["prob_gate_folder"] = str(book.folder)
+
+
+def node_collection_finished(config: pytest.Config, ids: list[str]) -> None:
+    book = get(config).gates
+    if book is not None:
+        book.expect(list(ids))
+
+
+def watch_stop(session: pytest.Session) -> None:
+    """Once the session is stopping (-x, maxfail), release waiting gate items."""
+    book = get(session.config).gates
+    if book is not None and (session.shouldstop or session.shouldfail):
+        book.stop()
 
 
 # -- session end --------------------------------------------------------------
@@ -141,12 +176,27 @@ def finish_session(session: pytest.Session, exitstatus: int | pytest.ExitCode) -
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
 
 
+def _settle_gates(session: pytest.Session, state: State, summary: Any, exitstatus: int) -> None:
+    """Gate verdicts at the end: exit status without gate items, --lf reruns whole cases."""
+    book = state.gates
+    if book is None:
+        return
+    book.stop()
+    book.cleanup()
+    failed = state.analysis().failed_gates
+    if not failed:
+        return
+    if not state.stats.gate_items and session.exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    gating.mark_lastfailed(session.config, [r.nodeid for row in failed for r in row.row.records])
+
+
 def _write_json(session: pytest.Session, state: State, summary: Any, exitstatus: int) -> None:
     assert state.settings.json_path is not None
     report = report_json.build(
         summary,
         settings=state.settings.to_dict(),
-        exit_status=exitstatus,
+        exit_status=int(session.exitstatus),
         row_fields=state.json_row_fields,
         extra={key: build(summary) for key, build in state.json_sections.items()},
     )
@@ -157,4 +207,5 @@ def terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     state = get(config)
     if state.worker or not (state.records or state.notes):
         return
-    report_terminal.write(terminalreporter, state.summary(), state.columns, state.notes)
+    sections = [section(state) for section in state.sections]
+    report_terminal.write(terminalreporter, state.summary(), state.columns, state.notes, sections)

@@ -62,6 +62,8 @@ class CaseRef:
     path: str = ""
     lineno: int = 0
     function: str = ""
+    #: Validated ``probability`` marker keywords of the case (gates, latency), sorted.
+    marks: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,7 @@ class RunRecord:
         """Plain builtins only, safe for xdist's execnet channel and JSON."""
         data = dataclasses.asdict(self)
         data["case"]["params"] = [list(p) for p in self.case.params]
+        data["case"]["marks"] = [[k, list(v) if isinstance(v, tuple) else v] for k, v in self.case.marks]
         data["usage"] = [u.to_dict() for u in self.usage]
         return data
 
@@ -102,6 +105,7 @@ class RunRecord:
         values = dict(data)
         case = dict(values.pop("case"))
         case["params"] = tuple(tuple(p) for p in case.get("params", ()))
+        case["marks"] = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in case.get("marks", ()))
         values["usage"] = tuple(Usage.from_dict(u) for u in values.get("usage", ()))
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(case=CaseRef(**case), **{k: v for k, v in values.items() if k in names})

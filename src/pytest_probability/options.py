@@ -16,10 +16,14 @@ from typing import Any, Callable, Mapping
 
 import pytest
 
+from . import analysis, stats
+from .analysis import StatsConfig
+
 DEFAULT_PATTERN = "bench_*.py"
 MARKER_LINE = (
-    "probability(runs=N): run each case of this benchmark (or this pytest.param) N times; "
-    "see pytest-probability's reference for every keyword"
+    "probability(runs=N, min_rate=R, min_passes=K, confidence=C, method=M, prior=(a, b), "
+    "latency_quantile=Q, max_latency=S): runs and gates of this benchmark or pytest.param; "
+    "see pytest-probability's reference"
 )
 
 
@@ -107,11 +111,36 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="Write rows and per-run records as JSON to PATH (atomically, at session end).",
     )
+    stats_group = parser.getgroup("probability-stats", "pytest-probability: intervals, gates, latency, pass^k")
+    stats_group.addoption("--prob-method", default=None, metavar="METHOD", help="Interval method: exact (Clopper-Pearson, default), wilson or bayes.")
+    stats_group.addoption("--prob-confidence", default=None, metavar="LEVEL", help="Two-sided confidence level of intervals, e.g. 0.95 (default).")
+    stats_group.addoption("--prob-no-intervals", action="store_true", default=None, help="Do not show intervals in the table.")
+    stats_group.addoption("--prob-min-rate", default=None, metavar="RATE", help="Gate every case on this pass rate bar, in (0, 1].")
+    stats_group.addoption("--prob-undecided", choices=("fail", "pass"), default=None, help="What an UNDECIDED gate counts as (default fail).")
+    stats_group.addoption("--prob-latency", action="store_true", default=None, help="Show each case's latency quantile with its interval.")
+    stats_group.addoption("--prob-metric", action="append", default=None, metavar="METRICS", help="pass^k / pass@k estimators, comma-separated, repeatable: 'pass^3,pass@5'.")
+    stats_group.addoption("--prob-no-gate-items", action="store_true", default=None, help="Do not add a gate item after each gated case.")
+    parser.addini("prob_method", "Interval method: exact, wilson or bayes (default exact).", default="exact")
+    parser.addini("prob_confidence", "Confidence level of intervals (default 0.95).", default="0.95")
+    parser.addini("prob_prior", "Beta prior a,b of the bayes method (default 1,1).", default="1,1")
+    parser.addini("prob_intervals", "Show intervals (default true).", default="true")
+    parser.addini("prob_min_rate", "Pass rate bar for every case (default none).", default="")
+    parser.addini("prob_undecided", "fail or pass: what an UNDECIDED gate counts as (default fail).", default="fail")
+    parser.addini("prob_errors", "count or exclude: errored runs in gates (default count).", default="count")
+    parser.addini("prob_latency", "Show latency quantiles (default false).", default="false")
+    parser.addini("prob_latency_quantile", "Latency quantile (default 0.95).", default="0.95")
+    parser.addini("prob_metric", "pass^k / pass@k estimators, comma-separated.", default="")
+    parser.addini("prob_gate_items", "Add a gate item after each gated case (default true).", default="true")
     parser.addini("prob_pattern", "Glob for benchmark files (default bench_*.py).", default=DEFAULT_PATTERN)
     parser.addini("prob_runs", "Runs per case when neither --prob-runs nor a marker says (default 1).", default="1")
     parser.addini("prob_transpose", "Run run-major across the session (default false).", default="false")
     parser.addini("prob_delay", "Seconds to sleep between runs (default 0).", default="0")
     parser.addini("prob_json", "Path of the JSON report (--prob-json wins).", default="")
+    parser.addini(
+        "prob_gate_timeout",
+        "Seconds an xdist worker's gate item waits for its runs on other workers (default 3600).",
+        default="3600",
+    )
 
 
 # -- resolution ---------------------------------------------------------------
@@ -129,6 +158,7 @@ class Settings:
     delay: float
     json_path: Path | None
     pattern: str
+    gate_timeout: float = 3600.0
 
     @property
     def default_runs(self) -> int:
@@ -154,6 +184,7 @@ def resolve(config: pytest.Config) -> Settings:
         delay = config.getoption("prob_delay")
         if delay is None:
             delay = parse_delay(config.getini("prob_delay"), source="ini prob_delay")
+        gate_timeout = parse_delay(config.getini("prob_gate_timeout"), source="ini prob_gate_timeout")
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
     json_option = config.getoption("prob_json") or config.getini("prob_json") or None
@@ -170,7 +201,88 @@ def resolve(config: pytest.Config) -> Settings:
         delay=delay,
         json_path=json_path,
         pattern=pattern,
+        gate_timeout=gate_timeout,
     )
+
+
+def resolve_stats(config: pytest.Config) -> StatsConfig:
+    """The statistics settings; UsageError naming any bad value."""
+
+    def pick(option: str, ini: str) -> tuple[Any, str]:
+        value = config.getoption(option)
+        if value is not None:
+            return value, "--" + option.replace("_", "-")
+        return config.getini(ini), f"ini {ini}"
+
+    try:
+        value, source = pick("prob_method", "prob_method")
+        method = _sourced(stats.parse_method, value, source)
+        value, source = pick("prob_confidence", "prob_confidence")
+        confidence = _sourced(stats.parse_confidence, value, source)
+        prior = _sourced(stats.parse_prior, config.getini("prob_prior"), "ini prob_prior")
+        intervals = not config.getoption("prob_no_intervals") and _ini_bool(config.getini("prob_intervals"))
+        value, source = pick("prob_min_rate", "prob_min_rate")
+        min_rate = None
+        if str(value).strip():
+            min_rate = _sourced(_parse_rate, value, source)
+        value, source = pick("prob_undecided", "prob_undecided")
+        undecided = _choice(value, ("fail", "pass"), source)
+        errors = _choice(config.getini("prob_errors"), ("count", "exclude"), "ini prob_errors")
+        latency = bool(config.getoption("prob_latency")) or _ini_bool(config.getini("prob_latency"))
+        quantile = _sourced(_parse_quantile, config.getini("prob_latency_quantile"), "ini prob_latency_quantile")
+        metric_values = config.getoption("prob_metric") or [config.getini("prob_metric")]
+        metrics = tuple(_sourced(stats.parse_metrics, [v for v in metric_values if str(v).strip()], "--prob-metric"))
+        gate_items = not config.getoption("prob_no_gate_items") and _ini_bool(config.getini("prob_gate_items"))
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return StatsConfig(
+        method=method,
+        confidence=confidence,
+        prior=prior,
+        intervals=intervals,
+        min_rate=min_rate,
+        undecided=undecided,
+        errors=errors,
+        latency=latency,
+        latency_quantile=quantile,
+        metrics=metrics,
+        gate_items=gate_items,
+    )
+
+
+def _sourced(parse: Callable[[Any], Any], value: Any, source: str) -> Any:
+    try:
+        return parse(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{source}: {exc}") from None
+
+
+def _choice(value: Any, choices: tuple[str, ...], source: str) -> str:
+    text = str(value).strip().lower()
+    if text not in choices:
+        raise ValueError(f"{source} must be one of {', '.join(choices)}, got {value!r}")
+    return text
+
+
+def _parse_rate(value: Any) -> float:
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        raise ValueError(f"the bar must be a rate in (0, 1], got {value!r}") from None
+    if not 0 < number <= 1:
+        hint = f" (did you mean {number / 100:g}?)" if 1 < number <= 100 else ""
+        raise ValueError(f"the bar must be a rate in (0, 1], got {value!r}{hint}")
+    return number
+
+
+def _parse_quantile(value: Any) -> float:
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        raise ValueError(f"must be between 0 and 1 (e.g. 0.95), got {value!r}") from None
+    if not 0 < number < 1:
+        raise ValueError(f"must be between 0 and 1 (e.g. 0.95), got {value!r}")
+    return number
 
 
 # -- the probability marker ---------------------------------------------------
@@ -183,6 +295,7 @@ class MarkerError(ValueError):
 #: Marker keyword -> parser. Other concerns add their keywords here.
 MARKER_KEYWORDS: dict[str, Callable[[Any], Any]] = {
     "runs": lambda value: parse_runs(value, source="probability(runs=...)"),
+    **analysis.MARKER_KEYWORDS,
 }
 
 

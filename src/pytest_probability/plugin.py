@@ -77,9 +77,21 @@ class ConfigHooks:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
+        self.session: pytest.Session | None = None
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.session = session
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        lifecycle.log_report(self.config, report)
+        lifecycle.log_report(self.config, report, self.session)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        lifecycle.configure_node(self.config, node)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        lifecycle.node_collection_finished(self.config, ids)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -83,7 +83,9 @@ def render(summary: Summary, columns: Iterable[Column] = ()) -> list[Line]:
         if show_cost:
             cells.append(money(row.cost))
         table.append((cells, status_text(row), _MARKUP.get(row.status, {})))
-    widths = [max(len(cells[i]) for cells, _, _ in table) for i in range(len(table[0][0]))]
+    used = [i for i in range(len(table[0][0])) if i < 2 or any(cells[i] for cells, _, _ in table)]
+    table = [([cells[i] for i in used], status, markup) for cells, status, markup in table]
+    widths = [max(len(cells[i]) for cells, _, _ in table) for i in range(len(used))]
     lines: list[Line] = []
     for cells, status, markup in table:
         parts = [cells[0].ljust(widths[0])]
@@ -124,9 +126,18 @@ def _token_lines(summary: Summary) -> list[Line]:
     return lines
 
 
-def write(terminalreporter: Any, summary: Summary, columns: Iterable[Column] = (), notes: Iterable[str] = ()) -> None:
+def write(
+    terminalreporter: Any,
+    summary: Summary,
+    columns: Iterable[Column] = (),
+    notes: Iterable[str] = (),
+    sections: Iterable[list[Line]] = (),
+) -> None:
     terminalreporter.write_sep("=", "probability")
     for text, markup in render(summary, columns):
         terminalreporter.write_line(text, **markup)
+    for section in sections:
+        for text, markup in section:
+            terminalreporter.write_line(text, **markup)
     for note in notes:
         terminalreporter.write_line(f"  {note}", yellow=True)

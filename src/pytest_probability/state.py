@@ -16,6 +16,8 @@ from typing import Any, Callable
 import pytest
 
 from .model import RunRecord
+from .analysis import StatsConfig
+from .gating import GateBook
 from .options import Settings
 from .rows import Summary, aggregate
 
@@ -67,6 +69,10 @@ class ModuleHooks:
 class State:
     settings: Settings
     worker: bool
+    stats: StatsConfig = field(default_factory=StatsConfig)
+    gates: GateBook | None = None
+    #: xdist worker: the folder the controller publishes gate verdicts in.
+    gate_folder: str | None = None
     case_order: Any = field(default_factory=itertools.count)
     records: list[RunRecord] = field(default_factory=list)
     modules: ModuleHooks = field(default_factory=ModuleHooks)
@@ -83,14 +89,43 @@ class State:
     columns: list[Callable[..., str]] = field(default_factory=list)
     json_row_fields: list[Callable[..., dict[str, Any]]] = field(default_factory=list)
     json_sections: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    #: Callables (state) -> lines for sections after the table (gates, metrics).
+    sections: list[Callable[..., Any]] = field(default_factory=list)
     #: Callables (meter, summary) adding gauges to the session's metrics.
     metric_gauges: list[Callable[..., None]] = field(default_factory=list)
     _summary: Summary | None = None
+    _analysis: Any = None
 
     def add(self, record: RunRecord) -> None:
         if not self.worker:
             self.records.append(record)
             self._summary = None
+            self._analysis = None
+            if self.gates is not None:
+                self.gates.add(record)
+
+    def gate_verdict(self, key: str) -> tuple[bool, str]:
+        """(passed, text) of a gated case, for its gate item in this process."""
+        if self.worker:
+            from pathlib import Path
+
+            from .gating import wait_for_verdict
+
+            assert self.gate_folder is not None, "gate items under xdist need the controller's verdicts"
+            return wait_for_verdict(Path(self.gate_folder), key, self.settings.gate_timeout)
+        assert self.gates is not None
+        return self.gates.decide(key)
+
+    def analysis(self) -> Any:
+        """Intervals, gates, latency and metrics of the rows (computed once)."""
+        if self._analysis is None or self._summary is None:
+            from .analysis import analyze
+            from .gating import spec_of
+
+            summary = self.summary()
+            specs = {row.case.key: spec_of(row.case, self.stats) for row in summary.rows}
+            self._analysis = analyze(summary, self.stats, specs)
+        return self._analysis
 
     def summary(self) -> Summary:
         if self._summary is None:

@@ -118,8 +118,12 @@ def parse_headers(text: str, source: str) -> dict[str, str]:
         name, sep, value = item.partition("=")
         name = urllib.parse.unquote(name.strip())
         if not sep or not name or not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", name):
-            # Never echo the value: it is usually an API key.
-            raise _usage(f"{source}: malformed header #{index + 1} ({name or 'no name'!r}); expected name=value pairs separated by commas")
+            # Echo nothing from the item: without "=", or with a bad name, the
+            # text may be the value itself (e.g. "Authorization: Bearer <key>").
+            raise _usage(
+                f"{source}: malformed header #{index + 1} (not shown: it may hold a key); "
+                "expected name=value pairs separated by commas"
+            )
         headers[name.lower()] = urllib.parse.unquote(value.strip())
     return headers
 

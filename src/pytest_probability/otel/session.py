@@ -22,6 +22,7 @@ import os
 import queue
 import threading
 import time
+import urllib.parse
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -58,7 +59,8 @@ class _LastError(logging.Handler):
             return
         for secret in self.secrets:
             text = text.replace(secret, "***")
-        self.message = " ".join(text.split())[:300]
+        if not self.message:  # the first one says why (later ones: "giving up")
+            self.message = " ".join(text.split())[:300]
 
 
 def _header_values(env: Any) -> list[str]:
@@ -68,6 +70,7 @@ def _header_values(env: Any) -> list[str]:
             _, _, value = item.partition("=")
             if value.strip():
                 values.append(value.strip())
+                values.append(urllib.parse.unquote(value.strip()))  # as sent, and so as logged
     return values
 
 
@@ -310,16 +313,19 @@ class Exporter:
         done = threading.Event()
         metric_state = {"sent": False}
 
+        # The file gets the metrics first: a hanging endpoint must not keep them out of it.
+        if data is not None:
+            for sink in self.sinks:
+                try:
+                    sink.export_metrics(data, 0)
+                except Exception as exc:
+                    self.file_failure = self.file_failure or f"{sink.path}: {exc}"
+
         def drain() -> None:
             self._closing.set()
             self._queue.put(None)
             self._thread.join()
             if data is not None:
-                for sink in self.sinks:
-                    try:
-                        sink.export_metrics(data, 0)
-                    except Exception as exc:
-                        self.file_failure = self.file_failure or f"{sink.path}: {exc}"
                 if self.network is not None and not self.failure:
                     try:
                         self.network.export_metrics(data, max(0.001, deadline - time.monotonic()))
@@ -335,7 +341,14 @@ class Exporter:
         if timed_out:
             self._abandoned = True
             self.failure = self.failure or f"no answer within {self.settings.timeout:g} s"
-            leftover = list(self._inflight) + list(self._pending) + self._drain_queue()
+            unsent = list(self._pending) + self._drain_queue()  # the in-flight batch is in the file already
+            if unsent:
+                for sink in self.sinks:
+                    try:
+                        sink.export_spans(unsent)
+                    except Exception as exc:
+                        self.file_failure = self.file_failure or f"{sink.path}: {exc}"
+            leftover = list(self._inflight) + unsent
             if leftover:
                 self.spill.export_spans(leftover)
         if self.network is not None and data is not None and not metric_state["sent"]:

@@ -1,0 +1,395 @@
+"""Decisions from rows: intervals, gates, latency quantiles, pass^k and pass@k.
+
+Pure and pytest-free: a :class:`StatsConfig` and a case's marker keywords in,
+:class:`RowAnalysis` objects out. Every reporter and exporter renders the
+same analysis.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+from . import stats
+from .model import ERROR, FAIL, PASS, RunRecord
+from .rows import Row, Summary
+
+PASSED, FAILED, UNDECIDED = "pass", "fail", "undecided"
+#: Gate verdict as a number, for metrics: pass 1, undecided 0, fail -1.
+VERDICT_VALUES = {PASSED: 1, UNDECIDED: 0, FAILED: -1}
+
+
+@dataclass(frozen=True)
+class StatsConfig:
+    """Session-wide statistics settings (command line and ini)."""
+
+    method: str = "exact"
+    confidence: float = 0.95
+    prior: tuple[float, float] = (1.0, 1.0)
+    intervals: bool = True
+    min_rate: float | None = None
+    undecided: str = FAILED  # what an UNDECIDED gate counts as: fail or pass
+    errors: str = "count"  # count: errored runs are non-passes in gates; exclude: left out
+    latency: bool = False
+    latency_quantile: float = 0.95
+    metrics: tuple[tuple[str, int], ...] = ()
+    gate_items: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "level": self.confidence,
+            "prior": list(self.prior),
+            "intervals": self.intervals,
+            "min_rate": self.min_rate,
+            "undecided": self.undecided,
+            "errors": self.errors,
+            "latency": self.latency,
+            "latency_quantile": self.latency_quantile,
+            "metrics": [f"{kind}{k}" for kind, k in self.metrics],
+            "gate_items": self.gate_items,
+        }
+
+
+# -- marker keywords ----------------------------------------------------------
+
+
+def _rate(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"probability(min_rate=...) must be a number in (0, 1], got {value!r}")
+    if not 0 < value <= 1:
+        raise ValueError(f"probability(min_rate=...) must be in (0, 1], got {value!r}")
+    return float(value)
+
+
+def _passes(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"probability(min_passes=...) must be a whole number of at least 1, got {value!r}")
+    return value
+
+
+def _seconds(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"probability(max_latency=...) must be a positive number of seconds, got {value!r}")
+    return float(value)
+
+
+def _quantile(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+        raise ValueError(f"probability(latency_quantile=...) must be between 0 and 1 (e.g. 0.95), got {value!r}")
+    return float(value)
+
+
+def _named(parse: Any, keyword: str) -> Any:
+    def wrapped(value: Any) -> Any:
+        try:
+            return parse(value)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"probability({keyword}=...): {exc}") from None
+
+    return wrapped
+
+
+#: Marker keywords of this module, registered into options.MARKER_KEYWORDS.
+MARKER_KEYWORDS = {
+    "min_rate": _rate,
+    "min_passes": _passes,
+    "confidence": _named(stats.parse_confidence, "confidence"),
+    "method": _named(stats.parse_method, "method"),
+    "prior": _named(stats.parse_prior, "prior"),
+    "latency_quantile": _quantile,
+    "max_latency": _seconds,
+}
+
+
+@dataclass(frozen=True)
+class GateSpec:
+    rule: str  # "rate" or "count"
+    bar: float  # min_rate, or min_passes / runs for display
+    min_passes: int | None
+    confidence: float
+    method: str
+    prior: tuple[float, float]
+    errors: str
+
+
+@dataclass(frozen=True)
+class CaseSpec:
+    """What a case's marker keywords and the session settings ask of it."""
+
+    gate: GateSpec | None
+    latency_quantile: float
+    max_latency: float | None
+
+    @property
+    def gated(self) -> bool:
+        return self.gate is not None or self.max_latency is not None
+
+
+def case_spec(kwargs: Mapping[str, Any], runs: int, config: StatsConfig) -> CaseSpec:
+    """Combine marker keywords with the session settings; raise ValueError on contradictions."""
+    min_rate = kwargs.get("min_rate")
+    min_passes = kwargs.get("min_passes")
+    if min_rate is not None and min_passes is not None:
+        raise ValueError(
+            f"probability(min_rate={min_rate!r}, min_passes={min_passes!r}): give min_rate or min_passes, not both"
+        )
+    if min_passes is not None and min_passes > runs:
+        raise ValueError(f"probability(min_passes={min_passes}) is more than the case's {runs} runs")
+    if min_rate is None and min_passes is None:
+        min_rate = config.min_rate
+    confidence = kwargs.get("confidence", config.confidence)
+    method = kwargs.get("method", config.method)
+    prior = kwargs.get("prior", config.prior)
+    gate = None
+    if min_passes is not None:
+        gate = GateSpec("count", min_passes / runs, min_passes, confidence, method, prior, config.errors)
+    elif min_rate is not None:
+        gate = GateSpec("rate", min_rate, None, confidence, method, prior, config.errors)
+    return CaseSpec(gate, kwargs.get("latency_quantile", config.latency_quantile), kwargs.get("max_latency"))
+
+
+def unreachable(spec: CaseSpec, runs: int) -> int | None:
+    """Runs a rate gate needs when ``runs`` cannot ever pass it, else None (reachable).
+
+    Returns 0 when no number of runs can pass it (e.g. min_rate=1 with exact intervals).
+    """
+    gate = spec.gate
+    if gate is None or gate.rule != "rate":
+        return None
+    needed = stats.runs_needed(gate.bar, gate.confidence, gate.method, gate.prior)
+    if needed is None:
+        return 0
+    return needed if needed > runs else None
+
+
+# -- results ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Interval:
+    method: str
+    level: float
+    low: float
+    high: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"method": self.method, "level": self.level, "low": self.low, "high": self.high}
+
+
+@dataclass(frozen=True)
+class GateResult:
+    spec: GateSpec
+    passes: int
+    total: int
+    excluded: int
+    interval: Interval | None
+    verdict: str
+
+    def to_dict(self, runs: int) -> dict[str, Any]:
+        data: dict[str, Any] = {"rule": self.spec.rule}
+        if self.spec.rule == "count":
+            data["min_passes"] = self.spec.min_passes
+        else:
+            data["min_rate"] = self.spec.bar
+        data.update(
+            confidence=self.spec.confidence,
+            method=self.spec.method,
+            prior=list(self.spec.prior),
+            errors=self.spec.errors,
+            runs=runs,
+            passes=self.passes,
+            total=self.total,
+            excluded=self.excluded,
+            low=self.interval.low if self.interval else None,
+            high=self.interval.high if self.interval else None,
+            verdict=self.verdict,
+        )
+        return data
+
+
+@dataclass(frozen=True)
+class LatencyResult:
+    quantile: float
+    total: int
+    excluded: int
+    estimate: float | None
+    low: float | None
+    high: float | None
+    ranks: tuple[int | None, int | None]
+    level: float
+    max_latency: float | None
+    verdict: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        ci = None
+        if self.estimate is not None:
+            ci = {
+                "method": "order-statistic",
+                "level": self.level,
+                "low": self.low,
+                "high": self.high,
+                "ranks": list(self.ranks),
+            }
+        return {
+            "quantile": self.quantile,
+            "total": self.total,
+            "excluded": self.excluded,
+            "estimate": self.estimate,
+            "ci": ci,
+            "max_latency": self.max_latency,
+            "verdict": self.verdict,
+        }
+
+
+@dataclass
+class RowAnalysis:
+    row: Row
+    spec: CaseSpec
+    interval: Interval | None
+    gate: GateResult | None
+    latency: LatencyResult | None
+    metrics: dict[str, float | None] = field(default_factory=dict)
+
+    @property
+    def verdict(self) -> str | None:
+        """The case's combined verdict: fail if any gate fails, pass if all pass."""
+        verdicts = [v for v in (self.gate.verdict if self.gate else None, self.latency.verdict if self.latency else None) if v]
+        if not verdicts:
+            return None
+        if FAILED in verdicts:
+            return FAILED
+        return PASSED if all(v == PASSED for v in verdicts) else UNDECIDED
+
+    def decided_pass(self, undecided: str) -> bool | None:
+        """True/False: the case passes/fails the session; None: not gated."""
+        verdict = self.verdict
+        if verdict is None:
+            return None
+        return verdict == PASSED or (verdict == UNDECIDED and undecided == PASSED)
+
+
+def evaluate_gate(spec: GateSpec, passes: int, fails: int, errors: int) -> GateResult:
+    excluded = errors if spec.errors == "exclude" else 0
+    total = passes + fails + errors - excluded
+    if total == 0:
+        return GateResult(spec, passes, total, excluded, None, UNDECIDED)
+    low, high = stats.interval(spec.method, passes, total, spec.confidence, spec.prior)
+    interval = Interval(spec.method, spec.confidence, low, high)
+    if spec.rule == "count":
+        assert spec.min_passes is not None
+        verdict = PASSED if passes >= spec.min_passes else FAILED
+    else:
+        verdict = stats.verdict(low, high, spec.bar)
+    return GateResult(spec, passes, total, excluded, interval, verdict)
+
+
+def evaluate_latency(records: Sequence[RunRecord], quantile: float, confidence: float, max_latency: float | None) -> LatencyResult:
+    durations = [r.duration for r in records if r.outcome in (PASS, FAIL)]
+    excluded = sum(1 for r in records if r.outcome == ERROR)
+    if not durations:
+        return LatencyResult(quantile, 0, excluded, None, None, None, (None, None), confidence, max_latency,
+                             UNDECIDED if max_latency is not None else None)
+    estimate = stats.quantile_interval(durations, quantile, confidence)
+    ranks = stats.quantile_ranks(len(durations), quantile, confidence)
+    verdict = None
+    if max_latency is not None:
+        if estimate.high is not None and estimate.high <= max_latency:
+            verdict = PASSED
+        elif estimate.low is not None and estimate.low > max_latency:
+            verdict = FAILED
+        else:
+            verdict = UNDECIDED
+    return LatencyResult(quantile, len(durations), excluded, estimate.estimate, estimate.low, estimate.high,
+                         ranks, confidence, max_latency, verdict)
+
+
+def metric_value(kind: str, k: int, passes: int, total: int) -> float | None:
+    if total < k:
+        return None
+    return stats.pass_hat_k(total, passes, k) if kind == "pass^" else stats.pass_at_k(total, passes, k)
+
+
+def analyze_row(row: Row, spec: CaseSpec, config: StatsConfig) -> RowAnalysis:
+    counts = row.counts
+    interval = None
+    if counts.total > 0:
+        low, high = stats.interval(config.method, counts.passes, counts.total, config.confidence, config.prior)
+        interval = Interval(config.method, config.confidence, low, high)
+    gate = evaluate_gate(spec.gate, counts.passes, counts.fails, counts.errors) if spec.gate else None
+    latency = None
+    if config.latency or spec.max_latency is not None:
+        latency = evaluate_latency(row.records, spec.latency_quantile, config.confidence, spec.max_latency)
+    metrics = {f"{kind}{k}": metric_value(kind, k, counts.passes, counts.total) for kind, k in config.metrics}
+    return RowAnalysis(row, spec, interval, gate, latency, metrics)
+
+
+@dataclass
+class MetricAggregate:
+    name: str  # benchmark name, or "Overall"
+    scope: str  # "benchmark" or "overall"
+    values: dict[str, float | None]
+    cases: dict[str, int]  # metric -> cases averaged
+    left_out: dict[str, int]  # metric -> cases with fewer than k runs
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "scope": self.scope,
+            "name": self.name,
+            "metrics": {
+                metric: {"estimate": self.values[metric], "cases": self.cases[metric], "left_out": self.left_out[metric]}
+                for metric in self.values
+            },
+        }
+
+
+def _aggregate(name: str, scope: str, rows: Iterable[RowAnalysis], metrics: Sequence[str]) -> MetricAggregate:
+    rows = list(rows)
+    values, cases, left_out = {}, {}, {}
+    for metric in metrics:
+        present = [r.metrics[metric] for r in rows if r.metrics.get(metric) is not None]
+        values[metric] = sum(present) / len(present) if present else None  # type: ignore[arg-type]
+        cases[metric] = len(present)
+        left_out[metric] = len(rows) - len(present)
+    return MetricAggregate(name, scope, values, cases, left_out)
+
+
+@dataclass
+class Analysis:
+    config: StatsConfig
+    rows: list[RowAnalysis]
+    aggregates: list[MetricAggregate]
+
+    @property
+    def by_key(self) -> dict[str, RowAnalysis]:
+        return {r.row.case.key: r for r in self.rows}
+
+    @property
+    def gated(self) -> list[RowAnalysis]:
+        return [r for r in self.rows if r.verdict is not None]
+
+    def gate_totals(self) -> dict[str, int]:
+        totals = {"passed": 0, "failed": 0, "undecided": 0}
+        for row in self.gated:
+            totals[{PASSED: "passed", FAILED: "failed", UNDECIDED: "undecided"}[row.verdict]] += 1  # type: ignore[index]
+        return totals
+
+    @property
+    def failed_gates(self) -> list[RowAnalysis]:
+        return [r for r in self.gated if not r.decided_pass(self.config.undecided)]
+
+
+def analyze(summary: Summary, config: StatsConfig, specs: Mapping[str, CaseSpec]) -> Analysis:
+    """``specs``: case key -> CaseSpec (cases without one get the session defaults)."""
+    default = CaseSpec(None, config.latency_quantile, None)
+    rows = [analyze_row(row, specs.get(row.case.key, default), config) for row in summary.rows]
+    names = [f"{kind}{k}" for kind, k in config.metrics]
+    aggregates: list[MetricAggregate] = []
+    if names:
+        benchmarks: dict[str, list[RowAnalysis]] = {}
+        for row in rows:
+            benchmarks.setdefault(row.row.case.benchmark, []).append(row)
+        aggregates = [_aggregate(name, "benchmark", group, names) for name, group in benchmarks.items()]
+        aggregates.append(_aggregate("Overall", "overall", rows, names))
+    return Analysis(config, rows, aggregates)

@@ -1,0 +1,224 @@
+"""Gates as pytest items: one gate item after the last run of each gated case.
+
+A gate item passes or fails with its case's verdict, so a gated case's
+verdict, not each run, decides the exit status (its failing runs are
+reported as xfailed). The verdict needs every run of the case, which under
+pytest-xdist executes on several workers, so:
+
+* the aggregating process (serial session or xdist controller) keeps a
+  :class:`GateBook`: which runs each gated case expects, which have
+  reported, and, once all have, the verdict;
+* a serial gate item asks the book directly (its runs ran before it);
+* an xdist worker's gate item waits for the controller to publish the
+  verdict as a small file in a folder passed to workers in ``workerinput``.
+  Runs precede their gate in collection order and each worker executes its
+  items in order, so the runs a gate waits for are never queued behind it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import analysis
+from .analysis import PASSED, UNDECIDED, CaseSpec, StatsConfig
+from .model import CaseRef, Counts, RunRecord
+from .rows import Row, row_status
+
+GATE_NAME = "gate"
+POLL_INTERVAL = 0.02
+_RUN_ID = re.compile(r"^(?P<key>.*?)(?:\[run(?P<a>\d+)\]|::run(?P<b>\d+))$")
+_GATE_ID = re.compile(r"^(?P<key>.*?)(?:\[gate\]|::gate)$")
+
+
+class ProbabilityGateWarning(pytest.PytestWarning):
+    """A gate that cannot pass with the runs its case has."""
+
+
+class GateFailed(Exception):
+    """Raised by a gate item whose verdict fails the case."""
+
+
+def gate_name(case_id: str) -> str:
+    return f"{case_id}[{GATE_NAME}]" if case_id else GATE_NAME
+
+
+def verdict_text(result: analysis.RowAnalysis, undecided: str) -> tuple[bool, str]:
+    """(passed, one-line explanation) of a case's verdict."""
+    verdict = result.verdict or UNDECIDED
+    parts = []
+    if result.gate is not None:
+        gate = result.gate
+        interval = gate.interval
+        shown = f"[{interval.low:.1%}, {interval.high:.1%}]" if interval else "no counted runs"
+        if gate.spec.rule == "count":
+            parts.append(f"{gate.passes}/{gate.total} passes, need {gate.spec.min_passes}: {gate.verdict.upper()}")
+        else:
+            parts.append(
+                f"{gate.passes}/{gate.total} passes, {gate.spec.confidence:g} {gate.spec.method} interval {shown} "
+                f"vs bar {gate.spec.bar:g}: {gate.verdict.upper()}"
+            )
+    if result.latency is not None and result.latency.verdict is not None:
+        lat = result.latency
+        high = "∞" if lat.high is None else f"{lat.high:.3g}s"
+        low = "-" if lat.low is None else f"{lat.low:.3g}s"
+        parts.append(f"p{lat.quantile * 100:g} latency interval [{low}, {high}] vs {lat.max_latency:g}s: {lat.verdict.upper()}")
+    passed = verdict == PASSED or (verdict == UNDECIDED and undecided == PASSED)
+    return passed, f"{verdict.upper()}: " + "; ".join(parts)
+
+
+def row_from_records(records: list[RunRecord]) -> Row:
+    counts = Counts()
+    for record in records:
+        counts.add(record.outcome)
+    return Row(records[0].case, sorted(records, key=lambda r: r.run), counts, row_status(counts), 0.0, {})
+
+
+def spec_of(case: CaseRef, config: StatsConfig) -> CaseSpec:
+    return analysis.case_spec(dict(case.marks), case.runs, config)
+
+
+@dataclass
+class GateBook:
+    """Aggregating side: which gated cases are complete, and their verdicts."""
+
+    config: StatsConfig
+    folder: Path | None = None  # xdist: where verdicts are published
+    expected: dict[str, set[str]] = field(default_factory=dict)  # case key -> run node ids
+    gated: set[str] = field(default_factory=set)  # case keys with a gate item
+    records: dict[str, dict[str, RunRecord]] = field(default_factory=dict)
+    published: set[str] = field(default_factory=set)
+
+    def expect(self, nodeids: list[str]) -> None:
+        """Learn the session's items (xdist: from a worker's collection)."""
+        if self.expected:
+            return
+        for nodeid in nodeids:
+            gate = _GATE_ID.match(nodeid)
+            if gate:
+                self.gated.add(gate.group("key"))
+                continue
+            run = _RUN_ID.match(nodeid)
+            if run:
+                self.expected.setdefault(run.group("key"), set()).add(nodeid)
+
+    def add(self, record: RunRecord) -> None:
+        key = record.case.key
+        self.records.setdefault(key, {})[record.nodeid] = record
+        if self.folder is not None and key in self.gated and key not in self.published:
+            if set(self.records[key]) >= self.expected.get(key, set()):
+                self.publish(key)
+
+    def result(self, key: str) -> analysis.RowAnalysis | None:
+        records = list(self.records.get(key, {}).values())
+        if not records:
+            return None
+        row = row_from_records(records)
+        return analysis.analyze_row(row, spec_of(row.case, self.config), self.config)
+
+    def decide(self, key: str) -> tuple[bool, str]:
+        result = self.result(key)
+        if result is None:
+            return False, "UNDECIDED: no run of this case reported"
+        return verdict_text(result, self.config.undecided)
+
+    def publish(self, key: str) -> None:
+        assert self.folder is not None
+        passed, text = self.decide(key)
+        path = verdict_path(self.folder, key)
+        temp = path.with_suffix(".tmp")
+        temp.write_text(json.dumps({"passed": passed, "text": text}), encoding="utf-8")
+        os.replace(temp, path)
+        self.published.add(key)
+
+    def stop(self) -> None:
+        """Tell waiting gate items that no more verdicts will come."""
+        if self.folder is not None and self.folder.exists():
+            (self.folder / "STOP").write_text("stopped", encoding="utf-8")
+
+    def cleanup(self) -> None:
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def new_folder() -> Path:
+    return Path(tempfile.mkdtemp(prefix="pytest-probability-gates-"))
+
+
+def verdict_path(folder: Path, key: str) -> Path:
+    return folder / (hashlib.sha256(key.encode("utf-8")).hexdigest()[:32] + ".json")
+
+
+def wait_for_verdict(folder: Path, key: str, timeout: float) -> tuple[bool, str]:
+    """Worker side: wait (bounded) for the controller's verdict of ``key``."""
+    path = verdict_path(folder, key)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists():
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return bool(data["passed"]), str(data["text"])
+        if (folder / "STOP").exists():
+            return False, "UNDECIDED: the session stopped before every run of this case finished"
+        time.sleep(POLL_INTERVAL)
+    return False, f"UNDECIDED: no verdict within {timeout:g} s (did a run of this case crash its worker?)"
+
+
+class GateItem(pytest.Item):
+    """The verdict of one gated case, as a test item."""
+
+    def __init__(self, name: str, parent: Any, *, case: CaseRef, lineno: int, **kw: Any) -> None:
+        super().__init__(name, parent, **kw)
+        self.prob_case = case
+        self._lineno = lineno
+        from .collect import _set_nodeid
+
+        _set_nodeid(self, f"{parent.nodeid}::{name}")
+
+    def runtest(self) -> None:
+        from .state import STATE_KEY
+
+        state = self.config.stash[STATE_KEY]
+        passed, text = state.gate_verdict(self.prob_case.key)
+        if not passed:
+            raise GateFailed(text)
+        self.user_properties.append(("probability.verdict", text))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, GateFailed):
+            return f"gate of {self.prob_case.label}: {excinfo.value}"
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.path, self._lineno - 1 if self._lineno else None, f"{self.parent.name}.{self.name}"
+
+
+def xfail_gated_failure(item: Any, call: Any, report: pytest.TestReport) -> None:
+    """Report a gated case's failing run as xfailed: its gate decides."""
+    if report.when != "call" or not report.failed or item.config.option.runxfail:
+        return
+    report.outcome = "skipped"
+    report.wasxfail = "gated case: its gate item decides"  # type: ignore[attr-defined]
+
+
+def mark_lastfailed(config: pytest.Config, nodeids: list[str]) -> None:
+    """Make ``--lf`` rerun every run of a case whose gate failed, not only the failed runs."""
+    plugin = config.pluginmanager.get_plugin("lfplugin")
+    lastfailed = getattr(plugin, "lastfailed", None)
+    if lastfailed is None:
+        return
+    try:  # pytest >= 9.1 keys lastfailed by structured node ids
+        from _pytest.nodeid import NodeId
+    except ImportError:
+        NodeId = None  # noqa: N806
+    for nodeid in nodeids:
+        lastfailed[NodeId.parse(nodeid) if NodeId is not None else nodeid] = True

@@ -1,0 +1,150 @@
+"""How intervals, gates, latency and pass^k/pass@k reach every output.
+
+Registered once at configure time (:func:`install`): a table column for the
+interval and one for latency, the gates and metrics sections, JSON row
+fields and sections, and the OpenTelemetry gauges. All of them read the
+same :class:`~pytest_probability.analysis.Analysis`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import stats
+from .analysis import FAILED, PASSED, UNDECIDED, VERDICT_VALUES, Analysis, RowAnalysis
+from .report_terminal import Line, fraction
+from .rows import Row
+
+_VERDICT_MARKUP = {PASSED: {"green": True}, FAILED: {"red": True}, UNDECIDED: {"yellow": True}}
+
+
+def duration(seconds: float | None) -> str:
+    """``850ms``, ``1.23s``, ``95s``; ``∞`` for no bound."""
+    if seconds is None:
+        return "∞"
+    if seconds < 0.001:
+        return f"{seconds * 1e6:.0f}µs"
+    if seconds < 0.01:
+        return f"{seconds * 1000:.1f}ms"
+    if seconds < 1:
+        return f"{seconds * 1000:.0f}ms"
+    if seconds < 60:
+        return f"{seconds:.2f}s"
+    return f"{seconds:.0f}s"
+
+
+def interval_cell(result: RowAnalysis | None) -> str:
+    if result is None or result.interval is None or result.row.counts.total <= 1:
+        return ""
+    return stats.format_percent_interval(result.interval.low, result.interval.high)
+
+
+def latency_cell(result: RowAnalysis | None) -> str:
+    if result is None or result.latency is None or result.latency.estimate is None:
+        return ""
+    lat = result.latency
+    low = "-" if lat.low is None else duration(lat.low)
+    return f"p{lat.quantile * 100:g} {duration(lat.estimate)} [{low}, {duration(lat.high)}]"
+
+
+def gates_section(analysis: Analysis) -> list[Line]:
+    gated = analysis.gated
+    if not gated:
+        return []
+    totals = analysis.gate_totals()
+    lines: list[Line] = [("", {})]
+    summary = f"  Gates:   {totals['passed']} passed, {totals['failed']} failed, {totals['undecided']} undecided"
+    if totals["undecided"]:
+        summary += f" (undecided counts as {analysis.config.undecided})"
+    lines.append((summary, {"bold": True}))
+    cells = []
+    for result in gated:
+        bar = ""
+        if result.gate is not None:
+            spec = result.gate.spec
+            bar = f">= {spec.min_passes} passes" if spec.rule == "count" else f">= {spec.bar:.0%}"
+            interval = result.gate.interval
+            shown = stats.format_percent_interval(interval.low, interval.high) if interval else ""
+        else:
+            shown = ""
+        if result.latency is not None and result.latency.max_latency is not None:
+            lat = f"p{result.latency.quantile * 100:g} <= {duration(result.latency.max_latency)}"
+            bar = f"{bar}, {lat}" if bar else lat
+        verdict = result.verdict or UNDECIDED
+        cells.append(([result.row.label, fraction(result.row), shown, bar], verdict.upper(), _VERDICT_MARKUP[verdict]))
+    widths = [max(len(c[0][i]) for c in cells) for i in range(4)]
+    for (label, frac, shown, bar), verdict, markup in cells:
+        text = f"    {label.ljust(widths[0])}  {frac.rjust(widths[1])}  {shown.ljust(widths[2])}  {bar.ljust(widths[3])}  {verdict}"
+        lines.append((text.rstrip(), markup))
+    return lines
+
+
+def metrics_section(analysis: Analysis) -> list[Line]:
+    if not analysis.aggregates:
+        return []
+    names = list(analysis.aggregates[0].values)
+    lines: list[Line] = [("", {})]
+    label_width = max(len(a.name) for a in analysis.aggregates)
+    header = "  Metrics:".ljust(4 + label_width + 2) + "  ".join(n.rjust(max(7, len(n))) for n in names)
+    lines.append((header.rstrip(), {"bold": True}))
+    for aggregate in analysis.aggregates:
+        values = "  ".join(("-" if aggregate.values[n] is None else f"{aggregate.values[n]:.3f}").rjust(max(7, len(n))) for n in names)
+        notes = [f"{n}: {aggregate.left_out[n]} case(s) with fewer than k runs left out" for n in names if aggregate.left_out[n]]
+        text = f"    {aggregate.name.ljust(label_width)}  {values}"
+        if notes:
+            text += "  (" + "; ".join(notes) + ")"
+        lines.append((text, {"bold": aggregate.scope == "overall"}))
+    return lines
+
+
+def json_row(analysis: Analysis, row: Row) -> dict[str, Any]:
+    result = analysis.by_key.get(row.case.key)
+    if result is None:
+        return {}
+    return {
+        "ci": result.interval.to_dict() if result.interval else None,
+        "gate": result.gate.to_dict(row.case.runs) if result.gate else None,
+        "latency": result.latency.to_dict() if result.latency else None,
+        "metrics": result.metrics,
+        "verdict": result.verdict,
+    }
+
+
+def gate_gauges(analysis: Analysis) -> Any:
+    """OpenTelemetry gauges per case: interval bounds, bar and verdict."""
+
+    def record(meter: Any, summary: Any) -> None:
+        lower = meter.create_gauge("probability.case.interval.lower", unit="1", description="Lower bound of the case's pass fraction interval")
+        upper = meter.create_gauge("probability.case.interval.upper", unit="1", description="Upper bound of the case's pass fraction interval")
+        bar = meter.create_gauge("probability.case.min_rate", unit="1", description="The gated case's bar (min_rate, or min_passes/runs)")
+        verdict = meter.create_gauge("probability.case.gate.verdict", unit="1", description="Gate verdict: 1 pass, 0 undecided, -1 fail")
+        for result in analysis.rows:
+            attributes = {"probability.benchmark": result.row.case.benchmark, "probability.case": result.row.case.case}
+            if result.interval is not None:
+                lower.set(result.interval.low, attributes)
+                upper.set(result.interval.high, attributes)
+            if result.gate is not None:
+                bar.set(result.gate.spec.bar, attributes)
+            if result.verdict is not None:
+                verdict.set(VERDICT_VALUES[result.verdict], attributes)
+
+    return record
+
+
+def install(state: Any) -> None:
+    """Register the stats outputs on the session state."""
+    config = state.stats
+
+    def row_analysis(row: Row) -> RowAnalysis | None:
+        return state.analysis().by_key.get(row.case.key)
+
+    if config.intervals:
+        state.columns.append(lambda row: interval_cell(row_analysis(row)))
+    state.columns.append(lambda row: latency_cell(row_analysis(row)))
+    state.sections.append(lambda st: gates_section(st.analysis()))
+    state.sections.append(lambda st: metrics_section(st.analysis()))
+    state.json_row_fields.append(lambda row: json_row(state.analysis(), row))
+    state.json_sections["stats_config"] = lambda summary: config.to_dict()
+    state.json_sections["gates"] = lambda summary: state.analysis().gate_totals()
+    state.json_sections["aggregates"] = lambda summary: [a.to_dict() for a in state.analysis().aggregates]
+    state.metric_gauges.append(lambda meter, summary: gate_gauges(state.analysis())(meter, summary))
