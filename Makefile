@@ -5,7 +5,10 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEMO_OUT ?= demo-output
 
-.PHONY: demo test test-fast venv clean
+VENV8 ?= .venv-pytest8
+STAMP8 := $(VENV8)/.installed
+
+.PHONY: demo test test-fast test-pytest8 venv clean
 
 venv: $(STAMP)
 
@@ -32,5 +35,15 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(PY) -m pytest -n 2 -m "not slow" tests
 
+# The plugin's tests again on pytest 8 (make test runs pytest 9).
+$(STAMP8): pyproject.toml
+	$(PYTHON) -m venv $(VENV8)
+	$(VENV8)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV8)/bin/python -m pip install --quiet -e '.[test]' 'pytest>=8.3,<9'
+	touch $(STAMP8)
+
+test-pytest8: $(STAMP8)
+	$(VENV8)/bin/python -m pytest -n 2 -m "not slow" tests
+
 clean:
-	rm -rf $(VENV) $(DEMO_OUT) build src/*.egg-info
+	rm -rf $(VENV) $(VENV8) $(DEMO_OUT) build src/*.egg-info
