@@ -382,7 +382,7 @@ class Analysis:
 
 def analyze(summary: Summary, config: StatsConfig, specs: Mapping[str, CaseSpec]) -> Analysis:
     """``specs``: case key -> CaseSpec (cases without one get the session defaults)."""
-    default = CaseSpec(None, config.latency_quantile, None)
+    default = case_spec({}, 1, config)
     rows = [analyze_row(row, specs.get(row.case.key, default), config) for row in summary.rows]
     names = [f"{kind}{k}" for kind, k in config.metrics]
     aggregates: list[MetricAggregate] = []

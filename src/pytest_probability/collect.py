@@ -27,6 +27,8 @@ from .model import CaseRef
 from .state import STATE_KEY
 
 PARAM_VALUE_LIMIT = 256
+#: Plugins that run coroutine functions; with one of them active, coroutine benchmarks are theirs.
+ASYNC_PLUGINS = ("asyncio", "anyio", "trio", "twisted")
 
 
 def matches_pattern(path: Path, pattern: str) -> bool:
@@ -87,7 +89,8 @@ def make_item(collector: pytest.Collector, name: str, obj: object) -> pytest.Col
         if in_module and not _defined_here(function, collector.obj):
             return None
         return Benchmark.from_parent(collector, name=name, obj=function)
-    if in_module and name.startswith("Bench") and inspect.isclass(obj) and _defined_here(obj, collector.obj):
+    # Nested Bench* classes are collected too, as pytest does for Test* classes.
+    if name.startswith("Bench") and inspect.isclass(obj) and (not in_module or _defined_here(obj, collector.obj)):
         return BenchClass.from_parent(collector, name=name, obj=obj)
     return None
 
@@ -106,10 +109,12 @@ class Benchmark(pytest.Collector):
 
     @property
     def benchmark_name(self) -> str:
-        short = self.name[len("bench_") :]
-        if isinstance(self.parent, pytest.Class):
-            return f"{self.parent.name}.{short}"
-        return short
+        names = [self.name[len("bench_") :]]
+        node = self.parent
+        while isinstance(node, pytest.Class):
+            names.insert(0, node.name)
+            node = node.parent
+        return ".".join(names)
 
     def collect(self) -> list[pytest.Item]:
         state = self.config.stash[STATE_KEY]
@@ -234,6 +239,7 @@ def _set_nodeid(node: pytest.Item, nodeid: str) -> None:
 
 def check_callable(item: pytest.Item) -> None:
     """Raise for benchmarks pytest cannot call: generators and un-awaited coroutines."""
+    __tracebackhide__ = True
     function = getattr(item, "obj", None)
     name = getattr(item, "originalname", item.name)
     if inspect.isgeneratorfunction(function) or inspect.isasyncgenfunction(function):
@@ -241,7 +247,9 @@ def check_callable(item: pytest.Item) -> None:
             f"benchmark {name!r} is a generator function; a benchmark must return, "
             "not yield (use a fixture for setup that yields)"
         )
-    if inspect.iscoroutinefunction(function):
+    if inspect.iscoroutinefunction(function) and not any(
+        item.config.pluginmanager.hasplugin(name) for name in ASYNC_PLUGINS
+    ):
         raise TypeError(
             f"benchmark {name!r} is a coroutine function and no async "
             "plugin ran it; install and enable one (pytest-asyncio, anyio's pytest plugin, ...)"

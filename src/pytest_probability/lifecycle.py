@@ -122,6 +122,7 @@ def after_phase(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.T
 
 
 def check_callable(item: pytest.Item) -> None:
+    __tracebackhide__ = True
     if isinstance(item, Run):
         collect.check_callable(item)
 

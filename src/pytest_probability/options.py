@@ -187,12 +187,18 @@ def resolve(config: pytest.Config) -> Settings:
         gate_timeout = parse_delay(config.getini("prob_gate_timeout"), source="ini prob_gate_timeout")
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
-    json_option = config.getoption("prob_json") or config.getini("prob_json") or None
+    json_option = config.getoption("prob_json")
+    base = Path(config.invocation_params.dir)
+    if not json_option and config.getini("prob_json"):
+        # An ini path is relative to the ini file, like pytest's own paths.
+        json_option = config.getini("prob_json")
+        base = config.inipath.parent if config.inipath else config.rootpath
     json_path = None
     if json_option:
-        json_path = Path(os.path.expanduser(str(json_option)))
-        if not json_path.is_absolute():
-            json_path = Path(config.invocation_params.dir) / json_path
+        text = os.path.expanduser(str(json_option))
+        json_path = Path(text) if os.path.isabs(text) else base / text
+        if text.endswith(("/", os.sep)):
+            raise pytest.UsageError(f"--prob-json: {text} is a directory; give a file path")
     pattern = str(config.getini("prob_pattern")).strip() or DEFAULT_PATTERN
     return Settings(
         cli_runs=config.getoption("prob_runs"),

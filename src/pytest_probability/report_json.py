@@ -30,7 +30,7 @@ RowFields = Callable[[Row], dict[str, Any]]
 
 def check_path(path: Path, option: str = "--prob-json") -> None:
     """Fail fast, before any run, when the report could not be written."""
-    if path.is_dir():
+    if path.is_dir() or str(path).endswith(("/", os.sep)):
         raise pytest.UsageError(f"{option}: {path} is a directory; give a file path")
     parent = path.parent
     try:
@@ -43,6 +43,16 @@ def check_path(path: Path, option: str = "--prob-json") -> None:
         raise pytest.UsageError(f"{option}: {path} exists and is not writable")
 
 
+def _file_mode(path: Path) -> int:
+    """Keep an existing report's mode; a new one gets 0o666 less the umask, like open() would."""
+    try:
+        return path.stat().st_mode & 0o777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write to a temporary file beside ``path`` and rename it into place."""
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -51,7 +61,7 @@ def write_atomic(path: Path, text: str) -> None:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(temp, 0o644)
+        os.chmod(temp, _file_mode(path))
         os.replace(temp, path)
     except BaseException:
         try:

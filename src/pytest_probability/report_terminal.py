@@ -60,7 +60,7 @@ def percent(part: int, whole: int) -> str:
     """Whole percent; 0% and 100% only when exact."""
     if not whole:
         return "-"
-    value = round(100 * part / whole)
+    value = int(100 * part / whole + 0.5)  # half up: 1/8 -> 13%, 7/8 -> 88%
     if part and value == 0:
         value = 1
     if part != whole and value == 100:

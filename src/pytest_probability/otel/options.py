@@ -89,9 +89,9 @@ def redact_url(url: str) -> str:
         parts = urllib.parse.urlsplit(url)
     except ValueError:
         return "<malformed URL>"
-    netloc = parts.hostname or ""
-    if parts.port:
-        netloc = f"{netloc}:{parts.port}"
+    # host[:port] as written: parts.port raises on a bad port (check_url reports
+    # those), and parts.hostname drops the brackets of an IPv6 address.
+    netloc = parts.netloc.rpartition("@")[2]
     return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
