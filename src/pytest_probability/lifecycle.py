@@ -208,5 +208,8 @@ def terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     state = get(config)
     if state.worker or not (state.records or state.notes):
         return
+    summary = state.summary()
+    if summary.duplicates:
+        state.notes.append(f"{summary.duplicates} run(s) were reported more than once; each counted once (the last report)")
     sections = [section(state) for section in state.sections]
-    report_terminal.write(terminalreporter, state.summary(), state.columns, state.notes, sections)
+    report_terminal.write(terminalreporter, summary, state.columns, state.notes, sections)

@@ -110,25 +110,24 @@ def json_row(analysis: Analysis, row: Row) -> dict[str, Any]:
     }
 
 
-def gate_gauges(analysis: Analysis) -> Any:
+def gate_series(analysis: Analysis) -> list[Any]:
     """OpenTelemetry gauges per case: interval bounds, bar and verdict."""
+    from .otel.metrics import Series
 
-    def record(meter: Any, summary: Any) -> None:
-        lower = meter.create_gauge("probability.case.interval.lower", unit="1", description="Lower bound of the case's pass fraction interval")
-        upper = meter.create_gauge("probability.case.interval.upper", unit="1", description="Upper bound of the case's pass fraction interval")
-        bar = meter.create_gauge("probability.case.min_rate", unit="1", description="The gated case's bar (min_rate, or min_passes/runs)")
-        verdict = meter.create_gauge("probability.case.gate.verdict", unit="1", description="Gate verdict: 1 pass, 0 undecided, -1 fail")
-        for result in analysis.rows:
-            attributes = {"probability.benchmark": result.row.case.benchmark, "probability.case": result.row.case.case}
-            if result.interval is not None:
-                lower.set(result.interval.low, attributes)
-                upper.set(result.interval.high, attributes)
-            if result.gate is not None:
-                bar.set(result.gate.spec.bar, attributes)
-            if result.verdict is not None:
-                verdict.set(VERDICT_VALUES[result.verdict], attributes)
-
-    return record
+    lower = Series("probability.case.interval.lower", "gauge", "1", "Lower bound of the case's pass fraction interval")
+    upper = Series("probability.case.interval.upper", "gauge", "1", "Upper bound of the case's pass fraction interval")
+    bar = Series("probability.case.min_rate", "gauge", "1", "The gated case's bar (min_rate, or min_passes/runs)")
+    verdict = Series("probability.case.gate.verdict", "gauge", "1", "Gate verdict: 1 pass, 0 undecided, -1 fail")
+    for result in analysis.rows:
+        attributes = {"probability.benchmark": result.row.case.benchmark, "probability.case": result.row.case.case}
+        if result.interval is not None:
+            lower.points.append((attributes, result.interval.low))
+            upper.points.append((attributes, result.interval.high))
+        if result.gate is not None:
+            bar.points.append((attributes, result.gate.spec.bar))
+        if result.verdict is not None:
+            verdict.points.append((attributes, VERDICT_VALUES[result.verdict]))
+    return [lower, upper, bar, verdict]
 
 
 def install(state: Any) -> None:
@@ -147,4 +146,4 @@ def install(state: Any) -> None:
     state.json_sections["stats_config"] = lambda summary: config.to_dict()
     state.json_sections["gates"] = lambda summary: state.analysis().gate_totals()
     state.json_sections["aggregates"] = lambda summary: [a.to_dict() for a in state.analysis().aggregates]
-    state.metric_gauges.append(lambda meter, summary: gate_gauges(state.analysis())(meter, summary))
+    state.metric_series.append(lambda summary: gate_series(state.analysis()))

@@ -61,6 +61,8 @@ class Summary:
     counts: Counts = field(default_factory=Counts)
     cost: float = 0.0
     usage: dict[str, UsageTotals] = field(default_factory=dict)
+    #: Runs reported more than once (counted once, the last report winning).
+    duplicates: int = 0
 
     @property
     def records(self) -> list[RunRecord]:
@@ -86,13 +88,15 @@ def aggregate(records: Iterable[RunRecord]) -> Summary:
     counts once: the last record wins.
     """
     by_nodeid: dict[str, RunRecord] = {}
+    duplicates = 0
     for record in records:
+        duplicates += record.nodeid in by_nodeid
         by_nodeid[record.nodeid] = record
     by_case: dict[str, list[RunRecord]] = {}
     for record in by_nodeid.values():
         by_case.setdefault(record.case.key, []).append(record)
 
-    summary = Summary()
+    summary = Summary(duplicates=duplicates)
     for case_records in sorted(by_case.values(), key=lambda rs: (rs[0].case.order, rs[0].case.key)):
         case_records.sort(key=lambda r: r.run)
         counts = Counts()

@@ -91,8 +91,8 @@ class State:
     json_sections: dict[str, Callable[..., Any]] = field(default_factory=dict)
     #: Callables (state) -> lines for sections after the table (gates, metrics).
     sections: list[Callable[..., Any]] = field(default_factory=list)
-    #: Callables (meter, summary) adding gauges to the session's metrics.
-    metric_gauges: list[Callable[..., None]] = field(default_factory=list)
+    #: Callables (summary) -> metric series added to the session's metrics.
+    metric_series: list[Callable[..., Any]] = field(default_factory=list)
     _summary: Summary | None = None
     _analysis: Any = None
 

@@ -47,7 +47,7 @@ def configure(config: pytest.Config, state: Any) -> None:
 
     def finish(session: pytest.Session, state: Any, summary: Any, exitstatus: int) -> None:
         try:
-            state.notes.extend(exporter.finish(summary, exitstatus, state.metric_gauges))
+            state.notes.extend(exporter.finish(summary, exitstatus, state.metric_series))
         except Exception as exc:  # exporting never changes an outcome or the exit status
             state.notes.append(f"OpenTelemetry: export failed unexpectedly: {type(exc).__name__}: {exc}")
 

@@ -1,28 +1,44 @@
 """Row aggregates as OpenTelemetry metrics, emitted once per session.
 
 Only the aggregating process calls :func:`collect`, once, at session end.
-Every instrument is cumulative; a nightly session writes one sample per
-series, and no run index, trace id or message is ever an attribute. See
-docs/observability.md for the Prometheus names after OTLP translation.
+The rows are already aggregated, so the metric data points are built
+directly in the SDK's data model (``MetricsData``) and handed to the real
+OTLP exporter: going through instruments would re-aggregate every value
+one measurement at a time (about 1.5 s per 10,000 cases here, for nothing).
+Every point is cumulative, starting at the session's start; a nightly
+session writes one sample per series. No run index, trace id or message is
+ever an attribute. See docs/observability.md for the Prometheus names.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import bisect
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from opentelemetry.sdk.metrics import Counter, Histogram, MeterProvider, ObservableGauge, UpDownCounter
-from opentelemetry.sdk.metrics import _Gauge as Gauge
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader, MetricsData
+from opentelemetry.sdk.metrics.export import (
+    AggregationTemporality,
+    Gauge,
+    Histogram,
+    HistogramDataPoint,
+    Metric,
+    MetricsData,
+    NumberDataPoint,
+    ResourceMetrics,
+    ScopeMetrics,
+    Sum,
+)
 from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
 from .. import __version__
-from ..model import OUTCOMES
 from ..rows import Summary
 
 SCOPE_NAME = "pytest_probability"
 DURATION_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0)
-#: Series per instrument before the SDK folds the rest into an overflow series.
-CARDINALITY_LIMIT = 100_000
+#: Data points per OTLP request: keeps a request of 10,000 cases under gRPC's 4 MiB default.
+POINTS_PER_REQUEST = 2000
 
 #: Instrument name -> (kind, unit, description); the stable contract.
 INSTRUMENTS = {
@@ -35,57 +51,124 @@ INSTRUMENTS = {
 }
 
 
-def _case(row: Any) -> dict[str, str]:
-    return {"probability.benchmark": row.case.benchmark, "probability.case": row.case.case}
+@dataclass
+class Series:
+    """One instrument's points: (attributes, value), or (attributes, durations) for a histogram."""
+
+    name: str
+    kind: str  # counter, gauge or histogram
+    unit: str
+    description: str
+    points: list[tuple[dict[str, Any], Any]] = field(default_factory=list)
 
 
-def collect(summary: Summary, resource: Resource, extra_gauges: Any = ()) -> MetricsData | None:
-    """Record the session's rows into fresh instruments and read them once."""
-    reader = InMemoryMetricReader(
-        cardinality_limits={Counter: CARDINALITY_LIMIT, Histogram: CARDINALITY_LIMIT, Gauge: CARDINALITY_LIMIT,
-                            UpDownCounter: CARDINALITY_LIMIT, ObservableGauge: CARDINALITY_LIMIT}
-    )
-    provider = MeterProvider(resource=resource, metric_readers=[reader])
-    meter = provider.get_meter(SCOPE_NAME, __version__)
+#: Extra series other concerns add: summary -> series (e.g. gate gauges).
+SeriesSource = Callable[[Summary], Iterable[Series]]
 
-    def make(name: str) -> Any:
-        kind, unit, description = INSTRUMENTS[name]
-        if kind == "counter":
-            return meter.create_counter(name, unit=unit, description=description)
-        if kind == "gauge":
-            return meter.create_gauge(name, unit=unit, description=description)
-        return meter.create_histogram(name, unit=unit, description=description, explicit_bucket_boundaries_advisory=DURATION_BUCKETS)
 
-    runs = make("probability.runs")
-    case_fraction = make("probability.case.pass_fraction")
-    session_fraction = make("probability.session.pass_fraction")
-    cost = make("probability.cost")
-    tokens = make("probability.tokens")
-    duration = make("probability.run.duration")
+def series(name: str) -> Series:
+    kind, unit, description = INSTRUMENTS[name]
+    return Series(name, kind, unit, description)
 
+
+def row_series(summary: Summary) -> list[Series]:
+    runs = series("probability.runs")
+    case_fraction = series("probability.case.pass_fraction")
+    session_fraction = series("probability.session.pass_fraction")
+    cost = series("probability.cost")
+    tokens = series("probability.tokens")
+    duration = series("probability.run.duration")
+    token_totals: dict[tuple[str, str, str], int] = {}
     for row in summary.rows:
-        case = _case(row)
-        counts = {"pass": row.counts.passes, "fail": row.counts.fails, "error": row.counts.errors, "skip": row.counts.skipped}
-        for outcome in OUTCOMES:
-            runs.add(counts[outcome], {**case, "probability.outcome": outcome})
-        if row.counts.pass_rate is not None:
-            case_fraction.set(row.counts.pass_rate, {**case, "probability.status": row.status})
+        case = {"probability.benchmark": row.case.benchmark, "probability.case": row.case.case}
+        counts = row.counts
+        for outcome, value in (("pass", counts.passes), ("fail", counts.fails), ("error", counts.errors), ("skip", counts.skipped)):
+            runs.points.append(({**case, "probability.outcome": outcome}, value))
+        if counts.pass_rate is not None:
+            case_fraction.points.append(({**case, "probability.status": row.status}, counts.pass_rate))
+        by_outcome: dict[str, list[float]] = {}
         for record in row.records:
             if record.outcome != "skip":
-                duration.record(record.duration, {**case, "probability.outcome": record.outcome})
+                by_outcome.setdefault(record.outcome, []).append(record.duration)
+        for outcome, values in by_outcome.items():
+            duration.points.append(({**case, "probability.outcome": outcome}, values))
         for model, usage in row.usage.items():
-            cost.add(usage.cost, {**case, "gen_ai.request.model": model})
-            benchmark = {"probability.benchmark": row.case.benchmark, "gen_ai.request.model": model}
-            tokens.add(usage.input_tokens, {**benchmark, "gen_ai.token.type": "input"})
-            tokens.add(usage.output_tokens, {**benchmark, "gen_ai.token.type": "output"})
-            tokens.add(usage.cached_input_tokens, {**benchmark, "gen_ai.token.type": "cached"})
+            cost.points.append(({**case, "gen_ai.request.model": model}, usage.cost))
+            for kind, value in (("input", usage.input_tokens), ("output", usage.output_tokens), ("cached", usage.cached_input_tokens)):
+                key = (row.case.benchmark, model, kind)
+                token_totals[key] = token_totals.get(key, 0) + value
         unattributed = sum(r.extra_cost for r in row.records)
         if unattributed or not row.usage:
-            cost.add(unattributed, case)
+            cost.points.append((case, unattributed))
+    for (benchmark, model, kind), value in token_totals.items():
+        tokens.points.append(({"probability.benchmark": benchmark, "gen_ai.request.model": model, "gen_ai.token.type": kind}, value))
     if summary.counts.pass_rate is not None:
-        session_fraction.set(summary.counts.pass_rate)
-    for gauge in extra_gauges:
-        gauge(meter, summary)
-    data = reader.get_metrics_data()
-    provider.shutdown()
-    return data
+        session_fraction.points.append(({}, summary.counts.pass_rate))
+    return [runs, case_fraction, session_fraction, cost, tokens, duration]
+
+
+def _histogram_point(attributes: dict[str, Any], values: Sequence[float], start: int, now: int) -> HistogramDataPoint:
+    counts = [0] * (len(DURATION_BUCKETS) + 1)
+    for value in values:
+        # Bucket i holds (bounds[i-1], bounds[i]], as the SDK's explicit-bucket aggregation.
+        counts[bisect.bisect_left(DURATION_BUCKETS, value)] += 1
+    return HistogramDataPoint(
+        attributes=attributes,
+        start_time_unix_nano=start,
+        time_unix_nano=now,
+        count=len(values),
+        sum=float(sum(values)),
+        bucket_counts=counts,
+        explicit_bounds=DURATION_BUCKETS,
+        min=min(values),
+        max=max(values),
+    )
+
+
+def _metric(item: Series, points: Sequence[tuple[dict[str, Any], Any]], start: int, now: int) -> Metric:
+    cumulative = AggregationTemporality.CUMULATIVE
+    if item.kind == "histogram":
+        data: Any = Histogram([_histogram_point(a, v, start, now) for a, v in points], cumulative)
+    else:
+        numbers = [NumberDataPoint(a, start, now, v) for a, v in points]
+        data = Sum(numbers, cumulative, True) if item.kind == "counter" else Gauge(numbers)
+    return Metric(item.name, item.description, item.unit, data)
+
+
+def _chunks(items: Sequence[Series], size: int) -> Iterator[list[tuple[Series, Sequence[Any]]]]:
+    chunk: list[tuple[Series, Sequence[Any]]] = []
+    used = 0
+    for item in items:
+        points = item.points
+        while points:
+            room = size - used
+            part, points = points[:room], points[room:]
+            chunk.append((item, part))
+            used += len(part)
+            if used >= size:
+                yield chunk
+                chunk, used = [], 0
+    if chunk:
+        yield chunk
+
+
+def collect(
+    summary: Summary,
+    resource: Resource,
+    sources: Iterable[SeriesSource] = (),
+    start_time_ns: int | None = None,
+    points_per_request: int = POINTS_PER_REQUEST,
+) -> list[MetricsData]:
+    """The session's metrics, split into requests of at most ``points_per_request`` points."""
+    now = time.time_ns()
+    start = start_time_ns or now
+    items = row_series(summary)
+    for source in sources:
+        items.extend(source(summary))
+    items = [item for item in items if item.points]
+    scope = InstrumentationScope(SCOPE_NAME, __version__)
+    requests = []
+    for chunk in _chunks(items, points_per_request):
+        metrics = [_metric(item, points, start, now) for item, points in chunk]
+        requests.append(MetricsData([ResourceMetrics(resource, [ScopeMetrics(scope, metrics, "")], "")]))
+    return requests

@@ -31,6 +31,7 @@ from opentelemetry.sdk.metrics.export import MetricExportResult, MetricsData
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SpanExportResult
+from opentelemetry.sdk.trace.sampling import ALWAYS_ON
 from opentelemetry.trace import Status, StatusCode
 
 from .. import __version__
@@ -74,6 +75,16 @@ def _header_values(env: Any) -> list[str]:
     return values
 
 
+def exporter_timeout(budget: float, env: Any = None) -> float:
+    """Per-request timeout: OTEL_EXPORTER_OTLP_TIMEOUT (ms, per spec) when set and shorter than the budget."""
+    env = os.environ if env is None else env
+    try:
+        configured = float(env.get("OTEL_EXPORTER_OTLP_TIMEOUT", "")) / 1000.0
+    except ValueError:
+        return budget
+    return min(budget, configured) if configured > 0 else budget
+
+
 class ExportFailed(Exception):
     pass
 
@@ -85,7 +96,7 @@ class OtlpSink:
 
     def __init__(self, settings: OtelSettings, log: _LastError) -> None:
         self.log = log
-        kwargs: dict[str, Any] = {"timeout": settings.timeout}
+        kwargs: dict[str, Any] = {"timeout": exporter_timeout(settings.timeout)}
         if settings.protocol == "grpc":
             from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
             from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
@@ -221,7 +232,9 @@ class Exporter:
         self._abandoned = False
         self._thread = threading.Thread(target=self._loop, name="pytest-probability-otel", daemon=True)
         self._thread.start()
-        provider = TracerProvider(resource=self.resource)
+        self.start_time_ns = time.time_ns()
+        # Always sampled: an unsampled TRACEPARENT from CI must not silence the export.
+        provider = TracerProvider(resource=self.resource, sampler=ALWAYS_ON)
         provider.add_span_processor(_ToQueue(self.add))
         self._tracer = provider.get_tracer(spans_module.SCOPE_NAME, __version__)
         self.session_span = self._tracer.start_span(
@@ -288,10 +301,8 @@ class Exporter:
 
     # -- session end ---------------------------------------------------------
 
-    def finish(self, summary: Summary, exitstatus: int, extra_gauges: Any = ()) -> list[str]:
+    def finish(self, summary: Summary, exitstatus: int, extra_series: Any = ()) -> list[str]:
         """End the session span, emit metrics, drain within the time budget; return summary notes."""
-        started = time.monotonic()
-        deadline = started + self.settings.timeout
         counts = summary.counts
         span = self.session_span
         span.set_attribute("test.suite.run.status", "success" if exitstatus == 0 else "failure")
@@ -309,15 +320,17 @@ class Exporter:
             span.set_status(Status(StatusCode.ERROR, f"exit status {exitstatus}"))
         span.end()
 
-        data = metrics_module.collect(summary, self.resource, extra_gauges)
+        batches = metrics_module.collect(summary, self.resource, extra_series, self.start_time_ns)
+        # Building the metrics is the session's own work; the export budget starts now.
+        deadline = time.monotonic() + self.settings.timeout
         done = threading.Event()
-        metric_state = {"sent": False}
+        sent: list[MetricsData] = []
 
         # The file gets the metrics first: a hanging endpoint must not keep them out of it.
-        if data is not None:
+        for batch in batches:
             for sink in self.sinks:
                 try:
-                    sink.export_metrics(data, 0)
+                    sink.export_metrics(batch, 0)
                 except Exception as exc:
                     self.file_failure = self.file_failure or f"{sink.path}: {exc}"
 
@@ -325,11 +338,13 @@ class Exporter:
             self._closing.set()
             self._queue.put(None)
             self._thread.join()
-            if data is not None:
-                if self.network is not None and not self.failure:
+            if self.network is not None:
+                for batch in batches:
+                    if self.failure:
+                        break
                     try:
-                        self.network.export_metrics(data, max(0.001, deadline - time.monotonic()))
-                        metric_state["sent"] = True
+                        self.network.export_metrics(batch, max(0.001, deadline - time.monotonic()))
+                        sent.append(batch)
                     except Exception as exc:
                         self.failure = f"metrics: {exc}"
             done.set()
@@ -351,8 +366,10 @@ class Exporter:
             leftover = list(self._inflight) + unsent
             if leftover:
                 self.spill.export_spans(leftover)
-        if self.network is not None and data is not None and not metric_state["sent"]:
-            self.spill.export_metrics(data, 0)
+        if self.network is not None:
+            for batch in batches:
+                if not any(batch is done_batch for done_batch in sent):
+                    self.spill.export_metrics(batch, 0)
         return self._close(timed_out)
 
     def _drain_queue(self) -> list[ReadableSpan]:

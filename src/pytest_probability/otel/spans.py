@@ -17,6 +17,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.sampling import ALWAYS_ON
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
@@ -69,7 +70,7 @@ class RunSpans:
     def __init__(self, settings: OtelSettings, parent_traceparent: str | None) -> None:
         self.settings = settings
         self._keep = _Keep()
-        provider = TracerProvider(resource=Resource.get_empty())
+        provider = TracerProvider(resource=Resource.get_empty(), sampler=ALWAYS_ON)
         provider.add_span_processor(self._keep)
         self._provider = provider
         self.tracer = provider.get_tracer(SCOPE_NAME, __version__)
