@@ -388,9 +388,12 @@ class Exporter:
         self.spill.shutdown()
         if self.network is not None and not timed_out:
             self.network.shutdown()
-        for logger, propagate in self._loggers:
-            logger.removeHandler(self.log)
-            logger.propagate = propagate
+        if not timed_out:
+            # An abandoned export thread may still log its failure later; keep it quiet:
+            # the summary line already said what failed.
+            for logger, propagate in self._loggers:
+                logger.removeHandler(self.log)
+                logger.propagate = propagate
         notes = list(self.settings.notes)
         if self.failure:
             kept = f"{self.spill.spans} spans and {self.spill.points} metric points kept in {self.spill.path}"

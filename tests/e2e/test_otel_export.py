@@ -1,0 +1,806 @@
+"""End to end: what the real OTLP exporter sends, decoded by a real receiver.
+
+Every session runs pytest in a subprocess (OpenTelemetry and xdist keep
+process state) against ``OtlpReceiver`` on 127.0.0.1; the assertions are on
+the decoded protobuf the plugin's exporter put on the wire, on the OTLP
+JSON-lines file, and on the ``--prob-json`` report of the same session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+from otlp_receiver import OtlpReceiver, PointView, SpanView, flatten_metrics, flatten_spans
+
+from pytest_probability.otel import otlp_json
+
+RUN_SPAN_KEYS = {
+    "test.case.name",
+    "test.case.result.status",
+    "probability.benchmark",
+    "probability.case",
+    "probability.run",
+    "probability.outcome",
+    "pytest.nodeid",
+    "code.function.name",
+    "code.file.path",
+    "code.line.number",
+}
+USAGE_KEYS = {
+    "gen_ai.usage.input_tokens",
+    "gen_ai.usage.output_tokens",
+    "gen_ai.usage.cache_read.input_tokens",
+    "probability.cost",
+}
+DURATION_BOUNDS = [0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0]
+INSTRUMENTS = {
+    # name: (unit, type, monotonic)
+    "probability.runs": ("{run}", "sum", True),
+    "probability.case.pass_fraction": ("1", "gauge", None),
+    "probability.session.pass_fraction": ("1", "gauge", None),
+    "probability.cost": ("{USD}", "sum", True),
+    "probability.tokens": ("{token}", "sum", True),
+    "probability.run.duration": ("s", "histogram", None),
+}
+CI_VARIABLES = (
+    "CI", "GITLAB_CI", "BUILDKITE", "CIRCLECI", "JENKINS_URL", "TF_BUILD", "CI_PIPELINE_ID", "CI_PIPELINE_URL",
+    "CI_PIPELINE_NAME", "CI_PROJECT_PATH", "BUILD_ID", "BUILD_BUILDID", "SYSTEM_COLLECTIONURI",
+)
+
+BENCH = '''
+import pytest
+from pytest_probability import record_cost, record_usage
+
+
+@pytest.fixture
+def broken_fixture():
+    raise RuntimeError("fixture could not start")
+
+
+@pytest.mark.parametrize("prompt", ["terse", "cot"])
+def bench_classify(prompt):
+    record_usage(model="m-small", input_tokens=100, output_tokens=20, cached_input_tokens=5, cost=0.25)
+    record_usage(model="m-small", input_tokens=10, output_tokens=2, cost=0.125)
+    assert prompt == "terse", f"wanted terse, got {prompt}"
+
+
+def bench_two_models():
+    record_usage(model="m-small", input_tokens=1, output_tokens=1, cost=0.5)
+    record_usage(model="m-large", input_tokens=3, output_tokens=4, cached_input_tokens=2, cost=1.0)
+
+
+def bench_cost_only():
+    record_cost(0.75)
+
+
+def bench_broken():
+    raise KeyError("no such key")
+
+
+def bench_setup_error(broken_fixture):
+    pass
+
+
+def bench_skipped():
+    pytest.skip("not today")
+'''
+#: --prob-runs=2 over the 7 cases of BENCH.
+BENCH_RUNS = 14
+
+
+# -- helpers ----------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
+    """The subprocess inherits the environment: start every test from a known one."""
+    for name in list(os.environ):
+        if name.startswith(("OTEL_", "GITHUB_", "PYTEST_XDIST", "PYTEST_ADDOPTS")) or name in CI_VARIABLES:
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("TRACEPARENT", raising=False)
+    # The pytester folder is never inside some enclosing git repository.
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(pytester.path.parent))
+    pytester.makeini("[pytest]\n")
+
+
+@pytest.fixture(params=["http", "grpc"])
+def receiver(request: pytest.FixtureRequest) -> Any:
+    with OtlpReceiver(request.param) as rx:
+        yield rx
+
+
+def use(monkeypatch: pytest.MonkeyPatch, rx: OtlpReceiver) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rx.endpoint)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc" if rx.protocol == "grpc" else "http/protobuf")
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=120)
+
+
+def report(pytester: pytest.Pytester, name: str = "report.json") -> dict:
+    return json.loads((pytester.path / name).read_text(encoding="utf-8"))
+
+
+def session_and_runs(spans: list[SpanView]) -> tuple[SpanView, list[SpanView]]:
+    sessions = [s for s in spans if s.name == "probability.session"]
+    assert len(sessions) == 1, [s.name for s in spans]
+    runs = [s for s in spans if s.name != "probability.session"]
+    assert all(s.name.startswith("probability.run ") for s in runs), [s.name for s in runs]
+    return sessions[0], runs
+
+
+def by_nodeid(runs: list[SpanView]) -> dict[str, SpanView]:
+    index = {s.attributes["pytest.nodeid"]: s for s in runs}
+    assert len(index) == len(runs), "two spans for one run"
+    return index
+
+
+def assert_one_trace(spans: list[SpanView], runs_expected: int) -> tuple[SpanView, list[SpanView]]:
+    session, runs = session_and_runs(spans)
+    assert len(spans) == runs_expected + 1
+    assert len({s.span_id for s in spans}) == len(spans), "duplicate spans"
+    assert {s.trace_id for s in spans} == {session.trace_id}
+    assert {s.parent_span_id for s in runs} == {session.span_id}
+    return session, runs
+
+
+def first_lineno(source: str, function: str) -> int:
+    code = compile(source, "bench", "exec")
+    found = [c for c in code.co_consts if getattr(c, "co_name", None) == function]
+    assert found, function
+    return found[0].co_firstlineno
+
+
+def point_key(point: PointView) -> tuple:
+    return point.name, tuple(sorted(point.attributes.items()))
+
+
+# -- traces -----------------------------------------------------------------------
+
+
+def test_run_spans_attributes_events_and_statuses(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, receiver: OtlpReceiver
+) -> None:
+    pytester.makepyfile(bench_otel=BENCH)
+    use(monkeypatch, receiver)
+    result = run(pytester, "--prob-runs=2", "--prob-json=report.json")
+    assert result.ret == 1
+    assert "OpenTelemetry" not in result.stdout.str()
+
+    session, runs = assert_one_trace(receiver.spans(), BENCH_RUNS)
+    assert session.parent_span_id == ""
+    assert session.attributes["test.suite.name"] == pytester.path.name
+    assert session.attributes["test.suite.run.status"] == "failure"
+    assert session.attributes["probability.runs"] == BENCH_RUNS
+    assert session.status_code == "ERROR"
+    nodes = by_nodeid(runs)
+    assert len(nodes) == BENCH_RUNS
+
+    # Every record of the JSON report points at its exported span.
+    records = report(pytester)["records"]
+    assert {(r["nodeid"], r["trace_id"], r["span_id"]) for r in records} == {
+        (s.attributes["pytest.nodeid"], s.trace_id, s.span_id) for s in runs
+    }
+
+    bench_file = pytester.path / "bench_otel.py"
+
+    def location(span: SpanView, function: str) -> None:
+        assert span.attributes["code.function.name"] == function
+        assert Path(pytester.path, span.attributes["code.file.path"]).resolve() == bench_file.resolve()
+        assert span.attributes["code.line.number"] == first_lineno(bench_file.read_text(), function)
+
+    # A passing run with one model: exactly the issue's attributes.
+    terse = nodes["bench_otel.py::bench_classify::terse[run2]"]
+    assert terse.name == "probability.run classify::terse"
+    location(terse, "bench_classify")
+    assert terse.attributes == {
+        "test.case.name": "classify::terse",
+        "test.case.result.status": "pass",
+        "probability.benchmark": "classify",
+        "probability.case": "terse",
+        "probability.run": 2,
+        "probability.outcome": "pass",
+        "probability.param.prompt": "terse",
+        "pytest.nodeid": "bench_otel.py::bench_classify::terse[run2]",
+        "code.function.name": "bench_classify",
+        "code.file.path": terse.attributes["code.file.path"],
+        "code.line.number": first_lineno(bench_file.read_text(), "bench_classify"),
+        "gen_ai.usage.input_tokens": 110,
+        "gen_ai.usage.output_tokens": 22,
+        "gen_ai.usage.cache_read.input_tokens": 5,
+        "gen_ai.request.model": "m-small",
+        "probability.cost": pytest.approx(0.375),
+    }
+    assert isinstance(terse.attributes["probability.run"], int)
+    assert terse.status_code == "UNSET"
+    assert [name for name, _ in terse.events] == ["probability.usage", "probability.usage"]
+    assert [attrs for _, attrs in terse.events] == [
+        {
+            "gen_ai.request.model": "m-small",
+            "gen_ai.usage.input_tokens": 100,
+            "gen_ai.usage.output_tokens": 20,
+            "gen_ai.usage.cache_read.input_tokens": 5,
+            "probability.cost": 0.25,
+        },
+        {
+            "gen_ai.request.model": "m-small",
+            "gen_ai.usage.input_tokens": 10,
+            "gen_ai.usage.output_tokens": 2,
+            "gen_ai.usage.cache_read.input_tokens": 0,
+            "probability.cost": 0.125,
+        },
+    ]
+
+    # A failed run: ERROR, exception event, error.type, the assertion message.
+    cot = nodes["bench_otel.py::bench_classify::cot[run1]"]
+    assert set(cot.attributes) == RUN_SPAN_KEYS | USAGE_KEYS | {
+        "probability.param.prompt", "gen_ai.request.model", "error.type", "probability.assertion"
+    }
+    assert cot.attributes["probability.outcome"] == "fail"
+    assert cot.attributes["test.case.result.status"] == "fail"
+    assert cot.attributes["probability.run"] == 1
+    assert cot.attributes["error.type"] == "AssertionError"
+    assert cot.attributes["probability.assertion"].startswith("wanted terse, got cot")
+    assert cot.status_code == "ERROR"
+    assert "wanted terse, got cot" in cot.status_message
+    exceptions = [attrs for name, attrs in cot.events if name == "exception"]
+    assert len(exceptions) == 1
+    assert exceptions[0]["exception.type"] == "AssertionError"
+    assert exceptions[0]["exception.message"].startswith("wanted terse, got cot")
+    stack = exceptions[0]["exception.stacktrace"]
+    assert stack.startswith("Traceback (most recent call last)")
+    assert "bench_otel.py" in stack and 'assert prompt == "terse"' in stack
+    assert [name for name, _ in cot.events].count("probability.usage") == 2
+
+    # Two models: tokens summed, no single model named.
+    two = nodes["bench_otel.py::bench_two_models::run1"]
+    location(two, "bench_two_models")
+    assert "gen_ai.request.model" not in two.attributes
+    assert two.attributes["gen_ai.usage.input_tokens"] == 4
+    assert two.attributes["gen_ai.usage.output_tokens"] == 5
+    assert two.attributes["gen_ai.usage.cache_read.input_tokens"] == 2
+    assert two.attributes["probability.cost"] == pytest.approx(1.5)
+    assert [attrs["gen_ai.request.model"] for name, attrs in two.events if name == "probability.usage"] == [
+        "m-small", "m-large"
+    ]
+
+    cost_only = nodes["bench_otel.py::bench_cost_only::run1"]
+    assert cost_only.attributes["probability.cost"] == pytest.approx(0.75)
+    assert not USAGE_KEYS - {"probability.cost"} & set(cost_only.attributes)
+    assert cost_only.events == []
+
+    # Errored in the call and in setup: ERROR, exception event, error.type, no assertion.
+    broken = nodes["bench_otel.py::bench_broken::run2"]
+    assert set(broken.attributes) == RUN_SPAN_KEYS | {"error.type"}
+    assert broken.attributes["probability.outcome"] == "error"
+    assert broken.attributes["test.case.result.status"] == "fail"
+    assert broken.attributes["probability.case"] == ""
+    assert broken.attributes["error.type"] == "KeyError"
+    assert broken.status_code == "ERROR"
+    assert "no such key" in broken.status_message
+    (event,) = [attrs for name, attrs in broken.events if name == "exception"]
+    assert event["exception.type"] == "KeyError"
+    assert "no such key" in event["exception.message"]
+    assert "KeyError" in event["exception.stacktrace"] and 'raise KeyError("no such key")' in event["exception.stacktrace"]
+
+    setup = nodes["bench_otel.py::bench_setup_error::run1"]
+    assert setup.attributes["probability.outcome"] == "error"
+    assert setup.attributes["error.type"] == "RuntimeError"
+    assert "probability.assertion" not in setup.attributes
+    assert setup.status_code == "ERROR"
+    assert "setup" in setup.status_message
+    (event,) = [attrs for name, attrs in setup.events if name == "exception"]
+    assert event["exception.type"] == "RuntimeError"
+    assert "fixture could not start" in event["exception.message"]
+    assert "broken_fixture" in event["exception.stacktrace"]
+
+    skipped = nodes["bench_otel.py::bench_skipped::run1"]
+    assert skipped.attributes["probability.outcome"] == "skip"
+    assert "test.case.result.status" not in skipped.attributes
+    assert skipped.status_code == "UNSET"
+    assert not any(name == "exception" for name, _ in skipped.events)
+
+    outcomes = Counter(s.attributes["probability.outcome"] for s in runs)
+    assert outcomes == {"pass": 6, "fail": 2, "error": 4, "skip": 2}
+
+
+def test_xdist_session_is_one_trace_and_workers_never_export(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_http_receiver: OtlpReceiver
+) -> None:
+    pytester.makepyfile(bench_otel=BENCH)
+    pytester.makeconftest(
+        """
+        import json, os, sys
+
+        def pytest_sessionfinish(session):
+            role = "worker" if hasattr(session.config, "workerinput") else "controller"
+            exporting = sorted(m for m in sys.modules
+                               if m.startswith("opentelemetry.exporter") or m == "pytest_probability.otel.session")
+            with open(f"modules-{role}-{os.getpid()}.json", "w") as handle:
+                json.dump(exporting, handle)
+        """
+    )
+    use(monkeypatch, otlp_http_receiver)
+    result = run(pytester, "-n", "2", "--prob-runs=2", "--prob-json=report.json")
+    assert result.ret == 1
+
+    spans = otlp_http_receiver.spans()
+    session, runs = assert_one_trace(spans, BENCH_RUNS)
+    assert len(by_nodeid(runs)) == BENCH_RUNS
+    # Every span came from the controller's exporter: one resource, one metrics request.
+    resources = {json.dumps(s.resource, sort_keys=True) for s in spans}
+    assert len(resources) == 1
+    assert otlp_http_receiver.count("metrics") == 1
+    assert len(otlp_http_receiver.trace_requests) == otlp_http_receiver.count("traces")
+
+    workers = sorted(pytester.path.glob("modules-worker-*.json"))
+    controllers = sorted(pytester.path.glob("modules-controller-*.json"))
+    assert len(workers) == 2 and len(controllers) == 1
+    for path in workers:
+        assert json.loads(path.read_text()) == [], f"{path.name}: a worker loaded an exporter"
+    assert "pytest_probability.otel.session" in json.loads(controllers[0].read_text())
+
+    records = report(pytester)["records"]
+    assert {r["span_id"] for r in records} == {s.span_id for s in runs}
+    assert {r["trace_id"] for r in records} == {session.trace_id}
+
+
+USER_CONFTEST = """
+import json
+import os
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+PROVIDER = TracerProvider(resource=Resource.create({"service.name": "user-app"}))
+PROVIDER.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=os.environ["USER_OTLP"] + "/v1/traces")))
+trace.set_tracer_provider(PROVIDER)
+
+
+@pytest.fixture
+def traced_client(request):
+    tracer = trace.get_tracer("user.instrumentation")
+    with tracer.start_as_current_span("user.fixture.setup", attributes={"nodeid": request.node.nodeid}):
+        pass
+    yield tracer
+    with tracer.start_as_current_span("user.fixture.teardown", attributes={"nodeid": request.node.nodeid}):
+        pass
+
+
+def pytest_sessionfinish(session):
+    role = "worker" if hasattr(session.config, "workerinput") else "controller"
+    with open(f"provider-{role}-{os.getpid()}.json", "w") as handle:
+        json.dump(trace.get_tracer_provider() is PROVIDER, handle)
+"""
+
+USER_BENCH = """
+from opentelemetry import trace
+
+
+def bench_instrumented(traced_client, request):
+    with trace.get_tracer("user.instrumentation").start_as_current_span(
+        "user.body", attributes={"nodeid": request.node.nodeid}
+    ):
+        pass
+"""
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_user_spans_nest_under_their_run(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_http_receiver: OtlpReceiver, xdist: list[str]
+) -> None:
+    pytester.makeconftest(USER_CONFTEST)
+    pytester.makepyfile(bench_user=USER_BENCH)
+    use(monkeypatch, otlp_http_receiver)
+    monkeypatch.setenv("USER_OTLP", otlp_http_receiver.endpoint)
+    result = run(pytester, *xdist, "--prob-runs=3")
+    assert result.ret == 0, result.stdout.str()
+
+    spans = otlp_http_receiver.spans()
+    ours = [s for s in spans if s.resource.get("service.name") == "pytest-probability"]
+    user = [s for s in spans if s.resource.get("service.name") == "user-app"]
+    session, runs = assert_one_trace(ours, 3)
+    nodes = by_nodeid(runs)
+    assert len(user) == 9
+    assert Counter(s.name for s in user) == {"user.fixture.setup": 3, "user.body": 3, "user.fixture.teardown": 3}
+    for span in user:
+        run_span = nodes[span.attributes["nodeid"]]
+        assert span.trace_id == session.trace_id
+        assert span.parent_span_id == run_span.span_id, f"{span.name} of {span.attributes['nodeid']}"
+    # The user's global TracerProvider was never replaced by the plugin's.
+    flags = [json.loads(p.read_text()) for p in pytester.path.glob("provider-*.json")]
+    assert flags and all(flags)
+
+
+# -- metrics and resource -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_metrics_equal_the_json_report(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_http_receiver: OtlpReceiver, xdist: list[str]
+) -> None:
+    pytester.makepyfile(bench_otel=BENCH)
+    use(monkeypatch, otlp_http_receiver)
+    result = run(pytester, *xdist, "--prob-runs=2", "--prob-json=report.json")
+    assert result.ret == 1
+    data = report(pytester)
+
+    # Exactly once per session: one request, no series twice.
+    assert otlp_http_receiver.count("metrics") == 1
+    points = otlp_http_receiver.points()
+    assert len({point_key(p) for p in points}) == len(points)
+    # Other concerns may add gauges (state.metric_gauges); these six are the contract.
+    assert {p.name for p in points} >= set(INSTRUMENTS)
+    points = [p for p in points if p.name in INSTRUMENTS]
+    for p in points:
+        unit, kind, monotonic = INSTRUMENTS[p.name]
+        assert (p.unit, p.type, p.is_monotonic) == (unit, kind, monotonic), p.name
+        if kind in ("sum", "histogram"):
+            assert p.temporality == "cumulative", p.name
+        assert p.description, p.name
+        assert p.scope_name == "pytest_probability"
+        for key in p.attributes:
+            assert key in (
+                "probability.benchmark", "probability.case", "probability.outcome", "probability.status",
+                "gen_ai.request.model", "gen_ai.token.type",
+            ), f"{p.name} has attribute {key}"
+    named: dict[str, dict[tuple, PointView]] = defaultdict(dict)
+    for p in points:
+        named[p.name][tuple(sorted(p.attributes.items()))] = p
+
+    def attrs(**values: str) -> tuple:
+        return tuple(sorted(values.items()))
+
+    rows = data["rows"]
+    assert len(rows) == 7
+    expected_runs, expected_fraction, expected_cost = {}, {}, {}
+    tokens: Counter = Counter()
+    for row in rows:
+        case = {"probability.benchmark": row["benchmark"], "probability.case": row["case_id"]}
+        for outcome, field in (("pass", "passes"), ("fail", "fails"), ("error", "errors"), ("skip", "skipped")):
+            expected_runs[attrs(**case, **{"probability.outcome": outcome})] = row[field]
+        if row["pass_fraction"] is not None:
+            expected_fraction[attrs(**case, **{"probability.status": row["status"]})] = row["pass_fraction"]
+        for model, usage in row["usage"].items():
+            expected_cost[attrs(**case, **{"gen_ai.request.model": model})] = usage["cost"]
+            for kind, field in (("input", "input_tokens"), ("output", "output_tokens"), ("cached", "cached_input_tokens")):
+                key = attrs(**{"probability.benchmark": row["benchmark"], "gen_ai.request.model": model,
+                               "gen_ai.token.type": kind})
+                tokens[key] += usage[field]
+        if not row["usage"]:
+            expected_cost[attrs(**case)] = row["cost"]
+
+    assert {k: p.value for k, p in named["probability.runs"].items()} == expected_runs
+    assert {k: p.value for k, p in named["probability.case.pass_fraction"].items()} == pytest.approx(expected_fraction)
+    assert {k: p.value for k, p in named["probability.cost"].items()} == pytest.approx(expected_cost)
+    assert {k: p.value for k, p in named["probability.tokens"].items()} == dict(tokens)
+    assert {k: p.value for k, p in named["probability.session.pass_fraction"].items()} == {
+        (): pytest.approx(data["totals"]["pass_fraction"])
+    }
+    # Spot checks against hand-computed values (the report could be wrong too).
+    assert expected_cost[attrs(**{"probability.benchmark": "cost_only", "probability.case": ""})] == pytest.approx(1.5)
+    assert tokens[attrs(**{"probability.benchmark": "classify", "gen_ai.request.model": "m-small",
+                           "gen_ai.token.type": "input"})] == 440
+    assert data["totals"]["pass_fraction"] == pytest.approx(6 / 12)
+
+    durations: dict[tuple, list[float]] = defaultdict(list)
+    by_label = {row["case"]: row for row in rows}
+    for record in data["records"]:
+        if record["outcome"] == "skip":
+            continue
+        row = by_label[record["case"]]
+        durations[attrs(**{"probability.benchmark": row["benchmark"], "probability.case": row["case_id"],
+                           "probability.outcome": record["outcome"]})].append(record["duration"])
+    histogram = named["probability.run.duration"]
+    assert set(histogram) == set(durations)
+    for key, values in durations.items():
+        point = histogram[key]
+        assert point.count == len(values)
+        assert point.sum == pytest.approx(sum(values))
+        assert point.explicit_bounds == DURATION_BOUNDS
+        assert sum(point.bucket_counts) == point.count
+        assert len(point.bucket_counts) == len(DURATION_BOUNDS) + 1
+
+
+def test_resource_defaults_git_revision_and_no_instance_id(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_http_receiver: OtlpReceiver
+) -> None:
+    pytester.makepyfile(bench_otel="def bench_ok():\n    pass\n")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", "init", "-q"], cwd=pytester.path, check=True)
+    subprocess.run([*git, "add", "bench_otel.py"], cwd=pytester.path, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "init"], cwd=pytester.path, check=True)
+    revision = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=pytester.path, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    use(monkeypatch, otlp_http_receiver)
+    result = run(pytester)
+    assert result.ret == 0
+
+    resources = [s.resource for s in otlp_http_receiver.spans()] + [p.resource for p in otlp_http_receiver.points()]
+    assert resources
+    for resource in resources:
+        assert resource["service.name"] == "pytest-probability"
+        assert resource["test.suite.name"] == pytester.path.name
+        assert resource["vcs.ref.head.revision"] == revision
+        assert "service.instance.id" not in resource
+        assert not any(key.startswith("cicd.") for key in resource)
+
+
+def test_resource_service_name_suite_and_ci(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_grpc_receiver: OtlpReceiver
+) -> None:
+    pytester.makepyfile(bench_otel="def bench_ok():\n    pass\n")
+    use(monkeypatch, otlp_grpc_receiver)
+    monkeypatch.setenv("OTEL_SERVICE_NAME", "nightly-evals")
+    monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment.name=ci")
+    monkeypatch.setenv("GITHUB_RUN_ID", "987654321")
+    monkeypatch.setenv("GITHUB_WORKFLOW", "nightly")
+    monkeypatch.setenv("GITHUB_REPOSITORY", "acme/evals")
+    monkeypatch.setenv("GITHUB_SERVER_URL", "https://github.example")
+    result = run(pytester, "--prob-suite=triage-suite")
+    assert result.ret == 0
+
+    spans = otlp_grpc_receiver.spans()
+    session, _ = assert_one_trace(spans, 1)
+    assert session.attributes["test.suite.name"] == "triage-suite"
+    resources = [s.resource for s in spans] + [p.resource for p in otlp_grpc_receiver.points()]
+    assert len(resources) > 2
+    for resource in resources:
+        assert resource["service.name"] == "nightly-evals"
+        assert resource["test.suite.name"] == "triage-suite"
+        assert resource["deployment.environment.name"] == "ci"
+        assert resource["cicd.pipeline.name"] == "nightly"
+        assert resource["cicd.pipeline.run.id"] == "987654321"
+        assert resource["cicd.pipeline.run.url.full"] == "https://github.example/acme/evals/actions/runs/987654321"
+        assert "vcs.ref.head.revision" not in resource  # not a git repository
+        assert "service.instance.id" not in resource
+
+
+def test_per_signal_endpoint_variables(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_http_receiver: OtlpReceiver
+) -> None:
+    pytester.makepyfile(bench_otel="def bench_ok():\n    pass\n")
+    with OtlpReceiver("http") as metrics_rx:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", otlp_http_receiver.endpoint + "/v1/traces")
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", metrics_rx.endpoint + "/v1/metrics")
+        result = run(pytester, "--prob-runs=2")
+        assert result.ret == 0
+        assert_one_trace(otlp_http_receiver.spans(), 2)
+        assert otlp_http_receiver.count("metrics") == 0
+        assert metrics_rx.count("traces") == 0
+        assert {p.name for p in metrics_rx.points()} >= {"probability.runs", "probability.session.pass_fraction"}
+
+
+# -- TRACEPARENT --------------------------------------------------------------------
+
+PARENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
+PARENT_SPAN = "00f067aa0ba902b7"
+OPTION_TRACE = "0af7651916cd43dd8448eb211c80319c"
+OPTION_SPAN = "b7ad6b7169203331"
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_traceparent_variable_parents_the_session(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_http_receiver: OtlpReceiver, xdist: list[str]
+) -> None:
+    pytester.makepyfile(bench_otel="def bench_ok():\n    pass\n")
+    use(monkeypatch, otlp_http_receiver)
+    monkeypatch.setenv("TRACEPARENT", f"00-{PARENT_TRACE}-{PARENT_SPAN}-01")
+    result = run(pytester, *xdist, "--prob-runs=3")
+    assert result.ret == 0
+    session, runs = assert_one_trace(otlp_http_receiver.spans(), 3)
+    assert session.trace_id == PARENT_TRACE
+    assert session.parent_span_id == PARENT_SPAN
+
+
+def test_traceparent_option_wins_over_the_variable(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_grpc_receiver: OtlpReceiver
+) -> None:
+    pytester.makepyfile(bench_otel="def bench_ok():\n    pass\n")
+    use(monkeypatch, otlp_grpc_receiver)
+    monkeypatch.setenv("TRACEPARENT", f"00-{PARENT_TRACE}-{PARENT_SPAN}-01")
+    result = run(pytester, "--prob-runs=2", f"--prob-otel-traceparent=00-{OPTION_TRACE}-{OPTION_SPAN}-01")
+    assert result.ret == 0
+    session, _ = assert_one_trace(otlp_grpc_receiver.spans(), 2)
+    assert (session.trace_id, session.parent_span_id) == (OPTION_TRACE, OPTION_SPAN)
+
+
+def test_malformed_traceparent_option_is_a_usage_error(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_http_receiver: OtlpReceiver
+) -> None:
+    pytester.makepyfile(bench_otel="def bench_ok():\n    open('ran.txt', 'w').close()\n")
+    use(monkeypatch, otlp_http_receiver)
+    result = run(pytester, f"--prob-otel-traceparent=00-{OPTION_TRACE}-nothex-01")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--prob-otel-traceparent*malformed traceparent*"])
+    assert not (pytester.path / "ran.txt").exists()
+    assert otlp_http_receiver.counts == {"traces": 0, "metrics": 0, "logs": 0}
+
+
+def test_malformed_traceparent_variable_is_ignored_with_a_note(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_http_receiver: OtlpReceiver
+) -> None:
+    pytester.makepyfile(bench_otel="def bench_ok():\n    pass\n")
+    use(monkeypatch, otlp_http_receiver)
+    monkeypatch.setenv("TRACEPARENT", "garbage")
+    result = run(pytester)
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*ignored TRACEPARENT*malformed traceparent*"])
+    session, _ = assert_one_trace(otlp_http_receiver.spans(), 1)
+    assert session.parent_span_id == ""
+
+
+# -- the OTLP JSON-lines file -----------------------------------------------------------
+
+
+def comparable_spans(spans: list[SpanView]) -> dict[str, tuple]:
+    return {
+        s.span_id: (s.name, s.trace_id, s.parent_span_id, s.status_code, s.status_message,
+                    json.dumps(s.attributes, sort_keys=True), json.dumps(s.events, sort_keys=True),
+                    json.dumps(s.resource, sort_keys=True), s.start_time_unix_nano, s.end_time_unix_nano)
+        for s in spans
+    }
+
+
+def comparable_points(points: list[PointView]) -> dict[tuple, tuple]:
+    return {
+        point_key(p): (p.unit, p.type, p.is_monotonic, p.temporality, p.value, p.count, p.sum,
+                       p.bucket_counts, p.explicit_bounds, json.dumps(p.resource, sort_keys=True))
+        for p in points
+    }
+
+
+def test_file_holds_what_the_endpoint_got(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_http_receiver: OtlpReceiver
+) -> None:
+    pytester.makepyfile(bench_otel=BENCH)
+    use(monkeypatch, otlp_http_receiver)
+    result = run(pytester, "--prob-runs=2", "--prob-otel-file=out/otel.jsonl")
+    assert result.ret == 1
+    decoded = list(otlp_json.read_file(pytester.path / "out" / "otel.jsonl"))
+    assert {kind for kind, _ in decoded} == {"traces", "metrics"}
+    file_spans = flatten_spans(decoded)
+    assert_one_trace(file_spans, BENCH_RUNS)
+    assert comparable_spans(file_spans) == comparable_spans(otlp_http_receiver.spans())
+    file_points = flatten_metrics(decoded)
+    assert len(file_points) == len(otlp_http_receiver.points())
+    assert comparable_points(file_points) == comparable_points(otlp_http_receiver.points())
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_file_without_any_endpoint(pytester: pytest.Pytester, xdist: list[str]) -> None:
+    pytester.makepyfile(bench_otel=BENCH)
+    result = run(pytester, *xdist, "--prob-runs=2", "--prob-otel-file=otel.jsonl", "--prob-json=report.json")
+    assert result.ret == 1
+    assert "OpenTelemetry" not in result.stdout.str()
+    decoded = list(otlp_json.read_file(pytester.path / "otel.jsonl"))
+    session, runs = assert_one_trace(flatten_spans(decoded), BENCH_RUNS)
+    assert {r["span_id"] for r in report(pytester)["records"]} == {s.span_id for s in runs}
+    points = flatten_metrics(decoded)
+    assert len([kind for kind, _ in decoded if kind == "metrics"]) == 1
+    runs_total = sum(p.value for p in points if p.name == "probability.runs")
+    assert runs_total == BENCH_RUNS
+    assert not (pytester.path / ".pytest-probability").exists()  # nothing spilled
+
+
+# -- capture=ids ----------------------------------------------------------------------
+
+SECRETS = ("PARAM-SECRET-7Q1", "ASSERT-SECRET-8W2", "ERROR-SECRET-9E3", "SKIP-SECRET-0R4", "SOURCE-SECRET-1T5")
+SECRET_BENCH = '''
+import pytest
+
+
+@pytest.mark.parametrize("value", [pytest.param("PARAM-SECRET-7Q1", id="p1")])
+def bench_leaky(value):
+    assert value == "SOURCE-SECRET-1T5", "ASSERT-SECRET-8W2"
+
+
+def bench_error():
+    raise ValueError("ERROR-SECRET-9E3")
+
+
+def bench_skip():
+    pytest.skip("SKIP-SECRET-0R4")
+'''
+
+
+@pytest.mark.parametrize("capture", ["all", "ids"])
+def test_capture_ids_leaks_nothing(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_http_receiver: OtlpReceiver, capture: str
+) -> None:
+    pytester.makepyfile(bench_secret=SECRET_BENCH)
+    use(monkeypatch, otlp_http_receiver)
+    result = run(pytester, "--prob-runs=2", f"--prob-otel-capture={capture}", "--prob-otel-file=otel.jsonl")
+    assert result.ret == 1
+    raw = b"".join(r.body for r in otlp_http_receiver.received)
+    written = (pytester.path / "otel.jsonl").read_bytes()
+    spans = otlp_http_receiver.spans()
+    session, runs = assert_one_trace(spans, 6)
+    leaky = [s for s in runs if s.attributes["probability.benchmark"] == "leaky"]
+    if capture == "all":  # the control: the same session does carry every secret
+        for secret in SECRETS:
+            assert secret.encode() in raw, secret
+            assert secret.encode() in written, secret
+        return
+    for secret in SECRETS:
+        assert secret.encode() not in raw, secret
+        assert secret.encode() not in written, secret
+    assert b"Traceback" not in raw and b"Traceback" not in written
+    # Ids are kept: case id, outcome, error type.
+    assert {s.attributes["probability.case"] for s in leaky} == {"p1"}
+    assert not any(key.startswith("probability.param.") for s in runs for key in s.attributes)
+    for span in runs:
+        assert "probability.assertion" not in span.attributes
+        assert "probability.skip.reason" not in span.attributes
+        for name, attrs in span.events:
+            assert set(attrs) <= {"exception.type"} if name == "exception" else True
+    errors = [s for s in runs if s.attributes["probability.outcome"] in ("fail", "error")]
+    assert len(errors) == 4
+    assert {s.attributes["error.type"] for s in errors} == {"AssertionError", "ValueError"}
+    assert all(s.status_code == "ERROR" for s in errors)
+
+
+# -- off ------------------------------------------------------------------------------
+
+MODULES_CONFTEST = """
+import json, sys
+
+def pytest_sessionfinish(session):
+    with open("otel-modules.json", "w") as handle:
+        json.dump(sorted(m for m in sys.modules if m == "opentelemetry" or m.startswith("opentelemetry.")), handle)
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "exports"),
+    [
+        pytest.param([], {}, True, id="control-endpoint-set"),
+        pytest.param(["--prob-otel=off"], {}, False, id="option-off"),
+        pytest.param(["--prob-otel=on"], {"OTEL_SDK_DISABLED": "TRUE"}, False, id="sdk-disabled-over-on"),
+    ],
+)
+def test_off_sends_nothing(
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    otlp_http_receiver: OtlpReceiver,
+    args: list[str],
+    env: dict[str, str],
+    exports: bool,
+) -> None:
+    pytester.makepyfile(bench_otel="def bench_ok():\n    pass\n\ndef bench_bad():\n    assert False\n")
+    pytester.makeconftest(MODULES_CONFTEST)
+    use(monkeypatch, otlp_http_receiver)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    result = run(pytester, *args)
+    assert result.ret == 1
+    modules = json.loads((pytester.path / "otel-modules.json").read_text())
+    if exports:
+        assert otlp_http_receiver.count("traces") >= 1 and otlp_http_receiver.count("metrics") == 1
+        assert "opentelemetry.sdk.trace" in modules
+    else:
+        assert otlp_http_receiver.counts == {"traces": 0, "metrics": 0, "logs": 0}
+        assert modules == []
+        assert not (pytester.path / ".pytest-probability").exists()
+
+
+def test_auto_without_endpoint_imports_no_opentelemetry(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(bench_otel="def bench_ok():\n    pass\n")
+    pytester.makeconftest(MODULES_CONFTEST)
+    result = run(pytester, "--prob-runs=2", "--prob-otel=auto", "--prob-otel-capture=ids", "--prob-otel-timeout=3")
+    assert result.ret == 0
+    assert json.loads((pytester.path / "otel-modules.json").read_text()) == []
+    assert "OpenTelemetry" not in result.stdout.str()
+    assert not (pytester.path / ".pytest-probability").exists()

@@ -1,0 +1,346 @@
+"""End to end: export never hurts the session, loses nothing and leaks no secret.
+
+Sessions run in a subprocess against a closed port, a refusing or a slow
+``OtlpReceiver``; what could not be sent is spilled as OTLP JSON lines and
+``python -m pytest_probability.otel replay`` delivers it to a live receiver.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from otlp_receiver import OtlpReceiver, flatten_metrics, flatten_spans
+
+from pytest_probability.otel import otlp_json
+
+TIMEOUT = 2.0
+#: Generous: process start, the exporter's own shutdown, a loaded CI machine.
+#: (Measured: 1.3 to 2.3 s extra in all on a 2-CPU machine at load 8.)
+MARGIN = 3.0
+#: The slow receiver answers long after any bound: an unbounded wait cannot pass.
+SLOW_DELAY = TIMEOUT + 10
+SECRET = "s3cr3t-value"
+PASSWORD = "pw-Zx9q-hunter2"
+BENCH = """
+import pytest
+from pytest_probability import record_usage
+
+
+@pytest.mark.parametrize("prompt", ["terse", "cot"])
+def bench_classify(prompt):
+    record_usage(model="m-small", input_tokens=10, output_tokens=2, cost=0.5)
+    assert prompt == "terse"
+
+
+def bench_ok():
+    pass
+"""
+RUNS = 6  # --prob-runs=2 over 3 cases
+CI_VARIABLES = ("CI", "GITLAB_CI", "BUILDKITE", "CIRCLECI", "JENKINS_URL", "TF_BUILD")
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
+    for name in list(os.environ):
+        if name.startswith(("OTEL_", "GITHUB_", "PYTEST_XDIST", "PYTEST_ADDOPTS")) or name in CI_VARIABLES:
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("TRACEPARENT", raising=False)
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(bench_rel=BENCH)
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 nothing listens on (bound, then closed)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def run(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, float]:
+    started = time.monotonic()
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=120)
+    return result, time.monotonic() - started
+
+
+def otel_lines(result: pytest.RunResult) -> list[str]:
+    return [line for line in result.outlines + result.errlines if "OpenTelemetry" in line]
+
+
+def spill_files(pytester: pytest.Pytester) -> list[Path]:
+    return sorted((pytester.path / ".pytest-probability").glob("otel-spill-*.jsonl"))
+
+
+def replay(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_probability.otel", "replay", str(path), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={k: v for k, v in os.environ.items() if not k.startswith("OTEL_")},
+    )
+
+
+def baseline(pytester: pytest.Pytester) -> tuple[int, float]:
+    """Exit status and wall time of the same session with export off."""
+    result, elapsed = run(pytester, "--prob-runs=2", "--prob-otel=off")
+    assert otel_lines(result) == []
+    return result.ret, elapsed
+
+
+def check_failed_session(
+    pytester: pytest.Pytester, result: pytest.RunResult, elapsed: float, endpoint_shown: str
+) -> Path:
+    """The checks every failed export shares; return the spill file."""
+    expected_ret, off_elapsed = baseline(pytester)
+    assert result.ret == expected_ret == 1
+    assert elapsed < off_elapsed + TIMEOUT + MARGIN, (elapsed, off_elapsed)
+    lines = otel_lines(result)
+    assert len(lines) == 1, lines
+    (line,) = lines
+    (spill,) = spill_files(pytester)
+    assert endpoint_shown in line
+    assert "failed (" in line
+    assert str(spill) in line
+    decoded = list(otlp_json.read_file(spill))
+    spans = flatten_spans(decoded)
+    points = flatten_metrics(decoded)
+    assert len({s.span_id for s in spans}) == RUNS + 1
+    assert {p.name for p in points} >= {"probability.runs", "probability.cost", "probability.run.duration"}
+    match = re.search(r"(\d+) spans and (\d+) metric points kept in ", line)
+    assert match, line
+    assert (int(match.group(1)), int(match.group(2))) == (len(spans), len(points))
+    return spill
+
+
+def check_replay(spill: Path, protocol: str) -> None:
+    """Replay the spill to a live receiver: it gets every span and metric point."""
+    decoded = list(otlp_json.read_file(spill))
+    with OtlpReceiver(protocol) as rx:
+        done = replay(spill, "--endpoint", rx.endpoint, "--protocol", "grpc" if protocol == "grpc" else "http/protobuf")
+        assert done.returncode == 0, done.stderr
+        assert "sent" in done.stdout
+        assert sorted(s.span_id for s in rx.spans()) == sorted(s.span_id for s in flatten_spans(decoded))
+        received = {(p.name, json.dumps(p.attributes, sort_keys=True), p.value, p.count) for p in rx.points()}
+        spilled = {(p.name, json.dumps(p.attributes, sort_keys=True), p.value, p.count) for p in flatten_metrics(decoded)}
+        assert received == spilled and spilled
+    assert not spill.with_name(spill.name + ".rest").exists()
+
+
+# -- endpoint down, refusing, slow ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("protocol", ["http", "grpc"])
+def test_endpoint_down_is_bounded_reported_and_spilled(pytester: pytest.Pytester, protocol: str) -> None:
+    port = closed_port()
+    endpoint = f"http://127.0.0.1:{port}"
+    result, elapsed = run(
+        pytester,
+        "--prob-runs=2",
+        f"--prob-otel-endpoint={endpoint}",
+        f"--prob-otel-protocol={'grpc' if protocol == 'grpc' else 'http/protobuf'}",
+        f"--prob-otel-timeout={TIMEOUT:g}",
+    )
+    spill = check_failed_session(pytester, result, elapsed, f"127.0.0.1:{port}")
+    check_replay(spill, protocol)
+
+
+@pytest.mark.parametrize("protocol", ["http", "grpc"])
+@pytest.mark.parametrize("mode", ["refuse", "slow"])
+def test_refusing_or_slow_receiver_behaves_like_a_dead_one(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, protocol: str, mode: str
+) -> None:
+    with OtlpReceiver(protocol, mode=mode, slow_delay=SLOW_DELAY) as rx:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rx.endpoint)
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc" if protocol == "grpc" else "http/protobuf")
+        result, elapsed = run(pytester, "--prob-runs=2", f"--prob-otel-timeout={TIMEOUT:g}")
+        assert rx.count("traces") >= 1  # it was tried
+        spill = check_failed_session(pytester, result, elapsed, rx.endpoint)
+        if mode == "refuse":
+            assert rx.spans() == [] and rx.points() == []
+            rx.mode = "ok"  # the endpoint is back: the replay completes the data
+            done = replay(spill, "--endpoint", rx.endpoint, "--protocol", "grpc" if protocol == "grpc" else "http/protobuf")
+            assert done.returncode == 0, done.stderr
+            assert len({s.span_id for s in rx.spans()}) == RUNS + 1
+            assert {p.name for p in rx.points()} >= {"probability.runs", "probability.tokens"}
+
+
+def test_file_gets_everything_while_the_endpoint_hangs(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    with OtlpReceiver("http", mode="slow", slow_delay=SLOW_DELAY) as rx:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rx.endpoint)
+        result, _ = run(pytester, "--prob-runs=2", f"--prob-otel-timeout={TIMEOUT:g}", "--prob-otel-file=otel.jsonl")
+    assert result.ret == 1
+    decoded = list(otlp_json.read_file(pytester.path / "otel.jsonl"))
+    assert len({s.span_id for s in flatten_spans(decoded)}) == RUNS + 1
+    assert {p.name for p in flatten_metrics(decoded)} >= {"probability.runs", "probability.cost"}
+
+
+# -- secrets -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("protocol", ["http", "grpc"])
+def test_header_values_arrive_but_are_never_shown(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, protocol: str
+) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", f"authorization=Bearer%20{SECRET},x-team=evals")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc" if protocol == "grpc" else "http/protobuf")
+    with OtlpReceiver(protocol) as rx:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rx.endpoint)
+        result, _ = run(pytester, "--prob-runs=2", "--prob-json=report.json", "-v")
+        assert result.ret == 1
+        headers = rx.headers
+        assert headers and rx.count("metrics") == 1
+        assert all(h.get("authorization") == f"Bearer {SECRET}" for h in headers), headers
+        assert all(h.get("x-team") == "evals" for h in headers)
+    assert SECRET not in result.stdout.str() + result.stderr.str()
+    assert SECRET not in (pytester.path / "report.json").read_text()
+    assert spill_files(pytester) == []
+
+
+def test_header_values_stay_out_of_output_and_spill_when_export_fails(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", f"authorization=Bearer%20{SECRET}")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{closed_port()}")
+    result, _ = run(pytester, "--prob-runs=2", "--prob-json=report.json", f"--prob-otel-timeout={TIMEOUT:g}")
+    assert result.ret == 1
+    assert len(otel_lines(result)) == 1
+    (spill,) = spill_files(pytester)
+    for text in (result.stdout.str(), result.stderr.str(), (pytester.path / "report.json").read_text(), spill.read_text()):
+        assert SECRET not in text
+        assert "s3cr3t" not in text
+
+
+@pytest.mark.parametrize("where", ["option", "variable"])
+def test_password_in_the_endpoint_url_is_never_shown(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    port = closed_port()
+    url = f"http://alice:{PASSWORD}@127.0.0.1:{port}"
+    args = ["--prob-runs=2", "--prob-json=report.json", f"--prob-otel-timeout={TIMEOUT:g}"]
+    if where == "option":
+        args.append(f"--prob-otel-endpoint={url}")
+    else:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", url)
+    result, _ = run(pytester, *args)
+    assert result.ret == 1
+    (line,) = otel_lines(result)
+    assert f"http://127.0.0.1:{port}" in line
+    (spill,) = spill_files(pytester)
+    for text in (result.stdout.str(), result.stderr.str(), (pytester.path / "report.json").read_text(), spill.read_text()):
+        assert PASSWORD not in text
+        assert "alice:" not in text
+
+
+# -- bad configuration ------------------------------------------------------------------------
+
+
+def _files(root: Path) -> set[str]:
+    """Files under root, minus what pytester itself writes (stdout, stderr, runpytest-N)."""
+    found = set()
+    for path in root.rglob("*"):
+        relative = path.relative_to(root)
+        if relative.parts[0] in ("stdout", "stderr") or relative.parts[0].startswith("runpytest-"):
+            continue
+        if "__pycache__" in relative.parts:
+            continue
+        found.add(relative.as_posix())
+    return found
+
+
+BAD_CONFIGURATIONS = [
+    pytest.param(["--prob-otel-protocol=carrier-pigeon"], {}, "unknown protocol 'carrier-pigeon'", id="protocol-option"),
+    pytest.param([], {"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, "OTEL_EXPORTER_OTLP_PROTOCOL: unknown protocol", id="protocol-env"),
+    pytest.param(["--prob-otel-endpoint=localhost:4318"], {}, "--prob-otel-endpoint: malformed endpoint URL", id="url-no-scheme"),
+    pytest.param(
+        [f"--prob-otel-endpoint=http://alice:{PASSWORD}@127.0.0.1:99999"], {}, "malformed endpoint URL", id="url-bad-port"
+    ),
+    pytest.param([], {"OTEL_EXPORTER_OTLP_ENDPOINT": "ftp://127.0.0.1:4318"}, "OTEL_EXPORTER_OTLP_ENDPOINT: malformed endpoint URL", id="url-env"),
+    pytest.param(
+        [], {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://"}, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: malformed", id="url-traces-env"
+    ),
+    pytest.param(
+        [], {"OTEL_EXPORTER_OTLP_HEADERS": f"Authorization: Bearer {SECRET}"}, "OTEL_EXPORTER_OTLP_HEADERS: malformed header #1", id="headers-colon"
+    ),
+    pytest.param(
+        [], {"OTEL_EXPORTER_OTLP_HEADERS": f"x-ok=1,={SECRET}"}, "OTEL_EXPORTER_OTLP_HEADERS: malformed header #2", id="headers-no-name"
+    ),
+    pytest.param(["--prob-otel-file=a-folder"], {}, "--prob-otel-file:*is a directory", id="file-is-a-directory"),
+    pytest.param(["--prob-otel-timeout=soon"], {}, "--prob-otel-timeout must be a number", id="timeout"),
+]
+
+
+@pytest.mark.parametrize(("args", "env", "message"), BAD_CONFIGURATIONS)
+def test_bad_configuration_is_a_usage_error_before_any_run(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, args: list[str], env: dict[str, str], message: str
+) -> None:
+    pytester.makepyfile(bench_marker="def bench_marker():\n    open('a-run-ran.txt', 'w').close()\n")
+    (pytester.path / "a-folder").mkdir()
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{closed_port()}")
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    before = _files(pytester.path)
+    result, _ = run(pytester, *args, "--prob-json=report.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: *{message}*"])
+    assert _files(pytester.path) == before  # no run, no report, no spill, no OTLP file
+    output = result.stdout.str() + result.stderr.str()
+    assert SECRET not in output and PASSWORD not in output
+
+
+# -- replay --------------------------------------------------------------------------------------
+
+
+def _otlp_file(pytester: pytest.Pytester) -> Path:
+    result, _ = run(pytester, "--prob-runs=2", "--prob-otel-file=otel.jsonl")
+    assert result.ret == 1
+    path = pytester.path / "otel.jsonl"
+    lines = [line for line in path.read_text().splitlines() if line.strip()]
+    assert len(lines) >= 2
+    return path
+
+
+def test_replay_failure_mid_file_writes_the_rest(pytester: pytest.Pytester) -> None:
+    path = _otlp_file(pytester)
+    lines = [line for line in path.read_text().splitlines() if line.strip()]
+    with OtlpReceiver("http") as rx:
+        handle = rx._handle
+
+        def first_only(record: Any) -> str:
+            outcome = handle(record)
+            rx.mode = "refuse"  # every later request is refused
+            return outcome
+
+        rx._handle = first_only  # type: ignore[method-assign]
+        done = replay(path, "--endpoint", rx.endpoint, "--timeout", "5")
+        assert done.returncode == 1, done.stderr
+        assert len(rx.trace_requests) + len(rx.metrics_requests) == 1
+    rest = path.with_name(path.name + ".rest")
+    assert str(rest) in done.stderr and "line 2" in done.stderr
+    assert rest.read_text().splitlines() == lines[1:]
+
+    # Replaying the rest completes the data, with nothing sent twice.
+    with OtlpReceiver("http") as rx2:
+        again = replay(rest, "--endpoint", rx2.endpoint)
+        assert again.returncode == 0, again.stderr
+        first = flatten_spans([otlp_json.decode_line(lines[0])])
+        assert sorted(s.span_id for s in first + rx2.spans()) == sorted(
+            s.span_id for s in flatten_spans(otlp_json.read_file(path))
+        )
+
+
+def test_replay_to_a_dead_endpoint_keeps_every_line(pytester: pytest.Pytester) -> None:
+    path = _otlp_file(pytester)
+    done = replay(path, "--endpoint", f"http://127.0.0.1:{closed_port()}", "--timeout", "2")
+    assert done.returncode == 1
+    rest = path.with_name(path.name + ".rest")
+    assert rest.read_text().splitlines() == [line for line in path.read_text().splitlines() if line.strip()]
+    assert "line 1" in done.stderr
