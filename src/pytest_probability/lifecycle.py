@@ -54,13 +54,20 @@ def before_generate(metafunc: pytest.Metafunc) -> None:
 
 def modify_items(config: pytest.Config, items: list[pytest.Item]) -> None:
     state = get(config)
-    if config.pluginmanager.hasplugin("rerunfailures"):
+    if config.pluginmanager.hasplugin("rerunfailures") and _reruns_possible(config, items):
         # A rerun would replace a failed sample with a later one and bias the
         # fraction upwards: every run is sampled exactly once.
         for item in collect.run_items(items):
             item.add_marker(pytest.mark.flaky(reruns=0), append=False)
     if state.settings.transpose:
         collect.transpose(items)
+
+
+def _reruns_possible(config: pytest.Config, items: list[pytest.Item]) -> bool:
+    """Whether pytest-rerunfailures could rerun a run: --reruns given, or a flaky marker around."""
+    if getattr(config.option, "reruns", 0) or getattr(config.option, "reruns_delay", 0):
+        return True
+    return any(item.get_closest_marker("flaky") is not None for item in collect.run_items(items))
 
 
 # -- runs ---------------------------------------------------------------------
@@ -128,9 +135,14 @@ def check_callable(item: pytest.Item) -> None:
 
 
 def log_report(config: pytest.Config, report: pytest.TestReport, session: pytest.Session | None) -> None:
-    record = recording.record_from_report(report)
+    state = get(config)
+    if state.worker:
+        return  # xdist ships the report, record attached, to the controller
+    record = recording.record_from_report(report, state.cases)
     if record is not None:
-        get(config).add(record)
+        state.add(record)
+        # pytest's terminal reporter keeps every report; the record lives on in state.
+        delattr(report, recording.REPORT_ATTRIBUTE)
     if session is not None and report.failed:
         watch_stop(session)
 

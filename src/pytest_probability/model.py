@@ -33,11 +33,20 @@ class Usage:
     cost: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return {
+            "model": self.model,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cached_input_tokens": self.cached_input_tokens,
+            "cost": self.cost,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Usage:
-        return cls(**{f.name: data[f.name] for f in dataclasses.fields(cls) if f.name in data})
+        return cls(**{name: data[name] for name in _USAGE_FIELDS if name in data})
+
+
+_USAGE_FIELDS = ("model", "input_tokens", "output_tokens", "cached_input_tokens", "cost")
 
 
 @dataclass(frozen=True)
@@ -64,6 +73,26 @@ class CaseRef:
     function: str = ""
     #: Validated ``probability`` marker keywords of the case (gates, latency), sorted.
     marks: tuple[tuple[str, Any], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain builtins; computed once per case (runs of a case share it)."""
+        cached = self.__dict__.get("_dict")
+        if cached is None:
+            cached = dataclasses.asdict(self)
+            cached["params"] = [list(p) for p in self.params]
+            cached["marks"] = [[k, list(v) if isinstance(v, tuple) else v] for k, v in self.marks]
+            object.__setattr__(self, "_dict", cached)
+        return cached
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CaseRef:
+        values = {k: v for k, v in data.items() if k in _CASE_FIELDS}
+        values["params"] = tuple(tuple(p) for p in values.get("params", ()))
+        values["marks"] = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in values.get("marks", ()))
+        return cls(**values)
+
+
+_CASE_FIELDS = frozenset(f.name for f in dataclasses.fields(CaseRef))
 
 
 @dataclass(frozen=True)
@@ -94,21 +123,38 @@ class RunRecord:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain builtins only, safe for xdist's execnet channel and JSON."""
-        data = dataclasses.asdict(self)
-        data["case"]["params"] = [list(p) for p in self.case.params]
-        data["case"]["marks"] = [[k, list(v) if isinstance(v, tuple) else v] for k, v in self.case.marks]
-        data["usage"] = [u.to_dict() for u in self.usage]
-        return data
+        return {
+            "case": self.case.to_dict(),
+            "run": self.run,
+            "nodeid": self.nodeid,
+            "outcome": self.outcome,
+            "duration": self.duration,
+            "message": self.message,
+            "error_type": self.error_type,
+            "error_text": self.error_text,
+            "phase": self.phase,
+            "usage": [u.to_dict() for u in self.usage],
+            "extra_cost": self.extra_cost,
+            "trace_id": self.trace_id,
+            "span_id": self.span_id,
+            "start_time": self.start_time,
+        }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> RunRecord:
-        values = dict(data)
-        case = dict(values.pop("case"))
-        case["params"] = tuple(tuple(p) for p in case.get("params", ()))
-        case["marks"] = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in case.get("marks", ()))
+    def from_dict(cls, data: Mapping[str, Any], cases: dict[str, CaseRef] | None = None) -> RunRecord:
+        """Rebuild a record; ``cases`` (case key -> CaseRef) shares one CaseRef per case."""
+        values = {k: v for k, v in data.items() if k in _RECORD_FIELDS}
+        case_data = values.pop("case")
+        case = cases.get(case_data["key"]) if cases is not None else None
+        if case is None:
+            case = CaseRef.from_dict(case_data)
+            if cases is not None:
+                cases[case.key] = case
         values["usage"] = tuple(Usage.from_dict(u) for u in values.get("usage", ()))
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(case=CaseRef(**case), **{k: v for k, v in values.items() if k in names})
+        return cls(case=case, **values)
+
+
+_RECORD_FIELDS = frozenset(f.name for f in dataclasses.fields(RunRecord))
 
 
 @dataclass

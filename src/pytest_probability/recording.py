@@ -265,8 +265,8 @@ def attach(report: pytest.TestReport, run: CurrentRun) -> None:
         setattr(report, name, value)
 
 
-def record_from_report(report: pytest.TestReport) -> RunRecord | None:
+def record_from_report(report: pytest.TestReport, cases: dict[str, CaseRef] | None = None) -> RunRecord | None:
     data = getattr(report, REPORT_ATTRIBUTE, None)
     if data is None or report.when != "teardown":
         return None
-    return RunRecord.from_dict(data)
+    return RunRecord.from_dict(data, cases)

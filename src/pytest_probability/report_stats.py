@@ -60,23 +60,34 @@ def gates_section(analysis: Analysis) -> list[Line]:
     cells = []
     for result in gated:
         bar = ""
+        shown = []
         if result.gate is not None:
             spec = result.gate.spec
-            bar = f">= {spec.min_passes} passes" if spec.rule == "count" else f">= {spec.bar:.0%}"
+            bar = f">= {spec.min_passes} passes" if spec.rule == "count" else f">= {bar_percent(spec.bar)}"
             interval = result.gate.interval
-            shown = stats.format_percent_interval(interval.low, interval.high) if interval else ""
-        else:
-            shown = ""
+            if interval is not None:
+                shown.append(stats.format_percent_interval(interval.low, interval.high))
         if result.latency is not None and result.latency.max_latency is not None:
             lat = f"p{result.latency.quantile * 100:g} <= {duration(result.latency.max_latency)}"
             bar = f"{bar}, {lat}" if bar else lat
+            if latency_cell(result):
+                shown.append(latency_cell(result))
         verdict = result.verdict or UNDECIDED
-        cells.append(([result.row.label, fraction(result.row), shown, bar], verdict.upper(), _VERDICT_MARKUP[verdict]))
+        cells.append(([result.row.label, fraction(result.row), ", ".join(shown), bar], verdict.upper(), _VERDICT_MARKUP[verdict]))
     widths = [max(len(c[0][i]) for c in cells) for i in range(4)]
     for (label, frac, shown, bar), verdict, markup in cells:
-        text = f"    {label.ljust(widths[0])}  {frac.rjust(widths[1])}  {shown.ljust(widths[2])}  {bar.ljust(widths[3])}  {verdict}"
-        lines.append((text.rstrip(), markup))
+        parts = [label.ljust(widths[0]), frac.rjust(widths[1])]
+        if widths[2]:  # no column of blanks when no gated case has an interval
+            parts.append(shown.ljust(widths[2]))
+        parts += [bar.ljust(widths[3]), verdict]
+        lines.append(("    " + "  ".join(parts), markup))
     return lines
+
+
+def bar_percent(rate: float) -> str:
+    """A bar as given, in percent: ``80%``, ``99.9%``; ``100%`` only for a bar of exactly 1."""
+    text = f"{rate * 100:.6g}"
+    return f"{'99.9999' if text == '100' and rate < 1 else text}%"
 
 
 def metrics_section(analysis: Analysis) -> list[Line]:

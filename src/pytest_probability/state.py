@@ -75,6 +75,8 @@ class State:
     gate_folder: str | None = None
     case_order: Any = field(default_factory=itertools.count)
     records: list[RunRecord] = field(default_factory=list)
+    #: One CaseRef per case key, shared by the records of its runs.
+    cases: dict[str, Any] = field(default_factory=dict)
     modules: ModuleHooks = field(default_factory=ModuleHooks)
     runs_started: int = 0
     #: Lines shown under the table (export problems, teardown errors).

@@ -252,6 +252,8 @@ class Exporter:
     def add_report(self, report: Any) -> None:
         for span in spans_module.spans_from_report(report, self.resource):
             self._queue.put(span)
+        if hasattr(report, spans_module.REPORT_ATTRIBUTE):
+            delattr(report, spans_module.REPORT_ATTRIBUTE)  # the terminal reporter keeps reports
 
     def _loop(self) -> None:
         while True:
