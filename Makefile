@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 # JSON report and an OTLP JSON-lines file. No server needed.
 demo: $(STAMP)
 	@mkdir -p $(DEMO_OUT)
-	-$(PY) -m pytest examples -p no:cacheprovider -q --prob-runs=10 \
+	-$(PY) -m pytest examples -p no:cacheprovider -q --tb=no -rN --prob-runs=10 \
 		--prob-json=$(DEMO_OUT)/report.json --prob-otel-file=$(DEMO_OUT)/otlp.jsonl
 	@echo "JSON report: $(DEMO_OUT)/report.json"
 	@echo "OTLP file:   $(DEMO_OUT)/otlp.jsonl"
