@@ -111,6 +111,11 @@ class GateBook:
             run = _RUN_ID.match(nodeid)
             if run:
                 self.expected.setdefault(run.group("key"), set()).add(nodeid)
+        if self.folder is not None:
+            # A gate item whose runs were all deselected (-k, --deselect) gets no
+            # record, so add() never publishes its verdict: publish it now.
+            for key in self.gated - set(self.expected) - self.published:
+                self.publish(key)
 
     def add(self, record: RunRecord) -> None:
         key = record.case.key

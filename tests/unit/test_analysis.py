@@ -1,0 +1,640 @@
+"""Unit tests of analysis.py: marker keywords, case specs, gate and latency verdicts, metrics, aggregates.
+
+analysis.py is pure: records and settings in, RowAnalysis objects out. The
+maths itself (intervals, order statistics, pass^k) is checked against
+reference values in test_stats.py; here the question is whether analysis.py
+asks stats.py the right questions and turns the answers into the right
+verdicts, at and around every bar.
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+import threading
+from math import comb, nextafter
+
+import pytest
+
+from pytest_probability import analysis, stats
+from pytest_probability.analysis import (
+    FAILED,
+    PASSED,
+    UNDECIDED,
+    VERDICT_VALUES,
+    CaseSpec,
+    GateSpec,
+    StatsConfig,
+    analyze,
+    analyze_row,
+    case_spec,
+    evaluate_gate,
+    evaluate_latency,
+    metric_value,
+    unreachable,
+)
+from pytest_probability.model import ERROR, FAIL, PASS, SKIP, CaseRef, RunRecord
+from pytest_probability.rows import aggregate
+
+_order = iter(range(100_000))
+LETTERS = {"p": PASS, "f": FAIL, "e": ERROR, "s": SKIP}
+
+
+def make_case(label: str, runs: int = 0, marks: tuple = ()) -> CaseRef:
+    benchmark, _, case_id = label.partition("::")
+    key = f"bench_x.py::bench_{benchmark}" + (f"::{case_id}" if case_id else "")
+    return CaseRef(key=key, benchmark=benchmark, case=case_id, label=label, order=next(_order), runs=runs, marks=marks)
+
+
+def records(label: str, outcomes: str, durations=None) -> list[RunRecord]:
+    """One record per letter of ``outcomes`` (p f e s), durations per run if given."""
+    ref = make_case(label, runs=len(outcomes))
+    durations = durations or [0.0] * len(outcomes)
+    return [
+        RunRecord(case=ref, run=i, nodeid=f"{ref.key}[run{i}]", outcome=LETTERS[letter], duration=durations[i - 1])
+        for i, letter in enumerate(outcomes, start=1)
+    ]
+
+
+def row_of(label: str, outcomes: str, durations=None):
+    summary = aggregate(records(label, outcomes, durations))
+    assert len(summary.rows) == 1
+    return summary.rows[0]
+
+
+def rate_gate(bar: float, *, method: str = "exact", confidence: float = 0.95, errors: str = "count",
+              prior: tuple[float, float] = (1.0, 1.0)) -> GateSpec:
+    return GateSpec("rate", bar, None, confidence, method, prior, errors)
+
+
+def count_gate(min_passes: int, runs: int, errors: str = "count") -> GateSpec:
+    return GateSpec("count", min_passes / runs, min_passes, 0.95, "exact", (1.0, 1.0), errors)
+
+
+@pytest.fixture(autouse=True)
+def no_hang():
+    """Turn a hang into a failure of this test rather than of the whole suite."""
+    if not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum, frame):
+        raise TimeoutError("the test did not finish within 20 s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(20)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+# -- StatsConfig ------------------------------------------------------------------------
+
+
+def test_stats_config_defaults_and_to_dict():
+    config = StatsConfig()
+    assert config.to_dict() == {
+        "method": "exact",
+        "level": 0.95,
+        "prior": [1.0, 1.0],
+        "intervals": True,
+        "min_rate": None,
+        "undecided": "fail",
+        "errors": "count",
+        "latency": False,
+        "latency_quantile": 0.95,
+        "metrics": [],
+        "gate_items": True,
+    }
+    custom = StatsConfig(method="bayes", confidence=0.9, prior=(2.0, 3.0), metrics=(("pass^", 3), ("pass@", 5)))
+    data = custom.to_dict()
+    assert (data["method"], data["level"], data["prior"]) == ("bayes", 0.9, [2.0, 3.0])
+    assert data["metrics"] == ["pass^3", "pass@5"]
+
+
+def test_verdict_values_for_gauges():
+    assert VERDICT_VALUES == {"pass": 1, "undecided": 0, "fail": -1}
+
+
+# -- marker keywords ----------------------------------------------------------------------
+
+KW = analysis.MARKER_KEYWORDS
+
+
+@pytest.mark.parametrize("value", [0.5, 1, 1.0, 1e-9])
+def test_min_rate_accepts_rates_in_half_open_unit_interval(value):
+    assert KW["min_rate"](value) == float(value)
+    assert isinstance(KW["min_rate"](value), float)
+
+
+@pytest.mark.parametrize("value", [0, 0.0, -0.1, 1.0000001, 1.5, 90, True, "0.9", None, math.nan])
+def test_min_rate_rejects_and_names_the_value(value):
+    with pytest.raises((ValueError, TypeError)) as info:
+        KW["min_rate"](value)
+    assert "min_rate" in str(info.value)
+    assert repr(value) in str(info.value)
+
+
+@pytest.mark.parametrize("value", [0, -3, True, 2.0, "3", None])
+def test_min_passes_rejects_and_names_the_value(value):
+    with pytest.raises(ValueError, match=r"min_passes") as info:
+        KW["min_passes"](value)
+    assert repr(value) in str(info.value)
+
+
+def test_min_passes_accepts_whole_numbers():
+    assert KW["min_passes"](1) == 1
+    assert KW["min_passes"](19) == 19
+
+
+@pytest.mark.parametrize("value", [0, -1, math.inf, math.nan, True, "1"])
+def test_max_latency_rejects(value):
+    with pytest.raises(ValueError, match=r"max_latency") as info:
+        KW["max_latency"](value)
+    assert repr(value) in str(info.value)
+
+
+def test_max_latency_and_quantile_accept():
+    assert KW["max_latency"](2) == 2.0
+    assert KW["max_latency"](0.25) == 0.25
+    assert KW["latency_quantile"](0.5) == 0.5
+
+
+@pytest.mark.parametrize("value", [0, 1, 95, -0.5, True])
+def test_latency_quantile_rejects(value):
+    with pytest.raises(ValueError, match=r"latency_quantile"):
+        KW["latency_quantile"](value)
+
+
+def test_confidence_keyword_names_itself_and_suggests_a_fraction():
+    with pytest.raises(ValueError, match=r"probability\(confidence=\.\.\.\).*95.*0\.95"):
+        KW["confidence"](95)
+    with pytest.raises(ValueError, match=r"probability\(confidence=\.\.\.\).*1\.0"):
+        KW["confidence"](1.0)
+    assert KW["confidence"](0.8) == 0.8
+
+
+def test_method_and_prior_keywords():
+    assert KW["method"]("Wilson") == "wilson"
+    with pytest.raises(ValueError, match=r"probability\(method=\.\.\.\).*'nope'"):
+        KW["method"]("nope")
+    assert KW["prior"]((0.5, 0.5)) == (0.5, 0.5)
+    with pytest.raises(ValueError, match=r"probability\(prior=\.\.\.\)"):
+        KW["prior"]((1,))
+
+
+# -- case_spec --------------------------------------------------------------------------
+
+
+def test_no_gate_without_a_bar():
+    spec = case_spec({}, 10, StatsConfig())
+    assert spec == CaseSpec(None, 0.95, None)
+    assert not spec.gated
+
+
+def test_both_min_rate_and_min_passes_is_an_error_naming_both():
+    with pytest.raises(ValueError, match=r"min_rate=0\.9, min_passes=9.*not both"):
+        case_spec({"min_rate": 0.9, "min_passes": 9}, 10, StatsConfig())
+
+
+def test_min_passes_more_than_runs_is_an_error_naming_both_numbers():
+    with pytest.raises(ValueError, match=r"min_passes=11\).*10 runs"):
+        case_spec({"min_passes": 11}, 10, StatsConfig())
+    # exactly as many as runs is allowed
+    assert case_spec({"min_passes": 10}, 10, StatsConfig()).gate.min_passes == 10
+
+
+def test_session_min_rate_gates_every_case():
+    spec = case_spec({}, 10, StatsConfig(min_rate=0.8, errors="exclude"))
+    assert spec.gated
+    assert spec.gate == GateSpec("rate", 0.8, None, 0.95, "exact", (1.0, 1.0), "exclude")
+
+
+def test_marker_min_rate_wins_over_the_session_bar():
+    spec = case_spec({"min_rate": 0.6}, 10, StatsConfig(min_rate=0.8))
+    assert spec.gate.rule == "rate" and spec.gate.bar == 0.6
+
+
+def test_marker_min_passes_wins_over_the_session_bar():
+    spec = case_spec({"min_passes": 19, "runs": 20}, 20, StatsConfig(min_rate=0.8))
+    assert spec.gate.rule == "count"
+    assert spec.gate.min_passes == 19
+    assert spec.gate.bar == pytest.approx(19 / 20)
+
+
+def test_per_gate_confidence_method_prior_override_the_session():
+    config = StatsConfig(method="wilson", confidence=0.9, prior=(2.0, 2.0))
+    spec = case_spec({"min_rate": 0.5, "confidence": 0.8, "method": "bayes", "prior": (0.5, 0.5)}, 10, config)
+    assert (spec.gate.confidence, spec.gate.method, spec.gate.prior) == (0.8, "bayes", (0.5, 0.5))
+    inherited = case_spec({"min_rate": 0.5}, 10, config)
+    assert (inherited.gate.confidence, inherited.gate.method, inherited.gate.prior) == (0.9, "wilson", (2.0, 2.0))
+
+
+def test_latency_keywords_and_latency_only_gate():
+    config = StatsConfig(latency_quantile=0.9)
+    assert case_spec({}, 5, config).latency_quantile == 0.9
+    spec = case_spec({"latency_quantile": 0.5, "max_latency": 1.5}, 5, config)
+    assert (spec.latency_quantile, spec.max_latency) == (0.5, 1.5)
+    assert spec.gate is None
+    assert spec.gated  # a latency bar alone gates the case
+
+
+# -- unreachable ------------------------------------------------------------------------
+
+
+def test_unreachable_rate_gate_says_how_many_runs_it_needs():
+    spec = case_spec({"min_rate": 0.99}, 5, StatsConfig())
+    # exact, all 5 of 5 passing: lower bound 0.025**(1/n) >= 0.99 needs n >= 368
+    assert unreachable(spec, 5) == 368
+    assert unreachable(spec, 367) == 368
+    assert unreachable(spec, 368) is None
+    assert unreachable(spec, 1000) is None
+
+
+def test_unreachable_uses_the_gate_confidence_and_method():
+    spec = case_spec({"min_rate": 0.9, "confidence": 0.9, "method": "wilson"}, 10, StatsConfig())
+    assert unreachable(spec, 10) == stats.runs_needed(0.9, 0.9, "wilson") == 25
+    assert unreachable(case_spec({"min_rate": 0.9}, 10, StatsConfig()), 10) == 36
+
+
+def test_min_rate_one_can_never_pass():
+    assert unreachable(case_spec({"min_rate": 1}, 50, StatsConfig()), 50) == 0
+
+
+def test_unreachable_ignores_count_gates_and_ungated_cases():
+    assert unreachable(case_spec({"min_passes": 3}, 3, StatsConfig()), 3) is None
+    assert unreachable(case_spec({}, 3, StatsConfig()), 3) is None
+    assert unreachable(case_spec({"max_latency": 1.0}, 3, StatsConfig()), 3) is None
+
+
+# -- evaluate_gate: rate rule ----------------------------------------------------------
+
+
+def test_rate_gate_at_and_around_the_lower_bound():
+    low, high = stats.clopper_pearson(7, 10, 0.95)
+    assert evaluate_gate(rate_gate(low), 7, 3, 0).verdict == PASSED  # whole interval at the bar: pass
+    assert evaluate_gate(rate_gate(nextafter(low, 0)), 7, 3, 0).verdict == PASSED
+    assert evaluate_gate(rate_gate(nextafter(low, 1)), 7, 3, 0).verdict == UNDECIDED
+
+
+def test_rate_gate_at_and_around_the_upper_bound():
+    low, high = stats.clopper_pearson(7, 10, 0.95)
+    assert evaluate_gate(rate_gate(high), 7, 3, 0).verdict == UNDECIDED  # bar inside (at the edge)
+    assert evaluate_gate(rate_gate(nextafter(high, 1)), 7, 3, 0).verdict == FAILED  # entirely below
+    assert evaluate_gate(rate_gate(nextafter(high, 0)), 7, 3, 0).verdict == UNDECIDED
+
+
+def test_rate_gate_result_fields():
+    spec = rate_gate(0.5, method="wilson", confidence=0.9)
+    result = evaluate_gate(spec, 7, 2, 1)
+    low, high = stats.wilson(7, 10, 0.9)
+    assert (result.passes, result.total, result.excluded) == (7, 10, 0)
+    assert result.interval.method == "wilson" and result.interval.level == 0.9
+    assert (result.interval.low, result.interval.high) == (low, high)
+    assert result.verdict == stats.verdict(low, high, 0.5)
+
+
+def test_rate_gate_bayes_uses_the_gate_prior():
+    flat = evaluate_gate(rate_gate(0.5, method="bayes"), 7, 3, 0).interval
+    skewed = evaluate_gate(rate_gate(0.5, method="bayes", prior=(20.0, 1.0)), 7, 3, 0).interval
+    assert (flat.low, flat.high) == stats.beta_credible(7, 10, 0.95, (1.0, 1.0))
+    assert (skewed.low, skewed.high) == stats.beta_credible(7, 10, 0.95, (20.0, 1.0))
+    assert skewed.low > flat.low
+
+
+def test_errors_count_as_non_passes_by_default():
+    result = evaluate_gate(rate_gate(0.6), 8, 0, 2)
+    assert (result.total, result.excluded) == (10, 0)
+    assert (result.interval.low, result.interval.high) == stats.clopper_pearson(8, 10, 0.95)
+    assert result.verdict == UNDECIDED  # [0.44, 0.97]
+
+
+def test_errors_exclude_leaves_errored_runs_out():
+    result = evaluate_gate(rate_gate(0.6, errors="exclude"), 8, 0, 2)
+    assert (result.passes, result.total, result.excluded) == (8, 8, 2)
+    assert (result.interval.low, result.interval.high) == stats.clopper_pearson(8, 8, 0.95)
+    assert result.verdict == PASSED  # 0.025**(1/8) = 0.63 >= 0.6
+
+
+def test_gate_without_counted_runs_is_undecided():
+    result = evaluate_gate(rate_gate(0.5), 0, 0, 0)
+    assert (result.total, result.interval, result.verdict) == (0, None, UNDECIDED)
+    excluded = evaluate_gate(rate_gate(0.5, errors="exclude"), 0, 0, 3)
+    assert (excluded.total, excluded.excluded, excluded.interval, excluded.verdict) == (0, 3, None, UNDECIDED)
+
+
+def test_rate_gate_to_dict():
+    result = evaluate_gate(rate_gate(0.5), 7, 3, 0)
+    data = result.to_dict(runs=12)
+    assert data == {
+        "rule": "rate",
+        "min_rate": 0.5,
+        "confidence": 0.95,
+        "method": "exact",
+        "prior": [1.0, 1.0],
+        "errors": "count",
+        "runs": 12,
+        "passes": 7,
+        "total": 10,
+        "excluded": 0,
+        "low": result.interval.low,
+        "high": result.interval.high,
+        "verdict": "undecided",
+    }
+    assert evaluate_gate(rate_gate(0.5), 0, 0, 0).to_dict(3)["low"] is None
+
+
+# -- evaluate_gate: count rule ---------------------------------------------------------
+
+
+def test_count_rule_passes_at_the_count_and_fails_one_below():
+    assert evaluate_gate(count_gate(19, 20), 19, 1, 0).verdict == PASSED
+    assert evaluate_gate(count_gate(19, 20), 20, 0, 0).verdict == PASSED
+    assert evaluate_gate(count_gate(19, 20), 18, 2, 0).verdict == FAILED
+    assert evaluate_gate(count_gate(19, 20), 18, 0, 2).verdict == FAILED
+
+
+def test_count_rule_ignores_the_interval_and_still_reports_it():
+    # 3/3 has a wide interval; a rate rule at the same bar would be undecided.
+    result = evaluate_gate(count_gate(3, 3), 3, 0, 0)
+    assert result.verdict == PASSED
+    assert (result.interval.low, result.interval.high) == stats.clopper_pearson(3, 3, 0.95)
+    assert evaluate_gate(rate_gate(1.0), 3, 0, 0).verdict == UNDECIDED
+
+
+def test_count_rule_with_excluded_errors_still_needs_the_passes():
+    result = evaluate_gate(count_gate(4, 5, errors="exclude"), 3, 0, 2)
+    assert (result.total, result.excluded, result.verdict) == (3, 2, FAILED)
+
+
+def test_count_gate_to_dict():
+    data = evaluate_gate(count_gate(4, 5), 4, 1, 0).to_dict(runs=5)
+    assert data["rule"] == "count"
+    assert data["min_passes"] == 4
+    assert "min_rate" not in data
+    assert data["verdict"] == "pass"
+
+
+# -- evaluate_latency ------------------------------------------------------------------
+
+TWENTY = [0.01 * i for i in range(1, 21)]  # 10ms .. 200ms; p50 ranks at 95%: (6, 15)
+
+
+def latency_records(durations, outcomes=None):
+    outcomes = outcomes or "p" * len(durations)
+    return records("lat", outcomes, list(durations))
+
+
+def test_latency_estimate_interval_and_ranks():
+    result = evaluate_latency(latency_records(TWENTY), 0.5, 0.95, None)
+    assert stats.quantile_ranks(20, 0.5, 0.95) == (6, 15)
+    assert result.ranks == (6, 15)
+    assert result.estimate == pytest.approx(stats.sample_quantile(TWENTY, 0.5))
+    assert (result.low, result.high) == (TWENTY[5], TWENTY[14])
+    assert (result.total, result.excluded, result.verdict) == (20, 0, None)
+    ci = result.to_dict()["ci"]
+    assert ci == {"method": "order-statistic", "level": 0.95, "low": TWENTY[5], "high": TWENTY[14], "ranks": [6, 15]}
+
+
+@pytest.mark.parametrize(
+    ("limit", "verdict"),
+    [
+        (1.0, PASSED),
+        (TWENTY[14], PASSED),  # upper bound exactly at the limit
+        (nextafter(TWENTY[14], 0), UNDECIDED),
+        (0.1, UNDECIDED),
+        (TWENTY[5], UNDECIDED),  # lower bound at the limit: not entirely above
+        (nextafter(TWENTY[5], 0), FAILED),
+        (0.001, FAILED),
+    ],
+)
+def test_latency_verdicts_around_the_limit(limit, verdict):
+    result = evaluate_latency(latency_records(TWENTY), 0.5, 0.95, limit)
+    assert result.verdict == verdict
+    assert result.max_latency == limit
+
+
+def test_latency_interval_without_upper_end_cannot_pass():
+    durations = [0.001] * 10
+    result = evaluate_latency(latency_records(durations), 0.95, 0.95, 1000.0)
+    assert result.high is None  # p95 of 10 samples has no upper order statistic
+    assert result.verdict == UNDECIDED
+    assert result.to_dict()["ci"]["high"] is None
+
+
+def test_latency_interval_without_upper_end_can_still_fail():
+    result = evaluate_latency(latency_records([5.0] * 10), 0.95, 0.95, 1.0)
+    assert result.high is None and result.low == 5.0
+    assert result.verdict == FAILED
+
+
+def test_latency_counts_pass_and_fail_runs_and_excludes_errors_and_skips():
+    durations = [0.1, 0.2, 9.0, 9.0, 0.3]
+    result = evaluate_latency(latency_records(durations, "pfess"), 0.5, 0.95, None)
+    assert (result.total, result.excluded) == (2, 1)
+    assert result.estimate == pytest.approx(0.15)
+
+
+def test_latency_without_timed_runs():
+    gated = evaluate_latency(latency_records([1.0, 1.0], "es"), 0.5, 0.95, 2.0)
+    assert (gated.total, gated.excluded, gated.estimate, gated.verdict) == (0, 1, None, UNDECIDED)
+    assert gated.to_dict()["ci"] is None
+    shown = evaluate_latency(latency_records([1.0], "s"), 0.5, 0.95, None)
+    assert shown.verdict is None
+
+
+# -- metrics ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("n", "c", "k"), [(10, 7, 3), (10, 10, 3), (10, 2, 3), (5, 3, 5), (20, 1, 1)])
+def test_metric_values_are_the_unbiased_estimators(n, c, k):
+    assert metric_value("pass^", k, c, n) == pytest.approx(comb(c, k) / comb(n, k), abs=1e-15)
+    assert metric_value("pass@", k, c, n) == pytest.approx(1 - comb(n - c, k) / comb(n, k), abs=1e-15)
+
+
+def test_metric_with_fewer_runs_than_k_is_left_out():
+    assert metric_value("pass^", 5, 4, 4) is None
+    assert metric_value("pass@", 5, 4, 4) is None
+    assert metric_value("pass@", 4, 0, 4) == 0.0
+
+
+def test_analyze_row_metrics_count_only_counted_runs():
+    config = StatsConfig(metrics=(("pass^", 3), ("pass@", 5)))
+    row = row_of("m", "ppfpfss")  # 3 passes of 5 counted runs, 2 skipped
+    result = analyze_row(row, case_spec({}, 7, config), config)
+    assert list(result.metrics) == ["pass^3", "pass@5"]
+    assert result.metrics["pass^3"] == pytest.approx(comb(3, 3) / comb(5, 3))
+    assert result.metrics["pass@5"] == 1.0
+    short = analyze_row(row_of("m2", "pppss"), case_spec({}, 5, config), config)
+    assert short.metrics == {"pass^3": 1.0, "pass@5": None}
+
+
+# -- analyze_row -----------------------------------------------------------------------
+
+
+def test_row_interval_uses_the_session_settings_not_the_gate():
+    config = StatsConfig(method="wilson", confidence=0.9)
+    spec = case_spec({"min_rate": 0.5, "method": "exact", "confidence": 0.99}, 10, config)
+    result = analyze_row(row_of("r", "pppppppfff"), spec, config)
+    assert (result.interval.method, result.interval.level) == ("wilson", 0.9)
+    assert (result.interval.low, result.interval.high) == stats.wilson(7, 10, 0.9)
+    assert (result.gate.interval.low, result.gate.interval.high) == stats.clopper_pearson(7, 10, 0.99)
+    assert result.interval.to_dict() == {"method": "wilson", "level": 0.9, "low": result.interval.low,
+                                         "high": result.interval.high}
+
+
+def test_row_with_only_skips_has_no_interval():
+    config = StatsConfig()
+    result = analyze_row(row_of("s", "ss"), case_spec({}, 2, config), config)
+    assert result.interval is None
+    assert result.verdict is None
+
+
+def test_bayes_row_interval_uses_the_session_prior():
+    config = StatsConfig(method="bayes", prior=(5.0, 5.0))
+    result = analyze_row(row_of("b", "pppppppfff"), case_spec({}, 10, config), config)
+    assert (result.interval.low, result.interval.high) == stats.beta_credible(7, 10, 0.95, (5.0, 5.0))
+
+
+def test_latency_only_when_asked_or_gated():
+    row = row_of("l", "pp", [0.1, 0.2])
+    config = StatsConfig()
+    assert analyze_row(row, case_spec({}, 2, config), config).latency is None
+    assert analyze_row(row, case_spec({}, 2, StatsConfig(latency=True)), StatsConfig(latency=True)).latency is not None
+    gated = analyze_row(row, case_spec({"max_latency": 1.0}, 2, config), config)
+    assert gated.latency is not None and gated.latency.max_latency == 1.0
+
+
+def test_latency_uses_the_case_quantile():
+    row = row_of("l", "p" * 20, TWENTY)
+    config = StatsConfig(latency=True)
+    median = analyze_row(row, case_spec({"latency_quantile": 0.5}, 20, config), config).latency
+    default = analyze_row(row, case_spec({}, 20, config), config).latency
+    assert median.quantile == 0.5 and median.estimate == pytest.approx(0.105)
+    assert default.quantile == 0.95 and default.estimate == pytest.approx(stats.sample_quantile(TWENTY, 0.95))
+
+
+# -- combined verdicts -------------------------------------------------------------------
+
+
+def combined(outcomes: str, durations, kwargs):
+    config = StatsConfig()
+    row = row_of("c", outcomes, durations)
+    return analyze_row(row, case_spec(kwargs, len(outcomes), config), config)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "verdict"),
+    [
+        ({"min_passes": 20, "max_latency": 1.0}, PASSED),
+        ({"min_passes": 20, "max_latency": 0.001}, FAILED),
+        ({"min_passes": 20, "max_latency": 0.1}, UNDECIDED),
+        ({"min_rate": 0.99, "max_latency": 1.0}, UNDECIDED),
+        ({"min_rate": 0.99, "max_latency": 0.001}, FAILED),
+        ({"max_latency": 1.0}, PASSED),
+        ({"min_rate": 0.8}, PASSED),
+        ({}, None),
+    ],
+)
+def test_combined_verdict_fail_wins_then_undecided(kwargs, verdict):
+    result = combined("p" * 20, TWENTY, {"latency_quantile": 0.5, **kwargs})
+    assert result.verdict == verdict
+
+
+def test_decided_pass_with_undecided_policy():
+    undecided = combined("p" * 20, TWENTY, {"min_rate": 0.99})
+    assert undecided.verdict == UNDECIDED
+    assert undecided.decided_pass("fail") is False
+    assert undecided.decided_pass("pass") is True
+    failed = combined("f" * 20, TWENTY, {"min_rate": 0.5})
+    assert failed.decided_pass("pass") is False
+    assert combined("p" * 20, TWENTY, {}).decided_pass("fail") is None
+
+
+# -- analyze: rows, totals, aggregates ----------------------------------------------------
+
+
+def session(*cases):
+    """cases: (label, outcomes, kwargs); returns (summary, specs) for analyze()."""
+    all_records, specs = [], {}
+    for label, outcomes, kwargs in cases:
+        recs = records(label, outcomes)
+        all_records += recs
+        specs[recs[0].case.key] = kwargs
+    return aggregate(all_records), specs
+
+
+def run_analyze(config, *cases):
+    summary, kwargs = session(*cases)
+    specs = {key: case_spec(kw, len(summary.rows[0].records), config) for key, kw in kwargs.items()}
+    return analyze(summary, config, specs)
+
+
+def test_gate_totals_and_failed_gates():
+    config = StatsConfig()
+    result = run_analyze(
+        config,
+        ("a::pass", "p" * 20, {"min_rate": 0.8}),
+        ("a::fail", "pfffffffffffffffffff", {"min_rate": 0.8}),
+        ("b::undecided", "pppppppppppppppppfff", {"min_rate": 0.8}),
+        ("b::ungated", "ffff", {}),
+    )
+    assert [r.row.label for r in result.gated] == ["a::pass", "a::fail", "b::undecided"]
+    assert result.gate_totals() == {"passed": 1, "failed": 1, "undecided": 1}
+    assert [r.row.label for r in result.failed_gates] == ["a::fail", "b::undecided"]
+    assert set(result.by_key) == {r.row.case.key for r in result.rows}
+    lenient = analyze(aggregate(r for row in result.rows for r in row.row.records),
+                      StatsConfig(undecided="pass"), {r.row.case.key: r.spec for r in result.rows})
+    assert [r.row.label for r in lenient.failed_gates] == ["a::fail"]
+
+
+def test_cases_without_a_spec_get_the_session_defaults():
+    config = StatsConfig(min_rate=0.5, latency_quantile=0.9, latency=True)
+    summary = aggregate(records("x", "pppp"))
+    result = analyze(summary, config, {})
+    row = result.rows[0]
+    assert row.gate is not None and row.gate.spec.bar == 0.5  # the session bar
+    assert row.latency.quantile == 0.9
+
+
+def test_no_metrics_no_aggregates():
+    result = run_analyze(StatsConfig(), ("a", "ppp", {}))
+    assert result.aggregates == []
+
+
+def test_aggregates_per_benchmark_in_order_and_overall():
+    config = StatsConfig(metrics=(("pass^", 3), ("pass@", 2)))
+    summary = aggregate(
+        records("b::one", "ppppf")  # pass^3 = C(4,3)/C(5,3) = 0.4, pass@2 = 1
+        + records("b::two", "pppff")  # pass^3 = 1/10 = 0.1, pass@2 = 1 - 1/10 = 0.9
+        + records("a::short", "pp")  # fewer than 3 runs: pass^3 left out; pass@2 = 1
+        + records("a::zero", "fff")  # pass^3 = 0, pass@2 = 0
+    )
+    specs = {row.case.key: case_spec({}, len(row.records), config) for row in summary.rows}
+    result = analyze(summary, config, specs)
+    names = [(a.name, a.scope) for a in result.aggregates]
+    assert names == [("b", "benchmark"), ("a", "benchmark"), ("Overall", "overall")]
+    b, a, overall = result.aggregates
+    assert b.values == pytest.approx({"pass^3": 0.25, "pass@2": 0.95})
+    assert (b.cases, b.left_out) == ({"pass^3": 2, "pass@2": 2}, {"pass^3": 0, "pass@2": 0})
+    assert a.values == {"pass^3": 0.0, "pass@2": 0.5}
+    assert (a.cases, a.left_out) == ({"pass^3": 1, "pass@2": 2}, {"pass^3": 1, "pass@2": 0})
+    assert overall.values == pytest.approx({"pass^3": 0.5 / 3, "pass@2": 2.9 / 4})
+    assert (overall.cases, overall.left_out) == ({"pass^3": 3, "pass@2": 4}, {"pass^3": 1, "pass@2": 0})
+    assert overall.to_dict() == {
+        "scope": "overall",
+        "name": "Overall",
+        "metrics": {
+            "pass^3": {"estimate": pytest.approx(0.5 / 3), "cases": 3, "left_out": 1},
+            "pass@2": {"estimate": pytest.approx(2.9 / 4), "cases": 4, "left_out": 0},
+        },
+    }
+
+
+def test_aggregate_of_only_short_cases_is_none():
+    config = StatsConfig(metrics=(("pass^", 5),))
+    result = run_analyze(config, ("a", "pp", {}))
+    assert result.aggregates[0].values == {"pass^5": None}
+    assert result.aggregates[-1].to_dict()["metrics"]["pass^5"] == {"estimate": None, "cases": 0, "left_out": 1}
