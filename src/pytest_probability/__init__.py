@@ -7,6 +7,7 @@ from __future__ import annotations
 
 __version__ = "0.4.0"
 
+from .gating import ProbabilityGateWarning  # noqa: E402
 from .recording import record_cost, record_usage  # noqa: E402
 
-__all__ = ["__version__", "record_cost", "record_usage"]
+__all__ = ["ProbabilityGateWarning", "__version__", "record_cost", "record_usage"]

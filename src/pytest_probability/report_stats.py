@@ -128,12 +128,16 @@ def gate_series(analysis: Analysis) -> list[Any]:
     lower = Series("probability.case.interval.lower", "gauge", "1", "Lower bound of the case's pass fraction interval")
     upper = Series("probability.case.interval.upper", "gauge", "1", "Upper bound of the case's pass fraction interval")
     bar = Series("probability.case.min_rate", "gauge", "1", "The gated case's bar (min_rate, or min_passes/runs)")
-    verdict = Series("probability.case.gate.verdict", "gauge", "1", "Gate verdict: 1 pass, 0 undecided, -1 fail")
+    # Unit "" (not "1"): -1/0/1 is not a ratio, and Prometheus would append _ratio.
+    verdict = Series("probability.case.gate.verdict", "gauge", "", "Gate verdict: 1 pass, 0 undecided, -1 fail")
     for result in analysis.rows:
         attributes = {"probability.benchmark": result.row.case.benchmark, "probability.case": result.row.case.case}
-        if result.interval is not None:
-            lower.points.append((attributes, result.interval.low))
-            upper.points.append((attributes, result.interval.high))
+        # A gated case's bounds are its gate's (own confidence/method), so that an alert
+        # on "upper bound below bar" agrees with the verdict.
+        interval = result.gate.interval if result.gate is not None and result.gate.interval else result.interval
+        if interval is not None:
+            lower.points.append((attributes, interval.low))
+            upper.points.append((attributes, interval.high))
         if result.gate is not None:
             bar.points.append((attributes, result.gate.spec.bar))
         if result.verdict is not None:

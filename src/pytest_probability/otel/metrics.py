@@ -45,6 +45,7 @@ INSTRUMENTS = {
     "probability.runs": ("counter", "{run}", "Runs by benchmark, case and outcome"),
     "probability.case.pass_fraction": ("gauge", "1", "Passes over counted runs of a case, with its row status"),
     "probability.session.pass_fraction": ("gauge", "1", "Passes over counted runs of the session"),
+    "probability.session.runs": ("counter", "{run}", "Runs of the session, skipped ones included; emitted by every session (a heartbeat)"),
     "probability.cost": ("counter", "{USD}", "Spend recorded by runs, by case and model"),
     "probability.tokens": ("counter", "{token}", "Tokens recorded by runs, by benchmark, model and token type"),
     "probability.run.duration": ("histogram", "s", "Duration of the call phase of runs"),
@@ -75,6 +76,7 @@ def row_series(summary: Summary) -> list[Series]:
     runs = series("probability.runs")
     case_fraction = series("probability.case.pass_fraction")
     session_fraction = series("probability.session.pass_fraction")
+    session_runs = series("probability.session.runs")
     cost = series("probability.cost")
     tokens = series("probability.tokens")
     duration = series("probability.run.duration")
@@ -104,7 +106,8 @@ def row_series(summary: Summary) -> list[Series]:
         tokens.points.append(({"probability.benchmark": benchmark, "gen_ai.request.model": model, "gen_ai.token.type": kind}, value))
     if summary.counts.pass_rate is not None:
         session_fraction.points.append(({}, summary.counts.pass_rate))
-    return [runs, case_fraction, session_fraction, cost, tokens, duration]
+    session_runs.points.append(({}, summary.counts.total + summary.counts.skipped))
+    return [runs, case_fraction, session_fraction, session_runs, cost, tokens, duration]
 
 
 def _histogram_point(attributes: dict[str, Any], values: Sequence[float], start: int, now: int) -> HistogramDataPoint:
