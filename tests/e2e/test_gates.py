@@ -698,7 +698,8 @@ def test_otel_gauges(pytester: pytest.Pytester, bench) -> None:
         if point.name.startswith(("probability.case.interval", "probability.case.min_rate",
                                   "probability.case.gate")):
             assert point.type == "gauge"
-            assert point.unit == "1"
+            # The verdict (-1/0/1) is not a ratio: unitless, so no _ratio suffix in Prometheus.
+            assert point.unit == ("" if point.name == "probability.case.gate.verdict" else "1")
             label = point.attributes["probability.benchmark"]
             if point.attributes["probability.case"]:
                 label += "::" + point.attributes["probability.case"]

@@ -44,6 +44,7 @@ INSTRUMENTS = {
     "probability.runs": ("{run}", "sum", True),
     "probability.case.pass_fraction": ("1", "gauge", None),
     "probability.session.pass_fraction": ("1", "gauge", None),
+    "probability.session.runs": ("{run}", "sum", True),
     "probability.cost": ("{USD}", "sum", True),
     "probability.tokens": ("{token}", "sum", True),
     "probability.run.duration": ("s", "histogram", None),
@@ -440,7 +441,7 @@ def test_metrics_equal_the_json_report(
     assert otlp_http_receiver.count("metrics") == 1
     points = otlp_http_receiver.points()
     assert len({point_key(p) for p in points}) == len(points)
-    # Other concerns may add gauges (state.metric_gauges); these six are the contract.
+    # Other concerns may add series (state.metric_series); these seven are the contract.
     assert {p.name for p in points} >= set(INSTRUMENTS)
     points = [p for p in points if p.name in INSTRUMENTS]
     for p in points:
@@ -488,6 +489,8 @@ def test_metrics_equal_the_json_report(
     assert {k: p.value for k, p in named["probability.session.pass_fraction"].items()} == {
         (): pytest.approx(data["totals"]["pass_fraction"])
     }
+    totals = data["totals"]
+    assert {k: p.value for k, p in named["probability.session.runs"].items()} == {(): totals["count"] + totals["skipped"]}
     # Spot checks against hand-computed values (the report could be wrong too).
     assert expected_cost[attrs(**{"probability.benchmark": "cost_only", "probability.case": ""})] == pytest.approx(1.5)
     assert tokens[attrs(**{"probability.benchmark": "classify", "gen_ai.request.model": "m-small",
@@ -804,3 +807,20 @@ def test_auto_without_endpoint_imports_no_opentelemetry(pytester: pytest.Pyteste
     assert json.loads((pytester.path / "otel-modules.json").read_text()) == []
     assert "OpenTelemetry" not in result.stdout.str()
     assert not (pytester.path / ".pytest-probability").exists()
+
+
+def test_a_session_whose_runs_all_skip_still_sends_its_heartbeat(pytester: pytest.Pytester) -> None:
+    """No counted run means no pass fraction; probability.session.runs still says the session happened."""
+    from otlp_receiver import flatten_metrics
+
+    from pytest_probability.otel import otlp_json
+
+    pytester.makepyfile(bench_skip="import pytest\n\ndef bench_later():\n    pytest.skip('not today')\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--prob-runs=3", "--prob-otel-file=otel.jsonl")
+    assert result.ret == pytest.ExitCode.OK
+    points = flatten_metrics(list(otlp_json.read_file(pytester.path / "otel.jsonl")))
+    names = {p.name for p in points}
+    assert "probability.session.pass_fraction" not in names
+    assert [p.value for p in points if p.name == "probability.session.runs"] == [3]
+    runs = {p.attributes["probability.outcome"]: p.value for p in points if p.name == "probability.runs"}
+    assert runs == {"pass": 0, "fail": 0, "error": 0, "skip": 3}
