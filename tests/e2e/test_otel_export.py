@@ -824,3 +824,28 @@ def test_a_session_whose_runs_all_skip_still_sends_its_heartbeat(pytester: pytes
     assert [p.value for p in points if p.name == "probability.session.runs"] == [3]
     runs = {p.attributes["probability.outcome"]: p.value for p in points if p.name == "probability.runs"}
     assert runs == {"pass": 0, "fail": 0, "error": 0, "skip": 3}
+
+
+def test_attribute_values_are_truncated_to_the_sdk_limit(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT applies to run spans (parameters, messages, stack traces)."""
+    from otlp_receiver import flatten_spans
+
+    from pytest_probability.otel import otlp_json
+
+    monkeypatch.setenv("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "12")
+    pytester.makepyfile(
+        bench_long=(
+            "import pytest\n\n"
+            "@pytest.mark.parametrize('text', [pytest.param('x' * 100, id='long')])\n"
+            "def bench_echo(text):\n"
+            "    assert text == 'y', 'a rather long assertion message ' * 5\n"
+        )
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--prob-otel-file=otel.jsonl")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    spans = flatten_spans(list(otlp_json.read_file(pytester.path / "otel.jsonl")))
+    run = next(s for s in spans if s.name.startswith("probability.run"))
+    assert run.attributes["probability.param.text"] == "x" * 12
+    assert len(run.attributes["probability.assertion"]) == 12
+    # Names and ids are short enough to stay whole.
+    assert run.attributes["probability.case"] == "long"
