@@ -183,7 +183,8 @@ def finish_session(session: pytest.Session, exitstatus: int | pytest.ExitCode) -
     summary = state.summary()
     for finisher in state.finishers:
         try:
-            finisher(session, state, summary, int(exitstatus))
+            # session.exitstatus, not the argument: an earlier finisher (gates) may have changed it.
+            finisher(session, state, summary, int(session.exitstatus))
         except OSError as exc:
             state.notes.append(f"could not write a report: {exc}")
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR

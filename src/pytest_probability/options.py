@@ -69,7 +69,7 @@ def _argparse_type(parse: Callable[..., Any]) -> Callable[[str], Any]:
     return convert
 
 
-def _ini_bool(value: Any) -> bool:
+def _ini_bool(value: Any, source: str = "") -> bool:
     if isinstance(value, bool):
         return value
     text = str(value).strip().lower()
@@ -77,7 +77,7 @@ def _ini_bool(value: Any) -> bool:
         return True
     if text in ("", "0", "false", "no", "off"):
         return False
-    raise ValueError(f"expected true or false, got {value!r}")
+    raise ValueError(f"{source or 'value'} must be true or false, got {value!r}")
 
 
 # -- declaration --------------------------------------------------------------
@@ -180,7 +180,7 @@ def resolve(config: pytest.Config) -> Settings:
         ini_runs = parse_runs(config.getini("prob_runs"), source="ini prob_runs")
         transpose = config.getoption("prob_transpose")
         if transpose is None:
-            transpose = _ini_bool(config.getini("prob_transpose"))
+            transpose = _ini_bool(config.getini("prob_transpose"), "ini prob_transpose")
         delay = config.getoption("prob_delay")
         if delay is None:
             delay = parse_delay(config.getini("prob_delay"), source="ini prob_delay")
@@ -226,7 +226,7 @@ def resolve_stats(config: pytest.Config) -> StatsConfig:
         value, source = pick("prob_confidence", "prob_confidence")
         confidence = _sourced(stats.parse_confidence, value, source)
         prior = _sourced(stats.parse_prior, config.getini("prob_prior"), "ini prob_prior")
-        intervals = not config.getoption("prob_no_intervals") and _ini_bool(config.getini("prob_intervals"))
+        intervals = not config.getoption("prob_no_intervals") and _ini_bool(config.getini("prob_intervals"), "ini prob_intervals")
         value, source = pick("prob_min_rate", "prob_min_rate")
         min_rate = None
         if str(value).strip():
@@ -234,11 +234,13 @@ def resolve_stats(config: pytest.Config) -> StatsConfig:
         value, source = pick("prob_undecided", "prob_undecided")
         undecided = _choice(value, ("fail", "pass"), source)
         errors = _choice(config.getini("prob_errors"), ("count", "exclude"), "ini prob_errors")
-        latency = bool(config.getoption("prob_latency")) or _ini_bool(config.getini("prob_latency"))
+        latency = bool(config.getoption("prob_latency")) or _ini_bool(config.getini("prob_latency"), "ini prob_latency")
         quantile = _sourced(_parse_quantile, config.getini("prob_latency_quantile"), "ini prob_latency_quantile")
-        metric_values = config.getoption("prob_metric") or [config.getini("prob_metric")]
-        metrics = tuple(_sourced(stats.parse_metrics, [v for v in metric_values if str(v).strip()], "--prob-metric"))
-        gate_items = not config.getoption("prob_no_gate_items") and _ini_bool(config.getini("prob_gate_items"))
+        metric_values, source = config.getoption("prob_metric"), "--prob-metric"
+        if not metric_values:
+            metric_values, source = [config.getini("prob_metric")], "ini prob_metric"
+        metrics = tuple(_sourced(stats.parse_metrics, [v for v in metric_values if str(v).strip()], source))
+        gate_items = not config.getoption("prob_no_gate_items") and _ini_bool(config.getini("prob_gate_items"), "ini prob_gate_items")
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
     return StatsConfig(

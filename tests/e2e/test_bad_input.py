@@ -165,3 +165,20 @@ def test_a_coroutine_benchmark_without_an_async_plugin_is_an_error_run_that_says
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*TypeError: benchmark 'bench_co' is a coroutine function and no async plugin ran it*"])
     result.stdout.fnmatch_lines(["  co  0/2  ERROR"])
+
+
+@pytest.mark.parametrize("key", ["prob_transpose", "prob_intervals", "prob_latency", "prob_gate_items"])
+def test_a_bad_boolean_ini_key_is_named(pytester: pytest.Pytester, key: str) -> None:
+    pytester.makeini(f"[pytest]\n{key} = perhaps\n")
+    pytester.makepyfile(bench_x="def bench_ok():\n    pass\n")
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*ini {key} must be true or false, got 'perhaps'*"])
+
+
+def test_a_bad_ini_metric_is_named_as_the_ini_key(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nprob_metric = pass^0\n")
+    pytester.makepyfile(bench_x="def bench_ok():\n    pass\n")
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*ini prob_metric*pass^0*"])

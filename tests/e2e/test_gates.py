@@ -806,3 +806,24 @@ def test_bad_gate_settings_are_usage_errors(pytester: pytest.Pytester, args, ini
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert re.search(message, result.stderr.str()), result.stderr.str()
     assert not (pytester.path / "ran").exists()
+
+
+def test_a_failed_gate_without_gate_items_marks_the_session_span_failed(pytester: pytest.Pytester) -> None:
+    """Finishers after the gates see the final exit status (the span, the JSON report)."""
+    import json as _json
+
+    from otlp_receiver import flatten_spans
+
+    from pytest_probability.otel import otlp_json
+
+    pytester.makepyfile(
+        bench_x="import pytest\n\n@pytest.mark.probability(min_passes=2, runs=2)\ndef bench_fails():\n    assert False\n"
+    )
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--prob-no-gate-items", "--prob-json=r.json", "--prob-otel-file=o.jsonl"
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    spans = flatten_spans(list(otlp_json.read_file(pytester.path / "o.jsonl")))
+    session = next(s for s in spans if s.name == "probability.session")
+    assert session.attributes["test.suite.run.status"] == "failure"
+    assert _json.loads((pytester.path / "r.json").read_text())["exit_status"] == 1
