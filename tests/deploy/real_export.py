@@ -1,0 +1,165 @@
+"""A real pytest-probability session, and what Prometheus would store from it.
+
+``run_session()`` runs pytest with the installed plugin in a subprocess on a
+small benchmark file, as a nightly job would (GitHub Actions variables set, a
+git checkout, ``--prob-suite``), and writes the OTLP export with
+``--prob-otel-file``. ``translate_file()`` reads that file back and turns it into
+Prometheus series with the OTLP settings of deploy/prometheus/prometheus.yml
+(see otlp_to_prometheus.py). The tests compare the rules, the dashboards and
+the promtool unit tests with that, not with a list kept by hand.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from otlp_to_prometheus import Translation, translate
+from promql_names import PROMETHEUS_CONFIG
+from pytest_probability.otel import otlp_json
+
+SUITE = "nightly-demo"
+RUNS = 4
+
+#: Every run outcome, every row status a pass fraction can carry, tokens and
+#: cost with and without a model, and gates whose verdicts are 1, 0 and -1.
+BENCH = '''
+import itertools
+
+import pytest
+from pytest_probability import record_cost, record_usage
+
+_runs = {}
+
+
+def nth(key):
+    return next(_runs.setdefault(key, itertools.count()))
+
+
+@pytest.fixture
+def broken():
+    raise RuntimeError("fixture could not start")
+
+
+# Gate passes: 4/4, exact 95% interval [39.8%, 100%] >= 0.3.
+@pytest.mark.probability(min_rate=0.3)
+def bench_answer():
+    record_usage(model="m-small", input_tokens=100, output_tokens=20, cached_input_tokens=5, cost=0.01)
+
+
+# Gate undecided: 4/4, [39.8%, 100%] straddles 0.9.
+@pytest.mark.probability(min_rate=0.9)
+def bench_unsure():
+    record_usage(model="m-small", input_tokens=10, output_tokens=2, cost=0.001)
+
+
+# Gate fails: 0/4, [0%, 60.2%] < 0.95.
+@pytest.mark.probability(min_rate=0.95)
+def bench_gated_fail():
+    record_usage(model="m-large", input_tokens=10, output_tokens=2, cost=0.05)
+    assert False
+
+
+# A gate with its own confidence: 2/4 passes. Its 50% exact interval
+# [24.3%, 75.7%] is below 0.8 (fail); the session's 95% interval [6.8%, 93.2%]
+# would straddle it. The interval gauges carry the gate's interval.
+@pytest.mark.probability(min_rate=0.8, confidence=0.5)
+def bench_strict():
+    assert nth("strict") % 2 == 0
+
+
+@pytest.mark.parametrize("kind", ["flaky", "errored", "fail", "error", "skip"])
+def bench_mixed(kind):
+    n = nth(kind)
+    record_cost(0.001)  # spend without a model
+    if kind == "flaky":
+        assert n % 2 == 0
+    elif kind == "errored":
+        if n % 2:
+            raise RuntimeError("harness")
+    elif kind == "fail":
+        assert False
+    elif kind == "error":
+        raise RuntimeError("harness")
+    else:
+        pytest.skip("not today")
+
+
+def bench_setup_error(broken):
+    pass
+'''
+#: Cases of BENCH; with RUNS runs each, all of them count in probability.session.runs.
+BENCH_CASES = 10
+
+#: A session whose every run is skipped: no pass fraction, but a heartbeat.
+SKIPPED_BENCH = '''
+import pytest
+
+
+@pytest.mark.parametrize("kind", ["a", "b"])
+def bench_later(kind):
+    pytest.skip("not tonight")
+'''
+SKIPPED_CASES = 2
+
+_CI_SYSTEM_VARIABLES = (
+    "GITLAB_CI", "BUILDKITE", "CIRCLECI", "JENKINS_URL", "TF_BUILD", "CI_PIPELINE_ID", "CI_PIPELINE_URL",
+    "CI_PIPELINE_NAME", "CI_PROJECT_PATH", "BUILD_ID", "BUILD_NUMBER", "BUILD_BUILDID", "SYSTEM_COLLECTIONURI",
+)
+
+GITHUB = {
+    "GITHUB_RUN_ID": "4242",
+    "GITHUB_WORKFLOW": "nightly",
+    "GITHUB_REPOSITORY": "example/benchmarks",
+    "GITHUB_SERVER_URL": "https://github.com",
+}
+
+
+def session_env(workdir: Path) -> dict[str, str]:
+    """The environment of a nightly GitHub Actions job, nothing else OTel-related."""
+    env = {
+        k: v for k, v in os.environ.items()
+        if not k.startswith(("OTEL_", "GITHUB_", "PYTEST_", "COV_")) and k not in _CI_SYSTEM_VARIABLES
+        and k != "TRACEPARENT"
+    }
+    env.update(GITHUB)
+    env["GIT_CEILING_DIRECTORIES"] = str(workdir.parent)
+    return env
+
+
+def _git(workdir: Path, *args: str) -> None:
+    base = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"]
+    subprocess.run([*base, *args], cwd=workdir, check=True, capture_output=True, timeout=60)
+
+
+def run_session(workdir: Path, bench: str = BENCH, runs: int = RUNS) -> tuple[subprocess.CompletedProcess, Path]:
+    """Run the plugin on ``bench`` in ``workdir`` (a fresh git checkout); return the process and its OTLP file."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "bench_nightly.py").write_text(bench)
+    (workdir / "pytest.ini").write_text("[pytest]\n")
+    _git(workdir, "init", "-q")
+    _git(workdir, "add", "bench_nightly.py", "pytest.ini")
+    _git(workdir, "commit", "-q", "-m", "benchmarks")
+    otlp = workdir / "otlp.jsonl"
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=no",
+           f"--prob-runs={runs}", f"--prob-suite={SUITE}", f"--prob-otel-file={otlp}",
+           f"--prob-json={workdir / 'report.json'}"]
+    proc = subprocess.run(cmd, cwd=workdir, env=session_env(workdir), capture_output=True, text=True, timeout=300)
+    # 1: some cases failed, which is data; anything else is a broken session.
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    assert otlp.is_file() and otlp.stat().st_size, f"no OTLP file\n{proc.stdout}{proc.stderr}"
+    return proc, otlp
+
+
+def prometheus_otlp_settings() -> tuple[list[str], bool]:
+    """(promote_resource_attributes, keep_identifying_resource_attributes) of prometheus.yml."""
+    otlp = yaml.safe_load(PROMETHEUS_CONFIG.read_text()).get("otlp") or {}
+    return list(otlp.get("promote_resource_attributes") or []), bool(otlp.get("keep_identifying_resource_attributes"))
+
+
+def translate_file(path: Path) -> Translation:
+    promote, keep = prometheus_otlp_settings()
+    return translate(otlp_json.read_file(path), promote, keep)
