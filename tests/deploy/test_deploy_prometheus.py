@@ -16,7 +16,6 @@ from promql_names import (
     RULE_FILES,
     dashboard_expressions,
     datasource_expressions,
-    promoted_resource_labels,
 )
 
 RULES_DIR = DEPLOY / "prometheus" / "rules"

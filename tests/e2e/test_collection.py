@@ -11,46 +11,7 @@ import re
 from collections import Counter
 
 import pytest
-
-
-def node_ids(result: pytest.RunResult) -> list[str]:
-    """Node ids printed by ``--collect-only -q`` (or ``-q`` summaries), in order."""
-    return [line.strip() for line in result.outlines if "::" in line and not line.startswith(("FAILED", "ERROR"))]
-
-
-ROW = re.compile(r"^  (?P<label>\S.*?)\s{2,}(?P<fraction>\d+/\d+)(?P<rest>.*)$")
-
-
-def table_lines(result: pytest.RunResult) -> list[str]:
-    """The row lines of the probability table, exactly as printed."""
-    lines = result.outlines
-    starts = [i for i, line in enumerate(lines) if re.fullmatch(r"=+ probability =+", line)]
-    assert len(starts) == 1, f"expected one probability table, found {len(starts)}"
-    rows = []
-    for line in lines[starts[0] + 1 :]:
-        if not line.strip():
-            break
-        rows.append(line)
-    return rows
-
-
-def table(result: pytest.RunResult) -> list[str]:
-    """Rows as ``label fraction [cost] [status]``, single-spaced.
-
-    Interval columns (``[54%, 100%]``) are left out: they are another
-    concern's, and these tests are about which runs were counted.
-    """
-    rows = []
-    for line in table_lines(result):
-        match = ROW.match(line)
-        assert match, f"not a table row: {line!r}"
-        rest = re.sub(r"\[[^\]]*\]", " ", match["rest"])
-        rows.append(" ".join([match["label"], match["fraction"], *rest.split()]))
-    return rows
-
-
-def labels(result: pytest.RunResult) -> list[str]:
-    return [ROW.match(line)["label"] for line in table_lines(result)]
+from printed import labels, node_ids, table
 
 
 def read_json(pytester: pytest.Pytester, name: str = "report.json") -> dict:

@@ -33,7 +33,6 @@ This module imports no pytest.
 from __future__ import annotations
 
 import base64
-import binascii
 import gzip
 import json
 import os
