@@ -22,26 +22,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from pytest_probability.gating import ProbabilityGateWarning
-
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
-SEPARATOR = re.compile(r"^=+( .* =+)?$")
-
-CONFTEST = r"""
-import pytest
-
-
-@pytest.fixture
-def n(request):
-    return request.node.prob_run
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item, call):
-    duration = getattr(getattr(item, "module", None), "DURATION", None)
-    if duration is not None and call.when == "call" and hasattr(item, "prob_run"):
-        call.duration = duration(item.prob_run)
-    return (yield)
-"""
+from sessions import ANSI, CONFTEST, SEPARATOR
 
 # solid: 20/20 vs 0.8 -> [83%, 100%] PASS; broken: 3/10 vs 0.9 -> [7%, 65%] FAIL;
 # mixed::unsure: 7/10 vs 0.5 -> [35%, 93%] UNDECIDED; mixed::free: ungated;

@@ -16,26 +16,7 @@ import threading
 import pytest
 
 from pytest_probability import report_stats
-
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
-SEPARATOR = re.compile(r"^=+( .* =+)?$")
-
-CONFTEST = r"""
-import pytest
-
-
-@pytest.fixture
-def n(request):
-    return request.node.prob_run
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item, call):
-    duration = getattr(getattr(item, "module", None), "DURATION", None)
-    if duration is not None and call.when == "call" and hasattr(item, "prob_run"):
-        call.duration = duration(item.prob_run)
-    return (yield)
-"""
+from sessions import ANSI, CONFTEST, SEPARATOR
 
 BENCH = """
 import pytest
