@@ -47,6 +47,9 @@ import textwrap
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _measure import describe_machine, loadavg, machine, warn_if_busy  # noqa: E402 - next to this script
+
 PLUGIN_MODULE = "pytest_probability.plugin"
 HEAVY_PREFIXES = ("opentelemetry", "grpc", "google.protobuf")
 
@@ -237,6 +240,8 @@ def check_modules(python: str) -> dict:
 def report_text(data: dict) -> str:
     imp, itime, session, modules = data["import"], data["importtime"], data["session"], data["modules"]
     lines = [
+        f"machine: {describe_machine(data['machine'])}",
+        "",
         f"import {PLUGIN_MODULE} after import pytest, median of {data['repetitions']} fresh processes:",
         f"  wall {imp['median_wall_ms']:.1f} ms (min {imp['min_wall_ms']:.1f}, max {imp['max_wall_ms']:.1f}), "
         f"cpu {imp['median_cpu_ms']:.1f} ms   (goal: < 15 ms)",
@@ -280,7 +285,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    info = machine(args.python)
+    warn_if_busy(info)
     data = {
+        "machine": info,
         "benchmark": "import_time",
         "python": platform.python_version(),
         "platform": platform.platform(),
@@ -291,6 +299,7 @@ def run(args: argparse.Namespace) -> int:
         "session": measure_session(args.python, args.repetitions),
         "modules": check_modules(args.python),
     }
+    info["loadavg_end"] = loadavg()
     print(json.dumps(data, indent=2) if args.json else report_text(data))
     return 0
 

@@ -12,8 +12,9 @@ Each session is ``python -m pytest -q -p no:cacheprovider`` in a temporary
 folder holding the generated files and one shared ``conftest.py`` that
 measures the in-session time (``pytest_sessionstart`` to the end of
 ``pytest_sessionfinish``, terminal summary included) and its collection and
-run phases. Wall time is measured around the child process, peak RSS comes
-from ``os.wait4()`` (the child's own rusage; ``ru_maxrss`` is KiB on Linux).
+run phases. Wall time is measured around the child process, CPU time comes
+from ``os.wait4()``, peak RSS is the child's ``VmHWM`` at exit (see
+``_measure.py`` for why not ``ru_maxrss``).
 Repetitions alternate the A/B order to spread drift and noise evenly, after
 one untimed warm-up session per variant (it writes the ``.pyc`` files, kept
 in a private ``PYTHONPYCACHEPREFIX`` folder whatever
@@ -21,7 +22,9 @@ in a private ``PYTHONPYCACHEPREFIX`` folder whatever
 
 By default other installed pytest plugins are not auto-loaded
 (``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1`` and ``-p pytest_probability.plugin``),
-so the figures are the plugin's alone; ``--autoload`` keeps them.
+so the figures are the plugin's alone; ``--autoload`` keeps them. ``OTEL_*``
+variables are not passed on (export stays off). The session runner is shared
+with ``otel_overhead.py`` in ``_measure.py``.
 
 Usage::
 
@@ -38,79 +41,24 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
-import statistics
-import subprocess
 import sys
 import tempfile
 import textwrap
-import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 
-TIMING_ENV = "PROB_OVERHEAD_TIMING_FILE"
-
-CONFTEST = textwrap.dedent(
-    f'''
-    """Measures the session from inside pytest; identical for both variants."""
-    import json
-    import os
-    import time
-
-    import pytest
-
-    _marks = {{}}
-
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_sessionstart(session):
-        _marks["start"] = time.perf_counter()
-        _marks["start_cpu"] = time.process_time()
-
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_finish(session):
-        _marks["collected"] = time.perf_counter()
-        _marks["items"] = len(session.items)
-
-
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_runtestloop(session):
-        try:
-            return (yield)
-        finally:
-            _marks["ran"] = time.perf_counter()
-
-
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_sessionfinish(session, exitstatus):
-        try:
-            return (yield)
-        finally:
-            end = time.perf_counter()
-            end_cpu = time.process_time()
-            start = _marks.get("start", end)
-            collected = _marks.get("collected", start)
-            ran = _marks.get("ran", collected)
-            result = {{
-                "session": end - start,
-                "session_cpu": end_cpu - _marks.get("start_cpu", end_cpu),
-                "collect": collected - start,
-                "run": ran - collected,
-                "finish": end - ran,
-                "items": _marks.get("items", 0),
-            }}
-            with open(os.environ["{TIMING_ENV}"], "w") as handle:
-                json.dump(result, handle)
-    '''
-)
-
-BENCH_FILE = textwrap.dedent(
-    """
-    def bench_trivial():
-        pass
-    """
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _measure import (  # noqa: E402 - shared helpers next to this script
+    BENCH_FILE,
+    METRICS,
+    VariantResult,
+    describe_machine,
+    loadavg,
+    machine,
+    order,
+    run_session,
+    warn_if_busy,
+    write_folder,
 )
 
 PLAIN_FILE = textwrap.dedent(
@@ -127,91 +75,13 @@ PLAIN_FILE = textwrap.dedent(
 VARIANTS = ("plugin", "plain")
 
 
-@dataclass
-class Sample:
-    wall: float
-    #: user + system CPU seconds of the whole child process (robust to a busy machine).
-    cpu: float
-    session: float
-    session_cpu: float
-    collect: float
-    run: float
-    finish: float
-    maxrss_kib: int
-    items: int
-
-
-@dataclass
-class VariantResult:
-    variant: str
-    n: int
-    samples: list[Sample] = field(default_factory=list)
-
-    def median(self, name: str) -> float:
-        return statistics.median(getattr(s, name) for s in self.samples)
-
-
 def prepare(root: Path, n: int) -> dict[str, tuple[Path, list[str]]]:
     """Write one folder per variant; return variant -> (folder, pytest arguments)."""
-    setups = {}
-    for variant in VARIANTS:
-        folder = root / f"{variant}-{n}"
-        folder.mkdir()
-        (folder / "pytest.ini").write_text("[pytest]\n")  # pins rootdir, no outside config
-        (folder / "conftest.py").write_text(CONFTEST)
-        if variant == "plugin":
-            (folder / "bench_overhead.py").write_text(BENCH_FILE)
-            setups[variant] = (folder, [f"--prob-runs={n}", "bench_overhead.py"])
-        else:
-            (folder / "test_plain.py").write_text(PLAIN_FILE.format(n=n))
-            setups[variant] = (folder, ["test_plain.py"])
-    return setups
-
-
-def run_session(folder: Path, args: list[str], *, python: str, autoload: bool, expected_items: int) -> Sample:
-    timing = folder / "timing.json"
-    if timing.exists():
-        timing.unlink()
-    env = dict(os.environ)
-    env[TIMING_ENV] = str(timing)
-    env.pop("PYTEST_ADDOPTS", None)
-    # Bytecode cache in a private folder (filled by the warm-up), whatever
-    # PYTHONDONTWRITEBYTECODE says: users' installs have .pyc files.
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["PYTHONPYCACHEPREFIX"] = str(folder.parent / "pycache")
-    command = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-    if autoload:
-        env.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
-    else:
-        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-        command += ["-p", "pytest_probability.plugin"]
-    command += args
-    with tempfile.TemporaryFile() as output:
-        start = time.perf_counter()
-        process = subprocess.Popen(command, cwd=folder, env=env, stdout=output, stderr=subprocess.STDOUT)
-        # wait4 reaps the child and returns its own rusage (getrusage(RUSAGE_CHILDREN)
-        # would accumulate the maximum over every child so far).
-        _, status, usage = os.wait4(process.pid, 0)
-        wall = time.perf_counter() - start
-        process.returncode = os.waitstatus_to_exitcode(status)
-        if process.returncode != 0 or not timing.exists():
-            output.seek(0)
-            tail = output.read().decode(errors="replace")[-3000:]
-            raise SystemExit(f"session failed ({process.returncode}): {' '.join(command)}\n{tail}")
-    measured = json.loads(timing.read_text())
-    if measured["items"] != expected_items:
-        raise SystemExit(f"expected {expected_items} items, collected {measured['items']}: {' '.join(command)}")
-    return Sample(
-        wall=wall,
-        cpu=usage.ru_utime + usage.ru_stime,
-        session=measured["session"],
-        session_cpu=measured["session_cpu"],
-        collect=measured["collect"],
-        run=measured["run"],
-        finish=measured["finish"],
-        maxrss_kib=usage.ru_maxrss,
-        items=measured["items"],
-    )
+    return {
+        "plugin": (write_folder(root / f"plugin-{n}", {"bench_overhead.py": BENCH_FILE}),
+                   [f"--prob-runs={n}", "bench_overhead.py"]),
+        "plain": (write_folder(root / f"plain-{n}", {"test_plain.py": PLAIN_FILE.format(n=n)}), ["test_plain.py"]),
+    }
 
 
 def measure(ns: list[int], repetitions: int, warmup: int, *, python: str, autoload: bool, progress: bool) -> list[VariantResult]:
@@ -225,8 +95,7 @@ def measure(ns: list[int], repetitions: int, warmup: int, *, python: str, autolo
                 for _ in range(warmup):
                     run_session(*setups[variant], python=python, autoload=autoload, expected_items=n)
             for repetition in range(repetitions):
-                order = VARIANTS if repetition % 2 == 0 else tuple(reversed(VARIANTS))
-                for variant in order:
+                for variant in order(VARIANTS, repetition):
                     sample = run_session(*setups[variant], python=python, autoload=autoload, expected_items=n)
                     by_variant[variant].samples.append(sample)
                     if progress:
@@ -238,8 +107,6 @@ def measure(ns: list[int], repetitions: int, warmup: int, *, python: str, autolo
             results.extend(by_variant.values())
     return results
 
-
-METRICS = ("wall", "cpu", "session", "session_cpu", "collect", "run", "finish", "maxrss_kib")
 
 #: Text columns: (metric, header, width, format of a value).
 COLUMNS = (
@@ -262,8 +129,9 @@ def ratios(results: list[VariantResult]) -> dict[int, dict[str, float]]:
     return out
 
 
-def report_text(results: list[VariantResult], repetitions: int) -> str:
-    lines = [f"median of {repetitions} sessions per variant and N (fresh process each)", ""]
+def report_text(results: list[VariantResult], repetitions: int, info: dict) -> str:
+    lines = [f"median of {repetitions} sessions per variant and N (fresh process each)",
+             f"machine: {describe_machine(info)}", ""]
     header = f"{'N':>7}  {'variant':8}" + "".join(f"{title:>{width}}" for _, title, width, _ in COLUMNS)
     lines.append(header)
     lines.append("-" * len(header))
@@ -284,11 +152,12 @@ def report_text(results: list[VariantResult], repetitions: int) -> str:
     return "\n".join(lines)
 
 
-def report_json(results: list[VariantResult], args: argparse.Namespace) -> dict:
+def report_json(results: list[VariantResult], args: argparse.Namespace, info: dict) -> dict:
     return {
         "benchmark": "overhead",
-        "python": platform.python_version(),
-        "platform": platform.platform(),
+        "python": info["python"],
+        "platform": info["platform"],
+        "machine": info,
         "repetitions": args.repetitions,
         "warmup": args.warmup,
         "autoload": args.autoload,
@@ -320,12 +189,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if any(n < 1 for n in args.runs) or args.repetitions < 1 or args.warmup < 0:
         parser.error("N and repetitions must be at least 1, warmup at least 0")
+    info = machine(args.python)
+    warn_if_busy(info)
     results = measure(args.runs, args.repetitions, args.warmup, python=args.python,
                       autoload=args.autoload, progress=not args.quiet)
+    info["loadavg_end"] = loadavg()
     if args.json:
-        print(json.dumps(report_json(results, args), indent=2))
+        print(json.dumps(report_json(results, args, info), indent=2))
     else:
-        print(report_text(results, args.repetitions))
+        print(report_text(results, args.repetitions, info))
     return 0
 
 
