@@ -42,7 +42,7 @@ def configure(config: pytest.Config, state: Any) -> None:
     from .session import Exporter
 
     exporter = Exporter(settings, config.rootpath)
-    state.observers.append(RunSpans(settings, exporter.traceparent))
+    state.observers.append(RunSpans(settings, exporter.traceparent, deliver=exporter.add, resource=exporter.resource))
     config.pluginmanager.register(_ControllerHooks(exporter), "probability-otel")
 
     def finish(session: pytest.Session, state: Any, summary: Any, exitstatus: int) -> None:

@@ -11,7 +11,7 @@ exporter. No worker ever talks to the network.
 from __future__ import annotations
 
 import traceback
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -67,10 +67,20 @@ class _Keep(SpanProcessor):
 class RunSpans:
     """Observer of runs in the executing process (see ``State.observers``)."""
 
-    def __init__(self, settings: OtelSettings, parent_traceparent: str | None) -> None:
+    def __init__(
+        self,
+        settings: OtelSettings,
+        parent_traceparent: str | None,
+        deliver: Callable[[ReadableSpan], None] | None = None,
+        resource: Resource | None = None,
+    ) -> None:
+        """``deliver``: in the aggregating process itself (a serial session), hand ended
+        spans straight to the exporter; without it (an xdist worker) they travel on
+        the teardown report."""
         self.settings = settings
+        self.deliver = deliver
         self._keep = _Keep()
-        provider = TracerProvider(resource=Resource.get_empty(), sampler=ALWAYS_ON)
+        provider = TracerProvider(resource=resource or Resource.get_empty(), sampler=ALWAYS_ON)
         provider.add_span_processor(self._keep)
         self._provider = provider
         self.tracer = provider.get_tracer(SCOPE_NAME, __version__)
@@ -117,7 +127,11 @@ class RunSpans:
             span.end()
             otel_context.detach(token)
         spans, self._keep.ended = self._keep.ended, []
-        run.report_extras[REPORT_ATTRIBUTE] = [span_to_dict(s) for s in spans]
+        if self.deliver is not None:
+            for ended in spans:
+                self.deliver(ended)
+        else:
+            run.report_extras[REPORT_ATTRIBUTE] = [span_to_dict(s) for s in spans]
 
     def run_closed(self, item: Any, run: CurrentRun) -> None:
         """The run ended without a teardown report (interrupted): close its span."""
