@@ -26,6 +26,8 @@ Not a benchmark itself: nothing to run here.
 
 from __future__ import annotations
 
+import argparse
+
 import json
 import os
 import platform
@@ -288,3 +290,23 @@ def warn_if_busy(info: Mapping, stream=sys.stderr) -> None:
     if load and info.get("nproc") and load[0] > 0.75 * info["nproc"]:
         print(f"warning: 1-minute load average {load[0]:.2f} on {info['nproc']} CPUs: wall-clock figures "
               "will be noisy; prefer the CPU ratios or rerun on a quieter machine", file=stream)
+
+
+def add_session_arguments(parser: argparse.ArgumentParser, runs_help: str = "runs per session") -> None:
+    """The options every benchmark script takes."""
+    parser.add_argument("-n", "--runs", type=int, nargs="+", default=[1000, 10000], metavar="N",
+                        help=f"numbers of {runs_help} (default: 1000 10000)")
+    parser.add_argument("-r", "--repetitions", type=int, default=5, help="timed sessions per variant and N (default 5)")
+    parser.add_argument("--warmup", type=int, default=1, help="untimed sessions per variant and N first (default 1)")
+    parser.add_argument("--python", default=sys.executable, help="interpreter with pytest and the plugin installed")
+    parser.add_argument("--autoload", action="store_true",
+                        help="let pytest auto-load every installed plugin (default: only pytest-probability)")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no per-session progress on stderr")
+
+
+def parse_session_arguments(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    args = parser.parse_args(argv)
+    if any(n < 1 for n in args.runs) or args.repetitions < 1 or args.warmup < 0:
+        parser.error("N and repetitions must be at least 1, warmup at least 0")
+    return args

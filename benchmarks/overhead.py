@@ -49,6 +49,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _measure import (  # noqa: E402 - shared helpers next to this script
+    add_session_arguments,
+    parse_session_arguments,
     BENCH_FILE,
     METRICS,
     VariantResult,
@@ -177,18 +179,8 @@ def report_json(results: list[VariantResult], args: argparse.Namespace, info: di
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("-n", "--runs", type=int, nargs="+", default=[1000, 10000], metavar="N",
-                        help="numbers of runs/items per session (default: 1000 10000)")
-    parser.add_argument("-r", "--repetitions", type=int, default=5, help="timed sessions per variant and N (default 5)")
-    parser.add_argument("--warmup", type=int, default=1, help="untimed sessions per variant and N first (default 1)")
-    parser.add_argument("--python", default=sys.executable, help="interpreter with pytest and the plugin installed")
-    parser.add_argument("--autoload", action="store_true",
-                        help="let pytest auto-load every installed plugin (default: only pytest-probability)")
-    parser.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
-    parser.add_argument("-q", "--quiet", action="store_true", help="no per-session progress on stderr")
-    args = parser.parse_args(argv)
-    if any(n < 1 for n in args.runs) or args.repetitions < 1 or args.warmup < 0:
-        parser.error("N and repetitions must be at least 1, warmup at least 0")
+    add_session_arguments(parser, "runs/items per session")
+    args = parse_session_arguments(parser, argv)
     info = machine(args.python)
     warn_if_busy(info)
     results = measure(args.runs, args.repetitions, args.warmup, python=args.python,

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
+import signal
+import threading
+from typing import Iterator
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 SEPARATOR = re.compile(r"^=+( .* =+)?$")
@@ -25,3 +29,23 @@ def pytest_runtest_makereport(item, call):
         call.duration = duration(item.prob_run)
     return (yield)
 """
+
+
+@contextlib.contextmanager
+def alarm(seconds: int) -> Iterator[None]:
+    """Turn a hang (e.g. a gate item waiting for a verdict that never comes) into a
+    TimeoutError in this test, rather than a stall of the whole suite."""
+    if not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise TimeoutError(f"the test did not finish within {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

@@ -15,14 +15,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
-import threading
 import xml.etree.ElementTree as ET
 
 import pytest
 
 from pytest_probability.gating import ProbabilityGateWarning
-from sessions import ANSI, CONFTEST, SEPARATOR
+from sessions import ANSI, CONFTEST, SEPARATOR, alarm
 
 # solid: 20/20 vs 0.8 -> [83%, 100%] PASS; broken: 3/10 vs 0.9 -> [7%, 65%] FAIL;
 # mixed::unsure: 7/10 vs 0.5 -> [35%, 93%] UNDECIDED; mixed::free: ungated;
@@ -78,20 +76,8 @@ def bench_plain():
 @pytest.fixture(autouse=True)
 def no_hang():
     """Turn a hang (a gate item waiting for a verdict that never comes) into a failure."""
-    if not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
+    with alarm(80):
         yield
-        return
-
-    def expire(signum, frame):
-        raise TimeoutError("the test did not finish within 80 s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(80)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.fixture

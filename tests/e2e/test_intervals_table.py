@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import json
 import re
-import signal
-import threading
 
 import pytest
 
 from pytest_probability import report_stats
-from sessions import ANSI, CONFTEST, SEPARATOR
+from sessions import ANSI, CONFTEST, SEPARATOR, alarm
 
 BENCH = """
 import pytest
@@ -63,20 +61,8 @@ def report(pytester: pytest.Pytester, name: str = "report.json") -> dict:
 @pytest.fixture(autouse=True)
 def no_hang():
     """Turn a hang into a failure of this test rather than of the whole suite."""
-    if not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
+    with alarm(60):
         yield
-        return
-
-    def expire(signum, frame):
-        raise TimeoutError("the test did not finish within 60 s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(60)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.fixture

@@ -10,8 +10,6 @@ verdicts, at and around every bar.
 from __future__ import annotations
 
 import math
-import signal
-import threading
 from math import comb, nextafter
 
 import pytest
@@ -35,6 +33,7 @@ from pytest_probability.analysis import (
 )
 from pytest_probability.model import ERROR, FAIL, PASS, SKIP, CaseRef, RunRecord
 from pytest_probability.rows import aggregate
+from sessions import alarm
 
 _order = iter(range(100_000))
 LETTERS = {"p": PASS, "f": FAIL, "e": ERROR, "s": SKIP}
@@ -74,20 +73,8 @@ def count_gate(min_passes: int, runs: int, errors: str = "count") -> GateSpec:
 @pytest.fixture(autouse=True)
 def no_hang():
     """Turn a hang into a failure of this test rather than of the whole suite."""
-    if not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
+    with alarm(20):
         yield
-        return
-
-    def expire(signum, frame):
-        raise TimeoutError("the test did not finish within 20 s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(20)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 # -- StatsConfig ------------------------------------------------------------------------
