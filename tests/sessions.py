@@ -49,3 +49,17 @@ def alarm(seconds: int) -> Iterator[None]:
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def section(result: "object") -> list[str]:
+    """Every line of the probability section, as printed (colours removed), trailing blank lines dropped."""
+    lines = [ANSI.sub("", line) for line in result.outlines]  # type: ignore[attr-defined]
+    start = next(i for i, line in enumerate(lines) if re.fullmatch(r"=+ probability =+", line))
+    out = []
+    for line in lines[start + 1 :]:
+        if SEPARATOR.match(line):
+            break
+        out.append(line)
+    while out and not out[-1].strip():
+        out.pop()
+    return out

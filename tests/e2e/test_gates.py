@@ -20,7 +20,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from pytest_probability.gating import ProbabilityGateWarning
-from sessions import ANSI, CONFTEST, SEPARATOR, alarm
+from sessions import ANSI, CONFTEST, alarm, section
 
 # solid: 20/20 vs 0.8 -> [83%, 100%] PASS; broken: 3/10 vs 0.9 -> [7%, 65%] FAIL;
 # mixed::unsure: 7/10 vs 0.5 -> [35%, 93%] UNDECIDED; mixed::free: ungated;
@@ -97,18 +97,6 @@ def bench(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):
 def plain(result: pytest.RunResult) -> list[str]:
     return [ANSI.sub("", line) for line in result.outlines]
 
-
-def section(result: pytest.RunResult) -> list[str]:
-    lines = plain(result)
-    start = next(i for i, line in enumerate(lines) if re.fullmatch(r"=+ probability =+", line))
-    out = []
-    for line in lines[start + 1 :]:
-        if SEPARATOR.match(line):
-            break
-        out.append(line)
-    while out and not out[-1].strip():
-        out.pop()
-    return out
 
 
 def gates_section(result: pytest.RunResult) -> list[str]:

@@ -14,7 +14,7 @@ import re
 import pytest
 
 from pytest_probability import report_stats
-from sessions import ANSI, CONFTEST, SEPARATOR, alarm
+from sessions import CONFTEST, alarm, section
 
 BENCH = """
 import pytest
@@ -33,19 +33,6 @@ def bench_once():
     pass
 """
 
-
-def section(result: pytest.RunResult) -> list[str]:
-    """Every line of the probability section, as printed, trailing blank lines dropped."""
-    lines = [ANSI.sub("", line) for line in result.outlines]
-    start = next(i for i, line in enumerate(lines) if re.fullmatch(r"=+ probability =+", line))
-    out = []
-    for line in lines[start + 1 :]:
-        if SEPARATOR.match(line):
-            break
-        out.append(line)
-    while out and not out[-1].strip():
-        out.pop()
-    return out
 
 
 def table(result: pytest.RunResult) -> list[str]:
