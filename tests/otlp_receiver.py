@@ -18,6 +18,12 @@ Binds 127.0.0.1 on a free port and serves from background threads.
 * ``"partial"`` store the data but answer with an OTLP partial success
   rejecting one item (``rejected_spans``/``rejected_data_points`` = 1).
 
+TLS is optional: ``OtlpReceiver("http", tls=(certfile, keyfile))`` serves
+HTTPS and ``OtlpReceiver("grpc", tls=(certfile, keyfile))`` gRPC over TLS
+(PEM files); ``.endpoint`` then starts with ``https://``. With
+``tls_client_ca=<CA file>`` clients must also present a certificate signed
+by that CA (mutual TLS). Without ``tls`` nothing changes.
+
 :func:`flatten_spans` and :func:`flatten_metrics` turn protobuf requests
 (from a receiver or from ``otlp_json.read_file``) into flat, comparable views.
 """
@@ -26,6 +32,8 @@ from __future__ import annotations
 
 import gzip
 import http.server
+import socket
+import ssl
 import threading
 import time
 import zlib
@@ -278,10 +286,25 @@ class ReceivedRequest:
 class OtlpReceiver:
     """An OTLP/HTTP (protobuf) or OTLP/gRPC receiver on 127.0.0.1:<free port>."""
 
-    def __init__(self, protocol: str = "http", *, mode: str = "ok", slow_delay: float = 3.0, start: bool = True):
+    def __init__(
+        self,
+        protocol: str = "http",
+        *,
+        mode: str = "ok",
+        slow_delay: float = 3.0,
+        start: bool = True,
+        tls: tuple[str, str] | None = None,
+        tls_client_ca: str | None = None,
+    ):
         if protocol not in ("http", "grpc"):
             raise ValueError("protocol must be 'http' or 'grpc'")
+        if tls is not None and len(tls) != 2:
+            raise ValueError("tls must be (certfile, keyfile)")
+        if tls_client_ca is not None and tls is None:
+            raise ValueError("tls_client_ca needs tls=(certfile, keyfile)")
         self.protocol = protocol
+        self.tls = tuple(tls) if tls is not None else None
+        self.tls_client_ca = tls_client_ca
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._received: list[ReceivedRequest] = []
@@ -320,10 +343,14 @@ class OtlpReceiver:
 
     @property
     def endpoint(self) -> str:
-        """Base URL, e.g. ``http://127.0.0.1:4318`` (append /v1/traces for the SDK HTTP exporter)."""
+        """Base URL, e.g. ``http://127.0.0.1:4318`` (append /v1/traces for the SDK HTTP exporter).
+
+        ``https://`` when the receiver serves TLS.
+        """
         if self.port is None:
             raise RuntimeError("receiver not started")
-        return f"http://127.0.0.1:{self.port}"
+        scheme = "https" if self.tls else "http"
+        return f"{scheme}://127.0.0.1:{self.port}"
 
     # -- collected data ----------------------------------------------------
     @property
@@ -526,7 +553,10 @@ class OtlpReceiver:
                     return
                 self._reply(200, _response(signal, outcome).SerializeToString())
 
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server_class: type[http.server.ThreadingHTTPServer] = http.server.ThreadingHTTPServer
+        if self.tls:
+            server_class = _tls_http_server(self._server_ssl_context())
+        server = server_class(("127.0.0.1", 0), Handler)
         server.daemon_threads = True
         self._http_server = server
         self.port = server.server_address[1]
@@ -534,6 +564,15 @@ class OtlpReceiver:
             target=server.serve_forever, kwargs={"poll_interval": 0.05}, name=f"otlp-http-{self.port}", daemon=True
         )
         self._http_thread.start()
+
+    def _server_ssl_context(self) -> ssl.SSLContext:
+        assert self.tls is not None
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(*self.tls)
+        if self.tls_client_ca:
+            context.load_verify_locations(cafile=self.tls_client_ca)
+            context.verify_mode = ssl.CERT_REQUIRED
+        return context
 
     # -- gRPC ------------------------------------------------------------------
     def _start_grpc(self) -> None:
@@ -576,9 +615,44 @@ class OtlpReceiver:
         trace_service_pb2_grpc.add_TraceServiceServicer_to_server(Traces(), server)
         metrics_service_pb2_grpc.add_MetricsServiceServicer_to_server(Metrics(), server)
         logs_service_pb2_grpc.add_LogsServiceServicer_to_server(Logs(), server)
-        port = server.add_insecure_port("127.0.0.1:0")
+        if self.tls:
+            certfile, keyfile = self.tls
+            with open(keyfile, "rb") as key, open(certfile, "rb") as cert:
+                pair = (key.read(), cert.read())
+            client_ca = None
+            if self.tls_client_ca:
+                with open(self.tls_client_ca, "rb") as ca:
+                    client_ca = ca.read()
+            credentials = grpc.ssl_server_credentials(
+                [pair], root_certificates=client_ca, require_client_auth=client_ca is not None
+            )
+            port = server.add_secure_port("127.0.0.1:0", credentials)
+        else:
+            port = server.add_insecure_port("127.0.0.1:0")
         if not port:
             raise RuntimeError("could not bind a gRPC port on 127.0.0.1")
         server.start()
         self._grpc_server = server
         self.port = port
+
+
+def _tls_http_server(context: ssl.SSLContext) -> type[http.server.ThreadingHTTPServer]:
+    """A ThreadingHTTPServer that speaks TLS; the handshake runs in the request's own thread."""
+
+    class TlsServer(http.server.ThreadingHTTPServer):
+        def finish_request(self, request: Any, client_address: Any) -> None:
+            request.settimeout(10)  # a client that never completes the handshake cannot hang a thread
+            try:
+                tls_sock = context.wrap_socket(request, server_side=True)
+            except (ssl.SSLError, OSError):
+                return  # e.g. the client does not trust our certificate: it sees the failure itself
+            try:
+                super().finish_request(tls_sock, client_address)
+            finally:
+                try:
+                    tls_sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                tls_sock.close()
+
+    return TlsServer

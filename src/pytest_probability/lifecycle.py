@@ -115,8 +115,9 @@ def after_phase(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.T
     if item.prob_gated:
         gating.xfail_gated_failure(item, call, report)
     state = get(item.config)
-    for observer in state.observers:
-        observer.phase_finished(item, run, call)
+    if call.excinfo is not None:
+        for observer in state.observers:
+            observer.phase_raised(item, run, call)
     if call.when == "teardown":
         if run.outcome is None:
             # Setup passed but the call never ran (an interrupted session):
@@ -141,8 +142,13 @@ def log_report(config: pytest.Config, report: pytest.TestReport, session: pytest
     record = recording.record_from_report(report, state.cases)
     if record is not None:
         state.add(record)
-        # pytest's terminal reporter keeps every report; the record lives on in state.
-        delattr(report, recording.REPORT_ATTRIBUTE)
+        # pytest's terminal reporter keeps every report; what it carried lives on elsewhere.
+        extras = report.__dict__
+        del extras[recording.REPORT_ATTRIBUTE]
+        for name, consume in state.report_consumers.items():
+            value = extras.pop(name, None)
+            if value is not None:
+                consume(value)
     if session is not None and report.failed:
         watch_stop(session)
 

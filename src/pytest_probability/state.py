@@ -81,9 +81,12 @@ class State:
     runs_started: int = 0
     #: Lines shown under the table (export problems, teardown errors).
     notes: list[str] = field(default_factory=list)
-    #: Objects with run_started/phase_finished/run_finished(item, run, ...):
-    #: called in the process executing the run.
+    #: Objects with run_started/phase_raised/run_finished/run_closed(item, run, ...):
+    #: called in the process executing the run (phase_raised only for a phase that raised).
     observers: list[Any] = field(default_factory=list)
+    #: Teardown-report attribute -> callable(value), in the aggregating process:
+    #: what observers put in ``CurrentRun.report_extras`` on xdist workers.
+    report_consumers: dict[str, Callable[[Any], None]] = field(default_factory=dict)
     #: Callables (session, state, summary, exitstatus) run once at session end
     #: in the aggregating process: JSON report, metrics export, ...
     finishers: list[Callable[..., None]] = field(default_factory=list)

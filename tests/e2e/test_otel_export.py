@@ -849,3 +849,68 @@ def test_attribute_values_are_truncated_to_the_sdk_limit(pytester: pytest.Pytest
     assert len(run.attributes["probability.assertion"]) == 12
     # Names and ids are short enough to stay whole.
     assert run.attributes["probability.case"] == "long"
+
+
+def test_traces_and_metrics_may_use_different_protocols_and_endpoints(
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    otlp_http_receiver: OtlpReceiver,
+    otlp_grpc_receiver: OtlpReceiver,
+) -> None:
+    """OTEL_EXPORTER_OTLP_<SIGNAL>_{ENDPOINT,PROTOCOL}: traces over HTTP, metrics over gRPC."""
+    pytester.makepyfile(bench_otel="def bench_ok():\n    pass\n")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", otlp_http_receiver.endpoint + "/v1/traces")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", otlp_grpc_receiver.endpoint)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "grpc")
+    result = run(pytester, "--prob-runs=3")
+    assert result.ret == 0, result.stdout.str()
+    assert otlp_http_receiver.counts == {"traces": 1, "metrics": 0, "logs": 0}
+    assert otlp_grpc_receiver.counts == {"traces": 0, "metrics": 1, "logs": 0}
+    session_and_runs(otlp_http_receiver.spans())
+    runs = [p for p in otlp_grpc_receiver.points() if p.name == "probability.runs"]
+    assert {p.attributes["probability.outcome"]: p.value for p in runs}["pass"] == 3
+
+
+@pytest.mark.parametrize("protocol", ["http/protobuf", "grpc"])
+def test_export_over_tls_trusts_the_configured_certificate(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, certs: dict[str, str], protocol: str
+) -> None:
+    """OTEL_EXPORTER_OTLP_CERTIFICATE: a private CA; without it the same session spills instead."""
+    pytester.makepyfile(bench_otel="def bench_ok():\n    pass\n")
+    kind = "grpc" if protocol == "grpc" else "http"
+    with OtlpReceiver(kind, tls=(certs["server.pem"], certs["server.key"])) as rx:
+        assert rx.endpoint.startswith("https://")
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rx.endpoint)
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", protocol)
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", certs["other-ca.pem"])
+        untrusted = run(pytester, "--prob-runs=2", "--prob-otel-timeout=5")
+        assert untrusted.ret == 0
+        untrusted.stdout.fnmatch_lines(["*OpenTelemetry: export to https://127.0.0.1:* failed (*certificate*"])
+        assert rx.spans() == []
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", certs["ca.pem"])
+        trusted = run(pytester, "--prob-runs=2")
+        assert trusted.ret == 0
+        assert "OpenTelemetry" not in trusted.stdout.str()
+        session_and_runs(rx.spans())
+        assert len(rx.spans()) == 3 and rx.count("metrics") == 1
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_runs_of_code_without_opentelemetry_do_not_load_the_api(pytester: pytest.Pytester, xdist: list[str]) -> None:
+    """Loading the API slows every later item (pytest walks all loggers per item); only users of it pay."""
+    pytester.makepyfile(
+        bench_plain=(
+            "import logging, sys\n\n"
+            "def bench_plain():\n"
+            "    api = ('opentelemetry.trace', 'opentelemetry.context', 'opentelemetry.sdk.trace', 'opentelemetry.sdk.resources')\n"
+            "    assert [m for m in api if m in sys.modules] == []\n"
+            "    loggers = [n for n in logging.Logger.manager.loggerDict if n.startswith(('opentelemetry', 'pytest_probability'))]\n"
+            "    assert loggers == []\n"
+        )
+    )
+    result = run(pytester, *xdist, "--prob-runs=3", "--prob-otel-file=otel.jsonl")
+    assert result.ret == 0, result.stdout.str()
+    spans = flatten_spans(list(otlp_json.read_file(pytester.path / "otel.jsonl")))
+    session, runs = session_and_runs(spans)
+    assert len(runs) == 3 and {s.trace_id for s in runs} == {session.trace_id}
+    assert {s.parent_span_id for s in runs} == {session.span_id}

@@ -273,6 +273,18 @@ BAD_CONFIGURATIONS = [
     pytest.param(
         [], {"OTEL_EXPORTER_OTLP_HEADERS": f"x-ok=1,={SECRET}"}, "OTEL_EXPORTER_OTLP_HEADERS: malformed header #2", id="headers-no-name"
     ),
+    pytest.param(
+        [],
+        {"OTEL_EXPORTER_OTLP_ENDPOINT": "https://127.0.0.1:4318", "OTEL_EXPORTER_OTLP_CERTIFICATE": "missing-ca.pem"},
+        "OTEL_EXPORTER_OTLP_CERTIFICATE: no such file",
+        id="certificate-missing",
+    ),
+    pytest.param(
+        [], {"OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "udp"}, "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: unknown protocol", id="metrics-protocol"
+    ),
+    pytest.param(
+        ["--prob-otel-protocol=grpc"], {"OTEL_EXPORTER_OTLP_INSECURE": "perhaps"}, "OTEL_EXPORTER_OTLP_INSECURE", id="grpc-insecure"
+    ),
     pytest.param(["--prob-otel-file=a-folder"], {}, "--prob-otel-file:*is a directory", id="file-is-a-directory"),
     pytest.param(["--prob-otel-timeout=soon"], {}, "--prob-otel-timeout must be a number", id="timeout"),
 ]

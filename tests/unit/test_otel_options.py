@@ -396,3 +396,13 @@ def test_resolve_reads_os_environ_by_default(config, monkeypatch: pytest.MonkeyP
 def test_home_is_expanded_in_paths(config) -> None:
     settings = resolve(config("--prob-otel-file=~/x-otel-unit.jsonl"), {})
     assert settings.file == Path("~/x-otel-unit.jsonl").expanduser()
+
+
+def test_default_endpoints_agree_with_the_transport() -> None:
+    """options keeps its own copies so that a plain session never imports transport."""
+    from pytest_probability.otel import transport
+
+    assert (options.DEFAULT_HTTP_ENDPOINT, options.DEFAULT_GRPC_ENDPOINT) == (
+        transport.DEFAULT_HTTP_ENDPOINT,
+        transport.DEFAULT_GRPC_ENDPOINT,
+    )

@@ -1,7 +1,9 @@
 """OpenTelemetry export for pytest-probability.
 
 Importing this package imports no OpenTelemetry module: :func:`configure`
-decides from the options whether export is on and only then imports the SDK.
+decides from the options whether export is on and only then imports the
+OpenTelemetry API (for the run spans) and, at session end, the SDK (for the
+metrics).
 """
 
 from __future__ import annotations
@@ -14,13 +16,10 @@ from . import options
 
 
 class _ControllerHooks:
-    """Hooks of the aggregating process while export is on."""
+    """xdist hooks of the aggregating process while export is on."""
 
     def __init__(self, exporter: Any) -> None:
         self.exporter = exporter
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self.exporter.add_report(report)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -32,17 +31,25 @@ def configure(config: pytest.Config, state: Any) -> None:
     settings = options.resolve(config)
     if settings is None:
         return
-    from .spans import RunSpans
+    from .runspan import parse_traceparent
+    from .spans import REPORT_ATTRIBUTE, RunSpans
+
+    from .encode import span_encoder
 
     if state.worker:
-        parent = config.workerinput.get("prob_otel_traceparent")  # type: ignore[attr-defined]
-        state.observers.append(RunSpans(settings, parent))
+        # Workers encode their spans (in the formats the controller's sinks need) and ship them on reports.
+        parent = parse_traceparent(config.workerinput.get("prob_otel_traceparent"))  # type: ignore[attr-defined]
+        state.observers.append(RunSpans(settings, parent, span_encoder(settings.network, settings.file is not None)))
         return
 
     from .session import Exporter
 
     exporter = Exporter(settings, config.rootpath)
-    state.observers.append(RunSpans(settings, exporter.traceparent, deliver=exporter.add, resource=exporter.resource))
+    state.observers.append(
+        RunSpans(settings, exporter.session_ids, exporter.encode, deliver=exporter.add, parent_remote=False)
+    )
+    # Run spans from xdist workers arrive on teardown reports.
+    state.report_consumers[REPORT_ATTRIBUTE] = exporter.add
     config.pluginmanager.register(_ControllerHooks(exporter), "probability-otel")
 
     def finish(session: pytest.Session, state: Any, summary: Any, exitstatus: int) -> None:

@@ -10,7 +10,6 @@ import argparse
 import math
 import os
 import re
-import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
@@ -20,6 +19,7 @@ import pytest
 PROTOCOLS = ("http/protobuf", "grpc")
 CAPTURE_MODES = ("all", "ids")
 DEFAULT_TIMEOUT = 10.0
+# The same as transport's (a unit test checks); transport is imported only when export is on.
 DEFAULT_HTTP_ENDPOINT = "http://localhost:4318"
 DEFAULT_GRPC_ENDPOINT = "http://localhost:4317"
 _TRACEPARENT = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$")
@@ -60,6 +60,7 @@ class OtelSettings:
     """Validated export settings. ``network`` is False when only a file is written."""
 
     network: bool
+    #: Protocol of the traces; the metrics' may differ (OTEL_EXPORTER_OTLP_METRICS_PROTOCOL).
     protocol: str
     #: Endpoint per signal: a full URL (http) or host URL (grpc); None lets the exporter use OTEL_* variables.
     traces_endpoint: str | None
@@ -73,6 +74,7 @@ class OtelSettings:
     suite: str
     traceparent: str | None
     notes: tuple[str, ...] = field(default=())
+    metrics_protocol: str = "http/protobuf"
 
     @property
     def capture_values(self) -> bool:
@@ -85,47 +87,28 @@ def _usage(message: str) -> pytest.UsageError:
 
 def redact_url(url: str) -> str:
     """Drop user info, query and fragment: they may hold credentials."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError:
-        return "<malformed URL>"
-    # host[:port] as written: parts.port raises on a bad port (check_url reports
-    # those), and parts.hostname drops the brackets of an IPv6 address.
-    netloc = parts.netloc.rpartition("@")[2]
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    from . import transport
+
+    return transport.redact_url(url)
 
 
 def check_url(url: str, source: str) -> str:
+    from . import transport
+
     try:
-        parts = urllib.parse.urlsplit(url.strip())
-        port = parts.port  # raises on a bad port
+        return transport.check_url(url, source)
     except ValueError as exc:
-        raise _usage(f"{source}: malformed endpoint URL {redact_url(url)!r}: {exc}") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise _usage(
-            f"{source}: malformed endpoint URL {redact_url(url)!r}: expected http(s)://host[:port][/path]"
-        )
-    del port
-    return url.strip()
+        raise _usage(str(exc)) from None
 
 
 def parse_headers(text: str, source: str) -> dict[str, str]:
     """``key1=value1,key2=value2`` (URL-encoded values), as OTEL_EXPORTER_OTLP_HEADERS."""
-    headers: dict[str, str] = {}
-    for index, item in enumerate(text.split(",")):
-        if not item.strip():
-            continue
-        name, sep, value = item.partition("=")
-        name = urllib.parse.unquote(name.strip())
-        if not sep or not name or not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", name):
-            # Echo nothing from the item: without "=", or with a bad name, the
-            # text may be the value itself (e.g. "Authorization: Bearer <key>").
-            raise _usage(
-                f"{source}: malformed header #{index + 1} (not shown: it may hold a key); "
-                "expected name=value pairs separated by commas"
-            )
-        headers[name.lower()] = urllib.parse.unquote(value.strip())
-    return headers
+    from . import transport
+
+    try:
+        return transport.parse_headers(text, source)
+    except ValueError as exc:  # the message shows nothing of the malformed item
+        raise _usage(str(exc)) from None
 
 
 def check_traceparent(value: str, source: str) -> str:
@@ -185,26 +168,16 @@ def resolve(config: pytest.Config, env: Mapping[str, str] | None = None) -> Otel
     if not network and not file_option:
         return None
 
-    protocol = (
-        config.getoption("prob_otel_protocol")
-        or _env(env, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
-        or _env(env, "OTEL_EXPORTER_OTLP_PROTOCOL")
-        or "http/protobuf"
-    )
-    protocol = protocol.strip().lower()
-    if protocol == "http":
-        protocol = "http/protobuf"
-    if protocol not in PROTOCOLS:
-        source = "--prob-otel-protocol" if config.getoption("prob_otel_protocol") else "OTEL_EXPORTER_OTLP_PROTOCOL"
-        hint = " (http/json is not supported; use http/protobuf)" if protocol == "http/json" else ""
-        raise _usage(f"{source}: unknown protocol {protocol!r}; use one of {', '.join(PROTOCOLS)}{hint}")
+    protocol = _protocol(config, env, "TRACES")
+    metrics_protocol = _protocol(config, env, "METRICS")
 
     traces_endpoint = metrics_endpoint = None
     display = ""
     if network:
         if endpoint_option:
             base = check_url(endpoint_option, "--prob-otel-endpoint")
-            traces_endpoint, metrics_endpoint = _signal_urls(base, protocol)
+            traces_endpoint = _signal_urls(base, protocol)[0]
+            metrics_endpoint = _signal_urls(base, metrics_protocol)[1]
             display = redact_url(base)
         else:
             if base_env:
@@ -214,8 +187,10 @@ def resolve(config: pytest.Config, env: Mapping[str, str] | None = None) -> Otel
                     check_url(value, f"OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT")
             default = DEFAULT_GRPC_ENDPOINT if protocol == "grpc" else DEFAULT_HTTP_ENDPOINT
             display = redact_url(env_endpoints["traces"] or base_env or default)
-            if protocol == "grpc" and not (base_env or any(env_endpoints.values())):
-                traces_endpoint = metrics_endpoint = default
+            if protocol == "grpc" and not (base_env or env_endpoints["traces"]):
+                traces_endpoint = DEFAULT_GRPC_ENDPOINT
+            if metrics_protocol == "grpc" and not (base_env or env_endpoints["metrics"]):
+                metrics_endpoint = DEFAULT_GRPC_ENDPOINT
         for name in ("OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_METRICS_HEADERS"):
             if _env(env, name):
                 parse_headers(_env(env, name), name)
@@ -229,6 +204,22 @@ def resolve(config: pytest.Config, env: Mapping[str, str] | None = None) -> Otel
         timeout_option if timeout_option is not None else config.getini("prob_otel_timeout"),
         "--prob-otel-timeout" if timeout_option is not None else "ini prob_otel_timeout",
     )
+    if network:
+        from . import transport
+
+        # Everything else the transport reads (certificates, INSECURE, per-signal
+        # variables) is checked now, before any run, as the exporter will read it.
+        for kind, kind_protocol, endpoint in (
+            ("traces", protocol, traces_endpoint),
+            ("metrics", metrics_protocol, metrics_endpoint),
+        ):
+            try:
+                transport.target_from_env(
+                    kind, kind_protocol, env, endpoint=endpoint, default_timeout=timeout,
+                    endpoint_source="--prob-otel-endpoint",
+                )
+            except ValueError as exc:  # messages never show a header value
+                raise _usage(str(exc)) from None
     file_path = None
     if file_option:
         file_path = _path(config, file_option)
@@ -254,6 +245,7 @@ def resolve(config: pytest.Config, env: Mapping[str, str] | None = None) -> Otel
     return OtelSettings(
         network=network,
         protocol=protocol,
+        metrics_protocol=metrics_protocol,
         traces_endpoint=traces_endpoint,
         metrics_endpoint=metrics_endpoint,
         display_endpoint=display,
@@ -265,6 +257,24 @@ def resolve(config: pytest.Config, env: Mapping[str, str] | None = None) -> Otel
         traceparent=traceparent,
         notes=tuple(notes),
     )
+
+
+def _protocol(config: pytest.Config, env: Mapping[str, str], signal: str) -> str:
+    """The protocol of one signal: --prob-otel-protocol, OTEL_EXPORTER_OTLP_<SIGNAL>_PROTOCOL, OTEL_EXPORTER_OTLP_PROTOCOL."""
+    option = config.getoption("prob_otel_protocol")
+    source, value = "--prob-otel-protocol", option
+    if not value:
+        for name in (f"OTEL_EXPORTER_OTLP_{signal}_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"):
+            if _env(env, name):
+                source, value = name, _env(env, name)
+                break
+    protocol = (value or "http/protobuf").strip().lower()
+    if protocol == "http":
+        protocol = "http/protobuf"
+    if protocol not in PROTOCOLS:
+        hint = " (http/json is not supported; use http/protobuf)" if protocol == "http/json" else ""
+        raise _usage(f"{source}: unknown protocol {protocol!r}; use one of {', '.join(PROTOCOLS)}{hint}")
+    return protocol
 
 
 def _signal_urls(base: str, protocol: str) -> tuple[str, str]:

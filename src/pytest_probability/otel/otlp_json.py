@@ -25,7 +25,9 @@ Sending
 -------
 :func:`send` delivers one decoded request to an OTLP endpoint over
 ``http/protobuf`` (standard library only) or ``grpc`` (grpcio, imported
-lazily). See :func:`signal_url` for how the HTTP URL is derived.
+lazily), through :mod:`.transport` (where :class:`OtlpSendError` and
+:func:`signal_url` live; both are re-exported here). See :func:`signal_url`
+for how the HTTP URL is derived.
 
 This module imports no pytest.
 """
@@ -33,26 +35,17 @@ This module imports no pytest.
 from __future__ import annotations
 
 import base64
-import gzip
 import json
 import os
-import urllib.error
-import urllib.parse
-import urllib.request
-import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Union
 
 from google.protobuf import json_format
-from google.protobuf.message import DecodeError
-from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
-    ExportMetricsServiceRequest,
-    ExportMetricsServiceResponse,
-)
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-    ExportTraceServiceRequest,
-    ExportTraceServiceResponse,
-)
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from . import transport
+from .transport import OtlpSendError, signal_url
 
 if TYPE_CHECKING:  # pragma: no cover
     from opentelemetry.sdk.metrics.export import MetricsData
@@ -80,7 +73,6 @@ _REQUEST_TYPES: dict[str, type] = {
     "traces": ExportTraceServiceRequest,
     "metrics": ExportMetricsServiceRequest,
 }
-_SIGNAL_PATHS = {"traces": "/v1/traces", "metrics": "/v1/metrics"}
 
 # Byte length of the id fields that OTLP/JSON writes as hex.
 _TRACE_ID_LEN = 16
@@ -356,121 +348,9 @@ def metrics_to_lines(metrics_data: MetricsData | None) -> list[str]:
 # Sending
 # --------------------------------------------------------------------------
 
-# Per the OTLP spec: retryable HTTP statuses and gRPC codes.
-_RETRYABLE_HTTP = {429, 502, 503, 504}
-_RETRYABLE_GRPC = {"CANCELLED", "DEADLINE_EXCEEDED", "ABORTED", "OUT_OF_RANGE", "UNAVAILABLE", "DATA_LOSS"}
-_MAX_RESPONSE_BYTES = 1 << 20
-
-
-class OtlpSendError(Exception):
-    """Sending a request to an OTLP endpoint failed.
-
-    ``endpoint`` is the URL/target (user info and query string redacted),
-    ``reason`` a human-readable cause, ``status`` the HTTP status (int) or
-    gRPC status code name (str) when there was one, ``retryable`` whether
-    the OTLP spec calls the failure transient. Header values never appear.
-    """
-
-    def __init__(self, endpoint: str, reason: str, *, status: int | str | None = None, retryable: bool = False):
-        self.endpoint = endpoint
-        self.reason = reason
-        self.status = status
-        self.retryable = retryable
-        super().__init__(f"OTLP export to {endpoint} failed: {reason}")
-
-
-def _redact_url(url: str) -> str:
-    try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError:
-        return "<invalid endpoint>"
-    netloc = parts.netloc.rsplit("@", 1)[-1]
-    query = "..." if parts.query else ""
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, ""))
-
-
-def _scrub(text: str, headers: Mapping[str, str]) -> str:
-    for value in headers.values():
-        value = str(value)
-        if len(value) >= 3:
-            text = text.replace(value, "<redacted>")
-    return text
-
-
-def _check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
-    """Validate headers without ever echoing a value (http.client would)."""
-    out: dict[str, str] = {}
-    for key, value in (headers or {}).items():
-        if not isinstance(key, str) or not key or any(c in key for c in " \t\r\n:\x00") or not key.isascii():
-            raise ValueError(f"invalid OTLP header name {key!r}")
-        if not isinstance(value, str):
-            raise ValueError(f"OTLP header {key!r}: value must be a str")
-        if any(c in value for c in "\r\n\x00"):
-            raise ValueError(f"OTLP header {key!r}: value contains a line break or NUL")
-        out[key] = value
-    return out
-
-
-def signal_url(endpoint: str, kind: Kind) -> str:
-    """Return the OTLP/HTTP URL for ``kind`` derived from ``endpoint``.
-
-    Rule: a trailing ``/`` is dropped; if the path then ends with this
-    signal's path (``/v1/traces`` or ``/v1/metrics``) the endpoint is used as
-    is; if it ends with the *other* signal's path, that suffix is replaced
-    (so one ``.../v1/traces`` URL also works for metrics instead of posting
-    metrics to the traces route); otherwise the signal path is appended to
-    the base (``http://host:4318`` -> ``http://host:4318/v1/traces``,
-    ``http://host/otlp`` -> ``http://host/otlp/v1/traces``). Query strings
-    are kept.
-    """
-    if kind not in _SIGNAL_PATHS:
-        raise ValueError(f"unknown signal kind {kind!r}; expected 'traces' or 'metrics'")
-    parts = urllib.parse.urlsplit(endpoint)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"OTLP/HTTP endpoint must be an http:// or https:// URL, got {_redact_url(endpoint)!r}")
-    path = parts.path.rstrip("/")
-    own = _SIGNAL_PATHS[kind]
-    if not path.endswith(own):
-        for other in _SIGNAL_PATHS.values():
-            if path.endswith(other):
-                path = path[: -len(other)]
-                break
-        path += own
-    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
-
-
-def _normalize_protocol(protocol: str) -> str:
-    p = (protocol or "").strip().lower()
-    if p in ("http/protobuf", "http", "https"):
-        return "http"
-    if p == "grpc":
-        return "grpc"
-    raise ValueError(f"unsupported OTLP protocol {protocol!r}; expected 'http/protobuf' or 'grpc'")
-
-
-def _normalize_compression(compression: Any) -> str | None:
-    if compression is None:
-        return None
-    value = str(getattr(compression, "value", compression)).strip().lower()
-    if value in ("", "none", "nocompression"):
-        return None
-    if value in ("gzip", "deflate"):
-        return value
-    raise ValueError(f"unsupported OTLP compression {compression!r}; expected None, 'gzip' or 'deflate'")
-
-
-def _partial_success_reason(kind: str, response: Any) -> str | None:
-    if not response.HasField("partial_success"):
-        return None
-    ps = response.partial_success
-    rejected = ps.rejected_spans if kind == "traces" else ps.rejected_data_points
-    if rejected <= 0:
-        return None
-    what = "spans" if kind == "traces" else "data points"
-    msg = f"partial success: {rejected} {what} rejected"
-    if ps.error_message:
-        msg += f": {ps.error_message[:200]}"
-    return msg
+# Per the OTLP spec: retryable HTTP statuses and gRPC codes (kept here for callers of old).
+_RETRYABLE_HTTP = set(transport.RETRYABLE_HTTP)
+_RETRYABLE_GRPC = set(transport.RETRYABLE_GRPC)
 
 
 def send(
@@ -484,7 +364,7 @@ def send(
     *,
     insecure: bool | None = None,
 ) -> None:
-    """Send one request (as from :func:`decode_line`) to an OTLP endpoint.
+    """Send one request (as from :func:`decode_line`) to an OTLP endpoint, once.
 
     ``protocol`` is ``"http/protobuf"`` (alias ``"http"``) or ``"grpc"``.
     For HTTP the URL is :func:`signal_url` of ``endpoint``; for gRPC the
@@ -493,6 +373,9 @@ def send(
     unless ``insecure`` is true (as the SDK does). ``compression`` is
     ``None``, ``"gzip"`` or ``"deflate"``. ``timeout`` (seconds) bounds
     the gRPC call as a deadline and each HTTP socket operation.
+
+    A thin wrapper over :class:`~.transport.Target` and
+    :class:`~.transport.Sender` (which see for TLS settings and retries).
 
     Raises :class:`OtlpSendError` on any transport failure, non-2xx HTTP
     status, gRPC error or rejected data (partial success), and
@@ -503,166 +386,16 @@ def send(
     _check_type(request, _REQUEST_TYPES[kind])
     if not timeout or timeout <= 0:
         raise ValueError("timeout must be a positive number of seconds")
-    proto = _normalize_protocol(protocol)
-    comp = _normalize_compression(compression)
-    hdrs = _check_headers(headers)
-    if proto == "http":
-        _send_http(kind, request, endpoint, hdrs, float(timeout), comp)
-    else:
-        _send_grpc(kind, request, endpoint, hdrs, float(timeout), comp, insecure)
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: D102
-        return None  # surface 3xx as HTTPError; never re-post elsewhere
-
-
-def _http_error_detail(body: bytes) -> str:
-    if not body:
-        return ""
-    try:
-        from google.rpc import status_pb2
-
-        status = status_pb2.Status()
-        status.ParseFromString(body)
-        if status.message:
-            return status.message
-    except Exception:  # noqa: BLE001 - best effort only
-        pass
-    try:
-        text = body.decode("utf-8").strip()
-    except UnicodeDecodeError:
-        return ""
-    return text if text.isprintable() else ""
-
-
-def _send_http(
-    kind: str, request: Any, endpoint: str, headers: dict[str, str], timeout: float, compression: str | None
-) -> None:
-    url = signal_url(endpoint, kind)  # type: ignore[arg-type]
-    shown = _redact_url(url)
-    body = request.SerializeToString()
-    req_headers = {"User-Agent": "pytest-probability-otlp"}
-    req_headers.update(headers)
-    req_headers["Content-Type"] = "application/x-protobuf"
-    if compression == "gzip":
-        body = gzip.compress(body)
-        req_headers["Content-Encoding"] = "gzip"
-    elif compression == "deflate":
-        body = zlib.compress(body)
-        req_headers["Content-Encoding"] = "deflate"
-    http_req = urllib.request.Request(url, data=body, headers=req_headers, method="POST")
-    opener = urllib.request.build_opener(_NoRedirect)
-
-    def fail(reason: str, status: int | None = None, retryable: bool = False) -> OtlpSendError:
-        return OtlpSendError(shown, _scrub(reason, headers), status=status, retryable=retryable)
-
-    try:
-        with opener.open(http_req, timeout=timeout) as resp:
-            status = resp.status
-            payload = resp.read(_MAX_RESPONSE_BYTES)
-    except urllib.error.HTTPError as exc:
-        try:
-            detail = _http_error_detail(exc.read(_MAX_RESPONSE_BYTES))
-        except Exception:  # noqa: BLE001
-            detail = ""
-        finally:
-            exc.close()
-        reason = f"HTTP {exc.code} {exc.reason or ''}".rstrip()
-        if detail:
-            reason += f": {detail[:200]}"
-        raise fail(reason, exc.code, exc.code in _RETRYABLE_HTTP) from None
-    except urllib.error.URLError as exc:
-        cause = exc.reason
-        if isinstance(cause, TimeoutError):
-            raise fail(f"timed out after {timeout:g}s", retryable=True) from None
-        raise fail(f"connection failed: {cause}", retryable=True) from None
-    except TimeoutError:
-        raise fail(f"timed out after {timeout:g}s", retryable=True) from None
-    except Exception as exc:  # http.client errors, connection resets, bad URL parts
-        raise fail(f"{type(exc).__name__}: {exc}", retryable=isinstance(exc, OSError)) from None
-
-    if not 200 <= status < 300:  # pragma: no cover - urllib raises HTTPError for these
-        raise fail(f"HTTP {status}", status, status in _RETRYABLE_HTTP)
-    response = ExportTraceServiceResponse() if kind == "traces" else ExportMetricsServiceResponse()
-    try:
-        response.ParseFromString(payload)
-    except DecodeError:
-        return  # a 2xx with a non-protobuf body: accepted, nothing more to learn
-    partial = _partial_success_reason(kind, response)
-    if partial:
-        raise fail(partial, status, False)
-
-
-def _grpc_target(endpoint: str, insecure: bool | None) -> tuple[str, bool]:
-    """Return (target, use_tls)."""
-    if "://" in endpoint:
-        parts = urllib.parse.urlsplit(endpoint)
-        if parts.scheme not in ("http", "https", "grpc", "grpcs") or not parts.netloc:
-            raise ValueError(f"invalid OTLP/gRPC endpoint {_redact_url(endpoint)!r}")
-        target = parts.netloc.rsplit("@", 1)[-1]
-        if insecure is None:
-            insecure = parts.scheme in ("http", "grpc")
-        return target, not insecure
-    target = endpoint.strip().rstrip("/")
-    if not target or "/" in target:
-        raise ValueError("invalid OTLP/gRPC endpoint; expected http(s)://host:port or host:port")
-    return target, not bool(insecure)
-
-
-def _send_grpc(
-    kind: str,
-    request: Any,
-    endpoint: str,
-    headers: dict[str, str],
-    timeout: float,
-    compression: str | None,
-    insecure: bool | None,
-) -> None:
-    import grpc  # lazily: only needed for this protocol
-
-    target, tls = _grpc_target(endpoint, insecure)
-    shown = _redact_url(endpoint) if "://" in endpoint else target
-    metadata = []
-    for key, value in headers.items():
-        if not value.isascii() or not value.isprintable():
-            raise ValueError(f"OTLP header {key!r}: gRPC metadata values must be printable ASCII")
-        metadata.append((key.lower(), value))
-    grpc_compression = {
-        None: grpc.Compression.NoCompression,
-        "gzip": grpc.Compression.Gzip,
-        "deflate": grpc.Compression.Deflate,
-    }[compression]
-
-    if tls:
-        channel = grpc.secure_channel(target, grpc.ssl_channel_credentials(), compression=grpc_compression)
-    else:
-        channel = grpc.insecure_channel(target, compression=grpc_compression)
-    try:
-        if kind == "traces":
-            from opentelemetry.proto.collector.trace.v1.trace_service_pb2_grpc import TraceServiceStub
-
-            call = TraceServiceStub(channel).Export
-        else:
-            from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2_grpc import MetricsServiceStub
-
-            call = MetricsServiceStub(channel).Export
-        try:
-            response = call(request, timeout=timeout, metadata=metadata or None)
-        except grpc.RpcError as exc:
-            code = exc.code() if callable(getattr(exc, "code", None)) else None
-            details = exc.details() if callable(getattr(exc, "details", None)) else None
-            name = code.name if code is not None else "UNKNOWN"
-            reason = f"gRPC {name}"
-            if name == "DEADLINE_EXCEEDED":
-                reason += f" (timeout {timeout:g}s)"
-            if details:
-                reason += f": {str(details)[:200]}"
-            raise OtlpSendError(
-                shown, _scrub(reason, headers), status=name, retryable=name in _RETRYABLE_GRPC
-            ) from None
-    finally:
-        channel.close()
-    partial = _partial_success_reason(kind, response)
-    if partial:
-        raise OtlpSendError(shown, _scrub(partial, headers), status="OK", retryable=False)
+    proto = transport.normalize_protocol(protocol)
+    url = signal_url(endpoint, kind) if proto == "http/protobuf" else endpoint
+    target = transport.Target(
+        kind=kind,
+        protocol=proto,
+        endpoint=url,
+        headers=dict(headers or {}),
+        timeout=float(timeout),
+        compression=transport.normalize_compression(compression),
+        insecure=insecure if proto == "grpc" else None,
+    )
+    with transport.Sender(target) as sender:
+        sender.send(request.SerializeToString())

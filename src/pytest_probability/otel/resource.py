@@ -11,11 +11,24 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
-from typing import Mapping
-
-from opentelemetry.sdk.resources import Resource
+import urllib.parse
+from dataclasses import dataclass
+from typing import Any, Mapping
 
 DEFAULT_SERVICE_NAME = "pytest-probability"
+
+
+@dataclass(frozen=True)
+class ResourceInfo:
+    """The session's resource as plain data (the SDK's ``Resource`` is built from it at session end)."""
+
+    attributes: dict[str, Any]
+    schema_url: str = ""
+
+    def to_sdk(self) -> Any:
+        from opentelemetry.sdk.resources import Resource
+
+        return Resource(self.attributes, self.schema_url or None)
 
 
 def git_revision(root: Path) -> str | None:
@@ -55,20 +68,57 @@ def ci_attributes(env: Mapping[str, str]) -> dict[str, str]:
     return {name: value for name, value in zip(names, values) if value}
 
 
-def build(suite: str, root: Path, env: Mapping[str, str] | None = None) -> Resource:
+def env_attributes(env: Mapping[str, str]) -> dict[str, str]:
+    """OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME, parsed as the SDK's ``OTELResourceDetector`` does."""
+    attributes: dict[str, str] = {}
+    for item in env.get("OTEL_RESOURCE_ATTRIBUTES", "").split(","):
+        key, sep, value = item.partition("=")
+        if sep and key.strip():
+            attributes[key.strip()] = urllib.parse.unquote(value.strip())
+    service_name = env.get("OTEL_SERVICE_NAME", "")
+    if service_name:
+        attributes["service.name"] = service_name
+    return attributes
+
+
+def _sdk_create(attributes: dict[str, str]) -> dict[str, Any]:
+    """The SDK's ``Resource.create``: only when OTEL_EXPERIMENTAL_RESOURCE_DETECTORS asks for more detectors."""
+    from opentelemetry.sdk.resources import Resource
+
+    return dict(Resource.create(attributes).attributes)
+
+
+def build(suite: str, root: Path, env: Mapping[str, str] | None = None) -> ResourceInfo:
+    """What ``Resource.create`` gives with the default detector, without importing the SDK.
+
+    Order, later wins: the SDK's ``telemetry.sdk.*``, then OTEL_RESOURCE_ATTRIBUTES
+    and OTEL_SERVICE_NAME, then the plugin's own attributes. With other resource
+    detectors configured (OTEL_EXPERIMENTAL_RESOURCE_DETECTORS), the SDK builds it.
+    """
     env = os.environ if env is None else env
     attributes: dict[str, str] = {"test.suite.name": suite}
-    has_service = bool(env.get("OTEL_SERVICE_NAME", "").strip()) or "service.name=" in env.get("OTEL_RESOURCE_ATTRIBUTES", "")
-    if not has_service:
+    configured = env_attributes(env)
+    if not configured.get("service.name"):
         attributes["service.name"] = DEFAULT_SERVICE_NAME
     revision = git_revision(root)
     if revision:
         attributes["vcs.ref.head.revision"] = revision
     attributes.update(ci_attributes(env))
-    resource = Resource.create(attributes)
+    detectors = {name.strip() for name in env.get("OTEL_EXPERIMENTAL_RESOURCE_DETECTORS", "").split(",") if name.strip()}
+    if detectors - {"otel"}:
+        merged = _sdk_create(attributes)
+    else:
+        from opentelemetry.sdk.version import __version__ as sdk_version  # a constant; no SDK code
+
+        merged = {
+            "telemetry.sdk.language": "python",
+            "telemetry.sdk.name": "opentelemetry",
+            "telemetry.sdk.version": sdk_version,
+            **configured,
+            **attributes,
+        }
     if "service.instance.id=" not in env.get("OTEL_RESOURCE_ATTRIBUTES", ""):
-        # The SDK adds a random instance id; it would make every nightly
-        # session a new set of series in Prometheus.
-        kept = {k: v for k, v in resource.attributes.items() if k != "service.instance.id"}
-        resource = Resource(kept, resource.schema_url)
-    return resource
+        # A random instance id would make every nightly session a new set of
+        # series in Prometheus.
+        merged.pop("service.instance.id", None)
+    return ResourceInfo(merged)

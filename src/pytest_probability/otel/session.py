@@ -1,15 +1,22 @@
 """Export in the aggregating process: the session span, run spans, metrics.
 
 One :class:`Exporter` per session, in the process that aggregates (a serial
-session, or the xdist controller). Run spans arrive on teardown reports and
-are batched by a background thread to the sinks: the OTLP endpoint (the
-SDK's own HTTP/protobuf or gRPC exporter) and/or the OTLP JSON-lines file.
+session, or the xdist controller). Each run span arrives already encoded
+(:func:`encode_span`: OTLP protobuf for the endpoint, OTLP/JSON for the file),
+straight from the run in a serial session or on its teardown report under
+xdist, where the workers did the encoding. Encoded spans are bytes and str,
+which the garbage collector never has to scan while they wait for their
+batch. A background thread assembles batches into requests
+(:class:`~pytest_probability.otel.encode.TraceEncoder`) and hands them to the
+sinks: the OTLP endpoint (:mod:`pytest_probability.otel.transport`,
+HTTP/protobuf or gRPC) and/or the OTLP JSON-lines file. The SDK is imported
+only at session end, for the metrics.
 
 Reliability rules (docs/observability.md):
 
 * exporting never changes an outcome or the exit status;
 * the first failed network export opens a breaker: everything after it goes
-  straight to the spill file, so a dead endpoint costs one exporter timeout;
+  straight to the spill file, so a dead endpoint costs one request timeout;
 * the end of the session waits at most ``--prob-otel-timeout`` in total for
   the last batches and the metrics; whatever was not confirmed sent by then
   is spilled too (a replay may then duplicate a batch; nothing is lost).
@@ -17,71 +24,73 @@ Reliability rules (docs/observability.md):
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 import time
-import urllib.parse
 from pathlib import Path
-from typing import Any, Callable, Sequence
-
-from opentelemetry import trace
-from opentelemetry.sdk.metrics.export import MetricExportResult, MetricsData
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
-from opentelemetry.sdk.trace.export import SpanExportResult
-from opentelemetry.sdk.trace.sampling import ALWAYS_ON
-from opentelemetry.trace import Status, StatusCode
+from typing import Any, Sequence
 
 from .. import __version__
 from ..rows import Summary
-from . import metrics as metrics_module
-from . import otlp_json, resource as resource_module, spans as spans_module
+from . import resource as resource_module
+from . import transport
+from .encode import TraceEncoder, span_encoder
 from .options import OtelSettings
+from .runspan import ERROR, SpanCore, new_trace_id, parse_traceparent
 
-BATCH_SIZE = 512
+SCOPE_NAME = "pytest_probability"
+#: A request holds at most BATCH_SIZE spans and, unless one span is larger,
+#: BATCH_BYTES of them: under the 4 MiB a gRPC server (the Collector) takes by default.
+BATCH_SIZE = 2048
+BATCH_BYTES = 2 << 20
 BATCH_WAIT = 0.5
-_EXPORTER_LOGGERS = ("opentelemetry.exporter.otlp", "opentelemetry.exporter", "opentelemetry.sdk")
 
 
-class _LastError(logging.Handler):
-    """Keeps the last warning the OTLP exporters logged, as the failure reason."""
-
-    def __init__(self, secrets: Sequence[str]) -> None:
-        super().__init__(logging.WARNING)
-        self.secrets = [s for s in secrets if len(s) >= 4]
-        self.message = ""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            text = record.getMessage()
-        except Exception:  # pragma: no cover - a broken log call
-            return
-        for secret in self.secrets:
-            text = text.replace(secret, "***")
-        if not self.message:  # the first one says why (later ones: "giving up")
-            self.message = " ".join(text.split())[:300]
+def _size(span: Encoded) -> int:
+    return len(span) if type(span) in (bytes, str) else len(span[0])
 
 
-def _header_values(env: Any) -> list[str]:
-    values = []
-    for name in ("OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_METRICS_HEADERS"):
-        for item in env.get(name, "").split(","):
-            _, _, value = item.partition("=")
-            if value.strip():
-                values.append(value.strip())
-                values.append(urllib.parse.unquote(value.strip()))  # as sent, and so as logged
-    return values
+def split_batches(spans: list[Encoded]) -> list[list[Encoded]]:
+    """Split into requests of at most BATCH_SIZE spans and (a lone larger span aside) BATCH_BYTES."""
+    out: list[list[Encoded]] = []
+    current: list[Encoded] = []
+    size = 0
+    for span in spans:
+        n = _size(span)
+        if current and (len(current) >= BATCH_SIZE or size + n > BATCH_BYTES):
+            out.append(current)
+            current, size = [], 0
+        current.append(span)
+        size += n
+    if current:
+        out.append(current)
+    return out
+
+#: An encoded span: bytes (protobuf), str (OTLP/JSON) or both as a pair; see
+#: :func:`pytest_probability.otel.encode.span_encoder`.
+Encoded = Any
 
 
-def exporter_timeout(budget: float, env: Any = None) -> float:
-    """Per-request timeout: OTEL_EXPORTER_OTLP_TIMEOUT (ms, per spec) when set and shorter than the budget."""
-    env = os.environ if env is None else env
-    try:
-        configured = float(env.get("OTEL_EXPORTER_OTLP_TIMEOUT", "")) / 1000.0
-    except ValueError:
-        return budget
-    return min(budget, configured) if configured > 0 else budget
+def _protobuf(span: Encoded) -> bytes:
+    return span if type(span) is bytes else span[0]
+
+
+def _json(span: Encoded) -> str | None:
+    if type(span) is str:
+        return span
+    return None if type(span) is bytes else span[1]
+
+
+def _metrics_bytes(batch: Any) -> bytes:
+    from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
+
+    return encode_metrics(batch).SerializeToString()
+
+
+def _metrics_lines(batch: Any) -> list[str]:
+    from . import otlp_json
+
+    return otlp_json.metrics_to_lines(batch)
 
 
 class ExportFailed(Exception):
@@ -89,45 +98,45 @@ class ExportFailed(Exception):
 
 
 class OtlpSink:
-    """The real OTLP exporters of the SDK, for both signals."""
+    """The OTLP endpoint, one sender per signal."""
 
-    network = True
+    def __init__(self, settings: OtelSettings, encoder: TraceEncoder, env: Any) -> None:
+        self.encoder = encoder
+        self.timeout = settings.timeout
+        self.senders = {
+            kind: transport.Sender(
+                transport.target_from_env(
+                    kind,
+                    settings.metrics_protocol if kind == "metrics" else settings.protocol,
+                    env,
+                    endpoint=settings.metrics_endpoint if kind == "metrics" else settings.traces_endpoint,
+                    default_timeout=settings.timeout,
+                )
+            )
+            for kind in ("traces", "metrics")
+        }
+        for sender in self.senders.values():
+            sender.prepare()
 
-    def __init__(self, settings: OtelSettings, log: _LastError) -> None:
-        self.log = log
-        kwargs: dict[str, Any] = {"timeout": exporter_timeout(settings.timeout)}
-        if settings.protocol == "grpc":
-            from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
-            from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+    def _send(self, kind: str, body: bytes, deadline: float | None) -> None:
+        sender = self.senders[kind]
+        if deadline is None:
+            deadline = time.monotonic() + sender.target.timeout
+        try:
+            sender.send_with_retry(body, deadline)
+        except transport.OtlpSendError as exc:
+            raise ExportFailed(exc.reason) from None
 
-            if settings.traces_endpoint:
-                insecure = settings.traces_endpoint.startswith("http://")
-                self.spans = OTLPSpanExporter(endpoint=settings.traces_endpoint, insecure=insecure, **kwargs)
-                self.metrics = OTLPMetricExporter(endpoint=settings.metrics_endpoint, insecure=insecure, **kwargs)
-            else:
-                self.spans = OTLPSpanExporter(**kwargs)
-                self.metrics = OTLPMetricExporter(**kwargs)
-        else:
-            from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
-            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    def export_spans(self, spans: Sequence[Encoded]) -> None:
+        self._send("traces", self.encoder.protobuf_request([_protobuf(span) for span in spans]), None)
 
-            self.spans = OTLPSpanExporter(endpoint=settings.traces_endpoint, **kwargs)
-            self.metrics = OTLPMetricExporter(endpoint=settings.metrics_endpoint, **kwargs)
-
-    def export_spans(self, spans: Sequence[ReadableSpan]) -> None:
-        self.log.message = ""
-        if self.spans.export(spans) is not SpanExportResult.SUCCESS:
-            raise ExportFailed(self.log.message or "the exporter reported a failure")
-
-    def export_metrics(self, data: MetricsData, timeout: float) -> None:
-        self.log.message = ""
-        if self.metrics.export(data, timeout_millis=max(1.0, timeout * 1000)) is not MetricExportResult.SUCCESS:
-            raise ExportFailed(self.log.message or "the exporter reported a failure")
+    def export_metrics(self, data: Any, deadline: float) -> None:
+        self._send("metrics", _metrics_bytes(data), deadline)
 
     def shutdown(self) -> None:
-        for exporter in (self.spans, self.metrics):
+        for sender in self.senders.values():
             try:
-                exporter.shutdown()
+                sender.close()
             except Exception:  # pragma: no cover - shutdown must not fail the session
                 pass
 
@@ -135,10 +144,9 @@ class OtlpSink:
 class JsonLinesSink:
     """OTLP JSON lines, one request per line (the Collector's file exporter format)."""
 
-    network = False
-
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, encoder: TraceEncoder) -> None:
         self.path = path
+        self.encoder = encoder
         self._handle = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in shutdown()
         self._lock = threading.Lock()
         self.lines = 0
@@ -150,11 +158,12 @@ class JsonLinesSink:
             self._handle.flush()
             self.lines += len(lines)
 
-    def export_spans(self, spans: Sequence[ReadableSpan]) -> None:
-        self._write(otlp_json.spans_to_lines(spans))
+    def export_spans(self, spans: Sequence[Encoded]) -> None:
+        if spans:
+            self._write([self.encoder.json_request([_json(span) for span in spans])])
 
-    def export_metrics(self, data: MetricsData, timeout: float) -> None:
-        self._write(otlp_json.metrics_to_lines(data))
+    def export_metrics(self, data: Any) -> None:
+        self._write(_metrics_lines(data))
 
     def shutdown(self) -> None:
         with self._lock:
@@ -164,8 +173,9 @@ class JsonLinesSink:
 class Spill(JsonLinesSink):
     """Telemetry the endpoint did not take; created on first use."""
 
-    def __init__(self, path: Path) -> None:  # noqa: D107 - lazy: no file unless needed
+    def __init__(self, path: Path, encoder: TraceEncoder) -> None:  # noqa: D107 - lazy: no file unless needed
         self.path = path
+        self.encoder = encoder
         self._handle = None  # type: ignore[assignment]
         self._lock = threading.Lock()
         self.lines = 0
@@ -179,12 +189,23 @@ class Spill(JsonLinesSink):
                 self._handle = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
         super()._write(lines)
 
-    def export_spans(self, spans: Sequence[ReadableSpan]) -> None:
-        super().export_spans(spans)
+    def export_spans(self, spans: Sequence[Encoded]) -> None:
+        if not spans:
+            return
+        if _json(spans[0]) is not None:
+            line = self.encoder.json_request([_json(span) for span in spans])
+        else:  # only protobuf was made (no file sink): convert, on this failure path only
+            from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+            from . import otlp_json
+
+            request = ExportTraceServiceRequest.FromString(self.encoder.protobuf_request([_protobuf(span) for span in spans]))
+            line = otlp_json.request_to_line(request)
+        self._write([line])
         self.spans += len(spans)
 
-    def export_metrics(self, data: MetricsData, timeout: float) -> None:
-        super().export_metrics(data, timeout)
+    def export_metrics(self, data: Any) -> None:
+        super().export_metrics(data)
         self.points += sum(
             len(m.data.data_points) for rm in data.resource_metrics for sm in rm.scope_metrics for m in sm.metrics
         )
@@ -195,72 +216,67 @@ class Spill(JsonLinesSink):
                 self._handle.close()
 
 
-class _ToQueue(SpanProcessor):
-    def __init__(self, add: Callable[[ReadableSpan], None]) -> None:
-        self.add = add
-
-    def on_end(self, span: ReadableSpan) -> None:
-        self.add(span)
-
-
 class Exporter:
     """Everything the aggregating process exports in one session."""
 
     def __init__(self, settings: OtelSettings, root: Path, env: Any = None) -> None:
         env = os.environ if env is None else env
         self.settings = settings
-        self.resource: Resource = resource_module.build(settings.suite, root, env)
-        self.log = _LastError(_header_values(env))
-        self._loggers = [(logging.getLogger(name), logging.getLogger(name).propagate) for name in _EXPORTER_LOGGERS[:1]]
-        for logger, _ in self._loggers:
-            logger.addHandler(self.log)
-            logger.propagate = False
-        self.sinks: list[Any] = []
+        self.resource = resource_module.build(settings.suite, root, env)
+        self.encoder = TraceEncoder(dict(self.resource.attributes), self.resource.schema_url or "", SCOPE_NAME, __version__)
+        self.sinks: list[JsonLinesSink] = []
         if settings.file is not None:
-            self.sinks.append(JsonLinesSink(settings.file))
-        self.network: OtlpSink | None = OtlpSink(settings, self.log) if settings.network else None
+            self.sinks.append(JsonLinesSink(settings.file, self.encoder))
+        self.network: OtlpSink | None = OtlpSink(settings, self.encoder, env) if settings.network else None
         spill_path = settings.spill or root / ".pytest-probability" / f"otel-spill-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.jsonl"
-        self.spill = Spill(spill_path)
+        self.spill = Spill(spill_path, self.encoder)
         self.failure: str = ""
         self.file_failure: str = ""
         self.exported_spans = 0
         # Spans wait in a list; the export thread wakes once per batch or every
         # BATCH_WAIT seconds, not once per span (a per-span queue cost ~10% of a run).
-        self._buffer: list[ReadableSpan] = []
+        self.encode = span_encoder(settings.network, settings.file is not None)
+        self._buffer: list[Encoded] = []
+        self._buffer_bytes = 0
         self._lock = threading.Lock()
         self._wake = threading.Event()
-        self._pending: list[ReadableSpan] = []
-        self._inflight: list[ReadableSpan] = []
+        self._pending: list[Encoded] = []
+        self._inflight: list[Encoded] = []
         self._closing = threading.Event()
         self._abandoned = False
         self._thread = threading.Thread(target=self._loop, name="pytest-probability-otel", daemon=True)
         self._thread.start()
         self.start_time_ns = time.time_ns()
         # Always sampled: an unsampled TRACEPARENT from CI must not silence the export.
-        provider = TracerProvider(resource=self.resource, sampler=ALWAYS_ON)
-        provider.add_span_processor(_ToQueue(self.add))
-        self._tracer = provider.get_tracer(spans_module.SCOPE_NAME, __version__)
-        self.session_span = self._tracer.start_span(
+        parent = parse_traceparent(settings.traceparent)
+        trace_id, parent_id = parent if parent else (None, 0)
+        self.session_span = SpanCore(
             "probability.session",
-            context=spans_module.context_from_traceparent(settings.traceparent),
+            trace_id or new_trace_id(),
+            parent_id,
+            parent_remote=bool(parent),
             attributes={"test.suite.name": settings.suite},
         )
-        self.traceparent = spans_module.traceparent_of(self.session_span)
+        self.traceparent = self.session_span.traceparent
+
+    @property
+    def session_ids(self) -> tuple[int, int]:
+        return self.session_span.trace_id, self.session_span.span_id
 
     # -- spans ---------------------------------------------------------------
 
-    def add(self, span: ReadableSpan) -> None:
+    def add_span(self, span: dict[str, Any]) -> None:
+        """A finished span's wire form, from this process."""
+        self.add(self.encode(span))
+
+    def add(self, span: Encoded) -> None:
+        """An encoded span (from this process, or from an xdist worker's report)."""
         with self._lock:
             self._buffer.append(span)
-            full = len(self._buffer) >= BATCH_SIZE
+            self._buffer_bytes += _size(span)
+            full = len(self._buffer) >= BATCH_SIZE or self._buffer_bytes >= BATCH_BYTES
         if full:
             self._wake.set()
-
-    def add_report(self, report: Any) -> None:
-        for span in spans_module.spans_from_report(report, self.resource):
-            self.add(span)
-        if hasattr(report, spans_module.REPORT_ATTRIBUTE):
-            delattr(report, spans_module.REPORT_ATTRIBUTE)  # the terminal reporter keeps reports
 
     def _loop(self) -> None:
         while True:
@@ -268,10 +284,11 @@ class Exporter:
             self._wake.clear()
             closing = self._closing.is_set()
             with self._lock:
-                taken, self._buffer = self._buffer, []
-            for start in range(0, len(taken), BATCH_SIZE):
-                self._inflight = taken[start : start + BATCH_SIZE]
-                self._pending = taken[start + BATCH_SIZE :]
+                taken, self._buffer, self._buffer_bytes = self._buffer, [], 0
+            split = split_batches(taken)
+            for index, batch in enumerate(split):
+                self._inflight = batch
+                self._pending = [span for rest in split[index + 1 :] for span in rest]
                 try:
                     self._export_spans(self._inflight)
                 except Exception as exc:  # the spill file itself failed: nothing more to do
@@ -282,15 +299,13 @@ class Exporter:
                     if not self._buffer:
                         return
 
-    def _export_spans(self, batch: Sequence[ReadableSpan]) -> None:
+    def _export_spans(self, batch: Sequence[Encoded]) -> None:
         for sink in self.sinks:
             try:
                 sink.export_spans(batch)
             except Exception as exc:  # a file that became unwritable
                 self.file_failure = self.file_failure or f"{sink.path}: {exc}"
-        if self.network is None:
-            return
-        if self._abandoned:
+        if self.network is None or self._abandoned:
             return
         if not self.failure:
             try:
@@ -304,36 +319,44 @@ class Exporter:
 
     # -- session end ---------------------------------------------------------
 
-    def finish(self, summary: Summary, exitstatus: int, extra_series: Any = ()) -> list[str]:
-        """End the session span, emit metrics, drain within the time budget; return summary notes."""
+    def _end_session_span(self, summary: Summary, exitstatus: int) -> None:
         counts = summary.counts
         span = self.session_span
-        span.set_attribute("test.suite.run.status", "success" if exitstatus == 0 else "failure")
-        span.set_attribute("probability.runs", counts.total + counts.skipped)
-        span.set_attribute("probability.passes", counts.passes)
-        span.set_attribute("probability.fails", counts.fails)
-        span.set_attribute("probability.errors", counts.errors)
-        span.set_attribute("probability.skipped", counts.skipped)
-        span.set_attribute("probability.cases", len(summary.rows))
+        attributes = {
+            "test.suite.run.status": "success" if exitstatus == 0 else "failure",
+            "probability.runs": counts.total + counts.skipped,
+            "probability.passes": counts.passes,
+            "probability.fails": counts.fails,
+            "probability.errors": counts.errors,
+            "probability.skipped": counts.skipped,
+            "probability.cases": len(summary.rows),
+        }
         if counts.pass_rate is not None:
-            span.set_attribute("probability.pass_fraction", counts.pass_rate)
+            attributes["probability.pass_fraction"] = counts.pass_rate
         if summary.has_cost:
-            span.set_attribute("probability.cost", summary.cost)
+            attributes["probability.cost"] = summary.cost
+        span.set_attributes(attributes)
         if exitstatus != 0:
-            span.set_status(Status(StatusCode.ERROR, f"exit status {exitstatus}"))
+            span.force_status(ERROR, f"exit status {exitstatus}")
         span.end()
+        self.add_span(span.to_dict())
 
-        batches = metrics_module.collect(summary, self.resource, extra_series, self.start_time_ns)
+    def finish(self, summary: Summary, exitstatus: int, extra_series: Any = ()) -> list[str]:
+        """End the session span, emit metrics, drain within the time budget; return summary notes."""
+        from . import metrics as metrics_module  # the SDK's data model: imported at session end only
+
+        self._end_session_span(summary, exitstatus)
+        batches = metrics_module.collect(summary, self.resource.to_sdk(), extra_series, self.start_time_ns)
         # Building the metrics is the session's own work; the export budget starts now.
         deadline = time.monotonic() + self.settings.timeout
         done = threading.Event()
-        sent: list[MetricsData] = []
+        sent: list[Any] = []
 
         # The file gets the metrics first: a hanging endpoint must not keep them out of it.
         for batch in batches:
             for sink in self.sinks:
                 try:
-                    sink.export_metrics(batch, 0)
+                    sink.export_metrics(batch)
                 except Exception as exc:
                     self.file_failure = self.file_failure or f"{sink.path}: {exc}"
 
@@ -346,7 +369,7 @@ class Exporter:
                     if self.failure:
                         break
                     try:
-                        self.network.export_metrics(batch, max(0.001, deadline - time.monotonic()))
+                        self.network.export_metrics(batch, deadline)
                         sent.append(batch)
                     except Exception as exc:
                         self.failure = f"metrics: {exc}"
@@ -363,21 +386,21 @@ class Exporter:
             if unsent:
                 for sink in self.sinks:
                     try:
-                        sink.export_spans(unsent)
+                        for batch in split_batches(unsent):
+                            sink.export_spans(batch)
                     except Exception as exc:
                         self.file_failure = self.file_failure or f"{sink.path}: {exc}"
-            leftover = list(self._inflight) + unsent
-            if leftover:
-                self.spill.export_spans(leftover)
+            for batch in split_batches(list(self._inflight) + unsent):
+                self.spill.export_spans(batch)
         if self.network is not None:
             for batch in batches:
                 if not any(batch is done_batch for done_batch in sent):
-                    self.spill.export_metrics(batch, 0)
+                    self.spill.export_metrics(batch)
         return self._close(timed_out)
 
-    def _drain_queue(self) -> list[ReadableSpan]:
+    def _drain_queue(self) -> list[Encoded]:
         with self._lock:
-            spans, self._buffer = self._buffer, []
+            spans, self._buffer, self._buffer_bytes = self._buffer, [], 0
         return spans
 
     def _close(self, timed_out: bool) -> list[str]:
@@ -386,12 +409,6 @@ class Exporter:
         self.spill.shutdown()
         if self.network is not None and not timed_out:
             self.network.shutdown()
-        if not timed_out:
-            # An abandoned export thread may still log its failure later; keep it quiet:
-            # the summary line already said what failed.
-            for logger, propagate in self._loggers:
-                logger.removeHandler(self.log)
-                logger.propagate = propagate
         notes = list(self.settings.notes)
         if self.failure:
             kept = f"{self.spill.spans} spans and {self.spill.points} metric points kept in {self.spill.path}"
@@ -402,7 +419,3 @@ class Exporter:
         if self.file_failure:
             notes.append(f"OpenTelemetry: writing the OTLP file failed: {self.file_failure}")
         return notes
-
-
-def current_span_traceparent(span: trace.Span) -> str:
-    return spans_module.traceparent_of(span)

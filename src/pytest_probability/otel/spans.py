@@ -3,65 +3,36 @@
 The process executing a run (a serial session, or an xdist worker) starts the
 run's span before setup, keeps it current through setup, call and teardown
 (so spans of the user's own instrumentation nest under it), ends it after
-teardown and ships it, as plain builtins, on the teardown report. The
-aggregating process rebuilds a ``ReadableSpan`` and hands it to the real OTLP
-exporter. No worker ever talks to the network.
+teardown and hands over its wire form (a plain dict, see
+:mod:`pytest_probability.otel.runspan`): straight to the exporter in a serial
+session, on the teardown report under xdist. No worker ever talks to the
+network.
+
+The runs never touch the SDK. The OpenTelemetry API is used (and the run's
+span made current) only once the process has imported ``opentelemetry.trace``;
+see :mod:`pytest_probability.otel.runspan`.
 """
 
 from __future__ import annotations
 
+import sys
 import traceback
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
-from opentelemetry import context as otel_context
-from opentelemetry import trace
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import Event, ReadableSpan, SpanProcessor, TracerProvider
-from opentelemetry.sdk.trace.sampling import ALWAYS_ON
-from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
-from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
-
-from .. import __version__
 from ..model import ERROR, FAIL, PASS, SKIP, Usage
 from ..recording import CurrentRun
 from .options import OtelSettings
+from .runspan import ERROR as STATUS_ERROR
+from .runspan import Limits, SpanCore, api_span_class, new_trace_id
 
-SCOPE_NAME = "pytest_probability"
-#: Report attribute that carries a finished run span.
+#: Report attribute that carries a finished run span, encoded.
 REPORT_ATTRIBUTE = "prob_span"
 MESSAGE_LIMIT = 4096
 STACK_LIMIT = 16384
 
 
-def scope() -> InstrumentationScope:
-    return InstrumentationScope(SCOPE_NAME, __version__)
-
-
-def context_from_traceparent(traceparent: str | None) -> otel_context.Context | None:
-    if not traceparent:
-        return None
-    return TraceContextTextMapPropagator().extract({"traceparent": traceparent})
-
-
-def traceparent_of(span: trace.Span) -> str:
-    carrier: dict[str, str] = {}
-    TraceContextTextMapPropagator().inject(carrier, context=trace.set_span_in_context(span))
-    return carrier["traceparent"]
-
-
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-class _Keep(SpanProcessor):
-    """Holds each ended span until the run's observer takes it."""
-
-    def __init__(self) -> None:
-        self.ended: list[ReadableSpan] = []
-
-    def on_end(self, span: ReadableSpan) -> None:
-        self.ended.append(span)
 
 
 class RunSpans:
@@ -70,50 +41,83 @@ class RunSpans:
     def __init__(
         self,
         settings: OtelSettings,
-        parent_traceparent: str | None,
-        deliver: Callable[[ReadableSpan], None] | None = None,
-        resource: Resource | None = None,
+        parent: tuple[int, int] | None,
+        encode: Callable[[dict[str, Any]], Any],
+        deliver: Callable[[Any], None] | None = None,
+        parent_remote: bool = True,
+        limits: Limits | None = None,
     ) -> None:
-        """``deliver``: in the aggregating process itself (a serial session), hand ended
-        spans straight to the exporter; without it (an xdist worker) they travel on
-        the teardown report."""
+        """``parent``: (trace id, span id) of the session span. ``encode``: turns an
+        ended span's wire form into what the exporter takes (``session.span_encoder``).
+        ``deliver``: in the aggregating process itself (a serial session), hand each
+        encoded span straight to the exporter; without it (an xdist worker) it
+        travels on the teardown report."""
         self.settings = settings
+        self.encode = encode
         self.deliver = deliver
-        self._keep = _Keep()
-        provider = TracerProvider(resource=resource or Resource.get_empty(), sampler=ALWAYS_ON)
-        provider.add_span_processor(self._keep)
-        self._provider = provider
-        self.tracer = provider.get_tracer(SCOPE_NAME, __version__)
-        self.parent = context_from_traceparent(parent_traceparent)
-        self._open: dict[str, tuple[trace.Span, object]] = {}
+        self.limits = limits or Limits.from_env()
+        self.trace_id, self.parent_span_id = parent if parent else (new_trace_id(), 0)
+        self.parent_remote = parent_remote and bool(parent)
+        self._open: dict[str, tuple[SpanCore, object]] = {}
+        self._cases: dict[int, tuple[Any, str, dict[str, Any]]] = {}
+        self._api: tuple[type[SpanCore], Callable[..., Any], Callable[..., Any], Callable[..., Any]] | None = None
 
-    def run_started(self, item: Any, run: CurrentRun) -> None:
-        case = run.case
+    def _api_parts(self) -> tuple[type[SpanCore], Callable[..., Any], Callable[..., Any], Callable[..., Any]]:
+        if self._api is None:
+            from opentelemetry import context as otel_context
+            from opentelemetry import trace
+
+            self._api = (api_span_class(), otel_context.attach, otel_context.detach, trace.set_span_in_context)
+        return self._api
+
+    def _case_attributes(self, case: Any) -> tuple[str, dict[str, Any]]:
+        """The span name and the attributes every run of ``case`` shares (one dict per case)."""
+        cached = self._cases.get(id(case))
+        if cached is not None and cached[0] is case:
+            return cached[1], cached[2]
         attributes: dict[str, Any] = {
             "test.case.name": case.label,
             "probability.benchmark": case.benchmark,
             "probability.case": case.case,
-            "probability.run": run.run,
-            "pytest.nodeid": run.nodeid,
             "code.function.name": case.function,
             "code.file.path": case.path,
             "code.line.number": case.lineno,
         }
         if self.settings.capture_values:
             for name, value in case.params:
-                attributes[f"probability.param.{name}"] = value
-        span = self.tracer.start_span(f"probability.run {case.label}", context=self.parent, attributes=attributes)
-        token = otel_context.attach(trace.set_span_in_context(span))
+                attributes[f"probability.param.{name}"] = value  # clipped at collection
+        length = self.limits.attribute_length
+        if length is not None:
+            attributes = {k: v[:length] if type(v) is str else v for k, v in attributes.items()}
+        name = f"probability.run {case.label}"
+        self._cases[id(case)] = (case, name, attributes)
+        return name, attributes
+
+    def run_started(self, item: Any, run: CurrentRun) -> None:
+        name, shared = self._case_attributes(run.case)
+        attributes: dict[str, Any] = {"probability.run": run.run, "pytest.nodeid": run.nodeid}
+        if "opentelemetry.trace" in sys.modules:  # something may nest spans under the run
+            span_class, attach, _, in_context = self._api_parts()
+            span: SpanCore = span_class(
+                name, self.trace_id, self.parent_span_id, self.parent_remote, attributes, self.limits,
+                case_attributes=shared,
+            )
+            token: object = attach(in_context(span))
+        else:
+            span = SpanCore(
+                name, self.trace_id, self.parent_span_id, self.parent_remote, attributes, self.limits,
+                case_attributes=shared,
+            )
+            token = None
         self._open[run.nodeid] = (span, token)
-        ids = span.get_span_context()
-        run.trace_id = format(ids.trace_id, "032x")
-        run.span_id = format(ids.span_id, "016x")
+        run.trace_id = format(span.trace_id, "032x")
+        run.span_id = format(span.span_id, "016x")
         run.listeners.append(lambda usage: _usage_event(span, usage))
 
-    def phase_finished(self, item: Any, run: CurrentRun, call: Any) -> None:
+    def phase_raised(self, item: Any, run: CurrentRun, call: Any) -> None:
         if not self.settings.capture_values:
             return
-        if call.excinfo is not None and run.phase == call.when and run.outcome in (FAIL, ERROR):
+        if run.phase == call.when and run.outcome in (FAIL, ERROR):
             run.stacktrace = "".join(traceback.format_exception(call.excinfo.type, call.excinfo.value, call.excinfo.tb))
 
     def run_finished(self, item: Any, run: CurrentRun) -> None:
@@ -125,13 +129,13 @@ class RunSpans:
             _finish(span, run, self.settings.capture_values)
         finally:
             span.end()
-            otel_context.detach(token)
-        spans, self._keep.ended = self._keep.ended, []
+            if token is not None:
+                self._api_parts()[2](token)
+        data = self.encode(span.to_dict())
         if self.deliver is not None:
-            for ended in spans:
-                self.deliver(ended)
+            self.deliver(data)
         else:
-            run.report_extras[REPORT_ATTRIBUTE] = [span_to_dict(s) for s in spans]
+            run.report_extras[REPORT_ATTRIBUTE] = data
 
     def run_closed(self, item: Any, run: CurrentRun) -> None:
         """The run ended without a teardown report (interrupted): close its span."""
@@ -139,11 +143,11 @@ class RunSpans:
         if opened is not None:
             span, token = opened
             span.end()
-            otel_context.detach(token)
-            self._keep.ended.clear()
+            if token is not None:
+                self._api_parts()[2](token)
 
 
-def _usage_event(span: trace.Span, usage: Usage) -> None:
+def _usage_event(span: SpanCore, usage: Usage) -> None:
     span.add_event(
         "probability.usage",
         {
@@ -156,27 +160,33 @@ def _usage_event(span: trace.Span, usage: Usage) -> None:
     )
 
 
-def _finish(span: trace.Span, run: CurrentRun, capture_values: bool) -> None:
+def _finish(span: SpanCore, run: CurrentRun, capture_values: bool) -> None:
+    set_attribute = span.set_attribute
     outcome = run.outcome or SKIP
-    span.set_attribute("probability.outcome", outcome)
+    attributes = span.attributes
+    attributes["probability.outcome"] = outcome
     if outcome in (PASS, FAIL, ERROR):
-        span.set_attribute("test.case.result.status", "pass" if outcome == PASS else "fail")
+        attributes["test.case.result.status"] = "pass" if outcome == PASS else "fail"
     if run.usage:
-        span.set_attribute("gen_ai.usage.input_tokens", sum(u.input_tokens for u in run.usage))
-        span.set_attribute("gen_ai.usage.output_tokens", sum(u.output_tokens for u in run.usage))
-        span.set_attribute("gen_ai.usage.cache_read.input_tokens", sum(u.cached_input_tokens for u in run.usage))
+        set_attribute("gen_ai.usage.input_tokens", sum(u.input_tokens for u in run.usage))
+        set_attribute("gen_ai.usage.output_tokens", sum(u.output_tokens for u in run.usage))
+        set_attribute("gen_ai.usage.cache_read.input_tokens", sum(u.cached_input_tokens for u in run.usage))
         models = {u.model for u in run.usage}
         if len(models) == 1:
-            span.set_attribute("gen_ai.request.model", models.pop())
-    cost = run.extra_cost + sum(u.cost for u in run.usage)
+            set_attribute("gen_ai.request.model", models.pop())
     if run.usage or run.extra_cost:
-        span.set_attribute("probability.cost", cost)
+        set_attribute("probability.cost", run.extra_cost + sum(u.cost for u in run.usage))
     if outcome == SKIP and run.message and capture_values:
-        span.set_attribute("probability.skip.reason", _clip(run.message, MESSAGE_LIMIT))
+        set_attribute("probability.skip.reason", _clip(run.message, MESSAGE_LIMIT))
+    length = span.limits.attribute_length
+    if length is not None:
+        for key, value in attributes.items():
+            if type(value) is str and len(value) > length:
+                attributes[key] = value[:length]
     if outcome not in (FAIL, ERROR):
         return
     error_type = run.error_type or ("AssertionError" if outcome == FAIL else "Exception")
-    span.set_attribute("error.type", error_type)
+    set_attribute("error.type", error_type)
     event: dict[str, Any] = {"exception.type": error_type}
     if capture_values:
         message = _clip(run.error_text or run.message, MESSAGE_LIMIT)
@@ -184,68 +194,9 @@ def _finish(span: trace.Span, run: CurrentRun, capture_values: bool) -> None:
         if run.stacktrace:
             event["exception.stacktrace"] = _clip(run.stacktrace, STACK_LIMIT)
         if outcome == FAIL:
-            span.set_attribute("probability.assertion", message)
+            set_attribute("probability.assertion", message)
         description = f"{outcome} in {run.phase}: {_clip(run.message, 256)}"
     else:
         description = f"{outcome} in {run.phase}: {error_type}"
     span.add_event("exception", event)
-    span.set_status(Status(StatusCode.ERROR, description))
-
-
-# -- the wire form ------------------------------------------------------------
-
-
-def _plain(value: Any) -> Any:
-    return list(value) if isinstance(value, tuple) else value
-
-
-def span_to_dict(span: ReadableSpan) -> dict[str, Any]:
-    ctx = span.context
-    parent = span.parent
-    return {
-        "name": span.name,
-        "trace_id": format(ctx.trace_id, "032x"),
-        "span_id": format(ctx.span_id, "016x"),
-        "flags": int(ctx.trace_flags),
-        "parent_span_id": format(parent.span_id, "016x") if parent else "",
-        "parent_remote": bool(parent and parent.is_remote),
-        "kind": span.kind.value,
-        "start": span.start_time,
-        "end": span.end_time,
-        "attributes": {k: _plain(v) for k, v in (span.attributes or {}).items()},
-        "events": [
-            {"name": e.name, "time": e.timestamp, "attributes": {k: _plain(v) for k, v in (e.attributes or {}).items()}}
-            for e in span.events
-        ],
-        "status": [span.status.status_code.value, span.status.description or ""],
-    }
-
-
-def span_from_dict(data: dict[str, Any], resource: Resource) -> ReadableSpan:
-    trace_id = int(data["trace_id"], 16)
-    flags = TraceFlags(data.get("flags", 1))
-    parent = None
-    if data.get("parent_span_id"):
-        parent = SpanContext(trace_id, int(data["parent_span_id"], 16), is_remote=data.get("parent_remote", False), trace_flags=flags)
-    code, description = data["status"]
-    status_code = StatusCode(code)
-    return ReadableSpan(
-        name=data["name"],
-        context=SpanContext(trace_id, int(data["span_id"], 16), is_remote=False, trace_flags=flags),
-        parent=parent,
-        resource=resource,
-        attributes=data["attributes"],
-        events=[Event(e["name"], e["attributes"], e["time"]) for e in data["events"]],
-        kind=SpanKind(data["kind"]),
-        status=Status(status_code, description or None) if status_code is StatusCode.ERROR else Status(status_code),
-        start_time=data["start"],
-        end_time=data["end"],
-        instrumentation_scope=scope(),
-    )
-
-
-def spans_from_report(report: Any, resource: Resource) -> Sequence[ReadableSpan]:
-    data = getattr(report, REPORT_ATTRIBUTE, None)
-    if not data or getattr(report, "when", None) != "teardown":
-        return ()
-    return [span_from_dict(d, resource) for d in data]
+    span.force_status(STATUS_ERROR, description)
