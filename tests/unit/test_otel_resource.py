@@ -39,7 +39,6 @@ def test_resource_matches_the_sdk(env: dict[str, str], monkeypatch: pytest.Monke
     if "service.instance.id=" not in env.get("OTEL_RESOURCE_ATTRIBUTES", ""):
         expected.pop("service.instance.id", None)
     assert built.attributes == expected
-    assert built.to_sdk().attributes == expected
 
 
 def test_other_detectors_go_through_the_sdk(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -75,6 +75,35 @@ Deliberate choices where the SDK differs or the wire form says nothing:
   SDK drops such an attribute and fails the whole batch for such a name.
 * A value of any other type drops its attribute (as in the SDK, minus the log).
 * An empty batch gives an empty request: ``b""`` and ``{"resourceSpans":[]}``.
+
+Metrics
+-------
+:meth:`TraceEncoder.metrics_protobuf` and :meth:`TraceEncoder.metrics_json_line`
+encode the session's metrics, with the same resource and scope as the spans,
+as one ``ExportMetricsServiceRequest`` (one ``ResourceMetrics``, one
+``ScopeMetrics``), so that session end needs neither the SDK nor protobuf.
+A metric is a plain tuple ``(name, description, unit, kind, points)``:
+
+* ``kind`` ``"counter"``: a monotonic cumulative ``Sum``; ``"gauge"``: a
+  ``Gauge``; points ``(attributes, value)``, an ``int`` value (not a ``bool``)
+  is sent as ``as_int``, any other as ``as_double``;
+* ``kind`` ``"histogram"``: a cumulative ``Histogram``; points ``(attributes,
+  (count, sum, bucket_counts, explicit_bounds, min, max))``.
+
+The output matches the SDK encoder's (``encode_metrics``) for the equivalent
+``MetricsData`` with every point from ``start_ns`` to ``now_ns``; like it:
+
+* gauge points carry no ``start_time_unix_nano`` (the SDK encoder drops it);
+* a metric without points carries no data field at all (no ``sum``/``gauge``/
+  ``histogram``, hence no temporality);
+* a histogram's ``sum``, ``min`` and ``max`` are always sent (they have
+  explicit presence), unless ``None``;
+* an empty list of metrics still gives the request with one (empty)
+  ``ScopeMetrics``.
+
+Beyond the SDK, which fails the whole batch for these: an ``int`` value
+outside the int64 range and a ``bool`` value are sent as ``as_double``
+(``True`` as 1.0); strings are scrubbed as for spans.
 """
 
 from __future__ import annotations
@@ -86,7 +115,7 @@ from collections.abc import Mapping, Sequence
 from json.encoder import encode_basestring_ascii
 from typing import Any, Callable, NamedTuple
 
-__all__ = ["ResourceFields", "TraceEncoder", "resource_proto_fields"]
+__all__ = ["METRIC_KINDS", "ResourceFields", "TraceEncoder", "metric_points", "resource_proto_fields"]
 
 #: ``SpanFlags`` bits of OTLP (trace.proto): the parent's is_remote is known / is true.
 HAS_IS_REMOTE = 0x100
@@ -546,6 +575,10 @@ class TraceEncoder:
             + ',"spans":['
         )
         self._json_tail = "]}]" + resource.json_schema_url + "}]}"
+        # For metrics (the same resource and scope).
+        self._json_resource = resource.json_resource
+        self._json_scope = _json_dumps(json_scope)
+        self._json_schema_url = resource.json_schema_url
 
     def to_protobuf(self, spans: Sequence[Mapping[str, Any]]) -> bytes:
         """The serialized ``ExportTraceServiceRequest`` of ``spans`` (``b""`` for none)."""
@@ -572,6 +605,31 @@ class TraceEncoder:
         if not encoded:
             return '{"resourceSpans":[]}'
         return self._json_head + ",".join(encoded) + self._json_tail
+
+    def metrics_protobuf(self, metrics: Sequence[tuple], start_ns: int, now_ns: int) -> bytes:
+        """The serialized ``ExportMetricsServiceRequest`` of ``metrics`` (see the module docstring).
+
+        One ``ResourceMetrics`` (this encoder's resource and schema URL) holding
+        one ``ScopeMetrics`` (its scope) with the metrics in order; points are
+        cumulative from ``start_ns`` (ns since the epoch) to ``now_ns``.
+        """
+        scope_metrics = self._pb_scope + b"".join([_metric_protobuf(metric, start_ns, now_ns) for metric in metrics])
+        resource_metrics = b"".join((self._pb_resource, _field(b"\x12", scope_metrics), self._pb_schema_url))
+        return _field(b"\x0a", resource_metrics)
+
+    def metrics_json_line(self, metrics: Sequence[tuple], start_ns: int, now_ns: int) -> str:
+        """The request of :meth:`metrics_protobuf` as one OTLP JSON line (pure ASCII, no newline)."""
+        encoded = [_metric_json(metric, start_ns, now_ns) for metric in metrics]
+        scope_metrics = '{"scope":' + self._json_scope + (',"metrics":[' + ",".join(encoded) + "]}" if encoded else "}")
+        return (
+            '{"resourceMetrics":[{"resource":'
+            + self._json_resource
+            + ',"scopeMetrics":['
+            + scope_metrics
+            + "]"
+            + self._json_schema_url
+            + "}]}"
+        )
 
 
 def span_protobuf(span: Mapping[str, Any]) -> bytes:
@@ -610,3 +668,218 @@ def span_encoder(protobuf: bool, as_json: bool) -> Callable[[Mapping[str, Any]],
     if protobuf:
         return span_protobuf
     return span_json
+
+
+# ==========================================================================
+# Metrics
+# ==========================================================================
+#
+# Field numbers (opentelemetry-proto metrics.proto and metrics_service.proto):
+#   ExportMetricsServiceRequest: resource_metrics=1
+#   ResourceMetrics: resource=1, scope_metrics=2, schema_url=3
+#   ScopeMetrics: scope=1, metrics=2, schema_url=3
+#   Metric: name=1, description=2, unit=3, gauge=5, sum=7, histogram=9
+#   Gauge: data_points=1
+#   Sum: data_points=1, aggregation_temporality=2, is_monotonic=3
+#   Histogram: data_points=1, aggregation_temporality=2
+#   NumberDataPoint: start_time_unix_nano=2 (fixed64), time_unix_nano=3
+#       (fixed64), as_double=4 (double), as_int=6 (sfixed64), attributes=7
+#   HistogramDataPoint: start_time_unix_nano=2 (fixed64), time_unix_nano=3
+#       (fixed64), count=4 (fixed64), sum=5 (optional double), bucket_counts=6
+#       (packed fixed64), explicit_bounds=7 (packed double), attributes=9,
+#       min=11 (optional double), max=12 (optional double)
+# Fields are written in field-number order, as protobuf serializes them.
+
+#: The values of a metric tuple's ``kind``.
+METRIC_KINDS = ("counter", "gauge", "histogram")
+_CUMULATIVE = 2  # AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE
+_PB_METRIC_DATA = {
+    "counter": (b"\x3a", b"\x10\x02\x18\x01"),  # Metric.sum; temporality CUMULATIVE, is_monotonic
+    "gauge": (b"\x2a", b""),  # Metric.gauge
+    "histogram": (b"\x4a", b"\x10\x02"),  # Metric.histogram; temporality CUMULATIVE
+}
+_JSON_METRIC_DATA = {
+    "counter": ('"sum":{', f',"aggregationTemporality":{_CUMULATIVE},"isMonotonic":true}}'),
+    "gauge": ('"gauge":{', "}"),
+    "histogram": ('"histogram":{', f',"aggregationTemporality":{_CUMULATIVE}}}'),
+}
+_pack_fixed64 = _pack_event_time  # tag byte + little-endian uint64
+_pack_sfixed64 = struct.Struct("<Bq").pack
+
+
+def metric_points(metrics: Sequence[tuple]) -> int:
+    """The number of data points of ``metrics`` (``(name, description, unit, kind, points)`` tuples)."""
+    return sum(len(metric[4]) for metric in metrics)
+
+
+def _metric_fields(metric: Sequence[Any]) -> tuple[str, str, str, str, Sequence[Any]]:
+    """``metric`` unpacked, with its kind checked and ``None`` strings made empty."""
+    name, description, unit, kind, points = metric
+    if kind not in _PB_METRIC_DATA:
+        raise ValueError(f"unknown metric kind {kind!r}; expected one of {', '.join(METRIC_KINDS)}")
+    return name or "", description or "", unit or "", kind, points
+
+
+def _scrub_metric(
+    name: str, description: str, unit: str, kind: str, points: Sequence[Any]
+) -> tuple[str, str, str, str, Sequence[Any]]:
+    return _scrub_str(name), _scrub_str(description), _scrub_str(unit), kind, _scrub(list(points))
+
+
+def _is_int64(value: Any) -> bool:
+    """Whether a point's ``value`` goes to ``as_int`` (else ``as_double``)."""
+    return isinstance(value, int) and not isinstance(value, bool) and _INT64_MIN <= value <= _INT64_MAX
+
+
+def _pb_number_point(attributes: Mapping[str, Any], value: Any, start_ns: int, now_ns: int) -> bytes:
+    """The body of a ``NumberDataPoint`` (``start_ns`` 0: none, as for gauges)."""
+    out = []
+    if start_ns:
+        out.append(_pack_fixed64(0x11, start_ns))
+    if now_ns:
+        out.append(_pack_fixed64(0x19, now_ns))
+    if _is_int64(value):
+        out.append(_pack_sfixed64(0x31, value))
+    else:
+        out.append(_pack_double(0x21, float(value)))
+    if attributes:
+        _pb_attributes(attributes, b"\x3a", out)
+    return b"".join(out)
+
+
+def _pb_histogram_point(attributes: Mapping[str, Any], value: Sequence[Any], start_ns: int, now_ns: int) -> bytes:
+    """The body of a ``HistogramDataPoint``."""
+    count, total, bucket_counts, explicit_bounds, minimum, maximum = value
+    out = []
+    if start_ns:
+        out.append(_pack_fixed64(0x11, start_ns))
+    if now_ns:
+        out.append(_pack_fixed64(0x19, now_ns))
+    if count:
+        out.append(_pack_fixed64(0x21, count))
+    if total is not None:
+        out.append(_pack_double(0x29, float(total)))
+    if bucket_counts:
+        out.append(_field(b"\x32", struct.pack(f"<{len(bucket_counts)}Q", *bucket_counts)))
+    if explicit_bounds:
+        out.append(_field(b"\x3a", struct.pack(f"<{len(explicit_bounds)}d", *explicit_bounds)))
+    if attributes:
+        _pb_attributes(attributes, b"\x4a", out)
+    if minimum is not None:
+        out.append(_pack_double(0x59, float(minimum)))
+    if maximum is not None:
+        out.append(_pack_double(0x61, float(maximum)))
+    return b"".join(out)
+
+
+def _pb_metric(
+    name: str, description: str, unit: str, kind: str, points: Sequence[Any], start_ns: int, now_ns: int
+) -> bytes:
+    """The body of a ``Metric`` message."""
+    data_tag, data_tail = _PB_METRIC_DATA[kind]
+    out = []
+    if name:
+        out.append(_field(b"\x0a", name.encode("utf-8")))
+    if description:
+        out.append(_field(b"\x12", description.encode("utf-8")))
+    if unit:
+        out.append(_field(b"\x1a", unit.encode("utf-8")))
+    if points:  # the SDK encoder sets the data field only when adding a point
+        if kind == "histogram":
+            encoded = [_field(b"\x0a", _pb_histogram_point(a, v, start_ns, now_ns)) for a, v in points]
+        else:
+            point_start = start_ns if kind == "counter" else 0  # the SDK drops a gauge's start time
+            encoded = [_field(b"\x0a", _pb_number_point(a, v, point_start, now_ns)) for a, v in points]
+        out.append(_field(data_tag, b"".join(encoded) + data_tail))
+    return b"".join(out)
+
+
+def _metric_protobuf(metric: Sequence[Any], start_ns: int, now_ns: int) -> bytes:
+    """One metric as a ``ScopeMetrics.metrics`` entry (tag, length, ``Metric`` message)."""
+    fields = _metric_fields(metric)
+    try:
+        body = _pb_metric(*fields, start_ns, now_ns)
+    except UnicodeEncodeError:
+        body = _pb_metric(*_scrub_metric(*fields), start_ns, now_ns)
+    return _field(b"\x12", body)
+
+
+def _json_number(value: Any) -> str:
+    """A double as OTLP/JSON: a number, or ``"NaN"``/``"Infinity"``/``"-Infinity"``."""
+    value = float(value)
+    if value - value == 0:  # finite: what json.dumps writes
+        return repr(value)
+    return _json_dumps(_json_double(value))
+
+
+def _json_number_point(attributes: Mapping[str, Any], value: Any, start_ns: int, now_ns: int) -> str:
+    members = []
+    if start_ns:
+        members.append(f'"startTimeUnixNano":"{start_ns:d}"')
+    if now_ns:
+        members.append(f'"timeUnixNano":"{now_ns:d}"')
+    if _is_int64(value):
+        members.append(f'"asInt":"{int(value):d}"')
+    else:
+        members.append('"asDouble":' + _json_number(value))
+    if attributes:
+        encoded = _json_attributes(attributes)
+        if encoded:
+            members.append('"attributes":[' + encoded + "]")
+    return "{" + ",".join(members) + "}"
+
+
+def _json_histogram_point(attributes: Mapping[str, Any], value: Sequence[Any], start_ns: int, now_ns: int) -> str:
+    count, total, bucket_counts, explicit_bounds, minimum, maximum = value
+    members = []
+    if start_ns:
+        members.append(f'"startTimeUnixNano":"{start_ns:d}"')
+    if now_ns:
+        members.append(f'"timeUnixNano":"{now_ns:d}"')
+    if count:
+        members.append(f'"count":"{count:d}"')
+    if total is not None:
+        members.append('"sum":' + _json_number(total))
+    if bucket_counts:
+        members.append('"bucketCounts":[' + ",".join([f'"{n:d}"' for n in bucket_counts]) + "]")
+    if explicit_bounds:
+        members.append('"explicitBounds":[' + ",".join([_json_number(b) for b in explicit_bounds]) + "]")
+    if attributes:
+        encoded = _json_attributes(attributes)
+        if encoded:
+            members.append('"attributes":[' + encoded + "]")
+    if minimum is not None:
+        members.append('"min":' + _json_number(minimum))
+    if maximum is not None:
+        members.append('"max":' + _json_number(maximum))
+    return "{" + ",".join(members) + "}"
+
+
+def _json_metric(
+    name: str, description: str, unit: str, kind: str, points: Sequence[Any], start_ns: int, now_ns: int
+) -> str:
+    members = []
+    if name:
+        members.append('"name":' + _json_str(name))
+    if description:
+        members.append('"description":' + _json_str(description))
+    if unit:
+        members.append('"unit":' + _json_str(unit))
+    if points:
+        if kind == "histogram":
+            encoded = [_json_histogram_point(a, v, start_ns, now_ns) for a, v in points]
+        else:
+            point_start = start_ns if kind == "counter" else 0
+            encoded = [_json_number_point(a, v, point_start, now_ns) for a, v in points]
+        head, tail = _JSON_METRIC_DATA[kind]
+        members.append(head + '"dataPoints":[' + ",".join(encoded) + "]" + tail)
+    return "{" + ",".join(members) + "}"
+
+
+def _metric_json(metric: Sequence[Any], start_ns: int, now_ns: int) -> str:
+    """One metric as an element of the OTLP/JSON ``metrics`` array."""
+    fields = _metric_fields(metric)
+    text = _json_metric(*fields, start_ns, now_ns)
+    if "\\ud" in text:  # maybe a lone surrogate (see span_json)
+        text = _json_metric(*_scrub_metric(*fields), start_ns, now_ns)
+    return text

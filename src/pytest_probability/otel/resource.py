@@ -20,15 +20,10 @@ DEFAULT_SERVICE_NAME = "pytest-probability"
 
 @dataclass(frozen=True)
 class ResourceInfo:
-    """The session's resource as plain data (the SDK's ``Resource`` is built from it at session end)."""
+    """The session's resource as plain data."""
 
     attributes: dict[str, Any]
     schema_url: str = ""
-
-    def to_sdk(self) -> Any:
-        from opentelemetry.sdk.resources import Resource
-
-        return Resource(self.attributes, self.schema_url or None)
 
 
 def git_revision(root: Path) -> str | None:

@@ -2,15 +2,17 @@
 
 One :class:`Exporter` per session, in the process that aggregates (a serial
 session, or the xdist controller). Each run span arrives already encoded
-(:func:`encode_span`: OTLP protobuf for the endpoint, OTLP/JSON for the file),
+(:func:`~pytest_probability.otel.encode.span_encoder`: OTLP protobuf for the
+endpoint, OTLP/JSON for the file),
 straight from the run in a serial session or on its teardown report under
 xdist, where the workers did the encoding. Encoded spans are bytes and str,
 which the garbage collector never has to scan while they wait for their
 batch. A background thread assembles batches into requests
 (:class:`~pytest_probability.otel.encode.TraceEncoder`) and hands them to the
 sinks: the OTLP endpoint (:mod:`pytest_probability.otel.transport`,
-HTTP/protobuf or gRPC) and/or the OTLP JSON-lines file. The SDK is imported
-only at session end, for the metrics.
+HTTP/protobuf or gRPC) and/or the OTLP JSON-lines file. The SDK is not
+imported at all (unless OTEL_EXPERIMENTAL_RESOURCE_DETECTORS asks for its
+resource detectors).
 
 Reliability rules (docs/observability.md):
 
@@ -32,9 +34,11 @@ from typing import Any, Sequence
 
 from .. import __version__
 from ..rows import Summary
+from . import metrics as metrics_module
 from . import resource as resource_module
 from . import transport
 from .encode import TraceEncoder, span_encoder
+from .metrics import MetricsBatch
 from .options import OtelSettings
 from .runspan import ERROR, SpanCore, new_trace_id, parse_traceparent
 
@@ -81,18 +85,6 @@ def _json(span: Encoded) -> str | None:
     return None if type(span) is bytes else span[1]
 
 
-def _metrics_bytes(batch: Any) -> bytes:
-    from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
-
-    return encode_metrics(batch).SerializeToString()
-
-
-def _metrics_lines(batch: Any) -> list[str]:
-    from . import otlp_json
-
-    return otlp_json.metrics_to_lines(batch)
-
-
 class ExportFailed(Exception):
     pass
 
@@ -130,8 +122,8 @@ class OtlpSink:
     def export_spans(self, spans: Sequence[Encoded]) -> None:
         self._send("traces", self.encoder.protobuf_request([_protobuf(span) for span in spans]), None)
 
-    def export_metrics(self, data: Any, deadline: float) -> None:
-        self._send("metrics", _metrics_bytes(data), deadline)
+    def export_metrics(self, batch: MetricsBatch, deadline: float) -> None:
+        self._send("metrics", self.encoder.metrics_protobuf(batch.metrics, batch.start_ns, batch.now_ns), deadline)
 
     def shutdown(self) -> None:
         for sender in self.senders.values():
@@ -162,8 +154,8 @@ class JsonLinesSink:
         if spans:
             self._write([self.encoder.json_request([_json(span) for span in spans])])
 
-    def export_metrics(self, data: Any) -> None:
-        self._write(_metrics_lines(data))
+    def export_metrics(self, batch: MetricsBatch) -> None:
+        self._write([self.encoder.metrics_json_line(batch.metrics, batch.start_ns, batch.now_ns)])
 
     def shutdown(self) -> None:
         with self._lock:
@@ -204,11 +196,9 @@ class Spill(JsonLinesSink):
         self._write([line])
         self.spans += len(spans)
 
-    def export_metrics(self, data: Any) -> None:
-        super().export_metrics(data)
-        self.points += sum(
-            len(m.data.data_points) for rm in data.resource_metrics for sm in rm.scope_metrics for m in sm.metrics
-        )
+    def export_metrics(self, batch: MetricsBatch) -> None:
+        super().export_metrics(batch)
+        self.points += batch.points
 
     def shutdown(self) -> None:
         with self._lock:
@@ -343,10 +333,8 @@ class Exporter:
 
     def finish(self, summary: Summary, exitstatus: int, extra_series: Any = ()) -> list[str]:
         """End the session span, emit metrics, drain within the time budget; return summary notes."""
-        from . import metrics as metrics_module  # the SDK's data model: imported at session end only
-
         self._end_session_span(summary, exitstatus)
-        batches = metrics_module.collect(summary, self.resource.to_sdk(), extra_series, self.start_time_ns)
+        batches = metrics_module.collect(summary, extra_series, self.start_time_ns)
         # Building the metrics is the session's own work; the export budget starts now.
         deadline = time.monotonic() + self.settings.timeout
         done = threading.Event()
