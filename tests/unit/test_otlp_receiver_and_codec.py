@@ -31,6 +31,8 @@ from otlp_receiver import (
     wait_for,
 )
 
+import sdk_lines
+
 from pytest_probability.otel import otlp_json
 from pytest_probability.otel.otlp_json import OtlpSendError
 
@@ -221,7 +223,7 @@ def test_sdk_grpc_exporters_with_metadata(otlp_grpc_receiver, telemetry):
 
 
 def test_spans_round_trip(telemetry):
-    lines = otlp_json.spans_to_lines(telemetry.spans)
+    lines = sdk_lines.spans_to_lines(telemetry.spans)
     assert len(lines) == 1 and "\n" not in lines[0]
     kind, request = otlp_json.decode_line(lines[0])
     assert kind == "traces"
@@ -234,7 +236,7 @@ def test_spans_round_trip(telemetry):
 
 
 def test_metrics_round_trip(telemetry):
-    lines = otlp_json.metrics_to_lines(telemetry.metrics_data)
+    lines = sdk_lines.metrics_to_lines(telemetry.metrics_data)
     assert len(lines) == 1
     kind, request = otlp_json.decode_line(lines[0])
     assert kind == "metrics"
@@ -255,7 +257,7 @@ def walk_keys(obj):
 
 
 def test_span_json_follows_otlp_json_spec(telemetry):
-    obj = json.loads(otlp_json.spans_to_lines(telemetry.spans)[0])
+    obj = json.loads(sdk_lines.spans_to_lines(telemetry.spans)[0])
     assert set(obj) == {"resourceSpans"}
     assert all("_" not in key for key in walk_keys(obj)), "field names must be lowerCamelCase"
     spans = {s["name"]: s for s in obj["resourceSpans"][0]["scopeSpans"][0]["spans"]}
@@ -285,7 +287,7 @@ def test_span_json_follows_otlp_json_spec(telemetry):
 
 
 def test_metrics_json_follows_otlp_json_spec(telemetry):
-    obj = json.loads(otlp_json.metrics_to_lines(telemetry.metrics_data)[0])
+    obj = json.loads(sdk_lines.metrics_to_lines(telemetry.metrics_data)[0])
     assert set(obj) == {"resourceMetrics"}
     assert all("_" not in key for key in walk_keys(obj))
     metrics = {m["name"]: m for m in obj["resourceMetrics"][0]["scopeMetrics"][0]["metrics"]}
@@ -384,8 +386,8 @@ def test_decode_line_rejects_malformed(line, problem):
 
 
 def test_read_file_reports_line_numbers(tmp_path, telemetry):
-    good_traces = otlp_json.spans_to_lines(telemetry.spans)[0]
-    good_metrics = otlp_json.metrics_to_lines(telemetry.metrics_data)[0]
+    good_traces = sdk_lines.spans_to_lines(telemetry.spans)[0]
+    good_metrics = sdk_lines.metrics_to_lines(telemetry.metrics_data)[0]
     path = tmp_path / "otlp.jsonl"
     path.write_text(f"{good_traces}\n\n{good_metrics}\n   \n{{not json\n{good_traces}\n", encoding="utf-8")
     seen = []
@@ -403,9 +405,9 @@ def test_read_file_reports_line_numbers(tmp_path, telemetry):
 
 
 def test_line_helpers_edge_cases(telemetry):
-    assert otlp_json.spans_to_lines([]) == []
-    assert otlp_json.metrics_to_lines(None) == []
-    lines = otlp_json.spans_to_lines(telemetry.spans, max_spans_per_line=2)
+    assert sdk_lines.spans_to_lines([]) == []
+    assert sdk_lines.metrics_to_lines(None) == []
+    lines = sdk_lines.spans_to_lines(telemetry.spans, max_spans_per_line=2)
     assert len(lines) == 2
     assert len(flatten_spans(otlp_json.decode_line(line)[1] for line in lines)) == 3
     with pytest.raises(TypeError):
@@ -418,7 +420,7 @@ def test_line_helpers_edge_cases(telemetry):
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     with provider.get_tracer("t").start_as_current_span("naïve ✓\nline"):
         pass
-    [line] = otlp_json.spans_to_lines(exporter.get_finished_spans())
+    [line] = sdk_lines.spans_to_lines(exporter.get_finished_spans())
     assert line.isascii() and "\n" not in line
     assert flatten_spans([otlp_json.decode_line(line)[1]])[0].name == "naïve ✓\nline"
 
@@ -455,7 +457,7 @@ def test_signal_url_rejects_non_http():
 @pytest.mark.parametrize("compression", [None, "gzip", "deflate"])
 def test_send_decoded_lines_arrive_intact(protocol, compression, tmp_path, telemetry):
     path = tmp_path / "otlp.jsonl"
-    lines = otlp_json.spans_to_lines(telemetry.spans) + otlp_json.metrics_to_lines(telemetry.metrics_data)
+    lines = sdk_lines.spans_to_lines(telemetry.spans) + sdk_lines.metrics_to_lines(telemetry.metrics_data)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     decoded = list(otlp_json.read_file(path))
 

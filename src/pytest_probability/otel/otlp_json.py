@@ -38,7 +38,7 @@ import base64
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Union
+from typing import Any, Literal, Union
 
 from google.protobuf import json_format
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
@@ -47,9 +47,6 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from . import transport
 from .transport import OtlpSendError, signal_url
 
-if TYPE_CHECKING:  # pragma: no cover
-    from opentelemetry.sdk.metrics.export import MetricsData
-    from opentelemetry.sdk.trace import ReadableSpan
 
 __all__ = [
     "Kind",
@@ -58,12 +55,10 @@ __all__ = [
     "decode_line",
     "encode_metrics_request",
     "encode_trace_request",
-    "metrics_to_lines",
     "read_file",
     "request_to_line",
     "send",
     "signal_url",
-    "spans_to_lines",
 ]
 
 Kind = Literal["traces", "metrics"]
@@ -289,59 +284,6 @@ def read_file(path: str | os.PathLike[str]) -> Iterator[tuple[Kind, OtlpRequest]
                 yield decode_line(line)
             except ValueError as exc:
                 raise ValueError(f"{os.fspath(path)}, line {lineno}: {exc}") from exc
-
-
-# --------------------------------------------------------------------------
-# SDK data -> lines
-# --------------------------------------------------------------------------
-
-
-def _sdk_encoders() -> tuple[Any, Any]:
-    try:  # public re-exports (present in 1.45)
-        from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
-        from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-    except ImportError:  # pragma: no cover - older/newer layouts
-        from opentelemetry.exporter.otlp.proto.common._internal.metrics_encoder import (  # type: ignore[no-redef]
-            encode_metrics,
-        )
-        from opentelemetry.exporter.otlp.proto.common._internal.trace_encoder import (  # type: ignore[no-redef]
-            encode_spans,
-        )
-    return encode_spans, encode_metrics
-
-
-def _chunks(items: Sequence[Any], size: int | None) -> Iterator[Sequence[Any]]:
-    if size is None:
-        yield items
-        return
-    if size < 1:
-        raise ValueError("max_spans_per_line must be >= 1")
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
-def spans_to_lines(spans: Sequence[ReadableSpan], *, max_spans_per_line: int | None = None) -> list[str]:
-    """Encode finished SDK spans as OTLP JSON lines (no trailing newlines).
-
-    All spans go into one line unless ``max_spans_per_line`` is given; no
-    spans gives no lines.
-    """
-    spans = list(spans)
-    if not spans:
-        return []
-    encode_spans, _ = _sdk_encoders()
-    return [request_to_line(encode_spans(chunk)) for chunk in _chunks(spans, max_spans_per_line)]
-
-
-def metrics_to_lines(metrics_data: MetricsData | None) -> list[str]:
-    """Encode an SDK ``MetricsData`` (e.g. from a metric reader) as OTLP JSON lines.
-
-    Returns one line, or no line when there is no resource metrics at all.
-    """
-    if metrics_data is None or not metrics_data.resource_metrics:
-        return []
-    _, encode_metrics = _sdk_encoders()
-    return [request_to_line(encode_metrics(metrics_data))]
 
 
 # --------------------------------------------------------------------------
