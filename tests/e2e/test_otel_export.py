@@ -843,10 +843,13 @@ def test_attribute_values_are_truncated_to_the_sdk_limit(pytester: pytest.Pytest
             "    assert text == 'y', 'a rather long assertion message ' * 5\n"
         )
     )
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--prob-otel-file=otel.jsonl")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--prob-otel-file=otel.jsonl", "--prob-suite=" + "s" * 40)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     spans = flatten_spans(list(otlp_json.read_file(pytester.path / "otel.jsonl")))
     run = next(s for s in spans if s.name.startswith("probability.run"))
+    session = next(s for s in spans if s.name == "probability.session")
+    assert session.attributes["test.suite.name"] == "s" * 12
+    assert session.attributes["test.suite.run.status"] == "failure"[:12]
     assert run.attributes["probability.param.text"] == "x" * 12
     assert len(run.attributes["probability.assertion"]) == 12
     # Names and ids are short enough to stay whole.

@@ -179,7 +179,9 @@ def test_file_gets_everything_while_the_endpoint_hangs(pytester: pytest.Pytester
         result, _ = run(pytester, "--prob-runs=2", f"--prob-otel-timeout={TIMEOUT:g}", "--prob-otel-file=otel.jsonl")
     assert result.ret == 1
     decoded = list(otlp_json.read_file(pytester.path / "otel.jsonl"))
-    assert len({s.span_id for s in flatten_spans(decoded)}) == RUNS + 1
+    span_ids = [s.span_id for s in flatten_spans(decoded)]
+    assert len(set(span_ids)) == RUNS + 1
+    assert len(span_ids) == RUNS + 1, "a span was written to the file twice"
     assert {p.name for p in flatten_metrics(decoded)} >= {"probability.runs", "probability.cost"}
 
 

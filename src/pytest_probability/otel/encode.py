@@ -110,6 +110,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import struct
 from collections.abc import Mapping, Sequence
 from json.encoder import encode_basestring_ascii
@@ -647,13 +648,17 @@ def span_protobuf(span: Mapping[str, Any]) -> bytes:
     return b"".join((b"\x12", _SMALL[n] if n < 0x80 else _varint(n), body))
 
 
+#: A JSON escape of an unpaired surrogate (json.dumps writes lowercase hex).
+_LONE_SURROGATE = re.compile(r"\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f][0-9a-f]{2})|(?<!\\ud[89ab][0-9a-f]{2})\\ud[c-f][0-9a-f]{2}")
+
+
 def span_json(span: Mapping[str, Any]) -> str:
     """One span as an element of the OTLP/JSON ``spans`` array (see :meth:`TraceEncoder.json_request`)."""
     text = _json_span(span)
-    # A "\ud..." escape may be a lone surrogate, which is no valid OTLP
-    # string: rare (non-BMP characters also give one), so re-encode the
-    # span with scrubbed strings only then.
-    if "\\ud" in text:
+    # A lone surrogate ("\ud800" without its pair) is no valid OTLP string:
+    # re-encode the span with scrubbed strings only then. A non-BMP character
+    # (an emoji) is a valid pair and needs nothing.
+    if "\\ud" in text and _LONE_SURROGATE.search(text):
         text = _json_span(_scrub(span))
     return text
 
@@ -880,6 +885,6 @@ def _metric_json(metric: Sequence[Any], start_ns: int, now_ns: int) -> str:
     """One metric as an element of the OTLP/JSON ``metrics`` array."""
     fields = _metric_fields(metric)
     text = _json_metric(*fields, start_ns, now_ns)
-    if "\\ud" in text:  # maybe a lone surrogate (see span_json)
+    if "\\ud" in text and _LONE_SURROGATE.search(text):  # a lone surrogate (see span_json)
         text = _json_metric(*_scrub_metric(*fields), start_ns, now_ns)
     return text

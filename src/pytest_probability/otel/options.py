@@ -1,7 +1,7 @@
 """OpenTelemetry options: declared and validated without importing OpenTelemetry.
 
 Whether export is on is decided here; only when it is does the plugin import
-:mod:`pytest_probability.otel.session`, and with it the OpenTelemetry SDK.
+its export modules (:mod:`pytest_probability.otel.transport` and the rest).
 """
 
 from __future__ import annotations

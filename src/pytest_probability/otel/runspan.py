@@ -23,9 +23,12 @@ aggregating process.
 The SDK's span limits are honoured from the same environment variables
 (``OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT``, ``OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT``,
 ``OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT``, ``OTEL_SPAN_EVENT_COUNT_LIMIT``, ...),
-with the SDK's defaults and rules: attribute values are cut to the length
-limit, attributes past the count limit are dropped, the oldest events are
-dropped past the event limit, and the dropped numbers are exported.
+with the SDK's defaults: attribute values are cut to the length limit, the
+oldest events are dropped past the event limit, and the dropped numbers are
+exported. One rule differs on purpose: past the attribute count limit, *new*
+attributes are dropped (the SDK evicts the oldest), so the plugin's own
+attributes, set first, survive a benchmark that sets many; the run's outcome
+attributes are always set.
 
 Ids come from a private :class:`random.Random` seeded by the OS, so a
 benchmark that seeds the global ``random`` module cannot make two runs share
@@ -44,7 +47,6 @@ from dataclasses import dataclass
 from typing import Any
 
 _ids = random.Random(int.from_bytes(os.urandom(16), "big"))
-_VALID_TYPES = (str, bool, int, float, bytes)
 UNSET, OK, ERROR = 0, 1, 2
 
 
@@ -128,38 +130,42 @@ DEFAULT_LIMITS = Limits()
 
 
 def clean_value(key: str, value: Any, length: int | None) -> Any:
-    """The value as exported, or None when it is not a valid attribute value (then it is dropped)."""
+    """The value as exported, following the API's ``_clean_attribute_value``.
+
+    Strings are cut to ``length``; ``None``, booleans, numbers and bytes are
+    kept; sequences become lists and mappings dicts, cleaned recursively;
+    anything else becomes its ``str()`` (``None`` if that fails). A ``str``
+    subclass (a ``StrEnum`` member) is exported as its string value.
+    """
     kind = type(value)
     if kind is str:
         return value if length is None or len(value) <= length else value[:length]
-    if kind in _VALID_TYPES:
+    if value is None or kind is bool or kind is int or kind is float or kind is bytes:
         return value
-    if isinstance(value, _VALID_TYPES):  # subclasses (enums of str, numpy-free ints ...)
-        if isinstance(value, bool):
-            return bool(value)
-        if isinstance(value, str):
-            return clean_value(key, str(value), length)
-        for base in (int, float, bytes):
-            if isinstance(value, base):
-                return base(value)
-    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
-        items: list[Any] = []
-        element_type: type | None = None
-        for element in value:
-            if element is None:
-                items.append(None)
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, str):
+        return clean_value(key, str.__str__(value), length)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, bytes):
+        return bytes(value)
+    if isinstance(value, Sequence):
+        return [clean_value(key, element, length) for element in value]
+    if isinstance(value, Mapping):
+        cleaned: dict[str, Any] = {}
+        for name, element in value.items():
+            if not name:
                 continue
-            element_kind = bool if isinstance(element, bool) else next((t for t in _VALID_TYPES if isinstance(element, t)), None)
-            if element_kind is None or (element_type is not None and element_kind is not element_type):
-                _warn("attribute %r: a sequence must hold values of one primitive type; dropped", key)
-                return None
-            element_type = element_kind
-            if element_kind is str and length is not None and len(element) > length:
-                element = element[:length]
-            items.append(element_kind(element) if type(element) is not element_kind else element)
-        return items
-    _warn("attribute %r: invalid type %s; dropped", key, kind.__name__)
-    return None
+            cleaned[name if isinstance(name, str) else str(name)] = clean_value(key, element, length)
+        return cleaned
+    _warn("attribute %r: a %s is exported as its str()", key, kind.__name__)
+    try:
+        return clean_value(key, str(value), length)
+    except Exception:  # noqa: BLE001 - a broken __str__
+        return None
 
 
 class SpanCore:
@@ -229,8 +235,6 @@ class SpanCore:
             _warn("invalid attribute key %r; dropped", key)
             return
         value = clean_value(key, value, self.limits.attribute_length)
-        if value is None:
-            return
         shared = self.case_attributes
         if shared and key in shared:  # overriding a shared value: stop sharing
             self.attributes = {**shared, **self.attributes}
@@ -251,9 +255,8 @@ class SpanCore:
         for key, value in (attributes or {}).items():
             if count is not None and len(cleaned) >= count:
                 break
-            value = clean_value(key, value, length)
-            if value is not None:
-                cleaned[key] = value
+            if isinstance(key, str) and key:
+                cleaned[key] = clean_value(key, value, length)
         return cleaned
 
     def add_event(self, name: str, attributes: Mapping[str, Any] | None = None, timestamp: int | None = None) -> None:

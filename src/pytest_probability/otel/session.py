@@ -40,7 +40,7 @@ from . import transport
 from .encode import TraceEncoder, span_encoder
 from .metrics import MetricsBatch
 from .options import OtelSettings
-from .runspan import ERROR, SpanCore, new_trace_id, parse_traceparent
+from .runspan import ERROR, Limits, SpanCore, new_trace_id, parse_traceparent
 
 SCOPE_NAME = "pytest_probability"
 #: A request holds at most BATCH_SIZE spans and, unless one span is larger,
@@ -230,8 +230,15 @@ class Exporter:
         self._buffer_bytes = 0
         self._lock = threading.Lock()
         self._wake = threading.Event()
-        self._pending: list[Encoded] = []
+        # Under _lock: the batches the thread has taken but not started, the one
+        # it is exporting, and whether that one is in the files yet. Once
+        # _abandoned (the deadline passed), the thread starts nothing more and
+        # writes no file: finish() owns what is left.
+        self._pending: list[list[Encoded]] = []
         self._inflight: list[Encoded] = []
+        self._inflight_in_files = False
+        self._files_lock = threading.Lock()
+        self._files_closed = False
         self._closing = threading.Event()
         self._abandoned = False
         self._thread = threading.Thread(target=self._loop, name="pytest-probability-otel", daemon=True)
@@ -241,12 +248,9 @@ class Exporter:
         parent = parse_traceparent(settings.traceparent)
         trace_id, parent_id = parent if parent else (None, 0)
         self.session_span = SpanCore(
-            "probability.session",
-            trace_id or new_trace_id(),
-            parent_id,
-            parent_remote=bool(parent),
-            attributes={"test.suite.name": settings.suite},
+            "probability.session", trace_id or new_trace_id(), parent_id, parent_remote=bool(parent), limits=Limits.from_env()
         )
+        self.session_span.set_attribute("test.suite.name", settings.suite)
         self.traceparent = self.session_span.traceparent
 
     @property
@@ -275,26 +279,38 @@ class Exporter:
             closing = self._closing.is_set()
             with self._lock:
                 taken, self._buffer, self._buffer_bytes = self._buffer, [], 0
-            split = split_batches(taken)
-            for index, batch in enumerate(split):
-                self._inflight = batch
-                self._pending = [span for rest in split[index + 1 :] for span in rest]
+                self._pending = split_batches(taken)
+            while True:
+                with self._lock:
+                    if self._abandoned or not self._pending:
+                        self._inflight, self._pending = [], []
+                        break
+                    batch = self._inflight = self._pending.pop(0)
+                    self._inflight_in_files = False
                 try:
-                    self._export_spans(self._inflight)
+                    self._export_spans(batch)
                 except Exception as exc:  # the spill file itself failed: nothing more to do
                     self.file_failure = self.file_failure or f"{self.spill.path}: {exc}"
-            self._inflight, self._pending = [], []
-            if closing:
+            if closing or self._abandoned:
                 with self._lock:
-                    if not self._buffer:
+                    if self._abandoned or not self._buffer:
                         return
 
-    def _export_spans(self, batch: Sequence[Encoded]) -> None:
+    def _write_files_locked(self, batch: Sequence[Encoded]) -> None:
+        """Write to the OTLP files, with _files_lock held; nothing once finish() closed them."""
+        if self._files_closed:
+            return
         for sink in self.sinks:
             try:
                 sink.export_spans(batch)
             except Exception as exc:  # a file that became unwritable
                 self.file_failure = self.file_failure or f"{sink.path}: {exc}"
+
+    def _export_spans(self, batch: Sequence[Encoded]) -> None:
+        with self._files_lock:
+            self._write_files_locked(batch)
+            with self._lock:  # still holding _files_lock: finish() sees the files and the flag agree
+                self._inflight_in_files = True
         if self.network is None or self._abandoned:
             return
         if not self.failure:
@@ -368,17 +384,21 @@ class Exporter:
         worker.join(max(0.0, deadline - time.monotonic()))
         timed_out = not done.is_set()
         if timed_out:
-            self._abandoned = True
             self.failure = self.failure or f"no answer within {self.settings.timeout:g} s"
-            unsent = list(self._pending) + self._drain_queue()  # the in-flight batch is in the file already
-            if unsent:
-                for sink in self.sinks:
-                    try:
-                        for batch in split_batches(unsent):
-                            sink.export_spans(batch)
-                    except Exception as exc:
-                        self.file_failure = self.file_failure or f"{sink.path}: {exc}"
-            for batch in split_batches(list(self._inflight) + unsent):
+            with self._lock:
+                self._abandoned = True  # the thread starts no other batch
+                inflight = list(self._inflight)
+                unsent = [span for batch in self._pending for span in batch] + self._buffer
+                self._pending, self._buffer, self._buffer_bytes = [], [], 0
+            with self._files_lock:
+                # The in-flight batch may not be in the files yet; after this, the thread writes none.
+                with self._lock:
+                    unwritten = unsent if self._inflight_in_files else inflight + unsent
+                for batch in split_batches(unwritten):
+                    self._write_files_locked(batch)
+                self._files_closed = True
+            # A batch in flight may still arrive: a replay can then duplicate it, nothing is lost.
+            for batch in split_batches(inflight + unsent):
                 self.spill.export_spans(batch)
         if self.network is not None:
             for batch in batches:
@@ -386,14 +406,11 @@ class Exporter:
                     self.spill.export_metrics(batch)
         return self._close(timed_out)
 
-    def _drain_queue(self) -> list[Encoded]:
-        with self._lock:
-            spans, self._buffer, self._buffer_bytes = self._buffer, [], 0
-        return spans
-
     def _close(self, timed_out: bool) -> list[str]:
-        for sink in self.sinks:
-            sink.shutdown()
+        with self._files_lock:
+            self._files_closed = True
+            for sink in self.sinks:
+                sink.shutdown()
         self.spill.shutdown()
         if self.network is not None and not timed_out:
             self.network.shutdown()

@@ -853,7 +853,7 @@ class Sender:
         import ssl
 
         if isinstance(cause, TimeoutError):
-            return self._fail(f"timed out after {timeout:g}s", retryable=True)
+            return self._fail(f"timed out after {timeout:.3g}s", retryable=True)
         if isinstance(cause, ssl.SSLCertVerificationError):
             detail = cause.verify_message or cause.reason or str(cause)
             return self._fail(
@@ -944,7 +944,7 @@ class Sender:
                 )
                 retryable = False
             elif name == "DEADLINE_EXCEEDED":
-                reason += f" (timeout {timeout:g}s)"
+                reason += f" (timeout {timeout:.3g}s)"
             if text:
                 reason += f": {text[:300]}"
             raise self._fail(reason, name, retryable, retry_after) from None
