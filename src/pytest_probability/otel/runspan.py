@@ -41,7 +41,6 @@ import logging
 import os
 import random
 import time
-import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 import traceback
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from ..model import ERROR, FAIL, PASS, SKIP, Usage
 from ..recording import CurrentRun
@@ -33,6 +33,15 @@ STACK_LIMIT = 16384
 
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class _Api(NamedTuple):
+    """What making a run span current needs from the OpenTelemetry API (imported on first use)."""
+
+    span_class: type[SpanCore]
+    attach: Callable[..., Any]
+    detach: Callable[..., Any]
+    in_context: Callable[..., Any]
 
 
 class RunSpans:
@@ -58,16 +67,17 @@ class RunSpans:
         self.limits = limits or Limits.from_env()
         self.trace_id, self.parent_span_id = parent if parent else (new_trace_id(), 0)
         self.parent_remote = parent_remote and bool(parent)
+        self.trace_hex = format(self.trace_id, "032x")
         self._open: dict[str, tuple[SpanCore, object]] = {}
         self._cases: dict[int, tuple[Any, str, dict[str, Any]]] = {}
-        self._api: tuple[type[SpanCore], Callable[..., Any], Callable[..., Any], Callable[..., Any]] | None = None
+        self._api: _Api | None = None
 
-    def _api_parts(self) -> tuple[type[SpanCore], Callable[..., Any], Callable[..., Any], Callable[..., Any]]:
+    def _api_parts(self) -> _Api:
         if self._api is None:
             from opentelemetry import context as otel_context
             from opentelemetry import trace
 
-            self._api = (api_span_class(), otel_context.attach, otel_context.detach, trace.set_span_in_context)
+            self._api = _Api(api_span_class(), otel_context.attach, otel_context.detach, trace.set_span_in_context)
         return self._api
 
     def _case_attributes(self, case: Any) -> tuple[str, dict[str, Any]]:
@@ -96,21 +106,13 @@ class RunSpans:
     def run_started(self, item: Any, run: CurrentRun) -> None:
         name, shared = self._case_attributes(run.case)
         attributes: dict[str, Any] = {"probability.run": run.run, "pytest.nodeid": run.nodeid}
-        if "opentelemetry.trace" in sys.modules:  # something may nest spans under the run
-            span_class, attach, _, in_context = self._api_parts()
-            span: SpanCore = span_class(
-                name, self.trace_id, self.parent_span_id, self.parent_remote, attributes, self.limits,
-                case_attributes=shared,
-            )
-            token: object = attach(in_context(span))
-        else:
-            span = SpanCore(
-                name, self.trace_id, self.parent_span_id, self.parent_remote, attributes, self.limits,
-                case_attributes=shared,
-            )
-            token = None
+        api = self._api_parts() if "opentelemetry.trace" in sys.modules else None  # something may nest spans under it
+        span = (api.span_class if api else SpanCore)(
+            name, self.trace_id, self.parent_span_id, self.parent_remote, attributes, self.limits, case_attributes=shared
+        )
+        token = api.attach(api.in_context(span)) if api else None
         self._open[run.nodeid] = (span, token)
-        run.trace_id = format(span.trace_id, "032x")
+        run.trace_id = self.trace_hex
         run.span_id = format(span.span_id, "016x")
         run.listeners.append(lambda usage: _usage_event(span, usage))
 
@@ -130,7 +132,7 @@ class RunSpans:
         finally:
             span.end()
             if token is not None:
-                self._api_parts()[2](token)
+                self._api_parts().detach(token)
         data = self.encode(span.to_dict())
         if self.deliver is not None:
             self.deliver(data)
@@ -144,7 +146,7 @@ class RunSpans:
             span, token = opened
             span.end()
             if token is not None:
-                self._api_parts()[2](token)
+                self._api_parts().detach(token)
 
 
 def _usage_event(span: SpanCore, usage: Usage) -> None:
