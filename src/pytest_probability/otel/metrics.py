@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..rows import Summary
+from .encode import metric_points
 
 DURATION_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0)
 #: Data points per OTLP request: keeps a request of 10,000 cases under gRPC's 4 MiB default.
@@ -140,7 +141,7 @@ class MetricsBatch:
 
     @property
     def points(self) -> int:
-        return sum(len(metric[4]) for metric in self.metrics)
+        return metric_points(self.metrics)
 
 
 def collect(

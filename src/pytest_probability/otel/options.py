@@ -175,9 +175,12 @@ def resolve(config: pytest.Config, env: Mapping[str, str] | None = None) -> Otel
     display = ""
     if network:
         if endpoint_option:
+            from . import transport
+
             base = check_url(endpoint_option, "--prob-otel-endpoint")
-            traces_endpoint = _signal_urls(base, protocol)[0]
-            metrics_endpoint = _signal_urls(base, metrics_protocol)[1]
+            # http/protobuf: /v1/<signal> appended (or put in place of the other's); gRPC: as given.
+            traces_endpoint = base if protocol == "grpc" else transport.signal_url(base, "traces")
+            metrics_endpoint = base if metrics_protocol == "grpc" else transport.signal_url(base, "metrics")
             display = redact_url(base)
         else:
             if base_env:
@@ -275,18 +278,6 @@ def _protocol(config: pytest.Config, env: Mapping[str, str], signal: str) -> str
         hint = " (http/json is not supported; use http/protobuf)" if protocol == "http/json" else ""
         raise _usage(f"{source}: unknown protocol {protocol!r}; use one of {', '.join(PROTOCOLS)}{hint}")
     return protocol
-
-
-def _signal_urls(base: str, protocol: str) -> tuple[str, str]:
-    """For http/protobuf, ``/v1/traces`` and ``/v1/metrics`` are appended to the base URL,
-    as the OTLP exporter does with OTEL_EXPORTER_OTLP_ENDPOINT; gRPC takes the URL as is."""
-    if protocol == "grpc":
-        return base, base
-    root = base.rstrip("/")
-    for suffix in ("/v1/traces", "/v1/metrics"):
-        if root.endswith(suffix):
-            root = root[: -len(suffix)]
-    return f"{root}/v1/traces", f"{root}/v1/metrics"
 
 
 def parse_cli_timeout(text: str) -> float:  # pragma: no cover - argparse adapter kept for symmetry

@@ -290,11 +290,6 @@ def read_file(path: str | os.PathLike[str]) -> Iterator[tuple[Kind, OtlpRequest]
 # Sending
 # --------------------------------------------------------------------------
 
-# Per the OTLP spec: retryable HTTP statuses and gRPC codes (kept here for callers of old).
-_RETRYABLE_HTTP = set(transport.RETRYABLE_HTTP)
-_RETRYABLE_GRPC = set(transport.RETRYABLE_GRPC)
-
-
 def send(
     kind: Kind,
     request: OtlpRequest,

@@ -222,7 +222,6 @@ class Exporter:
         self.spill = Spill(spill_path, self.encoder)
         self.failure: str = ""
         self.file_failure: str = ""
-        self.exported_spans = 0
         # Spans wait in a list; the export thread wakes once per batch or every
         # BATCH_WAIT seconds, not once per span (a per-span queue cost ~10% of a run).
         self.encode = span_encoder(settings.network, settings.file is not None)
@@ -316,7 +315,6 @@ class Exporter:
         if not self.failure:
             try:
                 self.network.export_spans(batch)
-                self.exported_spans += len(batch)
                 return
             except Exception as exc:
                 self.failure = f"traces: {exc}"
