@@ -150,6 +150,7 @@ class Benchmark(pytest.Collector):
                 function=getattr(self.obj, "__qualname__", self.name),
                 marks=tuple(sorted((k, v) for k, v in kwargs.items() if k != "runs")),
             )
+            judged_kinds = [kind for kind, judge in state.case_judges.items() if judge(case)]
             needed = analysis.unreachable(spec, count)
             if needed is not None:
                 self.warn(gating.ProbabilityGateWarning(_unreachable_message(case, spec, count, needed)))
@@ -167,7 +168,7 @@ class Benchmark(pytest.Collector):
                         kwargs=kwargs,
                         **extra,
                     )
-                run.prob_gated = spec.gated
+                run.prob_gated = spec.gated or bool(judged_kinds)
                 runs.append(run)
             if spec.gated and state.stats.gate_items:
                 gate = gating.GateItem.from_parent(self, name=gating.gate_name(case_id), case=case, lineno=case.lineno)
@@ -176,6 +177,12 @@ class Benchmark(pytest.Collector):
                 if case_id:
                     gate.keywords[case_id] = True
                 runs.append(gate)
+            if state.stats.gate_items:
+                for kind in judged_kinds:
+                    item = gating.GateItem.from_parent(self, name=gating.gate_name(case_id, kind), case=case, lineno=case.lineno, kind=kind)
+                    if case_id:
+                        item.keywords[case_id] = True
+                    runs.append(item)
         return runs
 
 
