@@ -64,6 +64,7 @@ def modify_items(config: pytest.Config, items: list[pytest.Item]) -> None:
     if state.settings.transpose:
         collect.transpose(items)
     gating.verdict_items_last(items)
+    report_compare.check_axes(items, state)
     if state.compare is not None and state.compare.config.plan:
         _plan(config, state, items)
         return

@@ -147,7 +147,7 @@ def section(result: Comparisons) -> list[Line]:
         if counts["undecided"]:
             head += f" (undecided counts as {result.undecided})"
         lines += [("", {}), (head, {"bold": True})]
-        lines.append((f"    {result.config.adjust} adjustment over each family, margin {result.config.margin * 100:g} points; differences in points", {}))
+        lines.append((f"    {result.config.adjust} adjustment over each family; margin {result.config.margin * 100:g} points unless a marker says; differences in points", {}))
         lines += _table(baselined, with_inputs=True)
         for title, labels in (("new (not compared)", result.new), ("removed", result.removed), ("changed parameters (not compared)", result.changed)):
             if labels:
@@ -280,6 +280,22 @@ def plan_lines(items: list[Any], state: Any) -> list[str]:
     if len(lines) == 1:
         lines.append("  no gated, baselined or compared case")
     return lines
+
+
+def check_axes(items: list[Any], state: Any) -> None:
+    """An A/B axis that names no parametrize argument is a usage error, before any run."""
+    session: CompareSession | None = state.compare
+    if session is None:
+        return
+    cases = {item.prob_case.key: item.prob_case for item in items if getattr(item, "prob_case", None) is not None}
+    for case in cases.values():
+        axis = dict(case.marks).get("compare")
+        if axis is not None and axis not in dict(case.params):
+            known = ", ".join(k for k, _ in case.params) or "none"
+            raise pytest.UsageError(f"{case.label}: probability(compare={axis!r}) is not a parametrize argument of it (its arguments: {known})")
+    axis = session.config.compare_axis
+    if axis is not None and cases and not any(axis in dict(case.params) for case in cases.values()):
+        raise pytest.UsageError(f"--prob-compare={axis}: no benchmark has a parametrize argument {axis!r}")
 
 
 def check_detectable(items: list[Any], state: Any) -> None:
