@@ -170,3 +170,21 @@ def test_ab_arms_pair_inputs_and_leave_unpaired_out():
     assert [p.key for p in arm.pairs] == ["a"] and arm.p_method == "fisher"
     assert arm.cost_ratio == pytest.approx(4.0) and arm.verdict is None
     assert arm.to_dict()["pairs"] == 1
+
+
+@pytest.mark.slow
+def test_simulated_false_alarms_and_power_meet_the_goals():
+    """A short run of benchmarks/compare_false_alarms.py (the full table is in the user guide)."""
+    pytest.importorskip("numpy")
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).parents[2] / "benchmarks" / "compare_false_alarms.py"
+    spec = importlib.util.spec_from_file_location("compare_false_alarms", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    unchanged = module.simulate(10, 150, seed=1)
+    assert unchanged["false_alarm_nights_new"] <= 0.05
+    assert unchanged["false_alarm_nights_old"] >= 0.8  # the old rule pages almost every night
+    drop = module.simulate(30, 150, seed=2, drop_to=0.5)
+    assert drop["power_new"] >= 0.8 and drop["false_alarm_nights_new"] <= 0.05
