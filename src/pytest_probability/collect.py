@@ -180,6 +180,8 @@ class Benchmark(pytest.Collector):
             if state.stats.gate_items:
                 for kind in judged_kinds:
                     item = gating.GateItem.from_parent(self, name=gating.gate_name(case_id, kind), case=case, lineno=case.lineno, kind=kind)
+                    item.own_markers.extend(template.own_markers)
+                    item.keywords.update({mark.name: mark for mark in template.own_markers})
                     if case_id:
                         item.keywords[case_id] = True
                     runs.append(item)

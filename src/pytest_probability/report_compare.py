@@ -75,6 +75,11 @@ def configure(config: pytest.Config, state: Any) -> CompareSession:
             Path(settings.history).mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise pytest.UsageError(f"--prob-history: cannot create {settings.history}: {exc.strerror or exc}") from None
+    if settings.plan and not state.worker and getattr(config.option, "dist", "no") != "no":
+        # --prob-plan runs nothing: no workers to start, and the plan is printed here.
+        config.option.dist = "no"
+        config.option.numprocesses = 0
+        config.option.tx = []
     session = CompareSession(settings, loaded, state.stats.confidence, state.stats.undecided)
     state.compare = session
     if loaded is not None:
@@ -117,6 +122,9 @@ def _settle(session: pytest.Session, state: Any, summary: Any, exitstatus: int) 
 
 
 def _write_history(session: pytest.Session, state: Any, summary: Any, exitstatus: int) -> None:
+    """Add the session's report to --prob-history: only a session that ran and finished normally."""
+    if state.compare.config.plan or not summary.rows or int(session.exitstatus) not in (0, 1):
+        return
     folder = Path(state.compare.config.history)
     report = report_json.build(
         summary,

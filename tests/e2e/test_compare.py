@@ -226,7 +226,8 @@ def test_prob_compare_option_first_value_is_the_baseline(pytester) -> None:
     assert arm["verdict"] is None and arm["margin"] is None  # no margin: no verdict
 
 
-def test_plan_runs_nothing(pytester, nights) -> None:
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_plan_runs_nothing(pytester, nights, xdist) -> None:
     nights(1)
     run(pytester, "--prob-json=night1.json")
     pytester.makepyfile(
@@ -238,13 +239,14 @@ def bench_gated():
     raise AssertionError("must not run")
 """
     )
-    result = run(pytester, "--prob-plan", "--prob-baseline=night1.json", "--prob-json=plan.json")
+    result = run(pytester, *xdist, "--prob-plan", "--prob-baseline=night1.json", "--prob-history=hist")
     out = "\n".join(lines(result))
     assert result.ret == 0, out
     assert "Plan (--prob-plan, nothing runs)" in out
     assert "gated (5 runs): gate >= 0.9: an always-passing case needs 36 runs" in out
     assert re.search(r"cls::drop \(20 runs\): baseline 20/20 \(100%\): detecting a drop of 25 points needs \d+ runs", out)
     assert "must not run" not in out and "passed" not in out.split("Plan")[1]
+    assert not list((pytester.path / "hist").glob("*.json"))  # a plan is no night of the history
 
 
 @pytest.mark.parametrize(
