@@ -10,10 +10,13 @@ Method (docs/user-guide.md, "Comparing and catching drops"):
   Fisher's exact test (two-sided: the doubled smaller one-sided tail);
   Newcombe's hybrid score interval.
 * **Pooled** (per benchmark, or per A/B arm), paired by case or input: the
-  mean of the per-stratum differences; the exact conditional test over strata
+  mean of the per-stratum differences. With fewer than ``MIN_INPUTS`` pairs,
+  the inputs are taken as fixed: the exact conditional test over strata
   (Birch's exact Cochran-Mantel-Haenszel test, the exact McNemar test with
-  one run per input); a Wald interval of the mean of Agresti-Caffo adjusted
-  differences (Newcombe's with a single stratum).
+  one run per input) and a Wald interval of the mean of Agresti-Caffo adjusted
+  differences (Newcombe's with a single stratum). With more, the inputs are a
+  sample: the sign-flip test over inputs (exact up to 16 inputs, seeded Monte
+  Carlo beyond) and the interval that inverts it.
 * **Multiplicity**: each family (the session's per-case baseline comparisons;
   its per-benchmark ones; its A/B arms; its A/B inputs) is adjusted with
   ``--prob-adjust`` at level ``1 - confidence``. The interval is drawn at the
@@ -41,6 +44,9 @@ from .rows import Row
 PASSED, FAILED, UNDECIDED = "pass", "fail", "undecided"
 VERDICT_VALUES = {PASSED: 1, UNDECIDED: 0, FAILED: -1}
 BASELINE_KIND = "baseline"
+#: From this many pairs on, a pooled comparison treats its inputs (or cases) as a
+#: sample: sign-flip test over inputs and its inverted interval (0.3.0's min_inputs).
+MIN_INPUTS = 10
 
 
 @dataclass(frozen=True)
@@ -182,6 +188,8 @@ class Comparison:
     input_family: int = 0
     verdict: str | None = None
     cost_ratio: float | None = None
+    exact: bool = True
+    flip: Any = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -196,6 +204,7 @@ class Comparison:
             "ci": self.ci.to_dict() if self.ci else None,
             "p": self.p,
             "p_method": self.p_method,
+            "exact": self.exact if self.p is not None else None,
             "p_adjusted": self.p_adjusted,
             "adjustment": self.adjustment,
             "family": self.family,
@@ -321,7 +330,13 @@ def _pooled_tests(comparison: Comparison) -> None:
     if not strata:
         return
     comparison.difference = twostats.mean(s.x1 / s.n1 - s.x2 / s.n2 for s in strata)
-    if len(strata) == 1:
+    if len(strata) >= MIN_INPUTS:
+        flip = twostats.sign_flip([(s.x1 * s.n2 - s.x2 * s.n1, s.n1 * s.n2) for s in strata])
+        comparison.p_less, comparison.p_greater = flip.p_less, flip.p_greater
+        comparison.p_method = "sign-flip"
+        comparison.exact = flip.exact
+        comparison.flip = flip
+    elif len(strata) == 1:
         s = strata[0]
         comparison.p_less = twostats.fisher_less(*s)
         comparison.p_greater = twostats.fisher_greater(*s)
@@ -365,7 +380,11 @@ def judge_pooled(comparisons: Sequence[Comparison], adjustment: str, confidence:
         comparison.local_level = result.local_level
         comparison.family = len(tested)
         strata = [twostats.Stratum(p.x1, p.n1, p.x2, p.n2) for p in comparison.pairs if p.n1 and p.n2]
-        low, high, method = pooled_interval(strata, result.local_level / 2.0)
+        if comparison.flip is not None:
+            low, high = comparison.flip.interval(result.local_level / 2.0)
+            low, high, method = max(-1.0, low), min(1.0, high), "sign-flip"
+        else:
+            low, high, method = pooled_interval(strata, result.local_level / 2.0)
         drop_side = (comparison.p_less or 1.0) <= (comparison.p_greater or 1.0)
         verdict, high = _verdict(comparison.difference, low, high, result.rejected, drop_side, comparison.margin, comparison.equivalence)
         comparison.ci = Interval(method, 1.0 - result.local_level, low, high)

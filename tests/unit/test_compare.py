@@ -188,3 +188,17 @@ def test_simulated_false_alarms_and_power_meet_the_goals():
     assert unchanged["false_alarm_nights_old"] >= 0.8  # the old rule pages almost every night
     drop = module.simulate(30, 150, seed=2, drop_to=0.5)
     assert drop["power_new"] >= 0.8 and drop["false_alarm_nights_new"] <= 0.05
+
+
+def test_many_inputs_use_the_sign_flip_test_and_its_interval():
+    rows = []
+    for i in range(12):
+        rows.append(row("t", f"q{i}-a", 5 + i % 3, 10, order=2 * i, q=f"q{i}", style="a"))
+        rows.append(row("t", f"q{i}-b", 8 + i % 3 - (i % 2), 10, order=2 * i + 1, q=f"q{i}", style="b"))
+    result = compare.compare_all(rows, None, CompareConfig(compare_axis="style", margin=0.0, margin_given=True, adjust="none"), 0.95, "fail")
+    [arm] = result.comparisons
+    assert arm.p_method == "sign-flip" and arm.exact and arm.ci.method == "sign-flip"
+    assert arm.difference > 0 and arm.ci.low > 0 and arm.verdict == "pass"
+    diffs = [(p.x1 * p.n2 - p.x2 * p.n1, p.n1 * p.n2) for p in arm.pairs]
+    assert arm.p == min(1.0, 2 * min(twostats.sign_flip(diffs).p_less, twostats.sign_flip(diffs).p_greater))
+    assert arm.to_dict()["exact"] is True

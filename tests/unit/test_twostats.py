@@ -152,3 +152,50 @@ def test_runs_to_detect_is_monotone_and_sane():
             if x1.pmf(a) * x2.pmf(c) > 1e-12 and twostats.fisher_less(a, n, c, 7 * n) <= 0.025
         )
     assert 0.7 <= power <= 0.95
+
+
+def _diffs(pairs):
+    return [(x1 * n2 - x2 * n1, n1 * n2) for x1, n1, x2, n2 in pairs]
+
+
+@pytest.mark.parametrize("k", [2, 3, 8, 12])
+def test_sign_flip_matches_scipy_permutation_test_exactly(k):
+    np = pytest.importorskip("numpy")
+    rng = random.Random(k)
+    pairs = [(rng.randint(0, 10), 10, rng.randint(0, 10), 10) for _ in range(k)]
+    diffs = _diffs(pairs)
+    data = np.array([num / den for num, den in diffs])
+    ours = twostats.sign_flip(diffs)
+    assert ours.exact
+    for alternative, mine in (("less", ours.p_less), ("greater", ours.p_greater)):
+        theirs = scipy_stats.permutation_test(
+            (data,), np.sum, permutation_type="samples", alternative=alternative, n_resamples=np.inf
+        ).pvalue
+        assert mine == pytest.approx(theirs, rel=1e-9), alternative
+
+
+def test_sign_flip_interval_is_the_inverted_test():
+    # The bound excludes delta exactly when the test of (d - delta) rejects at that tail.
+    rng = random.Random(9)
+    pairs = [(rng.randint(3, 10), 10, rng.randint(5, 10), 10) for _ in range(11)]
+    diffs = _diffs(pairs)
+    flip = twostats.sign_flip(diffs)
+    low, high = flip.interval(0.025)
+    assert low < high
+    for delta in [low - 1e-9, low + 1e-9, high - 1e-9, high + 1e-9, 0.0, -0.2, 0.1]:
+        shifted = twostats.sign_flip([(num * 10**9 - round(delta * 10**9) * den, den * 10**9) for num, den in diffs])
+        assert (shifted.p_greater <= 0.025) == (delta < low - 1e-12), delta
+        assert (shifted.p_less <= 0.025) == (delta > high + 1e-12), delta
+
+
+@pytest.mark.slow
+def test_sign_flip_monte_carlo_is_seeded_and_close_to_exact():
+    rng = random.Random(4)
+    pairs = [(rng.randint(4, 10), 10, rng.randint(6, 10), 10) for _ in range(17)]
+    diffs = _diffs(pairs)
+    a, b = twostats.sign_flip(diffs, seed=1), twostats.sign_flip(diffs, seed=1)
+    assert not a.exact and a == b
+    np = pytest.importorskip("numpy")
+    data = np.array([num / den for num, den in diffs])
+    exact = scipy_stats.permutation_test((data,), np.sum, permutation_type="samples", alternative="less", n_resamples=np.inf).pvalue
+    assert a.p_less == pytest.approx(exact, abs=0.01)
