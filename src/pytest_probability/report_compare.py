@@ -301,6 +301,20 @@ def check_axes(items: list[Any], state: Any) -> None:
         if axis is not None and axis not in dict(case.params):
             known = ", ".join(k for k, _ in case.params) or "none"
             raise pytest.UsageError(f"{case.label}: probability(compare={axis!r}) is not a parametrize argument of it (its arguments: {known})")
+    variants: dict[tuple[str, str], set[str]] = {}
+    wanted: dict[tuple[str, str], str] = {}
+    for case in cases.values():
+        marks = dict(case.marks)
+        axis = marks.get("compare") or (session.config.compare_axis if session.config.compare_axis in dict(case.params) else None)
+        if axis is None:
+            continue
+        variants.setdefault((case.benchmark, axis), set()).add(dict(case.params)[axis])
+        if "baseline" in marks:
+            wanted[(case.benchmark, axis)] = marks["baseline"]
+    for (benchmark, axis), value in wanted.items():
+        if value not in variants[(benchmark, axis)]:
+            known = ", ".join(sorted(variants[(benchmark, axis)]))
+            raise pytest.UsageError(f"{benchmark}: probability(baseline={value!r}) is not a value of {axis!r} (its values: {known})")
     axis = session.config.compare_axis
     if axis is not None and cases and not any(axis in dict(case.params) for case in cases.values()):
         raise pytest.UsageError(f"--prob-compare={axis}: no benchmark has a parametrize argument {axis!r}")

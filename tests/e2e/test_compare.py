@@ -278,3 +278,10 @@ def test_unknown_axis_in_the_marker_is_a_usage_error(pytester) -> None:
     result = run(pytester)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "probability(compare='nope') is not a parametrize argument of it (its arguments: q, style)" in result.stderr.str()
+
+
+def test_unknown_baseline_variant_is_a_usage_error(pytester) -> None:
+    pytester.makepyfile(bench_ab=AB.replace('baseline="terse"', 'baseline="verbose"'))
+    result = run(pytester)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "ab: probability(baseline='verbose') is not a value of 'style' (its values: cot, terse)" in result.stderr.str()
