@@ -199,3 +199,12 @@ def test_sign_flip_monte_carlo_is_seeded_and_close_to_exact():
     data = np.array([num / den for num, den in diffs])
     exact = scipy_stats.permutation_test((data,), np.sum, permutation_type="samples", alternative="less", n_resamples=np.inf).pvalue
     assert a.p_less == pytest.approx(exact, abs=0.01)
+
+
+@pytest.mark.parametrize("table", [(3, 10, 9, 10), (5, 10, 60, 70), (2, 8, 7, 9), (10, 15, 14, 15)])
+def test_fisher_is_never_less_cautious_than_boschloo(table):
+    """The documented trade-off: Boschloo's test (scipy) is at least as powerful
+    (its p-value is at most Fisher's), Fisher's exact test is what the plugin uses."""
+    x1, n1, x2, n2 = table
+    boschloo = scipy_stats.boschloo_exact([[x1, x2], [n1 - x1, n2 - x2]], alternative="less").pvalue
+    assert boschloo <= twostats.fisher_less(*table) * (1 + 1e-9)
