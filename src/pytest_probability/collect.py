@@ -169,6 +169,7 @@ class Benchmark(pytest.Collector):
                         **extra,
                     )
                 run.prob_gated = spec.gated or bool(judged_kinds)
+                run.prob_judged_by = gating.GATE_NAME if spec.gated or not judged_kinds else judged_kinds[0]
                 runs.append(run)
             if spec.gated and state.stats.gate_items:
                 gate = gating.GateItem.from_parent(self, name=gating.gate_name(case_id), case=case, lineno=case.lineno)
@@ -207,6 +208,8 @@ class Run(pytest.Function):
         self.prob_kwargs = kwargs
         #: Whether a gate decides this run's case (its failures are then xfailed).
         self.prob_gated = False
+        #: What decides it: "gate", or a GateBook kind ("baseline").
+        self.prob_judged_by = gating.GATE_NAME
         _set_nodeid(self, f"{parent.nodeid}::{name}")
 
     # The benchmark function lives on the Benchmark's parent (module or class),

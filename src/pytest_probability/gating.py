@@ -272,7 +272,9 @@ def xfail_gated_failure(item: Any, call: Any, report: pytest.TestReport) -> None
     if report.when != "call" or not report.failed or item.config.option.runxfail:
         return
     report.outcome = "skipped"
-    report.wasxfail = "gated case: its gate item decides"  # type: ignore[attr-defined]
+    kind = getattr(item, "prob_judged_by", GATE_NAME)
+    reason = "gated case: its gate item decides" if kind == GATE_NAME else f"compared case: its {kind} item decides"
+    report.wasxfail = reason  # type: ignore[attr-defined]
 
 
 def mark_lastfailed(config: pytest.Config, nodeids: list[str]) -> None:

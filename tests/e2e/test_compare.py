@@ -70,13 +70,14 @@ def test_regressed_case_fails_its_item_and_the_session(pytester, nights, xdist) 
     nights(1)
     assert run(pytester, "--prob-json=night1.json").ret == 0
     nights(2)
-    result = run(pytester, "-v", *xdist, "--prob-baseline=night1.json", "--prob-json=night2.json", "--junitxml=junit.xml")
+    result = run(pytester, "-v", "-rx", *xdist, "--prob-baseline=night1.json", "--prob-json=night2.json", "--junitxml=junit.xml")
     out = "\n".join(lines(result))
     assert result.ret == 1, out
     assert has(out, "bench_x.py::bench_cls::same[baseline]", "PASSED"), out
     assert has(out, "bench_x.py::bench_cls::drop[baseline]", "FAILED"), out
     # The failing runs of the compared case are xfailed: its comparison decides.
     assert has(out, "bench_x.py::bench_cls::drop[run6]", "XFAIL"), out
+    assert "compared case: its baseline item decides" in out
     outcomes = result.parseoutcomes()
     assert outcomes["failed"] == 1 and outcomes["xfailed"] == 15
     assert "baseline comparison of cls::drop: FAIL: 5/20 vs baseline 20/20 (1 report)" in out
