@@ -94,15 +94,16 @@ def lines(state: Any) -> list[Line]:
         ))
     budget = state.gates.budget if state.gates is not None else None
     if budget is not None:
-        spent = f"{money(budget.cost)} spent, {budget.tokens:,} tokens, {budget.elapsed():.1f}s"
+        spent = f"spent {money(budget.cost)}, {budget.tokens:,} tokens, {budget.elapsed():.1f}s"
         if budget.reached is not None:
+            limit = budget.reason().split(" (")[0]
             out.append((
-                f"  Budget:  {budget.reason()}; {spent}; {found['runs_not_executed_budget']} run(s) not executed",
+                f"  Budget:  {limit}: {spent}; {found['runs_not_executed_budget']} run(s) not executed",
                 {"yellow": True, "bold": True},
             ))
         else:
             limits = ", ".join(f"{k} {v:g}" for k, v in budget.limits().items() if v is not None)
-            out.append((f"  Budget:  not reached ({limits}); {spent}", {}))
+            out.append((f"  Budget:  not reached ({limits}): {spent}", {}))
     return [("", {})] + out if out else []
 
 
