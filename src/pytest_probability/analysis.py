@@ -339,7 +339,9 @@ def early_verdict(spec: CaseSpec, passes: int, fails: int, errors: int, remainin
         assert gate.min_passes is not None
         verdict = stopping.count_completion(passes, remaining, gate.min_passes)
     else:
-        verdict = stopping.completion_verdict(gate.decide, passes, total, remaining)
+        # Clopper-Pearson and Wilson intervals contain the observed rate; a Beta posterior's need not.
+        bar = gate.bar if gate.method in ("exact", "wilson") else None
+        verdict = stopping.completion_verdict(gate.decide, passes, total, remaining, bar)
         if verdict is None and gate.stop == stopping.SEQUENTIAL:
             verdict = stopping.sequential_verdict(passes, total, gate.bar, gate.confidence)
     if verdict == PASSED and spec.max_latency is not None:

@@ -125,6 +125,8 @@ class GateBook:
     budget: Budget | None = None
     #: Case key -> why its remaining runs are not executed ("decided after 14 of 60 runs ...").
     stopped: dict[str, str] = field(default_factory=dict)
+    _counts: dict[str, Counts] = field(default_factory=dict)
+    _specs: dict[str, CaseSpec] = field(default_factory=dict)
 
     def open_channel(self) -> Path:
         """Create the decisions folder (xdist) with the session's limits in it."""
@@ -155,7 +157,16 @@ class GateBook:
 
     def add(self, record: RunRecord) -> None:
         key = record.case.key
-        self.records.setdefault(key, {})[record.nodeid] = record
+        runs = self.records.setdefault(key, {})
+        again = record.nodeid in runs
+        runs[record.nodeid] = record
+        counts = self._counts.get(key)
+        if counts is None or again:  # a run reported twice counts once: recount
+            counts = self._counts[key] = Counts()
+            for each in runs.values():
+                counts.add(each.outcome, each.stopped)
+        else:
+            counts.add(record.outcome, record.stopped)
         if self.budget is not None and self.budget.add(record):
             self.publish_budget()
         if key not in self.stopped and not record.stopped:
@@ -166,15 +177,15 @@ class GateBook:
 
     def decide_early(self, key: str, case: CaseRef) -> None:
         """Stop a case whose verdict its remaining runs can no longer change (or a sequential test decided)."""
-        spec = spec_of(case, self.config)
+        spec = self._specs.get(key)
+        if spec is None:
+            spec = self._specs[key] = spec_of(case, self.config)
         if spec.gate is None or spec.gate.stop is None:
             return
         records = self.records[key]
         planned = len(self.expected[key]) if key in self.expected else case.runs
         remaining = planned - len(records)
-        counts = Counts()
-        for record in records.values():
-            counts.add(record.outcome, record.stopped)
+        counts = self._counts[key]
         verdict = analysis.early_verdict(spec, counts.passes, counts.fails, counts.errors, remaining)
         if verdict is None:
             return

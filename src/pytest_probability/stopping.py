@@ -84,20 +84,37 @@ def threshold(confidence: float) -> float:
     return -math.log((1.0 - confidence) / 2.0)
 
 
+def _log_max_ratio(passes: int, total: int, bar: float) -> float:
+    """n * KL(p_hat || bar): the log likelihood ratio at the best rate, a bound on any mixture of it."""
+    p_hat = passes / total
+    value = 0.0
+    if passes:
+        value += passes * math.log(p_hat / bar)
+    if passes < total:
+        value += (total - passes) * (math.log1p(-p_hat) - math.log1p(-bar)) if bar < 1.0 else math.inf
+    return value
+
+
 def sequential_verdict(passes: int, total: int, bar: float, confidence: float) -> str | None:
-    """PASSED / FAILED once the mixture SPRT rejects one side, else None."""
+    """PASSED / FAILED once the mixture SPRT rejects one side, else None.
+
+    Only the side the observed rate points to can reject, and only once the
+    likelihood ratio at the observed rate (which bounds every mixture of it)
+    reaches the threshold, so most calls cost no incomplete beta function.
+    """
     if total <= 0:
         return None
     level = threshold(confidence)
-    if log_evalue_above(passes, total, bar) >= level:
-        return PASSED
-    if log_evalue_below(passes, total, bar) >= level:
-        return FAILED
-    return None
+    p_hat = passes / total
+    if p_hat == bar or _log_max_ratio(passes, total, bar) < level:
+        return None
+    if p_hat > bar:
+        return PASSED if log_evalue_above(passes, total, bar) >= level else None
+    return FAILED if log_evalue_below(passes, total, bar) >= level else None
 
 
 def completion_verdict(
-    decide: Callable[[int, int], str], passes: int, total: int, remaining: int
+    decide: Callable[[int, int], str], passes: int, total: int, remaining: int, bar: float | None = None
 ) -> str | None:
     """The verdict every outcome of ``remaining`` more runs leads to, or None.
 
@@ -110,16 +127,22 @@ def completion_verdict(
     "every remaining run fails" and the highest upper bound at "every
     remaining run passes": checking those two corners checks every
     completion (``tests/unit/test_stopping.py`` enumerates them all to
-    confirm it).
+    confirm it). Give ``bar`` when the interval always contains the observed
+    rate (Clopper-Pearson, Wilson): a corner whose observed rate is on the
+    wrong side of the bar is then skipped without computing its interval.
     """
     if remaining <= 0:
         verdict = decide(passes, total) if total else "undecided"
         return verdict if verdict in (PASSED, FAILED) else None
     if total == 0:
         return None  # every remaining run could be skipped: nothing counted
-    if decide(passes, total + remaining) == PASSED and decide(passes, total) == PASSED:
+    skip_pass = skip_fail = False
+    if bar is not None:
+        skip_pass = passes / (total + remaining) < bar  # low <= estimate < bar: not PASS
+        skip_fail = (passes + remaining) / (total + remaining) >= bar  # high >= estimate >= bar: not FAIL
+    if not skip_pass and decide(passes, total + remaining) == PASSED and decide(passes, total) == PASSED:
         return PASSED
-    if decide(passes + remaining, total + remaining) == FAILED and decide(passes, total) == FAILED:
+    if not skip_fail and decide(passes + remaining, total + remaining) == FAILED and decide(passes, total) == FAILED:
         return FAILED
     return None
 

@@ -99,6 +99,19 @@ def test_ville_bounds_the_wrong_verdict_at_every_horizon(bar, confidence):
         assert crossing_probability(p, bar, confidence, 400, side) <= alpha_half
 
 
+@pytest.mark.parametrize("bar", [0.5, 0.8, 0.9, 1.0])
+def test_the_shortcut_of_sequential_verdict_changes_nothing(bar):
+    level = stopping.threshold(0.95)
+    for n in range(1, 80):
+        for s in range(n + 1):
+            full = None
+            if stopping.log_evalue_above(s, n, bar) >= level:
+                full = PASSED
+            elif stopping.log_evalue_below(s, n, bar) >= level:
+                full = FAILED
+            assert stopping.sequential_verdict(s, n, bar, 0.95) == full, (s, n)
+
+
 def test_the_sequential_test_decides_clear_cases_quickly():
     # 14 passes in a row clear a 0.5 bar at 0.95; a rate of 0 fails a 0.9 bar within 3 runs.
     assert next(n for n in range(1, 60) if stopping.sequential_verdict(n, n, 0.5, 0.95)) <= 14
@@ -129,7 +142,10 @@ def test_curtailment_agrees_with_every_completion(method, bar):
     for t in range(horizon + 1):
         for s in range(t + 1):
             for r in range(horizon - t + 1):
-                assert stopping.completion_verdict(decide, s, t, r) == brute_completion(decide, s, t, r), (s, t, r)
+                expected = brute_completion(decide, s, t, r)
+                assert stopping.completion_verdict(decide, s, t, r) == expected, (s, t, r)
+                if method != "bayes":  # the shortcut for intervals that contain the observed rate
+                    assert stopping.completion_verdict(decide, s, t, r, bar) == expected, (s, t, r)
 
 
 def test_count_completion():
