@@ -88,7 +88,7 @@ def lines(state: Any) -> list[Line]:
     if found["cases_stopped"]:
         planned = executed + summary.counts.stopped
         out.append((
-            f"  Stopped: {found['cases_stopped']} case(s) decided early ({state.stats.stop or 'marker'}); "
+            f"  Stopped: {found['cases_stopped']} case(s) decided early ({state.stats.stop or 'by marker'}); "
             f"{found['runs_saved']} of {planned} runs not executed",
             {"bold": True},
         ))

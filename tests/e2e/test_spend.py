@@ -85,7 +85,7 @@ def stopping(pytester: pytest.Pytester) -> pytest.Pytester:
 @XDIST
 def test_stopping_saves_runs_and_keeps_every_verdict(stopping, mode, xdist):
     if xdist:  # realistic runs: long against the controller's turnaround, so the overshoot stays small
-        stopping.makepyfile(bench_stop=STOPPING.format(pause=0.02))
+        stopping.makepyfile(bench_stop=STOPPING.format(pause=0.05))
     baseline = run(stopping, xdist, "--prob-json=report.json")
     fixed = {row["label"]: row for row in report(stopping)["rows"]}
     result = run(stopping, xdist, f"--prob-stop={mode}", "--prob-json=report.json")
@@ -117,9 +117,9 @@ def test_stopping_saves_runs_and_keeps_every_verdict(stopping, mode, xdist):
             assert executed(rows["always"]) == 39
         assert executed(rows["count"]) == 2
         assert rows["always"]["stopped"]["reason"].startswith(f"PASS decided after {executed(rows['always'])} of 60 runs")
-    else:  # bounded by the runs in flight when the controller decided (one per worker, plus slack)
-        assert executed(rows["count"]) <= 2 + 6
-        assert executed(rows["always"]) <= (39 if mode == "curtail" else 20) + 6
+    else:  # bounded by the runs in flight when the controller decided (one per worker, plus a loaded machine's lag)
+        assert executed(rows["count"]) <= 2 + 10
+        assert executed(rows["always"]) <= (39 if mode == "curtail" else 20) + 10
     lines = section(result)
     assert any(line.startswith("  always") and line.rstrip().endswith("not run") for line in lines)
     assert any(line.startswith("  Stopped: 3 case(s) decided early") for line in lines)
@@ -179,13 +179,13 @@ def bench_spend(n):
 @XDIST
 def test_cost_budget_stops_new_runs_and_leaves_the_gate_undecided(pytester, xdist):
     pytester.makeconftest(CONFTEST)
-    pytester.makepyfile(bench_b=BUDGET.format(pause=0.02 if xdist else 0.0))
+    pytester.makepyfile(bench_b=BUDGET.format(pause=0.05 if xdist else 0.0))
     result = run(pytester, xdist, "--prob-max-cost=0.5", "--prob-json=report.json", "-rs")
     data = report(pytester)
     row = data["rows"][0]
     ran = executed(row)
     if xdist:
-        assert 5 <= ran <= 5 + 6  # the controller's total decides; runs in flight finish
+        assert 5 <= ran <= 5 + 10  # the controller's total decides; runs in flight finish
     else:
         assert ran == 5  # the fifth run reaches $0.50
     assert row["stopped"]["cause"] == "budget" and row["stopped"]["runs_not_executed"] == 20 - ran
@@ -216,6 +216,16 @@ def test_token_and_time_budgets(pytester):
     assert data["budget"]["reached"] == "time" and executed(data["rows"][0]) == 0
     assert data["rows"][0]["verdict"] == "undecided"
     result.stdout.fnmatch_lines(["*spend*0/0*20 not run*NOT RUN*"])
+
+
+def test_time_budget_under_xdist_stops_every_worker(pytester):
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(bench_b=BUDGET.format(pause=0.0))
+    result = run(pytester, ["-n", "2"], "--prob-max-time=0", "--prob-json=report.json")
+    data = report(pytester)
+    assert data["budget"]["reached"] == "time"
+    assert executed(data["rows"][0]) == 0 and data["rows"][0]["stopped"]["runs_not_executed"] == 20
+    result.stdout.fnmatch_lines(["*Budget:  time budget 0s reached*20 run(s) not executed*"])
 
 
 def test_budget_metrics_are_exported(pytester, tmp_path):
@@ -392,3 +402,35 @@ def bench_a():
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(["*probability(stop=...): the stop mode must be one of curtail, sequential or off*"])
+
+
+def test_each_retry_is_a_span_event_when_the_api_is_loaded(pytester, tmp_path):
+    pytester.makeconftest("import opentelemetry.trace  # the benchmark's own code uses OpenTelemetry\n")
+    pytester.makepyfile(bench_e="""
+import itertools
+
+class Throttled(Exception):
+    retry_after = 0
+
+calls = itertools.count()
+
+def bench_flaky_provider():
+    if next(calls) < 2:
+        raise Throttled("429 slow down")
+""")
+    out = tmp_path / "otel.jsonl"
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--prob-retry=3", "--prob-retry-on=Throttled",
+                                           f"--prob-otel-file={out}", timeout=60)
+    assert result.ret == 0
+    events = []
+    for line in out.read_text().splitlines():
+        for resource in json.loads(line).get("resourceSpans", []):
+            for scope in resource["scopeSpans"]:
+                for span in scope["spans"]:
+                    if span["name"].startswith("probability.run"):
+                        events += [(e["name"], {a["key"]: next(iter(a["value"].values())) for a in e.get("attributes", [])})
+                                   for e in span.get("events", [])]
+    assert [name for name, _ in events] == ["probability.retry", "probability.retry"]
+    assert [attrs["probability.retry.attempt"] for _, attrs in events] == ["1", "2"]  # OTLP JSON: ints as strings
+    assert events[0][1]["probability.retry.error_type"] == "bench_e.Throttled"
+    assert float(events[0][1]["probability.retry.wait"]) == 0.0
