@@ -104,6 +104,10 @@ class State:
     metric_series: list[Callable[..., Any]] = field(default_factory=list)
     _summary: Summary | None = None
     _analysis: Any = None
+    _budgeted: bool = False
+
+    def __post_init__(self) -> None:
+        self._budgeted = self.settings.budgeted
 
     def add(self, record: RunRecord) -> None:
         if not self.worker:
@@ -133,7 +137,7 @@ class State:
 
             gate = spec_of(case, self.stats).gate
             stoppable = self._stoppable[case.key] = gate is not None and gate.stop is not None
-        budgeted = self.settings.budgeted
+        budgeted = self._budgeted
         if not (stoppable or budgeted):
             return None
         if self.worker:
