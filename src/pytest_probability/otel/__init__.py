@@ -52,6 +52,10 @@ def configure(config: pytest.Config, state: Any) -> None:
     settings = options.resolve(config)
     if settings is None:
         return
+    import os
+
+    for name in settings.bad_limits:
+        os.environ.pop(name, None)
     from .spans import REPORT_ATTRIBUTE, RunSpans, WorkerBuffer, make_provider, parent_context, tracer
 
     if state.worker:

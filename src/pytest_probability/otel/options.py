@@ -19,6 +19,11 @@ import pytest
 PROTOCOLS = ("http/protobuf", "grpc")
 CAPTURE_MODES = ("all", "ids")
 DEFAULT_TIMEOUT = 10.0
+LIMIT_VARIABLES = (
+    "OTEL_ATTRIBUTE_COUNT_LIMIT", "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT",
+    "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "OTEL_SPAN_EVENT_COUNT_LIMIT", "OTEL_SPAN_LINK_COUNT_LIMIT",
+    "OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT", "OTEL_LINK_ATTRIBUTE_COUNT_LIMIT",
+)
 _TRACEPARENT = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$")
 
 
@@ -72,6 +77,9 @@ class OtelSettings:
     tracestate: str | None = None
     notes: tuple[str, ...] = field(default=())
     metrics_on: bool = True
+    #: OTEL_*_LIMIT variables that are not whole numbers: the SDK cannot even be
+    #: imported with one set (it raises at import), so export removes them first.
+    bad_limits: tuple[str, ...] = ()
 
     @property
     def network(self) -> bool:
@@ -166,6 +174,8 @@ def resolve(config: pytest.Config, env: Mapping[str, str] | None = None) -> Otel
         return None
 
     notes: list[str] = []
+    bad_limits = tuple(name for name in LIMIT_VARIABLES if _env(env, name) and not _env(env, name).isdigit())
+    notes += [f"OpenTelemetry: {name}={_env(env, name)!r} is not a whole number; using the SDK's default" for name in bad_limits]
     file_option = config.getoption("prob_otel_file") or str(config.getini("prob_otel_file")).strip()
     endpoint_option = config.getoption("prob_otel_endpoint")
     protocols = {signal: _protocol(config, env, signal.upper(), notes) for signal in ("traces", "metrics")}
@@ -228,6 +238,7 @@ def resolve(config: pytest.Config, env: Mapping[str, str] | None = None) -> Otel
         tracestate=_env(env, "TRACESTATE") or None,
         notes=tuple(notes),
         metrics_on=wanted["metrics"] or file_path is not None,
+        bad_limits=bad_limits,
     )
 
 

@@ -49,10 +49,11 @@ def secrets_from_env(env: Mapping[str, str], urls: tuple[str | None, ...] = ()) 
     for name, value in env.items():
         if name.startswith("OTEL_EXPORTER_OTLP") and name.endswith("HEADERS"):
             for item in value.split(","):
-                _, _, raw = item.partition("=")
-                raw = raw.strip()
-                found += [raw, urllib.parse.unquote(raw)]
-                found += raw.split()  # "Bearer abc": the token alone too
+                name_part, sep, raw = item.partition("=")
+                raw = raw.strip() if sep else item.strip()  # a malformed item may be all secret
+                for text in (raw, urllib.parse.unquote(raw)):
+                    found.append(text)
+                    found += text.replace(":", " ").split()  # "Bearer abc": the token alone too
         if name.startswith("OTEL_EXPORTER_OTLP") and name.endswith("ENDPOINT"):
             urls = (*urls, value)
     for url in urls:
@@ -181,7 +182,28 @@ def _grpc_exporter(signal: str, capture: _Capture, **kwargs: Any) -> Any:
     return Exporter(**kwargs)
 
 
+def _requests_session() -> Any:
+    """A requests session that keeps the CA the exporter set (OTEL_EXPORTER_OTLP_*CERTIFICATE).
+
+    requests lets REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE replace a session's
+    ``verify`` at each request, so with either set the SDK's certificate
+    setting would be ignored.
+    """
+    import requests
+
+    class Session(requests.Session):
+        def merge_environment_settings(self, *args: Any, **kwargs: Any) -> Any:
+            settings = super().merge_environment_settings(*args, **kwargs)
+            if isinstance(self.verify, str):
+                settings["verify"] = self.verify
+            return settings
+
+    return Session()
+
+
 def _http_exporter(signal: str, capture: _Capture, **kwargs: Any) -> Any:
+    if not any(name.startswith("OTEL_PYTHON_EXPORTER_OTLP_HTTP") and name.endswith("CREDENTIAL_PROVIDER") for name in os.environ):
+        kwargs.setdefault("session", _requests_session())
     if signal == "traces":
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as Exporter
     else:
@@ -230,8 +252,11 @@ class Sender:
                 logged.messages.append(f"{type(exc).__name__}: {exc}; using the SDK's defaults for it")
                 self.exporter = build(signal, self.capture, **kwargs, **_defaults(protocol))
         self.warnings = [scrub(message, self.secrets, 300) for message in logged.messages]
-        shown = self.exporter._endpoint if protocol == "grpc" else self.exporter._client._endpoint
-        self.display = redact_url(str(shown))
+        if protocol == "grpc":
+            scheme = "http" if self.exporter._insecure else "https"
+            self.display = f"{scheme}://{redact_url(str(self.exporter._endpoint))}"
+        else:
+            self.display = redact_url(str(self.exporter._client._endpoint))
         self.timeout = float(self.exporter._timeout if protocol == "grpc" else self.exporter._client._timeout)
         self._types = _response_types(signal)
 
@@ -286,7 +311,7 @@ class Sender:
 
 def _defaults(protocol: str) -> dict[str, Any]:
     if protocol == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc import Compression
+        from grpc import Compression
 
         return {"compression": Compression.NoCompression, "timeout": 10.0}
     return {"timeout": 10.0}
