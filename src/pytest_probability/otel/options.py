@@ -237,7 +237,7 @@ def resolve(config: pytest.Config, env: Mapping[str, str] | None = None) -> Otel
         traceparent=traceparent,
         tracestate=_env(env, "TRACESTATE") or None,
         notes=tuple(notes),
-        metrics_on=wanted["metrics"] or file_path is not None,
+        metrics_on="metrics" in endpoints or file_path is not None,
         bad_limits=bad_limits,
     )
 

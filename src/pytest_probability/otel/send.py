@@ -57,9 +57,10 @@ def secrets_from_env(env: Mapping[str, str], urls: tuple[str | None, ...] = ()) 
         if name.startswith("OTEL_EXPORTER_OTLP") and name.endswith("ENDPOINT"):
             urls = (*urls, value)
     for url in urls:
-        if not url:
+        try:
+            parts = urllib.parse.urlsplit((url or "").strip())
+        except ValueError:
             continue
-        parts = urllib.parse.urlsplit(url.strip())
         userinfo = parts.netloc.rpartition("@")[0]
         if userinfo:
             user, _, password = userinfo.partition(":")
@@ -93,7 +94,10 @@ def scrub(text: str, secrets: list[str], limit: int = REASON_LIMIT) -> str:
 
 def redact_url(url: str) -> str:
     """Drop user info, query and fragment: they may hold credentials."""
-    parts = urllib.parse.urlsplit(url.strip())
+    try:
+        parts = urllib.parse.urlsplit(url.strip())
+    except ValueError:
+        return "<malformed URL>"
     if not parts.netloc:
         return url.strip().split("?")[0].split("@")[-1]
     host = parts.netloc.rpartition("@")[2]
