@@ -266,6 +266,17 @@ class Sender:
 
     def send(self, body: bytes, timeout: float) -> Result:
         """Send one serialized Export*ServiceRequest, retrying (the SDK's rules) within ``timeout`` seconds."""
+        from opentelemetry import context
+
+        # As the SDK's batch processor does: an instrumented HTTP client (requests, grpc)
+        # must not make spans of the export itself.
+        token = context.attach(context.set_value(context._SUPPRESS_INSTRUMENTATION_KEY, True))
+        try:
+            return self._send(body, timeout)
+        finally:
+            context.detach(token)
+
+    def _send(self, body: bytes, timeout: float) -> Result:
         timeout = max(0.001, min(self.timeout, timeout))
         self.capture.response, self.capture.error = None, ""
         if self.protocol == "grpc":
