@@ -72,13 +72,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-r", "--repetitions", type=int, default=3)
     parser.add_argument("--sizes", type=int, nargs="+", default=[3000, 10000])
+    parser.add_argument("--workloads", nargs="+", default=["sleep", "trivial", "pytest-opentelemetry"])
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     receiver_module = load_receiver()
     samples: dict[tuple[str, str, int], list] = {}
     load_start = loadavg()
     with receiver_module.OtlpReceiver("grpc") as rx, tempfile.TemporaryDirectory(prefix="prob-otel-bench-") as tmp:
-        plan = sessions(args.sizes, rx.endpoint)
+        plan = [s for s in sessions(args.sizes, rx.endpoint) if s[0] in args.workloads]
         for repetition in range(args.repetitions + 1):  # the first round is an untimed warm-up
             shift = repetition % len(plan)
             for workload, variant, n, files, session_args, env in plan[shift:] + plan[:shift]:
