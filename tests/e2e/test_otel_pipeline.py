@@ -367,3 +367,23 @@ def test_two_sessions_writing_one_file_keep_every_line_whole(pytester: pytest.Py
     assert len(sessions) == 2 and len(spans) == 401 + 41
     assert len([1 for kind, _ in decoded if kind == "metrics"]) == 2
     assert "another session is writing" in second.stdout + out
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_traceparent_and_tracestate_are_honoured(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_http_receiver: OtlpReceiver, xdist: list[str]
+) -> None:
+    pytester.makepyfile(bench_ok="def bench_ok():\n    pass\n")
+    use(monkeypatch, otlp_http_receiver)
+    monkeypatch.setenv("TRACEPARENT", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+    monkeypatch.setenv("TRACESTATE", "vendor=abc")
+    assert run(pytester, *xdist, "--prob-runs=3").ret == 0
+    states = [
+        (span.name, span.trace_state)
+        for request in otlp_http_receiver.trace_requests
+        for resource_spans in request.resource_spans
+        for scope_spans in resource_spans.scope_spans
+        for span in scope_spans.spans
+    ]
+    assert len(states) == 4 and {state for _, state in states} == {"vendor=abc"}, states
+    assert {s.trace_id for s in otlp_http_receiver.spans()} == {"4bf92f3577b34da6a3ce929d0e0e4736"}

@@ -28,6 +28,7 @@ class _ControllerHooks:
     def pytest_configure_node(self, node: Any) -> None:
         # Workers parent their run spans to this session's span and share its resource.
         node.workerinput["prob_otel_traceparent"] = self.session.traceparent
+        node.workerinput["prob_otel_tracestate"] = self.session.session_span.get_span_context().trace_state.to_header()
         node.workerinput["prob_otel_resource"] = dict(self.session.resource.attributes)
 
     @pytest.hookimpl(optionalhook=True)
@@ -64,7 +65,7 @@ def configure(config: pytest.Config, state: Any) -> None:
         workerinput = config.workerinput  # type: ignore[attr-defined]
         buffer = WorkerBuffer()
         provider, _ = make_provider(Resource(workerinput.get("prob_otel_resource", {})), buffer.add)
-        parent = parent_context(workerinput.get("prob_otel_traceparent"))
+        parent = parent_context(workerinput.get("prob_otel_traceparent"), workerinput.get("prob_otel_tracestate"))
         state.observers.append(RunSpans(settings, tracer(provider), parent, take=buffer.take))
         config.pluginmanager.register(_WorkerHooks(config, buffer), "probability-otel-worker")
         return
