@@ -245,7 +245,8 @@ def test_budget_metrics_are_exported(pytester, tmp_path):
                         value = point.get("asInt", point.get("asDouble"))
                         points.setdefault(metric["name"], []).append((attrs, float(value)))
     assert points["probability.runs.not_executed"] == [
-        ({"probability.benchmark": "spend", "probability.case": "", "probability.stop.cause": "budget"}, 17.0)]
+        ({"test.case.name": "bench_b.py::spend", "probability.benchmark": "spend", "probability.case": "",
+          "probability.stop.cause": "budget"}, 17.0)]
     assert points["probability.session.budget.reached"] == [({"probability.budget": "cost"}, 1.0)]
     assert points["probability.session.budget.used"][0][1] == pytest.approx(1.0)
 
