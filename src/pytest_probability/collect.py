@@ -35,6 +35,24 @@ def matches_pattern(path: Path, pattern: str) -> bool:
     return any(fnmatch.fnmatch(path.name, glob) for glob in pattern.split())
 
 
+def rewrite_asserts(config: pytest.Config, pattern: str) -> None:
+    """Have pytest's assertion rewriting treat benchmark files as it treats test files.
+
+    pytest rewrites a module whose file name matches one of its import hook's
+    patterns (``python_files``), or that was named on the command line. A
+    benchmark file collected from a folder is neither, so without this its
+    failed asserts would show a bare ``AssertionError``. The patterns are
+    added to the hook only: ``python_files`` itself is left as the user set it.
+    Nothing to do with ``--assert=plain`` (no hook).
+    """
+    from _pytest.assertion.rewrite import assertstate_key
+
+    hook = getattr(config.stash.get(assertstate_key, None), "hook", None)
+    if hook is None:
+        return
+    hook.fnpats = [*hook.fnpats, *(glob for glob in pattern.split() if glob not in hook.fnpats)]
+
+
 class BenchModule(pytest.Module):
     """A benchmark file. Its ``test_*`` functions, if any, are collected as usual."""
 
@@ -96,7 +114,13 @@ def make_item(collector: pytest.Collector, name: str, obj: object) -> pytest.Col
 
 
 def _param_text(value: object) -> str:
-    text = value if isinstance(value, str) else repr(value)
+    if isinstance(value, str):
+        text = value
+    else:
+        try:
+            text = repr(value)
+        except Exception as exc:  # pytest collects such a parameter (its id is argname + index); so do we
+            text = f"<{type(value).__qualname__} object: repr() raised {type(exc).__qualname__}>"
     return text if len(text) <= PARAM_VALUE_LIMIT else text[: PARAM_VALUE_LIMIT - 1] + "…"
 
 

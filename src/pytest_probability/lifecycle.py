@@ -23,6 +23,7 @@ def configure(config: pytest.Config) -> State:
     settings = options.resolve(config)
     state = State(settings=settings, worker=is_worker(config), stats=options.resolve_stats(config))
     config.stash[STATE_KEY] = state
+    collect.rewrite_asserts(config, settings.pattern)
     if state.worker:
         state.gate_folder = config.workerinput.get("prob_gate_folder")  # type: ignore[attr-defined]
     else:
