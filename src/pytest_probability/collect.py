@@ -177,6 +177,11 @@ class Benchmark(pytest.Collector):
             needed = analysis.unreachable(spec, count)
             if needed is not None:
                 self.warn(gating.ProbabilityGateWarning(_unreachable_message(case, spec, count, needed)))
+            needed = analysis.latency_unreachable(spec, count, state.stats.confidence)
+            if needed is not None:
+                self.warn(gating.ProbabilityGateWarning(_latency_unreachable_message(case, spec, count, needed,
+                                                                                     state.stats.confidence)))
+            first = len(runs)
             for index in range(1, count + 1):
                 name = f"{case_id}[run{index}]" if case_id else f"run{index}"
                 extra: dict[str, Any] = {"keywords": {case_id: True}} if case_id else {}
@@ -194,7 +199,8 @@ class Benchmark(pytest.Collector):
                 run.prob_gated = spec.gated
                 runs.append(run)
             if spec.gated and state.stats.gate_items:
-                gate = gating.GateItem.from_parent(self, name=gating.gate_name(case_id), case=case, lineno=case.lineno)
+                gate = gating.GateItem.from_parent(self, name=gating.gate_name(case_id), case=case, lineno=case.lineno,
+                                                   runs=tuple(runs[first:]))
                 gate.own_markers.extend(template.own_markers)
                 gate.keywords.update({mark.name: mark for mark in template.own_markers})
                 if case_id:
@@ -210,6 +216,13 @@ def _unreachable_message(case: CaseRef, spec: analysis.CaseSpec, runs: int, need
     if needed == 0:
         return f"gate of {case.label} can never pass: {what} is out of reach at any number of runs"
     return f"gate of {case.label} cannot pass with {runs} runs: {what} needs at least {needed} runs"
+
+
+def _latency_unreachable_message(case: CaseRef, spec: analysis.CaseSpec, runs: int, needed: int,
+                                 confidence: float) -> str:
+    what = f"p{spec.latency_quantile * 100:g} latency <= {spec.max_latency:g}s at {confidence:g} confidence"
+    return (f"gate of {case.label} cannot pass with {runs} runs: {what} has no upper bound "
+            f"before {needed} timed runs")
 
 
 class Run(pytest.Function):
@@ -282,6 +295,52 @@ def check_callable(item: pytest.Item) -> None:
 
 def run_items(items: list[pytest.Item]) -> Iterator[Run]:
     return (item for item in items if isinstance(item, Run))
+
+
+def add_gate_runs(items: list[pytest.Item]) -> list[pytest.Item]:
+    """A gate item selected without any of its runs (``pytest 'bench_x.py::bench_x::c[gate]'``)
+    brings them: they are inserted before it, in run order. Returns the added runs.
+
+    Called on the items collection selected, before ``-k``, ``-m``, ``--deselect``
+    and ``--lf`` deselect: deselecting every run of a case leaves its gate alone.
+    """
+    gates = [item for item in items if isinstance(item, gating.GateItem)]
+    if not gates:
+        return []
+    present = {id(item) for item in items}
+    added: list[pytest.Item] = []
+    result: list[pytest.Item] = []
+    for item in items:
+        if isinstance(item, gating.GateItem) and item.prob_runs and not any(id(run) in present for run in item.prob_runs):
+            result.extend(item.prob_runs)
+            added.extend(item.prob_runs)
+        result.append(item)
+    items[:] = result
+    return added
+
+
+def order_gates(items: list[pytest.Item]) -> None:
+    """Move each gate item after the last of its case's runs, in place; everything else keeps its order.
+
+    A gate item's verdict needs its runs, so it must not run before them,
+    whatever order other plugins or conftests gave the items (this is also what
+    keeps xdist's gate items from waiting on runs queued behind them).
+    """
+    last: dict[str, int] = {}
+    for index, item in enumerate(items):
+        if isinstance(item, Run) and item.prob_gated:
+            last[item.prob_case.key] = index
+    if not last:
+        return
+    pending: dict[int, list[pytest.Item]] = {}
+    ordered: list[pytest.Item] = []
+    for index, item in enumerate(items):
+        if isinstance(item, gating.GateItem) and last.get(item.prob_case.key, -1) > index:
+            pending.setdefault(last[item.prob_case.key], []).append(item)
+            continue
+        ordered.append(item)
+        ordered.extend(pending.pop(index, ()))
+    items[:] = ordered
 
 
 def transpose(items: list[pytest.Item]) -> None:

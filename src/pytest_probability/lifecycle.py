@@ -53,7 +53,14 @@ def before_generate(metafunc: pytest.Metafunc) -> None:
         definition.add_marker(pytest.mark.repeat(1), append=False)
 
 
+def select_items(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Before any deselection: a gate item selected alone brings its runs."""
+    for run in collect.add_gate_runs(items):
+        run.ihook.pytest_itemcollected(item=run)
+
+
 def modify_items(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """After every other plugin's and conftest's ``pytest_collection_modifyitems``."""
     state = get(config)
     if config.pluginmanager.hasplugin("rerunfailures") and _reruns_possible(config, items):
         # A rerun would replace a failed sample with a later one and bias the
@@ -62,6 +69,11 @@ def modify_items(config: pytest.Config, items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.flaky(reruns=0), append=False)
     if state.settings.transpose:
         collect.transpose(items)
+    collect.order_gates(items)
+    if state.gates is not None:
+        # Serial session: the selected runs, so that verdicts know runs that never reported
+        # (an xdist controller learns them from the workers' collection instead).
+        state.gates.expect([item.nodeid for item in items])
 
 
 def _reruns_possible(config: pytest.Config, items: list[pytest.Item]) -> bool:

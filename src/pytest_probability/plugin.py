@@ -41,9 +41,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     lifecycle.before_generate(metafunc)
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    lifecycle.modify_items(config, items)
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> Generator[None, None, None]:
+    lifecycle.select_items(config, items)  # before -k, -m, --deselect and other plugins
+    yield
+    lifecycle.modify_items(config, items)  # after them all
 
 
 @pytest.hookimpl(wrapper=True)

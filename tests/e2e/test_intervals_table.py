@@ -189,7 +189,7 @@ def test_json_ci_per_row_and_stats_config(pytester: pytest.Pytester, bench) -> N
         "metrics": [],
         "gate_items": True,
     }
-    assert data["gates"] == {"passed": 0, "failed": 0, "undecided": 0}
+    assert data["gates"] == {"passed": 0, "failed": 0, "undecided": 0, "skipped": 0}
     assert data["aggregates"] == []
 
 
