@@ -314,6 +314,7 @@ def add_gate_runs(items: list[pytest.Item]) -> list[pytest.Item]:
         if isinstance(item, gating.GateItem) and item.prob_runs and not any(id(run) in present for run in item.prob_runs):
             result.extend(item.prob_runs)
             added.extend(item.prob_runs)
+            present.update(id(run) for run in item.prob_runs)  # a gate item named twice brings them once
         result.append(item)
     items[:] = result
     return added

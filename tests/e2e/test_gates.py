@@ -1074,3 +1074,25 @@ def bench_function_rate(case, n):
         "function_rate::counted": ("count", 9, None),
     }
     assert "ProbabilityGateWarning" not in result.stdout.str()  # function_rate's 0.99 applies to no case
+
+
+
+def test_add_gate_runs_brings_the_runs_once_and_only_for_gates_without_any(pytester: pytest.Pytester) -> None:
+    from pytest_probability import collect
+
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(bench_x="import pytest\n\n@pytest.mark.probability(runs=3, min_passes=1)\n"
+                                "@pytest.mark.parametrize('c', ['a', 'b'])\ndef bench_g(c):\n    pass\n")
+    recorder = pytester.inline_run("-p", "no:cacheprovider", "--collect-only")
+    by_name = {call.item.name: call.item for call in recorder.getcalls("pytest_itemcollected")}
+    assert len(by_name) == 8
+    gate_a, gate_b = by_name["a[gate]"], by_name["b[gate]"]
+    selected = [gate_a, gate_a, by_name["b[run2]"], gate_b]
+    added = collect.add_gate_runs(selected)
+    assert [item.name for item in added] == ["a[run1]", "a[run2]", "a[run3]"]
+    assert [item.name for item in selected] == ["a[run1]", "a[run2]", "a[run3]", "a[gate]", "a[gate]", "b[run2]",
+                                                "b[gate]"]
+    # and order_gates puts a gate after the last of its runs, leaving the rest in place
+    shuffled = [gate_b, by_name["b[run1]"], by_name["a[run1]"], by_name["b[run3]"], gate_a, by_name["a[run2]"]]
+    collect.order_gates(shuffled)
+    assert [item.name for item in shuffled] == ["b[run1]", "a[run1]", "b[run3]", "b[gate]", "a[run2]", "a[gate]"]
