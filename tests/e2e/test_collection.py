@@ -430,7 +430,8 @@ def _case_ids(ids: list[str], prefix: str) -> list[str]:
     return [node[len(prefix) :] for node in ids if node.startswith(prefix)]
 
 
-def test_a_parameter_whose_repr_raises_is_collected_as_plain_pytest_does(pytester: pytest.Pytester) -> None:
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_parameter_whose_repr_raises_is_collected_as_plain_pytest_does(pytester: pytest.Pytester, xdist) -> None:
     pytester.makepyfile(
         bench_x="""
         import pytest
@@ -448,10 +449,10 @@ def test_a_parameter_whose_repr_raises_is_collected_as_plain_pytest_does(pyteste
             pass
         """
     )
-    result = pytester.runpytest("-p", "no:cacheprovider", "--prob-json=report.json", "-v")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--prob-json=report.json", "-v", *xdist)
     result.assert_outcomes(passed=3)
     assert result.ret == pytest.ExitCode.OK
-    assert "bench_x.py::bench_opaque::value0[run1] PASSED" in result.stdout.str()
+    assert re.search(r"bench_x.py::bench_opaque::value0\[run1\]", result.stdout.str())
     rows = read_json(pytester)["rows"]
     assert [row["params"] for row in rows] == [{"value": "<Opaque object: repr() raised ValueError>"}, {"value": "3"}]
 
