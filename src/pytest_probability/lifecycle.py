@@ -60,7 +60,7 @@ def select_items(config: pytest.Config, items: list[pytest.Item]) -> None:
 
 
 def modify_items(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """After every other plugin's and conftest's ``pytest_collection_modifyitems``."""
+    """After the ordinary ``pytest_collection_modifyitems`` hooks of other plugins and conftests."""
     state = get(config)
     if config.pluginmanager.hasplugin("rerunfailures") and _reruns_possible(config, items):
         # A rerun would replace a failed sample with a later one and bias the
@@ -69,11 +69,17 @@ def modify_items(config: pytest.Config, items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.flaky(reruns=0), append=False)
     if state.settings.transpose:
         collect.transpose(items)
-    collect.order_gates(items)
-    if state.gates is not None:
+
+
+def collection_finished(session: pytest.Session) -> None:
+    """The items are final (every ``pytest_collection_modifyitems``, wrappers such as ``--lf``/``--ff``
+    included, has run; an xdist worker sends their ids to the controller after this)."""
+    collect.order_gates(session.items)
+    book = get(session.config).gates
+    if book is not None:
         # Serial session: the selected runs, so that verdicts know runs that never reported
         # (an xdist controller learns them from the workers' collection instead).
-        state.gates.expect([item.nodeid for item in items])
+        book.expect([item.nodeid for item in session.items])
 
 
 def _reruns_possible(config: pytest.Config, items: list[pytest.Item]) -> bool:

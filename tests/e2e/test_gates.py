@@ -789,21 +789,32 @@ def test_a_failed_gate_without_gate_items_marks_the_session_span_failed(pytester
 
 # -- order and selection of gate items --------------------------------------------------------------
 
-REVERSING_CONFTEST = CONFTEST + '''
+REVERSING_CONFTESTS = {
+    "trylast": CONFTEST + '''
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items):
     items.reverse()  # as a random-order plugin might
-'''
+''',
+    # a wrapper that reorders after every other implementation (as --ff does)
+    "wrapper": CONFTEST + '''
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_collection_modifyitems(items):
+    yield
+    items.reverse()
+''',
+}
 
 XDIST = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
 
 
+@pytest.mark.parametrize("hook", list(REVERSING_CONFTESTS))
 @pytest.mark.parametrize("xdist", XDIST)
 def test_gate_items_run_after_their_runs_whatever_order_a_conftest_gives(pytester: pytest.Pytester, bench,
-                                                                         xdist) -> None:
+                                                                         xdist, hook) -> None:
     bench()
-    pytester.makeconftest(REVERSING_CONFTEST)
+    pytester.makeconftest(REVERSING_CONFTESTS[hook])
     result = subprocess_run(pytester, "-v", "--prob-json=report.json", *xdist)
     check_gates_session(result, pytester)
     assert "no run of this case reported" not in result.stdout.str()
@@ -1096,3 +1107,16 @@ def test_add_gate_runs_brings_the_runs_once_and_only_for_gates_without_any(pytes
     shuffled = [gate_b, by_name["b[run1]"], by_name["a[run1]"], by_name["b[run3]"], gate_a, by_name["a[run2]"]]
     collect.order_gates(shuffled)
     assert [item.name for item in shuffled] == ["b[run1]", "a[run1]", "b[run3]", "b[gate]", "a[run2]", "a[gate]"]
+
+
+@pytest.mark.parametrize("xdist", XDIST)
+def test_runs_deselected_by_last_failed_are_not_cut_short(pytester: pytest.Pytester, bench, xdist) -> None:
+    """--lf deselects in a hook wrapper, after every ordinary modifyitems hook: not a missing run."""
+    bench("import pytest\n\n@pytest.mark.probability(runs=4)\ndef bench_case(n):\n    assert n != 2\n")
+    first = pytester.runpytest_subprocess(*xdist)
+    assert first.ret == pytest.ExitCode.TESTS_FAILED
+    bench("import pytest\n\n@pytest.mark.probability(runs=4, min_passes=1)\ndef bench_case(n):\n    pass\n")
+    again = pytester.runpytest_subprocess("--lf", "--prob-json=report.json", *xdist)
+    assert gates_section(again) == ["  Gates:   1 passed, 0 failed, 0 undecided", "    case  1/1  [ 3%, 100%]  >= 1 passes  PASS"]
+    (row,) = report(pytester)["rows"]
+    assert (row["verdict"], row["runs_missing"]) == ("pass", 0)
