@@ -1120,3 +1120,20 @@ def test_runs_deselected_by_last_failed_are_not_cut_short(pytester: pytest.Pytes
     assert gates_section(again) == ["  Gates:   1 passed, 0 failed, 0 undecided", "    case  1/1  [ 3%, 100%]  >= 1 passes  PASS"]
     (row,) = report(pytester)["rows"]
     assert (row["verdict"], row["runs_missing"]) == ("pass", 0)
+
+
+def test_a_skipped_gate_has_no_verdict_gauge_point(pytester: pytest.Pytester, bench) -> None:
+    pytest.importorskip("opentelemetry.proto")
+    from otlp_receiver import flatten_metrics
+
+    from pytest_probability.otel import otlp_json
+
+    bench(ALL_SKIPPED)
+    result = subprocess_run(pytester, "--prob-otel-file=otel.jsonl")
+    assert result.ret == pytest.ExitCode.OK
+    points = flatten_metrics(list(otlp_json.read_file(pytester.path / "otel.jsonl")))
+    verdicts = {p.attributes["probability.benchmark"]: p.value for p in points
+                if p.name == "probability.case.gate.verdict"}
+    assert verdicts == {"partly": 1}
+    bars = {p.attributes["probability.benchmark"] for p in points if p.name == "probability.case.min_rate"}
+    assert bars == {"counted", "rated", "partly"}  # the bar is still the case's
