@@ -304,17 +304,21 @@ def add_gate_runs(items: list[pytest.Item]) -> list[pytest.Item]:
     Called on the items collection selected, before ``-k``, ``-m``, ``--deselect``
     and ``--lf`` deselect: deselecting every run of a case leaves its gate alone.
     """
-    gates = [item for item in items if isinstance(item, gating.GateItem)]
+    gates = [item for item in items if isinstance(item, gating.GateItem) and item.prob_runs]
     if not gates:
         return []
-    present = {id(item) for item in items}
+    present = {id(item) for item in items if isinstance(item, Run)}
+    alone = {id(gate) for gate in gates if not any(id(run) in present for run in gate.prob_runs)}
+    if not alone:
+        return []
     added: list[pytest.Item] = []
     result: list[pytest.Item] = []
     for item in items:
-        if isinstance(item, gating.GateItem) and item.prob_runs and not any(id(run) in present for run in item.prob_runs):
-            result.extend(item.prob_runs)
-            added.extend(item.prob_runs)
-            present.update(id(run) for run in item.prob_runs)  # a gate item named twice brings them once
+        if id(item) in alone and id(item.prob_runs[0]) not in present:  # type: ignore[attr-defined]
+            runs = item.prob_runs  # type: ignore[attr-defined]
+            result.extend(runs)
+            added.extend(runs)
+            present.update(id(run) for run in runs)  # a gate item named twice brings them once
         result.append(item)
     items[:] = result
     return added
@@ -328,16 +332,21 @@ def order_gates(items: list[pytest.Item]) -> None:
     keeps xdist's gate items from waiting on runs queued behind them).
     """
     last: dict[str, int] = {}
+    gates: list[tuple[int, str]] = []
     for index, item in enumerate(items):
-        if isinstance(item, Run) and item.prob_gated:
-            last[item.prob_case.key] = index
-    if not last:
+        if isinstance(item, Run):
+            if item.prob_gated:
+                last[item.prob_case.key] = index
+        elif isinstance(item, gating.GateItem):
+            gates.append((index, item.prob_case.key))
+    early = {index: last[key] for index, key in gates if last.get(key, -1) > index}
+    if not early:  # the usual case: every gate item already follows its runs
         return
     pending: dict[int, list[pytest.Item]] = {}
     ordered: list[pytest.Item] = []
     for index, item in enumerate(items):
-        if isinstance(item, gating.GateItem) and last.get(item.prob_case.key, -1) > index:
-            pending.setdefault(last[item.prob_case.key], []).append(item)
+        if index in early:
+            pending.setdefault(early[index], []).append(item)
             continue
         ordered.append(item)
         ordered.extend(pending.pop(index, ()))
