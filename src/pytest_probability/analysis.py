@@ -403,14 +403,14 @@ def early_verdict(spec: CaseSpec, passes: int, fails: int, errors: int, remainin
 
 
 def evaluate_latency(records: Sequence[RunRecord], quantile: float, confidence: float, max_latency: float | None,
-                     missing: int = 0) -> LatencyResult:
-    """``missing``: selected runs that never reported; a latency gate then never PASSes."""
+                     cut_short: int = 0) -> LatencyResult:
+    """``cut_short``: selected runs that never reported; a latency gate then never PASSes."""
     durations = [r.duration for r in records if r.outcome in (PASS, FAIL)]
     excluded = sum(1 for r in records if r.outcome == ERROR)
     if not durations:
         verdict = None
         if max_latency is not None:
-            verdict = SKIPPED if records and not excluded and not missing else UNDECIDED
+            verdict = SKIPPED if records and not excluded and not cut_short else UNDECIDED
         return LatencyResult(quantile, 0, excluded, None, None, None, (None, None), confidence, max_latency, verdict)
     estimate = stats.quantile_interval(durations, quantile, confidence)
     ranks = stats.quantile_ranks(len(durations), quantile, confidence)
@@ -422,7 +422,7 @@ def evaluate_latency(records: Sequence[RunRecord], quantile: float, confidence: 
             verdict = FAILED
         else:
             verdict = UNDECIDED
-        if missing and verdict == PASSED:
+        if cut_short and verdict == PASSED:
             verdict = UNDECIDED
     return LatencyResult(quantile, len(durations), excluded, estimate.estimate, estimate.low, estimate.high,
                          ranks, confidence, max_latency, verdict)
@@ -435,7 +435,8 @@ def metric_value(kind: str, k: int, passes: int, total: int) -> float | None:
 
 
 def analyze_row(row: Row, spec: CaseSpec, config: StatsConfig, missing: int = 0) -> RowAnalysis:
-    """``missing``: runs of the case selected for the session that never reported (see :func:`evaluate_gate`)."""
+    """``missing``: runs of the case selected for the session that never reported, the session having been
+    cut short (``cut_short`` of :func:`evaluate_gate`)."""
     counts = row.counts
     interval = None
     if counts.total > 0:
@@ -447,7 +448,8 @@ def analyze_row(row: Row, spec: CaseSpec, config: StatsConfig, missing: int = 0)
                              skipped=counts.skipped, cut_short=missing)
     latency = None
     if config.latency or spec.max_latency is not None:
-        latency = evaluate_latency(row.records, spec.latency_quantile, config.confidence, spec.max_latency, missing)
+        latency = evaluate_latency(row.records, spec.latency_quantile, config.confidence, spec.max_latency,
+                                   cut_short=missing)
     metrics = {f"{kind}{k}": metric_value(kind, k, counts.passes, counts.total) for kind, k in config.metrics}
     return RowAnalysis(row, spec, interval, gate, latency, metrics, missing)
 

@@ -373,7 +373,7 @@ def test_count_gate_without_counted_runs_fails_it_is_never_undecided():
     assert (result.total, result.interval, result.verdict) == (0, None, FAILED)
 
 
-# -- evaluate_gate: every run skipped, runs missing ------------------------------------
+# -- evaluate_gate: every run skipped, runs cut short ------------------------------------
 
 
 @pytest.mark.parametrize("spec", [count_gate(3, 4), rate_gate(0.5), rate_gate(0.5, errors="exclude")])
@@ -386,14 +386,14 @@ def test_a_gate_whose_runs_all_skipped_is_skipped(spec):
     # an excluded error is not a skip: nothing counted, but something went wrong
     assert evaluate_gate(spec, 0, 0, 1, skipped=3).verdict in (UNDECIDED, FAILED)
     # skipped so far, but runs never reported: unknown
-    assert evaluate_gate(spec, 0, 0, 0, skipped=1, missing=3).verdict == UNDECIDED
+    assert evaluate_gate(spec, 0, 0, 0, skipped=1, cut_short=3).verdict == UNDECIDED
 
 
 def test_a_rate_gate_with_missing_runs_never_passes_but_can_fail():
     assert evaluate_gate(rate_gate(0.1), 5, 0, 0).verdict == PASSED  # [48%, 100%]
-    assert evaluate_gate(rate_gate(0.1), 5, 0, 0, missing=5).verdict == UNDECIDED
-    assert evaluate_gate(rate_gate(0.9), 0, 5, 0, missing=5).verdict == FAILED  # [0%, 52%]
-    assert evaluate_gate(rate_gate(0.5), 3, 2, 0, missing=5).verdict == UNDECIDED
+    assert evaluate_gate(rate_gate(0.1), 5, 0, 0, cut_short=5).verdict == UNDECIDED
+    assert evaluate_gate(rate_gate(0.9), 0, 5, 0, cut_short=5).verdict == FAILED  # [0%, 52%]
+    assert evaluate_gate(rate_gate(0.5), 3, 2, 0, cut_short=5).verdict == UNDECIDED
 
 
 @pytest.mark.parametrize(
@@ -408,19 +408,19 @@ def test_a_rate_gate_with_missing_runs_never_passes_but_can_fail():
     ],
 )
 def test_a_count_gate_with_missing_runs_fails_only_when_out_of_reach(passes, fails, missing, verdict):
-    assert evaluate_gate(count_gate(3, 10), passes, fails, 0, missing=missing).verdict == verdict
+    assert evaluate_gate(count_gate(3, 10), passes, fails, 0, cut_short=missing).verdict == verdict
 
 
 def test_a_latency_gate_with_missing_runs_never_passes_but_can_fail():
     assert evaluate_latency(latency_records(TWENTY), 0.5, 0.95, 1.0).verdict == PASSED
-    assert evaluate_latency(latency_records(TWENTY), 0.5, 0.95, 1.0, missing=3).verdict == UNDECIDED
-    assert evaluate_latency(latency_records(TWENTY), 0.5, 0.95, 0.001, missing=3).verdict == FAILED
+    assert evaluate_latency(latency_records(TWENTY), 0.5, 0.95, 1.0, cut_short=3).verdict == UNDECIDED
+    assert evaluate_latency(latency_records(TWENTY), 0.5, 0.95, 0.001, cut_short=3).verdict == FAILED
 
 
 def test_a_latency_gate_whose_runs_all_skipped_is_skipped():
     assert evaluate_latency(latency_records([0.0] * 3, "sss"), 0.5, 0.95, 1.0).verdict == SKIPPED
     assert evaluate_latency(latency_records([0.0] * 3, "sss"), 0.5, 0.95, None).verdict is None  # not gated
-    assert evaluate_latency(latency_records([0.0] * 3, "sss"), 0.5, 0.95, 1.0, missing=1).verdict == UNDECIDED
+    assert evaluate_latency(latency_records([0.0] * 3, "sss"), 0.5, 0.95, 1.0, cut_short=1).verdict == UNDECIDED
 
 
 def test_analyze_row_of_an_all_skipped_case_is_skipped_and_does_not_fail():
@@ -725,3 +725,14 @@ def test_aggregate_of_only_short_cases_is_none():
     result = run_analyze(config, ("a", "pp", {}))
     assert result.aggregates[0].values == {"pass^5": None}
     assert result.aggregates[-1].to_dict()["metrics"]["pass^5"] == {"estimate": None, "cases": 0, "left_out": 1}
+
+
+def test_runs_not_executed_and_runs_cut_short_combine_in_a_count_gate():
+    # not executed by a decision: a count gate that has its passes passes; cut short: it never does
+    assert evaluate_gate(count_gate(3, 10), 3, 0, 0, 7).verdict == PASSED
+    assert evaluate_gate(count_gate(3, 10), 3, 0, 0, 4, cut_short=3).verdict == UNDECIDED
+    # 1 pass + 1 not executed + 1 cut short can still make 3; + nothing more cannot
+    assert evaluate_gate(count_gate(3, 10), 1, 7, 0, 1, cut_short=1).verdict == UNDECIDED
+    assert evaluate_gate(count_gate(3, 10), 1, 8, 0, 1).verdict == FAILED
+    # every executed run skipped, the rest not executed: not a skipped gate
+    assert evaluate_gate(count_gate(3, 10), 0, 0, 0, 6, skipped=4).verdict == UNDECIDED
