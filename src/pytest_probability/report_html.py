@@ -248,7 +248,7 @@ def _spending(report: Mapping[str, Any]) -> str:
     if budget:
         lines.append(f'Budget: {_e(budget.get("reason") or "not reached")}; {_e(budget.get("runs_not_executed"))} runs not executed.')
     gates = report.get("gates")
-    if isinstance(gates, Mapping) and gates:
+    if isinstance(gates, Mapping) and any(v for v in gates.values() if not isinstance(v, (dict, list))):
         lines.append("Gates: " + ", ".join(f"{_e(k)} {_e(v)}" for k, v in gates.items() if not isinstance(v, (dict, list))))
     if not lines:
         return ""

@@ -77,3 +77,29 @@ def test_trace_link():
     record = {"trace_id": "ab", "span_id": "cd"}
     assert report_html.trace_link("https://x/{trace_id}/{span_id}", record) == "https://x/ab/cd"
     assert report_html.trace_link(None, record) == "" and report_html.trace_link("https://x/{trace_id}", {}) == ""
+
+
+def test_gate_totals_shown_only_when_a_gate_counted():
+    quiet = report_html.render({"rows": [], "records": [], "gates": {"passed": 0, "failed": 0}})
+    assert 'id="decisions"' not in quiet
+    loud = report_html.render({"rows": [], "records": [], "gates": {"passed": 1, "failed": 2}})
+    assert "Gates: passed 1, failed 2" in loud
+
+
+def test_history_series_reads_old_reports_and_ranks_changes():
+    from pytest_probability import report_history
+
+    old = {"created": "2026-01-01", "rows": [{"case": "t::a", "pass_rate": 90.0}, {"case": "t::b", "pass_rate": 50.0}]}
+    new = {"created": "2026-01-02", "rows": [
+        {"label": "t::a", "pass_fraction": 0.2, "ci": {"low": 0.05, "high": 0.5}},
+        {"label": "t::c", "pass_fraction": 1.0},
+    ], "comparisons": [{"kind": "baseline", "inputs": [{"input": "t::a", "verdict": "fail"}]}]}
+    cases = report_history.series([old, new])
+    assert [p and p["fraction"] for p in cases["t::a"]["points"]] == [0.9, 0.2]
+    assert cases["t::a"]["points"][1]["verdict"] == "fail"
+    assert cases["t::b"]["points"][1] is None and report_history.change(cases["t::b"]["points"]) is None
+    assert report_history.change(cases["t::a"]["points"]) == pytest.approx(-0.7)
+    page = report_history.render([old, new])
+    changed = page[page.index('id="changed"'):page.index('id="trends"')]
+    assert "t::a" in changed and "-70%" in changed and "t::b" not in changed
+    assert page.count('data-chart="history"') == 3 and 'data-verdict="fail"' in page
