@@ -48,6 +48,7 @@ import socket
 import subprocess
 import threading
 import time
+import traceback
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -655,10 +656,15 @@ def shared(tmp_path_factory, name: str, compute: Callable[[Path], dict]) -> dict
     result = root / f"{name}.json"
     with (root / f"{name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if result.is_file():
-            return json.loads(result.read_text())
-        out = compute(root / name)
-        tmp = result.with_suffix(".tmp")
-        tmp.write_text(json.dumps(out))
-        tmp.replace(result)
-        return out
+        if not result.is_file():
+            try:
+                out = {"result": compute(root / name)}
+            except Exception:  # the other workers report it instead of running it again
+                out = {"error": traceback.format_exc()}
+            tmp = result.with_suffix(".tmp")
+            tmp.write_text(json.dumps(out))
+            tmp.replace(result)
+        out = json.loads(result.read_text())
+    if "error" in out:
+        raise AssertionError(f"the {name} run failed (on the first worker to run it):\n{out['error']}")
+    return out["result"]
