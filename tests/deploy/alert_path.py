@@ -227,17 +227,24 @@ def run_night(workdir: Path, suite: Suite, night: int, timestamp: float, run_id:
 
 
 def run_nights(workdir: Path, now: float, scenario=SCENARIO, workers: int = 2) -> list[Night]:
-    jobs = []
-    for si, suite in enumerate(scenario):
+    """Every suite's nights; a suite's nights one after the other, oldest
+    first (as a nightly job runs them: a session may read the nights before
+    it), the suites side by side."""
+    for suite in scenario:
         assert len(suite.ages_h) == len(suite.spend), suite.name
         for b in suite.benchmarks:
             for case, nights in b.cases.items():
                 assert len(nights) == len(suite.ages_h), (suite.name, b.name, case)
-        for night, age in enumerate(suite.ages_h):
-            jobs.append((workdir / suite.name / f"night{night}", suite, night, now - age * 3600,
-                         4200 + 100 * si + night))
+
+    def suite_nights(si: int, suite: Suite) -> list[Night]:
+        return [run_night(workdir / suite.name / f"night{night}", suite, night, now - age * 3600,
+                          4200 + 100 * si + night)
+                for night, age in enumerate(suite.ages_h)]
+
+    # Longest suites first, so that two workers share the work evenly.
+    order = sorted(enumerate(scenario), key=lambda item: -len(item[1].ages_h))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(lambda job: run_night(*job), jobs))
+        return [n for nights in pool.map(lambda item: suite_nights(*item), order) for n in nights]
 
 
 def _escape(value: str) -> str:

@@ -136,11 +136,12 @@ def _git(workdir: Path, *args: str) -> None:
 
 
 def run_session(workdir: Path, bench: str = BENCH, runs: int = RUNS, suite: str = SUITE,
-                env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess, Path]:
+                env: dict[str, str] | None = None, args=()) -> tuple[subprocess.CompletedProcess, Path]:
     """Run the plugin on ``bench`` in ``workdir`` (a fresh git checkout); return the process and its OTLP file.
 
     ``env`` adds to (or overrides) the nightly job's environment, e.g. another
-    ``GITHUB_RUN_ID`` per night, or what the benchmark file reads."""
+    ``GITHUB_RUN_ID`` per night, or what the benchmark file reads; ``args``
+    are more pytest options."""
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "bench_nightly.py").write_text(bench)
     (workdir / "pytest.ini").write_text("[pytest]\n")
@@ -150,7 +151,7 @@ def run_session(workdir: Path, bench: str = BENCH, runs: int = RUNS, suite: str 
     otlp = workdir / "otlp.jsonl"
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=no",
            f"--prob-runs={runs}", f"--prob-suite={suite}", f"--prob-otel-file={otlp}",
-           f"--prob-json={workdir / 'report.json'}"]
+           f"--prob-json={workdir / 'report.json'}", *map(str, args)]
     proc = subprocess.run(cmd, cwd=workdir, env={**session_env(workdir), **(env or {})}, capture_output=True,
                           text=True, timeout=300)
     # 1: some cases failed, which is data; anything else is a broken session.
