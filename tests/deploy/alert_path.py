@@ -115,7 +115,8 @@ class Suite:
 
 
 #: Three suites, each its own story, evaluated together by one Prometheus.
-#: Sessions land half an hour after the hour's start, 24 h apart.
+#: A suite's sessions are 24 h apart; "tonight's" landed half an hour before
+#: the test started (any time of day: the rules do not depend on it).
 SCENARIO = [
     Suite(
         "nightly-drop", runs=20, ages_h=[120.5, 96.5, 72.5, 48.5, 24.5, 0.5],
