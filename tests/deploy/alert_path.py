@@ -137,8 +137,8 @@ SCENARIO = [
         "nightly-harness", runs=10, ages_h=[96.5, 72.5, 48.5, 24.5, 0.5],
         story="tonight the provider rate-limits benchmark api (6 of lookup's 10 runs error) and the "
               "suite moved to a model that costs four times as much; benchmark hard has two cases "
-              "below the bar every night, strict fails its gate every night, and stable, which "
-              "passed every run for four nights, fails one run tonight",
+              "below the bar every night, strict fails its gate every night; chat/stable and "
+              "chat/wobbly passed every run for four nights and fail one and four runs tonight",
         benchmarks=[
             Benchmark("api", {
                 "lookup": [10, 9, 10, 10, (4, 6)],
@@ -146,7 +146,7 @@ SCENARIO = [
             }),
             Benchmark("hard", {"a": [2, 3, 2, 2, 3], "b": [3, 2, 3, 3, 2]}),
             Benchmark("strict", {"": [5, 5, 5, 5, 5]}, min_rate=0.9),
-            Benchmark("stable", {"": [10, 10, 10, 10, 9]}),
+            Benchmark("chat", {"stable": [10, 10, 10, 10, 9], "wobbly": [10, 10, 10, 10, 6]}),
         ],
         spend=[("m-small", 0.01)] * 4 + [("m-large", 0.04)],
     ),
