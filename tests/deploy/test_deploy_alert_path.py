@@ -152,6 +152,18 @@ def test_rule_overlay_changes_only_the_interval_and_for():
         assert shipped == test
 
 
+def test_rule_overlay_refuses_a_for_longer_than_nightly_data_can_wait(tmp_path):
+    rules = tmp_path / "r.yml"
+    doc = {"groups": [{"name": "g", "interval": "2m", "rules": [
+        {"alert": "A", "expr": "vector(1)", "for": "1h"}, {"alert": "B", "expr": "vector(1)", "for": "3h"}]}]}
+    rules.write_text(yaml.safe_dump(doc))
+    with pytest.raises(AssertionError, match="B has for: 3h"):
+        rules_overlay([rules])
+    doc["groups"][0]["rules"].pop()
+    rules.write_text(yaml.safe_dump(doc))
+    assert rules_overlay([rules])["r.yml"]["groups"][0]["rules"][0]["for"] == FOR_IN_TEST
+
+
 def test_prometheus_overlay_keeps_otlp_storage_and_rules_layout():
     shipped = yaml.safe_load(PROMETHEUS_CONFIG.read_text())
     test = prometheus_overlay("/x/rules/*.yml", ["127.0.0.1:1"])
