@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from . import collect, gating, options, otel, recording, report_json, report_spend, report_stats, report_terminal, retry
+from . import collect, gating, options, otel, recording, report_compare, report_json, report_spend, report_stats, report_terminal, retry
 from .budget import Budget
 from .collect import Run
 from .model import SKIP
@@ -39,9 +39,11 @@ def configure(config: pytest.Config) -> State:
         state.finishers.append(_settle_gates)
         report_stats.install(state)
         report_spend.install(state)
+    report_compare.configure(config, state)
     if settings.json_path is not None and not state.worker:
         report_json.check_path(settings.json_path)
         state.finishers.append(_write_json)
+    report_compare.install_history(state)
     otel.configure(config, state)
     return state
 
@@ -71,6 +73,24 @@ def modify_items(config: pytest.Config, items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.flaky(reruns=0), append=False)
     if state.settings.transpose:
         collect.transpose(items)
+    gating.verdict_items_last(items)
+    report_compare.check_axes(items, state)
+    if state.compare is not None and state.compare.config.plan:
+        _plan(config, state, items)
+        return
+    report_compare.check_detectable(items, state)
+
+
+def _plan(config: pytest.Config, state: State, items: list[pytest.Item]) -> None:
+    """--prob-plan: print what each case needs, then deselect everything (nothing runs)."""
+    lines = report_compare.plan_lines(items, state)
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None and not state.worker:
+        reporter.write_line("")
+        for line in lines:
+            reporter.write_line(line)
+    config.hook.pytest_deselected(items=list(items))
+    items[:] = []
 
 
 def _reruns_possible(config: pytest.Config, items: list[pytest.Item]) -> bool:

@@ -102,6 +102,12 @@ class State:
     sections: list[Callable[..., Any]] = field(default_factory=list)
     #: Callables (summary) -> metric series added to the session's metrics.
     metric_series: list[Callable[..., Any]] = field(default_factory=list)
+    #: Verdict kinds besides gates, kind -> callable(CaseRef) -> bool, asked at
+    #: collection in every process: whether the case gets a verdict item of that
+    #: kind (its failing runs are then xfailed). The GateBook decides them.
+    case_judges: dict[str, Callable[..., bool]] = field(default_factory=dict)
+    #: Baselines and A/B comparisons of the session (report_compare.CompareSession).
+    compare: Any = None
     _summary: Summary | None = None
     _analysis: Any = None
     _budgeted: bool = False
