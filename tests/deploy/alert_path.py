@@ -6,9 +6,12 @@ to a webhook inside the test.
 
 1. **Nights.** For every suite of ``SCENARIO``, one real session of the plugin
    per night (``real_export.run_session``: a subprocess, a git checkout,
-   GitHub Actions variables, ``--prob-suite``, ``--prob-otel-file``). The
-   benchmark file is the same every night; what each run does (pass, fail,
-   error) and what it costs comes from that night's plan, in the environment.
+   GitHub Actions variables, ``--prob-suite``, ``--prob-otel-file``, and
+   ``--prob-history`` in a folder per suite, so that each night is compared
+   with the nights before it, as docs/nightly.md sets the job up). A suite's
+   nights run in order. The benchmark file is the same every night; what each
+   run does (pass, fail, error) and what it costs comes from that night's
+   plan, in the environment.
 2. **Ingest.** Each night's ``--prob-otel-file`` export is translated as
    Prometheus 3's OTLP receiver stores it (``real_export.translate_file``, the
    project's one model of that translation), its samples are placed at the
@@ -218,13 +221,23 @@ class Night:
     series: list  # otlp_to_prometheus.PromSeries
     rows: list[dict[str, Any]]  # the session's --prob-json rows, for checks and messages
     returncode: int
+    #: The session's per-case comparisons with its baseline (the nights before):
+    #: {case label: {verdict, high, p_adjusted}} from the report's comparisons.
+    baseline: dict[str, dict[str, Any]]
 
 
 def run_night(workdir: Path, suite: Suite, night: int, timestamp: float, run_id: int) -> Night:
     env = {"ALERT_PATH_PLAN": json.dumps(night_plan(suite, night)), "GITHUB_RUN_ID": str(run_id)}
-    proc, otlp = run_session(workdir, bench=bench_source(suite), runs=suite.runs, suite=suite.name, env=env)
-    rows = json.loads((workdir / "report.json").read_text())["rows"]
-    return Night(suite.name, night, timestamp, translate_file(otlp).series, rows, proc.returncode)
+    # The nights before are the baseline, as docs/nightly.md sets the job up.
+    history = workdir.parent / "history"
+    proc, otlp = run_session(workdir, bench=bench_source(suite), runs=suite.runs, suite=suite.name, env=env,
+                             args=[f"--prob-history={history}"])
+    report = json.loads((workdir / "report.json").read_text())
+    baseline = {i["input"]: {"verdict": i.get("verdict"), "high": (i.get("ci") or {}).get("high"),
+                             "p_adjusted": i.get("p_adjusted")}
+                for c in report.get("comparisons", []) if c.get("kind") == "baseline" for i in c["inputs"]}
+    return Night(suite.name, night, timestamp, translate_file(otlp).series, report["rows"], proc.returncode,
+                 baseline)
 
 
 def run_nights(workdir: Path, now: float, scenario=SCENARIO, workers: int = 2) -> list[Night]:
@@ -645,7 +658,8 @@ def run_alert_path(workdir: Path, promtool: str, prometheus: str, alertmanager: 
         "nights": [{"suite": n.suite, "night": n.night, "timestamp": n.timestamp, "returncode": n.returncode,
                     "series": len(n.series),
                     "rows": [{k: r.get(k) for k in ("benchmark", "case_id", "passes", "fails", "errors", "status",
-                                                    "cost")} for r in n.rows]} for n in nights],
+                                                    "cost")} for r in n.rows],
+                    "baseline": n.baseline} for n in nights],
         "logs": logs,
         "timings": {k: round(v, 2) for k, v in timings.items()},
     }
