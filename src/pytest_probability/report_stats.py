@@ -123,7 +123,7 @@ def json_row(analysis: Analysis, row: Row) -> dict[str, Any]:
 
 def gate_series(analysis: Analysis) -> list[Any]:
     """OpenTelemetry gauges per case: interval bounds, bar and verdict."""
-    from .otel.metrics import Series, case_name
+    from .otel.metrics import Series, case_attributes
 
     lower = Series("probability.case.interval.lower", "gauge", "1", "Lower bound of the case's pass fraction interval")
     upper = Series("probability.case.interval.upper", "gauge", "1", "Upper bound of the case's pass fraction interval")
@@ -132,7 +132,7 @@ def gate_series(analysis: Analysis) -> list[Any]:
     verdict = Series("probability.case.gate.verdict", "gauge", "", "Gate verdict: 1 pass, 0 undecided, -1 fail")
     for result in analysis.rows:
         case = result.row.case
-        attributes = {"test.case.name": case_name(case), "probability.benchmark": case.benchmark, "probability.case": case.case}
+        attributes = case_attributes(case)
         # A gated case's bounds are its gate's (own confidence/method), so that an alert
         # on "upper bound below bar" agrees with the verdict.
         interval = result.gate.interval if result.gate is not None and result.gate.interval else result.interval

@@ -76,6 +76,12 @@ def case_name(case: Any) -> str:
     return f"{case.key.split('::', 1)[0]}::{case.label}"
 
 
+def case_attributes(case: Any) -> dict[str, str]:
+    """The attributes that name a case on every per-case series (anything with a CaseRef's
+    ``key``, ``label``, ``benchmark`` and ``case``)."""
+    return {"test.case.name": case_name(case), "probability.benchmark": case.benchmark, "probability.case": case.case}
+
+
 def row_series(summary: Summary) -> list[Series]:
     runs = series("probability.runs")
     case_fraction = series("probability.case.pass_fraction")
@@ -87,11 +93,7 @@ def row_series(summary: Summary) -> list[Series]:
     duration = series("probability.run.duration")
     token_totals: dict[tuple[str, str, str], int] = {}
     for row in summary.rows:
-        case = {
-            "test.case.name": case_name(row.case),
-            "probability.benchmark": row.case.benchmark,
-            "probability.case": row.case.case,
-        }
+        case = case_attributes(row.case)
         counts = row.counts
         failed: dict[str, list[RunRecord]] = {FAIL: [], ERROR: []}
         by_outcome: dict[str, list[float]] = {}
