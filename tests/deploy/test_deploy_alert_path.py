@@ -265,6 +265,7 @@ def test_drop_alert_for_the_dropped_case(alert_path):
         "alertname": DROP_ALERT, "severity": "warning", "job": "pytest-probability",
         "test_suite_name": "nightly-drop", "cicd_pipeline_name": "nightly",
         "probability_benchmark": "classify", "probability_case": "drops",
+        "test_case_name": "bench_nightly.py::classify::drops",
     }
     ann = alert["annotations"]
     assert ann["summary"] == "classify/drops dropped below its baseline"
