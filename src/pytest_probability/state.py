@@ -123,8 +123,8 @@ class State:
             if self.gates is not None:
                 self.gates.add(record)
 
-    def gate_verdict(self, key: str) -> tuple[bool, str]:
-        """(passed, text) of a gated case, for its gate item in this process."""
+    def gate_verdict(self, key: str) -> Any:
+        """The ``gating.GateVerdict`` of a gated case, for its gate item in this process."""
         if self.worker:
             from pathlib import Path
 
@@ -161,7 +161,8 @@ class State:
 
             summary = self.summary()
             specs = {row.case.key: spec_of(row.case, self.stats) for row in summary.rows}
-            self._analysis = analyze(summary, self.stats, specs)
+            missing = self.gates.missing_runs() if self.gates is not None else None
+            self._analysis = analyze(summary, self.stats, specs, missing)
         return self._analysis
 
     def summary(self) -> Summary:
