@@ -581,6 +581,10 @@ class Expression:
     required: set[str]  # labels read from the result
     record: str | None = None  # recording rule name
     record_labels: set[str] = field(default_factory=set)  # labels the rule itself sets
+    #: How Grafana sends it: "instant" or "range" (panel targets, annotations),
+    #: "label_values" (a variable: the series API over the dashboard's range, the
+    #: label in ``required``), "trace_to_metrics" (a data source link); "rule" for rules.
+    query: str = "rule"
 
 
 def rule_expressions(files=None) -> list[Expression]:
@@ -652,7 +656,8 @@ def dashboard_expressions(files=None) -> list[Expression]:
                     continue
                 req = set(_LEGEND_LABEL_RE.findall(t.get("legendFormat", ""))) | links
                 out.append(Expression(f"{rel}: panel {panel.get('title')!r} {t.get('refId')}",
-                                      grafana_to_promql(t["expr"]), req))
+                                      grafana_to_promql(t["expr"]), req,
+                                      query="instant" if t.get("instant") and not t.get("range") else "range"))
         for var in dash.get("templating", {}).get("list", []):
             if var.get("type") != "query":
                 continue
@@ -660,16 +665,18 @@ def dashboard_expressions(files=None) -> list[Expression]:
             q = q.get("query", "") if isinstance(q, dict) else (q or "")
             lv = _label_values_query(q)
             if lv:
-                out.append(Expression(f"{rel}: variable {var['name']}", grafana_to_promql(lv[0]), {lv[1]}))
+                out.append(Expression(f"{rel}: variable {var['name']}", grafana_to_promql(lv[0]), {lv[1]},
+                                      query="label_values"))
             elif q.strip() and not q.strip().startswith(("label_names(", "metrics(", "query_result(")):
-                out.append(Expression(f"{rel}: variable {var['name']}", grafana_to_promql(q), set()))
+                out.append(Expression(f"{rel}: variable {var['name']}", grafana_to_promql(q), set(),
+                                      query="instant"))
         for ann in dash.get("annotations", {}).get("list", []):
             if ann.get("datasource", {}).get("type") == "prometheus" and ann.get("expr"):
                 texts = " ".join(str(ann.get(k, "")) for k in ("titleFormat", "textFormat"))
                 req = set(_LEGEND_LABEL_RE.findall(texts))
                 req |= {k.strip() for k in str(ann.get("tagKeys", "")).split(",") if k.strip()}
                 out.append(Expression(f"{rel}: annotation {ann.get('name')!r}",
-                                      grafana_to_promql(ann["expr"]), req))
+                                      grafana_to_promql(ann["expr"]), req, query="range"))
     return out
 
 
@@ -685,7 +692,7 @@ def datasource_expressions(files=None) -> list[Expression]:
             for q in t2m.get("queries") or []:
                 expr = q["query"].replace("$$", "$").replace("$__tags", tag_matchers)
                 out.append(Expression(f"{path.relative_to(REPO)}: {ds['name']} tracesToMetrics {q.get('name')!r}",
-                                      grafana_to_promql(expr), set()))
+                                      grafana_to_promql(expr), set(), query="trace_to_metrics"))
     return out
 
 

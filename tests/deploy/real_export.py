@@ -146,8 +146,13 @@ def _git(workdir: Path, *args: str) -> None:
     subprocess.run([*base, *args], cwd=workdir, check=True, capture_output=True, timeout=60)
 
 
-def run_session(workdir: Path, bench: str = BENCH, runs: int = RUNS) -> tuple[subprocess.CompletedProcess, Path]:
-    """Run the plugin on ``bench`` in ``workdir`` (a fresh git checkout); return the process and its OTLP file."""
+def run_session(workdir: Path, bench: str = BENCH, runs: int = RUNS, suite: str = SUITE,
+                env: dict[str, str] | None = None, args=()) -> tuple[subprocess.CompletedProcess, Path]:
+    """Run the plugin on ``bench`` in ``workdir`` (a fresh git checkout); return the process and its OTLP file.
+
+    ``env`` adds to (or overrides) the nightly job's environment, e.g. another
+    ``GITHUB_RUN_ID`` per night, or what the benchmark file reads; ``args``
+    are more pytest options."""
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "bench_nightly.py").write_text(bench)
     (workdir / "pytest.ini").write_text("[pytest]\n")
@@ -156,12 +161,13 @@ def run_session(workdir: Path, bench: str = BENCH, runs: int = RUNS) -> tuple[su
     _git(workdir, "commit", "-q", "-m", "benchmarks")
     otlp = workdir / "otlp.jsonl"
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=no",
-           f"--prob-runs={runs}", f"--prob-suite={SUITE}", f"--prob-otel-file={otlp}",
-           f"--prob-json={workdir / 'report.json'}"]
+           f"--prob-runs={runs}", f"--prob-suite={suite}", f"--prob-otel-file={otlp}",
+           f"--prob-json={workdir / 'report.json'}", *map(str, args)]
     if bench == BENCH:
         (workdir / "baseline.json").write_text(json.dumps(BASELINE))
         cmd.append(f"--prob-baseline={workdir / 'baseline.json'}")
-    proc = subprocess.run(cmd, cwd=workdir, env=session_env(workdir), capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(cmd, cwd=workdir, env={**session_env(workdir), **(env or {})}, capture_output=True,
+                          text=True, timeout=300)
     # 1: some cases failed, which is data; anything else is a broken session.
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr
     assert otlp.is_file() and otlp.stat().st_size, f"no OTLP file\n{proc.stdout}{proc.stderr}"
