@@ -33,11 +33,12 @@ import pytest
 from . import analysis
 from .analysis import PASSED, UNDECIDED, CaseSpec, StatsConfig
 from .model import CaseRef, Counts, RunRecord
+from .recording import RUN_ID
 from .rows import Row, row_status
 
 GATE_NAME = "gate"
 POLL_INTERVAL = 0.02
-_RUN_ID = re.compile(r"^(?P<key>.*?)(?:\[run(?P<a>\d+)\]|::run(?P<b>\d+))$")
+_RUN_ID = RUN_ID
 _GATE_ID = re.compile(r"^(?P<key>.*?)(?:\[gate\]|::gate)$")
 
 
@@ -75,6 +76,12 @@ def verdict_text(result: analysis.RowAnalysis, undecided: str) -> tuple[bool, st
         parts.append(f"p{lat.quantile * 100:g} latency interval [{low}, {high}] vs {lat.max_latency:g}s: {lat.verdict.upper()}")
     passed = verdict == PASSED or (verdict == UNDECIDED and undecided == PASSED)
     return passed, f"{verdict.upper()}: " + "; ".join(parts)
+
+
+def gate_key(nodeid: str) -> str | None:
+    """The case key of a gate item's node id, else None."""
+    match = _GATE_ID.match(nodeid)
+    return match.group("key") if match else None
 
 
 def row_from_records(records: list[RunRecord]) -> Row:
@@ -137,9 +144,10 @@ class GateBook:
             return False, "UNDECIDED: no run of this case reported"
         return verdict_text(result, self.config.undecided)
 
-    def publish(self, key: str) -> None:
+    def publish(self, key: str, verdict: tuple[bool, str] | None = None) -> None:
+        """Publish the case's verdict (or ``verdict``, when the controller must release its gate item)."""
         assert self.folder is not None
-        passed, text = self.decide(key)
+        passed, text = verdict if verdict is not None else self.decide(key)
         path = verdict_path(self.folder, key)
         temp = path.with_suffix(".tmp")
         temp.write_text(json.dumps({"passed": passed, "text": text}), encoding="utf-8")

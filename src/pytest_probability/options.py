@@ -20,6 +20,9 @@ from . import analysis, stats
 from .analysis import StatsConfig
 
 DEFAULT_PATTERN = "bench_*.py"
+#: Most runs (cases × runs) one session may collect, unless ini ``prob_max_runs`` says otherwise.
+#: Each run is a pytest item (about 1-2 KiB): a million is already a large session.
+DEFAULT_MAX_RUNS = 1_000_000
 MARKER_LINE = (
     "probability(runs=N, min_rate=R, min_passes=K, confidence=C, method=M, prior=(a, b), "
     "latency_quantile=Q, max_latency=S): runs and gates of this benchmark or pytest.param; "
@@ -137,6 +140,11 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("prob_delay", "Seconds to sleep between runs (default 0).", default="0")
     parser.addini("prob_json", "Path of the JSON report (--prob-json wins).", default="")
     parser.addini(
+        "prob_max_runs",
+        f"Most runs (cases x runs) a session may collect (default {DEFAULT_MAX_RUNS:,}).",
+        default=str(DEFAULT_MAX_RUNS),
+    )
+    parser.addini(
         "prob_gate_timeout",
         "Seconds an xdist worker's gate item waits for its runs on other workers (default 3600).",
         default="3600",
@@ -159,6 +167,8 @@ class Settings:
     json_path: Path | None
     pattern: str
     gate_timeout: float = 3600.0
+    #: Most runs (cases × runs) the session may collect.
+    max_runs: int = DEFAULT_MAX_RUNS
 
     @property
     def default_runs(self) -> int:
@@ -185,8 +195,13 @@ def resolve(config: pytest.Config) -> Settings:
         if delay is None:
             delay = parse_delay(config.getini("prob_delay"), source="ini prob_delay")
         gate_timeout = parse_delay(config.getini("prob_gate_timeout"), source="ini prob_gate_timeout")
+        max_runs = parse_runs(config.getini("prob_max_runs"), source="ini prob_max_runs")
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
+    cli_runs = config.getoption("prob_runs")
+    for runs, source in ((cli_runs, f"--prob-runs={cli_runs}"), (ini_runs, f"ini prob_runs = {ini_runs}")):
+        if runs is not None and runs > max_runs:
+            raise pytest.UsageError(too_many_runs(runs, max_runs, f"{source} asks for at least {runs:,} runs"))
     json_option = config.getoption("prob_json")
     base = Path(config.invocation_params.dir)
     if not json_option and config.getini("prob_json"):
@@ -201,13 +216,22 @@ def resolve(config: pytest.Config) -> Settings:
             raise pytest.UsageError(f"--prob-json: {text} is a directory; give a file path")
     pattern = str(config.getini("prob_pattern")).strip() or DEFAULT_PATTERN
     return Settings(
-        cli_runs=config.getoption("prob_runs"),
+        cli_runs=cli_runs,
         ini_runs=ini_runs,
         transpose=bool(transpose),
         delay=delay,
         json_path=json_path,
         pattern=pattern,
         gate_timeout=gate_timeout,
+        max_runs=max_runs,
+    )
+
+
+def too_many_runs(total: int, limit: int, what: str) -> str:
+    """The error for a session that would collect more than ``prob_max_runs`` runs."""
+    return (
+        f"{what} (cases × runs), more than the limit of {limit:,} runs per session; "
+        "lower the runs, select fewer cases, or raise the ini key prob_max_runs"
     )
 
 
