@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from . import stats
+from . import stats, stopping
 from .model import ERROR, FAIL, PASS, RunRecord
 from .rows import Row, Summary
 
@@ -36,6 +36,8 @@ class StatsConfig:
     latency_quantile: float = 0.95
     metrics: tuple[tuple[str, int], ...] = ()
     gate_items: bool = True
+    #: Early stopping of gated cases: "curtail", "sequential" or None.
+    stop: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -50,6 +52,7 @@ class StatsConfig:
             "latency_quantile": self.latency_quantile,
             "metrics": [f"{kind}{k}" for kind, k in self.metrics],
             "gate_items": self.gate_items,
+            "stop": self.stop,
         }
 
 
@@ -101,6 +104,7 @@ MARKER_KEYWORDS = {
     "prior": _named(stats.parse_prior, "prior"),
     "latency_quantile": _quantile,
     "max_latency": _seconds,
+    "stop": _named(stopping.parse_mode, "stop"),
 }
 
 
@@ -113,6 +117,18 @@ class GateSpec:
     method: str
     prior: tuple[float, float]
     errors: str
+    #: Early stopping of this case: "curtail", "sequential" or None.
+    stop: str | None = None
+
+    def decide(self, passes: int, total: int) -> str:
+        """The fixed-n verdict of ``passes`` of ``total`` counted runs."""
+        if total == 0:
+            return UNDECIDED
+        if self.rule == "count":
+            assert self.min_passes is not None
+            return PASSED if passes >= self.min_passes else FAILED
+        low, high = stats.interval(self.method, passes, total, self.confidence, self.prior)
+        return stats.verdict(low, high, self.bar)
 
 
 @dataclass(frozen=True)
@@ -143,11 +159,12 @@ def case_spec(kwargs: Mapping[str, Any], runs: int, config: StatsConfig) -> Case
     confidence = kwargs.get("confidence", config.confidence)
     method = kwargs.get("method", config.method)
     prior = kwargs.get("prior", config.prior)
+    stop = kwargs.get("stop", config.stop)
     gate = None
     if min_passes is not None:
-        gate = GateSpec("count", min_passes / runs, min_passes, confidence, method, prior, config.errors)
+        gate = GateSpec("count", min_passes / runs, min_passes, confidence, method, prior, config.errors, stop)
     elif min_rate is not None:
-        gate = GateSpec("rate", min_rate, None, confidence, method, prior, config.errors)
+        gate = GateSpec("rate", min_rate, None, confidence, method, prior, config.errors, stop)
     return CaseSpec(gate, kwargs.get("latency_quantile", config.latency_quantile), kwargs.get("max_latency"))
 
 
@@ -187,6 +204,10 @@ class GateResult:
     excluded: int
     interval: Interval | None
     verdict: str
+    #: Runs of the case not executed (stopped early or by a budget).
+    missing: int = 0
+    #: True when the sequential test, not the fixed-n rule, gave the verdict.
+    sequential: bool = False
 
     def to_dict(self, runs: int) -> dict[str, Any]:
         data: dict[str, Any] = {"rule": self.spec.rule}
@@ -207,6 +228,9 @@ class GateResult:
             high=self.interval.high if self.interval else None,
             verdict=self.verdict,
         )
+        if self.spec.stop is not None or self.missing:
+            data.update(stop=self.spec.stop, not_executed=self.missing,
+                        decided_by="sequential" if self.sequential else self.spec.rule)
         return data
 
 
@@ -271,19 +295,59 @@ class RowAnalysis:
         return verdict == PASSED or (verdict == UNDECIDED and undecided == PASSED)
 
 
-def evaluate_gate(spec: GateSpec, passes: int, fails: int, errors: int) -> GateResult:
+def evaluate_gate(spec: GateSpec, passes: int, fails: int, errors: int, missing: int = 0) -> GateResult:
+    """The gate's verdict. ``missing``: runs not executed (stopped early, or by a budget).
+
+    A count gate with runs missing passes once it has ``min_passes`` and fails
+    only once ``min_passes`` is out of reach even had every missing run
+    passed; in between it is UNDECIDED, never PASS. A rate gate's interval is
+    over the runs that executed. Under ``stop="sequential"`` a rate gate whose
+    sequential test has decided takes that verdict (see :mod:`stopping`).
+    """
     excluded = errors if spec.errors == "exclude" else 0
     total = passes + fails + errors - excluded
     if total == 0:
-        return GateResult(spec, passes, total, excluded, None, UNDECIDED)
+        return GateResult(spec, passes, total, excluded, None, UNDECIDED, missing)
     low, high = stats.interval(spec.method, passes, total, spec.confidence, spec.prior)
     interval = Interval(spec.method, spec.confidence, low, high)
+    sequential = False
     if spec.rule == "count":
         assert spec.min_passes is not None
-        verdict = PASSED if passes >= spec.min_passes else FAILED
+        verdict = stopping.count_completion(passes, missing, spec.min_passes) or UNDECIDED
     else:
         verdict = stats.verdict(low, high, spec.bar)
-    return GateResult(spec, passes, total, excluded, interval, verdict)
+        if spec.stop == stopping.SEQUENTIAL:
+            decided = stopping.sequential_verdict(passes, total, spec.bar, spec.confidence)
+            if decided is not None:
+                verdict, sequential = decided, True
+    return GateResult(spec, passes, total, excluded, interval, verdict, missing, sequential)
+
+
+def early_verdict(spec: CaseSpec, passes: int, fails: int, errors: int, remaining: int) -> str | None:
+    """The verdict that lets a case stop before its ``remaining`` runs, or None.
+
+    Only cases with a rate or count gate and a stop mode stop. A case that
+    also has a latency gate stops only on a failing gate (its latency needs
+    the runs). ``curtail``: the verdict every completion leads to.
+    ``sequential``: that, or the sequential test's decision (rate gates).
+    """
+    gate = spec.gate
+    if gate is None or gate.stop is None or remaining <= 0:
+        return None
+    excluded = errors if gate.errors == "exclude" else 0
+    total = passes + fails + errors - excluded
+    if gate.rule == "count":
+        assert gate.min_passes is not None
+        verdict = stopping.count_completion(passes, remaining, gate.min_passes)
+    else:
+        # Clopper-Pearson and Wilson intervals contain the observed rate; a Beta posterior's need not.
+        bar = gate.bar if gate.method in ("exact", "wilson") else None
+        verdict = stopping.completion_verdict(gate.decide, passes, total, remaining, bar)
+        if verdict is None and gate.stop == stopping.SEQUENTIAL:
+            verdict = stopping.sequential_verdict(passes, total, gate.bar, gate.confidence)
+    if verdict == PASSED and spec.max_latency is not None:
+        return None
+    return verdict
 
 
 def evaluate_latency(records: Sequence[RunRecord], quantile: float, confidence: float, max_latency: float | None) -> LatencyResult:
@@ -318,7 +382,7 @@ def analyze_row(row: Row, spec: CaseSpec, config: StatsConfig) -> RowAnalysis:
     if counts.total > 0:
         low, high = stats.interval(config.method, counts.passes, counts.total, config.confidence, config.prior)
         interval = Interval(config.method, config.confidence, low, high)
-    gate = evaluate_gate(spec.gate, counts.passes, counts.fails, counts.errors) if spec.gate else None
+    gate = evaluate_gate(spec.gate, counts.passes, counts.fails, counts.errors, counts.stopped) if spec.gate else None
     latency = None
     if config.latency or spec.max_latency is not None:
         latency = evaluate_latency(row.records, spec.latency_quantile, config.confidence, spec.max_latency)

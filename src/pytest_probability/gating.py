@@ -1,4 +1,4 @@
-"""Gates as pytest items: one gate item after the last run of each gated case.
+"""Gates as pytest items, and the one channel for decisions from the controller.
 
 A gate item passes or fails with its case's verdict, so a gated case's
 verdict, not each run, decides the exit status (its failing runs are
@@ -13,6 +13,21 @@ pytest-xdist executes on several workers, so:
   verdict as a small file in a folder passed to workers in ``workerinput``.
   Runs precede their gate in collection order and each worker executes its
   items in order, so the runs a gate waits for are never queued behind it.
+
+The same folder is the *decisions channel*: every decision the aggregating
+process takes and workers must act on is a file in it, written atomically.
+
+=====================  ===========================  ==========================
+decision               file                         read by
+=====================  ===========================  ==========================
+a case's gate verdict  ``<sha256(key)[:32]>.json``  the case's gate item
+a case decided early   ``<sha256(key)[:32]>.stop``  the case's remaining runs
+a budget reached       ``BUDGET``                   every run not yet started
+session limits         ``session.json``             workers (the time budget)
+the session stopping   ``STOP``                     waiting gate items
+=====================  ===========================  ==========================
+
+In a serial session the same :class:`GateBook` answers directly.
 """
 
 from __future__ import annotations
@@ -32,6 +47,7 @@ import pytest
 
 from . import analysis
 from .analysis import PASSED, UNDECIDED, CaseSpec, StatsConfig
+from .budget import Budget
 from .model import CaseRef, Counts, RunRecord
 from .recording import RUN_ID
 from .rows import Row, row_status
@@ -64,6 +80,11 @@ def verdict_text(result: analysis.RowAnalysis, undecided: str) -> tuple[bool, st
         shown = f"[{interval.low:.1%}, {interval.high:.1%}]" if interval else "no counted runs"
         if gate.spec.rule == "count":
             parts.append(f"{gate.passes}/{gate.total} passes, need {gate.spec.min_passes}: {gate.verdict.upper()}")
+        elif gate.sequential:
+            parts.append(
+                f"{gate.passes}/{gate.total} passes, {gate.spec.confidence:g} sequential test (mixture SPRT) "
+                f"vs bar {gate.spec.bar:g}: {gate.verdict.upper()}"
+            )
         else:
             parts.append(
                 f"{gate.passes}/{gate.total} passes, {gate.spec.confidence:g} {gate.spec.method} interval {shown} "
@@ -74,6 +95,8 @@ def verdict_text(result: analysis.RowAnalysis, undecided: str) -> tuple[bool, st
         high = "∞" if lat.high is None else f"{lat.high:.3g}s"
         low = "-" if lat.low is None else f"{lat.low:.3g}s"
         parts.append(f"p{lat.quantile * 100:g} latency interval [{low}, {high}] vs {lat.max_latency:g}s: {lat.verdict.upper()}")
+    if result.gate is not None and result.gate.missing:
+        parts.append(f"{result.gate.missing} run(s) not executed")
     passed = verdict == PASSED or (verdict == UNDECIDED and undecided == PASSED)
     return passed, f"{verdict.upper()}: " + "; ".join(parts)
 
@@ -87,7 +110,7 @@ def gate_key(nodeid: str) -> str | None:
 def row_from_records(records: list[RunRecord]) -> Row:
     counts = Counts()
     for record in records:
-        counts.add(record.outcome)
+        counts.add(record.outcome, record.stopped)
     return Row(records[0].case, sorted(records, key=lambda r: r.run), counts, row_status(counts), 0.0, {})
 
 
@@ -105,6 +128,21 @@ class GateBook:
     gated: set[str] = field(default_factory=set)  # case keys with a gate item
     records: dict[str, dict[str, RunRecord]] = field(default_factory=dict)
     published: set[str] = field(default_factory=set)
+    #: Session budgets (cost, tokens, time); None without any.
+    budget: Budget | None = None
+    #: Case key -> why its remaining runs are not executed ("decided after 14 of 60 runs ...").
+    stopped: dict[str, str] = field(default_factory=dict)
+    _counts: dict[str, Counts] = field(default_factory=dict)
+    _specs: dict[str, CaseSpec] = field(default_factory=dict)
+
+    def open_channel(self) -> Path:
+        """Create the decisions folder (xdist) with the session's limits in it."""
+        if self.folder is None:
+            self.folder = new_folder()
+            budget = self.budget
+            limits = {"deadline": budget.deadline, "max_time": budget.max_time} if budget is not None else {}
+            _write_atomic(self.folder / SESSION_FILE, json.dumps(limits))
+        return self.folder
 
     def expect(self, nodeids: list[str]) -> None:
         """Learn the session's items (xdist: from a worker's collection)."""
@@ -126,10 +164,57 @@ class GateBook:
 
     def add(self, record: RunRecord) -> None:
         key = record.case.key
-        self.records.setdefault(key, {})[record.nodeid] = record
+        runs = self.records.setdefault(key, {})
+        again = record.nodeid in runs
+        runs[record.nodeid] = record
+        counts = self._counts.get(key)
+        if counts is None or again:  # a run reported twice counts once: recount
+            counts = self._counts[key] = Counts()
+            for each in runs.values():
+                counts.add(each.outcome, each.stopped)
+        else:
+            counts.add(record.outcome, record.stopped)
+        if self.budget is not None and self.budget.add(record):
+            self.publish_budget()
+        if key not in self.stopped and not record.stopped:
+            self.decide_early(key, record.case)
         if self.folder is not None and key in self.gated and key not in self.published:
             if set(self.records[key]) >= self.expected.get(key, set()):
                 self.publish(key)
+
+    def decide_early(self, key: str, case: CaseRef) -> None:
+        """Stop a case whose verdict its remaining runs can no longer change (or a sequential test decided)."""
+        spec = self._specs.get(key)
+        if spec is None:
+            spec = self._specs[key] = spec_of(case, self.config)
+        if spec.gate is None or spec.gate.stop is None:
+            return
+        records = self.records[key]
+        planned = len(self.expected[key]) if key in self.expected else case.runs
+        remaining = planned - len(records)
+        counts = self._counts[key]
+        verdict = analysis.early_verdict(spec, counts.passes, counts.fails, counts.errors, remaining)
+        if verdict is None:
+            return
+        reason = f"{verdict.upper()} decided after {len(records)} of {planned} runs ({spec.gate.stop})"
+        self.stopped[key] = reason
+        if self.folder is not None:
+            _write_atomic(self.folder / (_digest(key) + STOP_SUFFIX), reason)
+
+    def publish_budget(self) -> None:
+        assert self.budget is not None
+        if self.folder is not None:
+            _write_atomic(self.folder / BUDGET_FILE, self.budget.reason())
+
+    def run_decision(self, key: str, stoppable: bool) -> tuple[str, str] | None:
+        """Serial session: (cause, reason) when a run of ``key`` must not start, else None."""
+        if stoppable:
+            reason = self.stopped.get(key)
+            if reason is not None:
+                return DECIDED, reason
+        if self.budget is not None and (self.budget.reached is not None or self.budget.check()):
+            return BUDGET, self.budget.reason()
+        return None
 
     def result(self, key: str) -> analysis.RowAnalysis | None:
         records = list(self.records.get(key, {}).values())
@@ -148,10 +233,7 @@ class GateBook:
         """Publish the case's verdict (or ``verdict``, when the controller must release its gate item)."""
         assert self.folder is not None
         passed, text = verdict if verdict is not None else self.decide(key)
-        path = verdict_path(self.folder, key)
-        temp = path.with_suffix(".tmp")
-        temp.write_text(json.dumps({"passed": passed, "text": text}), encoding="utf-8")
-        os.replace(temp, path)
+        _write_atomic(verdict_path(self.folder, key), json.dumps({"passed": passed, "text": text}))
         self.published.add(key)
 
     def stop(self) -> None:
@@ -164,12 +246,78 @@ class GateBook:
             shutil.rmtree(self.folder, ignore_errors=True)
 
 
+#: Causes of a run not executed (RunRecord.stopped).
+DECIDED, BUDGET = "decided", "budget"
+STOP_SUFFIX = ".stop"
+BUDGET_FILE = "BUDGET"
+SESSION_FILE = "session.json"
+
+
 def new_folder() -> Path:
     return Path(tempfile.mkdtemp(prefix="pytest-probability-gates-"))
 
 
+def _digest(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    temp = path.with_name(path.name + ".tmp")
+    temp.write_text(text, encoding="utf-8")
+    os.replace(temp, path)
+
+
 def verdict_path(folder: Path, key: str) -> Path:
-    return folder / (hashlib.sha256(key.encode("utf-8")).hexdigest()[:32] + ".json")
+    return folder / (_digest(key) + ".json")
+
+
+class DecisionReader:
+    """xdist worker side of the decisions channel: may this run start?
+
+    One ``stat`` per check and kind of decision (case stopped, budget), only
+    when stopping or a budget applies; a decision seen once is kept.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.stopped: dict[str, str] = {}
+        self._paths: dict[str, str] = {}
+        self._budget = str(folder / BUDGET_FILE)
+        self.budget: str | None = None
+        try:
+            limits = json.loads((folder / SESSION_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            limits = {}
+        self.deadline: float | None = limits.get("deadline")
+        self.max_time: float | None = limits.get("max_time")
+
+    def run_decision(self, key: str, stoppable: bool, budgeted: bool) -> tuple[str, str] | None:
+        if stoppable:
+            reason = self.stopped.get(key)
+            if reason is None:
+                path = self._paths.get(key)
+                if path is None:
+                    path = self._paths[key] = str(self.folder / (_digest(key) + STOP_SUFFIX))
+                if os.path.exists(path):
+                    reason = self.stopped[key] = _read(path)
+            if reason is not None:
+                return DECIDED, reason
+        if budgeted:
+            if self.budget is None and os.path.exists(self._budget):
+                self.budget = _read(self._budget)
+            if self.budget is None and self.deadline is not None and time.time() >= self.deadline:
+                self.budget = f"time budget {self.max_time:g}s reached"
+            if self.budget is not None:
+                return BUDGET, self.budget
+        return None
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except OSError:
+        return "decided"
 
 
 def wait_for_verdict(folder: Path, key: str, timeout: float) -> tuple[bool, str]:

@@ -9,12 +9,16 @@ exporters plug in through :class:`~pytest_probability.state.State`
 from __future__ import annotations
 
 import signal
+import sys
 import threading
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from . import collect, gating, options, otel, recording, report_json, report_stats, report_terminal
+from . import collect, gating, options, otel, recording, report_json, report_spend, report_stats, report_terminal, retry
+from .budget import Budget
 from .collect import Run
 from .model import SKIP, CaseRef
 from .state import STATE_KEY, State, is_worker
@@ -31,11 +35,17 @@ def configure(config: pytest.Config) -> State:
     config.stash[STATE_KEY] = state
     if state.worker:
         state.gate_folder = config.workerinput.get("prob_gate_folder")  # type: ignore[attr-defined]
+        if state.gate_folder is not None:
+            state.decisions = gating.DecisionReader(Path(state.gate_folder))
     else:
-        state.gates = gating.GateBook(state.stats)
+        budget = None
+        if settings.budgeted:
+            budget = Budget(settings.max_cost, settings.max_tokens, settings.max_time)
+        state.gates = gating.GateBook(state.stats, budget=budget)
         state.finishers.append(_settle_gates)
         state.report_consumers[recording.LATE_ATTRIBUTE] = state.add_late
         report_stats.install(state)
+        report_spend.install(state)
     if settings.json_path is not None and not state.worker:
         report_json.check_path(settings.json_path)
         state.finishers.append(_write_json)
@@ -141,6 +151,13 @@ def before_setup(item: pytest.Item) -> None:
     if not isinstance(item, Run):
         return
     state = get(item.config)
+    decision = state.run_decision(item.prob_case)
+    if decision is not None:
+        # Decided early, or a budget reached: this run is not executed (no fixture, no delay).
+        run = recording.current_run()
+        if run is not None:
+            run.stopped = decision[0]
+        pytest.skip(f"not run: {decision[1]}")
     state.pace()
     module = item.module
     if module is not None:
@@ -180,6 +197,55 @@ def after_phase(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.T
         recording.attach(report, run)
 
 
+def retry_call(item: pytest.Item, error: BaseException) -> None:
+    """``--prob-retry``: call the run again while it raises a listed class; re-raise the last error.
+
+    The call is repeated with the same fixtures (``item.runtest()``, so
+    ``pytest_pyfunc_call`` plugins such as async ones run again). Usage the
+    failed attempts recorded stays on the run: it was paid for. Only the last
+    attempt's outcome and duration count.
+    """
+    policy = get(item.config).settings.retry
+    run = recording.current_run()
+    if policy is None or run is None or not isinstance(item, Run) or not policy.matches(error):
+        raise error
+    attempt = 1
+    while attempt <= policy.retries:
+        wait = policy.wait(error, attempt)
+        error_type, text = retry.describe(error)
+        entry = {"attempt": attempt, "error_type": error_type, "error": text, "wait": wait}
+        run.retries.append(entry)
+        _retry_event(entry)
+        time.sleep(wait)
+        attempt += 1
+        started = time.perf_counter()
+        try:
+            item.runtest()
+        except BaseException as exc:  # noqa: BLE001 - decided below, re-raised unless retried
+            error = exc
+        else:
+            run.attempt_duration = time.perf_counter() - started
+            return
+        run.attempt_duration = time.perf_counter() - started
+        if not policy.matches(error):
+            break
+    raise error
+
+
+def _retry_event(entry: dict[str, Any]) -> None:
+    """A span event on the run's current span, only when the OpenTelemetry API is already loaded."""
+    trace = sys.modules.get("opentelemetry.trace")
+    if trace is None:
+        return
+    try:
+        trace.get_current_span().add_event(
+            "probability.retry",
+            {f"probability.retry.{k}": v for k, v in entry.items()},
+        )
+    except Exception:  # noqa: BLE001 - an event must never break a run
+        pass
+
+
 def check_callable(item: pytest.Item) -> None:
     __tracebackhide__ = True
     if isinstance(item, Run):
@@ -216,9 +282,7 @@ def configure_node(config: pytest.Config, node: Any) -> None:
         state.in_flight = {}  # xdist: workers can crash, so track what each run last reported
     book = state.gates
     if book is not None:
-        if book.folder is None:
-            book.folder = gating.new_folder()
-        node.workerinput["prob_gate_folder"] = str(book.folder)
+        node.workerinput["prob_gate_folder"] = str(book.open_channel())
 
 
 def node_collection_finished(config: pytest.Config, ids: list[str]) -> None:

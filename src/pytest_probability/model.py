@@ -123,6 +123,16 @@ class RunRecord:
     trace_id: str = ""
     span_id: str = ""
     start_time: float = 0.0
+    #: Why the run was not executed: "decided" (its case was decided early) or
+    #: "budget" (a session budget was reached); "" for a run that executed.
+    stopped: str = ""
+    #: Failed attempts before the last one (``--prob-retry``), plain dicts:
+    #: ``attempt``, ``error_type``, ``error``, ``wait`` (seconds slept after it).
+    retries: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def attempts(self) -> int:
+        return 1 + len(self.retries)
 
     @property
     def cost(self) -> float:
@@ -145,6 +155,8 @@ class RunRecord:
             "trace_id": self.trace_id,
             "span_id": self.span_id,
             "start_time": self.start_time,
+            "stopped": self.stopped,
+            "retries": [dict(r) for r in self.retries],
         }
 
     @classmethod
@@ -158,6 +170,7 @@ class RunRecord:
             if cases is not None:
                 cases[case.key] = case
         values["usage"] = tuple(Usage.from_dict(u) for u in values.get("usage", ()))
+        values["retries"] = tuple(dict(r) for r in values.get("retries", ()))
         return cls(case=case, **values)
 
 
@@ -202,6 +215,8 @@ class Counts:
     fails: int = 0
     errors: int = 0
     skipped: int = 0
+    #: Runs not executed (early stopping, budgets): no sample, and not "skipped".
+    stopped: int = 0
 
     @property
     def total(self) -> int:
@@ -212,8 +227,10 @@ class Counts:
     def pass_rate(self) -> float | None:
         return self.passes / self.total if self.total else None
 
-    def add(self, outcome: str) -> None:
-        if outcome == PASS:
+    def add(self, outcome: str, stopped: str = "") -> None:
+        if stopped:
+            self.stopped += 1
+        elif outcome == PASS:
             self.passes += 1
         elif outcome == FAIL:
             self.fails += 1

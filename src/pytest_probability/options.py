@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping
 
 import pytest
 
-from . import analysis, stats
+from . import analysis, budget, retry, stats, stopping
 from .analysis import StatsConfig
 
 DEFAULT_PATTERN = "bench_*.py"
@@ -25,7 +25,7 @@ DEFAULT_PATTERN = "bench_*.py"
 DEFAULT_MAX_RUNS = 1_000_000
 MARKER_LINE = (
     "probability(runs=N, min_rate=R, min_passes=K, confidence=C, method=M, prior=(a, b), "
-    "latency_quantile=Q, max_latency=S): runs and gates of this benchmark or pytest.param; "
+    "latency_quantile=Q, max_latency=S, stop=MODE): runs and gates of this benchmark or pytest.param; "
     "see pytest-probability's reference"
 )
 
@@ -139,6 +139,29 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("prob_transpose", "Run run-major across the session (default false).", default="false")
     parser.addini("prob_delay", "Seconds to sleep between runs (default 0).", default="0")
     parser.addini("prob_json", "Path of the JSON report (--prob-json wins).", default="")
+    spend = parser.getgroup("probability-spend", "pytest-probability: early stopping, budgets, retries")
+    spend.addoption("--prob-stop", default=None, metavar="MODE",
+                    help="Stop running a gated case once decided: curtail (the verdict cannot change any more) "
+                         "or sequential (an anytime-valid test decided); off to disable.")
+    spend.addoption("--prob-max-cost", default=None, metavar="USD",
+                    help="Start no new run once the session's recorded spend reaches USD.")
+    spend.addoption("--prob-max-tokens", default=None, metavar="N",
+                    help="Start no new run once the session's recorded tokens (input + output) reach N.")
+    spend.addoption("--prob-max-time", default=None, metavar="SECONDS",
+                    help="Start no new run once the session has run for SECONDS (wall time).")
+    spend.addoption("--prob-retry", default=None, metavar="N",
+                    help="Retry a run's call up to N times when it raises one of --prob-retry-on.")
+    spend.addoption("--prob-retry-on", default=None, metavar="CLASSES",
+                    help="Exception classes that mean 'retry', space or comma separated: bare names "
+                         "(RateLimitError) or dotted paths (httpx.HTTPStatusError), matched on the MRO.")
+    parser.addini("prob_stop", "Early stopping of gated cases: curtail, sequential or off (default off).", default="")
+    parser.addini("prob_max_cost", "Session cost budget in USD (default none).", default="")
+    parser.addini("prob_max_tokens", "Session token budget (default none).", default="")
+    parser.addini("prob_max_time", "Session wall-time budget in seconds (default none).", default="")
+    parser.addini("prob_retry", "Retries of a run's call on a --prob-retry-on exception (default 0).", default="0")
+    parser.addini("prob_retry_on", "Exception classes that mean 'retry this run' (default none).", default="")
+    parser.addini("prob_retry_backoff", "First backoff of a retry without Retry-After, in seconds (default 1).", default="1")
+    parser.addini("prob_retry_max_wait", "Longest wait before a retry, Retry-After included, in seconds (default 60).", default="60")
     parser.addini(
         "prob_max_runs",
         f"Most runs (cases x runs) a session may collect (default {DEFAULT_MAX_RUNS:,}).",
@@ -169,6 +192,15 @@ class Settings:
     gate_timeout: float = 3600.0
     #: Most runs (cases × runs) the session may collect.
     max_runs: int = DEFAULT_MAX_RUNS
+    max_cost: float | None = None
+    max_tokens: int | None = None
+    max_time: float | None = None
+    #: The --prob-retry policy; None without retries.
+    retry: retry.RetryPolicy | None = None
+
+    @property
+    def budgeted(self) -> bool:
+        return any(limit is not None for limit in (self.max_cost, self.max_tokens, self.max_time))
 
     @property
     def default_runs(self) -> int:
@@ -181,6 +213,10 @@ class Settings:
             "transpose": self.transpose,
             "delay": self.delay,
             "pattern": self.pattern,
+            "max_cost": self.max_cost,
+            "max_tokens": self.max_tokens,
+            "max_time": self.max_time,
+            "retry": self.retry.to_dict() if self.retry is not None else None,
         }
 
 
@@ -196,6 +232,11 @@ def resolve(config: pytest.Config) -> Settings:
             delay = parse_delay(config.getini("prob_delay"), source="ini prob_delay")
         gate_timeout = parse_delay(config.getini("prob_gate_timeout"), source="ini prob_gate_timeout")
         max_runs = parse_runs(config.getini("prob_max_runs"), source="ini prob_max_runs")
+        limits = {}
+        for name, whole in (("max_cost", False), ("max_tokens", True), ("max_time", False)):
+            value, source = _pick(config, "prob_" + name)
+            limits[name] = budget.parse_limit(value, source=source, whole=whole)
+        retry_policy = _retry_policy(config)
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
     cli_runs = config.getoption("prob_runs")
@@ -224,6 +265,8 @@ def resolve(config: pytest.Config) -> Settings:
         pattern=pattern,
         gate_timeout=gate_timeout,
         max_runs=max_runs,
+        retry=retry_policy,
+        **limits,
     )
 
 
@@ -233,6 +276,37 @@ def too_many_runs(total: int, limit: int, what: str) -> str:
         f"{what} (cases × runs), more than the limit of {limit:,} runs per session; "
         "lower the runs, select fewer cases, or raise the ini key prob_max_runs"
     )
+
+
+def _pick(config: pytest.Config, name: str) -> tuple[Any, str]:
+    """The command line's value, else the ini key's, with where it came from."""
+    value = config.getoption(name)
+    if value is not None:
+        return value, "--" + name.replace("_", "-")
+    return config.getini(name), f"ini {name}"
+
+
+def _retry_policy(config: pytest.Config) -> retry.RetryPolicy | None:
+    value, source = _pick(config, "prob_retry")
+    text = str(value).strip() or "0"
+    try:
+        retries = int(text)
+    except ValueError:
+        raise ValueError(f"{source} must be a whole number of retries, got {text!r}") from None
+    if retries < 0:
+        raise ValueError(f"{source} must be zero or more, got {text!r}")
+    classes, classes_source = _pick(config, "prob_retry_on")
+    names = retry.split_names(classes)
+    if retries == 0:
+        return None
+    if not names:
+        raise ValueError(f"{source}={retries} needs the exception classes to retry on: --prob-retry-on or ini prob_retry_on")
+    backoff = parse_delay(config.getini("prob_retry_backoff"), source="ini prob_retry_backoff")
+    max_wait = parse_delay(config.getini("prob_retry_max_wait"), source="ini prob_retry_max_wait")
+    try:
+        return retry.RetryPolicy.build(retries, names, backoff=backoff, max_wait=max_wait)
+    except ValueError as exc:
+        raise ValueError(f"{classes_source}: {exc}") from None
 
 
 def resolve_stats(config: pytest.Config) -> StatsConfig:
@@ -265,6 +339,8 @@ def resolve_stats(config: pytest.Config) -> StatsConfig:
             metric_values, source = [config.getini("prob_metric")], "ini prob_metric"
         metrics = tuple(_sourced(stats.parse_metrics, [v for v in metric_values if str(v).strip()], source))
         gate_items = not config.getoption("prob_no_gate_items") and _ini_bool(config.getini("prob_gate_items"), "ini prob_gate_items")
+        value, source = pick("prob_stop", "prob_stop")
+        stop = _sourced(stopping.parse_mode, value, source)
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
     return StatsConfig(
@@ -279,6 +355,7 @@ def resolve_stats(config: pytest.Config) -> StatsConfig:
         latency_quantile=quantile,
         metrics=metrics,
         gate_items=gate_items,
+        stop=stop,
     )
 
 

@@ -18,8 +18,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    lifecycle.configure(config)
+    state = lifecycle.configure(config)
     config.pluginmanager.register(ConfigHooks(config), "probability-config-hooks")
+    if state.settings.retry is not None:
+        config.pluginmanager.register(RetryHooks(), "probability-retry-hooks")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -71,6 +73,20 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> None:
     __tracebackhide__ = True
     lifecycle.check_callable(pyfuncitem)
+
+
+class RetryHooks:
+    """``--prob-retry``: registered only when retries are on (no wrapper per run otherwise)."""
+
+    # trylast: inside capture's and logging's wrappers, so a retried call is captured too.
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, object, object]:
+        try:
+            return (yield)
+        except BaseException as exc:  # noqa: BLE001 - retry_call re-raises what it does not retry
+            error = exc
+        lifecycle.retry_call(item, error)
+        return None
 
 
 class ConfigHooks:

@@ -73,6 +73,12 @@ class CurrentRun:
     closed: bool = False
     #: Threads alive when the run started (threads started during it belong to it).
     threads_at_start: frozenset[threading.Thread] = frozenset()
+    #: Why the run was not executed ("decided", "budget"); "" when it executed.
+    stopped: str = ""
+    #: Failed attempts before the last (``--prob-retry``): attempt, error_type, error, wait.
+    retries: list[dict[str, Any]] = field(default_factory=list)
+    #: Call duration of the last attempt when the call was retried.
+    attempt_duration: float | None = None
 
     def to_record(self) -> RunRecord:
         return RunRecord(
@@ -90,6 +96,8 @@ class CurrentRun:
             trace_id=self.trace_id,
             span_id=self.span_id,
             start_time=self.start_time,
+            stopped=self.stopped,
+            retries=tuple(self.retries),
         )
 
 
@@ -328,7 +336,7 @@ def on_phase(run: CurrentRun, call: pytest.CallInfo[None]) -> None:
     """Fold one phase into the run: the first phase that does not pass decides."""
     phase = call.when
     if phase == "call":
-        run.duration = call.duration
+        run.duration = call.duration if run.attempt_duration is None else run.attempt_duration
     outcome = classify(call.excinfo, phase)
     if run.outcome not in (None, PASS) or (outcome == PASS and run.outcome is not None):
         return

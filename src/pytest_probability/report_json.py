@@ -193,6 +193,9 @@ def record_dict(record: RunRecord) -> dict[str, Any]:
         "usage": [u.to_dict() for u in record.usage],
         "trace_id": record.trace_id or None,
         "span_id": record.span_id or None,
+        "stopped": record.stopped or None,
+        "attempts": record.attempts,
+        "retries": [dict(r) for r in record.retries],
     }
 
 

@@ -74,7 +74,7 @@ def status_text(row: Row) -> str:
     elif row.status == STATUS_ERROR:
         text = "ERROR"
     elif row.status == STATUS_SKIP:
-        text = f"{counts.skipped} SKIPPED"
+        text = f"{counts.skipped} SKIPPED" if counts.skipped or not counts.stopped else "NOT RUN"
     else:
         text = ""
     if counts.skipped and row.status != STATUS_SKIP:
@@ -129,6 +129,8 @@ def render(summary: Summary, columns: Iterable[Column] = ()) -> list[Line]:
     overall = f"  Overall: {counts.passes}/{counts.total} passed ({percent(counts.passes, counts.total)})"
     if counts.skipped:
         overall += f", {counts.skipped} skipped"
+    if counts.stopped:
+        overall += f", {counts.stopped} not run"
     lines.append((overall, {"bold": True}))
     if show_cost:
         lines.append((f"  Cost:    {money(summary.cost)}", {}))

@@ -101,8 +101,8 @@ def aggregate(records: Iterable[RunRecord]) -> Summary:
         case_records.sort(key=lambda r: r.run)
         counts = Counts()
         for record in case_records:
-            counts.add(record.outcome)
-            summary.counts.add(record.outcome)
+            counts.add(record.outcome, record.stopped)
+            summary.counts.add(record.outcome, record.stopped)
         cost = sum(r.cost for r in case_records)
         row = Row(
             case=case_records[0].case,

@@ -74,6 +74,10 @@ class State:
     gates: GateBook | None = None
     #: xdist worker: the folder the controller publishes gate verdicts in.
     gate_folder: str | None = None
+    #: xdist worker: the reading side of the decisions channel (early stops, budgets).
+    decisions: Any = None
+    #: Case key -> whether the case stops early (has a gate and a stop mode).
+    _stoppable: dict[str, bool] = field(default_factory=dict)
     case_order: Any = field(default_factory=itertools.count)
     records: list[RunRecord] = field(default_factory=list)
     #: One CaseRef per case key, shared by the records of its runs.
@@ -114,6 +118,10 @@ class State:
     _analysis: Any = None
     #: Node id -> index in ``records`` of its latest record (late usage amends it).
     _index: dict[str, int] = field(default_factory=dict)
+    _budgeted: bool = False
+
+    def __post_init__(self) -> None:
+        self._budgeted = self.settings.budgeted
 
     def add(self, record: RunRecord) -> None:
         if not self.worker:
@@ -152,6 +160,24 @@ class State:
             return wait_for_verdict(Path(self.gate_folder), key, self.settings.gate_timeout)
         assert self.gates is not None
         return self.gates.decide(key)
+
+    def run_decision(self, case: Any) -> tuple[str, str] | None:
+        """(cause, reason) when a run of ``case`` must not start (decided early, budget), else None."""
+        stoppable = self._stoppable.get(case.key)
+        if stoppable is None:
+            from .gating import spec_of
+
+            gate = spec_of(case, self.stats).gate
+            stoppable = self._stoppable[case.key] = gate is not None and gate.stop is not None
+        budgeted = self._budgeted
+        if not (stoppable or budgeted):
+            return None
+        if self.worker:
+            if self.decisions is None:
+                return None
+            return self.decisions.run_decision(case.key, stoppable, budgeted)
+        assert self.gates is not None
+        return self.gates.run_decision(case.key, stoppable)
 
     def analysis(self) -> Any:
         """Intervals, gates, latency and metrics of the rows (computed once)."""

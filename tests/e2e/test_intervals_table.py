@@ -188,6 +188,7 @@ def test_json_ci_per_row_and_stats_config(pytester: pytest.Pytester, bench) -> N
         "latency_quantile": 0.95,
         "metrics": [],
         "gate_items": True,
+        "stop": None,
     }
     assert data["gates"] == {"passed": 0, "failed": 0, "undecided": 0}
     assert data["aggregates"] == []

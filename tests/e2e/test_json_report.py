@@ -98,6 +98,10 @@ def test_every_field_and_values_consistent_with_the_table(project):
         "transpose": False,
         "delay": 0.0,
         "pattern": "bench_*.py",
+        "max_cost": None,
+        "max_tokens": None,
+        "max_time": None,
+        "retry": None,
     }
     assert report["exit_status"] == 1
 

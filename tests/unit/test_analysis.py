@@ -94,6 +94,7 @@ def test_stats_config_defaults_and_to_dict():
         "latency_quantile": 0.95,
         "metrics": [],
         "gate_items": True,
+        "stop": None,
     }
     custom = StatsConfig(method="bayes", confidence=0.9, prior=(2.0, 3.0), metrics=(("pass^", 3), ("pass@", 5)))
     data = custom.to_dict()

@@ -123,6 +123,9 @@ def test_build_every_field():
                 "usage": [{"model": "m", "input_tokens": 100, "output_tokens": 20, "cached_input_tokens": 5, "cost": 0.25}],
                 "trace_id": "ab" * 16,
                 "span_id": "cd" * 8,
+                "stopped": None,
+                "attempts": 1,
+                "retries": [],
             },
             {
                 "case": "classify::pii",
@@ -140,6 +143,9 @@ def test_build_every_field():
                 "usage": [],
                 "trace_id": None,
                 "span_id": None,
+                "stopped": None,
+                "attempts": 1,
+                "retries": [],
             },
             {
                 "case": "always",
@@ -157,6 +163,9 @@ def test_build_every_field():
                 "usage": [],
                 "trace_id": None,
                 "span_id": None,
+                "stopped": None,
+                "attempts": 1,
+                "retries": [],
             },
             {
                 "case": "always",
@@ -174,6 +183,9 @@ def test_build_every_field():
                 "usage": [],
                 "trace_id": None,
                 "span_id": None,
+                "stopped": None,
+                "attempts": 1,
+                "retries": [],
             },
         ],
     }

@@ -1,0 +1,123 @@
+"""Budgets and the retry policy, pure parts."""
+
+from __future__ import annotations
+
+import email.utils
+import time
+
+import pytest
+
+from pytest_probability import budget, retry
+from pytest_probability.model import CaseRef, RunRecord, Usage
+
+CASE = CaseRef(key="b.py::bench_x", benchmark="x", case="", label="x", order=0, runs=3)
+
+
+def record(cost=0.0, tokens=(0, 0), run=1):
+    return RunRecord(CASE, run, f"b.py::bench_x::run{run}", "pass",
+                     usage=(Usage("m", tokens[0], tokens[1], 7, cost),))
+
+
+@pytest.mark.parametrize("text", ["-1", "nan", "inf", "ten"])
+def test_limits_must_be_numbers_of_zero_or_more(text):
+    with pytest.raises(ValueError, match="--prob-max-cost"):
+        budget.parse_limit(text, source="--prob-max-cost")
+
+
+def test_token_limit_is_whole():
+    assert budget.parse_limit("1000", source="x", whole=True) == 1000
+    assert budget.parse_limit("", source="x") is None
+    with pytest.raises(ValueError, match="whole number"):
+        budget.parse_limit("1.5", source="--prob-max-tokens", whole=True)
+
+
+def test_budget_reached_by_cost_then_tokens_then_time():
+    b = budget.Budget(max_cost=1.0)
+    assert not b.add(record(0.6))
+    assert b.add(record(0.5))  # newly reached
+    assert not b.add(record(0.5))  # only once
+    assert b.reached == "cost" and b.cost == pytest.approx(1.6)
+    assert b.reason() == "cost budget $1 reached ($1.6000 spent)"
+
+    t = budget.Budget(max_tokens=100)
+    t.add(record(tokens=(60, 30)))  # cached input (7) is part of input: not added
+    assert t.tokens == 90 and t.reached is None
+    t.add(record(tokens=(5, 5)))
+    assert t.reached == "tokens"
+
+    w = budget.Budget(max_time=10.0, start=time.time() - 11)
+    assert w.check() and w.reached == "time" and w.deadline == pytest.approx(w.start + 10)
+    assert w.to_dict(4)["runs_not_executed"] == 4
+
+
+# -- retry ------------------------------------------------------------------------------
+
+
+class RateLimited(Exception):
+    pass
+
+
+class Throttled(RateLimited):
+    def __init__(self, retry_after=None, response=None):
+        super().__init__("slow down")
+        self.retry_after = retry_after
+        self.response = response
+
+
+class Response:
+    def __init__(self, headers):
+        self.headers = headers
+
+
+def test_split_names():
+    assert retry.split_names("RateLimitError, httpx.HTTPStatusError  TimeoutError") == [
+        "RateLimitError", "httpx.HTTPStatusError", "TimeoutError"]
+    assert retry.split_names(["a b", "c"]) == ["a", "b", "c"]
+
+
+def test_import_class_errors_name_the_path():
+    assert retry.import_class("concurrent.futures.TimeoutError") is __import__("concurrent.futures").futures.TimeoutError
+    with pytest.raises(ValueError, match="cannot import 'no_such_module_xyz.Error'"):
+        retry.import_class("no_such_module_xyz.Error")
+    with pytest.raises(ValueError, match="has no Nope"):
+        retry.import_class("json.Nope")
+    with pytest.raises(ValueError, match="not an exception class"):
+        retry.import_class("json.JSONDecoder")
+
+
+def test_matches_on_the_mro_by_bare_name_or_dotted_path():
+    policy = retry.RetryPolicy.build(2, ["RateLimited", "json.JSONDecodeError"])
+    assert policy.matches(Throttled())  # a subclass of a listed bare name
+    assert policy.matches(__import__("json").JSONDecodeError("x", "", 0))
+    assert not policy.matches(ValueError("other"))
+    everything = retry.RetryPolicy.build(2, ["Exception", "BaseException"])
+    assert not everything.matches(AssertionError("wrong answer"))
+    assert not everything.matches(pytest.fail.Exception("failed"))
+    assert not everything.matches(pytest.skip.Exception("skipped"))
+    assert not everything.matches(KeyboardInterrupt())
+
+
+def test_retry_after_attribute_header_and_http_date():
+    assert retry.retry_after(Throttled(retry_after=3)) == 3.0
+    assert retry.retry_after(Throttled(retry_after="2.5")) == 2.5
+    assert retry.retry_after(Throttled(response=Response({"retry-after": "7"}))) == 7.0
+    assert retry.retry_after(Throttled(response=Response({"Retry-After": "-4"}))) == 0.0
+    future = email.utils.formatdate(time.time() + 30, usegmt=True)
+    assert 25 <= retry.retry_after(Throttled(response=Response({"Retry-After": future}))) <= 31
+    assert retry.retry_after(Throttled(response=Response({"Retry-After": "soon"}))) is None
+    assert retry.retry_after(RateLimited()) is None
+
+
+def test_wait_honours_retry_after_capped_else_backs_off_with_jitter():
+    policy = retry.RetryPolicy.build(5, ["RateLimited"], backoff=1.0, max_wait=10.0)
+    assert policy.wait(Throttled(retry_after=4), 1) == 4.0
+    assert policy.wait(Throttled(retry_after=400), 1) == 10.0
+    waits = [policy.wait(RateLimited(), attempt) for attempt in (1, 2, 3, 4, 5, 6) for _ in range(50)]
+    assert all(0 <= w <= 10 for w in waits)
+    assert max(policy.wait(RateLimited(), 1) for _ in range(200)) <= 1.0
+    assert max(policy.wait(RateLimited(), 4) for _ in range(200)) > 1.0  # grows: up to 8 s at the 4th
+
+
+def test_describe():
+    assert retry.describe(Throttled()) == (f"{__name__}.Throttled", "slow down")
+    assert retry.describe(ValueError("")) == ("ValueError", "ValueError")

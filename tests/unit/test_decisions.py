@@ -1,0 +1,82 @@
+"""The decisions channel: what the controller's GateBook writes and a worker's DecisionReader reads."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from pytest_probability.analysis import StatsConfig
+from pytest_probability.budget import Budget
+from pytest_probability.gating import BUDGET, DECIDED, DecisionReader, GateBook
+from pytest_probability.model import CaseRef, RunRecord, Usage
+
+RUNS = 10
+
+
+def case(key="b.py::bench_x", marks=(("min_passes", 2),)):
+    return CaseRef(key=key, benchmark="x", case="", label="x", order=0, runs=RUNS, marks=marks)
+
+
+def record(c, run, outcome="pass", cost=0.0):
+    return RunRecord(c, run, f"{c.key}::run{run}", outcome, usage=(Usage("m", 10, 0, 0, cost),))
+
+
+def test_a_decided_case_is_published_once_and_read_by_workers(tmp_path):
+    book = GateBook(StatsConfig(stop="curtail"))
+    folder = book.open_channel()
+    try:
+        ids = [f"b.py::bench_x::run{i}" for i in range(1, RUNS + 1)]
+        book.expect(ids + ["b.py::bench_x::gate"])
+        reader = DecisionReader(folder)
+        c = case()
+        book.add(record(c, 1))
+        assert reader.run_decision(c.key, True, False) is None
+        book.add(record(c, 2))  # the second pass reaches min_passes=2
+        reason = "PASS decided after 2 of 10 runs (curtail)"
+        assert book.run_decision(c.key, True) == (DECIDED, reason)
+        assert reader.run_decision(c.key, True, False) == (DECIDED, reason)
+        assert reader.run_decision(c.key, False, False) is None  # not a stoppable case here
+        # The remaining runs report as not executed; the gate verdict is published once all have.
+        for run in range(3, RUNS + 1):
+            book.add(RunRecord(c, run, f"{c.key}::run{run}", "skip", message=f"not run: {reason}", stopped=DECIDED))
+        published = [p for p in folder.iterdir() if p.suffix == ".json" and p.name != "session.json"]
+        assert len(published) == 1
+        data = json.loads(published[0].read_text())
+        assert data["passed"] is True and data["text"].startswith("PASS: 2/2 passes, need 2: PASS; 8 run(s) not executed")
+    finally:
+        book.cleanup()
+
+
+def test_a_reached_budget_and_the_deadline_reach_workers(tmp_path):
+    book = GateBook(StatsConfig(), budget=Budget(max_cost=0.25, max_time=3600))
+    folder = book.open_channel()
+    try:
+        reader = DecisionReader(folder)
+        assert reader.deadline == book.budget.deadline and reader.max_time == 3600
+        c = case(marks=())
+        book.add(record(c, 1, cost=0.2))
+        assert reader.run_decision(c.key, False, True) is None
+        book.add(record(c, 2, cost=0.1))
+        expected = (BUDGET, "cost budget $0.25 reached ($0.3000 spent)")
+        assert book.run_decision(c.key, False) == expected
+        assert reader.run_decision(c.key, False, True) == expected
+    finally:
+        book.cleanup()
+    timed = GateBook(StatsConfig(), budget=Budget(max_time=5, start=time.time() - 6))
+    folder = timed.open_channel()
+    try:
+        assert DecisionReader(folder).run_decision("k", False, True) == (BUDGET, "time budget 5s reached")
+        assert timed.run_decision("k", False) == (BUDGET, "time budget 5s reached")
+    finally:
+        timed.cleanup()
+
+
+def test_a_run_reported_twice_counts_once_in_the_decision():
+    book = GateBook(StatsConfig(stop="curtail"))
+    c = case(marks=(("min_passes", 3),))
+    book.add(record(c, 1))
+    book.add(record(c, 2))
+    book.add(record(c, 2))  # a rerun plugin reported run 2 again
+    assert book.run_decision(c.key, True) is None
+    book.add(record(c, 3))
+    assert book.run_decision(c.key, True) == (DECIDED, "PASS decided after 3 of 10 runs (curtail)")
