@@ -152,6 +152,7 @@ class Benchmark(pytest.Collector):
                 function=getattr(self.obj, "__qualname__", self.name),
                 marks=tuple(sorted((k, v) for k, v in kwargs.items() if k != "runs")),
             )
+            judged_kinds = [kind for kind, judge in state.case_judges.items() if judge(case)]
             needed = analysis.unreachable(spec, count)
             if needed is not None:
                 self.warn(gating.ProbabilityGateWarning(_unreachable_message(case, spec, count, needed)))
@@ -169,7 +170,8 @@ class Benchmark(pytest.Collector):
                         kwargs=kwargs,
                         **extra,
                     )
-                run.prob_gated = spec.gated
+                run.prob_gated = spec.gated or bool(judged_kinds)
+                run.prob_judged_by = gating.GATE_NAME if spec.gated or not judged_kinds else judged_kinds[0]
                 runs.append(run)
             if spec.gated and state.stats.gate_items:
                 gate = gating.GateItem.from_parent(self, name=gating.gate_name(case_id), case=case, lineno=case.lineno)
@@ -178,6 +180,14 @@ class Benchmark(pytest.Collector):
                 if case_id:
                     gate.keywords[case_id] = True
                 runs.append(gate)
+            if state.stats.gate_items:
+                for kind in judged_kinds:
+                    item = gating.GateItem.from_parent(self, name=gating.gate_name(case_id, kind), case=case, lineno=case.lineno, kind=kind)
+                    item.own_markers.extend(template.own_markers)
+                    item.keywords.update({mark.name: mark for mark in template.own_markers})
+                    if case_id:
+                        item.keywords[case_id] = True
+                    runs.append(item)
         return runs
 
 
@@ -200,6 +210,8 @@ class Run(pytest.Function):
         self.prob_kwargs = kwargs
         #: Whether a gate decides this run's case (its failures are then xfailed).
         self.prob_gated = False
+        #: What decides it: "gate", or a GateBook kind ("baseline").
+        self.prob_judged_by = gating.GATE_NAME
         _set_nodeid(self, f"{parent.nodeid}::{name}")
 
     # The benchmark function lives on the Benchmark's parent (module or class),

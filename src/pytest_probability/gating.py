@@ -23,6 +23,7 @@ decision               file                         read by
 a case's gate verdict  ``<sha256(key)[:32]>.json``  the case's gate item
 a case decided early   ``<sha256(key)[:32]>.stop``  the case's remaining runs
 a budget reached       ``BUDGET``                   every run not yet started
+a baseline verdict     ``<sha256(key[baseline])>``  the case's baseline item
 session limits         ``session.json``             workers (the time budget)
 the session stopping   ``STOP``                     waiting gate items
 =====================  ===========================  ==========================
@@ -58,6 +59,15 @@ _RUN_ID = RUN_ID
 _GATE_ID = re.compile(r"^(?P<key>.*?)(?:\[gate\]|::gate)$")
 
 
+def _kind_id(kind: str) -> re.Pattern[str]:
+    return re.compile(rf"^(?P<key>.*?)(?:\[{re.escape(kind)}\]|::{re.escape(kind)})$")
+
+
+def verdict_key(case_key: str, kind: str) -> str:
+    """The GateBook key of a case's verdict of ``kind``: the case key for a gate."""
+    return case_key if kind == GATE_NAME else f"{case_key}[{kind}]"
+
+
 class ProbabilityGateWarning(pytest.PytestWarning):
     """A gate that cannot pass with the runs its case has."""
 
@@ -66,8 +76,8 @@ class GateFailed(Exception):
     """Raised by a gate item whose verdict fails the case."""
 
 
-def gate_name(case_id: str) -> str:
-    return f"{case_id}[{GATE_NAME}]" if case_id else GATE_NAME
+def gate_name(case_id: str, kind: str = GATE_NAME) -> str:
+    return f"{case_id}[{kind}]" if case_id else kind
 
 
 def verdict_text(result: analysis.RowAnalysis, undecided: str) -> tuple[bool, str]:
@@ -134,6 +144,15 @@ class GateBook:
     stopped: dict[str, str] = field(default_factory=dict)
     _counts: dict[str, Counts] = field(default_factory=dict)
     _specs: dict[str, CaseSpec] = field(default_factory=dict)
+    #: Verdict kinds besides gates (``baseline``: comparisons), kind -> decider with
+    #: ``decide(book, case_key) -> (passed, text)``. A kind's verdicts depend on
+    #: every case of the kind (a family adjusted together), so under xdist all of
+    #: them are published once every run of every such case has reported.
+    kinds: dict[str, Any] = field(default_factory=dict)
+    #: kind -> case keys with an item of that kind (xdist)
+    judged: dict[str, set[str]] = field(default_factory=dict)
+    #: kind -> run node ids still to report before that kind's verdicts can be published
+    pending: dict[str, set[str]] = field(default_factory=dict)
 
     def open_channel(self) -> Path:
         """Create the decisions folder (xdist) with the session's limits in it."""
@@ -148,19 +167,29 @@ class GateBook:
         """Learn the session's items (xdist: from a worker's collection)."""
         if self.expected:
             return
+        patterns = {kind: _kind_id(kind) for kind in self.kinds}
         for nodeid in nodeids:
             gate = _GATE_ID.match(nodeid)
             if gate:
                 self.gated.add(gate.group("key"))
                 continue
+            kind = next((k for k, pattern in patterns.items() if pattern.match(nodeid)), None)
+            if kind is not None:
+                self.judged.setdefault(kind, set()).add(patterns[kind].match(nodeid).group("key"))  # type: ignore[union-attr]
+                continue
             run = _RUN_ID.match(nodeid)
             if run:
                 self.expected.setdefault(run.group("key"), set()).add(nodeid)
+        for kind, keys in self.judged.items():
+            self.pending[kind] = {
+                nodeid for key in keys for nodeid in self.expected.get(key, set())
+            } - {nodeid for key in keys for nodeid in self.records.get(key, {})}
         if self.folder is not None:
             # A gate item whose runs were all deselected (-k, --deselect) gets no
             # record, so add() never publishes its verdict: publish it now.
             for key in self.gated - set(self.expected) - self.published:
                 self.publish(key)
+            self._publish_kinds()
 
     def add(self, record: RunRecord) -> None:
         key = record.case.key
@@ -181,6 +210,19 @@ class GateBook:
         if self.folder is not None and key in self.gated and key not in self.published:
             if set(self.records[key]) >= self.expected.get(key, set()):
                 self.publish(key)
+        if self.pending:
+            for pending in self.pending.values():
+                pending.discard(record.nodeid)
+            if self.folder is not None:
+                self._publish_kinds()
+
+    def _publish_kinds(self) -> None:
+        for kind, keys in self.judged.items():
+            if self.pending.get(kind):
+                continue
+            for key in keys:
+                if verdict_key(key, kind) not in self.published:
+                    self.publish(verdict_key(key, kind))
 
     def decide_early(self, key: str, case: CaseRef) -> None:
         """Stop a case whose verdict its remaining runs can no longer change (or a sequential test decided)."""
@@ -224,6 +266,9 @@ class GateBook:
         return analysis.analyze_row(row, spec_of(row.case, self.config), self.config)
 
     def decide(self, key: str) -> tuple[bool, str]:
+        for kind, decider in self.kinds.items():
+            if key.endswith(f"[{kind}]"):
+                return decider.decide(self, key[: -len(kind) - 2])
         result = self.result(key)
         if result is None:
             return False, "UNDECIDED: no run of this case reported"
@@ -337,9 +382,11 @@ def wait_for_verdict(folder: Path, key: str, timeout: float) -> tuple[bool, str]
 class GateItem(pytest.Item):
     """The verdict of one gated case, as a test item."""
 
-    def __init__(self, name: str, parent: Any, *, case: CaseRef, lineno: int, **kw: Any) -> None:
+    def __init__(self, name: str, parent: Any, *, case: CaseRef, lineno: int, kind: str = GATE_NAME, **kw: Any) -> None:
         super().__init__(name, parent, **kw)
         self.prob_case = case
+        #: What decides: "gate" (the case's gates) or another GateBook kind ("baseline").
+        self.prob_kind = kind
         self._lineno = lineno
         from .collect import _set_nodeid
 
@@ -349,26 +396,42 @@ class GateItem(pytest.Item):
         from .state import STATE_KEY
 
         state = self.config.stash[STATE_KEY]
-        passed, text = state.gate_verdict(self.prob_case.key)
+        passed, text = state.gate_verdict(verdict_key(self.prob_case.key, self.prob_kind))
         if not passed:
             raise GateFailed(text)
         self.user_properties.append(("probability.verdict", text))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, GateFailed):
-            return f"gate of {self.prob_case.label}: {excinfo.value}"
+            what = "gate" if self.prob_kind == GATE_NAME else f"{self.prob_kind} comparison"
+            return f"{what} of {self.prob_case.label}: {excinfo.value}"
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         return self.path, self._lineno - 1 if self._lineno else None, f"{self.parent.name}.{self.name}"
 
 
+def verdict_items_last(items: list[Any]) -> None:
+    """Move the items of GateBook kinds (not gates) after every other item, in place.
+
+    Their verdicts need every run of every case of their kind, so no run of
+    such a case may come after one of them (the no-deadlock argument of the
+    gate items, extended to a family).
+    """
+    last = [item for item in items if isinstance(item, GateItem) and item.prob_kind != GATE_NAME]
+    if last:
+        keep = [item for item in items if not (isinstance(item, GateItem) and item.prob_kind != GATE_NAME)]
+        items[:] = keep + last
+
+
 def xfail_gated_failure(item: Any, call: Any, report: pytest.TestReport) -> None:
-    """Report a gated case's failing run as xfailed: its gate decides."""
+    """Report a gated (or compared) case's failing run as xfailed: its verdict item decides."""
     if report.when != "call" or not report.failed or item.config.option.runxfail:
         return
     report.outcome = "skipped"
-    report.wasxfail = "gated case: its gate item decides"  # type: ignore[attr-defined]
+    kind = getattr(item, "prob_judged_by", GATE_NAME)
+    reason = "gated case: its gate item decides" if kind == GATE_NAME else f"compared case: its {kind} item decides"
+    report.wasxfail = reason  # type: ignore[attr-defined]
 
 
 def mark_lastfailed(config: pytest.Config, nodeids: list[str]) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from . import collect, gating, options, otel, recording, report_json, report_spend, report_stats, report_terminal, retry
+from . import collect, gating, options, otel, recording, report_compare, report_json, report_spend, report_stats, report_terminal, retry
 from .budget import Budget
 from .collect import Run
 from .model import SKIP, CaseRef
@@ -46,9 +46,11 @@ def configure(config: pytest.Config) -> State:
         state.report_consumers[recording.LATE_ATTRIBUTE] = state.add_late
         report_stats.install(state)
         report_spend.install(state)
+    report_compare.configure(config, state)
     if settings.json_path is not None and not state.worker:
         report_json.check_path(settings.json_path)
         state.finishers.append(_write_json)
+    report_compare.install_history(state)
     otel.configure(config, state)
     handle_sigterm(config, state)
     return state
@@ -116,6 +118,24 @@ def modify_items(config: pytest.Config, items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.flaky(reruns=0), append=False)
     if state.settings.transpose:
         collect.transpose(items)
+    gating.verdict_items_last(items)
+    report_compare.check_axes(items, state)
+    if state.compare is not None and state.compare.config.plan:
+        _plan(config, state, items)
+        return
+    report_compare.check_detectable(items, state)
+
+
+def _plan(config: pytest.Config, state: State, items: list[pytest.Item]) -> None:
+    """--prob-plan: print what each case needs, then deselect everything (nothing runs)."""
+    lines = report_compare.plan_lines(items, state)
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None and not state.worker:
+        reporter.write_line("")
+        for line in lines:
+            reporter.write_line(line)
+    config.hook.pytest_deselected(items=list(items))
+    items[:] = []
 
 
 def _reruns_possible(config: pytest.Config, items: list[pytest.Item]) -> bool:
@@ -325,9 +345,13 @@ def crashed(config: pytest.Config, nodeid: str, report: pytest.TestReport) -> No
     record = recording.crash_record(nodeid, state.cases, _crash_text(state, report), _crash_phase(state, nodeid))
     if record is not None:
         state.add(record)
-        if state.gates is not None and record.case.key in state.gates.gated and not config.option.runxfail:
-            report.outcome = "skipped"
-            report.wasxfail = "gated case: its gate item decides"  # type: ignore[attr-defined]
+        book, key = state.gates, record.case.key
+        if book is not None and not config.option.runxfail:
+            judged = next((kind for kind, keys in book.judged.items() if key in keys), None)
+            if key in book.gated or judged is not None:
+                report.outcome = "skipped"
+                reason = f"compared case: its {judged} item decides" if judged else "gated case: its gate item decides"
+                report.wasxfail = reason  # type: ignore[attr-defined]
     # Otherwise not a run (a gate item, a plain test): xdist's own report says it all.
 
 

@@ -16,8 +16,9 @@ from typing import Any, Callable, Mapping
 
 import pytest
 
-from . import analysis, budget, retry, stats, stopping
+from . import analysis, budget, compare, retry, stats, stopping, twostats
 from .analysis import StatsConfig
+from .compare import CompareConfig
 
 DEFAULT_PATTERN = "bench_*.py"
 #: Most runs (cases × runs) one session may collect, unless ini ``prob_max_runs`` says otherwise.
@@ -25,7 +26,8 @@ DEFAULT_PATTERN = "bench_*.py"
 DEFAULT_MAX_RUNS = 1_000_000
 MARKER_LINE = (
     "probability(runs=N, min_rate=R, min_passes=K, confidence=C, method=M, prior=(a, b), "
-    "latency_quantile=Q, max_latency=S, stop=MODE): runs and gates of this benchmark or pytest.param; "
+    "latency_quantile=Q, max_latency=S, stop=MODE, margin=M, equivalence=B, compare=ARG, baseline=VALUE): "
+    "runs, gates and comparisons of this benchmark or pytest.param; "
     "see pytest-probability's reference"
 )
 
@@ -123,6 +125,34 @@ def add_options(parser: pytest.Parser) -> None:
     stats_group.addoption("--prob-latency", action="store_true", default=None, help="Show each case's latency quantile with its interval.")
     stats_group.addoption("--prob-metric", action="append", default=None, metavar="METRICS", help="pass^k / pass@k estimators, comma-separated, repeatable: 'pass^3,pass@5'.")
     stats_group.addoption("--prob-no-gate-items", action="store_true", default=None, help="Do not add a gate item after each gated case.")
+    compare_group = parser.getgroup("probability-compare", "pytest-probability: baselines and A/B comparisons")
+    compare_group.addoption(
+        "--prob-baseline",
+        action="append",
+        default=None,
+        metavar="PATH",
+        help="Compare every case with this --prob-json report (this version's or 0.3.0's); repeatable, globs pool several nights.",
+    )
+    compare_group.addoption(
+        "--prob-history",
+        default=None,
+        metavar="DIR",
+        help="Use the last prob_history_depth reports in DIR as the baseline, and add this session's report to DIR.",
+    )
+    compare_group.addoption("--prob-margin", default=None, metavar="M", help="Drop (fraction, e.g. 0.05) a comparison tolerates; default 0.")
+    compare_group.addoption(
+        "--prob-adjust",
+        choices=twostats.ADJUSTMENTS,
+        default=None,
+        help="Multiplicity adjustment over each family of comparisons: holm (default), bonferroni, bh or none.",
+    )
+    compare_group.addoption("--prob-compare", default=None, metavar="ARGNAME", help="A/B: compare the values of this parametrize argument, first value as the baseline.")
+    compare_group.addoption("--prob-plan", action="store_true", default=None, help="Run nothing; print the runs each gated, compared or baselined case needs.")
+    compare_group.addoption("--prob-plan-drop", default=None, metavar="D", help="--prob-plan: the drop to detect when no margin is set (default 0.2).")
+    compare_group.addoption("--prob-plan-power", default=None, metavar="P", help="--prob-plan: the power wanted (default 0.8).")
+    parser.addini("prob_history_depth", "Reports of --prob-history used as the baseline (default 7).", default="7")
+    parser.addini("prob_margin", "Drop a comparison tolerates (default 0).", default="")
+    parser.addini("prob_adjust", "Multiplicity adjustment: holm, bonferroni, bh or none (default holm).", default="holm")
     parser.addini("prob_method", "Interval method: exact, wilson or bayes (default exact).", default="exact")
     parser.addini("prob_confidence", "Confidence level of intervals (default 0.95).", default="0.95")
     parser.addini("prob_prior", "Beta prior a,b of the bayes method (default 1,1).", default="1,1")
@@ -359,6 +389,48 @@ def resolve_stats(config: pytest.Config) -> StatsConfig:
     )
 
 
+def resolve_compare(config: pytest.Config) -> CompareConfig:
+    """Baseline and A/B settings; UsageError naming any bad value."""
+    try:
+        depth = parse_runs(config.getini("prob_history_depth"), source="ini prob_history_depth")
+        margin_value, source = config.getoption("prob_margin"), "--prob-margin"
+        if margin_value is None:
+            margin_value, source = config.getini("prob_margin"), "ini prob_margin"
+        margin_given = bool(str(margin_value or "").strip())
+        margin = _sourced(compare.parse_margin, margin_value, source) if margin_given else 0.0
+        adjust_value, source = config.getoption("prob_adjust"), "--prob-adjust"
+        if adjust_value is None:
+            adjust_value, source = config.getini("prob_adjust"), "ini prob_adjust"
+        adjust = _sourced(twostats.parse_adjustment, adjust_value, source)
+        drop = config.getoption("prob_plan_drop")
+        plan_drop = _sourced(_parse_rate, drop, "--prob-plan-drop") if drop is not None else 0.2
+        power = config.getoption("prob_plan_power")
+        plan_power = _sourced(_parse_quantile, power, "--prob-plan-power") if power is not None else 0.8
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    axis = config.getoption("prob_compare")
+    if axis is not None and not str(axis).strip():
+        raise pytest.UsageError("--prob-compare needs the name of a parametrize argument")
+    history = config.getoption("prob_history")
+    if history is not None:
+        text = os.path.expanduser(str(history))
+        history = text if os.path.isabs(text) else str(Path(config.invocation_params.dir) / text)
+        if Path(history).exists() and not Path(history).is_dir():
+            raise pytest.UsageError(f"--prob-history: {history} is not a directory")
+    return CompareConfig(
+        baselines=tuple(config.getoption("prob_baseline") or ()),
+        history=history,
+        history_depth=depth,
+        margin=margin,
+        margin_given=margin_given,
+        adjust=adjust,
+        compare_axis=str(axis).strip() if axis is not None else None,
+        plan=bool(config.getoption("prob_plan")),
+        plan_drop=plan_drop,
+        plan_power=plan_power,
+    )
+
+
 def _sourced(parse: Callable[[Any], Any], value: Any, source: str) -> Any:
     try:
         return parse(value)
@@ -405,6 +477,7 @@ class MarkerError(ValueError):
 MARKER_KEYWORDS: dict[str, Callable[[Any], Any]] = {
     "runs": lambda value: parse_runs(value, source="probability(runs=...)"),
     **analysis.MARKER_KEYWORDS,
+    **compare.MARKER_KEYWORDS,
 }
 
 

@@ -114,6 +114,12 @@ class State:
     terminated: bool = False
     #: Usage calls charged to their run after it had ended (from threads or tasks that outlived it).
     late_usage: int = 0
+    #: Verdict kinds besides gates, kind -> callable(CaseRef) -> bool, asked at
+    #: collection in every process: whether the case gets a verdict item of that
+    #: kind (its failing runs are then xfailed). The GateBook decides them.
+    case_judges: dict[str, Callable[..., bool]] = field(default_factory=dict)
+    #: Baselines and A/B comparisons of the session (report_compare.CompareSession).
+    compare: Any = None
     _summary: Summary | None = None
     _analysis: Any = None
     #: Node id -> index in ``records`` of its latest record (late usage amends it).

@@ -10,6 +10,7 @@ the promtool unit tests with that, not with a list kept by hand.
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -94,6 +95,16 @@ def bench_setup_error(broken):
 #: Cases of BENCH; with RUNS runs each, all of them count in probability.session.runs.
 BENCH_CASES = 10
 
+#: A baseline for two cases of BENCH, in 0.3.0's row shape (label, passes,
+#: total), so the session exports the baseline gauges: "unsure" 4/4 against
+#: 400/400 is undecided (0), "mixed::error" 0/4 against 400/400 fails (-1).
+BASELINE = {
+    "rows": [
+        {"case": "unsure", "passes": 400, "fails": 0, "errors": 0, "total": 400, "pass_rate": 100.0},
+        {"case": "mixed::error", "passes": 400, "fails": 0, "errors": 0, "total": 400, "pass_rate": 100.0},
+    ]
+}
+
 #: A session whose every run is skipped: no pass fraction, but a heartbeat.
 SKIPPED_BENCH = '''
 import pytest
@@ -147,6 +158,9 @@ def run_session(workdir: Path, bench: str = BENCH, runs: int = RUNS) -> tuple[su
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=no",
            f"--prob-runs={runs}", f"--prob-suite={SUITE}", f"--prob-otel-file={otlp}",
            f"--prob-json={workdir / 'report.json'}"]
+    if bench == BENCH:
+        (workdir / "baseline.json").write_text(json.dumps(BASELINE))
+        cmd.append(f"--prob-baseline={workdir / 'baseline.json'}")
     proc = subprocess.run(cmd, cwd=workdir, env=session_env(workdir), capture_output=True, text=True, timeout=300)
     # 1: some cases failed, which is data; anything else is a broken session.
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr

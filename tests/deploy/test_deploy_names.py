@@ -155,6 +155,28 @@ def test_gate_gauges_carry_the_gates_interval(real_export, nightly_session):
     assert value("probability_case_gate_verdict", "strict") == -1
 
 
+def test_baseline_gauges_agree_with_the_verdict(real_export, nightly_session):
+    """The drop alert reads probability_case_baseline_verdict == -1 and shows the
+    upper bound: both must be the report's, and the bound below 0 (margin 0)
+    exactly when the verdict is fail."""
+    report = json.loads((nightly_session / "report.json").read_text())
+    inputs = {i["input"]: i for c in report["comparisons"] if c["kind"] == "baseline" for i in c["inputs"]}
+
+    def value(name, benchmark, case):
+        (s,) = real_export.find(name, probability_benchmark=benchmark, probability_case=case)
+        return s.value
+
+    for label, (benchmark, case) in {"unsure": ("unsure", ""), "mixed::error": ("mixed", "error")}.items():
+        entry = inputs[label]
+        verdict = value("probability_case_baseline_verdict", benchmark, case)
+        upper = value("probability_case_baseline_difference_upper_ratio", benchmark, case)
+        assert verdict == {"pass": 1, "undecided": 0, "fail": -1}[entry["verdict"]]
+        assert upper == entry["ci"]["high"] and (upper < 0) == (verdict == -1)
+        assert value("probability_case_baseline_p_adjusted_ratio", benchmark, case) == entry["p_adjusted"]
+        assert value("probability_case_baseline_pass_fraction_ratio", benchmark, case) == 1.0
+    assert {s.value for s in real_export.find("probability_case_baseline_verdict")} == {0.0, -1.0}
+
+
 def test_series_per_case_as_docs_nightly_says(real_export):
     """docs/nightly.md, "Series per case": 24 for a case with one model (or
     record_cost() only) and one outcome, 26 gated, 40 with two outcomes."""

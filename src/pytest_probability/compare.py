@@ -1,0 +1,628 @@
+"""Comparisons: tonight against a baseline, and A/B arms of one parametrize axis.
+
+Pure and pytest-free: rows (and a :class:`~pytest_probability.baseline.Baseline`)
+in, :class:`Comparison` objects with verdicts out. Every output (terminal,
+JSON, metrics, verdict items) renders the same :class:`Comparisons`.
+
+Method (docs/user-guide.md, "Comparing and catching drops"):
+
+* **Per case** (or per A/B input): the difference ``p_tonight - p_baseline``;
+  Fisher's exact test (two-sided: the doubled smaller one-sided tail);
+  Newcombe's hybrid score interval.
+* **Pooled** (per benchmark, or per A/B arm), paired by case or input: the
+  mean of the per-stratum differences. With fewer than ``MIN_INPUTS`` pairs,
+  the inputs are taken as fixed: the exact conditional test over strata
+  (Birch's exact Cochran-Mantel-Haenszel test, the exact McNemar test with
+  one run per input) and a Wald interval of the mean of Agresti-Caffo adjusted
+  differences (Newcombe's with a single stratum). With more, the inputs are a
+  sample: the sign-flip test over inputs (exact up to 16 inputs, seeded Monte
+  Carlo beyond) and the interval that inverts it.
+* **Multiplicity**: each family (the session's per-case baseline comparisons;
+  its per-benchmark ones; its A/B arms; its A/B inputs) is adjusted with
+  ``--prob-adjust`` at level ``1 - confidence``. The interval is drawn at the
+  hypothesis's *local level* (twostats.adjust), so it excludes the null
+  exactly when the adjusted test rejects.
+* **Verdicts** against ``margin`` ``m``: FAIL when the adjusted exact test
+  rejects in the direction of a drop and the upper bound is below ``-m``;
+  PASS when the lower bound is above ``-m`` (with ``equivalence``: within
+  ``(-m, m)``; FAIL also when the lower bound is above ``m``); UNDECIDED
+  otherwise. Where the exact test is more cautious than the interval (the
+  interval below ``-m`` but no rejection), the displayed upper bound is
+  raised to ``-m`` so that the interval agrees with the verdict.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+from . import stats, twostats
+from .baseline import Baseline
+from .rows import Row
+
+PASSED, FAILED, UNDECIDED = "pass", "fail", "undecided"
+VERDICT_VALUES = {PASSED: 1, UNDECIDED: 0, FAILED: -1}
+BASELINE_KIND = "baseline"
+#: From this many pairs on, a pooled comparison treats its inputs (or cases) as a
+#: sample: sign-flip test over inputs and its inverted interval (0.3.0's min_inputs).
+MIN_INPUTS = 10
+
+
+@dataclass(frozen=True)
+class CompareConfig:
+    """Session settings of comparisons (options.resolve_compare)."""
+
+    baselines: tuple[str, ...] = ()
+    history: str | None = None
+    history_depth: int = 7
+    margin: float = 0.0
+    margin_given: bool = False
+    adjust: str = "holm"
+    compare_axis: str | None = None
+    plan: bool = False
+    plan_drop: float = 0.2
+    plan_power: float = 0.8
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "baselines": list(self.baselines),
+            "history": self.history,
+            "history_depth": self.history_depth,
+            "margin": self.margin,
+            "adjust": self.adjust,
+            "compare": self.compare_axis,
+        }
+
+
+# -- marker keywords ----------------------------------------------------------
+
+
+def _margin(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
+        raise ValueError(f"probability(margin=...) must be a fraction in [0, 1), e.g. 0.05, got {value!r}")
+    return float(value)
+
+
+def _flag(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"probability(equivalence=...) must be True or False, got {value!r}")
+    return value
+
+
+def _axis(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"probability(compare=...) must name a parametrize argument, got {value!r}")
+    return value.strip()
+
+
+def _variant(value: Any) -> str:
+    if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+        raise ValueError(f"probability(baseline=...) must be the baseline variant's value, got {value!r}")
+    return str(value)
+
+
+MARKER_KEYWORDS = {"margin": _margin, "equivalence": _flag, "compare": _axis, "baseline": _variant}
+
+
+def parse_margin(value: Any) -> float:
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        raise ValueError(f"the margin must be a fraction in [0, 1), e.g. 0.05, got {value!r}") from None
+    if not 0 <= number < 1 or math.isnan(number):
+        hint = f" (did you mean {number / 100:g}?)" if 1 <= number < 100 else ""
+        raise ValueError(f"the margin must be a fraction in [0, 1), e.g. 0.05, got {value!r}{hint}")
+    return number
+
+
+# -- results ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Interval:
+    method: str
+    level: float
+    low: float
+    high: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"method": self.method, "level": self.level, "low": self.low, "high": self.high}
+
+
+@dataclass
+class Pair:
+    """One case (baseline) or one input (A/B): tonight/arm against baseline."""
+
+    key: str  # case key (baseline) or input id (A/B)
+    label: str
+    x1: int
+    n1: int
+    x2: int
+    n2: int
+    cost1: float = 0.0
+    cost2: float = 0.0
+    margin: float = 0.0
+    equivalence: bool = False
+    judged: bool = True  # False: A/B without a margin (no verdict)
+    p_less: float | None = None
+    p_greater: float | None = None
+    p: float | None = None
+    p_adjusted: float | None = None
+    local_level: float | None = None
+    ci: Interval | None = None
+    verdict: str | None = None
+    note: str = ""
+
+    @property
+    def difference(self) -> float | None:
+        if not self.n1 or not self.n2:
+            return None
+        return self.x1 / self.n1 - self.x2 / self.n2
+
+
+@dataclass
+class Comparison:
+    """One benchmark against its baseline, or one A/B arm against the baseline variant."""
+
+    kind: str  # "baseline" or "compare"
+    function: str
+    axis: str | None
+    baseline: str
+    arm: str
+    pairs: list[Pair]
+    unpaired: list[str]
+    margin: float
+    equivalence: bool
+    judged: bool
+    difference: float | None = None
+    ci: Interval | None = None
+    p: float | None = None
+    p_less: float | None = None
+    p_greater: float | None = None
+    p_method: str | None = None
+    p_adjusted: float | None = None
+    local_level: float | None = None
+    adjustment: str = "holm"
+    family: int = 0
+    input_family: int = 0
+    verdict: str | None = None
+    cost_ratio: float | None = None
+    exact: bool = True
+    flip: Any = field(default=None, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "function": self.function,
+            "axis": self.axis,
+            "baseline": self.baseline,
+            "arm": self.arm,
+            "pairs": sum(1 for p in self.pairs if p.n1 and p.n2),
+            "unpaired": list(self.unpaired),
+            "difference": self.difference,
+            "ci": self.ci.to_dict() if self.ci else None,
+            "p": self.p,
+            "p_method": self.p_method,
+            "exact": self.exact if self.p is not None else None,
+            "p_adjusted": self.p_adjusted,
+            "adjustment": self.adjustment,
+            "family": self.family,
+            "margin": self.margin if self.judged else None,
+            "equivalence": self.equivalence,
+            "verdict": self.verdict,
+            "cost_ratio": self.cost_ratio,
+            "inputs": [
+                {
+                    "input": p.label,
+                    "nodeid": p.key if self.kind == BASELINE_KIND else None,
+                    "baseline": {"passes": p.x2, "total": p.n2},
+                    "arm": {"passes": p.x1, "total": p.n1},
+                    "difference": p.difference,
+                    "ci": p.ci.to_dict() if p.ci else None,
+                    "p": p.p,
+                    "p_method": "fisher" if p.p is not None else None,
+                    "p_adjusted": p.p_adjusted,
+                    "family": self.input_family,
+                    "verdict": p.verdict,
+                    "note": p.note or None,
+                }
+                for p in self.pairs
+            ],
+        }
+
+
+@dataclass
+class Comparisons:
+    """Everything the session compared."""
+
+    config: CompareConfig
+    confidence: float
+    undecided: str
+    comparisons: list[Comparison] = field(default_factory=list)
+    #: Baseline: per-case pairs by case key (what verdict items and gauges read).
+    cases: dict[str, Pair] = field(default_factory=dict)
+    new: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    baseline: Baseline | None = None
+
+    def passed(self, verdict: str | None) -> bool:
+        return verdict == PASSED or (verdict == UNDECIDED and self.undecided == PASSED)
+
+    @property
+    def failed_cases(self) -> list[str]:
+        return [key for key, pair in self.cases.items() if pair.verdict is not None and not self.passed(pair.verdict)]
+
+    def baseline_dict(self) -> dict[str, Any] | None:
+        if self.baseline is None:
+            return None
+        data = self.baseline.to_dict()
+        data.update(
+            margin=self.config.margin,
+            adjustment=self.config.adjust,
+            compared=len(self.cases),
+            new=list(self.new),
+            removed=list(self.removed),
+            changed=list(self.changed),
+            verdicts={v: sum(1 for p in self.cases.values() if p.verdict == v) for v in (PASSED, FAILED, UNDECIDED)},
+        )
+        return data
+
+
+# -- the decisions ---------------------------------------------------------------
+
+
+def _tests(pair: Pair) -> None:
+    if pair.n1 and pair.n2:
+        pair.p_less = twostats.fisher_less(pair.x1, pair.n1, pair.x2, pair.n2)
+        pair.p_greater = twostats.fisher_greater(pair.x1, pair.n1, pair.x2, pair.n2)
+        pair.p = min(1.0, 2.0 * min(pair.p_less, pair.p_greater))
+
+
+def _verdict(
+    difference: float | None,
+    low: float,
+    high: float,
+    rejected: bool,
+    drop_side: bool,
+    margin: float,
+    equivalence: bool,
+) -> tuple[str, float]:
+    """(verdict, displayed upper bound)."""
+    fail = rejected and drop_side and high < -margin
+    if not fail and high < -margin:
+        high = -margin  # the exact test did not confirm: the interval must reach the margin
+    if fail:
+        return FAILED, high
+    if equivalence:
+        if low > margin:
+            return FAILED, high
+        if low > -margin and high < margin:
+            return PASSED, high
+        return UNDECIDED, high
+    if low > -margin:
+        return PASSED, high
+    return UNDECIDED, high
+
+
+def judge_pairs(pairs: Sequence[Pair], adjustment: str, confidence: float) -> None:
+    """Adjust a family of pairs and give each its interval and verdict (in place)."""
+    alpha = 1.0 - confidence
+    tested = [p for p in pairs if p.p is not None]
+    for pair, result in zip(tested, twostats.adjust([p.p for p in tested], adjustment, alpha)):  # type: ignore[misc]
+        pair.p_adjusted = result.p_adjusted
+        pair.local_level = result.local_level
+        tail = result.local_level / 2.0
+        low, high = twostats.newcombe(pair.x1, pair.n1, pair.x2, pair.n2, tail)
+        drop_side = (pair.p_less or 1.0) <= (pair.p_greater or 1.0)
+        verdict, high = _verdict(pair.difference, low, high, result.rejected, drop_side, pair.margin, pair.equivalence)
+        pair.ci = Interval("newcombe", 1.0 - result.local_level, low, high)
+        pair.verdict = verdict if pair.judged else None
+    for pair in pairs:
+        if pair.p is None and pair.judged:
+            pair.verdict = UNDECIDED
+            pair.note = pair.note or "no counted runs on one side"
+
+
+def _pooled_tests(comparison: Comparison) -> None:
+    strata = [twostats.Stratum(p.x1, p.n1, p.x2, p.n2) for p in comparison.pairs if p.n1 and p.n2]
+    if not strata:
+        return
+    comparison.difference = twostats.mean(s.x1 / s.n1 - s.x2 / s.n2 for s in strata)
+    if len(strata) >= MIN_INPUTS:
+        flip = twostats.sign_flip([(s.x1 * s.n2 - s.x2 * s.n1, s.n1 * s.n2) for s in strata])
+        comparison.p_less, comparison.p_greater = flip.p_less, flip.p_greater
+        comparison.p_method = "sign-flip"
+        comparison.exact = flip.exact
+        comparison.flip = flip
+    elif len(strata) == 1:
+        s = strata[0]
+        comparison.p_less = twostats.fisher_less(*s)
+        comparison.p_greater = twostats.fisher_greater(*s)
+        comparison.p_method = "fisher"
+    else:
+        comparison.p_less = twostats.stratified_less(strata)
+        comparison.p_greater = twostats.stratified_greater(strata)
+        comparison.p_method = "stratified-exact"
+    comparison.p = min(1.0, 2.0 * min(comparison.p_less, comparison.p_greater))
+    costs1 = [(p.cost1, p.n1) for p in comparison.pairs if p.n1 and p.n2]
+    costs2 = [(p.cost2, p.n2) for p in comparison.pairs if p.n1 and p.n2]
+    per_run1 = sum(c for c, _ in costs1) / sum(n for _, n in costs1)
+    per_run2 = sum(c for c, _ in costs2) / sum(n for _, n in costs2)
+    comparison.cost_ratio = per_run1 / per_run2 if per_run1 > 0 and per_run2 > 0 else None
+
+
+def pooled_interval(strata: Sequence[twostats.Stratum], tail: float) -> tuple[float, float, str]:
+    """Interval of the mean difference over strata at one-sided error ``tail`` per bound."""
+    if len(strata) == 1:
+        s = strata[0]
+        low, high = twostats.newcombe(s.x1, s.n1, s.x2, s.n2, tail)
+        return low, high, "newcombe"
+    k = len(strata)
+    centre = 0.0
+    variance = 0.0
+    for s in strata:
+        q1 = (s.x1 + 1) / (s.n1 + 2)
+        q2 = (s.x2 + 1) / (s.n2 + 2)
+        centre += q1 - q2
+        variance += q1 * (1 - q1) / (s.n1 + 2) + q2 * (1 - q2) / (s.n2 + 2)
+    centre /= k
+    half = -stats.normal_ppf(tail) * math.sqrt(variance) / k
+    return max(-1.0, centre - half), min(1.0, centre + half), "agresti-caffo-mean"
+
+
+def judge_pooled(comparisons: Sequence[Comparison], adjustment: str, confidence: float) -> None:
+    alpha = 1.0 - confidence
+    tested = [c for c in comparisons if c.p is not None]
+    for comparison, result in zip(tested, twostats.adjust([c.p for c in tested], adjustment, alpha)):  # type: ignore[misc]
+        comparison.p_adjusted = result.p_adjusted
+        comparison.local_level = result.local_level
+        comparison.family = len(tested)
+        strata = [twostats.Stratum(p.x1, p.n1, p.x2, p.n2) for p in comparison.pairs if p.n1 and p.n2]
+        if comparison.flip is not None:
+            low, high = comparison.flip.interval(result.local_level / 2.0)
+            low, high, method = max(-1.0, low), min(1.0, high), "sign-flip"
+        else:
+            low, high, method = pooled_interval(strata, result.local_level / 2.0)
+        drop_side = (comparison.p_less or 1.0) <= (comparison.p_greater or 1.0)
+        verdict, high = _verdict(comparison.difference, low, high, result.rejected, drop_side, comparison.margin, comparison.equivalence)
+        comparison.ci = Interval(method, 1.0 - result.local_level, low, high)
+        comparison.verdict = verdict if comparison.judged else None
+    for comparison in comparisons:
+        comparison.family = len(tested)
+        if comparison.p is None and comparison.judged:
+            comparison.verdict = UNDECIDED
+
+
+# -- building the comparisons from rows ---------------------------------------------
+
+
+def _marks(row: Row) -> dict[str, Any]:
+    return dict(row.case.marks)
+
+
+def _params(row: Row) -> dict[str, str]:
+    return {k: v for k, v in row.case.params}
+
+
+def baseline_pairs(rows: Iterable[Row], baseline: Baseline, config: CompareConfig) -> tuple[list[tuple[Row, Pair]], list[str], list[str], list[str]]:
+    """Match tonight's rows with the baseline: (compared, new, removed, changed)."""
+    compared: list[tuple[Row, Pair]] = []
+    new: list[str] = []
+    changed: list[str] = []
+    matched: set[int] = set()
+    for row in rows:
+        case = baseline.find(row.case.key, row.label)
+        if case is None:
+            new.append(row.label)
+            continue
+        matched.add(id(case))
+        if case.params is not None and case.params != _params(row):
+            changed.append(row.label)
+            continue
+        marks = _marks(row)
+        pair = Pair(
+            key=row.case.key,
+            label=row.label,
+            x1=row.counts.passes,
+            n1=row.counts.total,
+            x2=case.passes,
+            n2=case.total,
+            cost1=row.cost,
+            cost2=case.cost,
+            margin=marks.get("margin", config.margin),
+            equivalence=marks.get("equivalence", False),
+        )
+        if not pair.n2:
+            pair.note = "no counted runs in the baseline"
+        elif not pair.n1:
+            pair.note = "no counted runs tonight"
+        compared.append((row, pair))
+    removed = [case.label for case in baseline.cases if id(case) not in matched]
+    return compared, new, sorted(removed), changed
+
+
+def is_baselined(baseline: Baseline | None, key: str, label: str, params: Mapping[str, str]) -> bool:
+    """At collection: whether this case will be compared with the baseline."""
+    if baseline is None:
+        return False
+    case = baseline.find(key, label)
+    return case is not None and (case.params is None or case.params == dict(params))
+
+
+def compare_baseline(result: Comparisons, rows: Sequence[Row], baseline: Baseline) -> None:
+    config = result.config
+    compared, result.new, result.removed, result.changed = baseline_pairs(rows, baseline, config)
+    result.baseline = baseline
+    for _, pair in compared:
+        _tests(pair)
+    pairs = [pair for _, pair in compared]
+    judge_pairs(pairs, config.adjust, result.confidence)
+    result.cases = {pair.key: pair for pair in pairs}
+    benchmarks: dict[str, list[tuple[Row, Pair]]] = {}
+    for row, pair in compared:
+        benchmarks.setdefault(row.case.benchmark, []).append((row, pair))
+    pooled = []
+    for name, members in benchmarks.items():
+        margins = {pair.margin for _, pair in members}
+        comparison = Comparison(
+            kind=BASELINE_KIND,
+            function=name,
+            axis=None,
+            baseline="baseline",
+            arm="current",
+            pairs=[pair for _, pair in members],
+            unpaired=[],
+            margin=min(margins),
+            equivalence=all(pair.equivalence for _, pair in members),
+            judged=True,
+            adjustment=config.adjust,
+            input_family=len(pairs),
+        )
+        _pooled_tests(comparison)
+        pooled.append(comparison)
+    judge_pooled(pooled, config.adjust, result.confidence)
+    result.comparisons.extend(pooled)
+
+
+def _axis_of(row: Row, config: CompareConfig) -> str | None:
+    marks = _marks(row)
+    axis = marks.get("compare")
+    if axis is None and config.compare_axis is not None and config.compare_axis in _params(row):
+        axis = config.compare_axis
+    return axis
+
+
+def compare_arms(result: Comparisons, rows: Sequence[Row]) -> None:
+    """A/B: each value of a benchmark's compare axis against its baseline variant."""
+    config = result.config
+    groups: dict[tuple[str, str], list[Row]] = {}
+    for row in rows:
+        axis = _axis_of(row, config)
+        if axis is None or axis not in _params(row):
+            continue
+        groups.setdefault((row.case.benchmark, axis), []).append(row)
+    arms: list[Comparison] = []
+    all_inputs: list[Pair] = []
+    for (function, axis), members in groups.items():
+        members.sort(key=lambda r: r.case.order)
+        variants: list[str] = []
+        for row in members:
+            value = _params(row)[axis]
+            if value not in variants:
+                variants.append(value)
+        wanted = next((_marks(r).get("baseline") for r in members if "baseline" in _marks(r)), None)
+        base_value = wanted if wanted is not None else variants[0]
+        by_input: dict[str, dict[str, Row]] = {}
+        for row in members:
+            params = _params(row)
+            key = "-".join(v for k, v in params.items() if k != axis) or "(no other parameters)"
+            by_input.setdefault(key, {})[params[axis]] = row
+        for arm in variants:
+            if arm == base_value:
+                continue
+            margin = None
+            equivalence = False
+            pairs: list[Pair] = []
+            unpaired: list[str] = []
+            for input_id, cells in sorted(by_input.items()):
+                if arm not in cells or base_value not in cells:
+                    if arm in cells or base_value in cells:
+                        unpaired.append(input_id)
+                    continue
+                arm_row, base_row = cells[arm], cells[base_value]
+                marks = _marks(arm_row)
+                if "margin" in marks:
+                    margin = marks["margin"]
+                equivalence = equivalence or bool(marks.get("equivalence", False))
+                pairs.append(
+                    Pair(
+                        key=input_id,
+                        label=input_id,
+                        x1=arm_row.counts.passes,
+                        n1=arm_row.counts.total,
+                        x2=base_row.counts.passes,
+                        n2=base_row.counts.total,
+                        cost1=arm_row.cost,
+                        cost2=base_row.cost,
+                    )
+                )
+            if margin is None and config.margin_given:
+                margin = config.margin
+            judged = margin is not None
+            for pair in pairs:
+                pair.margin = margin or 0.0
+                pair.equivalence = equivalence
+                pair.judged = judged
+                _tests(pair)
+            comparison = Comparison(
+                kind="compare",
+                function=function,
+                axis=axis,
+                baseline=base_value,
+                arm=arm,
+                pairs=pairs,
+                unpaired=unpaired,
+                margin=margin or 0.0,
+                equivalence=equivalence,
+                judged=judged,
+                adjustment=config.adjust,
+            )
+            _pooled_tests(comparison)
+            arms.append(comparison)
+            all_inputs.extend(pairs)
+    judge_pairs(all_inputs, config.adjust, result.confidence)
+    judge_pooled(arms, config.adjust, result.confidence)
+    tested_inputs = sum(1 for p in all_inputs if p.p is not None)
+    for comparison in arms:
+        comparison.input_family = tested_inputs
+    result.comparisons.extend(arms)
+
+
+def compare_all(rows: Sequence[Row], baseline: Baseline | None, config: CompareConfig, confidence: float, undecided: str) -> Comparisons:
+    result = Comparisons(config, confidence, undecided)
+    if baseline is not None:
+        compare_baseline(result, rows, baseline)
+    compare_arms(result, rows)
+    return result
+
+
+# -- text ----------------------------------------------------------------------
+
+
+def points(value: float | None) -> str:
+    """A difference in percentage points: ``-12.3``; ``-`` when unknown."""
+    return "-" if value is None else f"{value * 100:+.1f}"
+
+
+def interval_text(ci: Interval | None) -> str:
+    if ci is None:
+        return ""
+    return f"[{ci.low * 100:+.1f}, {ci.high * 100:+.1f}]"
+
+
+def p_text(p: float | None) -> str:
+    if p is None:
+        return "-"
+    return f"{p:.2g}" if p >= 0.001 else f"{p:.1e}"
+
+
+def case_verdict_text(result: Comparisons, key: str) -> tuple[bool, str]:
+    """(passed, one line) for the verdict item of a baselined case."""
+    pair = result.cases.get(key)
+    if pair is None:
+        return False, "UNDECIDED: no run of this case reported"
+    verdict = pair.verdict or UNDECIDED
+    reports = len(result.baseline.paths) if result.baseline else 0
+    what = f"{pair.x1}/{pair.n1} vs baseline {pair.x2}/{pair.n2} ({reports} report{'s' if reports != 1 else ''})"
+    if pair.ci is None:
+        return result.passed(verdict), f"{verdict.upper()}: {what}: {pair.note or 'not compared'}"
+    family = sum(1 for p in result.cases.values() if p.p is not None)
+    rule = f"within ±{pair.margin * 100:g} points" if pair.equivalence else f"margin {pair.margin * 100:g} points"
+    text = (
+        f"{verdict.upper()}: {what}: difference {points(pair.difference)} points, "
+        f"{pair.ci.level * 100:.4g}% interval {interval_text(pair.ci)}, p {p_text(pair.p)}, "
+        f"adjusted p {p_text(pair.p_adjusted)} ({result.config.adjust} over {family}), {rule}"
+    )
+    return result.passed(verdict), text
