@@ -1,40 +1,27 @@
-"""Cost of OpenTelemetry export: the same session with export off and on.
+"""Cost of OpenTelemetry export: the same session with export off and on, side by side.
 
-For each N (default 1,000 and 10,000) one trivial ``bench_*`` function runs
-``--prob-runs=N`` times, in fresh processes, in these variants:
+Workloads (issue 9), each in fresh processes, every variant once per
+repetition in a rotating order, medians reported:
 
-- ``off``:  ``--prob-otel=off`` (the baseline);
-- ``http``: export on to a local OTLP receiver over HTTP/protobuf
-  (``--prob-otel-endpoint=http://127.0.0.1:PORT --prob-otel-protocol=http/protobuf``);
-- ``file``: export on with ``--prob-otel-file=otlp.jsonl`` only (no network);
-- ``grpc``: with ``--grpc``, the same receiver over OTLP/gRPC.
+- ``sleep``: ``def bench_sleep(): time.sleep(0.01)`` (a fast mocked model
+  call) with ``--prob-runs=2000``; goal on/off <= 1.03 in wall time;
+- ``trivial``: ``def bench_trivial(): pass`` with ``--prob-runs=N`` (3,000 and
+  10,000); goal on/off <= 1.60 in wall time, and <= the ratio of
+  pytest-opentelemetry on N plain tests; peak RSS on/off <= 1.15 at 10,000;
+- ``pytest-opentelemetry``: N plain parametrized tests with that plugin off
+  and on, exporting to the same receiver (its own, SDK-based export).
 
-The receiver is the test suite's real one (``tests/otlp_receiver.py``,
-imported by path), started in this process on 127.0.0.1 and cleared before
-each session. After every exporting session the script checks that exactly
-N + 1 spans arrived (N run spans and the session span), in the receiver or in
-the file, that metrics arrived too, that nothing was spilled and that the
-session printed no export failure; it stops otherwise, since a benchmark that
-silently exported nothing would measure nothing.
+"on" exports to a real OTLP/gRPC receiver (``tests/otlp_receiver.py``) on
+127.0.0.1 in this process. After every exporting session the script checks
+that the spans arrived (N + 1 for the plugin) and that no export failed.
 
-Sessions, timings and environment are those of ``overhead.py`` (shared in
-``_measure.py``): wall and CPU time of the whole child process, in-session
-time from a conftest (its ``finish`` phase, from the end of the run loop to
-the end of ``pytest_sessionfinish``, holds the final flush of spans and the
-metrics export), peak RSS of the child from ``os.wait4()``. One untimed
-warm-up per variant, then the repetitions rotate the order (off http file,
-http file off, ...). The receiver runs in this process, so the child's CPU
-time and RSS do not include it; the wall time does include waiting for its
-answers (a real local Collector also takes some CPU on the same machine).
+pytest-opentelemetry is a benchmark-only dependency: install it in a
+separate environment, never in the test one (it is a pytest plugin and would
+load in every test session)::
 
-Usage::
-
-    .venv/bin/python benchmarks/otel_overhead.py                # N = 1000 10000, 5 repetitions
-    .venv/bin/python benchmarks/otel_overhead.py -n 10000 -r 9 --grpc
-    .venv/bin/python benchmarks/otel_overhead.py --json > otel.json
-
-Goal (issue 2): export on / off <= 1.15 in wall time at 10,000 runs. It
-asserts nothing about the ratios: it measures.
+    python3 -m venv .venv-bench && .venv-bench/bin/pip install -e . pytest-opentelemetry grpcio
+    .venv-bench/bin/python benchmarks/otel_overhead.py -r 3
+    .venv-bench/bin/python benchmarks/otel_overhead.py -r 5 --sizes 10000 --json > otel.json
 """
 
 from __future__ import annotations
@@ -42,271 +29,96 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import statistics
 import sys
 import tempfile
-from dataclasses import asdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _measure import (  # noqa: E402 - shared helpers next to this script
-    add_session_arguments,
-    parse_session_arguments,
-    BENCH_FILE,
-    METRICS,
-    VariantResult,
-    describe_machine,
-    loadavg,
-    machine,
-    order,
-    run_session_output,
-    warn_if_busy,
-    write_folder,
-)
+from _measure import BENCH_FILE, describe_machine, loadavg, machine, run_session_output, write_folder  # noqa: E402
 
 RECEIVER_PATH = HERE.parent / "tests" / "otlp_receiver.py"
-OTLP_FILE = "otlp.jsonl"
-SPILL_FILE = "spill.jsonl"
-BASELINE = "off"
-GOAL_WALL_RATIO = 1.15
+SLEEP_FILE = "import time\n\n\ndef bench_sleep():\n    time.sleep(0.01)\n"
+PLAIN_FILE = "import pytest\n\n\n@pytest.mark.parametrize('i', range({n}))\ndef test_plain(i):\n    pass\n"
+PYTEST_OTEL_PLUGIN = "pytest_opentelemetry.plugin"
 
 
-def load_receiver_module():
-    """``tests/otlp_receiver.py`` by path (``tests`` is not a package on sys.path)."""
+def load_receiver():
     spec = importlib.util.spec_from_file_location("prob_bench_otlp_receiver", RECEIVER_PATH)
-    if spec is None or spec.loader is None:
-        raise SystemExit(f"cannot load {RECEIVER_PATH}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look the module up while it executes
-    spec.loader.exec_module(module)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules[spec.name] = module  # type: ignore[union-attr]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
     return module
 
 
-def count_file(path: Path) -> tuple[int, int]:
-    """(spans, metric data points) in an OTLP JSON-lines file."""
-    spans = points = 0
-    if not path.exists():
-        return 0, 0
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            request = json.loads(line)
-            for rs in request.get("resourceSpans", ()):
-                for ss in rs.get("scopeSpans", ()):
-                    spans += len(ss.get("spans", ()))
-            for rm in request.get("resourceMetrics", ()):
-                for sm in rm.get("scopeMetrics", ()):
-                    for metric in sm.get("metrics", ()):
-                        for kind in ("sum", "gauge", "histogram", "exponentialHistogram", "summary"):
-                            if kind in metric:
-                                points += len(metric[kind].get("dataPoints", ()))
-    return spans, points
-
-
-def count_points(receiver) -> int:
-    return sum(
-        len(getattr(metric, metric.WhichOneof("data")).data_points)
-        for request in receiver.metrics_requests
-        for rm in request.resource_metrics
-        for sm in rm.scope_metrics
-        for metric in sm.metrics
-        if metric.WhichOneof("data")
-    )
-
-
-class Setup:
-    """One variant at one N: its folder, arguments and the check of what it exported."""
-
-    def __init__(self, root: Path, variant: str, n: int, receivers: dict) -> None:
-        self.variant, self.n = variant, n
-        self.folder = write_folder(root / f"{variant}-{n}", {"bench_overhead.py": BENCH_FILE})
-        self.receiver = receivers.get(variant)
-        args = [f"--prob-runs={n}", f"--prob-otel-spill={SPILL_FILE}"]
-        if variant == "off":
-            args.append("--prob-otel=off")
-        elif variant == "file":
-            args.append(f"--prob-otel-file={OTLP_FILE}")
-        else:
-            protocol = "grpc" if variant == "grpc" else "http/protobuf"
-            args += [f"--prob-otel-endpoint={self.receiver.endpoint}", f"--prob-otel-protocol={protocol}"]
-        self.args = args + ["bench_overhead.py"]
-        self.checks: list[dict] = []
-
-    def before(self) -> None:
-        for name in (OTLP_FILE, SPILL_FILE):
-            (self.folder / name).unlink(missing_ok=True)
-        if self.receiver is not None:
-            self.receiver.clear()
-
-    def check(self, output: str) -> dict:
-        """What this session exported; stops the benchmark when it is not N + 1 spans."""
-        expected = self.n + 1
-        if self.variant == "off":
-            spans, points = count_file(self.folder / OTLP_FILE)
-            ok = spans == 0 and not (self.folder / SPILL_FILE).exists()
-        elif self.variant == "file":
-            spans, points = count_file(self.folder / OTLP_FILE)
-            ok = spans == expected and points > 0
-        else:
-            # The session has ended and waited for every answer: nothing is still in flight.
-            spans, points = len(self.receiver.spans()), count_points(self.receiver)
-            ok = spans == expected and points > 0
-        spilled = (self.folder / SPILL_FILE).exists()
-        failure = next((line for line in output.splitlines() if line.startswith("OpenTelemetry:")), "")
-        result = {"spans": spans, "expected_spans": expected if self.variant != "off" else 0,
-                  "metric_points": points, "spilled": spilled, "failure": failure}
-        self.checks.append(result)
-        if not ok or spilled or failure:
-            raise SystemExit(f"{self.variant} N={self.n}: export check failed: {result}\n{output[-2000:]}")
-        return result
-
-
-def measure(ns: list[int], variants: tuple[str, ...], repetitions: int, warmup: int, *, python: str,
-            autoload: bool, progress: bool) -> tuple[list[VariantResult], dict[tuple[str, int], list[dict]]]:
-    receiver_module = load_receiver_module()
-    receivers = {}
-    for variant in variants:
-        if variant in ("http", "grpc"):
-            receivers[variant] = receiver_module.OtlpReceiver(variant).start()
-    results: list[VariantResult] = []
-    checks: dict[tuple[str, int], list[dict]] = {}
-    try:
-        with tempfile.TemporaryDirectory(prefix="prob-otel-overhead-") as temp:
-            root = Path(temp)
-            for n in ns:
-                setups = {variant: Setup(root, variant, n, receivers) for variant in variants}
-                by_variant = {variant: VariantResult(variant, n) for variant in variants}
-
-                def one(variant: str, timed: bool, label: str) -> None:
-                    setup = setups[variant]
-                    setup.before()
-                    sample, output = run_session_output(setup.folder, setup.args, python=python,
-                                                        autoload=autoload, expected_items=n)
-                    check = setup.check(output)
-                    if timed:
-                        by_variant[variant].samples.append(sample)
-                    if progress:
-                        print(
-                            f"  N={n:,} {label:7} {variant:4} wall {sample.wall:.3f}s cpu {sample.cpu:.3f}s "
-                            f"session {sample.session:.3f}s rss {sample.maxrss_kib / 1024:.1f} MiB  "
-                            f"spans received {check['spans']}/{check['expected_spans']}, "
-                            f"metric points {check['metric_points']}",
-                            file=sys.stderr,
-                        )
-
-                for variant in variants:
-                    for _ in range(warmup):
-                        one(variant, False, "warm-up")
-                for repetition in range(repetitions):
-                    for variant in order(variants, repetition):
-                        one(variant, True, f"#{repetition + 1}")
-                results.extend(by_variant.values())
-                for variant in variants:
-                    checks[(variant, n)] = setups[variant].checks
-    finally:
-        for receiver in receivers.values():
-            receiver.stop()
-    return results, checks
-
-
-#: Text columns: (metric, header, width, format of a value).
-COLUMNS = (
-    ("wall", "wall s", 9, "{:.3f}"),
-    ("cpu", "cpu s", 8, "{:.3f}"),
-    ("session", "session s", 11, "{:.3f}"),
-    ("session_cpu", "sess cpu s", 12, "{:.3f}"),
-    ("run", "run s", 8, "{:.3f}"),
-    ("finish", "finish s", 10, "{:.3f}"),
-    ("maxrss_kib", "peak RSS MiB", 14, None),
-)
-
-
-def ratios(results: list[VariantResult]) -> dict[int, dict[str, dict[str, float]]]:
-    """N -> variant -> metric -> variant median / off median."""
-    out: dict[int, dict[str, dict[str, float]]] = {}
-    for n in sorted({r.n for r in results}):
-        base = next(r for r in results if r.n == n and r.variant == BASELINE)
-        out[n] = {}
-        for r in results:
-            if r.n == n and r.variant != BASELINE:
-                out[n][r.variant] = {name: r.median(name) / base.median(name) for name in METRICS if base.median(name)}
+def sessions(sizes: list[int], endpoint: str) -> list[tuple[str, str, int, dict, list[str], dict]]:
+    """(workload, variant, runs, files, args, env) of every session to time."""
+    grpc = {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}
+    ours_on = [f"--prob-otel-endpoint={endpoint}", "--prob-otel-protocol=grpc"]
+    out = []
+    for variant, args, env in (("off", ["--prob-otel=off"], {}), ("on", ours_on, {})):
+        out.append(("sleep", variant, 2000, {"bench_sleep.py": SLEEP_FILE}, ["--prob-runs=2000", *args], env))
+    for n in sizes:
+        for variant, args, env in (("off", ["--prob-otel=off"], {}), ("on", ours_on, {})):
+            out.append(("trivial", variant, n, {"bench_trivial.py": BENCH_FILE}, [f"--prob-runs={n}", *args], env))
+        plain = {"test_plain.py": PLAIN_FILE.format(n=n)}
+        out.append(("pytest-opentelemetry", "off", n, plain, ["--prob-otel=off"], {}))
+        out.append(("pytest-opentelemetry", "on", n, plain, ["--prob-otel=off", "-p", PYTEST_OTEL_PLUGIN, "--export-traces"], grpc))
     return out
 
 
-def report_text(results: list[VariantResult], checks: dict, repetitions: int, info: dict) -> str:
-    lines = [f"median of {repetitions} sessions per variant and N (fresh process each)",
-             f"machine: {describe_machine(info)}", ""]
-    header = f"{'N':>7}  {'variant':12}" + "".join(f"{title:>{width}}" for _, title, width, _ in COLUMNS)
-    lines.append(header)
-    lines.append("-" * len(header))
-    for n, by_variant in ratios(results).items():
-        for v in (x for x in results if x.n == n):
-            cells = []
-            for name, _, width, form in COLUMNS:
-                value = v.median(name)
-                cells.append(f"{value / 1024:>{width}.1f}" if form is None else f"{form.format(value):>{width}}")
-            lines.append(f"{n:>7,}  {v.variant:12}" + "".join(cells))
-        for variant, r in by_variant.items():
-            lines.append(f"{n:>7,}  {variant + '/off':12}"
-                         + "".join(f"{r.get(name, float('nan')):>{width}.3f}" for name, _, width, _ in COLUMNS))
-        lines.append("")
-    lines.append("spans received per exporting session (expected N + 1: N run spans and the session span):")
-    for (variant, n), results_ in checks.items():
-        if variant == BASELINE:
-            continue
-        counts = sorted({c["spans"] for c in results_})
-        points = sorted({c["metric_points"] for c in results_})
-        lines.append(f"  {variant:4} N={n:,}: {len(results_)} sessions (warm-up included), spans "
-                     f"{'/'.join(map(str, counts))} of {n + 1}, metric points {'/'.join(map(str, points))}, "
-                     "no spill, no failure")
-    lines.append("")
-    lines.append(f"ratio = variant / off; goal at 10,000 runs: wall <= {GOAL_WALL_RATIO} with export on")
-    lines.append("wall/cpu: whole process (receiver not included in cpu); "
-                 "finish: end of run loop to end of pytest_sessionfinish (final flush, metrics)")
-    return "\n".join(lines)
-
-
-def report_json(results: list[VariantResult], checks: dict, args: argparse.Namespace, info: dict) -> dict:
-    return {
-        "benchmark": "otel_overhead",
-        "python": info["python"],
-        "platform": info["platform"],
-        "machine": info,
-        "repetitions": args.repetitions,
-        "warmup": args.warmup,
-        "autoload": args.autoload,
-        "goal": {"wall_ratio": GOAL_WALL_RATIO, "at_n": 10000},
-        "results": [
-            {
-                "n": r.n,
-                "variant": r.variant,
-                "median": {name: r.median(name) for name in METRICS},
-                "samples": [asdict(s) for s in r.samples],
-                "exported": checks.get((r.variant, r.n), []),
-            }
-            for r in results
-        ],
-        "ratios": {str(n): values for n, values in ratios(results).items()},
-    }
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_session_arguments(parser, "runs per session")
-    parser.add_argument("--grpc", action="store_true", help="also export over OTLP/gRPC to a gRPC receiver")
-    parser.add_argument("--no-file", action="store_true", help="skip the --prob-otel-file variant")
-    args = parse_session_arguments(parser, argv)
-    variants = ("off", "http") + (() if args.no_file else ("file",)) + (("grpc",) if args.grpc else ())
-    info = machine(args.python, ("pytest", "opentelemetry-sdk", "opentelemetry-exporter-otlp-proto-http", "grpcio"))
-    warn_if_busy(info)
-    results, checks = measure(args.runs, variants, args.repetitions, args.warmup, python=args.python,
-                              autoload=args.autoload, progress=not args.quiet)
-    info["loadavg_end"] = loadavg()
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-r", "--repetitions", type=int, default=3)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[3000, 10000])
+    parser.add_argument("--workloads", nargs="+", default=["sleep", "trivial", "pytest-opentelemetry"])
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    receiver_module = load_receiver()
+    samples: dict[tuple[str, str, int], list] = {}
+    load_start = loadavg()
+    with receiver_module.OtlpReceiver("grpc") as rx, tempfile.TemporaryDirectory(prefix="prob-otel-bench-") as tmp:
+        plan = [s for s in sessions(args.sizes, rx.endpoint) if s[0] in args.workloads]
+        for repetition in range(args.repetitions + 1):  # the first round is an untimed warm-up
+            shift = repetition % len(plan)
+            for workload, variant, n, files, session_args, env in plan[shift:] + plan[:shift]:
+                folder = write_folder(Path(tmp) / f"{workload}-{n}-{variant}-{repetition}", files)
+                rx.clear()
+                sample, text = run_session_output(
+                    folder, session_args, python=sys.executable, autoload=False, expected_items=n, extra_env=env
+                )
+                if variant == "on":
+                    spans = len(rx.spans())
+                    wanted = n + 1 if workload != "pytest-opentelemetry" else n
+                    if spans < wanted or "OpenTelemetry:" in text:
+                        raise SystemExit(f"{workload} {n}: {spans} spans arrived, wanted {wanted}\n{text[-2000:]}")
+                if repetition:
+                    samples.setdefault((workload, variant, n), []).append(sample)
+                print(f"  {workload:22} {variant:3} N={n:<6} wall {sample.wall:6.2f} s  rss {sample.maxrss_kib / 1024:6.1f} MiB",
+                      file=sys.stderr)
+    packages = ("pytest", "opentelemetry-sdk", "pytest-opentelemetry")
+    result: dict = {"machine": machine(sys.executable, packages), "load": [load_start, loadavg()], "repetitions": args.repetitions, "results": []}
+    for (workload, variant, n), values in samples.items():
+        if variant != "on":
+            continue
+        off = samples[(workload, "off", n)]
+        wall_on, wall_off = statistics.median(s.wall for s in values), statistics.median(s.wall for s in off)
+        rss_on, rss_off = statistics.median(s.maxrss_kib for s in values), statistics.median(s.maxrss_kib for s in off)
+        result["results"].append({
+            "workload": workload, "runs": n, "wall_off_s": round(wall_off, 3), "wall_on_s": round(wall_on, 3),
+            "wall_ratio": round(wall_on / wall_off, 3), "rss_off_mib": round(rss_off / 1024, 1),
+            "rss_on_mib": round(rss_on / 1024, 1), "rss_ratio": round(rss_on / rss_off, 3),
+        })  # fmt: skip
     if args.json:
-        print(json.dumps(report_json(results, checks, args, info), indent=2))
-    else:
-        print(report_text(results, checks, args.repetitions, info))
+        print(json.dumps(result, indent=2))
+        return 0
+    print(describe_machine(result["machine"]))
+    print(f"load average at start / end: {result['load']}")
+    print(f"{'workload':22} {'runs':>6} {'off s':>8} {'on s':>8} {'on/off':>7} {'RSS off':>8} {'RSS on':>8} {'RSS ratio':>9}")
+    for row in result["results"]:
+        print(f"{row['workload']:22} {row['runs']:>6} {row['wall_off_s']:>8.2f} {row['wall_on_s']:>8.2f} "
+              f"{row['wall_ratio']:>7.3f} {row['rss_off_mib']:>8.1f} {row['rss_on_mib']:>8.1f} {row['rss_ratio']:>9.3f}")
     return 0
 
 

@@ -253,7 +253,9 @@ def retry_call(item: pytest.Item, error: BaseException) -> None:
 
 
 def _retry_event(entry: dict[str, Any]) -> None:
-    """A span event on the run's current span, only when the OpenTelemetry API is already loaded."""
+    """A span event on the run's current span: the run span when export is on. With export off
+    the API is loaded only if the user's code loaded it, and its current span is then theirs or a
+    no-op one; nothing is imported for this."""
     trace = sys.modules.get("opentelemetry.trace")
     if trace is None:
         return

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import pytest
 
@@ -96,7 +96,7 @@ def configure(config: pytest.Config, state: Any) -> CompareSession:
         state.sections.append(lambda st: section(current()))
         state.json_sections["comparisons"] = lambda summary: [c.to_dict() for c in current().comparisons]
         state.json_sections["baseline"] = lambda summary: current().baseline_dict()
-        state.metric_series.append(lambda summary: series(current()))
+        state.metric_series.append(lambda summary: series(current(), state.cases))
     return session
 
 
@@ -199,11 +199,14 @@ def _table(comparisons: list[compare.Comparison], with_inputs: bool) -> list[Lin
 # -- metrics -----------------------------------------------------------------------
 
 
-def series(result: Comparisons) -> list[Any]:
-    """Gauges per baselined case: baseline fraction, difference and its bounds, adjusted p, verdict."""
+def series(result: Comparisons, cases: Mapping[str, Any]) -> list[Any]:
+    """Gauges per baselined case: baseline fraction, difference and its bounds, adjusted p, verdict.
+
+    ``cases`` maps case keys to tonight's CaseRefs, which name each series as every per-case
+    series is named (``otel.metrics.case_attributes``)."""
     if not result.cases:
         return []
-    from .otel.metrics import Series
+    from .otel.metrics import Series, case_attributes
 
     fraction = Series("probability.case.baseline.pass_fraction", "gauge", "1", "The case's pass fraction in the baseline reports, pooled")
     difference = Series("probability.case.baseline.difference", "gauge", "1", "Tonight's pass fraction minus the baseline's")
@@ -211,14 +214,8 @@ def series(result: Comparisons) -> list[Any]:
     upper = Series("probability.case.baseline.difference.upper", "gauge", "1", "Upper bound of the difference's interval (at the adjusted level)")
     p_adjusted = Series("probability.case.baseline.p_adjusted", "gauge", "1", "Adjusted p-value of the comparison with the baseline")
     verdict = Series("probability.case.baseline.verdict", "gauge", "", "Baseline verdict: 1 pass, 0 undecided, -1 fail (a drop)")
-    cases = {}
-    for c in result.comparisons:
-        if c.kind == BASELINE_KIND:
-            for p in c.pairs:
-                cases[p.key] = c.function
     for key, pair in result.cases.items():
-        case_id = pair.label.split("::", 1)[1] if "::" in pair.label else ""
-        attributes = {"probability.benchmark": cases.get(key, pair.label.split("::", 1)[0]), "probability.case": case_id}
+        attributes = case_attributes(cases[key])
         if pair.n2:
             fraction.points.append((attributes, pair.x2 / pair.n2))
         if pair.difference is not None:

@@ -109,7 +109,7 @@ def lines(state: Any) -> list[Line]:
 
 def series(state: Any) -> list[Any]:
     """Runs not executed per case and cause; which budget stopped the session."""
-    from .otel.metrics import Series
+    from .otel.metrics import Series, case_attributes
 
     summary = state.summary()
     result = []
@@ -117,8 +117,7 @@ def series(state: Any) -> list[Any]:
                      "Runs not executed, by case and cause (decided: stopped early; budget: a session budget)")
     for row in summary.rows:
         for cause, count in _causes(row).items():
-            not_run.points.append(({"probability.benchmark": row.case.benchmark, "probability.case": row.case.case,
-                                    "probability.stop.cause": cause}, count))
+            not_run.points.append(({**case_attributes(row.case), "probability.stop.cause": cause}, count))
     if not_run.points or state.stats.stop is not None:
         result.append(not_run)
     budget = state.gates.budget if state.gates is not None else None

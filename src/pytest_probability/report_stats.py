@@ -123,7 +123,7 @@ def json_row(analysis: Analysis, row: Row) -> dict[str, Any]:
 
 def gate_series(analysis: Analysis) -> list[Any]:
     """OpenTelemetry gauges per case: interval bounds, bar and verdict."""
-    from .otel.metrics import Series
+    from .otel.metrics import Series, case_attributes
 
     lower = Series("probability.case.interval.lower", "gauge", "1", "Lower bound of the case's pass fraction interval")
     upper = Series("probability.case.interval.upper", "gauge", "1", "Upper bound of the case's pass fraction interval")
@@ -131,7 +131,8 @@ def gate_series(analysis: Analysis) -> list[Any]:
     # Unit "" (not "1"): -1/0/1 is not a ratio, and Prometheus would append _ratio.
     verdict = Series("probability.case.gate.verdict", "gauge", "", "Gate verdict: 1 pass, 0 undecided, -1 fail")
     for result in analysis.rows:
-        attributes = {"probability.benchmark": result.row.case.benchmark, "probability.case": result.row.case.case}
+        case = result.row.case
+        attributes = case_attributes(case)
         # A gated case's bounds are its gate's (own confidence/method), so that an alert
         # on "upper bound below bar" agrees with the verdict.
         interval = result.gate.interval if result.gate is not None and result.gate.interval else result.interval

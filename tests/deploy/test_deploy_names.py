@@ -101,7 +101,7 @@ def test_the_export_covers_every_enumerated_value(real_export):
     exported = _exported_values(real_export)
     assert exported["probability_outcome"] == set(OUTCOMES)
     assert exported["probability_status"] == set(STATUSES) - {"skip"}  # all-skipped cases have no fraction
-    assert exported["gen_ai_token_type"] == {"input", "output", "cached"}
+    assert exported["gen_ai_token_type"] == {"input", "output"}  # the semantic conventions define no other
     assert {s.value for s in real_export.find("probability_case_gate_verdict")} == {1.0, 0.0, -1.0}
 
 
@@ -175,6 +175,9 @@ def test_baseline_gauges_agree_with_the_verdict(real_export, nightly_session):
         assert value("probability_case_baseline_p_adjusted_ratio", benchmark, case) == entry["p_adjusted"]
         assert value("probability_case_baseline_pass_fraction_ratio", benchmark, case) == 1.0
     assert {s.value for s in real_export.find("probability_case_baseline_verdict")} == {0.0, -1.0}
+    # Named like every per-case series, so two files' bench_x::c1 never share one.
+    names = {s.labels["test_case_name"] for s in real_export.find("probability_case_baseline_verdict")}
+    assert names >= {"bench_nightly.py::unsure", "bench_nightly.py::mixed::error"}
 
 
 def test_series_per_case_as_docs_nightly_says(real_export):

@@ -1,15 +1,20 @@
 """Row aggregates as OpenTelemetry metrics, emitted once per session.
 
 Only the aggregating process calls :func:`collect`, once, at session end.
-The rows are already aggregated, so the metric data points are built
-directly, as plain tuples that :meth:`pytest_probability.otel.encode.TraceEncoder.metrics_protobuf`
-and ``metrics_json_line`` encode: going through SDK instruments would
-re-aggregate every value one measurement at a time (about 1.5 s per 10,000
-cases here, for nothing), and importing the SDK's metrics at session end cost
-50-80 ms and a full garbage collection of a large session's heap.
-Every point is cumulative, starting at the session's start; a nightly
-session writes one sample per series. No run index, trace id or message is
-ever an attribute. See docs/observability.md for the Prometheus names.
+The rows are already aggregated, so the data points are built directly as the
+SDK's own metric data (``opentelemetry.sdk.metrics.export``: ``Sum``,
+``Gauge``, ``Histogram`` and their points, with ``Exemplar``) and encoded by
+the SDK's OTLP encoder (``encode_metrics``). Recording each run into SDK
+instruments would re-aggregate what the rows already hold, one measurement
+at a time. The temporality follows
+``OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE`` as the SDK's OTLP
+exporters read it (cumulative by default); each point starts at the session's
+start, so a nightly session writes one sample per series.
+
+Failed and errored runs are exemplars (their trace and span ids) on the runs
+counter and the duration histogram: a dashboard links the point to the trace.
+No run index, trace id or message is ever an attribute. See
+docs/observability.md for the Prometheus names.
 """
 
 from __future__ import annotations
@@ -19,12 +24,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
+from ..model import ERROR, FAIL, RunRecord
 from ..rows import Summary
-from .encode import metric_points
 
 DURATION_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0)
 #: Data points per OTLP request: keeps a request of 10,000 cases under gRPC's 4 MiB default.
 POINTS_PER_REQUEST = 2000
+#: Exemplars per data point: the latest failed or errored runs.
+EXEMPLARS = 8
+SCOPE = "pytest_probability"
 
 #: Instrument name -> (kind, unit, description); the stable contract.
 INSTRUMENTS = {
@@ -33,20 +41,25 @@ INSTRUMENTS = {
     "probability.session.pass_fraction": ("gauge", "1", "Passes over counted runs of the session"),
     "probability.session.runs": ("counter", "{run}", "Runs of the session, skipped ones included; emitted by every session (a heartbeat)"),
     "probability.cost": ("counter", "{USD}", "Spend recorded by runs, by case and model"),
-    "probability.tokens": ("counter", "{token}", "Tokens recorded by runs, by benchmark, model and token type"),
+    "probability.tokens": ("counter", "{token}", "Tokens recorded by runs, by benchmark, model and token type (input, output)"),
+    "probability.tokens.cache_read": ("counter", "{token}", "Input tokens read from the provider's prompt cache (part of the input tokens)"),
     "probability.run.duration": ("histogram", "s", "Duration of the call phase of runs"),
 }
 
 
 @dataclass
 class Series:
-    """One instrument's points: (attributes, value), or (attributes, durations) for a histogram."""
+    """One instrument's points: (attributes, value), or (attributes, durations) for a histogram.
+
+    ``exemplars``: per point index, the records whose span ids become its exemplars.
+    """
 
     name: str
     kind: str  # counter, gauge or histogram
     unit: str
     description: str
     points: list[tuple[dict[str, Any], Any]] = field(default_factory=list)
+    exemplars: dict[int, list[RunRecord]] = field(default_factory=dict)
 
 
 #: Extra series other concerns add: summary -> series (e.g. gate gauges).
@@ -58,6 +71,17 @@ def series(name: str) -> Series:
     return Series(name, kind, unit, description)
 
 
+def case_name(case: Any) -> str:
+    """``test.case.name``: the benchmark file's path (as in the node id) and the row label."""
+    return f"{case.key.split('::', 1)[0]}::{case.label}"
+
+
+def case_attributes(case: Any) -> dict[str, str]:
+    """The attributes that name a case on every per-case series (anything with a CaseRef's
+    ``key``, ``label``, ``benchmark`` and ``case``)."""
+    return {"test.case.name": case_name(case), "probability.benchmark": case.benchmark, "probability.case": case.case}
+
+
 def row_series(summary: Summary) -> list[Series]:
     runs = series("probability.runs")
     case_fraction = series("probability.case.pass_fraction")
@@ -65,65 +89,60 @@ def row_series(summary: Summary) -> list[Series]:
     session_runs = series("probability.session.runs")
     cost = series("probability.cost")
     tokens = series("probability.tokens")
+    cache_read = series("probability.tokens.cache_read")
     duration = series("probability.run.duration")
     token_totals: dict[tuple[str, str, str], int] = {}
     for row in summary.rows:
-        case = {"probability.benchmark": row.case.benchmark, "probability.case": row.case.case}
+        case = case_attributes(row.case)
         counts = row.counts
+        failed: dict[str, list[RunRecord]] = {FAIL: [], ERROR: []}
+        by_outcome: dict[str, list[float]] = {}
+        for record in row.records:
+            if record.outcome in failed and record.span_id:
+                failed[record.outcome].append(record)
+            if record.outcome != "skip":
+                by_outcome.setdefault(record.outcome, []).append(record.duration)
         for outcome, value in (("pass", counts.passes), ("fail", counts.fails), ("error", counts.errors), ("skip", counts.skipped)):
+            if failed.get(outcome):
+                runs.exemplars[len(runs.points)] = failed[outcome][-EXEMPLARS:]
             runs.points.append(({**case, "probability.outcome": outcome}, value))
         if counts.pass_rate is not None:
             case_fraction.points.append(({**case, "probability.status": row.status}, counts.pass_rate))
-        by_outcome: dict[str, list[float]] = {}
-        for record in row.records:
-            if record.outcome != "skip":
-                by_outcome.setdefault(record.outcome, []).append(record.duration)
         for outcome, values in by_outcome.items():
+            if failed.get(outcome):
+                duration.exemplars[len(duration.points)] = failed[outcome][-EXEMPLARS:]
             duration.points.append(({**case, "probability.outcome": outcome}, values))
         for model, usage in row.usage.items():
             cost.points.append(({**case, "gen_ai.request.model": model}, usage.cost))
-            for kind, value in (("input", usage.input_tokens), ("output", usage.output_tokens), ("cached", usage.cached_input_tokens)):
-                key = (row.case.benchmark, model, kind)
-                token_totals[key] = token_totals.get(key, 0) + value
+            for kind, value in (("input", usage.input_tokens), ("output", usage.output_tokens), ("cache_read", usage.cached_input_tokens)):
+                key = (case["test.case.name"].split("::", 1)[0], row.case.benchmark, model, kind)
+                token_totals[key] = token_totals.get(key, 0) + value  # type: ignore[index]
         unattributed = sum(r.extra_cost for r in row.records)
         if unattributed or not row.usage:
             cost.points.append((case, unattributed))
-    for (benchmark, model, kind), value in token_totals.items():
-        tokens.points.append(({"probability.benchmark": benchmark, "gen_ai.request.model": model, "gen_ai.token.type": kind}, value))
+    for (path, benchmark, model, kind), value in token_totals.items():  # type: ignore[misc]
+        attributes = {"code.file.path": path, "probability.benchmark": benchmark, "gen_ai.request.model": model}
+        if kind == "cache_read":
+            cache_read.points.append((attributes, value))
+        else:
+            tokens.points.append(({**attributes, "gen_ai.token.type": kind}, value))
     if summary.counts.pass_rate is not None:
         session_fraction.points.append(({}, summary.counts.pass_rate))
     session_runs.points.append(({}, summary.counts.total + summary.counts.skipped))
-    return [runs, case_fraction, session_fraction, session_runs, cost, tokens, duration]
+    return [runs, case_fraction, session_fraction, session_runs, cost, tokens, cache_read, duration]
 
 
-def _histogram_value(values: Sequence[float]) -> tuple[int, float, list[int], tuple[float, ...], float, float]:
-    """(count, sum, bucket counts, bounds, min, max) of durations."""
-    counts = [0] * (len(DURATION_BUCKETS) + 1)
-    for value in values:
-        # Bucket i holds (bounds[i-1], bounds[i]], as the SDK's explicit-bucket aggregation.
-        counts[bisect.bisect_left(DURATION_BUCKETS, value)] += 1
-    return len(values), float(sum(values)), counts, DURATION_BUCKETS, min(values), max(values)
-
-
-def _metric(item: Series, points: Sequence[tuple[dict[str, Any], Any]]) -> tuple[str, str, str, str, list[Any]]:
-    """The encoder's metric tuple: (name, description, unit, kind, points)."""
-    if item.kind == "histogram":
-        encoded = [(attributes, _histogram_value(values)) for attributes, values in points]
-    else:
-        encoded = list(points)
-    return (item.name, item.description, item.unit, item.kind, encoded)
-
-
-def _chunks(items: Sequence[Series], size: int) -> Iterator[list[tuple[Series, Sequence[Any]]]]:
-    chunk: list[tuple[Series, Sequence[Any]]] = []
+def _chunks(items: Sequence[Series], size: int) -> Iterator[list[tuple[Series, int, int]]]:
+    """(series, first point, end point) pieces, at most ``size`` points per chunk."""
+    chunk: list[tuple[Series, int, int]] = []
     used = 0
     for item in items:
-        points = item.points
-        while points:
-            room = size - used
-            part, points = points[:room], points[room:]
-            chunk.append((item, part))
-            used += len(part)
+        start = 0
+        while start < len(item.points):
+            end = min(len(item.points), start + size - used)
+            chunk.append((item, start, end))
+            used += end - start
+            start = end
             if used >= size:
                 yield chunk
                 chunk, used = [], 0
@@ -131,33 +150,85 @@ def _chunks(items: Sequence[Series], size: int) -> Iterator[list[tuple[Series, S
         yield chunk
 
 
-@dataclass
-class MetricsBatch:
-    """One request's worth of metrics (see :func:`collect`)."""
+def temporalities() -> tuple[Any, Any]:
+    """(counter, histogram) temporality, as the SDK's OTLP metric exporters read the preference variable."""
+    from opentelemetry.exporter.otlp.proto.common._internal.metrics_encoder import OTLPMetricExporterMixin
+    from opentelemetry.sdk.metrics import Counter, Histogram
 
-    metrics: list[tuple[str, str, str, str, list[Any]]]
-    start_ns: int
-    now_ns: int
+    preferred = OTLPMetricExporterMixin._get_temporality(None, {})  # type: ignore[arg-type]
+    return preferred[Counter], preferred[Histogram]
 
-    @property
-    def points(self) -> int:
-        return metric_points(self.metrics)
+
+def _exemplars(records: list[RunRecord], value: Callable[[RunRecord], float]) -> list[Any]:
+    from opentelemetry.sdk.metrics import Exemplar
+
+    return [
+        Exemplar(
+            {"probability.run": r.run},
+            value(r),
+            int((r.start_time + r.duration) * 1e9),
+            int(r.span_id, 16),
+            int(r.trace_id, 16),
+        )
+        for r in records
+    ]
+
+
+def _metric(item: Series, start: int, end: int, start_ns: int, now_ns: int, temporality: tuple[Any, Any]) -> Any:
+    from opentelemetry.sdk.metrics.export import Gauge, Histogram, HistogramDataPoint, Metric, NumberDataPoint, Sum
+
+    points = []
+    for index in range(start, end):
+        attributes, value = item.points[index]
+        records = item.exemplars.get(index, [])
+        if item.kind == "histogram":
+            counts = [0] * (len(DURATION_BUCKETS) + 1)
+            for duration in value:
+                # Bucket i holds (bounds[i-1], bounds[i]], as the SDK's explicit-bucket aggregation.
+                counts[bisect.bisect_left(DURATION_BUCKETS, duration)] += 1
+            points.append(HistogramDataPoint(
+                attributes, start_ns, now_ns, len(value), float(sum(value)), counts, DURATION_BUCKETS,
+                min(value), max(value), _exemplars(records, lambda r: r.duration),
+            ))  # fmt: skip
+        else:
+            if type(value) is bool:
+                value = float(value)
+            points.append(NumberDataPoint(
+                attributes, 0 if item.kind == "gauge" else start_ns, now_ns, value, _exemplars(records, lambda r: 1)
+            ))  # fmt: skip
+    if item.kind == "histogram":
+        data: Any = Histogram(points, temporality[1])
+    elif item.kind == "gauge":
+        data = Gauge(points)
+    else:
+        data = Sum(points, temporality[0], True)
+    return Metric(item.name, item.description, item.unit, data)
 
 
 def collect(
     summary: Summary,
+    resource: Any,
     sources: Iterable[SeriesSource] = (),
     start_time_ns: int | None = None,
     points_per_request: int = POINTS_PER_REQUEST,
-) -> list[MetricsBatch]:
-    """The session's metrics, split into requests of at most ``points_per_request`` points."""
+    version: str = "",
+) -> list[tuple[bytes, int]]:
+    """The session's metrics as serialized requests of at most ``points_per_request`` points: (body, points)."""
+    from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
+    from opentelemetry.sdk.metrics.export import MetricsData, ResourceMetrics, ScopeMetrics
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+
     now = time.time_ns()
     start = start_time_ns or now
     items = row_series(summary)
     for source in sources:
         items.extend(source(summary))
     items = [item for item in items if item.points]
-    return [
-        MetricsBatch([_metric(item, points) for item, points in chunk], start, now)
-        for chunk in _chunks(items, points_per_request)
-    ]
+    temporality = temporalities()
+    scope = InstrumentationScope(SCOPE, version)
+    requests = []
+    for chunk in _chunks(items, points_per_request):
+        metrics = [_metric(item, first, end, start, now, temporality) for item, first, end in chunk]
+        data = MetricsData([ResourceMetrics(resource, [ScopeMetrics(scope, metrics, "")], resource.schema_url)])
+        requests.append((encode_metrics(data).SerializeToString(), sum(end - first for _, first, end in chunk)))
+    return requests

@@ -1,7 +1,7 @@
 """OpenTelemetry options: declared and validated without importing OpenTelemetry.
 
 Whether export is on is decided here; only when it is does the plugin import
-its export modules (:mod:`pytest_probability.otel.transport` and the rest).
+its export modules (and with them the OpenTelemetry SDK).
 """
 
 from __future__ import annotations
@@ -19,9 +19,11 @@ import pytest
 PROTOCOLS = ("http/protobuf", "grpc")
 CAPTURE_MODES = ("all", "ids")
 DEFAULT_TIMEOUT = 10.0
-# The same as transport's (a unit test checks); transport is imported only when export is on.
-DEFAULT_HTTP_ENDPOINT = "http://localhost:4318"
-DEFAULT_GRPC_ENDPOINT = "http://localhost:4317"
+LIMIT_VARIABLES = (
+    "OTEL_ATTRIBUTE_COUNT_LIMIT", "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT",
+    "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "OTEL_SPAN_EVENT_COUNT_LIMIT", "OTEL_SPAN_LINK_COUNT_LIMIT",
+    "OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT", "OTEL_LINK_ATTRIBUTE_COUNT_LIMIT",
+)
 _TRACEPARENT = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$")
 
 
@@ -57,24 +59,31 @@ def add_options(parser: pytest.Parser) -> None:
 
 @dataclass(frozen=True)
 class OtelSettings:
-    """Validated export settings. ``network`` is False when only a file is written."""
+    """Validated export settings.
 
-    network: bool
-    #: Protocol of the traces; the metrics' may differ (OTEL_EXPORTER_OTLP_METRICS_PROTOCOL).
-    protocol: str
-    #: Endpoint per signal: a full URL (http) or host URL (grpc); None lets the exporter use OTEL_* variables.
-    traces_endpoint: str | None
-    metrics_endpoint: str | None
-    #: The endpoint as shown to people: no credentials, no query.
-    display_endpoint: str
+    ``endpoints``: per signal sent to the network, the endpoint URL the plugin
+    gives the SDK's exporter, or ``""`` when the exporter reads it from the
+    ``OTEL_EXPORTER_OTLP_*`` variables itself. A signal not in it is not sent.
+    """
+
+    endpoints: dict[str, str]
+    protocols: dict[str, str]
     timeout: float
     file: Path | None
     spill: Path | None
     capture: str
     suite: str
     traceparent: str | None
+    tracestate: str | None = None
     notes: tuple[str, ...] = field(default=())
-    metrics_protocol: str = "http/protobuf"
+    metrics_on: bool = True
+    #: OTEL_*_LIMIT variables that are not whole numbers: the SDK cannot even be
+    #: imported with one set (it raises at import), so export removes them first.
+    bad_limits: tuple[str, ...] = ()
+
+    @property
+    def network(self) -> bool:
+        return bool(self.endpoints)
 
     @property
     def capture_values(self) -> bool:
@@ -85,30 +94,32 @@ def _usage(message: str) -> pytest.UsageError:
     return pytest.UsageError(message)
 
 
-def redact_url(url: str) -> str:
-    """Drop user info, query and fragment: they may hold credentials."""
-    from . import transport
+def signal_url(base: str, signal: str) -> str:
+    """The OTLP/HTTP URL of ``signal`` under ``base``: ``/v1/<signal>`` appended, or put in place of the other's."""
+    url = base.rstrip("/")
+    for other in ("traces", "metrics", "logs"):
+        if url.endswith(f"/v1/{other}"):
+            url = url[: -len(f"/v1/{other}")]
+            break
+    return f"{url}/v1/{signal}"
 
-    return transport.redact_url(url)
 
+def check_url(url: str, source: str, protocol: str = "http/protobuf") -> str:
+    """An endpoint given on the command line: http(s)://host[:port][/path] (gRPC: also host:port)."""
+    import urllib.parse
 
-def check_url(url: str, source: str) -> str:
-    from . import transport
-
+    text = url.strip()
     try:
-        return transport.check_url(url, source)
-    except ValueError as exc:
-        raise _usage(str(exc)) from None
+        parts = urllib.parse.urlsplit(text)
+        parts.port  # noqa: B018 - raises on a bad port
+    except ValueError:
+        parts = None
+    bare = protocol == "grpc" and parts is not None and re.fullmatch(r"[\w.-]+:\d{1,5}", text)
+    if not bare and (parts is None or parts.scheme not in ("http", "https") or not parts.hostname):
+        from .send import redact_url
 
-
-def parse_headers(text: str, source: str) -> dict[str, str]:
-    """``key1=value1,key2=value2`` (URL-encoded values), as OTEL_EXPORTER_OTLP_HEADERS."""
-    from . import transport
-
-    try:
-        return transport.parse_headers(text, source)
-    except ValueError as exc:  # the message shows nothing of the malformed item
-        raise _usage(str(exc)) from None
+        raise _usage(f"{source}: {redact_url(text)!r} is not an http:// or https:// URL with a host")
+    return text
 
 
 def check_traceparent(value: str, source: str) -> str:
@@ -150,7 +161,11 @@ def _env(env: Mapping[str, str], name: str) -> str:
 
 
 def resolve(config: pytest.Config, env: Mapping[str, str] | None = None) -> OtelSettings | None:
-    """Return the export settings, or None when export is off. Raise UsageError on bad input."""
+    """Return the export settings, or None when export is off. Raise UsageError on a bad option.
+
+    ``OTEL_*`` variables are the SDK's: a value it cannot use gets a note (the
+    SDK's exporters add their own warnings) and the SDK's default, never an error.
+    """
     env = os.environ if env is None else env
     mode = config.getoption("prob_otel") or str(config.getini("prob_otel")).strip() or "auto"
     if mode not in ("auto", "on", "off"):
@@ -158,71 +173,38 @@ def resolve(config: pytest.Config, env: Mapping[str, str] | None = None) -> Otel
     if mode == "off" or _env(env, "OTEL_SDK_DISABLED").lower() == "true":
         return None
 
+    notes: list[str] = []
+    bad_limits = tuple(name for name in LIMIT_VARIABLES if _env(env, name) and not _env(env, name).isdigit())
+    notes += [f"OpenTelemetry: {name}={_env(env, name)!r} is not a whole number; using the SDK's default" for name in bad_limits]
     file_option = config.getoption("prob_otel_file") or str(config.getini("prob_otel_file")).strip()
     endpoint_option = config.getoption("prob_otel_endpoint")
-    env_endpoints = {
-        signal: _env(env, f"OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT") or None for signal in ("traces", "metrics")
-    }
-    base_env = _env(env, "OTEL_EXPORTER_OTLP_ENDPOINT") or None
-    network = mode == "on" or bool(endpoint_option or base_env or any(env_endpoints.values()))
-    if not network and not file_option:
-        return None
-
-    protocol = _protocol(config, env, "TRACES")
-    metrics_protocol = _protocol(config, env, "METRICS")
-
-    traces_endpoint = metrics_endpoint = None
-    display = ""
-    if network:
+    protocols = {signal: _protocol(config, env, signal.upper(), notes) for signal in ("traces", "metrics")}
+    wanted = {signal: _exporter_on(env, signal, notes) for signal in ("traces", "metrics")}
+    base_env = _env(env, "OTEL_EXPORTER_OTLP_ENDPOINT")
+    endpoints: dict[str, str] = {}
+    for signal in ("traces", "metrics"):
+        own = _env(env, f"OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT")
         if endpoint_option:
-            from . import transport
-
-            base = check_url(endpoint_option, "--prob-otel-endpoint")
-            # http/protobuf: /v1/<signal> appended (or put in place of the other's); gRPC: as given.
-            traces_endpoint = base if protocol == "grpc" else transport.signal_url(base, "traces")
-            metrics_endpoint = base if metrics_protocol == "grpc" else transport.signal_url(base, "metrics")
-            display = redact_url(base)
-        else:
-            if base_env:
-                check_url(base_env, "OTEL_EXPORTER_OTLP_ENDPOINT")
-            for signal, value in env_endpoints.items():
-                if value:
-                    check_url(value, f"OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT")
-            default = DEFAULT_GRPC_ENDPOINT if protocol == "grpc" else DEFAULT_HTTP_ENDPOINT
-            display = redact_url(env_endpoints["traces"] or base_env or default)
-            if protocol == "grpc" and not (base_env or env_endpoints["traces"]):
-                traces_endpoint = DEFAULT_GRPC_ENDPOINT
-            if metrics_protocol == "grpc" and not (base_env or env_endpoints["metrics"]):
-                metrics_endpoint = DEFAULT_GRPC_ENDPOINT
-        for name in ("OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_METRICS_HEADERS"):
-            if _env(env, name):
-                parse_headers(_env(env, name), name)
-        for name in ("OTEL_EXPORTER_OTLP_COMPRESSION", "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "OTEL_EXPORTER_OTLP_METRICS_COMPRESSION"):
-            value = _env(env, name).lower()
-            if value and value not in ("gzip", "deflate", "none"):
-                raise _usage(f"{name}: unknown compression {value!r}; use gzip or none")
+            base = check_url(endpoint_option, "--prob-otel-endpoint", protocols[signal])
+            endpoints[signal] = base if protocols[signal] == "grpc" else signal_url(base, signal)
+        elif own or base_env or mode == "on":
+            endpoints[signal] = ""  # the SDK's exporter reads its variables (or uses its default)
+    if not endpoints and not file_option:
+        return None
+    if len(endpoints) == 1:
+        (signal,) = endpoints
+        other = "metrics" if signal == "traces" else "traces"
+        notes.append(
+            f"OpenTelemetry: {other} are not sent: only OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT is set "
+            f"(set OTEL_EXPORTER_OTLP_{other.upper()}_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT, or --prob-otel=on)"
+        )
+    endpoints = {signal: url for signal, url in endpoints.items() if wanted[signal]}
 
     timeout_option = config.getoption("prob_otel_timeout")
     timeout = _parse_timeout(
         timeout_option if timeout_option is not None else config.getini("prob_otel_timeout"),
         "--prob-otel-timeout" if timeout_option is not None else "ini prob_otel_timeout",
     )
-    if network:
-        from . import transport
-
-        # Everything else the transport reads (certificates, INSECURE, per-signal
-        # variables) is checked now, before any run, as the exporter will read it.
-        for kind, kind_protocol, endpoint in (
-            ("traces", protocol, traces_endpoint),
-            ("metrics", metrics_protocol, metrics_endpoint),
-        ):
-            try:
-                transport.target_from_env(
-                    kind, kind_protocol, env, endpoint=endpoint, default_timeout=timeout,
-                    endpoint_source="--prob-otel-endpoint",
-                )
-            except ValueError as exc:  # messages never show a header value
-                raise _usage(str(exc)) from None
     file_path = None
     if file_option:
         file_path = _path(config, file_option)
@@ -236,7 +218,6 @@ def resolve(config: pytest.Config, env: Mapping[str, str] | None = None) -> Otel
         raise _usage(f"ini prob_otel_capture must be all or ids, got {capture!r}")
     suite = config.getoption("prob_suite") or str(config.getini("prob_suite")).strip() or config.rootpath.name
 
-    notes = []
     traceparent = None
     if config.getoption("prob_otel_traceparent"):
         traceparent = check_traceparent(config.getoption("prob_otel_traceparent"), "--prob-otel-traceparent")
@@ -244,40 +225,63 @@ def resolve(config: pytest.Config, env: Mapping[str, str] | None = None) -> Otel
         try:
             traceparent = check_traceparent(_env(env, "TRACEPARENT"), "TRACEPARENT")
         except pytest.UsageError as exc:
-            notes.append(f"ignored {exc}")
+            notes.append(f"OpenTelemetry: ignored {exc}")
     return OtelSettings(
-        network=network,
-        protocol=protocol,
-        metrics_protocol=metrics_protocol,
-        traces_endpoint=traces_endpoint,
-        metrics_endpoint=metrics_endpoint,
-        display_endpoint=display,
+        endpoints=endpoints,
+        protocols=protocols,
         timeout=timeout,
         file=file_path,
         spill=spill,
         capture=capture,
         suite=suite,
         traceparent=traceparent,
+        tracestate=_env(env, "TRACESTATE") or None,
         notes=tuple(notes),
+        metrics_on="metrics" in endpoints or file_path is not None,
+        bad_limits=bad_limits,
     )
 
 
-def _protocol(config: pytest.Config, env: Mapping[str, str], signal: str) -> str:
+def _exporter_on(env: Mapping[str, str], signal: str, notes: list[str]) -> bool:
+    """OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER: ``none`` turns the signal's network export off."""
+    name = f"OTEL_{signal.upper()}_EXPORTER"
+    values = {v.strip().lower() for v in _env(env, name).split(",") if v.strip()}
+    if not values or "otlp" in values:
+        return True
+    if values == {"none"}:
+        return False
+    notes.append(f"OpenTelemetry: {name}={_env(env, name)!r}: only otlp (or none) applies here; using otlp")
+    return True
+
+
+def _protocol_from_env(env: Mapping[str, str], signal: str) -> str:
+    for name in (f"OTEL_EXPORTER_OTLP_{signal.upper()}_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"):
+        value = _env(env, name).lower()
+        if value:
+            return value if value in PROTOCOLS else "http/protobuf"
+    return "http/protobuf"
+
+
+def _protocol(config: pytest.Config, env: Mapping[str, str], signal: str, notes: list[str]) -> str:
     """The protocol of one signal: --prob-otel-protocol, OTEL_EXPORTER_OTLP_<SIGNAL>_PROTOCOL, OTEL_EXPORTER_OTLP_PROTOCOL."""
     option = config.getoption("prob_otel_protocol")
-    source, value = "--prob-otel-protocol", option
-    if not value:
-        for name in (f"OTEL_EXPORTER_OTLP_{signal}_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"):
-            if _env(env, name):
-                source, value = name, _env(env, name)
-                break
-    protocol = (value or "http/protobuf").strip().lower()
-    if protocol == "http":
-        protocol = "http/protobuf"
-    if protocol not in PROTOCOLS:
-        hint = " (http/json is not supported; use http/protobuf)" if protocol == "http/json" else ""
-        raise _usage(f"{source}: unknown protocol {protocol!r}; use one of {', '.join(PROTOCOLS)}{hint}")
-    return protocol
+    if option:
+        protocol = option.strip().lower()
+        protocol = "http/protobuf" if protocol == "http" else protocol
+        if protocol not in PROTOCOLS:
+            raise _usage(f"--prob-otel-protocol: unknown protocol {protocol!r}; use one of {', '.join(PROTOCOLS)}")
+        return protocol
+    for name in (f"OTEL_EXPORTER_OTLP_{signal}_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"):
+        value = _env(env, name).lower()
+        if not value:
+            continue
+        if value in PROTOCOLS:
+            return value
+        note = f"OpenTelemetry: {name}={value!r} is not supported here; using http/protobuf"
+        if note not in notes:
+            notes.append(note)
+        return "http/protobuf"
+    return "http/protobuf"
 
 
 def parse_cli_timeout(text: str) -> float:  # pragma: no cover - argparse adapter kept for symmetry

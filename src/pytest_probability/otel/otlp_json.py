@@ -21,15 +21,8 @@ Decoding is lenient where the Collector is: snake_case field names, enum
 names, numbers for 64-bit integers, upper-case hex and unknown fields
 (skipped) are accepted.
 
-Sending
--------
-:func:`send` delivers one decoded request to an OTLP endpoint over
-``http/protobuf`` (standard library only) or ``grpc`` (grpcio, imported
-lazily), through :mod:`.transport` (where :class:`OtlpSendError` and
-:func:`signal_url` live; both are re-exported here). See :func:`signal_url`
-for how the HTTP URL is derived.
-
-This module imports no pytest.
+Sending a decoded line is :mod:`pytest_probability.otel.send`'s (the SDK's
+exporters). This module imports no pytest.
 """
 
 from __future__ import annotations
@@ -44,21 +37,14 @@ from google.protobuf import json_format
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from . import transport
-from .transport import OtlpSendError, signal_url
-
-
 __all__ = [
     "Kind",
     "OtlpRequest",
-    "OtlpSendError",
     "decode_line",
     "encode_metrics_request",
     "encode_trace_request",
     "read_file",
     "request_to_line",
-    "send",
-    "signal_url",
 ]
 
 Kind = Literal["traces", "metrics"]
@@ -284,55 +270,3 @@ def read_file(path: str | os.PathLike[str]) -> Iterator[tuple[Kind, OtlpRequest]
                 yield decode_line(line)
             except ValueError as exc:
                 raise ValueError(f"{os.fspath(path)}, line {lineno}: {exc}") from exc
-
-
-# --------------------------------------------------------------------------
-# Sending
-# --------------------------------------------------------------------------
-
-def send(
-    kind: Kind,
-    request: OtlpRequest,
-    endpoint: str,
-    protocol: str = "http/protobuf",
-    headers: Mapping[str, str] | None = None,
-    timeout: float = 10.0,
-    compression: str | None = None,
-    *,
-    insecure: bool | None = None,
-) -> None:
-    """Send one request (as from :func:`decode_line`) to an OTLP endpoint, once.
-
-    ``protocol`` is ``"http/protobuf"`` (alias ``"http"``) or ``"grpc"``.
-    For HTTP the URL is :func:`signal_url` of ``endpoint``; for gRPC the
-    ``host:port`` of ``endpoint`` is used (a path is ignored), ``http://``
-    means plaintext and ``https://`` TLS; a bare ``host:port`` uses TLS
-    unless ``insecure`` is true (as the SDK does). ``compression`` is
-    ``None``, ``"gzip"`` or ``"deflate"``. ``timeout`` (seconds) bounds
-    the gRPC call as a deadline and each HTTP socket operation.
-
-    A thin wrapper over :class:`~.transport.Target` and
-    :class:`~.transport.Sender` (which see for TLS settings and retries).
-
-    Raises :class:`OtlpSendError` on any transport failure, non-2xx HTTP
-    status, gRPC error or rejected data (partial success), and
-    :class:`ValueError`/:class:`TypeError` for bad arguments.
-    """
-    if kind not in _REQUEST_TYPES:
-        raise ValueError(f"unknown signal kind {kind!r}; expected 'traces' or 'metrics'")
-    _check_type(request, _REQUEST_TYPES[kind])
-    if not timeout or timeout <= 0:
-        raise ValueError("timeout must be a positive number of seconds")
-    proto = transport.normalize_protocol(protocol)
-    url = signal_url(endpoint, kind) if proto == "http/protobuf" else endpoint
-    target = transport.Target(
-        kind=kind,
-        protocol=proto,
-        endpoint=url,
-        headers=dict(headers or {}),
-        timeout=float(timeout),
-        compression=transport.normalize_compression(compression),
-        insecure=insecure if proto == "grpc" else None,
-    )
-    with transport.Sender(target) as sender:
-        sender.send(request.SerializeToString())

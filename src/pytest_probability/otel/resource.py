@@ -2,7 +2,7 @@
 
 ``service.name`` defaults to ``pytest-probability`` unless OTEL_SERVICE_NAME
 or OTEL_RESOURCE_ATTRIBUTES name one; the git revision and the CI run come
-from the environment. No ``service.instance.id``: series must stay the same
+from the environment, and OTEL_RESOURCE_ATTRIBUTES wins over all of them. No ``service.instance.id``: series must stay the same
 from one nightly session to the next.
 """
 
@@ -11,19 +11,9 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
-import urllib.parse
-from dataclasses import dataclass
 from typing import Any, Mapping
 
 DEFAULT_SERVICE_NAME = "pytest-probability"
-
-
-@dataclass(frozen=True)
-class ResourceInfo:
-    """The session's resource as plain data."""
-
-    attributes: dict[str, Any]
-    schema_url: str = ""
 
 
 def git_revision(root: Path) -> str | None:
@@ -63,57 +53,26 @@ def ci_attributes(env: Mapping[str, str]) -> dict[str, str]:
     return {name: value for name, value in zip(names, values) if value}
 
 
-def env_attributes(env: Mapping[str, str]) -> dict[str, str]:
-    """OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME, parsed as the SDK's ``OTELResourceDetector`` does."""
-    attributes: dict[str, str] = {}
-    for item in env.get("OTEL_RESOURCE_ATTRIBUTES", "").split(","):
-        key, sep, value = item.partition("=")
-        if sep and key.strip():
-            attributes[key.strip()] = urllib.parse.unquote(value.strip())
-    service_name = env.get("OTEL_SERVICE_NAME", "")
-    if service_name:
-        attributes["service.name"] = service_name
-    return attributes
+def build(suite: str, root: Path, env: Mapping[str, str] | None = None) -> Any:
+    """The session's SDK ``Resource``.
 
-
-def _sdk_create(attributes: dict[str, str]) -> dict[str, Any]:
-    """The SDK's ``Resource.create``: only when OTEL_EXPERIMENTAL_RESOURCE_DETECTORS asks for more detectors."""
-    from opentelemetry.sdk.resources import Resource
-
-    return dict(Resource.create(attributes).attributes)
-
-
-def build(suite: str, root: Path, env: Mapping[str, str] | None = None) -> ResourceInfo:
-    """What ``Resource.create`` gives with the default detector, without importing the SDK.
-
-    Order, later wins: the SDK's ``telemetry.sdk.*``, then OTEL_RESOURCE_ATTRIBUTES
-    and OTEL_SERVICE_NAME, then the plugin's own attributes. With other resource
-    detectors configured (OTEL_EXPERIMENTAL_RESOURCE_DETECTORS), the SDK builds it.
+    What the plugin detects (service name ``pytest-probability``, the suite, the
+    git revision, the CI run) goes through the SDK's ``Resource.create``, with
+    its detectors (``OTEL_EXPERIMENTAL_RESOURCE_DETECTORS``); then
+    ``OTEL_RESOURCE_ATTRIBUTES`` and ``OTEL_SERVICE_NAME`` (the SDK's
+    ``OTELResourceDetector``) are merged over it, so what the user set wins.
     """
+    from opentelemetry.sdk.resources import OTELResourceDetector, Resource
+
     env = os.environ if env is None else env
-    attributes: dict[str, str] = {"test.suite.name": suite}
-    configured = env_attributes(env)
-    if not configured.get("service.name"):
-        attributes["service.name"] = DEFAULT_SERVICE_NAME
+    attributes: dict[str, Any] = {"service.name": DEFAULT_SERVICE_NAME, "test.suite.name": suite}
     revision = git_revision(root)
     if revision:
         attributes["vcs.ref.head.revision"] = revision
     attributes.update(ci_attributes(env))
-    detectors = {name.strip() for name in env.get("OTEL_EXPERIMENTAL_RESOURCE_DETECTORS", "").split(",") if name.strip()}
-    if detectors - {"otel"}:
-        merged = _sdk_create(attributes)
-    else:
-        from opentelemetry.sdk.version import __version__ as sdk_version  # a constant; no SDK code
-
-        merged = {
-            "telemetry.sdk.language": "python",
-            "telemetry.sdk.name": "opentelemetry",
-            "telemetry.sdk.version": sdk_version,
-            **configured,
-            **attributes,
-        }
+    resource = Resource.create(attributes).merge(OTELResourceDetector().detect())
+    merged = dict(resource.attributes)
     if "service.instance.id=" not in env.get("OTEL_RESOURCE_ATTRIBUTES", ""):
-        # A random instance id would make every nightly session a new set of
-        # series in Prometheus.
+        # A random instance id would make every nightly session a new set of series in Prometheus.
         merged.pop("service.instance.id", None)
-    return ResourceInfo(merged)
+    return Resource(merged, resource.schema_url)

@@ -1,155 +1,222 @@
-"""Run spans: created where the run executes, exported where rows are aggregated.
+"""Run spans: SDK spans, made where the run executes, exported where rows are aggregated.
 
-The process executing a run (a serial session, or an xdist worker) starts the
-run's span before setup, keeps it current through setup, call and teardown
-(so spans of the user's own instrumentation nest under it), ends it after
-teardown and hands over its wire form (a plain dict, see
-:mod:`pytest_probability.otel.runspan`): straight to the exporter in a serial
-session, on the teardown report under xdist. No worker ever talks to the
-network.
+The plugin builds an SDK ``TracerProvider`` with the session's resource and
+one span processor (:class:`~pytest_probability.otel.pipeline.Collect`). If
+the process has no global tracer provider yet, it becomes the global one, so
+every span made inside a run (by the user's code or an instrumentation
+library, also through a tracer obtained at import) is a child of the run span
+and takes the same path. A user's own provider stays in charge of its spans;
+they keep the run span as parent through the context.
 
-The runs never touch the SDK. The OpenTelemetry API is used (and the run's
-span made current) only once the process has imported ``opentelemetry.trace``;
-see :mod:`pytest_probability.otel.runspan`.
+Each run's span is current through setup, call and teardown. In a serial
+session the processor hands ended spans straight to the pipeline. On an xdist
+worker it keeps them, and at the run's teardown report every span ended so
+far (the run span and its children) is encoded with the SDK's encoder and
+travels on the report (``report.prob_span``); spans ended after the last run
+travel in ``workeroutput``. No worker talks to the network.
 """
 
 from __future__ import annotations
 
-import sys
-import traceback
-from typing import Any, Callable, NamedTuple
+import threading
+from typing import Any, Callable
 
+from .. import __version__
 from ..model import ERROR, FAIL, PASS, SKIP, Usage
 from ..recording import CurrentRun
+from .metrics import case_name
 from .options import OtelSettings
-from .runspan import ERROR as STATUS_ERROR
-from .runspan import Limits, SpanCore, api_span_class, new_trace_id
 
-#: Report attribute that carries a finished run span, encoded.
+#: Report attribute that carries a run's encoded spans: (bytes, span count).
 REPORT_ATTRIBUTE = "prob_span"
 MESSAGE_LIMIT = 4096
 STACK_LIMIT = 16384
+SCOPE = "pytest_probability"
 
 
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-class _Api(NamedTuple):
-    """What making a run span current needs from the OpenTelemetry API (imported on first use)."""
+def make_provider(resource: Any, deliver: Callable[[Any], None]) -> tuple[Any, bool]:
+    """The plugin's TracerProvider (SDK sampler and limits from OTEL_*); made global when none is set."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
 
-    span_class: type[SpanCore]
-    attach: Callable[..., Any]
-    detach: Callable[..., Any]
-    in_context: Callable[..., Any]
+    from .pipeline import Collect
+
+    provider = TracerProvider(resource=resource)
+    provider.add_span_processor(Collect(deliver))  # type: ignore[arg-type]
+    made_global = isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+    if made_global:
+        trace.set_tracer_provider(provider)
+    return provider, made_global
+
+
+def parent_context(traceparent: str | None, tracestate: str | None = None) -> Any:
+    """The context a W3C traceparent (and tracestate) describes, or None."""
+    if not traceparent:
+        return None
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    carrier = {"traceparent": traceparent}
+    if tracestate:
+        carrier["tracestate"] = tracestate
+    return TraceContextTextMapPropagator().extract(carrier)
+
+
+def traceparent_of(span: Any) -> str:
+    context = span.get_span_context()
+    return f"00-{context.trace_id:032x}-{context.span_id:016x}-{int(context.trace_flags):02x}"
+
+
+class WorkerBuffer:
+    """Spans ended in an xdist worker, until the next teardown report takes them."""
+
+    def __init__(self) -> None:
+        self._spans: list[Any] = []
+        self._lock = threading.Lock()
+
+    def add(self, span: Any) -> None:
+        with self._lock:
+            self._spans.append(span)
+
+    def take(self) -> tuple[bytes, int] | None:
+        with self._lock:
+            spans, self._spans = self._spans, []
+        if not spans:
+            return None
+        from .pipeline import encode_spans
+
+        return encode_spans(spans), len(spans)
 
 
 class RunSpans:
     """Observer of runs in the executing process (see ``State.observers``)."""
 
-    def __init__(
-        self,
-        settings: OtelSettings,
-        parent: tuple[int, int] | None,
-        encode: Callable[[dict[str, Any]], Any],
-        deliver: Callable[[Any], None] | None = None,
-        parent_remote: bool = True,
-        limits: Limits | None = None,
-    ) -> None:
-        """``parent``: (trace id, span id) of the session span. ``encode``: turns an
-        ended span's wire form into what the exporter takes (``session.span_encoder``).
-        ``deliver``: in the aggregating process itself (a serial session), hand each
-        encoded span straight to the exporter; without it (an xdist worker) it
-        travels on the teardown report."""
+    def __init__(self, settings: OtelSettings, tracer: Any, parent: Any, take: Callable[[], Any] | None = None) -> None:
+        """``parent``: the context of the session span. ``take``: on an xdist worker, what
+        returns the spans ended so far, encoded, for the teardown report."""
+        from opentelemetry import context as otel_context
+        from opentelemetry import trace
+        from opentelemetry.trace import Status, StatusCode
+
         self.settings = settings
-        self.encode = encode
-        self.deliver = deliver
-        self.limits = limits or Limits.from_env()
-        self.trace_id, self.parent_span_id = parent if parent else (new_trace_id(), 0)
-        self.parent_remote = parent_remote and bool(parent)
-        self.trace_hex = format(self.trace_id, "032x")
-        self._open: dict[str, tuple[SpanCore, object]] = {}
+        self.tracer = tracer
+        self.parent = parent
+        self.take = take
+        self._attach, self._detach = otel_context.attach, otel_context.detach
+        self._in_context = trace.set_span_in_context
+        self._error = lambda text: Status(StatusCode.ERROR, text)
+        self._open: dict[str, tuple[Any, object]] = {}
         self._cases: dict[int, tuple[Any, str, dict[str, Any]]] = {}
-        self._api: _Api | None = None
 
-    def _api_parts(self) -> _Api:
-        if self._api is None:
-            from opentelemetry import context as otel_context
-            from opentelemetry import trace
-
-            self._api = _Api(api_span_class(), otel_context.attach, otel_context.detach, trace.set_span_in_context)
-        return self._api
-
-    def _case_attributes(self, case: Any) -> tuple[str, dict[str, Any]]:
+    def _case_attributes(self, item: Any, case: Any) -> tuple[str, dict[str, Any]]:
         """The span name and the attributes every run of ``case`` shares (one dict per case)."""
         cached = self._cases.get(id(case))
         if cached is not None and cached[0] is case:
             return cached[1], cached[2]
+        module = getattr(getattr(item, "module", None), "__name__", "")
         attributes: dict[str, Any] = {
-            "test.case.name": case.label,
+            "test.case.name": case_name(case),
             "probability.benchmark": case.benchmark,
             "probability.case": case.case,
-            "code.function.name": case.function,
+            "code.function.name": f"{module}.{case.function}" if module else case.function,
             "code.file.path": case.path,
             "code.line.number": case.lineno,
         }
         if self.settings.capture_values:
             for name, value in case.params:
                 attributes[f"probability.param.{name}"] = value  # clipped at collection
-        length = self.limits.attribute_length
-        if length is not None:
-            attributes = {k: v[:length] if type(v) is str else v for k, v in attributes.items()}
         name = f"probability.run {case.label}"
         self._cases[id(case)] = (case, name, attributes)
         return name, attributes
 
     def run_started(self, item: Any, run: CurrentRun) -> None:
-        name, shared = self._case_attributes(run.case)
-        attributes: dict[str, Any] = {"probability.run": run.run, "pytest.nodeid": run.nodeid}
-        api = self._api_parts() if "opentelemetry.trace" in sys.modules else None  # something may nest spans under it
-        span = (api.span_class if api else SpanCore)(
-            name, self.trace_id, self.parent_span_id, self.parent_remote, attributes, self.limits, case_attributes=shared
+        name, shared = self._case_attributes(item, run.case)
+        span = self.tracer.start_span(
+            name, context=self.parent, attributes={**shared, "probability.run": run.run, "pytest.nodeid": run.nodeid}
         )
-        token = api.attach(api.in_context(span)) if api else None
+        token = self._attach(self._in_context(span))
         self._open[run.nodeid] = (span, token)
-        run.trace_id = self.trace_hex
-        run.span_id = format(span.span_id, "016x")
+        context = span.get_span_context()
+        if context.trace_flags.sampled:  # ids of a span that is exported, for the JSON report and exemplars
+            run.trace_id = format(context.trace_id, "032x")
+            run.span_id = format(context.span_id, "016x")
         run.listeners.append(lambda usage: _usage_event(span, usage))
 
     def phase_raised(self, item: Any, run: CurrentRun, call: Any) -> None:
-        if not self.settings.capture_values:
+        if not self.settings.capture_values or run.phase != call.when or run.outcome not in (FAIL, ERROR):
             return
-        if run.phase == call.when and run.outcome in (FAIL, ERROR):
-            run.stacktrace = "".join(traceback.format_exception(call.excinfo.type, call.excinfo.value, call.excinfo.tb))
+        try:  # pytest's own short report: its traceback pruning and assertion introspection
+            run.stacktrace = str(item._repr_failure_py(call.excinfo, style="short"))
+        except Exception:
+            run.stacktrace = str(call.excinfo.getrepr(style="short"))
 
     def run_finished(self, item: Any, run: CurrentRun) -> None:
+        self._close(run, finished=True)
+        if self.take is not None:
+            encoded = self.take()
+            if encoded is not None:
+                run.report_extras[REPORT_ATTRIBUTE] = encoded
+
+    def run_closed(self, item: Any, run: CurrentRun) -> None:
+        """The run ended without a teardown report (interrupted): close its span."""
+        self._close(run, finished=False)
+
+    def _close(self, run: CurrentRun, finished: bool) -> None:
         opened = self._open.pop(run.nodeid, None)
         if opened is None:
             return
         span, token = opened
         try:
-            _finish(span, run, self.settings.capture_values)
+            if finished:
+                self._finish(span, run)
         finally:
             span.end()
-            if token is not None:
-                self._api_parts().detach(token)
-        data = self.encode(span.to_dict())
-        if self.deliver is not None:
-            self.deliver(data)
+            try:
+                self._detach(token)
+            except Exception:  # pragma: no cover - a context detached out of order by user code
+                pass
+
+    def _finish(self, span: Any, run: CurrentRun) -> None:
+        capture = self.settings.capture_values
+        outcome = run.outcome or SKIP
+        attributes: dict[str, Any] = {"probability.outcome": outcome}
+        if outcome in (PASS, FAIL, ERROR):
+            attributes["test.case.result.status"] = "pass" if outcome == PASS else "fail"
+        if run.usage:
+            attributes["gen_ai.usage.input_tokens"] = sum(u.input_tokens for u in run.usage)
+            attributes["gen_ai.usage.output_tokens"] = sum(u.output_tokens for u in run.usage)
+            attributes["gen_ai.usage.cache_read.input_tokens"] = sum(u.cached_input_tokens for u in run.usage)
+            models = {u.model for u in run.usage}
+            if len(models) == 1:
+                attributes["gen_ai.request.model"] = models.pop()
+        if run.usage or run.extra_cost:
+            attributes["probability.cost"] = run.extra_cost + sum(u.cost for u in run.usage)
+        if outcome == SKIP and run.message and capture:
+            attributes["probability.skip.reason"] = _clip(run.message, MESSAGE_LIMIT)
+        if outcome in (FAIL, ERROR):
+            attributes["error.type"] = run.error_type or ("AssertionError" if outcome == FAIL else "Exception")
+        span.set_attributes(attributes)
+        if outcome not in (FAIL, ERROR):
+            return
+        event: dict[str, Any] = {"exception.type": attributes["error.type"]}
+        if capture:
+            message = _clip(run.error_text or run.message, MESSAGE_LIMIT)
+            event["exception.message"] = message
+            if run.stacktrace:
+                event["exception.stacktrace"] = _clip(run.stacktrace, STACK_LIMIT)
+            if outcome == FAIL:
+                span.set_attribute("probability.assertion", message)
+            description = f"{outcome} in {run.phase}: {_clip(run.message, 256)}"
         else:
-            run.report_extras[REPORT_ATTRIBUTE] = data
-
-    def run_closed(self, item: Any, run: CurrentRun) -> None:
-        """The run ended without a teardown report (interrupted): close its span."""
-        opened = self._open.pop(run.nodeid, None)
-        if opened is not None:
-            span, token = opened
-            span.end()
-            if token is not None:
-                self._api_parts().detach(token)
+            description = f"{outcome} in {run.phase}: {attributes['error.type']}"
+        span.add_event("exception", event)
+        span.set_status(self._error(description))
 
 
-def _usage_event(span: SpanCore, usage: Usage) -> None:
+def _usage_event(span: Any, usage: Usage) -> None:
     span.add_event(
         "probability.usage",
         {
@@ -162,43 +229,5 @@ def _usage_event(span: SpanCore, usage: Usage) -> None:
     )
 
 
-def _finish(span: SpanCore, run: CurrentRun, capture_values: bool) -> None:
-    set_attribute = span.set_attribute
-    outcome = run.outcome or SKIP
-    attributes = span.attributes
-    attributes["probability.outcome"] = outcome
-    if outcome in (PASS, FAIL, ERROR):
-        attributes["test.case.result.status"] = "pass" if outcome == PASS else "fail"
-    if run.usage:
-        set_attribute("gen_ai.usage.input_tokens", sum(u.input_tokens for u in run.usage))
-        set_attribute("gen_ai.usage.output_tokens", sum(u.output_tokens for u in run.usage))
-        set_attribute("gen_ai.usage.cache_read.input_tokens", sum(u.cached_input_tokens for u in run.usage))
-        models = {u.model for u in run.usage}
-        if len(models) == 1:
-            set_attribute("gen_ai.request.model", models.pop())
-    if run.usage or run.extra_cost:
-        set_attribute("probability.cost", run.extra_cost + sum(u.cost for u in run.usage))
-    if outcome == SKIP and run.message and capture_values:
-        set_attribute("probability.skip.reason", _clip(run.message, MESSAGE_LIMIT))
-    length = span.limits.attribute_length
-    if length is not None:
-        for key, value in attributes.items():
-            if type(value) is str and len(value) > length:
-                attributes[key] = value[:length]
-    if outcome not in (FAIL, ERROR):
-        return
-    error_type = run.error_type or ("AssertionError" if outcome == FAIL else "Exception")
-    set_attribute("error.type", error_type)
-    event: dict[str, Any] = {"exception.type": error_type}
-    if capture_values:
-        message = _clip(run.error_text or run.message, MESSAGE_LIMIT)
-        event["exception.message"] = message
-        if run.stacktrace:
-            event["exception.stacktrace"] = _clip(run.stacktrace, STACK_LIMIT)
-        if outcome == FAIL:
-            set_attribute("probability.assertion", message)
-        description = f"{outcome} in {run.phase}: {_clip(run.message, 256)}"
-    else:
-        description = f"{outcome} in {run.phase}: {error_type}"
-    span.add_event("exception", event)
-    span.force_status(STATUS_ERROR, description)
+def tracer(provider: Any) -> Any:
+    return provider.get_tracer(SCOPE, __version__)

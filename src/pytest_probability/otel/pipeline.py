@@ -1,0 +1,368 @@
+"""Export in the aggregating process: spans and metrics to the endpoint, the file and the spill.
+
+One :class:`Pipeline` per session, in the process that aggregates (a serial
+session, or the xdist controller). Spans arrive two ways: as SDK
+``ReadableSpan`` objects from this process's tracer provider (its span
+processor, :class:`Collect`), or already encoded by an xdist worker (a
+serialized ``ExportTraceServiceRequest``, from the SDK's own encoder). A
+background thread encodes and batches them (``OTEL_BSP_MAX_EXPORT_BATCH_SIZE``
+spans, ``OTEL_BSP_SCHEDULE_DELAY``, as the SDK's batch processor reads them)
+and sends each request with :class:`~pytest_probability.otel.send.Sender`.
+
+What the SDK does not give, and this module adds:
+
+* one total deadline for the session end (``--prob-otel-timeout``);
+* one breaker per signal: the first failed traces request sends every later
+  span batch to the spill file, and leaves the metrics alone (and the other
+  way round);
+* a partial success counts as a success: its rejected spans or points are
+  counted and reported, never spilled and never retried;
+* the spill file and the OTLP JSON-lines file (:class:`Lines`), whose every
+  line is written whole with one ``O_APPEND`` write.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from . import otlp_json
+from .options import OtelSettings
+from .send import Result, Sender
+
+#: A request holds at most this much encoded data, unless one span is larger:
+#: under the 4 MiB a gRPC server (the Collector) takes by default.
+BATCH_BYTES = 2 << 20
+
+
+class Lines:
+    """An OTLP JSON-lines file: one request per line, each line written whole by one ``O_APPEND`` write.
+
+    ``fresh``: start the file empty, unless another session is writing it right
+    now (it holds the lock); then both append, whole lines, and ``shared`` says so.
+    """
+
+    def __init__(self, path: Path, fresh: bool) -> None:
+        self.path = path
+        self.fresh = fresh
+        self.shared = False
+        self.lines = 0
+        self.spans = 0
+        self.points = 0
+        self._fd: int | None = None
+        self._lock = threading.Lock()
+        if fresh:
+            self._open()
+
+    def _open(self) -> int:
+        if self._fd is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            if self.fresh:
+                try:
+                    import fcntl
+
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held until close
+                except ImportError:  # pragma: no cover - Windows: no concurrent-session detection
+                    pass
+                except OSError:
+                    self.shared = True
+                if not self.shared:
+                    os.ftruncate(fd, 0)
+            self._fd = fd
+        return self._fd
+
+    def write(self, line: str, spans: int = 0, points: int = 0) -> None:
+        data = (line + "\n").encode("utf-8")
+        with self._lock:
+            fd = self._open()
+            view = memoryview(data)
+            while view:  # a regular file takes it in one write unless the disk is full
+                view = view[os.write(fd, view) :]
+            self.lines += 1
+            self.spans += spans
+            self.points += points
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+
+class Collect:
+    """The span processor of the plugin's tracer provider: hands each ended, sampled span on."""
+
+    def __init__(self, deliver: Callable[[Any], None]) -> None:
+        self.deliver = deliver
+
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        pass
+
+    def _on_ending(self, span: Any) -> None:
+        pass
+
+    def on_end(self, span: Any) -> None:
+        if span.context.trace_flags.sampled:
+            self.deliver(span)
+
+    def shutdown(self) -> None:
+        pass
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+
+def encode_spans(spans: list[Any]) -> bytes:
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans as sdk_encode
+
+    return sdk_encode(spans).SerializeToString()
+
+
+def _merge(body: bytes) -> Any:
+    """One ExportTraceServiceRequest with one entry per resource and scope (concatenated requests repeat them)."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    request = ExportTraceServiceRequest.FromString(body)
+    if len(request.resource_spans) <= 1:
+        return request
+    merged = ExportTraceServiceRequest()
+    resources: dict[bytes, tuple[Any, dict[bytes, Any]]] = {}
+    for resource_spans in request.resource_spans:
+        key = resource_spans.resource.SerializeToString(deterministic=True) + resource_spans.schema_url.encode()
+        if key not in resources:
+            target = merged.resource_spans.add(resource=resource_spans.resource, schema_url=resource_spans.schema_url)
+            resources[key] = (target, {})
+        target, scopes = resources[key]
+        for scope_spans in resource_spans.scope_spans:
+            scope_key = scope_spans.scope.SerializeToString(deterministic=True) + scope_spans.schema_url.encode()
+            if scope_key not in scopes:
+                scopes[scope_key] = target.scope_spans.add(scope=scope_spans.scope, schema_url=scope_spans.schema_url)
+            scopes[scope_key].spans.extend(scope_spans.spans)
+    return merged
+
+
+class _Signal:
+    """One signal's sender, breaker and counts."""
+
+    def __init__(self, sender: Sender | None) -> None:
+        self.sender = sender
+        self.failure = ""
+        self.sent = 0
+        self.rejected = 0
+        self.rejected_messages: list[str] = []
+
+    def send(self, body: bytes, count: int, timeout: float) -> bool:
+        """Send unless the breaker is open; True when the endpoint took it (a partial success included)."""
+        if self.sender is None or self.failure:
+            return False
+        try:
+            result = self.sender.send(body, timeout)
+        except Exception as exc:  # anything the exporter raises is a failed request
+            result = Result(False, 0, f"{type(exc).__name__}: {exc}")
+        if not result.ok:
+            self.failure = result.reason or "failed"
+            return False
+        self.sent += count
+        self.rejected += result.rejected
+        if result.reason and result.reason not in self.rejected_messages:
+            self.rejected_messages.append(result.reason)
+        return True
+
+
+def _bsp_setting(name: str, default: int) -> int:
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    try:
+        value = int(getattr(BatchSpanProcessor, name)())  # the SDK reads (and warns about) OTEL_BSP_*
+    except Exception:
+        return default
+    return value if value > 0 else default
+
+
+class Pipeline:
+    """Everything the aggregating process exports in one session."""
+
+    def __init__(self, settings: OtelSettings, spill_path: Path, senders: dict[str, Sender | None]) -> None:
+        self.settings = settings
+        self.signals = {name: _Signal(senders.get(name)) for name in ("traces", "metrics")}
+        self.file = Lines(settings.file, fresh=True) if settings.file is not None else None
+        self.spill = Lines(spill_path, fresh=False)
+        self.file_failure = ""
+        self.batch_size = _bsp_setting("_default_max_export_batch_size", 512)
+        self.delay = _bsp_setting("_default_schedule_delay_millis", 5000) / 1000
+        self._spans: list[Any] = []
+        self._encoded: list[tuple[bytes, int]] = []
+        self._pending = 0
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._closing = False
+        self._abandoned = False
+        # Batches taken but not finished: (body, spans, written to the file yet).
+        self._inflight: list[list[Any]] = []
+        self._thread = threading.Thread(target=self._loop, name="pytest-probability-otel", daemon=True)
+        self._thread.start()
+
+    # -- spans ------------------------------------------------------------
+
+    def add_span(self, span: Any) -> None:
+        """An SDK span this process ended (the span processor calls it)."""
+        with self._lock:
+            self._spans.append(span)
+            self._pending += 1
+            full = self._pending >= self.batch_size
+        if full:
+            self._wake.set()
+
+    def add_encoded(self, data: Any) -> None:
+        """Spans an xdist worker encoded: (serialized ExportTraceServiceRequest, span count)."""
+        body, count = data
+        with self._lock:
+            self._encoded.append((body, count))
+            self._pending += count
+            full = self._pending >= self.batch_size
+        if full:
+            self._wake.set()
+
+    def _take(self) -> list[tuple[bytes, int]]:
+        with self._lock:
+            spans, self._spans = self._spans, []
+            encoded, self._encoded = self._encoded, []
+            self._pending = 0
+        batches: list[tuple[bytes, int]] = []
+        for start in range(0, len(spans), self.batch_size):
+            part = spans[start : start + self.batch_size]
+            batches.append((encode_spans(part), len(part)))
+        body: list[bytes] = []
+        size = count = 0
+        for chunk, n in encoded:
+            if body and (count + n > self.batch_size or size + len(chunk) > BATCH_BYTES):
+                batches.append((_merge(b"".join(body)).SerializeToString(), count))
+                body, size, count = [], 0, 0
+            body.append(chunk)
+            size += len(chunk)
+            count += n
+        if body:
+            batches.append((_merge(b"".join(body)).SerializeToString(), count))
+        return batches
+
+    def _loop(self) -> None:
+        while True:
+            self._wake.wait(self.delay)
+            self._wake.clear()
+            closing = self._closing
+            try:
+                batches = self._take()
+            except Exception as exc:  # pragma: no cover - an encoding bug must not stop the session
+                self.file_failure = self.file_failure or f"encoding spans: {exc}"
+                batches = []
+            with self._lock:
+                self._inflight = [[body, count, False] for body, count in batches]
+            while True:
+                with self._lock:
+                    if self._abandoned or not self._inflight:
+                        break
+                    batch = self._inflight[0]
+                self._export_spans(batch)
+                with self._lock:
+                    if self._inflight and self._inflight[0] is batch:
+                        self._inflight.pop(0)
+            if closing or self._abandoned:
+                with self._lock:
+                    if self._abandoned or not (self._spans or self._encoded):
+                        return
+
+    def _line(self, body: bytes, kind: str = "traces") -> str:
+        if kind == "traces":
+            return otlp_json.request_to_line(_merge(body))
+        from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
+
+        return otlp_json.request_to_line(ExportMetricsServiceRequest.FromString(body))
+
+    def _write_file(self, body: bytes, kind: str, count: int) -> None:
+        if self.file is None:
+            return
+        try:
+            if kind == "traces":
+                self.file.write(self._line(body), spans=count)
+            else:
+                self.file.write(self._line(body, kind), points=count)
+        except Exception as exc:  # a file that became unwritable
+            self.file_failure = self.file_failure or f"{self.file.path}: {exc}"
+
+    def _spill(self, body: bytes, kind: str, count: int) -> None:
+        try:
+            if kind == "traces":
+                self.spill.write(self._line(body), spans=count)
+            else:
+                self.spill.write(self._line(body, kind), points=count)
+        except Exception as exc:
+            self.file_failure = self.file_failure or f"{self.spill.path}: {exc}"
+
+    def _export_spans(self, batch: list[Any]) -> None:
+        body, count, written = batch
+        if not written:
+            self._write_file(body, "traces", count)
+            with self._lock:
+                batch[2] = True
+        signal = self.signals["traces"]
+        if signal.sender is None or self._abandoned:
+            return
+        if not signal.send(body, count, self.settings.timeout) and not self._abandoned:
+            self._spill(body, "traces", count)
+
+    # -- session end ------------------------------------------------------
+
+    def finish(self, metric_requests: list[tuple[bytes, int]]) -> bool:
+        """Drain spans, send the metrics, all within the deadline; False when the deadline passed."""
+        deadline = time.monotonic() + self.settings.timeout
+        for body, points in metric_requests:  # the file first: a hanging endpoint must not keep them out
+            self._write_file(body, "metrics", points)
+        metrics = self.signals["metrics"]
+        sent: list[int] = []
+        done = threading.Event()
+
+        def drain() -> None:
+            self._closing = True
+            self._wake.set()
+            self._thread.join()
+            for index, (body, points) in enumerate(metric_requests):
+                left = deadline - time.monotonic()
+                if metrics.sender is not None and left > 0 and metrics.send(body, points, left):
+                    sent.append(index)
+            done.set()
+
+        worker = threading.Thread(target=drain, name="pytest-probability-otel-finish", daemon=True)
+        worker.start()
+        worker.join(max(0.0, deadline - time.monotonic()))
+        timed_out = not done.is_set()
+        with self._lock:
+            if timed_out:
+                self._abandoned = True  # the thread starts nothing more
+            inflight, self._inflight = self._inflight, []
+        if timed_out:
+            leftovers = [list(batch) for batch in inflight] + [[b, n, False] for b, n in self._take()]
+            for body, count, written in leftovers:
+                if not written:
+                    self._write_file(body, "traces", count)
+                if self.signals["traces"].sender is not None:
+                    # A batch in flight may still arrive: a replay can then duplicate it, nothing is lost.
+                    self._spill(body, "traces", count)
+            for signal in self.signals.values():
+                if signal.sender is not None:
+                    signal.failure = signal.failure or f"no answer within {self.settings.timeout:g} s"
+        if metrics.sender is not None:
+            for index, (body, points) in enumerate(metric_requests):
+                if index not in sent:
+                    self._spill(body, "metrics", points)
+        if self.file is not None:
+            self.file.close()
+        self.spill.close()
+        if not timed_out:
+            for signal in self.signals.values():
+                if signal.sender is not None:
+                    signal.sender.close()
+        return not timed_out

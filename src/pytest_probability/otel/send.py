@@ -1,0 +1,336 @@
+"""OTLP requests sent with the SDK's exporters, with each result read honestly.
+
+The SDK's OTLP exporters (``opentelemetry-exporter-otlp-proto-http`` and
+``-grpc``) do the transport and its configuration: endpoints, per-signal
+variables, headers, TLS and mTLS, compression, timeouts, ``INSECURE``, retries.
+Their ``export()`` takes SDK objects and returns a bare SUCCESS or FAILURE;
+it never reads an OTLP partial success. The plugin needs more: the reason of a
+failure (for the note), the rejected count of a partial success, and sending a
+request that is already encoded (spans from xdist workers, lines of a spill
+file). So :class:`Sender` uses each exporter one level below ``export()``:
+
+* HTTP: ``exporter._client.export(body)`` (the SDK's retrying client, which
+  takes serialized bytes), with the exporter's transport wrapped to keep the
+  last response, whose body is the ``Export*ServiceResponse``;
+* gRPC: ``exporter._export(request)`` (the SDK's retry loop) with
+  ``_translate_data`` passing the ready request through, and the stub wrapped
+  to keep the response or the ``RpcError``.
+
+Everything shown to people goes through :func:`scrub`: header values and
+URL credentials are replaced *before* the text is cut, and so is any piece of
+them (a server may echo a cut token).
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import time
+import urllib.parse
+from typing import Any, Mapping, NamedTuple
+
+SIGNALS = ("traces", "metrics")
+REASON_LIMIT = 200
+#: A piece of a secret this long (or the whole secret, if shorter) counts as the secret.
+SECRET_PIECE = 6
+_SCAN_LIMIT = 65536
+
+
+class Result(NamedTuple):
+    ok: bool
+    rejected: int = 0
+    reason: str = ""
+
+
+def secrets_from_env(env: Mapping[str, str], urls: tuple[str | None, ...] = ()) -> list[str]:
+    """Every value that must never be shown: header values, URL user info and query values."""
+    found: list[str] = []
+    for name, value in env.items():
+        if name.startswith("OTEL_EXPORTER_OTLP") and name.endswith("HEADERS"):
+            for item in value.split(","):
+                name_part, sep, raw = item.partition("=")
+                raw = raw.strip() if sep else item.strip()  # a malformed item may be all secret
+                for text in (raw, urllib.parse.unquote(raw)):
+                    found.append(text)
+                    found += text.replace(":", " ").split()  # "Bearer abc": the token alone too
+        if name.startswith("OTEL_EXPORTER_OTLP") and name.endswith("ENDPOINT"):
+            urls = (*urls, value)
+    for url in urls:
+        try:
+            parts = urllib.parse.urlsplit((url or "").strip())
+        except ValueError:
+            continue
+        userinfo = parts.netloc.rpartition("@")[0]
+        if userinfo:
+            user, _, password = userinfo.partition(":")
+            plain = f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password)}"
+            found += [userinfo, user, password, urllib.parse.unquote(password), plain]
+            found.append(base64.b64encode(plain.encode()).decode())
+        for _, value in urllib.parse.parse_qsl(parts.query):
+            found.append(value)
+    return [s for s in dict.fromkeys(found) if len(s) >= 3]
+
+
+def scrub(text: str, secrets: list[str], limit: int = REASON_LIMIT) -> str:
+    """Control characters out, every secret (or piece of one) redacted, then cut to ``limit``."""
+    text = "".join(ch if ch.isprintable() else " " for ch in str(text)[:_SCAN_LIMIT])
+    marked = bytearray(len(text))
+    for secret in secrets:
+        size = min(len(secret), SECRET_PIECE)
+        pieces = {secret[i : i + size] for i in range(len(secret) - size + 1)}
+        for i in range(len(text) - size + 1):
+            if text[i : i + size] in pieces:
+                marked[i : i + size] = b"\1" * size
+    out: list[str] = []
+    for ch, secret in zip(text, marked):
+        if not secret:
+            out.append(ch)
+        elif not out or out[-1] != "[redacted]":
+            out.append("[redacted]")
+    clean = " ".join("".join(out).split())
+    return clean if len(clean) <= limit else clean[: limit - 1] + "…"
+
+
+def redact_url(url: str) -> str:
+    """Drop user info, query and fragment: they may hold credentials."""
+    try:
+        parts = urllib.parse.urlsplit(url.strip())
+    except ValueError:
+        return "<malformed URL>"
+    if not parts.netloc:
+        return url.strip().split("?")[0].split("@")[-1]
+    host = parts.netloc.rpartition("@")[2]
+    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+class _Capture:
+    """What the last request of one sender got (filled by the transport or stub wrappers)."""
+
+    def __init__(self) -> None:
+        self.response: Any = None
+        self.error = ""
+
+
+class _HttpTransport:
+    """The SDK's HTTP transport, keeping each response."""
+
+    def __init__(self, inner: Any, capture: _Capture) -> None:
+        self._inner = inner
+        self._capture = capture
+
+    def request(self, *args: Any, **kwargs: Any) -> Any:
+        result = self._inner.request(*args, **kwargs)
+        self._capture.response = result
+        return result
+
+    def is_connection_error(self, exception: Any) -> bool:
+        return self._inner.is_connection_error(exception)
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class _GrpcStub:
+    """The SDK's gRPC stub, keeping each response or error."""
+
+    def __init__(self, inner: Any, capture: _Capture) -> None:
+        self._inner = inner
+        self._capture = capture
+
+    def Export(self, request: Any, metadata: Any = None, timeout: Any = None) -> Any:  # noqa: N802 - gRPC's name
+        try:
+            response = self._inner.Export(request=request, metadata=metadata, timeout=timeout)
+        except Exception as exc:
+            code = getattr(exc, "code", None)
+            details = getattr(exc, "details", None)
+            self._capture.error = f"gRPC {code().name}: {details()}" if callable(code) and callable(details) else repr(exc)
+            raise
+        self._capture.response = response
+        return response
+
+
+def _response_types(signal: str) -> tuple[type, type]:
+    if signal == "traces":
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+            ExportTraceServiceRequest,
+            ExportTraceServiceResponse,
+        )
+
+        return ExportTraceServiceRequest, ExportTraceServiceResponse
+    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+        ExportMetricsServiceRequest,
+        ExportMetricsServiceResponse,
+    )
+
+    return ExportMetricsServiceRequest, ExportMetricsServiceResponse
+
+
+def _grpc_exporter(signal: str, capture: _Capture, **kwargs: Any) -> Any:
+    if signal == "traces":
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as Base
+    else:
+        from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as Base
+
+    class Exporter(Base):  # type: ignore[misc, valid-type]
+        def _initialize_channel_and_stub(self) -> None:
+            super()._initialize_channel_and_stub()
+            self._client = _GrpcStub(self._client, capture)
+
+        def _translate_data(self, data: Any, *args: Any) -> Any:
+            return data  # already an Export*ServiceRequest
+
+        def _count_data(self, data: Any) -> int:
+            return 0
+
+    return Exporter(**kwargs)
+
+
+def _requests_session() -> Any:
+    """A requests session that keeps the CA the exporter set (OTEL_EXPORTER_OTLP_*CERTIFICATE).
+
+    requests lets REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE replace a session's
+    ``verify`` at each request, so with either set the SDK's certificate
+    setting would be ignored.
+    """
+    import requests
+
+    class Session(requests.Session):
+        def merge_environment_settings(self, *args: Any, **kwargs: Any) -> Any:
+            settings = super().merge_environment_settings(*args, **kwargs)
+            if isinstance(self.verify, str):
+                settings["verify"] = self.verify
+            return settings
+
+    return Session()
+
+
+def _http_exporter(signal: str, capture: _Capture, **kwargs: Any) -> Any:
+    if not any(name.startswith("OTEL_PYTHON_EXPORTER_OTLP_HTTP") and name.endswith("CREDENTIAL_PROVIDER") for name in os.environ):
+        kwargs.setdefault("session", _requests_session())
+    if signal == "traces":
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as Exporter
+    else:
+        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter as Exporter
+    exporter = Exporter(**kwargs)
+    exporter._client._transport = _HttpTransport(exporter._client._transport, capture)
+    return exporter
+
+
+class SdkWarnings(logging.Handler):
+    """Collects what the SDK logs at WARNING or above while an exporter is built."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.messages.append(record.getMessage())
+        except Exception:  # pragma: no cover - a malformed log call
+            pass
+
+    def __enter__(self) -> SdkWarnings:
+        logging.getLogger("opentelemetry").addHandler(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        logging.getLogger("opentelemetry").removeHandler(self)
+
+
+class Sender:
+    """One signal's SDK OTLP exporter, sending ready requests and reading their results."""
+
+    def __init__(self, signal: str, protocol: str, endpoint: str | None, env: Mapping[str, str] | None = None) -> None:
+        self.signal = signal
+        self.protocol = protocol
+        self.capture = _Capture()
+        self.warnings: list[str] = []
+        self.secrets = secrets_from_env(os.environ if env is None else env, (endpoint,))
+        build = _grpc_exporter if protocol == "grpc" else _http_exporter
+        kwargs: dict[str, Any] = {"endpoint": endpoint} if endpoint else {}
+        with SdkWarnings() as logged:
+            try:
+                self.exporter = build(signal, self.capture, **kwargs)
+            except Exception as exc:  # an OTEL_* value the exporter refuses (gRPC raises where HTTP warns)
+                logged.messages.append(f"{type(exc).__name__}: {exc}; using the SDK's defaults for it")
+                self.exporter = build(signal, self.capture, **kwargs, **_defaults(protocol))
+        self.warnings = [scrub(message, self.secrets, 300) for message in logged.messages]
+        if protocol == "grpc":
+            scheme = "http" if self.exporter._insecure else "https"
+            self.display = f"{scheme}://{redact_url(str(self.exporter._endpoint))}"
+        else:
+            self.display = redact_url(str(self.exporter._client._endpoint))
+        self.timeout = float(self.exporter._timeout if protocol == "grpc" else self.exporter._client._timeout)
+        self._types = _response_types(signal)
+
+    def send(self, body: bytes, timeout: float) -> Result:
+        """Send one serialized Export*ServiceRequest, retrying (the SDK's rules) within ``timeout`` seconds."""
+        from opentelemetry import context
+
+        # As the SDK's batch processor does: an instrumented HTTP client (requests, grpc)
+        # must not make spans of the export itself.
+        token = context.attach(context.set_value(context._SUPPRESS_INSTRUMENTATION_KEY, True))
+        try:
+            return self._send(body, timeout)
+        finally:
+            context.detach(token)
+
+    def _send(self, body: bytes, timeout: float) -> Result:
+        timeout = max(0.001, min(self.timeout, timeout))
+        self.capture.response, self.capture.error = None, ""
+        if self.protocol == "grpc":
+            self.exporter._timeout = timeout
+            request = self._types[0].FromString(body)
+            ok = self.exporter._export(request).name == "SUCCESS"
+            response = self.capture.response
+            reason = self.capture.error or "no answer"
+        else:
+            self.exporter._client._timeout = timeout
+            result = self.exporter._client.export(body)
+            ok = result.success
+            response = None
+            reason = ""
+            http = self.capture.response
+            if ok and http is not None:
+                try:
+                    response = self._types[1].FromString(http.content())
+                except Exception:  # not a protobuf answer: a success all the same
+                    response = None
+            elif not ok:
+                if result.status_code is not None:
+                    body_text = ""
+                    try:
+                        body_text = http.content().decode("utf-8", "replace") if http is not None else ""
+                    except Exception:
+                        pass
+                    reason = f"HTTP {result.status_code} {result.reason or ''} {body_text}"
+                else:
+                    error = result.error or (http.error if http is not None else None)
+                    reason = f"{type(error).__name__}: {error}" if error else "no answer"
+        if not ok:
+            return Result(False, 0, scrub(reason, self.secrets))
+        partial = getattr(response, "partial_success", None)
+        if partial is None:
+            return Result(True)
+        rejected = partial.rejected_spans if self.signal == "traces" else partial.rejected_data_points
+        message = scrub(partial.error_message, self.secrets) if partial.error_message else ""
+        return Result(True, int(rejected), message)
+
+    def close(self) -> None:
+        try:
+            self.exporter.shutdown()
+        except Exception:  # pragma: no cover - shutting down must not fail the session
+            pass
+
+
+def _defaults(protocol: str) -> dict[str, Any]:
+    if protocol == "grpc":
+        from grpc import Compression
+
+        return {"compression": Compression.NoCompression, "timeout": 10.0}
+    return {"timeout": 10.0}
+
+
+def deadline_left(deadline: float) -> float:
+    return deadline - time.monotonic()
