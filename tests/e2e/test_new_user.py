@@ -160,7 +160,8 @@ def test_sigterm_ends_the_session_like_ctrl_c(pytester: pytest.Pytester, xdist: 
     assert {kind for kind, _ in decoded} == {"traces", "metrics"}
     spans = flatten_spans(decoded)
     assert [s.name for s in spans].count("probability.session") == 1
-    assert len(spans) == done + 1
+    # Every finished run has its span; the run the signal interrupted may have one too.
+    assert done <= len(spans) - 1 <= done + 1
 
 
 # -- item 11: a session without runs keeps a good report ------------------------------
