@@ -17,7 +17,9 @@ from .model import ERROR, FAIL, PASS, RunRecord
 from .rows import Row, Summary
 
 PASSED, FAILED, UNDECIDED = "pass", "fail", "undecided"
-#: Gate verdict as a number, for metrics: pass 1, undecided 0, fail -1.
+#: The verdict of a gated case every run of which skipped: no sample, nothing decided, not a failure.
+SKIPPED = "skip"
+#: Gate verdict as a number, for metrics: pass 1, undecided 0, fail -1 (a skipped gate has no value).
 VERDICT_VALUES = {PASSED: 1, UNDECIDED: 0, FAILED: -1}
 
 
@@ -168,6 +170,27 @@ def case_spec(kwargs: Mapping[str, Any], runs: int, config: StatsConfig) -> Case
     return CaseSpec(gate, kwargs.get("latency_quantile", config.latency_quantile), kwargs.get("max_latency"))
 
 
+def latency_unreachable(spec: CaseSpec, runs: int, confidence: float) -> int | None:
+    """Runs a latency gate needs when ``runs`` timed runs cannot give its quantile an upper bound, else None.
+
+    A latency gate passes only on an upper bound at or below the limit; the
+    order-statistic interval (:func:`stats.quantile_ranks`) has one from the
+    smallest ``n`` with ``q**n <= (1 - confidence) / 2``.
+    """
+    if spec.max_latency is None:
+        return None
+    q = spec.latency_quantile
+    if stats.quantile_ranks(runs, q, confidence)[1] is not None:
+        return None
+    # Closed form, then corrected against quantile_ranks itself (rounding at the boundary).
+    needed = max(runs + 1, math.ceil(math.log((1 - confidence) / 2) / math.log(q)))
+    while needed > runs + 1 and stats.quantile_ranks(needed - 1, q, confidence)[1] is not None:
+        needed -= 1
+    while stats.quantile_ranks(needed, q, confidence)[1] is None:
+        needed += 1
+    return needed
+
+
 def unreachable(spec: CaseSpec, runs: int) -> int | None:
     """Runs a rate gate needs when ``runs`` cannot ever pass it, else None (reachable).
 
@@ -276,50 +299,80 @@ class RowAnalysis:
     gate: GateResult | None
     latency: LatencyResult | None
     metrics: dict[str, float | None] = field(default_factory=dict)
+    #: Runs of the case that were selected but never reported (the session was cut short).
+    missing: int = 0
 
     @property
     def verdict(self) -> str | None:
-        """The case's combined verdict: fail if any gate fails, pass if all pass."""
+        """The case's combined verdict: fail if any gate fails, pass if all pass, skip if all skip."""
         verdicts = [v for v in (self.gate.verdict if self.gate else None, self.latency.verdict if self.latency else None) if v]
         if not verdicts:
             return None
         if FAILED in verdicts:
             return FAILED
-        return PASSED if all(v == PASSED for v in verdicts) else UNDECIDED
+        for decided in (PASSED, SKIPPED):
+            if all(v == decided for v in verdicts):
+                return decided
+        return UNDECIDED
 
     def decided_pass(self, undecided: str) -> bool | None:
-        """True/False: the case passes/fails the session; None: not gated."""
-        verdict = self.verdict
-        if verdict is None:
-            return None
-        return verdict == PASSED or (verdict == UNDECIDED and undecided == PASSED)
+        """True/False: the case passes/fails the session; None: not gated. A skipped gate does not fail it."""
+        return counts_as_pass(self.verdict, undecided)
 
 
-def evaluate_gate(spec: GateSpec, passes: int, fails: int, errors: int, missing: int = 0) -> GateResult:
-    """The gate's verdict. ``missing``: runs not executed (stopped early, or by a budget).
+def cut_short_text(missing: int, reported: int) -> str:
+    """How a verdict says that some of its runs never reported."""
+    return f"runs cut short: {reported} of {reported + missing} reported"
 
-    A count gate with runs missing passes once it has ``min_passes`` and fails
-    only once ``min_passes`` is out of reach even had every missing run
-    passed; in between it is UNDECIDED, never PASS. A rate gate's interval is
-    over the runs that executed. Under ``stop="sequential"`` a rate gate whose
+
+def counts_as_pass(verdict: str | None, undecided: str) -> bool | None:
+    """Whether a verdict lets the session pass: PASS and SKIPPED do, UNDECIDED as ``undecided`` says."""
+    if verdict is None:
+        return None
+    return verdict in (PASSED, SKIPPED) or (verdict == UNDECIDED and undecided == PASSED)
+
+
+def evaluate_gate(spec: GateSpec, passes: int, fails: int, errors: int, missing: int = 0, *,
+                  skipped: int = 0, cut_short: int = 0) -> GateResult:
+    """The gate's verdict.
+
+    ``missing``: runs not executed by a decision (stopped early, or by a
+    budget). A count gate with runs missing passes once it has ``min_passes``
+    and fails only once ``min_passes`` is out of reach even had every missing
+    run passed; in between it is UNDECIDED. A rate gate's interval is over the
+    runs that executed. Under ``stop="sequential"`` a rate gate whose
     sequential test has decided takes that verdict (see :mod:`stopping`).
+
+    ``skipped``: runs that skipped; when every run did (and none is missing or
+    cut short), the verdict is SKIPPED.
+
+    ``cut_short``: selected runs that never reported because the session was
+    cut short (``-x``, ``--maxfail``, Ctrl-C). The verdict is then never PASS,
+    and a count gate FAILs only when those runs could not have reached
+    ``min_passes`` either.
     """
     excluded = errors if spec.errors == "exclude" else 0
     total = passes + fails + errors - excluded
-    if total == 0:
-        return GateResult(spec, passes, total, excluded, None, UNDECIDED, missing)
-    low, high = stats.interval(spec.method, passes, total, spec.confidence, spec.prior)
-    interval = Interval(spec.method, spec.confidence, low, high)
+    if passes + fails + errors == 0 and skipped and not missing and not cut_short:
+        return GateResult(spec, passes, total, excluded, None, SKIPPED, missing)
+    interval = None
+    if total:
+        low, high = stats.interval(spec.method, passes, total, spec.confidence, spec.prior)
+        interval = Interval(spec.method, spec.confidence, low, high)
     sequential = False
-    if spec.rule == "count":
+    if spec.rule == "count":  # PASS or FAIL: never UNDECIDED, unless runs are missing or cut short
         assert spec.min_passes is not None
-        verdict = stopping.count_completion(passes, missing, spec.min_passes) or UNDECIDED
+        verdict = stopping.count_completion(passes, missing + cut_short, spec.min_passes) or UNDECIDED
+    elif interval is None:
+        verdict = UNDECIDED
     else:
-        verdict = stats.verdict(low, high, spec.bar)
+        verdict = stats.verdict(interval.low, interval.high, spec.bar)
         if spec.stop == stopping.SEQUENTIAL:
             decided = stopping.sequential_verdict(passes, total, spec.bar, spec.confidence)
             if decided is not None:
                 verdict, sequential = decided, True
+    if cut_short and verdict == PASSED:
+        verdict = UNDECIDED
     return GateResult(spec, passes, total, excluded, interval, verdict, missing, sequential)
 
 
@@ -350,12 +403,16 @@ def early_verdict(spec: CaseSpec, passes: int, fails: int, errors: int, remainin
     return verdict
 
 
-def evaluate_latency(records: Sequence[RunRecord], quantile: float, confidence: float, max_latency: float | None) -> LatencyResult:
+def evaluate_latency(records: Sequence[RunRecord], quantile: float, confidence: float, max_latency: float | None,
+                     cut_short: int = 0) -> LatencyResult:
+    """``cut_short``: selected runs that never reported; a latency gate then never PASSes."""
     durations = [r.duration for r in records if r.outcome in (PASS, FAIL)]
     excluded = sum(1 for r in records if r.outcome == ERROR)
     if not durations:
-        return LatencyResult(quantile, 0, excluded, None, None, None, (None, None), confidence, max_latency,
-                             UNDECIDED if max_latency is not None else None)
+        verdict = None
+        if max_latency is not None:
+            verdict = SKIPPED if records and not excluded and not cut_short else UNDECIDED
+        return LatencyResult(quantile, 0, excluded, None, None, None, (None, None), confidence, max_latency, verdict)
     estimate = stats.quantile_interval(durations, quantile, confidence)
     ranks = stats.quantile_ranks(len(durations), quantile, confidence)
     verdict = None
@@ -365,6 +422,8 @@ def evaluate_latency(records: Sequence[RunRecord], quantile: float, confidence: 
         elif estimate.low is not None and estimate.low > max_latency:
             verdict = FAILED
         else:
+            verdict = UNDECIDED
+        if cut_short and verdict == PASSED:
             verdict = UNDECIDED
     return LatencyResult(quantile, len(durations), excluded, estimate.estimate, estimate.low, estimate.high,
                          ranks, confidence, max_latency, verdict)
@@ -376,18 +435,24 @@ def metric_value(kind: str, k: int, passes: int, total: int) -> float | None:
     return stats.pass_hat_k(total, passes, k) if kind == "pass^" else stats.pass_at_k(total, passes, k)
 
 
-def analyze_row(row: Row, spec: CaseSpec, config: StatsConfig) -> RowAnalysis:
+def analyze_row(row: Row, spec: CaseSpec, config: StatsConfig, missing: int = 0) -> RowAnalysis:
+    """``missing``: runs of the case selected for the session that never reported, the session having been
+    cut short (``cut_short`` of :func:`evaluate_gate`)."""
     counts = row.counts
     interval = None
     if counts.total > 0:
         low, high = stats.interval(config.method, counts.passes, counts.total, config.confidence, config.prior)
         interval = Interval(config.method, config.confidence, low, high)
-    gate = evaluate_gate(spec.gate, counts.passes, counts.fails, counts.errors, counts.stopped) if spec.gate else None
+    gate = None
+    if spec.gate:
+        gate = evaluate_gate(spec.gate, counts.passes, counts.fails, counts.errors, counts.stopped,
+                             skipped=counts.skipped, cut_short=missing)
     latency = None
     if config.latency or spec.max_latency is not None:
-        latency = evaluate_latency(row.records, spec.latency_quantile, config.confidence, spec.max_latency)
+        latency = evaluate_latency(row.records, spec.latency_quantile, config.confidence, spec.max_latency,
+                                   cut_short=missing)
     metrics = {f"{kind}{k}": metric_value(kind, k, counts.passes, counts.total) for kind, k in config.metrics}
-    return RowAnalysis(row, spec, interval, gate, latency, metrics)
+    return RowAnalysis(row, spec, interval, gate, latency, metrics, missing)
 
 
 @dataclass
@@ -436,9 +501,10 @@ class Analysis:
         return [r for r in self.rows if r.verdict is not None]
 
     def gate_totals(self) -> dict[str, int]:
-        totals = {"passed": 0, "failed": 0, "undecided": 0}
+        totals = {"passed": 0, "failed": 0, "undecided": 0, "skipped": 0}
+        names = {PASSED: "passed", FAILED: "failed", UNDECIDED: "undecided", SKIPPED: "skipped"}
         for row in self.gated:
-            totals[{PASSED: "passed", FAILED: "failed", UNDECIDED: "undecided"}[row.verdict]] += 1  # type: ignore[index]
+            totals[names[row.verdict]] += 1  # type: ignore[index]
         return totals
 
     @property
@@ -446,10 +512,13 @@ class Analysis:
         return [r for r in self.gated if not r.decided_pass(self.config.undecided)]
 
 
-def analyze(summary: Summary, config: StatsConfig, specs: Mapping[str, CaseSpec]) -> Analysis:
-    """``specs``: case key -> CaseSpec (cases without one get the session defaults)."""
+def analyze(summary: Summary, config: StatsConfig, specs: Mapping[str, CaseSpec],
+            missing: Mapping[str, int] | None = None) -> Analysis:
+    """``specs``: case key -> CaseSpec (cases without one get the session defaults);
+    ``missing``: case key -> selected runs that never reported (none if absent)."""
     default = case_spec({}, 1, config)
-    rows = [analyze_row(row, specs.get(row.case.key, default), config) for row in summary.rows]
+    missing = missing or {}
+    rows = [analyze_row(row, specs.get(row.case.key, default), config, missing.get(row.case.key, 0)) for row in summary.rows]
     names = [f"{kind}{k}" for kind, k in config.metrics]
     aggregates: list[MetricAggregate] = []
     if names:

@@ -35,6 +35,24 @@ def matches_pattern(path: Path, pattern: str) -> bool:
     return any(fnmatch.fnmatch(path.name, glob) for glob in pattern.split())
 
 
+def rewrite_asserts(config: pytest.Config, pattern: str) -> None:
+    """Have pytest's assertion rewriting treat benchmark files as it treats test files.
+
+    pytest rewrites a module whose file name matches one of its import hook's
+    patterns (``python_files``), or that was named on the command line. A
+    benchmark file collected from a folder is neither, so without this its
+    failed asserts would show a bare ``AssertionError``. The patterns are
+    added to the hook only: ``python_files`` itself is left as the user set it.
+    Nothing to do with ``--assert=plain`` (no hook).
+    """
+    from _pytest.assertion.rewrite import assertstate_key
+
+    hook = getattr(config.stash.get(assertstate_key, None), "hook", None)
+    if hook is None:
+        return
+    hook.fnpats = [*hook.fnpats, *(glob for glob in pattern.split() if glob not in hook.fnpats)]
+
+
 class BenchModule(pytest.Module):
     """A benchmark file. Its ``test_*`` functions, if any, are collected as usual."""
 
@@ -96,7 +114,13 @@ def make_item(collector: pytest.Collector, name: str, obj: object) -> pytest.Col
 
 
 def _param_text(value: object) -> str:
-    text = value if isinstance(value, str) else repr(value)
+    if isinstance(value, str):
+        text = value
+    else:
+        try:
+            text = repr(value)
+        except Exception as exc:  # pytest collects such a parameter (its id is argname + index); so do we
+            text = f"<{type(value).__qualname__} object: repr() raised {type(exc).__qualname__}>"
     return text if len(text) <= PARAM_VALUE_LIMIT else text[: PARAM_VALUE_LIMIT - 1] + "…"
 
 
@@ -156,6 +180,11 @@ class Benchmark(pytest.Collector):
             needed = analysis.unreachable(spec, count)
             if needed is not None:
                 self.warn(gating.ProbabilityGateWarning(_unreachable_message(case, spec, count, needed)))
+            needed = analysis.latency_unreachable(spec, count, state.stats.confidence)
+            if needed is not None:
+                self.warn(gating.ProbabilityGateWarning(_latency_unreachable_message(case, spec, count, needed,
+                                                                                     state.stats.confidence)))
+            first = len(runs)
             for index in range(1, count + 1):
                 name = f"{case_id}[run{index}]" if case_id else f"run{index}"
                 extra: dict[str, Any] = {"keywords": {case_id: True}} if case_id else {}
@@ -174,7 +203,8 @@ class Benchmark(pytest.Collector):
                 run.prob_judged_by = gating.GATE_NAME if spec.gated or not judged_kinds else judged_kinds[0]
                 runs.append(run)
             if spec.gated and state.stats.gate_items:
-                gate = gating.GateItem.from_parent(self, name=gating.gate_name(case_id), case=case, lineno=case.lineno)
+                gate = gating.GateItem.from_parent(self, name=gating.gate_name(case_id), case=case, lineno=case.lineno,
+                                                   runs=tuple(runs[first:]))
                 gate.own_markers.extend(template.own_markers)
                 gate.keywords.update({mark.name: mark for mark in template.own_markers})
                 if case_id:
@@ -182,7 +212,8 @@ class Benchmark(pytest.Collector):
                 runs.append(gate)
             if state.stats.gate_items:
                 for kind in judged_kinds:
-                    item = gating.GateItem.from_parent(self, name=gating.gate_name(case_id, kind), case=case, lineno=case.lineno, kind=kind)
+                    item = gating.GateItem.from_parent(self, name=gating.gate_name(case_id, kind), case=case,
+                                                       lineno=case.lineno, kind=kind, runs=tuple(runs[first:first + count]))
                     item.own_markers.extend(template.own_markers)
                     item.keywords.update({mark.name: mark for mark in template.own_markers})
                     if case_id:
@@ -198,6 +229,13 @@ def _unreachable_message(case: CaseRef, spec: analysis.CaseSpec, runs: int, need
     if needed == 0:
         return f"gate of {case.label} can never pass: {what} is out of reach at any number of runs"
     return f"gate of {case.label} cannot pass with {runs} runs: {what} needs at least {needed} runs"
+
+
+def _latency_unreachable_message(case: CaseRef, spec: analysis.CaseSpec, runs: int, needed: int,
+                                 confidence: float) -> str:
+    what = f"p{spec.latency_quantile * 100:g} latency <= {spec.max_latency:g}s at {confidence:g} confidence"
+    return (f"gate of {case.label} cannot pass with {runs} runs: {what} has no upper bound "
+            f"before {needed} timed runs")
 
 
 class Run(pytest.Function):
@@ -272,6 +310,62 @@ def check_callable(item: pytest.Item) -> None:
 
 def run_items(items: list[pytest.Item]) -> Iterator[Run]:
     return (item for item in items if isinstance(item, Run))
+
+
+def add_gate_runs(items: list[pytest.Item]) -> list[pytest.Item]:
+    """A gate item selected without any of its runs (``pytest 'bench_x.py::bench_x::c[gate]'``)
+    brings them: they are inserted before it, in run order. Returns the added runs.
+
+    Called on the items collection selected, before ``-k``, ``-m``, ``--deselect``
+    and ``--lf`` deselect: deselecting every run of a case leaves its gate alone.
+    """
+    gates = [item for item in items if isinstance(item, gating.GateItem) and item.prob_runs]
+    if not gates:
+        return []
+    present = {id(item) for item in items if isinstance(item, Run)}
+    alone = {id(gate) for gate in gates if not any(id(run) in present for run in gate.prob_runs)}
+    if not alone:
+        return []
+    added: list[pytest.Item] = []
+    result: list[pytest.Item] = []
+    for item in items:
+        if id(item) in alone and id(item.prob_runs[0]) not in present:  # type: ignore[attr-defined]
+            runs = item.prob_runs  # type: ignore[attr-defined]
+            result.extend(runs)
+            added.extend(runs)
+            present.update(id(run) for run in runs)  # a gate item named twice brings them once
+        result.append(item)
+    items[:] = result
+    return added
+
+
+def order_gates(items: list[pytest.Item]) -> None:
+    """Move each gate item after the last of its case's runs, in place; everything else keeps its order.
+
+    A gate item's verdict needs its runs, so it must not run before them,
+    whatever order other plugins or conftests gave the items (this is also what
+    keeps xdist's gate items from waiting on runs queued behind them).
+    """
+    last: dict[str, int] = {}
+    gates: list[tuple[int, str]] = []
+    for index, item in enumerate(items):
+        if isinstance(item, Run):
+            if item.prob_gated:
+                last[item.prob_case.key] = index
+        elif isinstance(item, gating.GateItem):
+            gates.append((index, item.prob_case.key))
+    early = {index: last[key] for index, key in gates if last.get(key, -1) > index}
+    if not early:  # the usual case: every gate item already follows its runs
+        return
+    pending: dict[int, list[pytest.Item]] = {}
+    ordered: list[pytest.Item] = []
+    for index, item in enumerate(items):
+        if index in early:
+            pending.setdefault(early[index], []).append(item)
+            continue
+        ordered.append(item)
+        ordered.extend(pending.pop(index, ()))
+    items[:] = ordered
 
 
 def transpose(items: list[pytest.Item]) -> None:

@@ -42,12 +42,12 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
 from . import analysis
-from .analysis import PASSED, UNDECIDED, CaseSpec, StatsConfig
+from .analysis import SKIPPED, UNDECIDED, CaseSpec, StatsConfig
 from .budget import Budget
 from .model import CaseRef, Counts, RunRecord
 from .recording import RUN_ID
@@ -80,9 +80,26 @@ def gate_name(case_id: str, kind: str = GATE_NAME) -> str:
     return f"{case_id}[{kind}]" if case_id else kind
 
 
-def verdict_text(result: analysis.RowAnalysis, undecided: str) -> tuple[bool, str]:
-    """(passed, one-line explanation) of a case's verdict."""
+class GateVerdict(NamedTuple):
+    """What a gate item does: pass (``passed``), fail, or skip (``skipped``: every run skipped)."""
+
+    passed: bool
+    text: str
+    skipped: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"passed": self.passed, "text": self.text, "skipped": self.skipped}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GateVerdict:
+        return cls(bool(data["passed"]), str(data["text"]), bool(data.get("skipped", False)))
+
+
+def verdict_text(result: analysis.RowAnalysis, undecided: str) -> GateVerdict:
+    """The verdict of a case, with its one-line explanation."""
     verdict = result.verdict or UNDECIDED
+    if verdict == SKIPPED:
+        return GateVerdict(True, "SKIPPED: every run of this case was skipped", skipped=True)
     parts = []
     if result.gate is not None:
         gate = result.gate
@@ -107,8 +124,10 @@ def verdict_text(result: analysis.RowAnalysis, undecided: str) -> tuple[bool, st
         parts.append(f"p{lat.quantile * 100:g} latency interval [{low}, {high}] vs {lat.max_latency:g}s: {lat.verdict.upper()}")
     if result.gate is not None and result.gate.missing:
         parts.append(f"{result.gate.missing} run(s) not executed")
-    passed = verdict == PASSED or (verdict == UNDECIDED and undecided == PASSED)
-    return passed, f"{verdict.upper()}: " + "; ".join(parts)
+    if result.missing:
+        parts.append(analysis.cut_short_text(result.missing, len(result.row.records)))
+    passed = bool(analysis.counts_as_pass(verdict, undecided))
+    return GateVerdict(passed, f"{verdict.upper()}: " + "; ".join(parts))
 
 
 def gate_key(nodeid: str) -> str | None:
@@ -224,6 +243,18 @@ class GateBook:
                 if verdict_key(key, kind) not in self.published:
                     self.publish(verdict_key(key, kind))
 
+    def missing(self, key: str) -> int:
+        """Runs of the case selected for the session that have not reported (0 when the selection is unknown)."""
+        expected = self.expected.get(key)
+        if not expected:
+            return 0
+        return len(expected.difference(self.records.get(key, ())))
+
+    def missing_runs(self) -> dict[str, int]:
+        """Case key -> runs selected but not reported, for every case with any."""
+        counts = {key: self.missing(key) for key in self.expected}
+        return {key: count for key, count in counts.items() if count}
+
     def decide_early(self, key: str, case: CaseRef) -> None:
         """Stop a case whose verdict its remaining runs can no longer change (or a sequential test decided)."""
         spec = self._specs.get(key)
@@ -263,22 +294,23 @@ class GateBook:
         if not records:
             return None
         row = row_from_records(records)
-        return analysis.analyze_row(row, spec_of(row.case, self.config), self.config)
+        return analysis.analyze_row(row, spec_of(row.case, self.config), self.config, self.missing(key))
 
-    def decide(self, key: str) -> tuple[bool, str]:
+    def decide(self, key: str) -> GateVerdict:
         for kind, decider in self.kinds.items():
             if key.endswith(f"[{kind}]"):
-                return decider.decide(self, key[: -len(kind) - 2])
+                passed, text = decider.decide(self, key[: -len(kind) - 2])
+                return GateVerdict(passed, text)
         result = self.result(key)
         if result is None:
-            return False, "UNDECIDED: no run of this case reported"
+            return GateVerdict(False, "UNDECIDED: no run of this case reported")
         return verdict_text(result, self.config.undecided)
 
-    def publish(self, key: str, verdict: tuple[bool, str] | None = None) -> None:
+    def publish(self, key: str, verdict: GateVerdict | None = None) -> None:
         """Publish the case's verdict (or ``verdict``, when the controller must release its gate item)."""
         assert self.folder is not None
-        passed, text = verdict if verdict is not None else self.decide(key)
-        _write_atomic(verdict_path(self.folder, key), json.dumps({"passed": passed, "text": text}))
+        chosen = verdict if verdict is not None else self.decide(key)
+        _write_atomic(verdict_path(self.folder, key), json.dumps(chosen.to_dict()))
         self.published.add(key)
 
     def stop(self) -> None:
@@ -365,28 +397,30 @@ def _read(path: str) -> str:
         return "decided"
 
 
-def wait_for_verdict(folder: Path, key: str, timeout: float) -> tuple[bool, str]:
+def wait_for_verdict(folder: Path, key: str, timeout: float) -> GateVerdict:
     """Worker side: wait (bounded) for the controller's verdict of ``key``."""
     path = verdict_path(folder, key)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if path.exists():
-            data = json.loads(path.read_text(encoding="utf-8"))
-            return bool(data["passed"]), str(data["text"])
+            return GateVerdict.from_dict(json.loads(path.read_text(encoding="utf-8")))
         if (folder / "STOP").exists():
-            return False, "UNDECIDED: the session stopped before every run of this case finished"
+            return GateVerdict(False, "UNDECIDED: the session stopped before every run of this case finished")
         time.sleep(POLL_INTERVAL)
-    return False, f"UNDECIDED: no verdict within {timeout:g} s (did a run of this case crash its worker?)"
+    return GateVerdict(False, f"UNDECIDED: no verdict within {timeout:g} s (did a run of this case crash its worker?)")
 
 
 class GateItem(pytest.Item):
     """The verdict of one gated case, as a test item."""
 
-    def __init__(self, name: str, parent: Any, *, case: CaseRef, lineno: int, kind: str = GATE_NAME, **kw: Any) -> None:
+    def __init__(self, name: str, parent: Any, *, case: CaseRef, lineno: int, kind: str = GATE_NAME,
+                 runs: tuple[Any, ...] = (), **kw: Any) -> None:
         super().__init__(name, parent, **kw)
         self.prob_case = case
         #: What decides: "gate" (the case's gates) or another GateBook kind ("baseline").
         self.prob_kind = kind
+        #: The case's Run items, as collected (selecting the item alone brings them).
+        self.prob_runs = runs
         self._lineno = lineno
         from .collect import _set_nodeid
 
@@ -396,10 +430,12 @@ class GateItem(pytest.Item):
         from .state import STATE_KEY
 
         state = self.config.stash[STATE_KEY]
-        passed, text = state.gate_verdict(verdict_key(self.prob_case.key, self.prob_kind))
-        if not passed:
-            raise GateFailed(text)
-        self.user_properties.append(("probability.verdict", text))
+        verdict = state.gate_verdict(verdict_key(self.prob_case.key, self.prob_kind))
+        if verdict.skipped:
+            pytest.skip(f"gate of {self.prob_case.label}: {verdict.text}")
+        if not verdict.passed:
+            raise GateFailed(verdict.text)
+        self.user_properties.append(("probability.verdict", verdict.text))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, GateFailed):
@@ -425,8 +461,12 @@ def verdict_items_last(items: list[Any]) -> None:
 
 
 def xfail_gated_failure(item: Any, call: Any, report: pytest.TestReport) -> None:
-    """Report a gated (or compared) case's failing run as xfailed: its verdict item decides."""
-    if report.when != "call" or not report.failed or item.config.option.runxfail:
+    """Report a gated (or compared) case's failing run as xfailed: its verdict item decides.
+
+    Any phase: a setup or teardown error is a sample of the case like a
+    failure in the call (an errored run), as pytest xfails them for an xfail mark.
+    """
+    if not report.failed or item.config.option.runxfail:
         return
     report.outcome = "skipped"
     kind = getattr(item, "prob_judged_by", GATE_NAME)

@@ -33,6 +33,7 @@ def configure(config: pytest.Config) -> State:
     settings = options.resolve(config)
     state = State(settings=settings, worker=is_worker(config), stats=options.resolve_stats(config))
     config.stash[STATE_KEY] = state
+    collect.rewrite_asserts(config, settings.pattern)
     if state.worker:
         state.gate_folder = config.workerinput.get("prob_gate_folder")  # type: ignore[attr-defined]
         if state.gate_folder is not None:
@@ -109,7 +110,14 @@ def before_generate(metafunc: pytest.Metafunc) -> None:
         definition.add_marker(pytest.mark.repeat(1), append=False)
 
 
+def select_items(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Before any deselection: a gate item selected alone brings its runs."""
+    for run in collect.add_gate_runs(items):
+        run.ihook.pytest_itemcollected(item=run)
+
+
 def modify_items(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """After the ordinary ``pytest_collection_modifyitems`` hooks of other plugins and conftests."""
     state = get(config)
     if config.pluginmanager.hasplugin("rerunfailures") and _reruns_possible(config, items):
         # A rerun would replace a failed sample with a later one and bias the
@@ -118,7 +126,6 @@ def modify_items(config: pytest.Config, items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.flaky(reruns=0), append=False)
     if state.settings.transpose:
         collect.transpose(items)
-    gating.verdict_items_last(items)
     report_compare.check_axes(items, state)
     if state.compare is not None and state.compare.config.plan:
         _plan(config, state, items)
@@ -136,6 +143,18 @@ def _plan(config: pytest.Config, state: State, items: list[pytest.Item]) -> None
             reporter.write_line(line)
     config.hook.pytest_deselected(items=list(items))
     items[:] = []
+
+
+def collection_finished(session: pytest.Session) -> None:
+    """The items are final (every ``pytest_collection_modifyitems``, wrappers such as ``--lf``/``--ff``
+    included, has run; an xdist worker sends their ids to the controller after this)."""
+    collect.order_gates(session.items)
+    gating.verdict_items_last(session.items)
+    book = get(session.config).gates
+    if book is not None:
+        # Serial session: the selected runs, so that verdicts know runs that never reported
+        # (an xdist controller learns them from the workers' collection instead).
+        book.expect([item.nodeid for item in session.items])
 
 
 def _reruns_possible(config: pytest.Config, items: list[pytest.Item]) -> bool:
@@ -389,7 +408,7 @@ def release_rescheduled_gates(config: pytest.Config, state: State, node: Any) ->
             f"UNDECIDED: a worker crash rescheduled {count} run(s) of this case, "
             "which its gate item cannot wait for (the runs still count in the table)"
         )
-        book.publish(key, (False, text))
+        book.publish(key, gating.GateVerdict(False, text))
         label = state.cases[key].label if key in state.cases else key
         state.notes.append(f"gate item of {label}: {text}")
 

@@ -481,8 +481,18 @@ MARKER_KEYWORDS: dict[str, Callable[[Any], Any]] = {
 }
 
 
+#: Keywords that are one choice: the closest mark giving any of them decides, and a farther
+#: mark's alternative is overridden (min_passes on the function, min_rate on a pytest.param).
+EXCLUSIVE_KEYWORDS: tuple[frozenset[str], ...] = (frozenset({"min_rate", "min_passes"}),)
+
+
 def marker_kwargs(marks: Any) -> dict[str, Any]:
-    """Merge ``probability`` marks, closest first (the first mark setting a keyword wins)."""
+    """Merge ``probability`` marks, closest first (the first mark setting a keyword wins).
+
+    For keywords of one :data:`EXCLUSIVE_KEYWORDS` group the first mark setting
+    any of them wins; one mark setting two of them keeps both, so that
+    ``analysis.case_spec`` reports the contradiction.
+    """
     merged: dict[str, Any] = {}
     for mark in marks:
         if mark.name != "probability":
@@ -491,6 +501,7 @@ def marker_kwargs(marks: Any) -> dict[str, Any]:
             raise MarkerError(
                 f"@pytest.mark.probability takes keyword arguments only, got positional {mark.args!r}"
             )
+        taken = set(merged)
         for key, value in mark.kwargs.items():
             parse = MARKER_KEYWORDS.get(key)
             if parse is None:
@@ -498,11 +509,12 @@ def marker_kwargs(marks: Any) -> dict[str, Any]:
                 raise MarkerError(
                     f"@pytest.mark.probability got an unknown keyword {key!r} (known: {known})"
                 )
-            if key not in merged:
-                try:
-                    merged[key] = parse(value)
-                except (TypeError, ValueError) as exc:
-                    raise MarkerError(str(exc)) from None
+            if key in taken or any(key in group and group & taken for group in EXCLUSIVE_KEYWORDS):
+                continue
+            try:
+                merged[key] = parse(value)
+            except (TypeError, ValueError) as exc:
+                raise MarkerError(str(exc)) from None
     return merged
 
 

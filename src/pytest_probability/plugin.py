@@ -43,9 +43,16 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     lifecycle.before_generate(metafunc)
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    lifecycle.modify_items(config, items)
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> Generator[None, None, None]:
+    lifecycle.select_items(config, items)  # before -k, -m, --deselect and other plugins
+    yield
+    lifecycle.modify_items(config, items)  # after them
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    lifecycle.collection_finished(session)  # gate items after their runs, whatever reordered them
 
 
 @pytest.hookimpl(wrapper=True)

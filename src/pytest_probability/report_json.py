@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable
 import pytest
 
 from . import __version__
-from .model import Counts, RunRecord, UsageTotals
+from .model import ERROR, Counts, RunRecord, UsageTotals
 from .rows import Row, Summary
 
 SCHEMA_VERSION = 1
@@ -176,7 +176,8 @@ def row_dict(row: Row) -> dict[str, Any]:
 
 
 def record_dict(record: RunRecord) -> dict[str, Any]:
-    error = f"{record.error_type}: {record.error_text}" if record.error_type else None
+    # As in 0.3.0: for errored runs only (a failed assert is a fail, not an error).
+    error = f"{record.error_type}: {record.error_text}" if record.outcome == ERROR and record.error_type else None
     return {
         "case": record.case.label,
         "run": record.run,

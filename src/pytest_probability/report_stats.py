@@ -11,11 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from . import stats
-from .analysis import FAILED, PASSED, UNDECIDED, VERDICT_VALUES, Analysis, RowAnalysis
+from .analysis import FAILED, PASSED, SKIPPED, UNDECIDED, VERDICT_VALUES, Analysis, RowAnalysis, cut_short_text
 from .report_terminal import Line, fraction, label_text
 from .rows import Row
 
-_VERDICT_MARKUP = {PASSED: {"green": True}, FAILED: {"red": True}, UNDECIDED: {"yellow": True}}
+_VERDICT_MARKUP = {PASSED: {"green": True}, FAILED: {"red": True}, UNDECIDED: {"yellow": True}, SKIPPED: {"yellow": True}}
+_VERDICT_WORDS = {SKIPPED: "SKIPPED"}
 
 
 def duration(seconds: float | None) -> str:
@@ -54,6 +55,8 @@ def gates_section(analysis: Analysis) -> list[Line]:
     totals = analysis.gate_totals()
     lines: list[Line] = [("", {})]
     summary = f"  Gates:   {totals['passed']} passed, {totals['failed']} failed, {totals['undecided']} undecided"
+    if totals["skipped"]:
+        summary += f", {totals['skipped']} skipped"
     if totals["undecided"]:
         summary += f" (undecided counts as {analysis.config.undecided})"
     lines.append((summary, {"bold": True}))
@@ -61,6 +64,13 @@ def gates_section(analysis: Analysis) -> list[Line]:
     for result in gated:
         bar = ""
         shown = []
+        notes = []
+        # The gate's own fraction: under prob_errors=exclude it leaves errored runs out, like its interval.
+        frac = fraction(result.row) if result.gate is None else f"{result.gate.passes}/{result.gate.total}"
+        if result.gate is not None and result.gate.excluded:
+            notes.append(f"{result.gate.excluded} errored left out")
+        if result.missing:
+            notes.append(cut_short_text(result.missing, len(result.row.records)))
         if result.gate is not None:
             spec = result.gate.spec
             bar = f">= {spec.min_passes} passes" if spec.rule == "count" else f">= {bar_percent(spec.bar)}"
@@ -73,13 +83,16 @@ def gates_section(analysis: Analysis) -> list[Line]:
             if latency_cell(result):
                 shown.append(latency_cell(result))
         verdict = result.verdict or UNDECIDED
-        cells.append(([label_text(result.row.label), fraction(result.row), ", ".join(shown), bar], verdict.upper(), _VERDICT_MARKUP[verdict]))
+        word = _VERDICT_WORDS.get(verdict, verdict.upper())
+        if notes:
+            word += f" ({'; '.join(notes)})"
+        cells.append(([label_text(result.row.label), frac, ", ".join(shown), bar], word, _VERDICT_MARKUP[verdict]))
     widths = [max(len(c[0][i]) for c in cells) for i in range(4)]
-    for (label, frac, shown, bar), verdict, markup in cells:
+    for (label, frac, shown, bar), word, markup in cells:
         parts = [label.ljust(widths[0]), frac.rjust(widths[1])]
         if widths[2]:  # no column of blanks when no gated case has an interval
             parts.append(shown.ljust(widths[2]))
-        parts += [bar.ljust(widths[3]), verdict]
+        parts += [bar.ljust(widths[3]), word]
         lines.append(("    " + "  ".join(parts), markup))
     return lines
 
@@ -118,6 +131,7 @@ def json_row(analysis: Analysis, row: Row) -> dict[str, Any]:
         "latency": result.latency.to_dict() if result.latency else None,
         "metrics": result.metrics,
         "verdict": result.verdict,
+        "runs_missing": result.missing,
     }
 
 
@@ -141,7 +155,7 @@ def gate_series(analysis: Analysis) -> list[Any]:
             upper.points.append((attributes, interval.high))
         if result.gate is not None:
             bar.points.append((attributes, result.gate.spec.bar))
-        if result.verdict is not None:
+        if result.verdict in VERDICT_VALUES:  # a skipped gate decided nothing: no value
             verdict.points.append((attributes, VERDICT_VALUES[result.verdict]))
     return [lower, upper, bar, verdict]
 

@@ -155,8 +155,8 @@ class State:
             self._summary = None
             self._analysis = None
 
-    def gate_verdict(self, key: str) -> tuple[bool, str]:
-        """(passed, text) of a gated case, for its gate item in this process."""
+    def gate_verdict(self, key: str) -> Any:
+        """The ``gating.GateVerdict`` of a gated case, for its gate item in this process."""
         if self.worker:
             from pathlib import Path
 
@@ -193,7 +193,8 @@ class State:
 
             summary = self.summary()
             specs = {row.case.key: spec_of(row.case, self.stats) for row in summary.rows}
-            self._analysis = analyze(summary, self.stats, specs)
+            missing = self.gates.missing_runs() if self.gates is not None else None
+            self._analysis = analyze(summary, self.stats, specs, missing)
         return self._analysis
 
     def summary(self) -> Summary:

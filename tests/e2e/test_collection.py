@@ -313,6 +313,38 @@ def test_bench_file_in_subfolder_with_conftest(pytester: pytest.Pytester) -> Non
     assert table(result) == ["d 2/2"]
 
 
+ASSERTING = "def bench_answer():\n    answer = 'no'\n    assert answer == 'yes'\n"
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_asserts_are_rewritten_in_bench_files_collected_from_a_folder(pytester: pytest.Pytester, xdist) -> None:
+    """pytest's assertion introspection, as in a test file: in the terminal and the JSON message."""
+    pytester.makepyfile(**{"benchmarks/bench_rewrite": ASSERTING})
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "benchmarks", "--prob-json=report.json", *xdist)
+    result.assert_outcomes(failed=1)
+    assert "AssertionError: assert 'no' == 'yes'" in result.stdout.str()
+    (record,) = read_json(pytester)["records"]
+    assert record["message"] == "assert 'no' == 'yes'"
+    assert record["error_text"].startswith("assert 'no' == 'yes'\n")
+
+
+def test_assert_rewriting_follows_prob_pattern_and_leaves_python_files_alone(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nprob_pattern = eval_*.py\n")
+    pytester.makepyfile(**{"evals/eval_rewrite": ASSERTING})
+    pytester.makeconftest(
+        "def pytest_configure(config):\n    config.probe_files = list(config.getini('python_files'))\n"
+        "def pytest_report_header(config):\n    return 'python_files=' + ' '.join(config.probe_files)\n"
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider", "evals")
+    result.assert_outcomes(failed=1)
+    assert "AssertionError: assert 'no' == 'yes'" in result.stdout.str()
+    result.stdout.fnmatch_lines(["python_files=test_*.py *_test.py"])
+    # --assert=plain still works: no rewriting, no error
+    plain = pytester.runpytest("-p", "no:cacheprovider", "evals", "--assert=plain")
+    plain.assert_outcomes(failed=1)
+    assert "assert 'no' == 'yes'" not in plain.stdout.str()
+
+
 # -- ids ------------------------------------------------------------------------
 
 SAME_CASES = """
@@ -396,6 +428,33 @@ def bench_multi(a, b, n, w, generated):
 
 def _case_ids(ids: list[str], prefix: str) -> list[str]:
     return [node[len(prefix) :] for node in ids if node.startswith(prefix)]
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_parameter_whose_repr_raises_is_collected_as_plain_pytest_does(pytester: pytest.Pytester, xdist) -> None:
+    pytester.makepyfile(
+        bench_x="""
+        import pytest
+
+        class Opaque:
+            def __repr__(self):
+                raise ValueError("no repr for you")
+
+        @pytest.mark.parametrize("value", [Opaque(), 3])
+        def bench_opaque(value):
+            pass
+
+        @pytest.mark.parametrize("value", [Opaque()])
+        def test_opaque(value):
+            pass
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--prob-json=report.json", "-v", *xdist)
+    result.assert_outcomes(passed=3)
+    assert result.ret == pytest.ExitCode.OK
+    assert re.search(r"bench_x.py::bench_opaque::value0\[run1\]", result.stdout.str())
+    rows = read_json(pytester)["rows"]
+    assert [row["params"] for row in rows] == [{"value": "<Opaque object: repr() raised ValueError>"}, {"value": "3"}]
 
 
 def test_case_ids_follow_pytest_exactly(pytester: pytest.Pytester) -> None:

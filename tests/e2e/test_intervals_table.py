@@ -190,7 +190,7 @@ def test_json_ci_per_row_and_stats_config(pytester: pytest.Pytester, bench) -> N
         "gate_items": True,
         "stop": None,
     }
-    assert data["gates"] == {"passed": 0, "failed": 0, "undecided": 0}
+    assert data["gates"] == {"passed": 0, "failed": 0, "undecided": 0, "skipped": 0}
     assert data["aggregates"] == []
 
 

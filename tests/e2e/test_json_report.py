@@ -194,6 +194,20 @@ def test_every_field_and_values_consistent_with_the_table(project):
     assert sum(r["cost"] for r in records) == pytest.approx(totals["cost"])
 
 
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_records_error_is_for_errors_only_as_in_0_3_0(project, xdist):
+    """``error`` keeps its 0.3.0 meaning: an errored run's "Type: text"; null for a pass, a fail and a skip."""
+    project.runpytest_subprocess("-p", "no:cacheprovider", "--prob-json=report.json", "--prob-runs=3", *xdist)
+    records = load(project.path / "report.json")["records"]
+    by_outcome: dict[str, set] = {}
+    for record in records:
+        by_outcome.setdefault(record["outcome"], set()).add(record["error"])
+    assert by_outcome == {"pass": {None}, "fail": {None}, "skip": {None}, "error": {"ConnectionError: timeout"}}
+    # a fail still names its exception in error_type and error_text
+    failed = next(r for r in records if r["outcome"] == "fail" and r["case"] == "always_fails")
+    assert (failed["error_type"], failed["error_text"]) == ("AssertionError", "assert 1 == 2")
+
+
 def test_records_sorted_by_row_then_run_not_by_arrival(project):
     result = project.runpytest("--prob-runs=2", "--prob-transpose", "--prob-json=report.json", "-v")
     arrival = [line.split(" ")[0] for line in result.outlines if line.startswith("bench_x.py::") and " " in line]

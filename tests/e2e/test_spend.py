@@ -14,6 +14,10 @@ import threading
 from typing import Iterator
 
 import pytest
+# Imported here, before any in-process pytester session: a session that imported it
+# first would drop it from sys.modules at its end, and a later importer (the SDK's
+# HTTP exporters) would mix two copies ("You can only merge into CookieJar").
+import requests  # noqa: F401
 
 from sessions import CONFTEST, section
 

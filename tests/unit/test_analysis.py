@@ -18,6 +18,7 @@ from pytest_probability import analysis, stats
 from pytest_probability.analysis import (
     FAILED,
     PASSED,
+    SKIPPED,
     UNDECIDED,
     VERDICT_VALUES,
     CaseSpec,
@@ -28,6 +29,7 @@ from pytest_probability.analysis import (
     case_spec,
     evaluate_gate,
     evaluate_latency,
+    latency_unreachable,
     metric_value,
     unreachable,
 )
@@ -365,6 +367,100 @@ def test_count_gate_to_dict():
     assert data["verdict"] == "pass"
 
 
+def test_count_gate_without_counted_runs_fails_it_is_never_undecided():
+    # every run errored and was excluded: 0 passes of the 3 needed
+    result = evaluate_gate(count_gate(3, 3, errors="exclude"), 0, 0, 3)
+    assert (result.total, result.interval, result.verdict) == (0, None, FAILED)
+
+
+# -- evaluate_gate: every run skipped, runs cut short ------------------------------------
+
+
+@pytest.mark.parametrize("spec", [count_gate(3, 4), rate_gate(0.5), rate_gate(0.5, errors="exclude")])
+def test_a_gate_whose_runs_all_skipped_is_skipped(spec):
+    result = evaluate_gate(spec, 0, 0, 0, skipped=4)
+    assert (result.total, result.interval, result.verdict) == (0, None, SKIPPED)
+    assert result.to_dict(4)["verdict"] == "skip"
+    # one counted run is a sample: decided as usual
+    assert evaluate_gate(spec, 1, 0, 0, skipped=3).verdict != SKIPPED
+    # an excluded error is not a skip: nothing counted, but something went wrong
+    assert evaluate_gate(spec, 0, 0, 1, skipped=3).verdict in (UNDECIDED, FAILED)
+    # skipped so far, but runs never reported: unknown
+    assert evaluate_gate(spec, 0, 0, 0, skipped=1, cut_short=3).verdict == UNDECIDED
+
+
+def test_a_rate_gate_with_missing_runs_never_passes_but_can_fail():
+    assert evaluate_gate(rate_gate(0.1), 5, 0, 0).verdict == PASSED  # [48%, 100%]
+    assert evaluate_gate(rate_gate(0.1), 5, 0, 0, cut_short=5).verdict == UNDECIDED
+    assert evaluate_gate(rate_gate(0.9), 0, 5, 0, cut_short=5).verdict == FAILED  # [0%, 52%]
+    assert evaluate_gate(rate_gate(0.5), 3, 2, 0, cut_short=5).verdict == UNDECIDED
+
+
+@pytest.mark.parametrize(
+    ("passes", "fails", "missing", "verdict"),
+    [
+        (5, 0, 5, UNDECIDED),  # already 3 passes: but the runs were cut short
+        (2, 3, 5, UNDECIDED),  # 2 + up to 5 more could reach 3
+        (1, 7, 2, UNDECIDED),  # 1 + 2 = 3: just reachable
+        (1, 8, 1, FAILED),  # 1 + 1 < 3: no missing run can save it
+        (0, 10, 0, FAILED),
+        (3, 7, 0, PASSED),
+    ],
+)
+def test_a_count_gate_with_missing_runs_fails_only_when_out_of_reach(passes, fails, missing, verdict):
+    assert evaluate_gate(count_gate(3, 10), passes, fails, 0, cut_short=missing).verdict == verdict
+
+
+def test_a_latency_gate_with_missing_runs_never_passes_but_can_fail():
+    assert evaluate_latency(latency_records(TWENTY), 0.5, 0.95, 1.0).verdict == PASSED
+    assert evaluate_latency(latency_records(TWENTY), 0.5, 0.95, 1.0, cut_short=3).verdict == UNDECIDED
+    assert evaluate_latency(latency_records(TWENTY), 0.5, 0.95, 0.001, cut_short=3).verdict == FAILED
+
+
+def test_a_latency_gate_whose_runs_all_skipped_is_skipped():
+    assert evaluate_latency(latency_records([0.0] * 3, "sss"), 0.5, 0.95, 1.0).verdict == SKIPPED
+    assert evaluate_latency(latency_records([0.0] * 3, "sss"), 0.5, 0.95, None).verdict is None  # not gated
+    assert evaluate_latency(latency_records([0.0] * 3, "sss"), 0.5, 0.95, 1.0, cut_short=1).verdict == UNDECIDED
+
+
+def test_analyze_row_of_an_all_skipped_case_is_skipped_and_does_not_fail():
+    config = StatsConfig()
+    row = row_of("c", "ssss")
+    result = analyze_row(row, case_spec({"min_passes": 3, "max_latency": 1.0}, 4, config), config)
+    assert (result.gate.verdict, result.latency.verdict, result.verdict) == (SKIPPED, SKIPPED, SKIPPED)
+    assert result.decided_pass("fail") is True
+    assert result.missing == 0
+    cut = analyze_row(row_of("c", "pppp"), case_spec({"min_passes": 3}, 10, config), config, missing=6)
+    assert (cut.verdict, cut.missing) == (UNDECIDED, 6)
+
+
+# -- latency gates that cannot pass ----------------------------------------------------
+
+
+@pytest.mark.parametrize("q", [0.5, 0.9, 0.95, 0.99])
+@pytest.mark.parametrize("confidence", [0.8, 0.9, 0.95, 0.99])
+def test_latency_unreachable_names_the_first_run_count_with_an_upper_bound(q, confidence):
+    spec = case_spec({"latency_quantile": q, "max_latency": 1.0}, 1, StatsConfig())
+    needed = latency_unreachable(spec, 1, confidence)
+    if needed is None:  # one run is enough (q small, confidence low)
+        assert stats.quantile_ranks(1, q, confidence)[1] is not None
+        return
+    assert stats.quantile_ranks(needed, q, confidence)[1] is not None
+    assert stats.quantile_ranks(needed - 1, q, confidence)[1] is None
+    # the order-statistic condition q**n <= (1 - confidence) / 2, solved for n
+    assert needed == math.ceil(math.log((1 - confidence) / 2) / math.log(q) - 1e-9)
+    assert latency_unreachable(spec, needed - 1, confidence) == needed
+    assert latency_unreachable(spec, needed, confidence) is None
+
+
+def test_latency_unreachable_ignores_cases_without_a_latency_gate():
+    config = StatsConfig()
+    assert latency_unreachable(case_spec({"latency_quantile": 0.99}, 5, config), 5, 0.95) is None
+    assert latency_unreachable(case_spec({"min_rate": 0.5}, 5, config), 5, 0.95) is None
+    assert latency_unreachable(case_spec({"max_latency": 1.0}, 72, config), 72, 0.95) is None  # p95: 72 runs
+    assert latency_unreachable(case_spec({"max_latency": 1.0}, 71, config), 71, 0.95) == 72
+
+
 # -- evaluate_latency ------------------------------------------------------------------
 
 TWENTY = [0.01 * i for i in range(1, 21)]  # 10ms .. 200ms; p50 ranks at 95%: (6, 15)
@@ -570,7 +666,10 @@ def test_gate_totals_and_failed_gates():
         ("b::ungated", "ffff", {}),
     )
     assert [r.row.label for r in result.gated] == ["a::pass", "a::fail", "b::undecided"]
-    assert result.gate_totals() == {"passed": 1, "failed": 1, "undecided": 1}
+    assert result.gate_totals() == {"passed": 1, "failed": 1, "undecided": 1, "skipped": 0}
+    skipped = run_analyze(config, ("a::skipped", "ssss", {"min_passes": 2}))
+    assert skipped.gate_totals() == {"passed": 0, "failed": 0, "undecided": 0, "skipped": 1}
+    assert skipped.failed_gates == []
     assert [r.row.label for r in result.failed_gates] == ["a::fail", "b::undecided"]
     assert set(result.by_key) == {r.row.case.key for r in result.rows}
     lenient = analyze(aggregate(r for row in result.rows for r in row.row.records),
@@ -626,3 +725,14 @@ def test_aggregate_of_only_short_cases_is_none():
     result = run_analyze(config, ("a", "pp", {}))
     assert result.aggregates[0].values == {"pass^5": None}
     assert result.aggregates[-1].to_dict()["metrics"]["pass^5"] == {"estimate": None, "cases": 0, "left_out": 1}
+
+
+def test_runs_not_executed_and_runs_cut_short_combine_in_a_count_gate():
+    # not executed by a decision: a count gate that has its passes passes; cut short: it never does
+    assert evaluate_gate(count_gate(3, 10), 3, 0, 0, 7).verdict == PASSED
+    assert evaluate_gate(count_gate(3, 10), 3, 0, 0, 4, cut_short=3).verdict == UNDECIDED
+    # 1 pass + 1 not executed + 1 cut short can still make 3; + nothing more cannot
+    assert evaluate_gate(count_gate(3, 10), 1, 7, 0, 1, cut_short=1).verdict == UNDECIDED
+    assert evaluate_gate(count_gate(3, 10), 1, 8, 0, 1).verdict == FAILED
+    # every executed run skipped, the rest not executed: not a skipped gate
+    assert evaluate_gate(count_gate(3, 10), 0, 0, 0, 6, skipped=4).verdict == UNDECIDED
