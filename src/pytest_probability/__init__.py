@@ -8,6 +8,8 @@ from __future__ import annotations
 __version__ = "0.4.0"
 
 from .gating import ProbabilityGateWarning  # noqa: E402
-from .recording import record_cost, record_io, record_output, record_usage  # noqa: E402
+from .recording import ProbabilityUsageWarning, record_cost, record_io, record_output, record_usage  # noqa: E402
 
-__all__ = ["ProbabilityGateWarning", "__version__", "record_cost", "record_io", "record_output", "record_usage"]
+__all__ = [
+    "ProbabilityGateWarning", "ProbabilityUsageWarning", "__version__", "record_cost", "record_io", "record_output", "record_usage",
+]

@@ -7,6 +7,7 @@ same analysis.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
@@ -490,8 +491,9 @@ class Analysis:
     rows: list[RowAnalysis]
     aggregates: list[MetricAggregate]
 
-    @property
+    @functools.cached_property
     def by_key(self) -> dict[str, RowAnalysis]:
+        """Case key -> row analysis, built once (reporters look rows up by key, once per cell)."""
         return {r.row.case.key: r for r in self.rows}
 
     @property

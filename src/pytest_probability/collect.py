@@ -156,6 +156,8 @@ class Benchmark(pytest.Collector):
             except options.MarkerError as exc:
                 raise self.CollectError(f"{self.nodeid}: {exc}") from None
             count = options.runs_for_case(state.settings, kwargs)
+            if (too_many := state.take_runs(count, f"{self.nodeid}::{case_id}" if case_id else self.nodeid)) is not None:
+                raise self.CollectError(too_many)
             try:
                 spec = analysis.case_spec(kwargs, count, state.stats)
             except ValueError as exc:

@@ -50,11 +50,12 @@ from . import analysis
 from .analysis import SKIPPED, UNDECIDED, CaseSpec, StatsConfig
 from .budget import Budget
 from .model import CaseRef, Counts, RunRecord
+from .recording import RUN_ID
 from .rows import Row, row_status
 
 GATE_NAME = "gate"
 POLL_INTERVAL = 0.02
-_RUN_ID = re.compile(r"^(?P<key>.*?)(?:\[run(?P<a>\d+)\]|::run(?P<b>\d+))$")
+_RUN_ID = RUN_ID
 _GATE_ID = re.compile(r"^(?P<key>.*?)(?:\[gate\]|::gate)$")
 
 
@@ -127,6 +128,12 @@ def verdict_text(result: analysis.RowAnalysis, undecided: str) -> GateVerdict:
         parts.append(analysis.cut_short_text(result.missing, len(result.row.records)))
     passed = bool(analysis.counts_as_pass(verdict, undecided))
     return GateVerdict(passed, f"{verdict.upper()}: " + "; ".join(parts))
+
+
+def gate_key(nodeid: str) -> str | None:
+    """The case key of a gate item's node id, else None."""
+    match = _GATE_ID.match(nodeid)
+    return match.group("key") if match else None
 
 
 def row_from_records(records: list[RunRecord]) -> Row:
@@ -299,9 +306,11 @@ class GateBook:
             return GateVerdict(False, "UNDECIDED: no run of this case reported")
         return verdict_text(result, self.config.undecided)
 
-    def publish(self, key: str) -> None:
+    def publish(self, key: str, verdict: GateVerdict | None = None) -> None:
+        """Publish the case's verdict (or ``verdict``, when the controller must release its gate item)."""
         assert self.folder is not None
-        _write_atomic(verdict_path(self.folder, key), json.dumps(self.decide(key).to_dict()))
+        chosen = verdict if verdict is not None else self.decide(key)
+        _write_atomic(verdict_path(self.folder, key), json.dumps(chosen.to_dict()))
         self.published.add(key)
 
     def stop(self) -> None:

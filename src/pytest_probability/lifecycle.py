@@ -8,7 +8,9 @@ exporters plug in through :class:`~pytest_probability.state.State`
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -18,8 +20,12 @@ import pytest
 from . import collect, gating, options, otel, recording, report_compare, report_html, report_json, report_spend, report_stats, report_terminal, retry
 from .budget import Budget
 from .collect import Run
-from .model import SKIP
+from .model import SKIP, CaseRef
 from .state import STATE_KEY, State, is_worker
+
+
+#: Attribute of a run's setup report carrying its case (on an xdist worker, once per case).
+CASE_ATTRIBUTE = "prob_case"
 
 
 def configure(config: pytest.Config) -> State:
@@ -38,6 +44,7 @@ def configure(config: pytest.Config) -> State:
             budget = Budget(settings.max_cost, settings.max_tokens, settings.max_time)
         state.gates = gating.GateBook(state.stats, budget=budget)
         state.finishers.append(_settle_gates)
+        state.report_consumers[recording.LATE_ATTRIBUTE] = state.add_late
         report_stats.install(state)
         report_spend.install(state)
     report_compare.configure(config, state)
@@ -49,7 +56,45 @@ def configure(config: pytest.Config) -> State:
         state.finishers.append(_write_html)
     report_compare.install_history(state)
     otel.configure(config, state)
+    handle_sigterm(config, state)
     return state
+
+
+# -- SIGTERM ------------------------------------------------------------------
+
+
+def handle_sigterm(config: pytest.Config, state: State) -> None:
+    """Make SIGTERM (what CI sends a cancelled job) end the session as Ctrl-C does.
+
+    pytest turns Ctrl-C into ``KeyboardInterrupt``: the session stops, the
+    summary is printed and ``pytest_sessionfinish`` runs, so the finishers
+    write the JSON report and flush or spill the telemetry. SIGTERM's
+    default action kills the process with none of that. A handler someone
+    else installed (and any thread but the main one) is left alone; the
+    previous handler is restored when the config is cleaned up.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        # A second SIGTERM gets the default action: the process ends at once.
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if state.finishing:
+            # The finishers are writing the report and flushing within their deadline:
+            # let them finish; the session still ends as interrupted.
+            state.terminated = True
+            return
+        raise KeyboardInterrupt("SIGTERM")
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+
+    def restore() -> None:
+        if signal.getsignal(signal.SIGTERM) is on_sigterm:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+    config.add_cleanup(restore)
 
 
 def get(config: pytest.Config) -> State:
@@ -163,7 +208,7 @@ def before_setup(item: pytest.Item) -> None:
         try:
             state.modules.setup(module)
         finally:
-            recording._current = run  # noqa: SLF001 - restore the run
+            recording.resume(run)
 
 
 def after_phase(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport) -> None:
@@ -174,6 +219,12 @@ def after_phase(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.T
     if item.prob_gated:
         gating.xfail_gated_failure(item, call, report)
     state = get(item.config)
+    if call.when == "setup" and run.case.key not in state.cases:
+        # Serial: records rebuilt from reports share the item's CaseRef. xdist: the
+        # controller learns each case before its first run here can crash this worker.
+        state.cases[run.case.key] = run.case
+        if state.worker:
+            setattr(report, CASE_ATTRIBUTE, run.case.to_dict())
     if call.excinfo is not None:
         for observer in state.observers:
             observer.phase_raised(item, run, call)
@@ -249,6 +300,8 @@ def log_report(config: pytest.Config, report: pytest.TestReport, session: pytest
     state = get(config)
     if state.worker:
         return  # xdist ships the report, record attached, to the controller
+    if state.in_flight is not None:
+        _track_phase(state, report)
     record = recording.record_from_report(report, state.cases)
     if record is not None:
         state.add(record)
@@ -268,7 +321,10 @@ def log_report(config: pytest.Config, report: pytest.TestReport, session: pytest
 
 def configure_node(config: pytest.Config, node: Any) -> None:
     """Pass a new worker the folder where gate verdicts will be published."""
-    book = get(config).gates
+    state = get(config)
+    if state.in_flight is None:
+        state.in_flight = {}  # xdist: workers can crash, so track what each run last reported
+    book = state.gates
     if book is not None:
         node.workerinput["prob_gate_folder"] = str(book.open_channel())
 
@@ -277,6 +333,99 @@ def node_collection_finished(config: pytest.Config, ids: list[str]) -> None:
     book = get(config).gates
     if book is not None:
         book.expect(list(ids))
+
+
+def node_down(config: pytest.Config, node: Any, error: Any) -> None:
+    """A worker finished (or crashed): take its late usage, remember why it went down."""
+    state = get(config)
+    output = getattr(node, "workeroutput", None) or {}
+    state.add_late(output.get(recording.LATE_ATTRIBUTE))
+    if error is not None:
+        state.node_errors[str(getattr(getattr(node, "gateway", None), "id", "?"))] = str(error)
+        release_rescheduled_gates(config, state, node)
+
+
+def _track_phase(state: State, report: pytest.TestReport) -> None:
+    """Which phase of each executing run last reported: where a worker crash hit it."""
+    case = report.__dict__.pop(CASE_ATTRIBUTE, None)
+    if case is not None and case["key"] not in state.cases:
+        state.cases[case["key"]] = CaseRef.from_dict(case)
+    assert state.in_flight is not None
+    if report.when in ("setup", "call"):
+        state.in_flight[report.nodeid] = report.when
+    else:
+        state.in_flight.pop(report.nodeid, None)
+
+
+def crashed(config: pytest.Config, nodeid: str, report: pytest.TestReport) -> None:
+    """xdist: a worker died while executing ``nodeid``; a run that crashed is an errored run.
+
+    Its record says what happened; the gate book gets it like any other
+    record, so a gated case's verdict is published as soon as its last run
+    has reported, crashed or not. A gated case's crashed run is reported as
+    xfailed, as its failed runs are: the gate decides.
+    """
+    state = get(config)
+    record = recording.crash_record(nodeid, state.cases, _crash_text(state, report), _crash_phase(state, nodeid))
+    if record is not None:
+        state.add(record)
+        book, key = state.gates, record.case.key
+        if book is not None and not config.option.runxfail:
+            judged = next((kind for kind, keys in book.judged.items() if key in keys), None)
+            if key in book.gated or judged is not None:
+                report.outcome = "skipped"
+                reason = f"compared case: its {judged} item decides" if judged else "gated case: its gate item decides"
+                report.wasxfail = reason  # type: ignore[attr-defined]
+    # Otherwise not a run (a gate item, a plain test): xdist's own report says it all.
+
+
+def release_rescheduled_gates(config: pytest.Config, state: State, node: Any) -> None:
+    """A worker crashed: gated cases whose runs it still had queued get UNDECIDED at once.
+
+    xdist hands the crashed worker's queue to the other workers, at the end
+    of their queues. A gate item cannot wait for such a run: it may sit
+    behind the gate item on the same worker, or alone in a new worker's
+    queue, which xdist only starts once it has a second item or is shut
+    down. Either way the gate item would wait until ``prob_gate_timeout``.
+    So those cases get an UNDECIDED verdict now, which says why; their runs
+    still execute and count in the table. Called before xdist reschedules
+    (``pytest_testnodedown``); reads the load scheduler's queues
+    (``node2pending``), other schedulers are left alone.
+    """
+    book = state.gates
+    sched = getattr(config.pluginmanager.getplugin("dsession"), "sched", None)
+    queues = getattr(sched, "node2pending", None)
+    collection = getattr(sched, "collection", None)
+    if book is None or book.folder is None or not isinstance(queues, dict) or collection is None:
+        return
+    queued = queues.get(node) or []
+    rescheduled: dict[str, int] = {}
+    for index in queued[1:]:  # queued[0] is the item that crashed
+        match = recording.RUN_ID.match(collection[index])
+        if match is not None and match.group("key") in book.gated:
+            rescheduled[match.group("key")] = rescheduled.get(match.group("key"), 0) + 1
+    for key, count in rescheduled.items():
+        if key in book.published:
+            continue
+        text = (
+            f"UNDECIDED: a worker crash rescheduled {count} run(s) of this case, "
+            "which its gate item cannot wait for (the runs still count in the table)"
+        )
+        book.publish(key, gating.GateVerdict(False, text))
+        label = state.cases[key].label if key in state.cases else key
+        state.notes.append(f"gate item of {label}: {text}")
+
+
+def _crash_text(state: State, report: pytest.TestReport) -> str:
+    text = str(report.longrepr or "a worker crashed")
+    worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", None)
+    error = state.node_errors.get(str(worker)) if worker is not None else None
+    return f"{text} ({error})" if error else text
+
+
+def _crash_phase(state: State, nodeid: str) -> str:
+    last = (state.in_flight or {}).pop(nodeid, None)
+    return {"setup": "call", "call": "teardown"}.get(last or "", "setup")
 
 
 def watch_stop(session: pytest.Session) -> None:
@@ -293,7 +442,16 @@ def finish_session(session: pytest.Session, exitstatus: int | pytest.ExitCode) -
     state = get(session.config)
     state.notes.extend(state.modules.teardown_all())
     if state.worker:
+        # Late usage after this worker's last teardown report travels with its workeroutput.
+        session.config.workeroutput[recording.LATE_ATTRIBUTE] = recording.take_late()  # type: ignore[attr-defined]
         return
+    state.finishing = True
+    state.add_late(recording.take_late())
+    if state.late_usage:
+        state.notes.append(
+            f"{state.late_usage} record_usage()/record_cost() call(s) came after their run had ended; "
+            "each was charged to its own run"
+        )
     summary = state.summary()
     for finisher in state.finishers:
         try:
@@ -302,6 +460,8 @@ def finish_session(session: pytest.Session, exitstatus: int | pytest.ExitCode) -
         except OSError as exc:
             state.notes.append(f"could not write a report: {exc}")
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+    if state.terminated and session.exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.INTERRUPTED
 
 
 def _settle_gates(session: pytest.Session, state: State, summary: Any, exitstatus: int) -> None:
@@ -331,14 +491,24 @@ def _report(session: pytest.Session, state: State, summary: Any) -> dict[str, An
 
 
 def _write_json(session: pytest.Session, state: State, summary: Any, exitstatus: int) -> None:
-    assert state.settings.json_path is not None
-    report_json.write(state.settings.json_path, _report(session, state, summary))
+    path = state.settings.json_path
+    assert path is not None
+    if not state.records:
+        # --collect-only, -k that selects nothing, a missing path, a collection error:
+        # no run was executed, and an empty report must not replace a good one.
+        if path.is_file():
+            state.notes.append(f"no benchmark run was executed: {path} was left as it was")
+        return
+    report_json.write(path, _report(session, state, summary))
 
 
 def _write_html(session: pytest.Session, state: State, summary: Any, exitstatus: int) -> None:
-    assert state.settings.html_path is not None
+    path = state.settings.html_path
+    assert path is not None
+    if not state.records:  # as for the JSON report: an empty page must not replace a good one
+        return
     page = report_html.render(_report(session, state, summary), trace_url=state.settings.trace_url)
-    report_json.write_atomic(state.settings.html_path, page)
+    report_json.write_atomic(path, page)
 
 
 def terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

@@ -22,7 +22,7 @@ OUTCOMES = (PASS, FAIL, ERROR, SKIP)
 UNKNOWN_MODEL = "unknown"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Usage:
     """Tokens and spend of one ``record_usage()`` call."""
 
@@ -78,11 +78,17 @@ class CaseRef:
         """Plain builtins; computed once per case (runs of a case share it)."""
         cached = self.__dict__.get("_dict")
         if cached is None:
-            cached = dataclasses.asdict(self)
+            # Field by field, not dataclasses.asdict (a deep copy): one case per run is common.
+            cached = {name: getattr(self, name) for name in _CASE_FIELD_NAMES}
             cached["params"] = [list(p) for p in self.params]
             cached["marks"] = [[k, list(v) if isinstance(v, tuple) else v] for k, v in self.marks]
             object.__setattr__(self, "_dict", cached)
         return cached
+
+    def release_dict(self) -> None:
+        """Drop the cached :meth:`to_dict` (after the case's last run: with one run per case,
+        a cache kept for the session would only cost memory)."""
+        self.__dict__.pop("_dict", None)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CaseRef:
@@ -92,10 +98,11 @@ class CaseRef:
         return cls(**values)
 
 
-_CASE_FIELDS = frozenset(f.name for f in dataclasses.fields(CaseRef))
+_CASE_FIELD_NAMES = tuple(f.name for f in dataclasses.fields(CaseRef))
+_CASE_FIELDS = frozenset(_CASE_FIELD_NAMES)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RunRecord:
     """The outcome of one run, one pytest item."""
 

@@ -21,6 +21,9 @@ from .analysis import StatsConfig
 from .compare import CompareConfig
 
 DEFAULT_PATTERN = "bench_*.py"
+#: Most runs (cases × runs) one session may collect, unless ini ``prob_max_runs`` says otherwise.
+#: Each run is a pytest item (about 1-2 KiB): a million is already a large session.
+DEFAULT_MAX_RUNS = 1_000_000
 MARKER_LINE = (
     "probability(runs=N, min_rate=R, min_passes=K, confidence=C, method=M, prior=(a, b), "
     "latency_quantile=Q, max_latency=S, stop=MODE, margin=M, equivalence=B, compare=ARG, baseline=VALUE): "
@@ -198,6 +201,11 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("prob_retry_backoff", "First backoff of a retry without Retry-After, in seconds (default 1).", default="1")
     parser.addini("prob_retry_max_wait", "Longest wait before a retry, Retry-After included, in seconds (default 60).", default="60")
     parser.addini(
+        "prob_max_runs",
+        f"Most runs (cases x runs) a session may collect (default {DEFAULT_MAX_RUNS:,}).",
+        default=str(DEFAULT_MAX_RUNS),
+    )
+    parser.addini(
         "prob_gate_timeout",
         "Seconds an xdist worker's gate item waits for its runs on other workers (default 3600).",
         default="3600",
@@ -220,6 +228,8 @@ class Settings:
     json_path: Path | None
     pattern: str
     gate_timeout: float = 3600.0
+    #: Most runs (cases × runs) the session may collect.
+    max_runs: int = DEFAULT_MAX_RUNS
     max_cost: float | None = None
     max_tokens: int | None = None
     max_time: float | None = None
@@ -262,6 +272,7 @@ def resolve(config: pytest.Config) -> Settings:
         if delay is None:
             delay = parse_delay(config.getini("prob_delay"), source="ini prob_delay")
         gate_timeout = parse_delay(config.getini("prob_gate_timeout"), source="ini prob_gate_timeout")
+        max_runs = parse_runs(config.getini("prob_max_runs"), source="ini prob_max_runs")
         limits = {}
         for name, whole in (("max_cost", False), ("max_tokens", True), ("max_time", False)):
             value, source = _pick(config, "prob_" + name)
@@ -269,6 +280,10 @@ def resolve(config: pytest.Config) -> Settings:
         retry_policy = _retry_policy(config)
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
+    cli_runs = config.getoption("prob_runs")
+    for runs, source in ((cli_runs, f"--prob-runs={cli_runs}"), (ini_runs, f"ini prob_runs = {ini_runs}")):
+        if runs is not None and runs > max_runs:
+            raise pytest.UsageError(too_many_runs(runs, max_runs, f"{source} asks for at least {runs:,} runs"))
     json_path = _report_path(config, "prob_json", "--prob-json")
     html_path = _report_path(config, "prob_html", "--prob-html")
     trace_url = str(config.getini("prob_trace_url")).strip() or None
@@ -281,7 +296,7 @@ def resolve(config: pytest.Config) -> Settings:
             raise pytest.UsageError(str(exc)) from None
     pattern = str(config.getini("prob_pattern")).strip() or DEFAULT_PATTERN
     return Settings(
-        cli_runs=config.getoption("prob_runs"),
+        cli_runs=cli_runs,
         ini_runs=ini_runs,
         transpose=bool(transpose),
         delay=delay,
@@ -290,11 +305,18 @@ def resolve(config: pytest.Config) -> Settings:
         trace_url=trace_url,
         pattern=pattern,
         gate_timeout=gate_timeout,
+        max_runs=max_runs,
         retry=retry_policy,
         **limits,
     )
 
 
+def too_many_runs(total: int, limit: int, what: str) -> str:
+    """The error for a session that would collect more than ``prob_max_runs`` runs."""
+    return (
+        f"{what} (cases × runs), more than the limit of {limit:,} runs per session; "
+        "lower the runs, select fewer cases, or raise the ini key prob_max_runs"
+    )
 def _report_path(config: pytest.Config, name: str, option: str) -> Path | None:
     """A report's path: the option's, relative to the invocation folder, else the ini key's, relative to the ini file."""
     value = config.getoption(name)

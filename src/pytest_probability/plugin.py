@@ -117,6 +117,14 @@ class ConfigHooks:
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         lifecycle.node_collection_finished(self.config, ids)
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        lifecycle.node_down(self.config, node, error)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
+        lifecycle.crashed(self.config, crashitem, report)
+
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -10,12 +10,16 @@ the aggregating process, serial or under xdist.
 
 from __future__ import annotations
 
+import contextvars
 import decimal
 import json
 import math
 import numbers
+import re
 import threading
 import time
+import warnings
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -25,9 +29,21 @@ from .model import ERROR, FAIL, PASS, SKIP, UNKNOWN_MODEL, CaseRef, RunRecord, U
 
 #: Attribute of the teardown report that carries the run's record.
 REPORT_ATTRIBUTE = "prob_record"
+#: Attribute of a teardown report carrying usage recorded after its run had ended.
+LATE_ATTRIBUTE = "prob_late_usage"
 TEXT_LIMIT = 4096
 #: Characters kept of each transcript value (``record_output``/``record_io``); longer ones are cut.
 TRANSCRIPT_LIMIT = 16384
+#: Largest cost one ``record_usage()`` or ``record_cost()`` call may record (in your currency).
+#: With it, no sum of a session's costs can overflow a float (that would take 10**296 calls),
+#: so the table and the JSON report only ever hold finite numbers.
+MAX_COST = 1e12
+#: Largest token count of one call, per field; sums stay exact and within 64-bit integers.
+MAX_TOKENS = 10**12
+
+
+class ProbabilityUsageWarning(pytest.PytestWarning):
+    """Usage recorded after its run had ended (from a thread or task that outlived the run)."""
 
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cached_input_tokens")
 
@@ -56,6 +72,10 @@ class CurrentRun:
     stacktrace: str = ""
     #: More plain-builtin attributes for the teardown report (e.g. the run's span).
     report_extras: dict[str, Any] = field(default_factory=dict)
+    #: Set once the record has been built: later usage is late (see :func:`record_usage`).
+    closed: bool = False
+    #: Threads alive when the run started (threads started during it belong to it).
+    threads_at_start: frozenset[threading.Thread] = frozenset()
     #: Why the run was not executed ("decided", "budget"); "" when it executed.
     stopped: str = ""
     #: Failed attempts before the last (``--prob-retry``): attempt, error_type, error, wait.
@@ -89,6 +109,16 @@ class CurrentRun:
 
 _lock = threading.Lock()
 _current: CurrentRun | None = None
+#: The run of the calling context: set in the thread executing the runs, and inherited by
+#: what copies the context (asyncio tasks, ``asyncio.to_thread``, ``contextvars.copy_context``).
+_context_run: contextvars.ContextVar[CurrentRun | None] = contextvars.ContextVar("pytest_probability_run", default=None)
+#: Threads started during a run (and still alive when it ended) -> that run.
+_thread_runs: weakref.WeakKeyDictionary[threading.Thread, CurrentRun] = weakref.WeakKeyDictionary()
+#: Usage recorded after its run had ended, waiting to travel to the aggregating process:
+#: (node id, usage or None, extra cost).
+_late: list[tuple[str, Usage | None, float]] = []
+#: Thread pools serve whichever run submits work: their threads belong to no run.
+_POOL_MODULES = ("concurrent.futures.thread", "multiprocessing.pool")
 
 
 def current_run() -> CurrentRun | None:
@@ -97,24 +127,86 @@ def current_run() -> CurrentRun | None:
 
 
 def start(case: CaseRef, run: int, nodeid: str) -> CurrentRun:
+    current = CurrentRun(case=case, run=run, nodeid=nodeid, threads_at_start=frozenset(threading.enumerate()))
+    resume(current)
+    return current
+
+
+def resume(run: CurrentRun | None) -> None:
+    """Make ``run`` (or no run) current in this process and this context."""
     global _current
-    _current = CurrentRun(case=case, run=run, nodeid=nodeid)
-    return _current
+    _current = run
+    _context_run.set(run)
 
 
 def finish() -> None:
-    global _current
-    _current = None
+    resume(None)
+
+
+def close(run: CurrentRun) -> RunRecord:
+    """Build the run's record; usage recorded for ``run`` after this is late.
+
+    Threads started during the run and still alive stay bound to it, so
+    that what they record later is charged to it, not to whichever run is
+    current then.
+    """
+    with _lock:
+        record = run.to_record()
+        run.closed = True
+    for thread in threading.enumerate():
+        if thread not in run.threads_at_start and thread is not threading.current_thread() and not _is_pool_worker(thread):
+            _thread_runs[thread] = run
+    return record
+
+
+def _is_pool_worker(thread: threading.Thread) -> bool:
+    return getattr(getattr(thread, "_target", None), "__module__", None) in _POOL_MODULES
 
 
 def _require_current(function: str) -> CurrentRun:
-    run = _current
+    """The run usage is charged to: the calling context's, else the calling thread's, else the current one."""
+    run = _context_run.get()
+    if run is None:
+        run = _thread_runs.get(threading.current_thread())
+    if run is None:
+        run = _current
     if run is None:
         raise RuntimeError(
             f"{function}() was called outside a benchmark run; call it from a bench_* "
             "function or a fixture it uses, while the run executes"
         )
     return run
+
+
+def _charge(function: str, run: CurrentRun, usage: Usage | None, extra_cost: float) -> None:
+    """Add usage to its run, or, once the run's record was built, queue it as late usage."""
+    with _lock:
+        late = run.closed
+        if late:
+            _late.append((run.nodeid, usage, extra_cost))
+        elif usage is not None:
+            run.usage.append(usage)
+        else:
+            run.extra_cost += extra_cost
+    if late:
+        warnings.warn(
+            ProbabilityUsageWarning(
+                f"{function}() was called after run {run.nodeid} had ended (from a thread or task that "
+                "outlived it); charged to that run, not to the run executing now"
+            ),
+            stacklevel=3,
+        )
+
+
+def take_late() -> list[dict[str, Any]]:
+    """Late usage recorded so far, as plain builtins, for the aggregating process."""
+    with _lock:
+        items = list(_late)
+        _late.clear()
+    return [
+        {"nodeid": nodeid, "usage": usage.to_dict() if usage is not None else None, "extra_cost": extra}
+        for nodeid, usage, extra in items
+    ]
 
 
 # -- public API ---------------------------------------------------------------
@@ -130,6 +222,8 @@ def _tokens(name: str, value: Any) -> int:
             raise TypeError(f"record_usage(): {name} must be a whole number of tokens, got {value!r}")
     if value < 0:
         raise ValueError(f"record_usage(): {name} must not be negative, got {value!r}")
+    if value > MAX_TOKENS:
+        raise ValueError(f"record_usage(): {name} must be at most {MAX_TOKENS:,} per call, got {value!r}")
     return int(value)
 
 
@@ -138,11 +232,19 @@ def _money(function: str, name: str, value: Any) -> float:
         return 0.0
     if isinstance(value, bool) or not isinstance(value, (numbers.Real, decimal.Decimal)):
         raise TypeError(f"{function}(): {name} must be a number, got {value!r}")
-    number = float(value)
-    if math.isnan(number) or math.isinf(number):
+    if isinstance(value, decimal.Decimal) and not value.is_finite():
+        # float(Decimal("sNaN")) raises an InvalidOperation that names no argument.
+        raise ValueError(f"{function}(): {name} must be finite, got {value!r}")
+    try:
+        number = float(value)
+    except (ArithmeticError, ValueError):  # too large for a float (int, Fraction, Decimal)
+        raise ValueError(f"{function}(): {name} must be at most {MAX_COST:g} per call, got {value!r}") from None
+    if math.isnan(number) or (math.isinf(number) and isinstance(value, float)):
         raise ValueError(f"{function}(): {name} must be finite, got {value!r}")
     if number < 0:
         raise ValueError(f"{function}(): {name} must not be negative, got {value!r}")
+    if number > MAX_COST:  # infinity here is a finite value too large for a float
+        raise ValueError(f"{function}(): {name} must be at most {MAX_COST:g} per call, got {value!r}")
     return number
 
 
@@ -194,10 +296,10 @@ def record_usage(
         cached_input_tokens=_tokens("cached_input_tokens", values.get("cached_input_tokens")),
         cost=_money("record_usage", "cost", values.get("cost")),
     )
-    with _lock:
-        run.usage.append(recorded)
-    for listener in run.listeners:
-        listener(recorded)
+    _charge("record_usage", run, recorded, 0.0)
+    if not run.closed:
+        for listener in run.listeners:
+            listener(recorded)
     return recorded
 
 
@@ -205,8 +307,7 @@ def record_cost(amount: float) -> float:
     """Attribute spend (in your currency, conventionally USD) to the current run."""
     run = _require_current("record_cost")
     value = _money("record_cost", "amount", amount)
-    with _lock:
-        run.extra_cost += value
+    _charge("record_cost", run, None, value)
     return value
 
 
@@ -326,9 +427,43 @@ def _qualified(exc: BaseException) -> str:
 
 def attach(report: pytest.TestReport, run: CurrentRun) -> None:
     """Put the finished record on the teardown report, as plain builtins."""
-    setattr(report, REPORT_ATTRIBUTE, run.to_record().to_dict())
+    setattr(report, REPORT_ATTRIBUTE, close(run).to_dict())
+    if run.run >= run.case.runs:
+        run.case.release_dict()
     for name, value in run.report_extras.items():
         setattr(report, name, value)
+    if _late:
+        setattr(report, LATE_ATTRIBUTE, take_late())
+
+
+#: A run's node id: ``<case key>[runN]`` or ``<case key>::runN``.
+RUN_ID = re.compile(r"^(?P<key>.*?)(?:\[run(?P<a>\d+)\]|::run(?P<b>\d+))$")
+
+
+def crash_record(nodeid: str, cases: dict[str, CaseRef], text: str, phase: str) -> RunRecord | None:
+    """The record of a run whose process died while executing it (an xdist worker crash).
+
+    An errored run: what was recorded in the dead process (usage, the span)
+    is lost with it. None when ``nodeid`` is no run of a known case.
+    """
+    match = RUN_ID.match(nodeid)
+    if match is None or match.group("key") not in cases:
+        return None
+    return RunRecord(
+        case=cases[match.group("key")],
+        run=int(match.group("a") or match.group("b")),
+        nodeid=nodeid,
+        outcome=ERROR,
+        message=_first_line(f"{phase}: worker crashed: {text}" if phase != "call" else f"worker crashed: {text}"),
+        error_type=CRASH_ERROR_TYPE,
+        error_text=_clip(text),
+        phase=phase,
+        start_time=time.time(),
+    )
+
+
+#: ``error_type`` of a crashed run's record.
+CRASH_ERROR_TYPE = "WorkerCrashed"
 
 
 def record_from_report(report: pytest.TestReport, cases: dict[str, CaseRef] | None = None) -> RunRecord | None:

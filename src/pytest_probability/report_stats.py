@@ -12,7 +12,7 @@ from typing import Any
 
 from . import stats
 from .analysis import FAILED, PASSED, SKIPPED, UNDECIDED, VERDICT_VALUES, Analysis, RowAnalysis, cut_short_text
-from .report_terminal import Line, fraction
+from .report_terminal import Line, fraction, label_text
 from .rows import Row
 
 _VERDICT_MARKUP = {PASSED: {"green": True}, FAILED: {"red": True}, UNDECIDED: {"yellow": True}, SKIPPED: {"yellow": True}}
@@ -86,7 +86,7 @@ def gates_section(analysis: Analysis) -> list[Line]:
         word = _VERDICT_WORDS.get(verdict, verdict.upper())
         if notes:
             word += f" ({'; '.join(notes)})"
-        cells.append(([result.row.label, frac, ", ".join(shown), bar], word, _VERDICT_MARKUP[verdict]))
+        cells.append(([label_text(result.row.label), frac, ", ".join(shown), bar], word, _VERDICT_MARKUP[verdict]))
     widths = [max(len(c[0][i]) for c in cells) for i in range(4)]
     for (label, frac, shown, bar), word, markup in cells:
         parts = [label.ljust(widths[0]), frac.rjust(widths[1])]
@@ -108,13 +108,13 @@ def metrics_section(analysis: Analysis) -> list[Line]:
         return []
     names = list(analysis.aggregates[0].values)
     lines: list[Line] = [("", {})]
-    label_width = max(len(a.name) for a in analysis.aggregates)
+    label_width = max(len(label_text(a.name)) for a in analysis.aggregates)
     header = "  Metrics:".ljust(4 + label_width + 2) + "  ".join(n.rjust(max(7, len(n))) for n in names)
     lines.append((header.rstrip(), {"bold": True}))
     for aggregate in analysis.aggregates:
         values = "  ".join(("-" if aggregate.values[n] is None else f"{aggregate.values[n]:.3f}").rjust(max(7, len(n))) for n in names)
         notes = [f"{n}: {aggregate.left_out[n]} case(s) with fewer than k runs left out" for n in names if aggregate.left_out[n]]
-        text = f"    {aggregate.name.ljust(label_width)}  {values}"
+        text = f"    {label_text(aggregate.name).ljust(label_width)}  {values}"
         if notes:
             text += "  (" + "; ".join(notes) + ")"
         lines.append((text, {"bold": aggregate.scope == "overall"}))

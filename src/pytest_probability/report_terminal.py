@@ -7,6 +7,7 @@ terminal reporter, which decides whether colours are shown.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Iterable
 
 from .rows import (
@@ -22,6 +23,35 @@ from .rows import (
 Line = tuple[str, dict[str, bool]]
 #: Extra columns other concerns add after the fraction: row -> text.
 Column = Callable[[Row], str]
+
+#: Longest label (and model name) the table shows; longer ones keep their start and end
+#: around an ellipsis. The JSON report and the spans keep them whole.
+LABEL_WIDTH = 80
+
+#: C0 and C1 control characters, DEL, and the Unicode line and paragraph separators.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters escaped (``\\x00``, ``\\x1b``, ``\\n``): nothing printed
+    can move the cursor, change colours, ring the bell or break a line of the table."""
+    if _CONTROL.search(text) is None:
+        return text
+    return _CONTROL.sub(lambda match: repr(match.group())[1:-1], text)
+
+
+def shorten(text: str, width: int = LABEL_WIDTH) -> str:
+    """``text`` if it fits in ``width`` characters, else its start and end around ``…``."""
+    if len(text) <= width:
+        return text
+    tail = (width - 1) // 3
+    return text[: width - 1 - tail] + "…" + text[len(text) - tail :]
+
+
+def label_text(text: str) -> str:
+    """A label as the terminal shows it: control characters escaped, then shortened."""
+    return shorten(printable(text))
+
 
 _MARKUP = {
     STATUS_FLAKY: {"yellow": True},
@@ -79,7 +109,7 @@ def render(summary: Summary, columns: Iterable[Column] = ()) -> list[Line]:
     show_cost = summary.has_cost
     table = []
     for row in summary.rows:
-        cells = [row.label, fraction(row), *(column(row) for column in columns)]
+        cells = [label_text(row.label), fraction(row), *(column(row) for column in columns)]
         if show_cost:
             cells.append(money(row.cost))
         table.append((cells, status_text(row), _MARKUP.get(row.status, {})))
@@ -118,7 +148,7 @@ def _token_lines(summary: Summary) -> list[Line]:
         tokens = f"{u.input_tokens:,} in / {u.output_tokens:,} out"
         if show_cached and u.cached_input_tokens:
             tokens += f" / {u.cached_input_tokens:,} cached"
-        rows.append((u.model, tokens, money(u.cost) if u.cost else ""))
+        rows.append((label_text(u.model), tokens, money(u.cost) if u.cost else ""))
     name_width = max(len(r[0]) for r in rows)
     token_width = max(len(r[1]) for r in rows)
     lines = []
@@ -137,9 +167,9 @@ def write(
 ) -> None:
     terminalreporter.write_sep("=", "probability")
     for text, markup in render(summary, columns):
-        terminalreporter.write_line(text, **markup)
+        terminalreporter.write_line(printable(text), **markup)
     for section in sections:
         for text, markup in section:
-            terminalreporter.write_line(text, **markup)
+            terminalreporter.write_line(printable(text), **markup)
     for note in notes:
-        terminalreporter.write_line(f"  {note}", yellow=True)
+        terminalreporter.write_line(f"  {printable(note)}", yellow=True)

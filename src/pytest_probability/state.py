@@ -7,6 +7,7 @@ session) collects records, aggregates them and writes reports.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 import types
@@ -15,10 +16,10 @@ from typing import Any, Callable
 
 import pytest
 
-from .model import RunRecord
+from .model import RunRecord, Usage
 from .analysis import StatsConfig
 from .gating import GateBook
-from .options import Settings
+from .options import Settings, too_many_runs
 from .rows import Summary, aggregate
 
 
@@ -83,6 +84,8 @@ class State:
     cases: dict[str, Any] = field(default_factory=dict)
     modules: ModuleHooks = field(default_factory=ModuleHooks)
     runs_started: int = 0
+    #: Runs collected so far (cases × runs), held to ``settings.max_runs``.
+    runs_collected: int = 0
     #: Lines shown under the table (export problems, teardown errors).
     notes: list[str] = field(default_factory=list)
     #: Objects with run_started/phase_raised/run_finished/run_closed(item, run, ...):
@@ -102,6 +105,15 @@ class State:
     sections: list[Callable[..., Any]] = field(default_factory=list)
     #: Callables (summary) -> metric series added to the session's metrics.
     metric_series: list[Callable[..., Any]] = field(default_factory=list)
+    #: xdist controller: node id -> phase last reported, for runs executing now.
+    in_flight: dict[str, str] | None = None
+    #: xdist controller: worker id -> why it went down (for the record of a crashed run).
+    node_errors: dict[str, str] = field(default_factory=dict)
+    #: Set while the finishers run (SIGTERM then lets them finish), and on SIGTERM during them.
+    finishing: bool = False
+    terminated: bool = False
+    #: Usage calls charged to their run after it had ended (from threads or tasks that outlived it).
+    late_usage: int = 0
     #: Verdict kinds besides gates, kind -> callable(CaseRef) -> bool, asked at
     #: collection in every process: whether the case gets a verdict item of that
     #: kind (its failing runs are then xfailed). The GateBook decides them.
@@ -110,6 +122,8 @@ class State:
     compare: Any = None
     _summary: Summary | None = None
     _analysis: Any = None
+    #: Node id -> index in ``records`` of its latest record (late usage amends it).
+    _index: dict[str, int] = field(default_factory=dict)
     _budgeted: bool = False
 
     def __post_init__(self) -> None:
@@ -117,11 +131,29 @@ class State:
 
     def add(self, record: RunRecord) -> None:
         if not self.worker:
+            self._index[record.nodeid] = len(self.records)
             self.records.append(record)
             self._summary = None
             self._analysis = None
             if self.gates is not None:
                 self.gates.add(record)
+
+    def add_late(self, items: list[dict[str, Any]] | None) -> None:
+        """Charge usage recorded after its run had ended to that run (``recording.take_late``)."""
+        for item in items or ():
+            index = self._index.get(item["nodeid"])
+            if index is None:
+                continue  # its run never reported (interrupted): nothing to amend
+            record = self.records[index]
+            usage = item.get("usage")
+            self.records[index] = dataclasses.replace(
+                record,
+                usage=record.usage + ((Usage.from_dict(usage),) if usage else ()),
+                extra_cost=record.extra_cost + float(item.get("extra_cost") or 0.0),
+            )
+            self.late_usage += 1
+            self._summary = None
+            self._analysis = None
 
     def gate_verdict(self, key: str) -> Any:
         """The ``gating.GateVerdict`` of a gated case, for its gate item in this process."""
@@ -169,6 +201,14 @@ class State:
         if self._summary is None:
             self._summary = aggregate(self.records)
         return self._summary
+
+    def take_runs(self, count: int, case: str) -> str | None:
+        """Count a case's runs before its items exist; an error message past ``settings.max_runs``."""
+        total = self.runs_collected + count
+        if total > self.settings.max_runs:
+            return too_many_runs(total, self.settings.max_runs, f"{count:,} runs of {case} bring the session to {total:,} runs")
+        self.runs_collected = total
+        return None
 
     def pace(self) -> None:
         """Sleep ``--prob-delay`` between runs, never before the first."""

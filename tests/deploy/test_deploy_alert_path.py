@@ -285,8 +285,6 @@ def _trace_links(annotations: dict) -> list[str]:
     return [u for u in urls if "pytest-probability" in u and ("trace" in u or "search" in u)]
 
 
-@pytest.mark.xfail(strict=True, reason="the drop alert of deploy/'s rules has no link to the case's traces "
-                                       "(its runbook names the dashboard table and report.json only)")
 def test_drop_alert_links_to_the_cases_traces(alert_path):
     alert = notified(alert_path, "shipped")[(DROP_ALERT, "nightly-drop", "classify", "drops")]
     links = _trace_links(alert["annotations"])

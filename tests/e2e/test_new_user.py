@@ -1,0 +1,382 @@
+"""End to end: what issue 12 found breaking when the plugin was tried as a new user would.
+
+Worker crashes and SIGTERM run pytest in a subprocess (process state matters),
+with and without ``-n 2``; everything that aggregates is checked under
+``-n 2`` too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from otlp_receiver import flatten_spans
+from sessions import section
+
+from pytest_probability.otel import otlp_json
+
+XDIST = pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
+    for name in list(os.environ):
+        if name.startswith(("OTEL_", "PYTEST_XDIST", "PYTEST_ADDOPTS")):
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("TRACEPARENT", raising=False)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(pytester.path.parent))
+    pytester.makeini("[pytest]\n")
+
+
+def run(pytester: pytest.Pytester, *args: str, timeout: float = 90) -> pytest.RunResult:
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=timeout)
+
+
+def report(pytester: pytest.Pytester, name: str = "report.json") -> dict:
+    return json.loads((pytester.path / name).read_text(encoding="utf-8"))
+
+
+# -- item 9: a worker crash ------------------------------------------------------
+
+CRASHING = """
+import os
+import pytest
+
+
+@pytest.mark.parametrize("p", ["a", "b"])
+def bench_crash(request, p):
+    if p == "a" and request.node.prob_run == 2:
+        os._exit(3)
+"""
+
+
+def test_a_crashed_run_is_an_errored_run_with_a_record(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(bench_crash=CRASHING)
+    result = run(pytester, "-n", "2", "--prob-runs=3", "--prob-json=report.json")
+    assert result.ret == 1
+    data = report(pytester)
+    assert len(data["records"]) == 6
+    crashed = [r for r in data["records"] if r["outcome"] != "pass"]
+    assert len(crashed) == 1
+    record = crashed[0]
+    assert (record["case"], record["run"], record["outcome"], record["error_type"]) == ("crash::a", 2, "error", "WorkerCrashed")
+    assert record["message"].startswith("worker crashed: worker 'gw")
+    assert "crashed while running 'bench_crash.py::bench_crash::a[run2]'" in record["error_text"]
+    assert [(r["case"], r["passes"], r["errors"], r["status"]) for r in data["rows"]] == [
+        ("crash::a", 2, 1, "errored"),
+        ("crash::b", 3, 0, "pass"),
+    ]
+    lines = section(result)
+    assert lines[0].split()[:2] == ["crash::a", "2/3"] and lines[0].endswith("1 ERRORED")
+
+
+GATED_CRASH = """
+import os
+import pytest
+
+
+@pytest.mark.probability(min_passes={need})
+def bench_gated(request):
+    if request.node.prob_run == 3:
+        os._exit(3)
+"""
+
+
+@pytest.mark.parametrize(("need", "ret", "verdict"), [(2, 0, "PASS: 2/3 passes, need 2: PASS"), (3, 1, "FAIL: 2/3 passes, need 3: FAIL")])
+def test_a_crashed_gated_run_decides_its_gate_at_once(pytester: pytest.Pytester, need: int, ret: int, verdict: str) -> None:
+    """The last run crashes its worker: the gate item gets its verdict, not prob_gate_timeout."""
+    pytester.makepyfile(bench_gated=GATED_CRASH.format(need=need))
+    result = run(pytester, "-n", "2", "--prob-runs=3", "--prob-json=report.json", "-o", "prob_gate_timeout=600", "-rA")
+    assert result.ret == ret
+    out = result.stdout.str()
+    assert "no verdict within" not in out
+    assert "XFAIL" in out and "bench_gated.py::bench_gated::run3" in out  # the gate decides, not the crash
+    row = report(pytester)["rows"][0]
+    assert (row["passes"], row["errors"], row["verdict"]) == (2, 1, "pass" if ret == 0 else "fail")
+    if ret:
+        assert f"gate of gated: {verdict}" in out
+    else:
+        assert "PASSED bench_gated.py::bench_gated::gate" in out
+
+
+# -- item 10: SIGTERM --------------------------------------------------------------
+
+SLOW = """
+import pathlib
+import time
+from pytest_probability import record_cost
+
+
+def bench_slow(request):
+    record_cost(0.5)
+    if request.node.prob_run >= 3:
+        pathlib.Path("started-%d" % request.node.prob_run).write_text("x")
+        time.sleep(60)
+"""
+
+
+@XDIST
+def test_sigterm_ends_the_session_like_ctrl_c(pytester: pytest.Pytester, xdist: list[str]) -> None:
+    pytester.makepyfile(bench_slow=SLOW)
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *xdist, "--prob-runs=6",
+               "--prob-json=report.json", "--prob-otel-file=otel.jsonl"]
+    process = subprocess.Popen(command, cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert process.stdout is not None
+    seen = b""
+    try:
+        # SIGTERM once two runs have been reported (two dots in the progress) and a third sleeps.
+        os.set_blocking(process.stdout.fileno(), False)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and process.poll() is None:
+            seen += process.stdout.read() or b""
+            progress = seen.split(b" items", 1)[-1] if b" items" in seen else b""
+            if progress.count(b".") >= 2 and list(pytester.path.glob("started-*")):
+                break
+            time.sleep(0.05)
+        assert progress.count(b".") >= 2, seen.decode(errors="replace")
+        process.send_signal(signal.SIGTERM)
+        os.set_blocking(process.stdout.fileno(), True)
+        rest, _ = process.communicate(timeout=60)
+        out = (seen + rest).decode(errors="replace")
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == pytest.ExitCode.INTERRUPTED, out
+    assert "KeyboardInterrupt" in out and "SIGTERM" in out
+    assert "== probability ==" in out.replace("=" * 10, "==")
+    data = report(pytester)
+    done = len(data["records"])
+    assert done == 2  # runs 1 and 2 finish; 3 to 6 are interrupted
+    assert data["exit_status"] == pytest.ExitCode.INTERRUPTED
+    assert data["totals"]["cost"] == pytest.approx(0.5 * done)
+    decoded = list(otlp_json.read_file(pytester.path / "otel.jsonl"))
+    assert {kind for kind, _ in decoded} == {"traces", "metrics"}
+    spans = flatten_spans(decoded)
+    assert [s.name for s in spans].count("probability.session") == 1
+    # Every finished run has its span; the run the signal interrupted may have one too.
+    assert done <= len(spans) - 1 <= done + 1
+
+
+# -- item 11: a session without runs keeps a good report ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "ret"),
+    [
+        (["--collect-only"], 0),
+        (["-k", "nomatch"], 5),
+        (["missing_folder/"], 4),
+        (["bench_broken.py"], 2),
+    ],
+    ids=["collect-only", "k-nomatch", "missing-path", "collection-error"],
+)
+def test_a_session_without_runs_never_replaces_a_good_report(pytester: pytest.Pytester, args: list[str], ret: int) -> None:
+    pytester.makepyfile(bench_good="def bench_ok():\n    pass\n")
+    first = run(pytester, "--prob-runs=2", "--prob-json=report.json", "bench_good.py")
+    assert first.ret == 0
+    good = (pytester.path / "report.json").read_text()
+    assert len(json.loads(good)["records"]) == 2
+    if "bench_broken.py" in args:
+        pytester.makepyfile(bench_broken="def bench_broken(:\n")
+    second = run(pytester, "--prob-runs=2", "--prob-json=report.json", *args)
+    assert second.ret == ret
+    assert (pytester.path / "report.json").read_text() == good
+
+
+def test_a_session_without_runs_writes_no_report(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(bench_good="def bench_ok():\n    pass\n")
+    assert run(pytester, "--prob-json=report.json", "-k", "nomatch").ret == 5
+    assert not (pytester.path / "report.json").exists()
+
+
+# -- item 12: where --prob-json points ---------------------------------------------------
+
+
+@XDIST
+def test_a_symlinked_report_path_keeps_the_link(pytester: pytest.Pytester, xdist: list[str]) -> None:
+    pytester.makepyfile(bench_good="def bench_ok():\n    pass\n")
+    (pytester.path / "reports").mkdir()
+    target = pytester.path / "reports" / "latest.json"
+    target.write_text("{}")
+    (pytester.path / "report.json").symlink_to("reports/latest.json")
+    assert run(pytester, *xdist, "--prob-runs=2", "--prob-json=report.json").ret == 0
+    assert (pytester.path / "report.json").is_symlink()
+    assert len(json.loads(target.read_text())["records"]) == 2
+
+
+def test_a_report_to_a_descriptor_goes_where_it_points(pytester: pytest.Pytester) -> None:
+    """``--prob-json=/dev/fd/1`` with stdout redirected to a file: the report follows pytest's output."""
+    pytester.makepyfile(bench_good="def bench_ok():\n    pass\n")
+    out = pytester.path / "out.txt"
+    with open(out, "w") as handle:
+        completed = subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--prob-runs=2", "--prob-json=/dev/fd/1"],
+            cwd=pytester.path, stdout=handle, stderr=subprocess.STDOUT, timeout=90,
+        )
+    assert completed.returncode == 0
+    text = out.read_text()
+    start = text.index('{\n  "schema_version"')
+    report_text = text[start : text.index("\n}\n", start) + 3]
+    assert len(json.loads(report_text)["records"]) == 2
+    assert "2 passed" in text
+
+
+# -- item 13: numbers ------------------------------------------------------------------------
+
+LATE = """
+import threading
+import time
+from pytest_probability import record_usage
+from pytest_probability.recording import current_run
+
+THREADS = []
+LATE_DONE = threading.Event()
+
+
+def late(run):
+    deadline = time.monotonic() + 20
+    while current_run() is run and time.monotonic() < deadline:
+        time.sleep(0.005)
+    record_usage(model="late", cost=0.25)
+    LATE_DONE.set()
+
+
+def bench_threads(request):
+    record_usage(model="on-time", cost=1.0)
+    if request.node.prob_run == 1:
+        thread = threading.Thread(target=late, args=(current_run(),))
+        thread.start()
+        THREADS.append(thread)
+    elif THREADS:
+        LATE_DONE.wait(20)  # the late usage arrives while this run executes
+
+
+def teardown():
+    for thread in THREADS:
+        thread.join(20)
+"""
+
+
+@XDIST
+def test_usage_from_a_thread_after_its_run_is_charged_to_that_run(pytester: pytest.Pytester, xdist: list[str]) -> None:
+    pytester.makepyfile(bench_threads=LATE)
+    result = run(pytester, *xdist, "--prob-runs=2", "--prob-json=report.json", "-W", "always")
+    assert result.ret == 0
+    records = {r["run"]: r for r in report(pytester)["records"]}
+    assert [u["model"] for u in records[1]["usage"]] == ["on-time", "late"]
+    assert records[1]["cost"] == 1.25
+    assert [u["model"] for u in records[2]["usage"]] == ["on-time"]
+    assert records[2]["cost"] == 1.0
+    out = result.stdout.str()
+    assert "1 record_usage()/record_cost() call(s) came after their run had ended" in out
+    if not xdist:  # a worker's warnings reach the controller only from items
+        assert "ProbabilityUsageWarning" in out and "after run bench_threads.py::bench_threads::run1 had ended" in out
+
+
+HUGE_COST = """
+import decimal
+from pytest_probability import record_usage
+
+
+def bench_huge():
+    record_usage(model="m", cost=1e11)
+    record_usage(model="m", cost=1e308)
+
+
+def bench_snan():
+    record_usage(model="m", cost=decimal.Decimal("sNaN"))
+"""
+
+
+@XDIST
+def test_costs_stay_finite_and_the_report_is_strict_json(pytester: pytest.Pytester, xdist: list[str]) -> None:
+    pytester.makepyfile(bench_numbers=HUGE_COST)
+    result = run(pytester, *xdist, "--prob-json=report.json")
+    assert result.ret == 1
+    text = (pytester.path / "report.json").read_text()
+    data = json.loads(text, parse_constant=lambda name: pytest.fail(f"not strict JSON: {name}"))
+    messages = {r["case"]: r["message"] for r in data["records"]}
+    assert messages == {
+        "huge": "record_usage(): cost must be at most 1e+12 per call, got 1e+308",
+        "snan": "record_usage(): cost must be finite, got Decimal('sNaN')",
+    }
+    assert data["totals"]["cost"] == 1e11
+    assert "  Cost:    $100,000,000,000.0000" in section(result)
+    assert "$inf" not in result.stdout.str()
+
+
+# -- item 17: the terminal -------------------------------------------------------------------
+
+
+def test_control_characters_are_never_printed(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        bench_noisy="""
+def bench_ok():
+    pass
+
+
+def teardown():
+    raise ValueError("gRPC said \\x00\\x00\\x1b[2J\\x07 and more")
+"""
+    )
+    result = run(pytester)
+    out = result.stdout.str()
+    assert "teardown() of" in out and "gRPC said \\x00\\x00\\x1b[2J\\x07 and more" in out
+    assert "\x00" not in out and "\x1b[2J" not in out and "\x07" not in out
+
+
+@XDIST
+def test_a_long_label_is_shortened_in_the_table_and_kept_whole_in_the_report(pytester: pytest.Pytester, xdist: list[str]) -> None:
+    case_id = "q" * 2500 + "MIDDLE" + "z" * 2500
+    pytester.makepyfile(
+        bench_long=f"""
+import pytest
+
+
+@pytest.mark.parametrize("x", [1, 2], ids=["{case_id}", "short"])
+def bench_long(x):
+    pass
+"""
+    )
+    result = run(pytester, *xdist, "--prob-json=report.json")
+    assert result.ret == 0
+    lines = section(result)
+    assert max(len(line) for line in lines) < 120
+    assert lines[0].lstrip().startswith("long::qqq") and "…" in lines[0] and "zzz" in lines[0]
+    assert [row["label"] for row in report(pytester)["rows"]] == [f"long::{case_id}", "long::short"]
+
+
+# -- item 18: absurd totals -------------------------------------------------------------------
+
+
+def test_absurd_runs_are_a_usage_error_naming_the_total(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(bench_one="def bench_ok():\n    pass\n")
+    result = run(pytester, "--prob-runs=1000000000", timeout=60)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--prob-runs=1000000000 asks for at least 1,000,000,000 runs (cases × runs), more than the limit of 1,000,000" in result.stderr.str()
+
+
+@XDIST
+def test_runs_times_cases_past_the_limit_stop_collection(pytester: pytest.Pytester, xdist: list[str]) -> None:
+    pytester.makepyfile(
+        bench_many="""
+import pytest
+
+
+@pytest.mark.parametrize("i", range(3))
+def bench_many(i):
+    pass
+"""
+    )
+    result = run(pytester, *xdist, "--prob-runs=4", "-o", "prob_max_runs=10")
+    # A collection error interrupts a serial session; under xdist it is a failure.
+    assert result.ret == (pytest.ExitCode.TESTS_FAILED if xdist else pytest.ExitCode.INTERRUPTED)
+    assert "4 runs of bench_many.py::bench_many::2 bring the session to 12 runs (cases × runs), more than the limit of 10" in result.stdout.str()
+    assert run(pytester, *xdist, "--prob-runs=3", "-o", "prob_max_runs=9").ret == 0
