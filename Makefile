@@ -19,12 +19,13 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # Runs the example benchmarks ten times each, prints the table, writes the
-# JSON report and an OTLP JSON-lines file. No server needed.
+# JSON and HTML reports and an OTLP JSON-lines file. No server needed.
 demo: $(STAMP)
 	@mkdir -p $(DEMO_OUT)
 	-$(PY) -m pytest examples -p no:cacheprovider -q --tb=no -rN --prob-runs=10 \
-		--prob-json=$(DEMO_OUT)/report.json --prob-otel-file=$(DEMO_OUT)/otlp.jsonl
+		--prob-json=$(DEMO_OUT)/report.json --prob-html=$(DEMO_OUT)/report.html --prob-otel-file=$(DEMO_OUT)/otlp.jsonl
 	@echo "JSON report: $(DEMO_OUT)/report.json"
+	@echo "HTML report: $(DEMO_OUT)/report.html"
 	@echo "OTLP file:   $(DEMO_OUT)/otlp.jsonl"
 
 # The whole suite, slow statistical checks included, on two cores.

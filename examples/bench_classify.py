@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 from simllm import SimLLM
 
-from pytest_probability import record_usage
+from pytest_probability import record_io, record_usage
 
 PROMPT = "{task}\nAnswer with one word or number only.\n\nMessage: {text}"
 
@@ -44,7 +44,10 @@ PROMPT = "{task}\nAnswer with one word or number only.\n\nMessage: {text}"
     ],
 )
 def bench_classify(llm: SimLLM, task: str, text: str, expected: str) -> None:
-    response = llm.complete(PROMPT.format(task=task, text=text), model="m-small")
+    prompt = PROMPT.format(task=task, text=text)
+    response = llm.complete(prompt, model="m-small")
+    # The transcript: what a failed run answered, in the JSON and the HTML report.
+    record_io(prompt=prompt, output=response.text)
     # Record before asserting: usage of a failed run still counts.
     record_usage(
         model=response.model,

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from . import collect, gating, options, otel, recording, report_compare, report_json, report_spend, report_stats, report_terminal, retry
+from . import collect, gating, options, otel, recording, report_compare, report_html, report_json, report_spend, report_stats, report_terminal, retry
 from .budget import Budget
 from .collect import Run
 from .model import SKIP, CaseRef
@@ -51,6 +51,9 @@ def configure(config: pytest.Config) -> State:
     if settings.json_path is not None and not state.worker:
         report_json.check_path(settings.json_path)
         state.finishers.append(_write_json)
+    if settings.html_path is not None and not state.worker:
+        report_json.check_path(settings.html_path, "--prob-html")
+        state.finishers.append(_write_html)
     report_compare.install_history(state)
     otel.configure(config, state)
     handle_sigterm(config, state)
@@ -476,6 +479,17 @@ def _settle_gates(session: pytest.Session, state: State, summary: Any, exitstatu
     gating.mark_lastfailed(session.config, [r.nodeid for row in failed for r in row.row.records])
 
 
+def _report(session: pytest.Session, state: State, summary: Any) -> dict[str, Any]:
+    """The session's report dict, which the JSON and the HTML reporter both write."""
+    return report_json.build(
+        summary,
+        settings=state.settings.to_dict(),
+        exit_status=int(session.exitstatus),
+        row_fields=state.json_row_fields,
+        extra={key: build(summary) for key, build in state.json_sections.items()},
+    )
+
+
 def _write_json(session: pytest.Session, state: State, summary: Any, exitstatus: int) -> None:
     path = state.settings.json_path
     assert path is not None
@@ -485,14 +499,16 @@ def _write_json(session: pytest.Session, state: State, summary: Any, exitstatus:
         if path.is_file():
             state.notes.append(f"no benchmark run was executed: {path} was left as it was")
         return
-    report = report_json.build(
-        summary,
-        settings=state.settings.to_dict(),
-        exit_status=int(session.exitstatus),
-        row_fields=state.json_row_fields,
-        extra={key: build(summary) for key, build in state.json_sections.items()},
-    )
-    report_json.write(path, report)
+    report_json.write(path, _report(session, state, summary))
+
+
+def _write_html(session: pytest.Session, state: State, summary: Any, exitstatus: int) -> None:
+    path = state.settings.html_path
+    assert path is not None
+    if not state.records:  # as for the JSON report: an empty page must not replace a good one
+        return
+    page = report_html.render(_report(session, state, summary), trace_url=state.settings.trace_url)
+    report_json.write_atomic(path, page)
 
 
 def terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

@@ -129,6 +129,9 @@ class RunRecord:
     #: Failed attempts before the last one (``--prob-retry``), plain dicts:
     #: ``attempt``, ``error_type``, ``error``, ``wait`` (seconds slept after it).
     retries: tuple[dict[str, Any], ...] = ()
+    #: What the run produced (``record_output``/``record_io``), plain dicts of
+    #: text values; ``truncated`` maps a cut value's name to its original length.
+    transcript: tuple[dict[str, Any], ...] = ()
 
     @property
     def attempts(self) -> int:
@@ -157,6 +160,7 @@ class RunRecord:
             "start_time": self.start_time,
             "stopped": self.stopped,
             "retries": [dict(r) for r in self.retries],
+            "transcript": [dict(t) for t in self.transcript],
         }
 
     @classmethod
@@ -171,6 +175,7 @@ class RunRecord:
                 cases[case.key] = case
         values["usage"] = tuple(Usage.from_dict(u) for u in values.get("usage", ()))
         values["retries"] = tuple(dict(r) for r in values.get("retries", ()))
+        values["transcript"] = tuple(dict(t) for t in values.get("transcript", ()))
         return cls(case=case, **values)
 
 

@@ -116,6 +116,12 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="Write rows and per-run records as JSON to PATH (atomically, at session end).",
     )
+    group.addoption(
+        "--prob-html",
+        default=None,
+        metavar="PATH",
+        help="Write a self-contained HTML report to PATH at session end (charts, failed runs, transcripts).",
+    )
     stats_group = parser.getgroup("probability-stats", "pytest-probability: intervals, gates, latency, pass^k")
     stats_group.addoption("--prob-method", default=None, metavar="METHOD", help="Interval method: exact (Clopper-Pearson, default), wilson or bayes.")
     stats_group.addoption("--prob-confidence", default=None, metavar="LEVEL", help="Two-sided confidence level of intervals, e.g. 0.95 (default).")
@@ -169,6 +175,8 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("prob_transpose", "Run run-major across the session (default false).", default="false")
     parser.addini("prob_delay", "Seconds to sleep between runs (default 0).", default="0")
     parser.addini("prob_json", "Path of the JSON report (--prob-json wins).", default="")
+    parser.addini("prob_html", "Path of the HTML report (--prob-html wins).", default="")
+    parser.addini("prob_trace_url", "URL template of a run's trace in the HTML report, with {trace_id} (and {span_id}).", default="")
     spend = parser.getgroup("probability-spend", "pytest-probability: early stopping, budgets, retries")
     spend.addoption("--prob-stop", default=None, metavar="MODE",
                     help="Stop running a gated case once decided: curtail (the verdict cannot change any more) "
@@ -227,6 +235,9 @@ class Settings:
     max_time: float | None = None
     #: The --prob-retry policy; None without retries.
     retry: retry.RetryPolicy | None = None
+    html_path: Path | None = None
+    #: ini prob_trace_url: a run's trace link in the HTML report ({trace_id}, {span_id}).
+    trace_url: str | None = None
 
     @property
     def budgeted(self) -> bool:
@@ -273,18 +284,16 @@ def resolve(config: pytest.Config) -> Settings:
     for runs, source in ((cli_runs, f"--prob-runs={cli_runs}"), (ini_runs, f"ini prob_runs = {ini_runs}")):
         if runs is not None and runs > max_runs:
             raise pytest.UsageError(too_many_runs(runs, max_runs, f"{source} asks for at least {runs:,} runs"))
-    json_option = config.getoption("prob_json")
-    base = Path(config.invocation_params.dir)
-    if not json_option and config.getini("prob_json"):
-        # An ini path is relative to the ini file, like pytest's own paths.
-        json_option = config.getini("prob_json")
-        base = config.inipath.parent if config.inipath else config.rootpath
-    json_path = None
-    if json_option:
-        text = os.path.expanduser(str(json_option))
-        json_path = Path(text) if os.path.isabs(text) else base / text
-        if text.endswith(("/", os.sep)):
-            raise pytest.UsageError(f"--prob-json: {text} is a directory; give a file path")
+    json_path = _report_path(config, "prob_json", "--prob-json")
+    html_path = _report_path(config, "prob_html", "--prob-html")
+    trace_url = str(config.getini("prob_trace_url")).strip() or None
+    if trace_url is not None:
+        from .report_html import check_trace_url
+
+        try:
+            trace_url = check_trace_url(trace_url)
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
     pattern = str(config.getini("prob_pattern")).strip() or DEFAULT_PATTERN
     return Settings(
         cli_runs=cli_runs,
@@ -292,6 +301,8 @@ def resolve(config: pytest.Config) -> Settings:
         transpose=bool(transpose),
         delay=delay,
         json_path=json_path,
+        html_path=html_path,
+        trace_url=trace_url,
         pattern=pattern,
         gate_timeout=gate_timeout,
         max_runs=max_runs,
@@ -306,6 +317,20 @@ def too_many_runs(total: int, limit: int, what: str) -> str:
         f"{what} (cases × runs), more than the limit of {limit:,} runs per session; "
         "lower the runs, select fewer cases, or raise the ini key prob_max_runs"
     )
+def _report_path(config: pytest.Config, name: str, option: str) -> Path | None:
+    """A report's path: the option's, relative to the invocation folder, else the ini key's, relative to the ini file."""
+    value = config.getoption(name)
+    base = Path(config.invocation_params.dir)
+    if not value and config.getini(name):
+        # An ini path is relative to the ini file, like pytest's own paths.
+        value = config.getini(name)
+        base = config.inipath.parent if config.inipath else config.rootpath
+    if not value:
+        return None
+    text = os.path.expanduser(str(value))
+    if text.endswith(("/", os.sep)):
+        raise pytest.UsageError(f"{option}: {text} is a directory; give a file path")
+    return Path(text) if os.path.isabs(text) else base / text
 
 
 def _pick(config: pytest.Config, name: str) -> tuple[Any, str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextvars
 import decimal
+import json
 import math
 import numbers
 import re
@@ -31,6 +32,8 @@ REPORT_ATTRIBUTE = "prob_record"
 #: Attribute of a teardown report carrying usage recorded after its run had ended.
 LATE_ATTRIBUTE = "prob_late_usage"
 TEXT_LIMIT = 4096
+#: Characters kept of each transcript value (``record_output``/``record_io``); longer ones are cut.
+TRANSCRIPT_LIMIT = 16384
 #: Largest cost one ``record_usage()`` or ``record_cost()`` call may record (in your currency).
 #: With it, no sum of a session's costs can overflow a float (that would take 10**296 calls),
 #: so the table and the JSON report only ever hold finite numbers.
@@ -79,6 +82,8 @@ class CurrentRun:
     retries: list[dict[str, Any]] = field(default_factory=list)
     #: Call duration of the last attempt when the call was retried.
     attempt_duration: float | None = None
+    #: What the run produced (``record_output``/``record_io``), plain dicts in call order.
+    transcript: list[dict[str, Any]] = field(default_factory=list)
 
     def to_record(self) -> RunRecord:
         return RunRecord(
@@ -98,6 +103,7 @@ class CurrentRun:
             start_time=self.start_time,
             stopped=self.stopped,
             retries=tuple(self.retries),
+            transcript=tuple(self.transcript),
         )
 
 
@@ -303,6 +309,58 @@ def record_cost(amount: float) -> float:
     value = _money("record_cost", "amount", amount)
     _charge("record_cost", run, None, value)
     return value
+
+
+def _transcript_text(value: Any) -> str:
+    """A value as text: a string as is, anything else as its JSON (``repr`` for what JSON cannot hold)."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):  # e.g. a circular structure
+        return repr(value)
+
+
+def _transcript_entry(function: str, values: dict[str, Any]) -> dict[str, Any]:
+    run = _require_current(function)
+    entry: dict[str, Any] = {}
+    cut: dict[str, int] = {}
+    for name, value in values.items():
+        if value is None:
+            continue
+        if name == "truncated":
+            raise ValueError(f"{function}(): 'truncated' is the name the record uses for cut values; pick another")
+        text = _transcript_text(value)
+        if len(text) > TRANSCRIPT_LIMIT:
+            cut[name] = len(text)
+            text = text[: TRANSCRIPT_LIMIT - 1] + "…"
+        entry[name] = text
+    if cut:
+        entry["truncated"] = cut
+    with _lock:
+        run.transcript.append(entry)
+    for listener in run.listeners:
+        listener(entry)
+    return entry
+
+
+def record_output(output: Any, /, **fields: Any) -> dict[str, Any]:
+    """Attach what the current run produced (and any named fields, e.g. ``tool_calls=``) to its record.
+
+    Values are kept as text: a string as is, anything else as its JSON. Each
+    value longer than :data:`TRANSCRIPT_LIMIT` characters is cut, and the
+    entry's ``truncated`` maps its name to the original length. Survives
+    failed asserts and errors of the run. Returns the entry recorded.
+    """
+    return _transcript_entry("record_output", {"output": output, **fields})
+
+
+def record_io(*, prompt: Any = None, output: Any = None, **fields: Any) -> dict[str, Any]:
+    """Attach one exchange of the current run: the prompt, the output and any named fields.
+
+    Same rules as :func:`record_output`; a field left ``None`` is not recorded.
+    """
+    return _transcript_entry("record_io", {"prompt": prompt, "output": output, **fields})
 
 
 # -- outcomes -----------------------------------------------------------------

@@ -197,6 +197,7 @@ def record_dict(record: RunRecord) -> dict[str, Any]:
         "stopped": record.stopped or None,
         "attempts": record.attempts,
         "retries": [dict(r) for r in record.retries],
+        "transcript": [dict(t) for t in record.transcript],
     }
 
 

@@ -375,3 +375,39 @@ def test_record_from_report_ignores_other_reports():
     data = RunRecord(case=CASE, run=1, nodeid="n", outcome=PASS).to_dict()
     call_report = types.SimpleNamespace(when="call", **{recording.REPORT_ATTRIBUTE: data})
     assert recording.record_from_report(call_report) is None
+
+
+# -- transcripts (record_output / record_io) ----------------------------------
+
+
+def test_transcript_outside_a_run_raises():
+    with pytest.raises(RuntimeError, match=r"record_output\(\) was called outside a benchmark run"):
+        recording.record_output("x")
+    with pytest.raises(RuntimeError, match=r"record_io\(\) was called outside a benchmark run"):
+        recording.record_io(prompt="p")
+
+
+def test_transcript_values_become_text_and_reach_the_record(run):
+    from pytest_probability import record_io, record_output
+
+    record_io(prompt="p", output={"answer": 42, "ok": True}, model=None)
+    record_output(("a", 1), score=0.5, obj=object)
+    record = RunRecord.from_dict(json.loads(json.dumps(run.to_record().to_dict())))
+    first, second = record.transcript
+    assert first == {"prompt": "p", "output": '{"answer": 42, "ok": true}'}  # None fields are left out
+    assert second["output"] == '["a", 1]' and second["score"] == "0.5"
+    assert second["obj"] == json.dumps(repr(object))  # what JSON cannot hold, by repr
+
+
+def test_transcript_cut_at_the_limit_and_says_so(run):
+    exact = "y" * recording.TRANSCRIPT_LIMIT
+    entry = recording.record_output(exact, long="z" * (recording.TRANSCRIPT_LIMIT + 1))
+    assert entry["output"] == exact  # exactly at the limit: kept whole
+    assert len(entry["long"]) == recording.TRANSCRIPT_LIMIT and entry["long"].endswith("…")
+    assert entry["truncated"] == {"long": recording.TRANSCRIPT_LIMIT + 1}
+
+
+def test_transcript_field_named_truncated_is_refused(run):
+    with pytest.raises(ValueError, match="'truncated' is the name the record uses"):
+        recording.record_output("x", truncated="no")
+    assert run.transcript == []

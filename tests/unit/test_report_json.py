@@ -126,6 +126,7 @@ def test_build_every_field():
                 "stopped": None,
                 "attempts": 1,
                 "retries": [],
+                "transcript": [],
             },
             {
                 "case": "classify::pii",
@@ -146,6 +147,7 @@ def test_build_every_field():
                 "stopped": None,
                 "attempts": 1,
                 "retries": [],
+                "transcript": [],
             },
             {
                 "case": "always",
@@ -166,6 +168,7 @@ def test_build_every_field():
                 "stopped": None,
                 "attempts": 1,
                 "retries": [],
+                "transcript": [],
             },
             {
                 "case": "always",
@@ -186,6 +189,7 @@ def test_build_every_field():
                 "stopped": None,
                 "attempts": 1,
                 "retries": [],
+                "transcript": [],
             },
         ],
     }

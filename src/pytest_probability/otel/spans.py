@@ -18,6 +18,7 @@ travel in ``workeroutput``. No worker talks to the network.
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any, Callable
 
@@ -32,6 +33,8 @@ REPORT_ATTRIBUTE = "prob_span"
 MESSAGE_LIMIT = 4096
 STACK_LIMIT = 16384
 SCOPE = "pytest_probability"
+#: The GenAI semantic conventions' event for an inference's content.
+TRANSCRIPT_EVENT = "gen_ai.client.inference.operation.details"
 
 
 def _clip(text: str, limit: int) -> str:
@@ -143,7 +146,8 @@ class RunSpans:
         if context.trace_flags.sampled:  # ids of a span that is exported, for the JSON report and exemplars
             run.trace_id = format(context.trace_id, "032x")
             run.span_id = format(context.span_id, "016x")
-        run.listeners.append(lambda usage: _usage_event(span, usage))
+        capture = self.settings.capture_values
+        run.listeners.append(lambda recorded: _recorded_event(span, recorded, capture))
 
     def phase_raised(self, item: Any, run: CurrentRun, call: Any) -> None:
         if not self.settings.capture_values or run.phase != call.when or run.outcome not in (FAIL, ERROR):
@@ -214,6 +218,35 @@ class RunSpans:
             description = f"{outcome} in {run.phase}: {attributes['error.type']}"
         span.add_event("exception", event)
         span.set_status(self._error(description))
+
+
+def _recorded_event(span: Any, recorded: Any, capture: bool) -> None:
+    """A span event for what ``record_usage`` (always) or ``record_output``/``record_io`` (capture ``all``) recorded."""
+    if isinstance(recorded, Usage):
+        _usage_event(span, recorded)
+    elif capture:
+        span.add_event(TRANSCRIPT_EVENT, transcript_attributes(recorded))
+
+
+def _messages(role: str, text: str) -> str:
+    return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}], ensure_ascii=False)
+
+
+def transcript_attributes(entry: dict[str, Any]) -> dict[str, Any]:
+    """One transcript entry as GenAI content attributes: ``prompt`` as ``gen_ai.input.messages``
+    (a user message), ``output`` as ``gen_ai.output.messages`` (an assistant message), both JSON
+    strings as the conventions allow on spans; other fields as ``probability.transcript.<name>``."""
+    attributes: dict[str, Any] = {}
+    for name, value in entry.items():
+        if name == "truncated":
+            attributes["probability.transcript.truncated"] = sorted(value)
+        elif name == "prompt":
+            attributes["gen_ai.input.messages"] = _messages("user", value)
+        elif name == "output":
+            attributes["gen_ai.output.messages"] = _messages("assistant", value)
+        else:
+            attributes[f"probability.transcript.{name}"] = value
+    return attributes
 
 
 def _usage_event(span: Any, usage: Usage) -> None:

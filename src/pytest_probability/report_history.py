@@ -1,0 +1,191 @@
+"""The history report: several sessions' JSON reports as one HTML page.
+
+``python -m pytest_probability report DIR_OR_FILES -o report.html`` reads
+``--prob-json`` reports (a folder: every ``*.json`` in it, e.g. the
+``--prob-history`` folder) and shows, over the sessions in time order: per
+case the pass fraction with its interval band and the baseline verdicts
+marked, the spend per session, the cases that changed most, and the newest
+session in full (:func:`report_html.render`'s sections). Pure apart from
+:func:`load`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from . import report_html
+from .report_html import _e, _money, _pct
+
+#: Cases drawn as small charts (the ones that changed most first); all are in the table.
+CHARTS_SHOWN = 100
+CHANGED_SHOWN = 20
+
+
+class HistoryError(ValueError):
+    """A path that is not a readable JSON report."""
+
+
+def report_paths(arguments: Iterable[str]) -> list[Path]:
+    paths: list[Path] = []
+    for argument in arguments:
+        path = Path(argument)
+        if path.is_dir():
+            paths += sorted(p for p in path.iterdir() if p.suffix == ".json" and p.is_file())
+        elif path.is_file():
+            paths.append(path)
+        else:
+            raise HistoryError(f"{argument}: no such file or folder")
+    return paths
+
+
+def load(paths: Iterable[Path]) -> list[dict[str, Any]]:
+    """The reports, oldest first (by ``created``; file order for equal or missing times)."""
+    reports = []
+    for index, path in enumerate(paths):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise HistoryError(f"{path}: not a readable JSON report ({exc})") from None
+        if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
+            raise HistoryError(f"{path}: not a pytest-probability JSON report (no 'rows')")
+        data.setdefault("_source", path.name)
+        reports.append((str(data.get("created") or ""), index, data))
+    return [data for _, _, data in sorted(reports, key=lambda item: (item[0], item[1]))]
+
+
+def _key(row: Mapping[str, Any]) -> str:
+    return str(row.get("nodeid") or row.get("case") or row.get("label"))
+
+
+def _baseline_verdicts(report: Mapping[str, Any]) -> dict[str, str]:
+    verdicts = {}
+    for comparison in report.get("comparisons") or ():
+        if comparison.get("kind", "baseline") != "baseline":
+            continue
+        for entry in comparison.get("inputs") or ():
+            key = entry.get("nodeid") or entry.get("input")
+            if key and entry.get("verdict"):
+                verdicts[str(key)] = str(entry["verdict"])
+    return verdicts
+
+
+def series(reports: list[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per case key: its label and one point per session (None where the case was not run)."""
+    cases: dict[str, dict[str, Any]] = {}
+    for index, report in enumerate(reports):
+        verdicts = _baseline_verdicts(report)
+        for row in report.get("rows") or ():
+            key = _key(row)
+            entry = cases.setdefault(key, {"label": row.get("label") or row.get("case") or key, "points": [None] * len(reports)})
+            fraction = row.get("pass_fraction")
+            if fraction is None and row.get("pass_rate") is not None:  # a 0.3.0 report: percent
+                fraction = row["pass_rate"] / 100.0
+            ci = row.get("ci") or {}
+            entry["points"][index] = {
+                "fraction": fraction, "low": ci.get("low"), "high": ci.get("high"), "status": row.get("status"),
+                "verdict": verdicts.get(key) or verdicts.get(str(row.get("label"))), "cost": row.get("cost"),
+            }
+    return cases
+
+
+def change(points: list[dict[str, Any] | None]) -> float | None:
+    """Last pass fraction minus the first, over the sessions that counted the case."""
+    values = [p["fraction"] for p in points if p is not None and p["fraction"] is not None]
+    return values[-1] - values[0] if len(values) >= 2 else None
+
+
+def case_chart(label: str, points: list[dict[str, Any] | None]) -> str:
+    """Pass fraction over sessions: the interval as a band, the fraction as a line, baseline verdicts marked."""
+    width, height, pad = 320, 90, 8
+    n = len(points)
+    x = lambda i: pad + (i * (width - 2 * pad) / (n - 1) if n > 1 else (width - 2 * pad) / 2)  # noqa: E731
+    y = lambda v: pad + (1.0 - v) * (height - 2 * pad)  # noqa: E731
+    present = [(i, p) for i, p in enumerate(points) if p is not None and p["fraction"] is not None]
+    parts = [f'<rect x="0" y="0" width="{width}" height="{height}" fill="#fff" stroke="#eee"/>']
+    banded = [(i, p) for i, p in present if p["low"] is not None and p["high"] is not None]
+    if banded:
+        upper = " ".join(f"{x(i):.1f},{y(p['high']):.1f}" for i, p in banded)
+        lower = " ".join(f"{x(i):.1f},{y(p['low']):.1f}" for i, p in reversed(banded))
+        parts.append(f'<polygon class="band" points="{upper} {lower}" fill="#90caf9" fill-opacity="0.45"/>')
+    if present:
+        line = " ".join(f"{x(i):.1f},{y(p['fraction']):.1f}" for i, p in present)
+        parts.append(f'<polyline class="fraction" points="{line}" fill="none" stroke="#1565c0" stroke-width="1.5"/>')
+    for i, p in present:
+        verdict = p.get("verdict")
+        colour = {"fail": "#c62828", "pass": "#2e7d32"}.get(str(verdict), "#1565c0")
+        size = 4 if verdict else 2.5
+        parts.append(
+            f'<circle class="point" data-verdict="{_e(verdict or "")}" cx="{x(i):.1f}" cy="{y(p["fraction"]):.1f}" r="{size}" fill="{colour}">'
+            f'<title>session {i + 1}: {_pct(p["fraction"])}{" · baseline " + _e(verdict) if verdict else ""}</title></circle>'
+        )
+    return (
+        f'<figure data-case="{_e(label)}"><svg class="chart" data-chart="history" xmlns="http://www.w3.org/2000/svg" '
+        f'width="{width}" height="{height}" viewBox="0 0 {width} {height}"><title>{_e(label)}</title>{"".join(parts)}</svg>'
+        f"<figcaption>{_e(label)}</figcaption></figure>"
+    )
+
+
+def spend_chart(reports: list[Mapping[str, Any]]) -> str:
+    costs = [float((r.get("totals") or {}).get("cost") or 0.0) for r in reports]
+    top = max(costs, default=0.0) or 1.0
+    bar, height = 28, 120
+    width = 20 + bar * len(costs)
+    parts = []
+    for i, cost in enumerate(costs):
+        h = cost / top * (height - 30)
+        parts.append(
+            f'<rect class="bar" x="{10 + i * bar + 3}" y="{height - 15 - h:.1f}" width="{bar - 6}" height="{h:.1f}" fill="#1565c0" fill-opacity="0.6">'
+            f"<title>session {i + 1} ({_e(reports[i].get('created', ''))}): {_money(cost)}</title></rect>"
+            f'<text x="{10 + i * bar + bar / 2}" y="{height - 3}" text-anchor="middle">{i + 1}</text>'
+        )
+    return (
+        f'<svg class="chart" data-chart="spend" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}"><title>Spend per session</title>{"".join(parts)}</svg>'
+    )
+
+
+def render(reports: list[Mapping[str, Any]], *, trace_url: str | None = None, title: str = "pytest-probability history") -> str:
+    if not reports:
+        raise HistoryError("no reports to show")
+    cases = series(list(reports))
+    ranked = sorted(cases.items(), key=lambda item: (-(abs(change(item[1]["points"]) or 0.0)), str(item[1]["label"])))
+    sessions = "".join(
+        f'<tr><td class="num">{i + 1}</td><td>{_e(r.get("created", ""))}</td><td>{_e(r.get("_source", ""))}</td>'
+        f'<td class="num">{(r.get("totals") or {}).get("passes", "–")}/{(r.get("totals") or {}).get("count", "–")}</td>'
+        f'<td class="num">{_money((r.get("totals") or {}).get("cost"))}</td></tr>'
+        for i, r in enumerate(reports)
+    )
+    changed_rows = []
+    for key, entry in ranked[:CHANGED_SHOWN]:
+        delta = change(entry["points"])
+        if delta is None:
+            continue
+        values = [p["fraction"] for p in entry["points"] if p is not None and p["fraction"] is not None]
+        changed_rows.append(
+            f'<tr data-case="{_e(entry["label"])}"><td>{_e(entry["label"])}</td><td class="num">{_pct(values[0])}</td>'
+            f'<td class="num">{_pct(values[-1])}</td><td class="num">{delta:+.0%}</td></tr>'
+        )
+    figures = "".join(case_chart(str(entry["label"]), entry["points"]) for _, entry in ranked[:CHARTS_SHOWN])
+    more = f'<p class="muted">{len(ranked) - CHARTS_SHOWN} more cases are not drawn.</p>' if len(ranked) > CHARTS_SHOWN else ""
+    latest = report_html.render(reports[-1], trace_url=trace_url, title="Newest session")
+    body_of_latest = latest[latest.index("<main>") + len("<main>"): latest.index("</main>")]
+    body_of_latest = body_of_latest.replace('<input type="search" id="filter" placeholder="filter cases">', "")
+    page = (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+        "script-src 'unsafe-inline'; img-src data:\">"
+        f"<title>{_e(title)}</title><script>{report_html._JS_HEAD}</script>"
+        f"<style>{report_html._CSS}figure{{display:inline-block;margin:4px 8px}}figcaption{{font-size:12px}}</style></head>"
+        f"<body><header><h1>{_e(title)}</h1><p>{len(reports)} sessions, {len(cases)} cases</p></header><main>"
+        f'<section id="sessions"><h2>Sessions</h2><table><tr><th>#</th><th>Created</th><th>File</th><th>Passed</th><th>Cost</th></tr>{sessions}</table>'
+        f"<h2>Spend per session</h2>{spend_chart(list(reports))}</section>"
+        f'<section id="changed"><h2>Cases that changed most</h2><table><tr><th>Case</th><th>First</th><th>Last</th><th>Change</th></tr>'
+        f'{"".join(changed_rows) or "<tr><td colspan=4>no case in two sessions</td></tr>"}</table></section>'
+        f'<section id="trends"><h2>Pass fraction over sessions</h2><p class="muted">Band: the interval; '
+        f'large red/green points: baseline verdict fail/pass.</p><input type="search" id="filter" placeholder="filter cases">{figures}{more}</section>'
+        f'<h2>Newest session</h2>{body_of_latest}'
+        f"</main><script>{report_html._JS}</script></body></html>\n"
+    )
+    return page

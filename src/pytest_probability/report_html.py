@@ -1,0 +1,332 @@
+"""The HTML report (``--prob-html``): one self-contained file you can open from a CI artifact.
+
+It renders the same report dict the JSON reporter writes
+(:func:`report_json.build` with the same row fields and sections), so both
+always agree and a saved JSON report renders the same way. Pure: no pytest
+and no I/O in :func:`render`.
+
+Everything is inline: styles, two small scripts (a filter box, and a record
+of script errors and blocked requests on ``<html>`` so a browser test can see
+them), and the charts, which are SVG generated here. A charting library
+would add tens of kilobytes and a licence to ship for two bar charts; SVG
+rectangles and lines are enough and need no script to show. The page's
+Content-Security-Policy allows no network request at all (``default-src
+'none'``); links (trace links) still navigate when clicked.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any, Iterable, Mapping
+
+#: Failed and errored runs shown per case; the rest are counted, not shown.
+RUNS_SHOWN = 20
+_OUTCOMES_SHOWN = ("fail", "error")
+
+_CSS = """
+:root{--pass:#2e7d32;--flaky:#ef6c00;--fail:#c62828;--error:#6a1b9a;--muted:#666;--line:#ddd}
+*{box-sizing:border-box}body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#222;background:#fafafa}
+header{background:#263238;color:#fff;padding:14px 24px}header h1{margin:0;font-size:20px}header p{margin:4px 0 0;color:#cfd8dc}
+main{padding:16px 24px;max-width:1400px}section{background:#fff;border:1px solid var(--line);border-radius:6px;padding:12px 16px;margin:0 0 16px}
+h2{font-size:16px;margin:0 0 8px}table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:4px 8px;border-bottom:1px solid var(--line);vertical-align:top}
+th{background:#f5f5f5;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.status{font-weight:600;text-transform:uppercase;font-size:12px}.s-pass{color:var(--pass)}.s-flaky{color:var(--flaky)}.s-fail{color:var(--fail)}
+.s-error,.s-errored{color:var(--error)}.s-undecided{color:var(--muted)}
+.tiles{display:flex;gap:12px;flex-wrap:wrap}.tile{border:1px solid var(--line);border-radius:6px;padding:8px 12px;min-width:120px;background:#fff}
+.tile b{display:block;font-size:20px}.muted{color:var(--muted)}pre{white-space:pre-wrap;word-break:break-word;background:#f6f8fa;border:1px solid #eee;padding:6px 8px;margin:4px 0;max-height:24em;overflow:auto}
+details{border-top:1px solid var(--line);padding:6px 0}summary{cursor:pointer;font-weight:600}.run{margin:6px 0 10px 12px}
+.field{font-size:12px;color:var(--muted);margin-top:4px}input[type=search]{padding:4px 8px;width:320px;margin-bottom:8px}
+svg text{font-size:11px;fill:#333}.cut{color:var(--fail);font-size:12px}
+"""
+
+# In <head>, before anything else runs: script errors and blocked requests are
+# recorded on <html> (data-errors, data-blocked), so a check in a browser sees them.
+_JS_HEAD = """
+(function(){var root=document.documentElement,errors=[],blocked=[];
+window.addEventListener('error',function(e){errors.push(String(e.message||e.type));root.setAttribute('data-errors',errors.join(' | '));},true);
+document.addEventListener('securitypolicyviolation',function(e){blocked.push(String(e.blockedURI));root.setAttribute('data-blocked',blocked.join(' '));});
+})();
+"""
+
+# At the end of <body>: the filter box, and what the page holds, marked on <html>.
+_JS = """
+(function(){
+var root=document.documentElement,box=document.getElementById('filter');
+if(box){box.addEventListener('input',function(){var q=box.value.toLowerCase();
+document.querySelectorAll('[data-case]').forEach(function(el){el.style.display=el.getAttribute('data-case').toLowerCase().indexOf(q)<0?'none':'';});});}
+root.setAttribute('data-charts',String(document.querySelectorAll('svg.chart').length));
+root.setAttribute('data-failed-runs',String(document.querySelectorAll('.run').length));
+root.setAttribute('data-ready','1');
+})();
+"""
+
+
+def _e(value: Any) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{100.0 * value:.0f}%"
+
+
+def _money(value: float | None) -> str:
+    return "–" if not value else f"${value:.4f}"
+
+
+def _status(value: str | None) -> str:
+    if not value:
+        return ""
+    return f'<span class="status s-{_e(value.lower())}">{_e(value)}</span>'
+
+
+def trace_link(template: str | None, record: Mapping[str, Any]) -> str:
+    """The run's trace URL from the ``prob_trace_url`` template, or "" without a template or trace id."""
+    trace_id = record.get("trace_id")
+    if not template or not trace_id:
+        return ""
+    return template.replace("{trace_id}", str(trace_id)).replace("{span_id}", str(record.get("span_id") or ""))
+
+
+# -- charts (inline SVG) ------------------------------------------------------
+
+_LABEL_W, _BAR_W, _ROW_H = 260, 420, 18
+
+
+def _svg(kind: str, height: int, body: str, title: str) -> str:
+    width = _LABEL_W + _BAR_W + 80
+    return (
+        f'<svg class="chart" data-chart="{kind}" role="img" aria-label="{_e(title)}" '
+        f'xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}">'
+        f"<title>{_e(title)}</title>{body}</svg>"
+    )
+
+
+def _clip_label(text: str, limit: int = 42) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def fraction_chart(rows: list[Mapping[str, Any]]) -> str:
+    """Pass fraction per case: a bar, and the interval as a line with end ticks."""
+    colours = {"pass": "#2e7d32", "flaky": "#ef6c00", "fail": "#c62828"}
+    height = 22 + _ROW_H * len(rows)
+    parts = []
+    for tick in (0, 0.25, 0.5, 0.75, 1.0):
+        x = _LABEL_W + tick * _BAR_W
+        parts.append(f'<line x1="{x:.1f}" y1="14" x2="{x:.1f}" y2="{height}" stroke="#eee"/>')
+        parts.append(f'<text x="{x:.1f}" y="10" text-anchor="middle">{tick:.0%}</text>')
+    for i, row in enumerate(rows):
+        y = 16 + i * _ROW_H
+        fraction = row.get("pass_fraction")
+        label = _clip_label(str(row.get("label", "")))
+        parts.append(f'<g data-case="{_e(row.get("label"))}"><text x="{_LABEL_W - 6}" y="{y + 12}" text-anchor="end">{_e(label)}</text>')
+        if fraction is not None:
+            colour = colours.get(str(row.get("status")), "#6a1b9a")
+            parts.append(
+                f'<rect class="bar" x="{_LABEL_W}" y="{y + 3}" width="{fraction * _BAR_W:.1f}" height="{_ROW_H - 6}" '
+                f'fill="{colour}" fill-opacity="0.55"><title>{_e(row.get("label"))}: {row.get("passes")}/{row.get("total")}</title></rect>'
+            )
+            ci = row.get("ci") or {}
+            if ci.get("low") is not None and ci.get("high") is not None:
+                x1, x2, mid = _LABEL_W + ci["low"] * _BAR_W, _LABEL_W + ci["high"] * _BAR_W, y + _ROW_H / 2
+                parts.append(
+                    f'<g class="interval" stroke="#222"><line x1="{x1:.1f}" y1="{mid:.1f}" x2="{x2:.1f}" y2="{mid:.1f}"/>'
+                    f'<line x1="{x1:.1f}" y1="{mid - 4:.1f}" x2="{x1:.1f}" y2="{mid + 4:.1f}"/>'
+                    f'<line x1="{x2:.1f}" y1="{mid - 4:.1f}" x2="{x2:.1f}" y2="{mid + 4:.1f}"/></g>'
+                )
+            parts.append(f'<text x="{_LABEL_W + _BAR_W + 6}" y="{y + 12}">{row.get("passes")}/{row.get("total")}</text>')
+        else:
+            parts.append(f'<text x="{_LABEL_W + 4}" y="{y + 12}" class="muted">no counted run</text>')
+        parts.append("</g>")
+    return _svg("pass-fraction", height + 4, "".join(parts), "Pass fraction per case with its interval")
+
+
+def cost_chart(rows: list[Mapping[str, Any]]) -> str:
+    """Spend per case, bars scaled to the dearest case."""
+    top = max((row.get("cost") or 0.0 for row in rows), default=0.0) or 1.0
+    height = 8 + _ROW_H * len(rows)
+    parts = []
+    for i, row in enumerate(rows):
+        y = 4 + i * _ROW_H
+        cost = row.get("cost") or 0.0
+        parts.append(
+            f'<g data-case="{_e(row.get("label"))}"><text x="{_LABEL_W - 6}" y="{y + 12}" text-anchor="end">{_e(_clip_label(str(row.get("label", ""))))}</text>'
+            f'<rect class="bar" x="{_LABEL_W}" y="{y + 3}" width="{cost / top * _BAR_W:.1f}" height="{_ROW_H - 6}" fill="#1565c0" fill-opacity="0.6"/>'
+            f'<text x="{_LABEL_W + cost / top * _BAR_W + 6:.1f}" y="{y + 12}">{_e(_money(cost))}</text></g>'
+        )
+    return _svg("cost", height + 4, "".join(parts), "Cost per case")
+
+
+def difference_bar(low: float | None, high: float | None, difference: float | None, margin: float | None = None) -> str:
+    """A difference in [-1, 1] with its interval, on a small axis with 0 (and −margin) marked."""
+    width, height = 220, 20
+    x = lambda v: 10 + (v + 1.0) / 2.0 * (width - 20)  # noqa: E731
+    parts = [f'<line x1="{x(0):.1f}" y1="2" x2="{x(0):.1f}" y2="{height - 2}" stroke="#999"/>']
+    if margin:
+        parts.append(f'<line x1="{x(-margin):.1f}" y1="2" x2="{x(-margin):.1f}" y2="{height - 2}" stroke="#c62828" stroke-dasharray="2,2"/>')
+    if low is not None and high is not None:
+        parts.append(f'<line class="interval" x1="{x(low):.1f}" y1="10" x2="{x(high):.1f}" y2="10" stroke="#222" stroke-width="2"/>')
+    if difference is not None:
+        parts.append(f'<circle cx="{x(difference):.1f}" cy="10" r="3.5" fill="#1565c0"/>')
+    return (
+        f'<svg class="chart" data-chart="difference" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}"><title>difference {_e(difference)} [{_e(low)}, {_e(high)}]</title>{"".join(parts)}</svg>'
+    )
+
+
+# -- sections -----------------------------------------------------------------
+
+
+def _tiles(report: Mapping[str, Any]) -> str:
+    totals = report.get("totals") or {}
+    statuses = totals.get("statuses") or {}
+    tiles = [
+        ("Runs passed", f'{totals.get("passes", 0)}/{totals.get("count", 0)}'),
+        ("Pass rate", _pct(totals.get("pass_fraction"))),
+        ("Cases", str(totals.get("rows", 0))),
+        ("Cost", _money(totals.get("cost")) if totals.get("cost") else "$0"),
+    ]
+    tiles += [(str(name).upper(), str(count)) for name, count in statuses.items() if count]
+    return '<div class="tiles">' + "".join(f'<div class="tile"><b>{_e(v)}</b>{_e(k)}</div>' for k, v in tiles) + "</div>"
+
+
+def _gate_text(gate: Mapping[str, Any] | None) -> str:
+    if not gate:
+        return ""
+    bar = f'≥ {gate["min_rate"]:.0%}' if gate.get("rule") == "rate" else f'≥ {gate.get("min_passes")} passes'
+    return f'{_e(bar)} {_status(gate.get("verdict"))}'
+
+
+def _table(rows: list[Mapping[str, Any]]) -> str:
+    head = "<tr><th>Case</th><th>Passes</th><th>Fraction</th><th>Interval</th><th>Status</th><th>Gate</th><th>Cost</th><th>Stopped</th></tr>"
+    body = []
+    for row in rows:
+        ci = row.get("ci") or {}
+        interval = f'[{_pct(ci.get("low"))}, {_pct(ci.get("high"))}]' if ci else "–"
+        stopped = row.get("stopped") or {}
+        body.append(
+            f'<tr data-case="{_e(row.get("label"))}"><td><a href="#case-{_e(row.get("nodeid"))}">{_e(row.get("label"))}</a></td>'
+            f'<td class="num">{row.get("passes", 0)}/{row.get("total", 0)}</td><td class="num">{_pct(row.get("pass_fraction"))}</td>'
+            f'<td class="num">{interval}</td><td>{_status(row.get("status"))}</td><td>{_gate_text(row.get("gate"))}</td>'
+            f'<td class="num">{_money(row.get("cost"))}</td><td>{_e(stopped.get("reason", ""))}</td></tr>'
+        )
+    return f"<table id=\"rows\">{head}{''.join(body)}</table>"
+
+
+def _comparisons(comparisons: Iterable[Mapping[str, Any]]) -> str:
+    items = list(comparisons)
+    if not items:
+        return ""
+    head = "<tr><th>Benchmark</th><th>Arm vs baseline</th><th>Pairs</th><th>Difference</th><th></th><th>p (adjusted)</th><th>Verdict</th><th>Cost ratio</th></tr>"
+    body = []
+    for c in items:
+        ci = c.get("ci") or {}
+        diff = c.get("difference")
+        ratio = c.get("cost_ratio")
+        body.append(
+            f'<tr><td>{_e(c.get("function"))}</td><td>{_e(c.get("arm"))} vs {_e(c.get("baseline"))}</td><td class="num">{_e(c.get("pairs"))}</td>'
+            f'<td class="num">{"–" if diff is None else f"{diff:+.0%}"} [{_pct(ci.get("low"))}, {_pct(ci.get("high"))}]</td>'
+            f'<td>{difference_bar(ci.get("low"), ci.get("high"), diff, c.get("margin"))}</td>'
+            f'<td class="num">{_e(_num(c.get("p_adjusted")))}</td><td>{_status(c.get("verdict"))}</td>'
+            f'<td class="num">{"–" if ratio is None else f"{ratio:.2f}×"}</td></tr>'
+        )
+    return f'<section id="comparisons"><h2>Comparisons</h2><table>{head}{"".join(body)}</table></section>'
+
+
+def _num(value: Any) -> str:
+    return "–" if value is None else f"{value:.3g}"
+
+
+def _spending(report: Mapping[str, Any]) -> str:
+    lines = []
+    stopping = report.get("stopping")
+    if stopping:
+        lines.append(
+            f'Early stopping ({_e(stopping.get("mode"))}): {_e(stopping.get("cases_stopped"))} cases stopped, '
+            f'{_e(stopping.get("runs_saved"))} runs saved, {_e(stopping.get("runs_executed"))} executed.'
+        )
+    budget = report.get("budget")
+    if budget:
+        lines.append(f'Budget: {_e(budget.get("reason") or "not reached")}; {_e(budget.get("runs_not_executed"))} runs not executed.')
+    gates = report.get("gates")
+    if isinstance(gates, Mapping) and any(v for v in gates.values() if not isinstance(v, (dict, list))):
+        lines.append("Gates: " + ", ".join(f"{_e(k)} {_e(v)}" for k, v in gates.items() if not isinstance(v, (dict, list))))
+    if not lines:
+        return ""
+    return '<section id="decisions"><h2>Gates, stopping and budgets</h2>' + "".join(f"<p>{line}</p>" for line in lines) + "</section>"
+
+
+def _transcript(entries: Iterable[Mapping[str, Any]]) -> str:
+    parts = []
+    for entry in entries:
+        cut = entry.get("truncated") or {}
+        for name, value in entry.items():
+            if name == "truncated":
+                continue
+            note = f' <span class="cut">cut from {int(cut[name]):,} characters</span>' if name in cut else ""
+            parts.append(f'<div class="field">{_e(name)}{note}</div><pre class="transcript">{_e(value)}</pre>')
+    return "".join(parts)
+
+
+def _runs(rows: list[Mapping[str, Any]], records: list[Mapping[str, Any]], trace_url: str | None) -> str:
+    by_case: dict[str, list[Mapping[str, Any]]] = {}
+    for record in records:
+        if record.get("outcome") in _OUTCOMES_SHOWN:
+            by_case.setdefault(str(record.get("case")), []).append(record)
+    parts = []
+    for row in rows:
+        failed = by_case.get(str(row.get("label")), [])
+        if not failed:
+            continue
+        shown = failed[:RUNS_SHOWN]
+        runs = []
+        for record in shown:
+            link = trace_link(trace_url, record)
+            link_html = f' <a class="trace" href="{_e(link)}" target="_blank" rel="noopener">trace</a>' if link else ""
+            error = record.get("error") or record.get("message") or ""
+            runs.append(
+                f'<div class="run" data-outcome="{_e(record.get("outcome"))}"><b>run {_e(record.get("run"))}</b> '
+                f'{_status(record.get("outcome"))} <span class="muted">{_e(record.get("phase"))}</span>{link_html}'
+                f'<pre class="error">{_e(error)}</pre>{_transcript(record.get("transcript") or ())}</div>'
+            )
+        more = f'<p class="muted">{len(failed) - len(shown)} more failed or errored runs in the JSON report.</p>' if len(failed) > len(shown) else ""
+        parts.append(
+            f'<details id="case-{_e(row.get("nodeid"))}" data-case="{_e(row.get("label"))}"><summary>{_e(row.get("label"))} '
+            f'{_status(row.get("status"))} <span class="muted">{len(failed)} failed or errored</span></summary>{"".join(runs)}{more}</details>'
+        )
+    if not parts:
+        return ""
+    return '<section id="runs"><h2>Failed and errored runs</h2>' + "".join(parts) + "</section>"
+
+
+def render(report: Mapping[str, Any], *, trace_url: str | None = None, title: str = "pytest-probability report") -> str:
+    """The whole page for one session's report dict (the JSON report's shape)."""
+    rows = list(report.get("rows") or [])
+    records = list(report.get("records") or [])
+    versions = report.get("versions") or {}
+    subtitle = f'{_e(report.get("created", ""))} · pytest-probability {_e(versions.get("pytest_probability", ""))} · exit status {_e(report.get("exit_status", ""))}'
+    charts = ""
+    if rows:
+        charts = (
+            f'<section id="charts"><h2>Pass fraction</h2>{fraction_chart(rows)}'
+            + (f"<h2>Cost per case</h2>{cost_chart(rows)}" if any(row.get("cost") for row in rows) else "")
+            + "</section>"
+        )
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+        "script-src 'unsafe-inline'; img-src data:\">"
+        f"<meta name=\"viewport\" content=\"width=device-width\"><title>{_e(title)}</title><script>{_JS_HEAD}</script><style>{_CSS}</style></head>"
+        f"<body><header><h1>{_e(title)}</h1><p>{subtitle}</p></header><main>"
+        f'<section id="summary">{_tiles(report)}</section>{charts}{_spending(report)}'
+        f'<section id="table"><h2>Cases</h2><input type="search" id="filter" placeholder="filter cases">{_table(rows)}</section>'
+        f"{_comparisons(report.get('comparisons') or ())}{_runs(rows, records, trace_url)}"
+        f"</main><script>{_JS}</script></body></html>\n"
+    )
+
+
+def check_trace_url(template: str) -> str:
+    """``prob_trace_url`` must be an http(s) URL template naming ``{trace_id}``."""
+    text = template.strip()
+    if "{trace_id}" not in text or not text.startswith(("http://", "https://")):
+        raise ValueError(f"ini prob_trace_url must be an http(s) URL containing {{trace_id}}, got {template!r}")
+    return text
