@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from . import stats, twostats
+from .analysis import Interval
 from .baseline import Baseline
 from .rows import Row
 
@@ -117,17 +118,6 @@ def parse_margin(value: Any) -> float:
 
 
 # -- results ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Interval:
-    method: str
-    level: float
-    low: float
-    high: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"method": self.method, "level": self.level, "low": self.low, "high": self.high}
 
 
 @dataclass

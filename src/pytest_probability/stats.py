@@ -40,7 +40,7 @@ import math
 import operator
 import re
 from functools import lru_cache
-from typing import Iterable, NamedTuple, Sequence, Tuple
+from typing import Callable, Iterable, NamedTuple, Sequence, Tuple
 
 __all__ = [
     "METHODS",
@@ -657,6 +657,12 @@ def runs_needed(
     def enough(n: int) -> bool:
         return interval(method, n, n, confidence, prior)[0] >= rate
 
+    return smallest_enough(enough, max_runs)
+
+
+def smallest_enough(enough: Callable[[int], bool], max_runs: int) -> int | None:
+    """The smallest n in 1..max_runs with ``enough(n)``, for a monotone ``enough``; None if even
+    ``max_runs`` is not enough (bisection)."""
     if not enough(max_runs):
         return None
     lo, hi = 0, max_runs  # enough(hi) holds; n = lo is not a valid run count

@@ -355,16 +355,7 @@ def runs_to_detect(rate: float, drop: float, baseline_runs_factor: float, tail: 
         alt_sd = math.sqrt(p1 * (1.0 - p1) / n + p2 * (1.0 - p2) / (f * n))
         return z_a * null_sd + z_b * alt_sd <= drop
 
-    if not enough(max_runs):
-        return None
-    lo, hi = 0, max_runs
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if enough(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return stats.smallest_enough(enough, max_runs)
 
 
 def binom_cdf_le(k: int, n: int, p: float) -> float:
