@@ -63,3 +63,23 @@ def section(result: "object") -> list[str]:
     while out and not out[-1].strip():
         out.pop()
     return out
+
+
+#: CI variables the resource detection reads: removed so a test's session is not "in CI".
+CI_VARIABLES = (
+    "CI", "GITLAB_CI", "BUILDKITE", "CIRCLECI", "JENKINS_URL", "TF_BUILD", "CI_PIPELINE_ID", "CI_PIPELINE_URL",
+    "CI_PIPELINE_NAME", "CI_PROJECT_PATH", "BUILD_ID", "BUILD_BUILDID", "SYSTEM_COLLECTIONURI",
+)
+
+
+def clean_export_env(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
+    """A known environment for a subprocess session that exports: no OTEL_*, CI, GitHub, xdist
+    or TRACEPARENT variables, and the pytester folder never inside an enclosing git repository."""
+    import os
+
+    for name in list(os.environ):
+        if name.startswith(("OTEL_", "GITHUB_", "PYTEST_XDIST", "PYTEST_ADDOPTS")) or name in CI_VARIABLES:
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("TRACEPARENT", raising=False)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(pytester.path.parent))
+    pytester.makeini("[pytest]\n")

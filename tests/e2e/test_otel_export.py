@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sessions import clean_export_env
 from otlp_receiver import OtlpReceiver, PointView, SpanView, flatten_metrics, flatten_spans
 
 from pytest_probability.otel import otlp_json
@@ -50,10 +51,6 @@ INSTRUMENTS = {
     "probability.tokens.cache_read": ("{token}", "sum", True),
     "probability.run.duration": ("s", "histogram", None),
 }
-CI_VARIABLES = (
-    "CI", "GITLAB_CI", "BUILDKITE", "CIRCLECI", "JENKINS_URL", "TF_BUILD", "CI_PIPELINE_ID", "CI_PIPELINE_URL",
-    "CI_PIPELINE_NAME", "CI_PROJECT_PATH", "BUILD_ID", "BUILD_BUILDID", "SYSTEM_COLLECTIONURI",
-)
 
 BENCH = '''
 import pytest
@@ -101,14 +98,7 @@ BENCH_RUNS = 14
 
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
-    """The subprocess inherits the environment: start every test from a known one."""
-    for name in list(os.environ):
-        if name.startswith(("OTEL_", "GITHUB_", "PYTEST_XDIST", "PYTEST_ADDOPTS")) or name in CI_VARIABLES:
-            monkeypatch.delenv(name, raising=False)
-    monkeypatch.delenv("TRACEPARENT", raising=False)
-    # The pytester folder is never inside some enclosing git repository.
-    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(pytester.path.parent))
-    pytester.makeini("[pytest]\n")
+    clean_export_env(monkeypatch, pytester)
 
 
 @pytest.fixture(params=["http", "grpc"])

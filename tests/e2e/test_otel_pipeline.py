@@ -15,21 +15,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sessions import clean_export_env
 from otlp_receiver import OtlpReceiver, SpanView, flatten_metrics, flatten_spans
 
 from pytest_probability.otel import otlp_json
 
-CI_VARIABLES = ("CI", "GITLAB_CI", "BUILDKITE", "CIRCLECI", "JENKINS_URL", "TF_BUILD")
 
 
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
-    for name in list(os.environ):
-        if name.startswith(("OTEL_", "GITHUB_", "PYTEST_XDIST", "PYTEST_ADDOPTS")) or name in CI_VARIABLES:
-            monkeypatch.delenv(name, raising=False)
-    monkeypatch.delenv("TRACEPARENT", raising=False)
-    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(pytester.path.parent))
-    pytester.makeini("[pytest]\n")
+    clean_export_env(monkeypatch, pytester)
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:

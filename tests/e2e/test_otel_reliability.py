@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sessions import clean_export_env
 from otlp_receiver import OtlpReceiver, flatten_metrics, flatten_spans
 
 from pytest_probability.otel import otlp_json
@@ -46,16 +47,11 @@ def bench_ok():
     pass
 """
 RUNS = 6  # --prob-runs=2 over 3 cases
-CI_VARIABLES = ("CI", "GITLAB_CI", "BUILDKITE", "CIRCLECI", "JENKINS_URL", "TF_BUILD")
 
 
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
-    for name in list(os.environ):
-        if name.startswith(("OTEL_", "GITHUB_", "PYTEST_XDIST", "PYTEST_ADDOPTS")) or name in CI_VARIABLES:
-            monkeypatch.delenv(name, raising=False)
-    monkeypatch.delenv("TRACEPARENT", raising=False)
-    pytester.makeini("[pytest]\n")
+    clean_export_env(monkeypatch, pytester)
     pytester.makepyfile(bench_rel=BENCH)
 
 
