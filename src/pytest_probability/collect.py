@@ -142,84 +142,132 @@ class Benchmark(pytest.Collector):
 
     def collect(self) -> list[pytest.Item]:
         state = self.config.stash[STATE_KEY]
-        templates = list(self.parent._genfunctions(self.name, self.obj))  # type: ignore[attr-defined]
         code = getattr(self.obj, "__code__", None)
         path = self.path.relative_to(self.config.rootpath) if self.path.is_relative_to(self.config.rootpath) else self.path
-        runs: list[pytest.Item] = []
-        for template in templates:
-            callspec = getattr(template, "callspec", None)
-            case_id = callspec.id if callspec is not None else ""
-            try:
-                kwargs = options.marker_kwargs(
-                    itertools.chain(callspec.marks if callspec else (), template.iter_markers("probability"))
-                )
-            except options.MarkerError as exc:
-                raise self.CollectError(f"{self.nodeid}: {exc}") from None
-            count = options.runs_for_case(state.settings, kwargs)
-            if (too_many := state.take_runs(count, f"{self.nodeid}::{case_id}" if case_id else self.nodeid)) is not None:
-                raise self.CollectError(too_many)
-            try:
-                spec = analysis.case_spec(kwargs, count, state.stats)
-            except ValueError as exc:
-                raise self.CollectError(f"{self.nodeid}: {exc}") from None
-            benchmark = self.benchmark_name
-            case = CaseRef(
-                key=f"{self.nodeid}::{case_id}" if case_id else self.nodeid,
-                benchmark=benchmark,
-                case=case_id,
-                label=f"{benchmark}::{case_id}" if case_id else benchmark,
-                order=next(state.case_order),
-                runs=count,
-                params=tuple((k, _param_text(v)) for k, v in (callspec.params.items() if callspec else ())),
-                path=str(path),
-                lineno=code.co_firstlineno if code else 0,
-                function=getattr(self.obj, "__qualname__", self.name),
-                marks=tuple(sorted((k, v) for k, v in kwargs.items() if k != "runs")),
+        # Strings every case of this benchmark shares (one object, not one per case).
+        shared = {"benchmark": self.benchmark_name, "path": str(path), "lineno": code.co_firstlineno if code else 0,
+                  "function": getattr(self.obj, "__qualname__", self.name)}
+        # A module-level function is the same object for every run; a method is looked up
+        # on a fresh instance per run (Run._getobj), as pytest does.
+        callobj = self.obj if not isinstance(self.parent, pytest.Class) else None
+        items: list[pytest.Item] = []
+        for callspec, fixtureinfo in self._cases(state):
+            self._collect_case(state, callspec, fixtureinfo, shared, callobj, items)
+        return items
+
+    def _cases(self, state: Any) -> Iterator[tuple[Any, Any]]:
+        """(callspec or None, fixture info) of each case, from pytest's own parametrization.
+
+        ``Module._genfunctions`` runs ``pytest_generate_tests`` (ids, indirect
+        parametrization, fixtures, other plugins' hooks) and yields one template
+        ``Function`` per case. A template is only read, never run, so building one
+        per case would build every case twice: the first template is enough, and
+        the callspecs of the others are the ``Metafunc``'s, which
+        :func:`keep_metafunc` kept when the hook ran. Without it (another
+        collector called the hook), every template is read, as before.
+        """
+        state.metafunc = None
+        templates = self.parent._genfunctions(self.name, self.obj)  # type: ignore[attr-defined]
+        first = next(templates, None)
+        if first is None:
+            return
+        metafunc, state.metafunc = state.metafunc, None
+        calls = getattr(metafunc, "_calls", None)
+        definition = getattr(metafunc, "definition", None)
+        if definition is None or definition.name != self.name or definition.parent is not self.parent or not calls:
+            yield getattr(first, "callspec", None), first._fixtureinfo
+            for template in templates:
+                yield getattr(template, "callspec", None), template._fixtureinfo
+            return
+        templates.close()
+        fixtureinfo = first._fixtureinfo
+        for callspec in calls:
+            yield callspec, fixtureinfo
+
+    def _collect_case(self, state: Any, callspec: Any, fixtureinfo: Any, shared: dict[str, Any], callobj: Any,
+                      items: list[pytest.Item]) -> None:
+        """The runs of one case (and its verdict items) onto ``items``."""
+        case_id = callspec.id if callspec is not None else ""
+        key = f"{self.nodeid}::{case_id}" if case_id else self.nodeid
+        extra: dict[str, Any] = {"keywords": {case_id: True}} if case_id else {}
+        if callobj is not None:
+            extra["callobj"] = callobj
+        first = self._run(case_id, 1, callspec, fixtureinfo, extra)
+        try:
+            # The parametrization's marks are closer than the function's.
+            kwargs = options.marker_kwargs(
+                itertools.chain(callspec.marks if callspec else (), first.iter_markers("probability"))
             )
-            judged_kinds = [kind for kind, judge in state.case_judges.items() if judge(case)]
-            needed = analysis.unreachable(spec, count)
-            if needed is not None:
-                self.warn(gating.ProbabilityGateWarning(_unreachable_message(case, spec, count, needed)))
-            needed = analysis.latency_unreachable(spec, count, state.stats.confidence)
-            if needed is not None:
-                self.warn(gating.ProbabilityGateWarning(_latency_unreachable_message(case, spec, count, needed,
-                                                                                     state.stats.confidence)))
-            first = len(runs)
-            for index in range(1, count + 1):
-                name = f"{case_id}[run{index}]" if case_id else f"run{index}"
-                extra: dict[str, Any] = {"keywords": {case_id: True}} if case_id else {}
-                run = Run.from_parent(
-                        self,
-                        name=name,
-                        callspec=callspec,
-                        fixtureinfo=template._fixtureinfo,
-                        originalname=self.name,
-                        case=case,
-                        run=index,
-                        kwargs=kwargs,
-                        **extra,
-                    )
-                run.prob_gated = spec.gated or bool(judged_kinds)
-                run.prob_judged_by = gating.GATE_NAME if spec.gated or not judged_kinds else judged_kinds[0]
-                runs.append(run)
-            if spec.gated and state.stats.gate_items:
-                gate = gating.GateItem.from_parent(self, name=gating.gate_name(case_id), case=case, lineno=case.lineno,
-                                                   runs=tuple(runs[first:]))
-                gate.own_markers.extend(template.own_markers)
-                gate.keywords.update({mark.name: mark for mark in template.own_markers})
-                if case_id:
-                    gate.keywords[case_id] = True
-                runs.append(gate)
-            if state.stats.gate_items:
-                for kind in judged_kinds:
-                    item = gating.GateItem.from_parent(self, name=gating.gate_name(case_id, kind), case=case,
-                                                       lineno=case.lineno, kind=kind, runs=tuple(runs[first:first + count]))
-                    item.own_markers.extend(template.own_markers)
-                    item.keywords.update({mark.name: mark for mark in template.own_markers})
-                    if case_id:
-                        item.keywords[case_id] = True
-                    runs.append(item)
-        return runs
+        except options.MarkerError as exc:
+            raise self.CollectError(f"{self.nodeid}: {exc}") from None
+        count = options.runs_for_case(state.settings, kwargs)
+        if (too_many := state.take_runs(count, key)) is not None:
+            raise self.CollectError(too_many)
+        marks = tuple(sorted((k, v) for k, v in kwargs.items() if k != "runs"))
+        try:
+            spec = analysis.case_spec(kwargs, count, state.stats)
+        except ValueError as exc:
+            raise self.CollectError(f"{self.nodeid}: {exc}") from None
+        benchmark = shared["benchmark"]
+        case = CaseRef(
+            key=key,
+            benchmark=benchmark,
+            case=case_id,
+            label=f"{benchmark}::{case_id}" if case_id else benchmark,
+            order=next(state.case_order),
+            runs=count,
+            params=tuple((k, _param_text(v)) for k, v in (callspec.params.items() if callspec else ())),
+            path=shared["path"],
+            lineno=shared["lineno"],
+            function=shared["function"],
+            marks=marks,
+        )
+        judged_kinds = [kind for kind, judge in state.case_judges.items() if judge(case)]
+        needed = analysis.unreachable(spec, count)
+        if needed is not None:
+            self.warn(gating.ProbabilityGateWarning(_unreachable_message(case, spec, count, needed)))
+        needed = analysis.latency_unreachable(spec, count, state.stats.confidence)
+        if needed is not None:
+            self.warn(gating.ProbabilityGateWarning(_latency_unreachable_message(case, spec, count, needed,
+                                                                                 state.stats.confidence)))
+        gated = spec.gated or bool(judged_kinds)
+        judged_by = gating.GATE_NAME if spec.gated or not judged_kinds else judged_kinds[0]
+        first_index = len(items)
+        for index in range(1, count + 1):
+            run = first if index == 1 else self._run(case_id, index, callspec, fixtureinfo, extra)
+            run.prob_case = case
+            if gated:  # the class defaults say: not gated, judged by a gate
+                run.prob_gated = True
+                run.prob_judged_by = judged_by
+            items.append(run)
+        if not state.stats.gate_items:
+            return
+        runs = tuple(items[first_index:])
+        kinds = ([gating.GATE_NAME] if spec.gated else []) + judged_kinds
+        for kind in kinds:
+            item = gating.GateItem.from_parent(self, name=gating.gate_name(case_id, kind), case=case,
+                                               lineno=case.lineno, kind=kind, runs=runs)
+            item.own_markers.extend(first.own_markers)
+            item.keywords.update({mark.name: mark for mark in first.own_markers})
+            if case_id:
+                item.keywords[case_id] = True
+            items.append(item)
+
+    def _run(self, case_id: str, index: int, callspec: Any, fixtureinfo: Any, extra: dict[str, Any]) -> Run:
+        return Run.from_parent(
+            self,
+            name=f"{case_id}[run{index}]" if case_id else f"run{index}",
+            callspec=callspec,
+            fixtureinfo=fixtureinfo,
+            originalname=self.name,
+            run=index,
+            **extra,
+        )
+
+
+def keep_metafunc(state: Any, metafunc: pytest.Metafunc) -> None:
+    """``pytest_generate_tests`` of a benchmark: keep its Metafunc for :meth:`Benchmark._cases`."""
+    state.metafunc = metafunc
 
 
 def _unreachable_message(case: CaseRef, spec: analysis.CaseSpec, runs: int, needed: int) -> str:
@@ -241,15 +289,16 @@ def _latency_unreachable_message(case: CaseRef, spec: analysis.CaseSpec, runs: i
 class Run(pytest.Function):
     """One run of a case: a real pytest item with fresh function-scoped fixtures."""
 
-    def __init__(self, name: str, parent: Benchmark, *, case: CaseRef, run: int, kwargs: dict[str, Any], **kw: Any) -> None:
+    #: Whether a gate decides this run's case (its failures are then xfailed); set on gated runs only.
+    prob_gated = False
+    #: What decides it: "gate", or a GateBook kind ("baseline").
+    prob_judged_by = gating.GATE_NAME
+
+    def __init__(self, name: str, parent: Benchmark, *, run: int, case: CaseRef | None = None, **kw: Any) -> None:
         super().__init__(name, parent, **kw)
+        #: The case (set by the Benchmark once the first run's markers have given it).
         self.prob_case = case
         self.prob_run = run
-        self.prob_kwargs = kwargs
-        #: Whether a gate decides this run's case (its failures are then xfailed).
-        self.prob_gated = False
-        #: What decides it: "gate", or a GateBook kind ("baseline").
-        self.prob_judged_by = gating.GATE_NAME
         _set_nodeid(self, f"{parent.nodeid}::{name}")
 
     # The benchmark function lives on the Benchmark's parent (module or class),

@@ -105,10 +105,12 @@ def get(config: pytest.Config) -> State:
 
 
 def before_generate(metafunc: pytest.Metafunc) -> None:
-    """Keep pytest-repeat from multiplying benchmarks: ``--prob-runs`` owns repetition."""
+    """Keep pytest-repeat from multiplying benchmarks (``--prob-runs`` owns repetition), and the
+    Metafunc for the benchmark's cases (``collect.keep_metafunc``)."""
     definition = metafunc.definition
     if not isinstance(definition.parent, (collect.BenchModule, collect.BenchClass)):
         return
+    collect.keep_metafunc(get(metafunc.config), metafunc)
     if metafunc.config.pluginmanager.hasplugin("repeat"):
         definition.add_marker(pytest.mark.repeat(1), append=False)
 

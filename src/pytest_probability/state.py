@@ -120,6 +120,8 @@ class State:
     case_judges: dict[str, Callable[..., bool]] = field(default_factory=dict)
     #: Baselines and A/B comparisons of the session (report_compare.CompareSession).
     compare: Any = None
+    #: The Metafunc of the benchmark being collected (``collect.keep_metafunc``), while it is.
+    metafunc: Any = None
     _summary: Summary | None = None
     _analysis: Any = None
     #: Node id -> index in ``records`` of its latest record (late usage amends it).
