@@ -208,7 +208,7 @@ def unreachable(spec: CaseSpec, runs: int) -> int | None:
 # -- results ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Interval:
     method: str
     level: float
@@ -291,7 +291,7 @@ class LatencyResult:
         }
 
 
-@dataclass
+@dataclass(slots=True)
 class RowAnalysis:
     row: Row
     spec: CaseSpec
@@ -435,14 +435,23 @@ def metric_value(kind: str, k: int, passes: int, total: int) -> float | None:
     return stats.pass_hat_k(total, passes, k) if kind == "pass^" else stats.pass_at_k(total, passes, k)
 
 
+#: The metrics of every row when none is asked for (one shared empty dict: analyses are read, never changed).
+_NO_METRICS: dict[str, float | None] = {}
+
+
+@functools.lru_cache(maxsize=4096)
+def _interval(method: str, confidence: float, prior: tuple[float, float], passes: int, total: int) -> Interval:
+    """A row's interval, one shared object per (settings, passes, total): rows of a session mostly
+    share their run count, so 10,000 rows of one run have two intervals, not 10,000."""
+    low, high = stats.interval(method, passes, total, confidence, prior)
+    return Interval(method, confidence, low, high)
+
+
 def analyze_row(row: Row, spec: CaseSpec, config: StatsConfig, missing: int = 0) -> RowAnalysis:
     """``missing``: runs of the case selected for the session that never reported, the session having been
     cut short (``cut_short`` of :func:`evaluate_gate`)."""
     counts = row.counts
-    interval = None
-    if counts.total > 0:
-        low, high = stats.interval(config.method, counts.passes, counts.total, config.confidence, config.prior)
-        interval = Interval(config.method, config.confidence, low, high)
+    interval = _interval(config.method, config.confidence, tuple(config.prior), counts.passes, counts.total) if counts.total > 0 else None
     gate = None
     if spec.gate:
         gate = evaluate_gate(spec.gate, counts.passes, counts.fails, counts.errors, counts.stopped,
@@ -451,7 +460,7 @@ def analyze_row(row: Row, spec: CaseSpec, config: StatsConfig, missing: int = 0)
     if config.latency or spec.max_latency is not None:
         latency = evaluate_latency(row.records, spec.latency_quantile, config.confidence, spec.max_latency,
                                    cut_short=missing)
-    metrics = {f"{kind}{k}": metric_value(kind, k, counts.passes, counts.total) for kind, k in config.metrics}
+    metrics = {f"{kind}{k}": metric_value(kind, k, counts.passes, counts.total) for kind, k in config.metrics} or _NO_METRICS
     return RowAnalysis(row, spec, interval, gate, latency, metrics, missing)
 
 

@@ -42,7 +42,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Mapping, NamedTuple
 
 import pytest
 
@@ -143,18 +143,37 @@ def row_from_records(records: list[RunRecord]) -> Row:
     return Row(records[0].case, sorted(records, key=lambda r: r.run), counts, row_status(counts), 0.0, {})
 
 
-def spec_of(case: CaseRef, config: StatsConfig) -> CaseSpec:
-    return analysis.case_spec(dict(case.marks), case.runs, config)
+def spec_of(case: CaseRef, config: StatsConfig, cache: dict[Any, CaseSpec] | None = None) -> CaseSpec:
+    """The case's CaseSpec. ``cache`` shares one spec between cases with the same marker keywords
+    and runs (usually all of them): a CaseSpec is immutable, and the session's config is fixed."""
+    if cache is None:
+        return analysis.case_spec(dict(case.marks), case.runs, config)
+    key = (case.marks, case.runs)
+    try:
+        spec = cache.get(key)
+    except TypeError:  # a keyword's value that cannot be hashed: no sharing
+        return analysis.case_spec(dict(case.marks), case.runs, config)
+    if spec is None:
+        spec = cache[key] = analysis.case_spec(dict(case.marks), case.runs, config)
+    return spec
 
 
 @dataclass
 class GateBook:
-    """Aggregating side: which gated cases are complete, and their verdicts."""
+    """Aggregating side: which gated cases are complete, and their verdicts.
+
+    It counts every run that reports, but keeps the records only of the cases a
+    verdict is made from (a gate or latency gate, early stopping, or any case
+    when a verdict kind such as ``baseline`` is on): a session of ungated cases
+    keeps two counts per case here, not its records (``State`` keeps those).
+    """
 
     config: StatsConfig
     folder: Path | None = None  # xdist: where verdicts are published
-    expected: dict[str, set[str]] = field(default_factory=dict)  # case key -> run node ids
+    #: case key -> runs of it selected for the session (from the final items or a worker's collection)
+    expected: dict[str, int] = field(default_factory=dict)
     gated: set[str] = field(default_factory=set)  # case keys with a gate item
+    #: case key -> run node id -> record, for the cases a verdict needs (see :meth:`keeps`)
     records: dict[str, dict[str, RunRecord]] = field(default_factory=dict)
     published: set[str] = field(default_factory=set)
     #: Session budgets (cost, tokens, time); None without any.
@@ -162,7 +181,8 @@ class GateBook:
     #: Case key -> why its remaining runs are not executed ("decided after 14 of 60 runs ...").
     stopped: dict[str, str] = field(default_factory=dict)
     _counts: dict[str, Counts] = field(default_factory=dict)
-    _specs: dict[str, CaseSpec] = field(default_factory=dict)
+    #: (marks, runs) -> CaseSpec, shared by the cases that have the same (spec_of)
+    _specs: dict[Any, CaseSpec] = field(default_factory=dict)
     #: Verdict kinds besides gates (``baseline``: comparisons), kind -> decider with
     #: ``decide(book, case_key) -> (passed, text)``. A kind's verdicts depend on
     #: every case of the kind (a family adjusted together), so under xdist all of
@@ -187,6 +207,7 @@ class GateBook:
         if self.expected:
             return
         patterns = {kind: _kind_id(kind) for kind in self.kinds}
+        runs: list[tuple[str, str]] = []
         for nodeid in nodeids:
             gate = _GATE_ID.match(nodeid)
             if gate:
@@ -198,11 +219,13 @@ class GateBook:
                 continue
             run = _RUN_ID.match(nodeid)
             if run:
-                self.expected.setdefault(run.group("key"), set()).add(nodeid)
+                key = run.group("key")
+                self.expected[key] = self.expected.get(key, 0) + 1
+                runs.append((key, nodeid))
         for kind, keys in self.judged.items():
             self.pending[kind] = {
-                nodeid for key in keys for nodeid in self.expected.get(key, set())
-            } - {nodeid for key in keys for nodeid in self.records.get(key, {})}
+                nodeid for key, nodeid in runs if key in keys and nodeid not in self.records.get(key, ())
+            }
         if self.folder is not None:
             # A gate item whose runs were all deselected (-k, --deselect) gets no
             # record, so add() never publishes its verdict: publish it now.
@@ -210,24 +233,29 @@ class GateBook:
                 self.publish(key)
             self._publish_kinds()
 
+    def keeps(self, case: CaseRef) -> bool:
+        """Whether a verdict may need the case's records (not only its counts)."""
+        return bool(self.kinds) or spec_of(case, self.config, self._specs).gated
+
     def add(self, record: RunRecord) -> None:
         key = record.case.key
-        runs = self.records.setdefault(key, {})
-        again = record.nodeid in runs
-        runs[record.nodeid] = record
-        counts = self._counts.get(key)
-        if counts is None or again:  # a run reported twice counts once: recount
-            counts = self._counts[key] = Counts()
-            for each in runs.values():
-                counts.add(each.outcome, each.stopped)
-        else:
-            counts.add(record.outcome, record.stopped)
+        if self.keeps(record.case):
+            runs = self.records.setdefault(key, {})
+            again = record.nodeid in runs
+            runs[record.nodeid] = record
+            counts = self._counts.get(key)
+            if counts is None or again:  # a run reported twice counts once: recount
+                counts = self._counts[key] = Counts()
+                for each in runs.values():
+                    counts.add(each.outcome, each.stopped)
+            else:
+                counts.add(record.outcome, record.stopped)
         if self.budget is not None and self.budget.add(record):
             self.publish_budget()
         if key not in self.stopped and not record.stopped:
             self.decide_early(key, record.case)
         if self.folder is not None and key in self.gated and key not in self.published:
-            if set(self.records[key]) >= self.expected.get(key, set()):
+            if len(self.records.get(key, ())) >= self.expected.get(key, 0):
                 self.publish(key)
         if self.pending:
             for pending in self.pending.values():
@@ -244,32 +272,28 @@ class GateBook:
                     self.publish(verdict_key(key, kind))
 
     def missing(self, key: str) -> int:
-        """Runs of the case selected for the session that have not reported (0 when the selection is unknown)."""
-        expected = self.expected.get(key)
-        if not expected:
-            return 0
-        return len(expected.difference(self.records.get(key, ())))
+        """Runs of a case whose records are kept that were selected for the session but have not
+        reported (0 when the selection is unknown)."""
+        return max(0, self.expected.get(key, 0) - len(self.records.get(key, ())))
 
-    def missing_runs(self) -> dict[str, int]:
-        """Case key -> runs selected but not reported, for every case with any."""
-        counts = {key: self.missing(key) for key in self.expected}
-        return {key: count for key, count in counts.items() if count}
+    def missing_runs(self, reported: Mapping[str, int]) -> dict[str, int]:
+        """Case key -> runs selected but not reported, for every case with any; ``reported``:
+        case key -> distinct runs reported (the rows' records: the book counts only the cases it keeps)."""
+        return {key: count - reported.get(key, 0) for key, count in self.expected.items() if count > reported.get(key, 0)}
 
     def decide_early(self, key: str, case: CaseRef) -> None:
         """Stop a case whose verdict its remaining runs can no longer change (or a sequential test decided)."""
-        spec = self._specs.get(key)
-        if spec is None:
-            spec = self._specs[key] = spec_of(case, self.config)
+        spec = spec_of(case, self.config, self._specs)
         if spec.gate is None or spec.gate.stop is None:
             return
-        records = self.records[key]
-        planned = len(self.expected[key]) if key in self.expected else case.runs
-        remaining = planned - len(records)
+        reported = len(self.records[key])
+        planned = self.expected.get(key, case.runs)
+        remaining = planned - reported
         counts = self._counts[key]
         verdict = analysis.early_verdict(spec, counts.passes, counts.fails, counts.errors, remaining)
         if verdict is None:
             return
-        reason = f"{verdict.upper()} decided after {len(records)} of {planned} runs ({spec.gate.stop})"
+        reason = f"{verdict.upper()} decided after {reported} of {planned} runs ({spec.gate.stop})"
         self.stopped[key] = reason
         if self.folder is not None:
             _write_atomic(self.folder / (_digest(key) + STOP_SUFFIX), reason)
@@ -294,7 +318,7 @@ class GateBook:
         if not records:
             return None
         row = row_from_records(records)
-        return analysis.analyze_row(row, spec_of(row.case, self.config), self.config, self.missing(key))
+        return analysis.analyze_row(row, spec_of(row.case, self.config, self._specs), self.config, self.missing(key))
 
     def decide(self, key: str) -> GateVerdict:
         for kind, decider in self.kinds.items():

@@ -49,7 +49,7 @@ class Usage:
 _USAGE_FIELDS = ("model", "input_tokens", "output_tokens", "cached_input_tokens", "cost")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CaseRef:
     """Which case a run belongs to; identical for all runs of one case."""
 
@@ -73,10 +73,12 @@ class CaseRef:
     function: str = ""
     #: Validated ``probability`` marker keywords of the case (gates, latency), sorted.
     marks: tuple[tuple[str, Any], ...] = ()
+    #: The cached :meth:`to_dict` (not a field of the wire form).
+    _dict: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False, hash=False)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain builtins; computed once per case (runs of a case share it)."""
-        cached = self.__dict__.get("_dict")
+        cached = self._dict
         if cached is None:
             # Field by field, not dataclasses.asdict (a deep copy): one case per run is common.
             cached = {name: getattr(self, name) for name in _CASE_FIELD_NAMES}
@@ -88,7 +90,7 @@ class CaseRef:
     def release_dict(self) -> None:
         """Drop the cached :meth:`to_dict` (after the case's last run: with one run per case,
         a cache kept for the session would only cost memory)."""
-        self.__dict__.pop("_dict", None)
+        object.__setattr__(self, "_dict", None)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CaseRef:
@@ -98,7 +100,7 @@ class CaseRef:
         return cls(**values)
 
 
-_CASE_FIELD_NAMES = tuple(f.name for f in dataclasses.fields(CaseRef))
+_CASE_FIELD_NAMES = tuple(f.name for f in dataclasses.fields(CaseRef) if f.init)
 _CASE_FIELDS = frozenset(_CASE_FIELD_NAMES)
 
 
@@ -212,7 +214,7 @@ def sum_usage(usages: Any) -> dict[str, UsageTotals]:
     return totals
 
 
-@dataclass
+@dataclass(slots=True)
 class Counts:
     """Run counts of a row or of the whole session."""
 

@@ -32,7 +32,11 @@ def row_status(counts: Counts) -> str:
     return STATUS_FAIL if counts.fails else STATUS_ERROR
 
 
-@dataclass
+#: The usage of every row without any (one shared empty dict: rows are read, never changed).
+NO_USAGE: dict[str, UsageTotals] = {}
+
+
+@dataclass(slots=True)
 class Row:
     """The aggregate of all runs of one case."""
 
@@ -110,7 +114,7 @@ def aggregate(records: Iterable[RunRecord]) -> Summary:
             counts=counts,
             status=row_status(counts),
             cost=cost,
-            usage=sum_usage(u for r in case_records for u in r.usage),
+            usage=sum_usage(u for r in case_records for u in r.usage) or NO_USAGE,
         )
         summary.rows.append(row)
         summary.cost += cost

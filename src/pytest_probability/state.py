@@ -76,8 +76,8 @@ class State:
     gate_folder: str | None = None
     #: xdist worker: the reading side of the decisions channel (early stops, budgets).
     decisions: Any = None
-    #: Case key -> whether the case stops early (has a gate and a stop mode).
-    _stoppable: dict[str, bool] = field(default_factory=dict)
+    #: (marks, runs) -> CaseSpec, shared by the cases that have the same (``gating.spec_of``).
+    _specs: dict[Any, Any] = field(default_factory=dict)
     case_order: Any = field(default_factory=itertools.count)
     records: list[RunRecord] = field(default_factory=list)
     #: One CaseRef per case key, shared by the records of its runs.
@@ -171,12 +171,10 @@ class State:
 
     def run_decision(self, case: Any) -> tuple[str, str] | None:
         """(cause, reason) when a run of ``case`` must not start (decided early, budget), else None."""
-        stoppable = self._stoppable.get(case.key)
-        if stoppable is None:
-            from .gating import spec_of
+        from .gating import spec_of
 
-            gate = spec_of(case, self.stats).gate
-            stoppable = self._stoppable[case.key] = gate is not None and gate.stop is not None
+        gate = spec_of(case, self.stats, self._specs).gate
+        stoppable = gate is not None and gate.stop is not None
         budgeted = self._budgeted
         if not (stoppable or budgeted):
             return None
@@ -194,8 +192,10 @@ class State:
             from .gating import spec_of
 
             summary = self.summary()
-            specs = {row.case.key: spec_of(row.case, self.stats) for row in summary.rows}
-            missing = self.gates.missing_runs() if self.gates is not None else None
+            specs = {row.case.key: spec_of(row.case, self.stats, self._specs) for row in summary.rows}
+            missing = None
+            if self.gates is not None:
+                missing = self.gates.missing_runs({row.case.key: len(row.records) for row in summary.rows})
             self._analysis = analyze(summary, self.stats, specs, missing)
         return self._analysis
 
