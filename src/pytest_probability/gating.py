@@ -192,6 +192,8 @@ class GateBook:
     judged: dict[str, set[str]] = field(default_factory=dict)
     #: kind -> run node ids still to report before that kind's verdicts can be published
     pending: dict[str, set[str]] = field(default_factory=dict)
+    #: Whether :meth:`expect` has learned the session's items.
+    _learned: bool = False
 
     def open_channel(self) -> Path:
         """Create the decisions folder (xdist) with the session's limits in it."""
@@ -202,10 +204,13 @@ class GateBook:
             _write_atomic(self.folder / SESSION_FILE, json.dumps(limits))
         return self.folder
 
-    def expect(self, nodeids: list[str]) -> None:
-        """Learn the session's items (xdist: from a worker's collection)."""
+    def expect(self, nodeids: list[str], keys: Mapping[str, str] | None = None) -> None:
+        """Learn the session's items (xdist: from a worker's collection). ``keys``: case key -> the same
+        string, the CaseRef's, so that the book holds no second copy of each key."""
         if self.expected:
             return
+        self._learned = True
+        keys = keys or {}
         patterns = {kind: _kind_id(kind) for kind in self.kinds}
         runs: list[tuple[str, str]] = []
         for nodeid in nodeids:
@@ -220,6 +225,7 @@ class GateBook:
             run = _RUN_ID.match(nodeid)
             if run:
                 key = run.group("key")
+                key = keys.get(key, key)
                 self.expected[key] = self.expected.get(key, 0) + 1
                 runs.append((key, nodeid))
         for kind, keys in self.judged.items():
@@ -234,8 +240,12 @@ class GateBook:
             self._publish_kinds()
 
     def keeps(self, case: CaseRef) -> bool:
-        """Whether a verdict may need the case's records (not only its counts)."""
-        return bool(self.kinds) or spec_of(case, self.config, self._specs).gated
+        """Whether a verdict may need the case's records: a gated case's own verdict needs them, and a
+        kind's verdicts (``baseline``) are made from every case's, so with any case judged by a kind
+        (or before :meth:`expect` has said whether one is) every record is kept."""
+        if self.judged or (self.kinds and not self._learned):
+            return True
+        return spec_of(case, self.config, self._specs).gated
 
     def add(self, record: RunRecord) -> None:
         key = record.case.key

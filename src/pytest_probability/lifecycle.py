@@ -159,7 +159,8 @@ def collection_finished(session: pytest.Session) -> None:
     if book is not None:
         # Serial session: the selected runs, so that verdicts know runs that never reported
         # (an xdist controller learns them from the workers' collection instead).
-        book.expect([item.nodeid for item in session.items])
+        keys = {run.prob_case.key: run.prob_case.key for run in collect.run_items(session.items)}
+        book.expect([item.nodeid for item in session.items], keys)
 
 
 def _reruns_possible(config: pytest.Config, items: list[pytest.Item]) -> bool:
