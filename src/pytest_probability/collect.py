@@ -341,6 +341,9 @@ def _set_nodeid(node: pytest.Item, nodeid: str) -> None:
 def check_callable(item: pytest.Item) -> None:
     """Raise for benchmarks pytest cannot call: generators and un-awaited coroutines."""
     __tracebackhide__ = True
+    parent = item.parent
+    if getattr(parent, "prob_callable", False):
+        return  # an earlier run of this benchmark passed: so do the others (one function)
     function = getattr(item, "obj", None)
     name = getattr(item, "originalname", item.name)
     if inspect.isgeneratorfunction(function) or inspect.isasyncgenfunction(function):
@@ -355,6 +358,8 @@ def check_callable(item: pytest.Item) -> None:
             f"benchmark {name!r} is a coroutine function and no async "
             "plugin ran it; install and enable one (pytest-asyncio, anyio's pytest plugin, ...)"
         )
+    if not inspect.iscoroutinefunction(function):
+        parent.prob_callable = True  # type: ignore[union-attr]
 
 
 def run_items(items: list[pytest.Item]) -> Iterator[Run]:

@@ -243,13 +243,15 @@ class GateBook:
         """Whether a verdict may need the case's records: a gated case's own verdict needs them, and a
         kind's verdicts (``baseline``) are made from every case's, so with any case judged by a kind
         (or before :meth:`expect` has said whether one is) every record is kept."""
-        if self.judged or (self.kinds and not self._learned):
-            return True
-        return spec_of(case, self.config, self._specs).gated
+        return self._keeps(spec_of(case, self.config, self._specs))
+
+    def _keeps(self, spec: CaseSpec) -> bool:
+        return spec.gated or bool(self.judged) or bool(self.kinds and not self._learned)
 
     def add(self, record: RunRecord) -> None:
         key = record.case.key
-        if self.keeps(record.case):
+        spec = spec_of(record.case, self.config, self._specs)
+        if self._keeps(spec):
             runs = self.records.setdefault(key, {})
             again = record.nodeid in runs
             runs[record.nodeid] = record
@@ -262,7 +264,7 @@ class GateBook:
                 counts.add(record.outcome, record.stopped)
         if self.budget is not None and self.budget.add(record):
             self.publish_budget()
-        if key not in self.stopped and not record.stopped:
+        if spec.gate is not None and spec.gate.stop is not None and key not in self.stopped and not record.stopped:
             self.decide_early(key, record.case)
         if self.folder is not None and key in self.gated and key not in self.published:
             if len(self.records.get(key, ())) >= self.expected.get(key, 0):

@@ -205,7 +205,7 @@ def before_setup(item: pytest.Item) -> None:
         pytest.skip(f"not run: {decision[1]}")
     state.pace()
     module = item.module
-    if module is not None:
+    if module is not None and not state.modules.ready(module):
         run = recording.current_run()
         recording.finish()  # module setup() belongs to no run
         try:

@@ -167,18 +167,40 @@ class RunRecord:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], cases: dict[str, CaseRef] | None = None) -> RunRecord:
-        """Rebuild a record; ``cases`` (case key -> CaseRef) shares one CaseRef per case."""
-        values = {k: v for k, v in data.items() if k in _RECORD_FIELDS}
-        case_data = values.pop("case")
+        """Rebuild a record; ``cases`` (case key -> CaseRef) shares one CaseRef per case.
+
+        Field by field with their defaults (one call per run, on the aggregating process's
+        path), not through a filtered copy of ``data``; keys that are no field are ignored.
+        """
+        case_data = data["case"]
         case = cases.get(case_data["key"]) if cases is not None else None
         if case is None:
             case = CaseRef.from_dict(case_data)
             if cases is not None:
                 cases[case.key] = case
-        values["usage"] = tuple(Usage.from_dict(u) for u in values.get("usage", ()))
-        values["retries"] = tuple(dict(r) for r in values.get("retries", ()))
-        values["transcript"] = tuple(dict(t) for t in values.get("transcript", ()))
-        return cls(case=case, **values)
+        get = data.get
+        usage = get("usage")
+        retries = get("retries")
+        transcript = get("transcript")
+        return cls(
+            case=case,
+            run=data["run"],
+            nodeid=data["nodeid"],
+            outcome=data["outcome"],
+            duration=get("duration", 0.0),
+            message=get("message", ""),
+            error_type=get("error_type", ""),
+            error_text=get("error_text", ""),
+            phase=get("phase", "call"),
+            usage=tuple(Usage.from_dict(u) for u in usage) if usage else (),
+            extra_cost=get("extra_cost", 0.0),
+            trace_id=get("trace_id", ""),
+            span_id=get("span_id", ""),
+            start_time=get("start_time", 0.0),
+            stopped=get("stopped", ""),
+            retries=tuple(dict(r) for r in retries) if retries else (),
+            transcript=tuple(dict(t) for t in transcript) if transcript else (),
+        )
 
 
 _RECORD_FIELDS = frozenset(f.name for f in dataclasses.fields(RunRecord))

@@ -35,6 +35,10 @@ class ModuleHooks:
     done: dict[str, BaseException | None] = field(default_factory=dict)
     teardowns: list[tuple[str, Callable[[], Any]]] = field(default_factory=list)
 
+    def ready(self, module: types.ModuleType) -> bool:
+        """Whether the module's ``setup()`` already ran, and passed (the usual case: nothing to do)."""
+        return self.done.get(module.__name__, False) is None
+
     def setup(self, module: types.ModuleType) -> None:
         name = module.__name__
         if name in self.done:
