@@ -333,9 +333,31 @@ def _set_nodeid(node: pytest.Item, nodeid: str) -> None:
     """
     structured = getattr(node, "_id", None)
     if structured is not None:
-        node._id = type(structured).parse(nodeid)  # type: ignore[attr-defined]
+        parsed = _child_id(node.parent, nodeid)  # type: ignore[arg-type]
+        node._id = parsed if parsed is not None else type(structured).parse(nodeid)  # type: ignore[attr-defined]
     else:
         node._nodeid = nodeid  # type: ignore[attr-defined]
+
+
+def _child_id(parent: pytest.Collector, nodeid: str) -> Any:
+    """``NodeId.parse(nodeid)`` for a run ``<parent>::<name>``, built from the parent's id so that
+    the path and the parent's names are shared strings, not new copies per run. None where parsing
+    would split the string another way (a ``::`` in the path or a name, a ``[`` in the parent's
+    names): then it is parsed."""
+    parent_id = getattr(parent, "_id", None)
+    if parent_id is None or parent_id.params is not None or "::" in parent_id.path:
+        return None
+    if any("::" in name or "[" in name for name in parent_id.names):
+        return None
+    prefix = str(parent_id) + "::"
+    if not nodeid.startswith(prefix):
+        return None
+    name, bracket, params = nodeid[len(prefix):].partition("[")
+    if "::" in name:
+        return None
+    built = type(parent_id)(path=parent_id.path, names=(*parent_id.names, name),
+                            params=params.removesuffix("]") if bracket else None)
+    return built if str(built) == nodeid else None
 
 
 def check_callable(item: pytest.Item) -> None:

@@ -48,7 +48,7 @@ class ProbabilityUsageWarning(pytest.PytestWarning):
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cached_input_tokens")
 
 
-@dataclass
+@dataclass(slots=True)
 class CurrentRun:
     """Mutable state of the run executing in this process."""
 
@@ -127,7 +127,9 @@ def current_run() -> CurrentRun | None:
 
 
 def start(case: CaseRef, run: int, nodeid: str) -> CurrentRun:
-    current = CurrentRun(case=case, run=run, nodeid=nodeid, threads_at_start=frozenset(threading.enumerate()))
+    # Alone, the thread running the run needs no set: close() never binds the current thread.
+    threads = frozenset(threading.enumerate()) if threading.active_count() > 1 else frozenset()
+    current = CurrentRun(case=case, run=run, nodeid=nodeid, threads_at_start=threads)
     resume(current)
     return current
 
@@ -153,6 +155,8 @@ def close(run: CurrentRun) -> RunRecord:
     with _lock:
         record = run.to_record()
         run.closed = True
+    if threading.active_count() == 1:
+        return record  # only the thread running the run: no thread to bind to it
     for thread in threading.enumerate():
         if thread not in run.threads_at_start and thread is not threading.current_thread() and not _is_pool_worker(thread):
             _thread_runs[thread] = run

@@ -129,7 +129,8 @@ class State:
     _summary: Summary | None = None
     _analysis: Any = None
     #: Node id -> index in ``records`` of its latest record (late usage amends it).
-    _index: dict[str, int] = field(default_factory=dict)
+    #: Built on the first late usage (rare): one entry per run is not worth keeping otherwise.
+    _index: dict[str, int] | None = None
     _budgeted: bool = False
 
     def __post_init__(self) -> None:
@@ -137,7 +138,8 @@ class State:
 
     def add(self, record: RunRecord) -> None:
         if not self.worker:
-            self._index[record.nodeid] = len(self.records)
+            if self._index is not None:
+                self._index[record.nodeid] = len(self.records)
             self.records.append(record)
             self._summary = None
             self._analysis = None
@@ -146,8 +148,10 @@ class State:
 
     def add_late(self, items: list[dict[str, Any]] | None) -> None:
         """Charge usage recorded after its run had ended to that run (``recording.take_late``)."""
+        if items and self._index is None:
+            self._index = {record.nodeid: i for i, record in enumerate(self.records)}
         for item in items or ():
-            index = self._index.get(item["nodeid"])
+            index = self._index.get(item["nodeid"])  # type: ignore[union-attr]
             if index is None:
                 continue  # its run never reported (interrupted): nothing to amend
             record = self.records[index]

@@ -488,6 +488,46 @@ def test_case_ids_follow_pytest_exactly(pytester: pytest.Pytester) -> None:
     assert table(result)[0] == "stacked::refund-terse 1/1"
 
 
+def test_every_run_id_is_what_parsing_its_string_gives(pytester: pytest.Pytester) -> None:
+    """pytest >= 9.1 compares structured node ids (``--lf``); a run's, built from its benchmark's,
+    must equal the parse of its string form, brackets and ``::`` in case ids included."""
+    pytester.makeconftest(
+        """
+        import pytest
+
+        def pytest_collection_finish(session):
+            for item in session.items:
+                structured = getattr(item, "_id", None)
+                if structured is not None:
+                    assert structured == type(structured).parse(item.nodeid), (structured, item.nodeid)
+                    assert str(structured) == item.nodeid
+            print("checked", len(session.items))
+        """
+    )
+    pytester.makepyfile(
+        bench_odd="""
+        import pytest
+
+        @pytest.mark.parametrize("x", ["a[b]", "c::d", "e]", "[f", "plain"])
+        def bench_odd(x):
+            pass
+
+        def bench_single():
+            pass
+
+        class BenchK:
+            @pytest.mark.parametrize("y", [1, "z[1]"])
+            def bench_m(self, y):
+                pass
+        """
+    )
+    result = pytester.runpytest("--prob-runs=2", "-s")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["checked 16"])
+    assert labels(result) == ["odd::a[b]", "odd::c::d", "odd::e]", "odd::[f", "odd::plain", "single",
+                              "BenchK.m::1", "BenchK.m::z[1]"]
+
+
 def test_generate_tests_in_module_and_conftest(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(
         """
