@@ -514,6 +514,14 @@ def _write_html(session: pytest.Session, state: State, summary: Any, exitstatus:
     report_json.write_atomic(path, page)
 
 
+def unconfigure(config: pytest.Config) -> None:
+    """Let go of the session's records, rows and analysis once everything is written: pytest's
+    full garbage collections at unconfigure then do not walk them (several per case)."""
+    state = config.stash.get(STATE_KEY, None)
+    if state is not None:
+        state.release()
+
+
 def terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     state = get(config)
     if state.worker or not (state.records or state.notes):

@@ -47,6 +47,12 @@ class CompareSession:
         self._cache = (token, result)
         return result
 
+    def release(self) -> None:
+        """Drop the cached comparisons (and the rows they hold) after the session."""
+        self._cache = None
+        self.__dict__.pop("_book_cache", None)
+        self.__dict__.pop("_book_token", None)
+
     # GateBook decider of the "baseline" kind
     def decide(self, book: gating.GateBook, case_key: str) -> tuple[bool, str]:
         rows = [gating.row_from_records(list(records.values())) for records in book.records.values() if records]

@@ -207,6 +207,19 @@ class State:
             self._analysis = analyze(summary, self.stats, specs, missing)
         return self._analysis
 
+    def release(self) -> None:
+        """Drop what the session collected (records, cases, rows, analysis) after the session."""
+        self.records = []
+        self.cases = {}
+        self._index = None
+        self._summary = None
+        self._analysis = None
+        if self.gates is not None:
+            self.gates.records = {}
+            self.gates.expected = {}
+        if self.compare is not None:
+            self.compare.release()
+
     def summary(self) -> Summary:
         if self._summary is None:
             self._summary = aggregate(self.records)

@@ -319,3 +319,32 @@ def test_a_bad_path_under_xdist_is_a_usage_error_and_no_worker_runs_anything(pyt
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: --prob-json: cannot create the folder *blocker*"])
     assert not (pytester.path / "ran.txt").exists()
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_every_run_is_in_the_report_whether_or_not_a_verdict_needs_its_records(pytester, xdist):
+    """The gate book keeps the records only of gated cases; the report still has every run of every case,
+    and the gate is decided from its own runs."""
+    pytester.makeini("[pytest]\nprob_runs = 2\n")
+    pytester.makepyfile(
+        bench_mixed="""
+        import pytest
+
+        @pytest.mark.parametrize("i", range(20))
+        def bench_plain(i):
+            assert i % 5
+
+        @pytest.mark.probability(runs=4, min_passes=3)
+        def bench_gated(request):
+            assert request.node.prob_run != 2
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--prob-json=report.json", *xdist)
+    report = load(pytester.path / "report.json")
+    runs = sorted((r["case"], r["run"]) for r in report["records"])
+    assert runs == sorted([*((f"plain::{i}", n) for i in range(20) for n in (1, 2)), *(("gated", n) for n in range(1, 5))])
+    assert [r["outcome"] for r in report["records"] if r["case"].startswith("plain::")].count("fail") == 8
+    gated = next(row for row in report["rows"] if row["label"] == "gated")
+    assert (gated["passes"], gated["total"]) == (3, 4)
+    result.stdout.fnmatch_lines(["*Gates:*1 passed, 0 failed*", "*gated*3/4*>= 3 passes*PASS"])
+    assert result.ret == 1

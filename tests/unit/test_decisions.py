@@ -80,3 +80,46 @@ def test_a_run_reported_twice_counts_once_in_the_decision():
     assert book.run_decision(c.key, True) is None
     book.add(record(c, 3))
     assert book.run_decision(c.key, True) == (DECIDED, "PASS decided after 3 of 10 runs (curtail)")
+
+
+def test_the_book_keeps_records_only_of_the_cases_a_verdict_needs():
+    """Ungated cases leave an expected count in the book, no record (State keeps those for the
+    reports); a gated case keeps its records; missing runs are counted for both."""
+    book = GateBook(StatsConfig())
+    plain, gated = case("b.py::bench_p", marks=()), case("b.py::bench_g")
+    ids = [f"{c.key}::run{i}" for c in (plain, gated) for i in range(1, RUNS + 1)]
+    book.expect(ids + ["b.py::bench_g::gate"])
+    for run in (1, 2, 2):  # run 2 twice: counted once
+        book.add(record(plain, run))
+        book.add(record(gated, run))
+    assert list(book.records) == [gated.key]
+    assert sorted(book.records[gated.key]) == [f"{gated.key}::run1", f"{gated.key}::run2"]
+    assert book.missing(gated.key) == RUNS - 2
+    assert book.missing_runs({plain.key: 2, gated.key: 2}) == {plain.key: RUNS - 2, gated.key: RUNS - 2}
+    assert book.missing_runs({plain.key: RUNS, gated.key: RUNS}) == {}
+    assert book.decide(gated.key).text == "UNDECIDED: 2/2 passes, need 2: UNDECIDED; runs cut short: 2 of 10 reported"
+
+
+def test_with_a_case_judged_by_a_verdict_kind_the_book_keeps_every_record():
+    """A kind's verdicts (baseline) are adjusted over every case, so all records are kept then,
+    and before the book has learned whether any case is judged."""
+    class Decider:
+        def decide(self, book, key):
+            return True, f"{len(book.records)} cases"
+
+    plain, other = case("b.py::bench_p", marks=()), case("b.py::bench_q", marks=())
+    early = GateBook(StatsConfig(), kinds={"baseline": Decider()})
+    early.add(record(plain, 1))  # nothing learned yet: kept
+    assert list(early.records) == [plain.key]
+
+    book = GateBook(StatsConfig(), kinds={"baseline": Decider()})
+    book.expect([f"{plain.key}::run1", f"{other.key}::run1", f"{plain.key}[baseline]"])
+    book.add(record(plain, 1))
+    book.add(record(other, 1))
+    assert sorted(book.records) == [plain.key, other.key]
+    assert book.decide(f"{plain.key}[baseline]").text == "2 cases"
+
+    unjudged = GateBook(StatsConfig(), kinds={"baseline": Decider()})
+    unjudged.expect([f"{plain.key}::run1", f"{other.key}::run1"])
+    unjudged.add(record(plain, 1))
+    assert unjudged.records == {}
