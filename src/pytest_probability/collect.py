@@ -167,7 +167,7 @@ class Benchmark(pytest.Collector):
         collector called the hook), every template is read, as before.
         """
         state.metafunc = None
-        templates = self.parent._genfunctions(self.name, self.obj)  # type: ignore[attr-defined]
+        templates = iter(self.parent._genfunctions(self.name, self.obj))  # type: ignore[attr-defined]
         first = next(templates, None)
         if first is None:
             return
@@ -179,7 +179,9 @@ class Benchmark(pytest.Collector):
             for template in templates:
                 yield getattr(template, "callspec", None), template._fixtureinfo
             return
-        templates.close()
+        close = getattr(templates, "close", None)  # a generator: the other templates are never built
+        if close is not None:
+            close()
         fixtureinfo = first._fixtureinfo
         for callspec in calls:
             yield callspec, fixtureinfo
