@@ -18,7 +18,7 @@ from typing import Any, Mapping
 import pytest
 
 from . import baseline as baseline_mod
-from . import compare, gating, options, report_json, stats, twostats
+from . import analysis, compare, gating, options, report_json, stats, twostats
 from .baseline import Baseline, BaselineError
 from .compare import BASELINE_KIND, VERDICT_VALUES, CompareConfig, Comparisons
 from .model import CaseRef
@@ -258,7 +258,7 @@ def plan_lines(items: list[Any], state: Any) -> list[str]:
         marks = dict(case.marks)
         parts = []
         try:
-            spec = options.analysis.case_spec(marks, case.runs, state.stats)
+            spec = analysis.case_spec(marks, case.runs, state.stats)
         except ValueError:
             spec = None
         if spec is not None and spec.gate is not None and spec.gate.rule == "rate":
