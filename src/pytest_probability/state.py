@@ -74,7 +74,10 @@ def _default_stats() -> StatsConfig:
     return StatsConfig()
 
 
-@dataclass
+# eq and repr off: one State per session, compared by identity (field-by-field equality
+# means nothing for it, and its repr would print every record); generating them
+# cost about 1 ms of every pytest start-up.
+@dataclass(eq=False, repr=False)
 class State:
     settings: Settings
     worker: bool
