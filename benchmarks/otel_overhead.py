@@ -52,10 +52,10 @@ def load_receiver():
     return module
 
 
-def sessions(sizes: list[int], endpoint: str) -> list[tuple[str, str, int, dict, list[str], dict]]:
+def sessions(sizes: list[int], endpoint: str, protocol: str = "grpc") -> list[tuple[str, str, int, dict, list[str], dict]]:
     """(workload, variant, runs, files, args, env) of every session to time."""
-    grpc = {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}
-    ours_on = [f"--prob-otel-endpoint={endpoint}", "--prob-otel-protocol=grpc"]
+    grpc = {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL": protocol}
+    ours_on = [f"--prob-otel-endpoint={endpoint}", f"--prob-otel-protocol={protocol}"]
     out = []
     for variant, args, env in (("off", ["--prob-otel=off"], {}), ("on", ours_on, {})):
         out.append(("sleep", variant, 2000, {"bench_sleep.py": SLEEP_FILE}, ["--prob-runs=2000", *args], env))
@@ -73,13 +73,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-r", "--repetitions", type=int, default=3)
     parser.add_argument("--sizes", type=int, nargs="+", default=[3000, 10000])
     parser.add_argument("--workloads", nargs="+", default=["sleep", "trivial", "pytest-opentelemetry"])
+    parser.add_argument("--protocol", choices=("grpc", "http/protobuf"), default="grpc",
+                        help="OTLP protocol of the receiver and of both plugins' export (default grpc, as issue 9 asks)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     receiver_module = load_receiver()
     samples: dict[tuple[str, str, int], list] = {}
     load_start = loadavg()
-    with receiver_module.OtlpReceiver("grpc") as rx, tempfile.TemporaryDirectory(prefix="prob-otel-bench-") as tmp:
-        plan = [s for s in sessions(args.sizes, rx.endpoint) if s[0] in args.workloads]
+    receiver = "grpc" if args.protocol == "grpc" else "http"
+    with receiver_module.OtlpReceiver(receiver) as rx, tempfile.TemporaryDirectory(prefix="prob-otel-bench-") as tmp:
+        plan = [s for s in sessions(args.sizes, rx.endpoint, args.protocol) if s[0] in args.workloads]
         for repetition in range(args.repetitions + 1):  # the first round is an untimed warm-up
             shift = repetition % len(plan)
             for workload, variant, n, files, session_args, env in plan[shift:] + plan[:shift]:
@@ -98,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {workload:22} {variant:3} N={n:<6} wall {sample.wall:6.2f} s  rss {sample.maxrss_kib / 1024:6.1f} MiB",
                       file=sys.stderr)
     packages = ("pytest", "opentelemetry-sdk", "pytest-opentelemetry")
-    result: dict = {"machine": machine(sys.executable, packages), "load": [load_start, loadavg()], "repetitions": args.repetitions, "results": []}
+    result: dict = {"machine": machine(sys.executable, packages), "load": [load_start, loadavg()], "repetitions": args.repetitions,
+                    "protocol": args.protocol, "results": []}
     for (workload, variant, n), values in samples.items():
         if variant != "on":
             continue
@@ -114,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(result, indent=2))
         return 0
     print(describe_machine(result["machine"]))
-    print(f"load average at start / end: {result['load']}")
+    print(f"load average at start / end: {result['load']}; protocol {args.protocol}")
     print(f"{'workload':22} {'runs':>6} {'off s':>8} {'on s':>8} {'on/off':>7} {'RSS off':>8} {'RSS on':>8} {'RSS ratio':>9}")
     for row in result["results"]:
         print(f"{row['workload']:22} {row['runs']:>6} {row['wall_off_s']:>8.2f} {row['wall_on_s']:>8.2f} "

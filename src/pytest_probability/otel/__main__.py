@@ -122,7 +122,7 @@ def replay(file: Path, endpoint: str | None, protocol: str | None, timeout: floa
         number, _, kind, request = lines[position]
         sender = senders.get(kind)
         if sender is None:
-            chosen = protocol or otel_options._protocol_from_env(env, kind)
+            chosen = protocol or otel_options.protocol_from_env(env, kind)
             url = None
             if endpoint:
                 url = endpoint if chosen == "grpc" else otel_options.signal_url(endpoint, kind)

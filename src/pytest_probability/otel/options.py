@@ -6,7 +6,6 @@ its export modules (and with them the OpenTelemetry SDK).
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import re
@@ -90,10 +89,6 @@ class OtelSettings:
         return self.capture == "all"
 
 
-def _usage(message: str) -> pytest.UsageError:
-    return pytest.UsageError(message)
-
-
 def signal_url(base: str, signal: str) -> str:
     """The OTLP/HTTP URL of ``signal`` under ``base``: ``/v1/<signal>`` appended, or put in place of the other's."""
     url = base.rstrip("/")
@@ -118,7 +113,7 @@ def check_url(url: str, source: str, protocol: str = "http/protobuf") -> str:
     if not bare and (parts is None or parts.scheme not in ("http", "https") or not parts.hostname):
         from .send import redact_url
 
-        raise _usage(f"{source}: {redact_url(text)!r} is not an http:// or https:// URL with a host")
+        raise pytest.UsageError(f"{source}: {redact_url(text)!r} is not an http:// or https:// URL with a host")
     return text
 
 
@@ -126,7 +121,7 @@ def check_traceparent(value: str, source: str) -> str:
     text = value.strip().lower()
     match = _TRACEPARENT.match(text)
     if not match or set(match.group(1)) == {"0"} or set(match.group(2)) == {"0"} or text.startswith("ff"):
-        raise _usage(f"{source}: malformed traceparent {value!r}; expected 00-<32 hex>-<16 hex>-<2 hex>")
+        raise pytest.UsageError(f"{source}: malformed traceparent {value!r}; expected 00-<32 hex>-<16 hex>-<2 hex>")
     return text
 
 
@@ -134,21 +129,21 @@ def _parse_timeout(value: str, source: str) -> float:
     try:
         number = float(str(value).strip())
     except ValueError:
-        raise _usage(f"{source} must be a number of seconds, got {value!r}") from None
+        raise pytest.UsageError(f"{source} must be a number of seconds, got {value!r}") from None
     if not math.isfinite(number) or number <= 0:
-        raise _usage(f"{source} must be more than zero seconds, got {value!r}")
+        raise pytest.UsageError(f"{source} must be more than zero seconds, got {value!r}")
     return number
 
 
 def _check_writable_file(path: Path, source: str) -> None:
     if path.is_dir():
-        raise _usage(f"{source}: {path} is a directory; give a file path")
+        raise pytest.UsageError(f"{source}: {path} is a directory; give a file path")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise _usage(f"{source}: cannot create the folder {path.parent}: {exc.strerror or exc}") from None
+        raise pytest.UsageError(f"{source}: cannot create the folder {path.parent}: {exc.strerror or exc}") from None
     if not os.access(path.parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise _usage(f"{source}: {path} is not writable")
+        raise pytest.UsageError(f"{source}: {path} is not writable")
 
 
 def _path(config: pytest.Config, value: str) -> Path:
@@ -169,7 +164,7 @@ def resolve(config: pytest.Config, env: Mapping[str, str] | None = None) -> Otel
     env = os.environ if env is None else env
     mode = config.getoption("prob_otel") or str(config.getini("prob_otel")).strip() or "auto"
     if mode not in ("auto", "on", "off"):
-        raise _usage(f"ini prob_otel must be auto, on or off, got {mode!r}")
+        raise pytest.UsageError(f"ini prob_otel must be auto, on or off, got {mode!r}")
     if mode == "off" or _env(env, "OTEL_SDK_DISABLED").lower() == "true":
         return None
 
@@ -215,7 +210,7 @@ def resolve(config: pytest.Config, env: Mapping[str, str] | None = None) -> Otel
         _check_writable_file(spill, "--prob-otel-spill")
     capture = config.getoption("prob_otel_capture") or str(config.getini("prob_otel_capture")).strip() or "all"
     if capture not in CAPTURE_MODES:
-        raise _usage(f"ini prob_otel_capture must be all or ids, got {capture!r}")
+        raise pytest.UsageError(f"ini prob_otel_capture must be all or ids, got {capture!r}")
     suite = config.getoption("prob_suite") or str(config.getini("prob_suite")).strip() or config.rootpath.name
 
     traceparent = None
@@ -254,14 +249,6 @@ def _exporter_on(env: Mapping[str, str], signal: str, notes: list[str]) -> bool:
     return True
 
 
-def _protocol_from_env(env: Mapping[str, str], signal: str) -> str:
-    for name in (f"OTEL_EXPORTER_OTLP_{signal.upper()}_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"):
-        value = _env(env, name).lower()
-        if value:
-            return value if value in PROTOCOLS else "http/protobuf"
-    return "http/protobuf"
-
-
 def _protocol(config: pytest.Config, env: Mapping[str, str], signal: str, notes: list[str]) -> str:
     """The protocol of one signal: --prob-otel-protocol, OTEL_EXPORTER_OTLP_<SIGNAL>_PROTOCOL, OTEL_EXPORTER_OTLP_PROTOCOL."""
     option = config.getoption("prob_otel_protocol")
@@ -269,23 +256,21 @@ def _protocol(config: pytest.Config, env: Mapping[str, str], signal: str, notes:
         protocol = option.strip().lower()
         protocol = "http/protobuf" if protocol == "http" else protocol
         if protocol not in PROTOCOLS:
-            raise _usage(f"--prob-otel-protocol: unknown protocol {protocol!r}; use one of {', '.join(PROTOCOLS)}")
+            raise pytest.UsageError(f"--prob-otel-protocol: unknown protocol {protocol!r}; use one of {', '.join(PROTOCOLS)}")
         return protocol
-    for name in (f"OTEL_EXPORTER_OTLP_{signal}_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"):
+    return protocol_from_env(env, signal, notes)
+
+
+def protocol_from_env(env: Mapping[str, str], signal: str, notes: list[str] | None = None) -> str:
+    """OTEL_EXPORTER_OTLP_<SIGNAL>_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf (with a note)."""
+    for name in (f"OTEL_EXPORTER_OTLP_{signal.upper()}_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"):
         value = _env(env, name).lower()
         if not value:
             continue
         if value in PROTOCOLS:
             return value
         note = f"OpenTelemetry: {name}={value!r} is not supported here; using http/protobuf"
-        if note not in notes:
+        if notes is not None and note not in notes:
             notes.append(note)
         return "http/protobuf"
     return "http/protobuf"
-
-
-def parse_cli_timeout(text: str) -> float:  # pragma: no cover - argparse adapter kept for symmetry
-    try:
-        return _parse_timeout(text, "--prob-otel-timeout")
-    except pytest.UsageError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None

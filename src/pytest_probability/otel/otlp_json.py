@@ -30,7 +30,7 @@ from __future__ import annotations
 import base64
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any, Literal, Union
 
 from google.protobuf import json_format
@@ -55,11 +55,8 @@ _REQUEST_TYPES: dict[str, type] = {
     "metrics": ExportMetricsServiceRequest,
 }
 
-# Byte length of the id fields that OTLP/JSON writes as hex.
-_TRACE_ID_LEN = 16
-_SPAN_ID_LEN = 8
-_SPAN_ID_FIELDS = {"traceId": _TRACE_ID_LEN, "spanId": _SPAN_ID_LEN, "parentSpanId": _SPAN_ID_LEN}
-_LINK_ID_FIELDS = {"traceId": _TRACE_ID_LEN, "spanId": _SPAN_ID_LEN}
+# Byte length of the id fields that OTLP/JSON writes as hex (in spans, links and exemplars).
+_ID_FIELDS = {"traceId": 16, "spanId": 8, "parentSpanId": 8}
 _METRIC_DATA_FIELDS = ("gauge", "sum", "histogram", "exponentialHistogram", "summary")
 
 # The JSON name -> proto name aliases that decoding accepts (jsonpb does).
@@ -77,61 +74,56 @@ _SNAKE = {
 }
 
 
-# --------------------------------------------------------------------------
-# protobuf <-> OTLP/JSON dict
-# --------------------------------------------------------------------------
+def _get(obj: Any, name: str) -> Any:
+    if not isinstance(obj, dict):
+        return None
+    return obj[name] if name in obj else obj.get(_SNAKE.get(name, name))
 
 
-def _check_type(req: Any, expected: type) -> None:
+def _walk(obj: Any, where: str, names: tuple[str, ...]) -> Iterator[tuple[str, dict]]:
+    """(JSON path, object) of every object reached through the lists ``names``."""
+    if not names:
+        if isinstance(obj, dict):
+            yield where, obj
+        return
+    items = _get(obj, names[0])
+    for i, item in enumerate(items if isinstance(items, list) else ()):
+        yield from _walk(item, f"{where}.{names[0]}[{i}]", names[1:])
+
+
+def _id_holders(obj: dict, kind: Kind) -> Iterator[tuple[str, dict]]:
+    """(JSON path, object) of every span, link and exemplar of a request dict."""
+    if kind == "traces":
+        for where, span in _walk(obj, "$", ("resourceSpans", "scopeSpans", "spans")):
+            yield where, span
+            yield from _walk(span, where, ("links",))
+        return
+    for where, metric in _walk(obj, "$", ("resourceMetrics", "scopeMetrics", "metrics")):
+        for name in _METRIC_DATA_FIELDS:
+            yield from _walk(_get(metric, name), f"{where}.{name}", ("dataPoints", "exemplars"))
+
+
+def _encode(req: Any, expected: type, kind: Kind) -> dict:
     if not isinstance(req, expected):
         raise TypeError(f"expected {expected.__name__}, got {type(req).__name__}")
-
-
-def _b64_to_hex(obj: dict, fields: Mapping[str, int]) -> None:
-    for name in fields:
-        value = obj.get(name)
-        if value:
-            obj[name] = base64.b64decode(value).hex()
-
-
-def _message_to_dict(req: Any) -> dict:
     # Only options that exist in every protobuf release we support: int64 as
     # strings, defaults omitted and json_name keys are the defaults anyway.
-    return json_format.MessageToDict(
-        req,
-        preserving_proto_field_name=False,
-        use_integers_for_enums=True,
-    )
+    out = json_format.MessageToDict(req, preserving_proto_field_name=False, use_integers_for_enums=True)
+    for _, holder in _id_holders(out, kind):
+        for name in _ID_FIELDS:
+            if holder.get(name):
+                holder[name] = base64.b64decode(holder[name]).hex()
+    return out
 
 
 def encode_trace_request(req: ExportTraceServiceRequest) -> dict:
     """Return the OTLP/JSON dict of an ``ExportTraceServiceRequest``."""
-    _check_type(req, ExportTraceServiceRequest)
-    out = _message_to_dict(req)
-    for rs in out.get("resourceSpans", ()):
-        for ss in rs.get("scopeSpans", ()):
-            for span in ss.get("spans", ()):
-                _b64_to_hex(span, _SPAN_ID_FIELDS)
-                for link in span.get("links", ()):
-                    _b64_to_hex(link, _LINK_ID_FIELDS)
-    return out
+    return _encode(req, ExportTraceServiceRequest, "traces")
 
 
 def encode_metrics_request(req: ExportMetricsServiceRequest) -> dict:
     """Return the OTLP/JSON dict of an ``ExportMetricsServiceRequest``."""
-    _check_type(req, ExportMetricsServiceRequest)
-    out = _message_to_dict(req)
-    for rm in out.get("resourceMetrics", ()):
-        for sm in rm.get("scopeMetrics", ()):
-            for metric in sm.get("metrics", ()):
-                for data_field in _METRIC_DATA_FIELDS:
-                    data = metric.get(data_field)
-                    if not data:
-                        continue
-                    for point in data.get("dataPoints", ()):
-                        for exemplar in point.get("exemplars", ()):
-                            _b64_to_hex(exemplar, _LINK_ID_FIELDS)
-    return out
+    return _encode(req, ExportMetricsServiceRequest, "metrics")
 
 
 def request_to_line(req: OtlpRequest) -> str:
@@ -153,16 +145,8 @@ def request_to_line(req: OtlpRequest) -> str:
     return json.dumps(obj, separators=(",", ":"), allow_nan=False)
 
 
-def _get(obj: dict, name: str) -> Any:
-    if name in obj:
-        return obj[name]
-    return obj.get(_SNAKE.get(name, name))
-
-
-def _hex_to_b64(obj: Any, fields: Mapping[str, int], where: str) -> None:
-    if not isinstance(obj, dict):
-        return  # ParseDict reports the type error with a better message
-    for name, size in fields.items():
+def _hex_to_b64(obj: dict, where: str) -> None:
+    for name, size in _ID_FIELDS.items():
         key = name if name in obj else _SNAKE[name]
         value = obj.get(key)
         if value is None or value == "":
@@ -180,38 +164,6 @@ def _hex_to_b64(obj: Any, fields: Mapping[str, int], where: str) -> None:
                 " (OTLP/JSON ids are hex, not base64)"
             )
         obj[key] = base64.b64encode(raw).decode("ascii")
-
-
-def _iter_list(obj: Any, name: str, where: str) -> Iterator[tuple[str, Any]]:
-    if not isinstance(obj, dict):
-        return
-    items = _get(obj, name)
-    if not isinstance(items, list):
-        return
-    for i, item in enumerate(items):
-        yield f"{where}.{name}[{i}]", item
-
-
-def _prepare_traces(obj: dict) -> None:
-    for w1, rs in _iter_list(obj, "resourceSpans", "$"):
-        for w2, ss in _iter_list(rs, "scopeSpans", w1):
-            for w3, span in _iter_list(ss, "spans", w2):
-                _hex_to_b64(span, _SPAN_ID_FIELDS, w3)
-                for w4, link in _iter_list(span, "links", w3):
-                    _hex_to_b64(link, _LINK_ID_FIELDS, w4)
-
-
-def _prepare_metrics(obj: dict) -> None:
-    for w1, rm in _iter_list(obj, "resourceMetrics", "$"):
-        for w2, sm in _iter_list(rm, "scopeMetrics", w1):
-            for w3, metric in _iter_list(sm, "metrics", w2):
-                if not isinstance(metric, dict):
-                    continue
-                for data_field in _METRIC_DATA_FIELDS:
-                    data = _get(metric, data_field)
-                    for w4, point in _iter_list(data, "dataPoints", f"{w3}.{data_field}"):
-                        for w5, exemplar in _iter_list(point, "exemplars", w4):
-                            _hex_to_b64(exemplar, _LINK_ID_FIELDS, w5)
 
 
 def decode_line(line: str, *, ignore_unknown_fields: bool = True) -> tuple[Kind, OtlpRequest]:
@@ -244,10 +196,8 @@ def decode_line(line: str, *, ignore_unknown_fields: bool = True) -> tuple[Kind,
         keys = ", ".join(sorted(map(repr, obj))) or "none"
         raise ValueError(f"expected a 'resourceSpans' or 'resourceMetrics' key, found keys: {keys}")
     kind: Kind = present.pop()  # type: ignore[assignment]
-    if kind == "traces":
-        _prepare_traces(obj)
-    else:
-        _prepare_metrics(obj)
+    for where, holder in _id_holders(obj, kind):
+        _hex_to_b64(holder, where)
     message = _REQUEST_TYPES[kind]()
     try:
         json_format.ParseDict(obj, message, ignore_unknown_fields=ignore_unknown_fields)

@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from opentelemetry.sdk.trace import SpanProcessor
+
 from . import otlp_json
 from .options import OtelSettings
 from .send import Result, Sender
@@ -75,7 +77,8 @@ class Lines:
             self._fd = fd
         return self._fd
 
-    def write(self, line: str, spans: int = 0, points: int = 0) -> None:
+    def write(self, line: str, kind: str, count: int) -> None:
+        """One request of ``count`` spans (``kind`` traces) or metric points."""
         data = (line + "\n").encode("utf-8")
         with self._lock:
             fd = self._open()
@@ -83,8 +86,10 @@ class Lines:
             while view:  # a regular file takes it in one write unless the disk is full
                 view = view[os.write(fd, view) :]
             self.lines += 1
-            self.spans += spans
-            self.points += points
+            if kind == "traces":
+                self.spans += count
+            else:
+                self.points += count
 
     def close(self) -> None:
         with self._lock:
@@ -93,27 +98,15 @@ class Lines:
                 self._fd = None
 
 
-class Collect:
+class Collect(SpanProcessor):
     """The span processor of the plugin's tracer provider: hands each ended, sampled span on."""
 
     def __init__(self, deliver: Callable[[Any], None]) -> None:
         self.deliver = deliver
 
-    def on_start(self, span: Any, parent_context: Any = None) -> None:
-        pass
-
-    def _on_ending(self, span: Any) -> None:
-        pass
-
     def on_end(self, span: Any) -> None:
         if span.context.trace_flags.sampled:
             self.deliver(span)
-
-    def shutdown(self) -> None:
-        pass
-
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
-        return True
 
 
 def encode_spans(spans: list[Any]) -> bytes:
@@ -275,44 +268,33 @@ class Pipeline:
                     if self._abandoned or not (self._spans or self._encoded):
                         return
 
-    def _line(self, body: bytes, kind: str = "traces") -> str:
+    def _line(self, body: bytes, kind: str) -> str:
         if kind == "traces":
             return otlp_json.request_to_line(_merge(body))
         from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 
         return otlp_json.request_to_line(ExportMetricsServiceRequest.FromString(body))
 
-    def _write_file(self, body: bytes, kind: str, count: int) -> None:
-        if self.file is None:
+    def _write(self, lines: Lines | None, body: bytes, kind: str, count: int) -> None:
+        """One request to the OTLP file or the spill file; a file that became unwritable is noted."""
+        if lines is None:
             return
         try:
-            if kind == "traces":
-                self.file.write(self._line(body), spans=count)
-            else:
-                self.file.write(self._line(body, kind), points=count)
-        except Exception as exc:  # a file that became unwritable
-            self.file_failure = self.file_failure or f"{self.file.path}: {exc}"
-
-    def _spill(self, body: bytes, kind: str, count: int) -> None:
-        try:
-            if kind == "traces":
-                self.spill.write(self._line(body), spans=count)
-            else:
-                self.spill.write(self._line(body, kind), points=count)
+            lines.write(self._line(body, kind), kind, count)
         except Exception as exc:
-            self.file_failure = self.file_failure or f"{self.spill.path}: {exc}"
+            self.file_failure = self.file_failure or f"{lines.path}: {exc}"
 
     def _export_spans(self, batch: list[Any]) -> None:
         body, count, written = batch
         if not written:
-            self._write_file(body, "traces", count)
+            self._write(self.file, body, "traces", count)
             with self._lock:
                 batch[2] = True
         signal = self.signals["traces"]
         if signal.sender is None or self._abandoned:
             return
         if not signal.send(body, count, self.settings.timeout) and not self._abandoned:
-            self._spill(body, "traces", count)
+            self._write(self.spill, body, "traces", count)
 
     # -- session end ------------------------------------------------------
 
@@ -320,7 +302,7 @@ class Pipeline:
         """Drain spans, send the metrics, all within the deadline; False when the deadline passed."""
         deadline = time.monotonic() + self.settings.timeout
         for body, points in metric_requests:  # the file first: a hanging endpoint must not keep them out
-            self._write_file(body, "metrics", points)
+            self._write(self.file, body, "metrics", points)
         metrics = self.signals["metrics"]
         sent: list[int] = []
         done = threading.Event()
@@ -347,17 +329,17 @@ class Pipeline:
             leftovers = [list(batch) for batch in inflight] + [[b, n, False] for b, n in self._take()]
             for body, count, written in leftovers:
                 if not written:
-                    self._write_file(body, "traces", count)
+                    self._write(self.file, body, "traces", count)
                 if self.signals["traces"].sender is not None:
                     # A batch in flight may still arrive: a replay can then duplicate it, nothing is lost.
-                    self._spill(body, "traces", count)
+                    self._write(self.spill, body, "traces", count)
             for signal in self.signals.values():
                 if signal.sender is not None:
                     signal.failure = signal.failure or f"no answer within {self.settings.timeout:g} s"
         if metrics.sender is not None:
             for index, (body, points) in enumerate(metric_requests):
                 if index not in sent:
-                    self._spill(body, "metrics", points)
+                    self._write(self.spill, body, "metrics", points)
         if self.file is not None:
             self.file.close()
         self.spill.close()

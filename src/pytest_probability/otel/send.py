@@ -26,7 +26,6 @@ from __future__ import annotations
 import base64
 import logging
 import os
-import time
 import urllib.parse
 from typing import Any, Mapping, NamedTuple
 
@@ -331,6 +330,3 @@ def _defaults(protocol: str) -> dict[str, Any]:
         return {"compression": Compression.NoCompression, "timeout": 10.0}
     return {"timeout": 10.0}
 
-
-def deadline_left(deadline: float) -> float:
-    return deadline - time.monotonic()
