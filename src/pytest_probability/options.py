@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 # are imported where a value of theirs is parsed, not here: declaring the
 # options (pytest_addoption, at every start-up) needs none of them. Their
 # constants used here are literals, checked against the modules by
-# tests/unit/test_lazy_imports.py.
+# tests/unit/test_lazy_import_literals.py.
 
 DEFAULT_PATTERN = "bench_*.py"
 #: Most runs (cases × runs) one session may collect, unless ini ``prob_max_runs`` says otherwise.
