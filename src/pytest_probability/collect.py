@@ -18,13 +18,20 @@ import fnmatch
 import inspect
 import itertools
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import pytest
 
-from . import analysis, gating, options
-from .model import CaseRef
+from . import options
 from .state import STATE_KEY
+
+if TYPE_CHECKING:
+    from .analysis import CaseSpec
+    from .model import CaseRef
+
+# analysis, gating and model are imported by the functions that handle
+# benchmarks (Benchmark.collect and what follows it): a session without
+# benchmark files never imports them.
 
 PARAM_VALUE_LIMIT = 256
 #: Plugins that run coroutine functions; with one of them active, coroutine benchmarks are theirs.
@@ -141,6 +148,9 @@ class Benchmark(pytest.Collector):
         return ".".join(names)
 
     def collect(self) -> list[pytest.Item]:
+        from . import analysis, gating
+        from .model import CaseRef
+
         state = self.config.stash[STATE_KEY]
         code = getattr(self.obj, "__code__", None)
         path = self.path.relative_to(self.config.rootpath) if self.path.is_relative_to(self.config.rootpath) else self.path
@@ -189,6 +199,9 @@ class Benchmark(pytest.Collector):
     def _collect_case(self, state: Any, callspec: Any, fixtureinfo: Any, shared: dict[str, Any], callobj: Any,
                       items: list[pytest.Item]) -> None:
         """The runs of one case (and its verdict items) onto ``items``."""
+        from . import analysis, gating
+        from .model import CaseRef
+
         case_id = callspec.id if callspec is not None else ""
         key = f"{self.nodeid}::{case_id}" if case_id else self.nodeid
         extra: dict[str, Any] = {"keywords": {case_id: True}} if case_id else {}
@@ -272,7 +285,7 @@ def keep_metafunc(state: Any, metafunc: pytest.Metafunc) -> None:
     state.metafunc = metafunc
 
 
-def _unreachable_message(case: CaseRef, spec: analysis.CaseSpec, runs: int, needed: int) -> str:
+def _unreachable_message(case: CaseRef, spec: CaseSpec, runs: int, needed: int) -> str:
     gate = spec.gate
     assert gate is not None
     what = f"min_rate={gate.bar:g} at {gate.confidence:g} confidence ({gate.method})"
@@ -281,7 +294,7 @@ def _unreachable_message(case: CaseRef, spec: analysis.CaseSpec, runs: int, need
     return f"gate of {case.label} cannot pass with {runs} runs: {what} needs at least {needed} runs"
 
 
-def _latency_unreachable_message(case: CaseRef, spec: analysis.CaseSpec, runs: int, needed: int,
+def _latency_unreachable_message(case: CaseRef, spec: CaseSpec, runs: int, needed: int,
                                  confidence: float) -> str:
     what = f"p{spec.latency_quantile * 100:g} latency <= {spec.max_latency:g}s at {confidence:g} confidence"
     return (f"gate of {case.label} cannot pass with {runs} runs: {what} has no upper bound "
@@ -293,8 +306,8 @@ class Run(pytest.Function):
 
     #: Whether a gate decides this run's case (its failures are then xfailed); set on gated runs only.
     prob_gated = False
-    #: What decides it: "gate", or a GateBook kind ("baseline").
-    prob_judged_by = gating.GATE_NAME
+    #: What decides it: "gate", or a GateBook kind ("baseline"); set by Benchmark.collect.
+    prob_judged_by = "gate"  # gating.GATE_NAME (gating is imported only when benchmarks are collected)
 
     def __init__(self, name: str, parent: Benchmark, *, run: int, case: CaseRef | None = None, **kw: Any) -> None:
         super().__init__(name, parent, **kw)
@@ -397,6 +410,8 @@ def add_gate_runs(items: list[pytest.Item]) -> list[pytest.Item]:
     Called on the items collection selected, before ``-k``, ``-m``, ``--deselect``
     and ``--lf`` deselect: deselecting every run of a case leaves its gate alone.
     """
+    from . import gating
+
     gates = [item for item in items if isinstance(item, gating.GateItem) and item.prob_runs]
     if not gates:
         return []
@@ -424,6 +439,8 @@ def order_gates(items: list[pytest.Item]) -> None:
     whatever order other plugins or conftests gave the items (this is also what
     keeps xdist's gate items from waiting on runs queued behind them).
     """
+    from . import gating
+
     last: dict[str, int] = {}
     gates: list[tuple[int, str]] = []
     for index, item in enumerate(items):
@@ -448,6 +465,8 @@ def order_gates(items: list[pytest.Item]) -> None:
 
 def transpose(items: list[pytest.Item]) -> None:
     """Reorder runs run-major in place (gate items after every run); other items keep their places."""
+    from . import gating
+
     positions = [i for i, item in enumerate(items) if isinstance(item, (Run, gating.GateItem))]
     last = max((item.prob_run for item in items if isinstance(item, Run)), default=0)  # type: ignore[attr-defined]
     ordered = sorted(

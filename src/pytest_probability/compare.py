@@ -35,12 +35,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from . import stats, twostats
 from .analysis import Interval
-from .baseline import Baseline
 from .rows import Row
+
+if TYPE_CHECKING:
+    from .baseline import Baseline  # read by report_compare only with a baseline option
 
 PASSED, FAILED, UNDECIDED = "pass", "fail", "undecided"
 VERDICT_VALUES = {PASSED: 1, UNDECIDED: 0, FAILED: -1}

@@ -42,13 +42,15 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, NamedTuple
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple
 
 import pytest
 
 from . import analysis
 from .analysis import SKIPPED, UNDECIDED, CaseSpec, StatsConfig
-from .budget import Budget
+
+if TYPE_CHECKING:
+    from .budget import Budget  # built by lifecycle.configure only with a budget option
 from .model import CaseRef, Counts, RunRecord
 from .recording import RUN_ID
 from .rows import Row, row_status

@@ -17,11 +17,16 @@ from typing import Any
 
 import pytest
 
-from . import collect, gating, options, otel, recording, report_compare, report_html, report_json, report_spend, report_stats, report_terminal, retry
-from .budget import Budget
+from . import collect, options, otel
 from .collect import Run
-from .model import SKIP, CaseRef
 from .state import STATE_KEY, State, is_worker
+
+# Lazy imports: the modules of an option are imported when the option is on,
+# and the modules of benchmarks (recording, gating, analysis, the reporters)
+# when the session has a benchmark run or record to handle, inside the
+# function that first needs them. Importing the plugin, and a session
+# without benchmarks, load only this module, collect, options, state and
+# otel.options (docs/developer-guide.md, "Lazy imports").
 
 
 #: Attribute of a run's setup report carrying its case (on an xdist worker, once per case).
@@ -34,6 +39,8 @@ def configure(config: pytest.Config) -> State:
     state = State(settings=settings, worker=is_worker(config), stats=options.resolve_stats(config))
     config.stash[STATE_KEY] = state
     collect.rewrite_asserts(config, settings.pattern)
+    from . import gating, recording, report_compare, report_spend, report_stats
+
     if state.worker:
         state.gate_folder = config.workerinput.get("prob_gate_folder")  # type: ignore[attr-defined]
         if state.gate_folder is not None:
@@ -41,6 +48,8 @@ def configure(config: pytest.Config) -> State:
     else:
         budget = None
         if settings.budgeted:
+            from .budget import Budget
+
             budget = Budget(settings.max_cost, settings.max_tokens, settings.max_time)
         state.gates = gating.GateBook(state.stats, budget=budget)
         state.finishers.append(_settle_gates)
@@ -48,12 +57,15 @@ def configure(config: pytest.Config) -> State:
         report_stats.install(state)
         report_spend.install(state)
     report_compare.configure(config, state)
-    if settings.json_path is not None and not state.worker:
-        report_json.check_path(settings.json_path)
-        state.finishers.append(_write_json)
-    if settings.html_path is not None and not state.worker:
-        report_json.check_path(settings.html_path, "--prob-html")
-        state.finishers.append(_write_html)
+    if (settings.json_path is not None or settings.html_path is not None) and not state.worker:
+        from . import report_json
+
+        if settings.json_path is not None:
+            report_json.check_path(settings.json_path)
+            state.finishers.append(_write_json)
+        if settings.html_path is not None:
+            report_json.check_path(settings.html_path, "--prob-html")
+            state.finishers.append(_write_html)
     report_compare.install_history(state)
     otel.configure(config, state)
     handle_sigterm(config, state)
@@ -131,6 +143,8 @@ def modify_items(config: pytest.Config, items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.flaky(reruns=0), append=False)
     if state.settings.transpose:
         collect.transpose(items)
+    from . import report_compare
+
     report_compare.check_axes(items, state)
     if state.compare is not None and state.compare.config.plan:
         _plan(config, state, items)
@@ -140,6 +154,8 @@ def modify_items(config: pytest.Config, items: list[pytest.Item]) -> None:
 
 def _plan(config: pytest.Config, state: State, items: list[pytest.Item]) -> None:
     """--prob-plan: print what each case needs, then deselect everything (nothing runs)."""
+    from . import report_compare
+
     lines = report_compare.plan_lines(items, state)
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None and not state.worker:
@@ -153,6 +169,8 @@ def _plan(config: pytest.Config, state: State, items: list[pytest.Item]) -> None
 def collection_finished(session: pytest.Session) -> None:
     """The items are final (every ``pytest_collection_modifyitems``, wrappers such as ``--lf``/``--ff``
     included, has run; an xdist worker sends their ids to the controller after this)."""
+    from . import gating
+
     collect.order_gates(session.items)
     gating.verdict_items_last(session.items)
     book = get(session.config).gates
@@ -173,9 +191,12 @@ def _reruns_possible(config: pytest.Config, items: list[pytest.Item]) -> bool:
 # -- runs ---------------------------------------------------------------------
 
 
-def start_run(item: pytest.Item) -> recording.CurrentRun | None:
+def start_run(item: pytest.Item) -> Any:
+    """The run's ``recording.CurrentRun``; None for an item that is not a run."""
     if not isinstance(item, Run):
         return None
+    from . import recording
+
     run = recording.start(item.prob_case, item.prob_run, item.nodeid)
     for observer in get(item.config).observers:
         observer.run_started(item, run)
@@ -185,6 +206,8 @@ def start_run(item: pytest.Item) -> recording.CurrentRun | None:
 def end_run(item: pytest.Item) -> None:
     if not isinstance(item, Run):
         return
+    from . import recording
+
     run = recording.current_run()
     if run is not None:
         for observer in get(item.config).observers:
@@ -195,6 +218,8 @@ def end_run(item: pytest.Item) -> None:
 def before_setup(item: pytest.Item) -> None:
     if not isinstance(item, Run):
         return
+    from . import recording
+
     state = get(item.config)
     decision = state.run_decision(item.prob_case)
     if decision is not None:
@@ -215,11 +240,17 @@ def before_setup(item: pytest.Item) -> None:
 
 
 def after_phase(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport) -> None:
+    if not isinstance(item, Run):
+        return
+    from . import recording
+
     run = recording.current_run()
-    if run is None or not isinstance(item, Run):
+    if run is None:
         return
     recording.on_phase(run, call)
     if item.prob_gated:
+        from . import gating
+
         gating.xfail_gated_failure(item, call, report)
     state = get(item.config)
     if call.when == "setup" and run.case.key not in state.cases:
@@ -235,6 +266,8 @@ def after_phase(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.T
         if run.outcome is None:
             # Setup passed but the call never ran (an interrupted session):
             # nothing was sampled.
+            from .model import SKIP
+
             run.outcome = SKIP
             run.message = run.message or "not run"
         for observer in state.observers:
@@ -250,6 +283,8 @@ def retry_call(item: pytest.Item, error: BaseException) -> None:
     failed attempts recorded stays on the run: it was paid for. Only the last
     attempt's outcome and duration count.
     """
+    from . import recording, retry
+
     policy = get(item.config).settings.retry
     run = recording.current_run()
     if policy is None or run is None or not isinstance(item, Run) or not policy.matches(error):
@@ -305,6 +340,15 @@ def log_report(config: pytest.Config, report: pytest.TestReport, session: pytest
         return  # xdist ships the report, record attached, to the controller
     if state.in_flight is not None:
         _track_phase(state, report)
+    if state.cases:  # else no run has started yet (a session without benchmarks): no record
+        _take_record(state, report)
+    if session is not None and report.failed:
+        watch_stop(session)
+
+
+def _take_record(state: State, report: pytest.TestReport) -> None:
+    from . import recording
+
     record = recording.record_from_report(report, state.cases)
     if record is not None:
         state.add(record)
@@ -315,8 +359,6 @@ def log_report(config: pytest.Config, report: pytest.TestReport, session: pytest
             value = extras.pop(name, None)
             if value is not None:
                 consume(value)
-    if session is not None and report.failed:
-        watch_stop(session)
 
 
 # -- xdist controller ---------------------------------------------------------
@@ -340,6 +382,8 @@ def node_collection_finished(config: pytest.Config, ids: list[str]) -> None:
 
 def node_down(config: pytest.Config, node: Any, error: Any) -> None:
     """A worker finished (or crashed): take its late usage, remember why it went down."""
+    from . import recording
+
     state = get(config)
     output = getattr(node, "workeroutput", None) or {}
     state.add_late(output.get(recording.LATE_ATTRIBUTE))
@@ -352,6 +396,8 @@ def _track_phase(state: State, report: pytest.TestReport) -> None:
     """Which phase of each executing run last reported: where a worker crash hit it."""
     case = report.__dict__.pop(CASE_ATTRIBUTE, None)
     if case is not None and case["key"] not in state.cases:
+        from .model import CaseRef
+
         state.cases[case["key"]] = CaseRef.from_dict(case)
     assert state.in_flight is not None
     if report.when in ("setup", "call"):
@@ -368,6 +414,8 @@ def crashed(config: pytest.Config, nodeid: str, report: pytest.TestReport) -> No
     has reported, crashed or not. A gated case's crashed run is reported as
     xfailed, as its failed runs are: the gate decides.
     """
+    from . import recording
+
     state = get(config)
     record = recording.crash_record(nodeid, state.cases, _crash_text(state, report), _crash_phase(state, nodeid))
     if record is not None:
@@ -401,6 +449,8 @@ def release_rescheduled_gates(config: pytest.Config, state: State, node: Any) ->
     collection = getattr(sched, "collection", None)
     if book is None or book.folder is None or not isinstance(queues, dict) or collection is None:
         return
+    from . import gating, recording
+
     queued = queues.get(node) or []
     rescheduled: dict[str, int] = {}
     for index in queued[1:]:  # queued[0] is the item that crashed
@@ -442,6 +492,8 @@ def watch_stop(session: pytest.Session) -> None:
 
 
 def finish_session(session: pytest.Session, exitstatus: int | pytest.ExitCode) -> None:
+    from . import recording
+
     state = get(session.config)
     state.notes.extend(state.modules.teardown_all())
     if state.worker:
@@ -479,11 +531,15 @@ def _settle_gates(session: pytest.Session, state: State, summary: Any, exitstatu
         return
     if not state.stats.gate_items and session.exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    from . import gating
+
     gating.mark_lastfailed(session.config, [r.nodeid for row in failed for r in row.row.records])
 
 
 def _report(session: pytest.Session, state: State, summary: Any) -> dict[str, Any]:
     """The session's report dict, which the JSON and the HTML reporter both write."""
+    from . import report_json
+
     return report_json.build(
         summary,
         settings=state.settings.to_dict(),
@@ -502,6 +558,8 @@ def _write_json(session: pytest.Session, state: State, summary: Any, exitstatus:
         if path.is_file():
             state.notes.append(f"no benchmark run was executed: {path} was left as it was")
         return
+    from . import report_json
+
     report_json.write(path, _report(session, state, summary))
 
 
@@ -510,6 +568,8 @@ def _write_html(session: pytest.Session, state: State, summary: Any, exitstatus:
     assert path is not None
     if not state.records:  # as for the JSON report: an empty page must not replace a good one
         return
+    from . import report_html, report_json
+
     page = report_html.render(_report(session, state, summary), trace_url=state.settings.trace_url)
     report_json.write_atomic(path, page)
 
@@ -530,4 +590,6 @@ def terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     if summary.duplicates:
         state.notes.append(f"{summary.duplicates} run(s) were reported more than once; each counted once (the last report)")
     sections = [section(state) for section in state.sections]
+    from . import report_terminal
+
     report_terminal.write(terminalreporter, summary, state.columns, state.notes, sections)

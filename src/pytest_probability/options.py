@@ -8,22 +8,32 @@ raised before any run spends money.
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import pytest
 
-from . import analysis, budget, compare, retry, stats, stopping, twostats
-from .analysis import StatsConfig
-from .compare import CompareConfig
+if TYPE_CHECKING:
+    from .analysis import StatsConfig
+    from .compare import CompareConfig
+    from .retry import RetryPolicy
+
+# The modules behind the options (analysis, stats, compare, budget, retry, ...)
+# are imported where a value of theirs is parsed, not here: declaring the
+# options (pytest_addoption, at every start-up) needs none of them. Their
+# constants used here are literals, checked against the modules by
+# tests/unit/test_lazy_import_literals.py.
 
 DEFAULT_PATTERN = "bench_*.py"
 #: Most runs (cases × runs) one session may collect, unless ini ``prob_max_runs`` says otherwise.
 #: Each run is a pytest item (about 1-2 KiB): a million is already a large session.
 DEFAULT_MAX_RUNS = 1_000_000
+#: ``twostats.ADJUSTMENTS``: the choices of --prob-adjust.
+ADJUSTMENTS = ("holm", "bonferroni", "bh", "none")
 MARKER_LINE = (
     "probability(runs=N, min_rate=R, min_passes=K, confidence=C, method=M, prior=(a, b), "
     "latency_quantile=Q, max_latency=S, stop=MODE, margin=M, equivalence=B, compare=ARG, baseline=VALUE): "
@@ -148,7 +158,7 @@ def add_options(parser: pytest.Parser) -> None:
     compare_group.addoption("--prob-margin", default=None, metavar="M", help="Drop (fraction, e.g. 0.05) a comparison tolerates; default 0.")
     compare_group.addoption(
         "--prob-adjust",
-        choices=twostats.ADJUSTMENTS,
+        choices=ADJUSTMENTS,
         default=None,
         help="Multiplicity adjustment over each family of comparisons: holm (default), bonferroni, bh or none.",
     )
@@ -234,7 +244,7 @@ class Settings:
     max_tokens: int | None = None
     max_time: float | None = None
     #: The --prob-retry policy; None without retries.
-    retry: retry.RetryPolicy | None = None
+    retry: RetryPolicy | None = None
     html_path: Path | None = None
     #: ini prob_trace_url: a run's trace link in the HTML report ({trace_id}, {span_id}).
     trace_url: str | None = None
@@ -276,7 +286,7 @@ def resolve(config: pytest.Config) -> Settings:
         limits = {}
         for name, whole in (("max_cost", False), ("max_tokens", True), ("max_time", False)):
             value, source = _pick(config, "prob_" + name)
-            limits[name] = budget.parse_limit(value, source=source, whole=whole)
+            limits[name] = _parse_limit(value, source, whole)
         retry_policy = _retry_policy(config)
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
@@ -341,7 +351,16 @@ def _pick(config: pytest.Config, name: str) -> tuple[Any, str]:
     return config.getini(name), f"ini {name}"
 
 
-def _retry_policy(config: pytest.Config) -> retry.RetryPolicy | None:
+def _parse_limit(value: Any, source: str, whole: bool) -> float | int | None:
+    """A budget limit; without one (empty), budget.py is not imported."""
+    if value is None or not str(value).strip():
+        return None
+    from .budget import parse_limit
+
+    return parse_limit(value, source=source, whole=whole)
+
+
+def _retry_policy(config: pytest.Config) -> RetryPolicy | None:
     value, source = _pick(config, "prob_retry")
     text = str(value).strip() or "0"
     try:
@@ -350,10 +369,12 @@ def _retry_policy(config: pytest.Config) -> retry.RetryPolicy | None:
         raise ValueError(f"{source} must be a whole number of retries, got {text!r}") from None
     if retries < 0:
         raise ValueError(f"{source} must be zero or more, got {text!r}")
-    classes, classes_source = _pick(config, "prob_retry_on")
-    names = retry.split_names(classes)
     if retries == 0:
         return None
+    from . import retry
+
+    classes, classes_source = _pick(config, "prob_retry_on")
+    names = retry.split_names(classes)
     if not names:
         raise ValueError(f"{source}={retries} needs the exception classes to retry on: --prob-retry-on or ini prob_retry_on")
     backoff = parse_delay(config.getini("prob_retry_backoff"), source="ini prob_retry_backoff")
@@ -366,6 +387,8 @@ def _retry_policy(config: pytest.Config) -> retry.RetryPolicy | None:
 
 def resolve_stats(config: pytest.Config) -> StatsConfig:
     """The statistics settings; UsageError naming any bad value."""
+    from . import stats, stopping
+    from .analysis import StatsConfig
 
     def pick(option: str, ini: str) -> tuple[Any, str]:
         value = config.getoption(option)
@@ -416,6 +439,8 @@ def resolve_stats(config: pytest.Config) -> StatsConfig:
 
 def resolve_compare(config: pytest.Config) -> CompareConfig:
     """Baseline and A/B settings; UsageError naming any bad value."""
+    from . import compare, twostats
+    from .compare import CompareConfig
     try:
         depth = parse_runs(config.getini("prob_history_depth"), source="ini prob_history_depth")
         margin_value, source = config.getoption("prob_margin"), "--prob-margin"
@@ -498,12 +523,27 @@ class MarkerError(ValueError):
     """A ``@pytest.mark.probability(...)`` with bad arguments."""
 
 
-#: Marker keyword -> parser. Other concerns add their keywords here.
+#: Marker keyword -> the module whose ``MARKER_KEYWORDS`` parses it. A module is
+#: imported when a mark first uses one of its keywords (a benchmark with
+#: ``runs=`` only needs no comparison code). Other concerns add their keywords here.
+KEYWORD_MODULES: dict[str, str] = {
+    "runs": "options",
+    **dict.fromkeys(("min_rate", "min_passes", "confidence", "method", "prior", "latency_quantile", "max_latency", "stop"), "analysis"),
+    **dict.fromkeys(("margin", "equivalence", "compare", "baseline"), "compare"),
+}
 MARKER_KEYWORDS: dict[str, Callable[[Any], Any]] = {
     "runs": lambda value: parse_runs(value, source="probability(runs=...)"),
-    **analysis.MARKER_KEYWORDS,
-    **compare.MARKER_KEYWORDS,
 }
+
+
+def _keyword_parser(key: str) -> Callable[[Any], Any] | None:
+    """The parser of a marker keyword (``None`` for an unknown one), importing its module on first use."""
+    parse = MARKER_KEYWORDS.get(key)
+    if parse is None and key in KEYWORD_MODULES:
+        module = importlib.import_module(f".{KEYWORD_MODULES[key]}", __package__)
+        MARKER_KEYWORDS.update(module.MARKER_KEYWORDS)
+        parse = MARKER_KEYWORDS[key]
+    return parse
 
 
 #: Keywords that are one choice: the closest mark giving any of them decides, and a farther
@@ -528,9 +568,9 @@ def marker_kwargs(marks: Any) -> dict[str, Any]:
             )
         taken = set(merged)
         for key, value in mark.kwargs.items():
-            parse = MARKER_KEYWORDS.get(key)
+            parse = _keyword_parser(key)
             if parse is None:
-                known = ", ".join(sorted(MARKER_KEYWORDS))
+                known = ", ".join(sorted(KEYWORD_MODULES))
                 raise MarkerError(
                     f"@pytest.mark.probability got an unknown keyword {key!r} (known: {known})"
                 )

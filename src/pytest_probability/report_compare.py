@@ -13,19 +13,31 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import pytest
 
-from . import baseline as baseline_mod
-from . import compare, gating, options, report_json, stats, twostats
-from .baseline import Baseline, BaselineError
-from .compare import BASELINE_KIND, VERDICT_VALUES, CompareConfig, Comparisons
-from .model import CaseRef
-from .report_terminal import Line
-from .rows import Row
+from . import options
 
-_MARKUP = {compare.PASSED: {"green": True}, compare.FAILED: {"red": True}, compare.UNDECIDED: {"yellow": True}}
+if TYPE_CHECKING:
+    from . import gating
+    from .baseline import Baseline
+    from .compare import Comparison, CompareConfig, Comparisons
+    from .model import CaseRef
+    from .report_terminal import Line
+    from .rows import Row
+
+# This module is the wiring of comparisons and is imported in every session;
+# compare, twostats and baseline are imported only once something is compared
+# (an option below, or a case marked ``compare=``).
+
+#: Command-line options and ini keys (with their defaults) of comparisons: any of
+#: them set, and the session compares from its start (every value validated at configure).
+_OPTIONS = ("prob_baseline", "prob_history", "prob_margin", "prob_adjust", "prob_compare", "prob_plan",
+            "prob_plan_drop", "prob_plan_power")
+_INI_DEFAULTS = {"prob_history_depth": "7", "prob_margin": "", "prob_adjust": "holm"}
+#: compare.PASSED, compare.FAILED and compare.UNDECIDED.
+_MARKUP = {"pass": {"green": True}, "fail": {"red": True}, "undecided": {"yellow": True}}
 
 
 @dataclass
@@ -38,9 +50,13 @@ class CompareSession:
 
     def judge(self, case: CaseRef) -> bool:
         """At collection: whether the case is compared with the baseline."""
+        from . import compare
+
         return compare.is_baselined(self.baseline, case.key, case.label, dict(case.params))
 
     def result(self, rows: list[Row], token: Any = None) -> Comparisons:
+        from . import compare
+
         if self._cache is not None and token is not None and self._cache[0] is token:
             return self._cache[1]
         result = compare.compare_all(rows, self.baseline, self.config, self.confidence, self.undecided)
@@ -55,6 +71,8 @@ class CompareSession:
 
     # GateBook decider of the "baseline" kind
     def decide(self, book: gating.GateBook, case_key: str) -> tuple[bool, str]:
+        from . import compare, gating
+
         rows = [gating.row_from_records(list(records.values())) for records in book.records.values() if records]
         rows.sort(key=lambda r: (r.case.order, r.case.key))
         token = sum(len(records) for records in book.records.values())
@@ -65,17 +83,48 @@ class CompareSession:
         return compare.case_verdict_text(cached, case_key)
 
 
-def configure(config: pytest.Config, state: Any) -> CompareSession:
+def requested(config: pytest.Config) -> bool:
+    """Whether an option or ini key of comparisons is set (a baseline, --prob-compare, --prob-plan, ...)."""
+    if any(config.getoption(name) not in (None, False, []) for name in _OPTIONS):
+        return True
+    return any(str(config.getini(name)).strip() != default for name, default in _INI_DEFAULTS.items())
+
+
+def configure(config: pytest.Config, state: Any) -> None:
+    """Start comparing if an option asks for it; in the aggregating process, register the outputs,
+    which compare only once something is compared (:func:`current`)."""
+    if requested(config):
+        start(config, state)
+    if not state.worker:
+        state.finishers.append(_settle)
+        state.sections.append(lambda st: [] if (result := current(config, st)) is None else section(result))
+        state.json_sections["comparisons"] = lambda summary: (
+            [] if (result := current(config, state)) is None else [c.to_dict() for c in result.comparisons]
+        )
+        state.json_sections["baseline"] = lambda summary: (
+            None if (result := current(config, state)) is None else result.baseline_dict()
+        )
+        state.metric_series.append(lambda summary: [] if (result := current(config, state)) is None else series(result, state.cases))
+
+
+def start(config: pytest.Config, state: Any) -> CompareSession:
+    """The session's comparisons: settings, the baseline read (a usage error if it cannot be), verdict kinds."""
+    from .compare import BASELINE_KIND
+
     settings = options.resolve_compare(config)
-    base_dir = Path(config.invocation_params.dir)
-    try:
-        paths = baseline_mod.expand(settings.baselines, base_dir) if settings.baselines else []
-        if settings.history is not None:
-            history = Path(settings.history)
-            paths += [p for p in baseline_mod.history_reports(history, settings.history_depth) if p not in paths]
-        loaded = baseline_mod.load(paths) if paths else None
-    except BaselineError as exc:
-        raise pytest.UsageError(str(exc)) from None
+    loaded = None
+    if settings.baselines or settings.history is not None:
+        from . import baseline as baseline_mod
+
+        base_dir = Path(config.invocation_params.dir)
+        try:
+            paths = baseline_mod.expand(settings.baselines, base_dir) if settings.baselines else []
+            if settings.history is not None:
+                history = Path(settings.history)
+                paths += [p for p in baseline_mod.history_reports(history, settings.history_depth) if p not in paths]
+            loaded = baseline_mod.load(paths) if paths else None
+        except baseline_mod.BaselineError as exc:
+            raise pytest.UsageError(str(exc)) from None
     if settings.history is not None and not state.worker:
         try:
             Path(settings.history).mkdir(parents=True, exist_ok=True)
@@ -90,20 +139,21 @@ def configure(config: pytest.Config, state: Any) -> CompareSession:
     state.compare = session
     if loaded is not None:
         state.case_judges[BASELINE_KIND] = session.judge
-    if not state.worker:
-        if state.gates is not None:
+        if not state.worker and state.gates is not None:
             state.gates.kinds[BASELINE_KIND] = session
-        state.finishers.append(_settle)
-
-        def current() -> Comparisons:
-            summary = state.summary()
-            return session.result(summary.rows, summary)
-
-        state.sections.append(lambda st: section(current()))
-        state.json_sections["comparisons"] = lambda summary: [c.to_dict() for c in current().comparisons]
-        state.json_sections["baseline"] = lambda summary: current().baseline_dict()
-        state.metric_series.append(lambda summary: series(current(), state.cases))
     return session
+
+
+def current(config: pytest.Config, state: Any) -> Comparisons | None:
+    """The session's comparisons of its rows; None when nothing is compared (no option of
+    comparisons, and no case marked ``compare=``: the A/B of markers alone starts here)."""
+    summary = state.summary()
+    session = state.compare
+    if session is None:
+        if not any(key == "compare" for row in summary.rows for key, _ in row.case.marks):
+            return None
+        session = start(config, state)
+    return session.result(summary.rows, summary)
 
 
 def install_history(state: Any) -> None:
@@ -114,15 +164,19 @@ def install_history(state: Any) -> None:
 
 
 def _settle(session: pytest.Session, state: Any, summary: Any, exitstatus: int) -> None:
-    if state.compare.config.plan and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+    if state.compare is not None and state.compare.config.plan and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
         session.exitstatus = pytest.ExitCode.OK  # the plan ran nothing on purpose
         return
-    result = state.compare.result(summary.rows, summary)
+    result = current(session.config, state)
+    if result is None:
+        return
     failed = result.failed_cases
     if not failed:
         return
     if not state.stats.gate_items and session.exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    from . import gating
+
     rows = {row.case.key: row for row in summary.rows}
     gating.mark_lastfailed(session.config, [r.nodeid for key in failed if key in rows for r in rows[key].records])
 
@@ -131,6 +185,9 @@ def _write_history(session: pytest.Session, state: Any, summary: Any, exitstatus
     """Add the session's report to --prob-history: only a session that ran and finished normally."""
     if state.compare.config.plan or not summary.rows or int(session.exitstatus) not in (0, 1):
         return
+    from . import baseline as baseline_mod
+    from . import report_json
+
     folder = Path(state.compare.config.history)
     report = report_json.build(
         summary,
@@ -149,6 +206,8 @@ def _write_history(session: pytest.Session, state: Any, summary: Any, exitstatus
 def section(result: Comparisons) -> list[Line]:
     if not result.comparisons and result.baseline is None:
         return []
+    from .compare import BASELINE_KIND
+
     lines: list[Line] = []
     baselined = [c for c in result.comparisons if c.kind == BASELINE_KIND]
     if result.baseline is not None:
@@ -174,7 +233,10 @@ def section(result: Comparisons) -> list[Line]:
     return lines
 
 
-def _table(comparisons: list[compare.Comparison], with_inputs: bool) -> list[Line]:
+def _table(comparisons: list[Comparison], with_inputs: bool) -> list[Line]:
+    from . import compare
+    from .compare import BASELINE_KIND
+
     cells: list[tuple[list[str], str, dict[str, Any]]] = []
     for c in comparisons:
         name = c.function if c.kind == BASELINE_KIND else f"{c.function} [{c.axis}] {c.arm} vs {c.baseline}"
@@ -212,6 +274,7 @@ def series(result: Comparisons, cases: Mapping[str, Any]) -> list[Any]:
     series is named (``otel.metrics.case_attributes``)."""
     if not result.cases:
         return []
+    from .compare import VERDICT_VALUES
     from .otel.metrics import Series, case_attributes
 
     fraction = Series("probability.case.baseline.pass_fraction", "gauge", "1", "The case's pass fraction in the baseline reports, pooled")
@@ -241,6 +304,9 @@ def series(result: Comparisons, cases: Mapping[str, Any]) -> list[Any]:
 
 def plan_lines(items: list[Any], state: Any) -> list[str]:
     """What ``--prob-plan`` prints: runs each gated, baselined or compared case needs."""
+    from . import analysis, gating, stats, twostats
+    from .compare import BASELINE_KIND
+
     session: CompareSession = state.compare
     config = session.config
     alpha = 1.0 - state.stats.confidence
@@ -264,7 +330,7 @@ def plan_lines(items: list[Any], state: Any) -> list[str]:
         marks = dict(case.marks)
         parts = []
         try:
-            spec = options.analysis.case_spec(marks, case.runs, state.stats)
+            spec = analysis.case_spec(marks, case.runs, state.stats)
         except ValueError:
             spec = None
         if spec is not None and spec.gate is not None and spec.gate.rule == "rate":
@@ -296,8 +362,7 @@ def plan_lines(items: list[Any], state: Any) -> list[str]:
 def check_axes(items: list[Any], state: Any) -> None:
     """An A/B axis that names no parametrize argument is a usage error, before any run."""
     session: CompareSession | None = state.compare
-    if session is None:
-        return
+    option_axis = session.config.compare_axis if session is not None else None  # --prob-compare
     cases = {item.prob_case.key: item.prob_case for item in items if getattr(item, "prob_case", None) is not None}
     for case in cases.values():
         axis = dict(case.marks).get("compare")
@@ -308,7 +373,7 @@ def check_axes(items: list[Any], state: Any) -> None:
     wanted: dict[tuple[str, str], str] = {}
     for case in cases.values():
         marks = dict(case.marks)
-        axis = marks.get("compare") or (session.config.compare_axis if session.config.compare_axis in dict(case.params) else None)
+        axis = marks.get("compare") or (option_axis if option_axis in dict(case.params) else None)
         if axis is None:
             continue
         variants.setdefault((case.benchmark, axis), set()).add(dict(case.params)[axis])
@@ -318,7 +383,7 @@ def check_axes(items: list[Any], state: Any) -> None:
         if value not in variants[(benchmark, axis)]:
             known = ", ".join(sorted(variants[(benchmark, axis)]))
             raise pytest.UsageError(f"{benchmark}: probability(baseline={value!r}) is not a value of {axis!r} (its values: {known})")
-    axis = session.config.compare_axis
+    axis = option_axis
     if axis is not None and cases and not any(axis in dict(case.params) for case in cases.values()):
         raise pytest.UsageError(f"--prob-compare={axis}: no benchmark has a parametrize argument {axis!r}")
 
@@ -328,6 +393,9 @@ def check_detectable(items: list[Any], state: Any) -> None:
     session: CompareSession | None = state.compare
     if session is None or session.baseline is None:
         return
+    from . import gating, twostats
+    from .compare import BASELINE_KIND
+
     baselined = [item for item in items if isinstance(item, gating.GateItem) and item.prob_kind == BASELINE_KIND]
     if not baselined:
         return

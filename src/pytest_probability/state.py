@@ -12,15 +12,17 @@ import itertools
 import time
 import types
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import pytest
 
-from .model import RunRecord, Usage
-from .analysis import StatsConfig
-from .gating import GateBook
 from .options import Settings, too_many_runs
-from .rows import Summary, aggregate
+
+if TYPE_CHECKING:  # imported where used: a session without benchmarks needs none of them
+    from .analysis import StatsConfig
+    from .gating import GateBook
+    from .model import RunRecord
+    from .rows import Summary
 
 
 def is_worker(config: pytest.Config) -> bool:
@@ -70,11 +72,20 @@ class ModuleHooks:
         return errors
 
 
-@dataclass
+def _default_stats() -> StatsConfig:
+    from .analysis import StatsConfig
+
+    return StatsConfig()
+
+
+# eq and repr off: one State per session, compared by identity (field-by-field equality
+# means nothing for it, and its repr would print every record); generating them
+# cost about 1 ms of every pytest start-up.
+@dataclass(eq=False, repr=False)
 class State:
     settings: Settings
     worker: bool
-    stats: StatsConfig = field(default_factory=StatsConfig)
+    stats: StatsConfig = field(default_factory=_default_stats)
     gates: GateBook | None = None
     #: xdist worker: the folder the controller publishes gate verdicts in.
     gate_folder: str | None = None
@@ -148,10 +159,14 @@ class State:
 
     def add_late(self, items: list[dict[str, Any]] | None) -> None:
         """Charge usage recorded after its run had ended to that run (``recording.take_late``)."""
-        if items and self._index is None:
+        if not items:
+            return
+        from .model import Usage
+
+        if self._index is None:
             self._index = {record.nodeid: i for i, record in enumerate(self.records)}
-        for item in items or ():
-            index = self._index.get(item["nodeid"])  # type: ignore[union-attr]
+        for item in items:
+            index = self._index.get(item["nodeid"])
             if index is None:
                 continue  # its run never reported (interrupted): nothing to amend
             record = self.records[index]
@@ -222,6 +237,8 @@ class State:
 
     def summary(self) -> Summary:
         if self._summary is None:
+            from .rows import aggregate
+
             self._summary = aggregate(self.records)
         return self._summary
 

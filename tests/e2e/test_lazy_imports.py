@@ -1,0 +1,120 @@
+"""Which of the plugin's modules a session imports: those of an option only when the option is on.
+
+Each session runs in a subprocess (``sys.modules`` is process state); a
+conftest writes the ``pytest_probability`` modules loaded at session end,
+per process. Timing is measured in ``benchmarks/import_time.py``, never here.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+#: Modules of options (baselines and A/B, budgets, retries, the JSON and HTML
+#: reports, the history report) and of the export: absent unless their option is on.
+OPTION_MODULES = {
+    "compare", "twostats", "baseline", "budget", "retry",
+    "report_json", "report_html", "report_history",
+    "otel.spans", "otel.session", "otel.pipeline", "otel.send", "otel.metrics",
+}
+
+CONFTEST = """
+import json, os, sys
+
+import pytest
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session):
+    role = "worker" if hasattr(session.config, "workerinput") else "main"
+    names = sorted(m[len("pytest_probability."):] for m in sys.modules if m.startswith("pytest_probability."))
+    heavy = sorted(m for m in sys.modules if m.startswith(("opentelemetry", "grpc", "google.protobuf")))
+    with open(f"modules-{role}-{os.getpid()}.json", "w") as handle:
+        json.dump({"modules": names, "heavy": heavy}, handle)
+"""
+
+BENCH = """
+import pytest
+
+
+@pytest.mark.probability(runs=8, min_rate=0.5)
+def bench_marked():
+    pass
+
+
+def bench_plain():
+    pass
+"""
+
+AB_BENCH = """
+import pytest
+
+
+@pytest.mark.probability(runs=4, compare="style")
+@pytest.mark.parametrize("style", ["short", "long"])
+def bench_ab(style):
+    pass
+"""
+
+
+def loaded(pytester: pytest.Pytester, *args: str, role: str = "main", ret: int = 0) -> list[dict]:
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=120)
+    assert result.ret == ret, result.stdout.str()
+    found = [json.loads(path.read_text()) for path in sorted(pytester.path.glob(f"modules-{role}-*.json"))]
+    assert found, "the conftest wrote no module list"
+    return found
+
+
+@pytest.fixture
+def session_dir(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
+    return pytester
+
+
+def test_a_session_without_benchmarks_imports_no_option_module(session_dir: pytest.Pytester) -> None:
+    (found,) = loaded(session_dir, "test_plain.py")
+    assert not OPTION_MODULES & set(found["modules"]), found["modules"]
+    assert "report_compare" in found["modules"]  # the wiring of comparisons: control that the list is real
+    assert found["heavy"] == []
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_default_benchmarks_import_no_option_module(session_dir: pytest.Pytester, xdist: list[str]) -> None:
+    session_dir.makepyfile(bench_default=BENCH)
+    found = loaded(session_dir, *xdist)
+    if xdist:
+        found += loaded(session_dir, *xdist, role="worker")
+    for process in found:
+        assert not OPTION_MODULES & set(process["modules"]), process["modules"]
+        assert "analysis" in process["modules"]  # benchmarks were handled: the control
+        assert process["heavy"] == []
+
+
+def test_option_modules_are_imported_when_their_option_is_on(session_dir: pytest.Pytester) -> None:
+    session_dir.makepyfile(bench_default=BENCH)
+    loaded(session_dir, "--prob-json=night1.json")
+    for path in session_dir.path.glob("modules-*.json"):
+        path.unlink()
+    (found,) = loaded(
+        session_dir,
+        "--prob-baseline=night1.json", "--prob-html=report.html", "--prob-max-cost=100",
+        "--prob-retry=1", "--prob-retry-on=ValueError",
+        ret=1,  # 8/8 against 8/8 is an UNDECIDED baseline verdict
+    )
+    assert {"compare", "twostats", "baseline", "report_json", "report_html", "budget", "retry"} <= set(found["modules"])
+    assert found["heavy"] == []
+
+
+def test_a_compare_marker_alone_starts_the_comparisons(session_dir: pytest.Pytester) -> None:
+    session_dir.makepyfile(bench_ab=AB_BENCH)
+    result = session_dir.runpytest_subprocess("-p", "no:cacheprovider", "--prob-json=report.json", timeout=120)
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["*Comparisons (A/B)*", "*ab*[[]style[]] long vs short*"])
+    report = json.loads((session_dir.path / "report.json").read_text())
+    assert [c["arm"] for c in report["comparisons"]] == ["long"]
+    assert report["baseline"] is None
+    (found,) = [json.loads(p.read_text()) for p in session_dir.path.glob("modules-main-*.json")]
+    assert {"compare", "twostats"} <= set(found["modules"])
+    assert "baseline" not in found["modules"]
