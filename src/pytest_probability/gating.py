@@ -145,11 +145,9 @@ def row_from_records(records: list[RunRecord]) -> Row:
     return Row(records[0].case, sorted(records, key=lambda r: r.run), counts, row_status(counts), 0.0, {})
 
 
-def spec_of(case: CaseRef, config: StatsConfig, cache: dict[Any, CaseSpec] | None = None) -> CaseSpec:
+def spec_of(case: CaseRef, config: StatsConfig, cache: dict[Any, CaseSpec]) -> CaseSpec:
     """The case's CaseSpec. ``cache`` shares one spec between cases with the same marker keywords
     and runs (usually all of them): a CaseSpec is immutable, and the session's config is fixed."""
-    if cache is None:
-        return analysis.case_spec(dict(case.marks), case.runs, config)
     key = (case.marks, case.runs)
     try:
         spec = cache.get(key)
