@@ -10,10 +10,10 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from . import stats, stopping
-from .model import ERROR, FAIL, PASS, RunRecord
+from .model import ERROR, FAIL, PASS, CaseRef, RunRecord
 from .rows import Row, Summary
 
 PASSED, FAILED, UNDECIDED = "pass", "fail", "undecided"
@@ -521,13 +521,17 @@ class Analysis:
         return [r for r in self.gated if not r.decided_pass(self.config.undecided)]
 
 
-def analyze(summary: Summary, config: StatsConfig, specs: Mapping[str, CaseSpec],
+def analyze(summary: Summary, config: StatsConfig, spec_of: Callable[[CaseRef], CaseSpec] | None = None,
             missing: Mapping[str, int] | None = None) -> Analysis:
-    """``specs``: case key -> CaseSpec (cases without one get the session defaults);
-    ``missing``: case key -> selected runs that never reported (none if absent)."""
+    """``spec_of``: a case's CaseSpec (without it every case gets the session defaults);
+    ``missing``: case key -> selected runs that never reported (none if absent).
+
+    A callable, not a mapping of every case: at 50,000 cases an index of every
+    row would be built here only to be read once per row."""
     default = case_spec({}, 1, config)
     missing = missing or {}
-    rows = [analyze_row(row, specs.get(row.case.key, default), config, missing.get(row.case.key, 0)) for row in summary.rows]
+    rows = [analyze_row(row, spec_of(row.case) if spec_of is not None else default, config, missing.get(row.case.key, 0))
+            for row in summary.rows]
     names = [f"{kind}{k}" for kind, k in config.metrics]
     aggregates: list[MetricAggregate] = []
     if names:

@@ -42,7 +42,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, NamedTuple
 
 import pytest
 
@@ -288,10 +288,12 @@ class GateBook:
         reported (0 when the selection is unknown)."""
         return max(0, self.expected.get(key, 0) - len(self.records.get(key, ())))
 
-    def missing_runs(self, reported: Mapping[str, int]) -> dict[str, int]:
-        """Case key -> runs selected but not reported, for every case with any; ``reported``:
-        case key -> distinct runs reported (the rows' records: the book counts only the cases it keeps)."""
-        return {key: count - reported.get(key, 0) for key, count in self.expected.items() if count > reported.get(key, 0)}
+    def missing_runs(self, rows: Iterable[Row]) -> dict[str, int]:
+        """Case key -> runs selected but not reported, for every row with any (a row's records are
+        its distinct runs reported: the book counts only the cases it keeps)."""
+        expected = self.expected
+        return {row.case.key: count - len(row.records) for row in rows
+                if (count := expected.get(row.case.key, 0)) > len(row.records)}
 
     def decide_early(self, key: str, case: CaseRef) -> None:
         """Stop a case whose verdict its remaining runs can no longer change (or a sequential test decided)."""

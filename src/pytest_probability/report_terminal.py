@@ -1,6 +1,6 @@
 """The terminal table: one line per row, then totals, cost and tokens.
 
-:func:`render` is pure (rows in, ``(text, markup)`` lines out) so the layout
+:func:`lines` is pure (rows in, ``(text, markup)`` lines out, one at a time) so the layout
 is unit-tested without a terminal; :func:`write` hands the lines to pytest's
 terminal reporter, which decides whether colours are shown.
 """
@@ -8,7 +8,7 @@ terminal reporter, which decides whether colours are shown.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from .rows import (
     STATUS_ERROR,
@@ -103,39 +103,56 @@ def fraction(row: Row) -> str:
 
 
 def render(summary: Summary, columns: Iterable[Column] = ()) -> list[Line]:
+    """The table's lines as a list (see :func:`lines`)."""
+    return list(lines(summary, columns))
+
+
+def lines(summary: Summary, columns: Iterable[Column] = ()) -> Iterator[Line]:
+    """The table's lines, one row at a time.
+
+    Two passes over the rows, the first for the column widths and the second for
+    the lines, so that only one row's cells exist at a time: a table of 50,000 rows
+    adds no memory of its own to the session's peak (holding every row's cells
+    and lines cost about 0.5 KB per row).
+    """
     columns = list(columns)
     if not summary.rows:
-        return [("  no benchmark runs were executed", {})]
+        yield ("  no benchmark runs were executed", {})
+        return
     show_cost = summary.has_cost
-    table = []
-    for row in summary.rows:
+
+    def cells_of(row: Row) -> list[str]:
         cells = [label_text(row.label), fraction(row), *(column(row) for column in columns)]
         if show_cost:
             cells.append(money(row.cost))
-        table.append((cells, status_text(row), _MARKUP.get(row.status, {})))
-    used = [i for i in range(len(table[0][0])) if i < 2 or any(cells[i] for cells, _, _ in table)]
-    table = [([cells[i] for i in used], status, markup) for cells, status, markup in table]
-    widths = [max(len(cells[i]) for cells, _, _ in table) for i in range(len(used))]
-    lines: list[Line] = []
-    for cells, status, markup in table:
-        parts = [cells[0].ljust(widths[0])]
-        parts += [cell.rjust(width) for cell, width in zip(cells[1:], widths[1:])]
+        return cells
+
+    widths = [0] * (2 + len(columns) + show_cost)
+    for row in summary.rows:
+        for index, cell in enumerate(cells_of(row)):
+            if len(cell) > widths[index]:
+                widths[index] = len(cell)
+    shown = [index for index in range(2, len(widths)) if widths[index]]  # a column empty in every row is left out
+    for row in summary.rows:
+        cells = cells_of(row)
+        parts = [cells[0].ljust(widths[0]), cells[1].rjust(widths[1])]
+        parts += [cells[index].rjust(widths[index]) for index in shown]
+        status = status_text(row)
         if status:
             parts.append(status)
-        lines.append(("  " + "  ".join(parts).rstrip(), markup))
+        yield ("  " + "  ".join(parts).rstrip(), _MARKUP.get(row.status, {}))
 
     counts = summary.counts
-    lines.append(("", {}))
+    yield ("", {})
     overall = f"  Overall: {counts.passes}/{counts.total} passed ({percent(counts.passes, counts.total)})"
     if counts.skipped:
         overall += f", {counts.skipped} skipped"
     if counts.stopped:
         overall += f", {counts.stopped} not run"
-    lines.append((overall, {"bold": True}))
+    yield (overall, {"bold": True})
     if show_cost:
-        lines.append((f"  Cost:    {money(summary.cost)}", {}))
-    lines.extend(_token_lines(summary))
-    return lines
+        yield (f"  Cost:    {money(summary.cost)}", {})
+    yield from _token_lines(summary)
 
 
 def _token_lines(summary: Summary) -> list[Line]:
@@ -166,7 +183,7 @@ def write(
     sections: Iterable[list[Line]] = (),
 ) -> None:
     terminalreporter.write_sep("=", "probability")
-    for text, markup in render(summary, columns):
+    for text, markup in lines(summary, columns):
         terminalreporter.write_line(printable(text), **markup)
     for section in sections:
         for text, markup in section:

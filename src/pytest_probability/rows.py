@@ -41,7 +41,8 @@ class Row:
     """The aggregate of all runs of one case."""
 
     case: CaseRef
-    records: list[RunRecord]
+    #: The case's runs by run number (a run reported twice: its last report).
+    records: tuple[RunRecord, ...]
     counts: Counts
     status: str
     cost: float
@@ -85,38 +86,53 @@ class Summary:
         return counts
 
 
+#: The cost of every row without spend (one shared float, not one zero per row).
+NO_COST = 0.0
+
+
 def aggregate(records: Iterable[RunRecord]) -> Summary:
     """Group records by case; rows in collection order, records by run.
 
     A run recorded twice (same node id, e.g. a rerun plugin reporting again)
     counts once: the last record wins.
-    """
-    by_nodeid: dict[str, RunRecord] = {}
-    duplicates = 0
-    for record in records:
-        duplicates += record.nodeid in by_nodeid
-        by_nodeid[record.nodeid] = record
-    by_case: dict[str, list[RunRecord]] = {}
-    for record in by_nodeid.values():
-        by_case.setdefault(record.case.key, []).append(record)
 
-    summary = Summary(duplicates=duplicates)
-    for case_records in sorted(by_case.values(), key=lambda rs: (rs[0].case.order, rs[0].case.key)):
-        case_records.sort(key=lambda r: r.run)
+    Linear in the records and lean at 50,000 cases: the only index is the one
+    grouping records by case. A run's node id is its case key and run number,
+    so the duplicates of a run sort next to each other within its case (a
+    stable sort: the last report last) and are dropped there. Each row keeps
+    its records as a tuple.
+    """
+    by_case: dict[str, list[RunRecord]] = {}
+    for record in records:
+        group = by_case.get(record.case.key)
+        if group is None:
+            by_case[record.case.key] = [record]
+        else:
+            group.append(record)
+    groups = sorted(by_case.values(), key=lambda rs: (rs[0].case.order, rs[0].case.key))
+    del by_case
+    summary = Summary()
+    total = summary.counts
+    for index, group in enumerate(groups):
+        groups[index] = None  # type: ignore[call-overload] # each group is let go once its row is built
+        if len(group) > 1:
+            group.sort(key=_run_number)
+            kept = [r for r, after in zip(group, group[1:]) if r.nodeid != after.nodeid]
+            kept.append(group[-1])
+            summary.duplicates += len(group) - len(kept)
+            group = kept
         counts = Counts()
-        for record in case_records:
+        for record in group:
             counts.add(record.outcome, record.stopped)
-            summary.counts.add(record.outcome, record.stopped)
-        cost = sum(r.cost for r in case_records)
-        row = Row(
-            case=case_records[0].case,
-            records=case_records,
-            counts=counts,
-            status=row_status(counts),
-            cost=cost,
-            usage=sum_usage(u for r in case_records for u in r.usage) or NO_USAGE,
-        )
-        summary.rows.append(row)
+            total.add(record.outcome, record.stopped)
+        cost = sum(r.cost for r in group) or NO_COST
+        usage = sum_usage(u for r in group for u in r.usage) if any(r.usage for r in group) else NO_USAGE
+        summary.rows.append(Row(case=group[0].case, records=tuple(group), counts=counts,
+                                status=row_status(counts), cost=cost, usage=usage))
         summary.cost += cost
-    summary.usage = sum_usage(u for r in summary.records for u in r.usage)
+    summary.usage = sum_usage(u for row in summary.rows if row.usage for r in row.records for u in r.usage)
     return summary
+
+
+def _run_number(record: RunRecord) -> int:
+    return record.run

@@ -215,11 +215,8 @@ class State:
             from .gating import spec_of
 
             summary = self.summary()
-            specs = {row.case.key: spec_of(row.case, self.stats, self._specs) for row in summary.rows}
-            missing = None
-            if self.gates is not None:
-                missing = self.gates.missing_runs({row.case.key: len(row.records) for row in summary.rows})
-            self._analysis = analyze(summary, self.stats, specs, missing)
+            missing = self.gates.missing_runs(summary.rows) if self.gates is not None else None
+            self._analysis = analyze(summary, self.stats, lambda case: spec_of(case, self.stats, self._specs), missing)
         return self._analysis
 
     def release(self) -> None:

@@ -653,7 +653,7 @@ def session(*cases):
 def run_analyze(config, *cases):
     summary, kwargs = session(*cases)
     specs = {key: case_spec(kw, len(summary.rows[0].records), config) for key, kw in kwargs.items()}
-    return analyze(summary, config, specs)
+    return analyze(summary, config, lambda case: specs[case.key])
 
 
 def test_gate_totals_and_failed_gates():
@@ -672,15 +672,16 @@ def test_gate_totals_and_failed_gates():
     assert skipped.failed_gates == []
     assert [r.row.label for r in result.failed_gates] == ["a::fail", "b::undecided"]
     assert set(result.by_key) == {r.row.case.key for r in result.rows}
+    specs = {r.row.case.key: r.spec for r in result.rows}
     lenient = analyze(aggregate(r for row in result.rows for r in row.row.records),
-                      StatsConfig(undecided="pass"), {r.row.case.key: r.spec for r in result.rows})
+                      StatsConfig(undecided="pass"), lambda case: specs[case.key])
     assert [r.row.label for r in lenient.failed_gates] == ["a::fail"]
 
 
 def test_cases_without_a_spec_get_the_session_defaults():
     config = StatsConfig(min_rate=0.5, latency_quantile=0.9, latency=True)
     summary = aggregate(records("x", "pppp"))
-    result = analyze(summary, config, {})
+    result = analyze(summary, config)
     row = result.rows[0]
     assert row.gate is not None and row.gate.spec.bar == 0.5  # the session bar
     assert row.latency.quantile == 0.9
@@ -700,7 +701,7 @@ def test_aggregates_per_benchmark_in_order_and_overall():
         + records("a::zero", "fff")  # pass^3 = 0, pass@2 = 0
     )
     specs = {row.case.key: case_spec({}, len(row.records), config) for row in summary.rows}
-    result = analyze(summary, config, specs)
+    result = analyze(summary, config, lambda case: specs[case.key])
     names = [(a.name, a.scope) for a in result.aggregates]
     assert names == [("b", "benchmark"), ("a", "benchmark"), ("Overall", "overall")]
     b, a, overall = result.aggregates

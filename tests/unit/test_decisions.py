@@ -9,6 +9,7 @@ from pytest_probability.analysis import StatsConfig
 from pytest_probability.budget import Budget
 from pytest_probability.gating import BUDGET, DECIDED, DecisionReader, GateBook
 from pytest_probability.model import CaseRef, RunRecord, Usage
+from pytest_probability.rows import aggregate
 
 RUNS = 10
 
@@ -95,8 +96,10 @@ def test_the_book_keeps_records_only_of_the_cases_a_verdict_needs():
     assert list(book.records) == [gated.key]
     assert sorted(book.records[gated.key]) == [f"{gated.key}::run1", f"{gated.key}::run2"]
     assert book.missing(gated.key) == RUNS - 2
-    assert book.missing_runs({plain.key: 2, gated.key: 2}) == {plain.key: RUNS - 2, gated.key: RUNS - 2}
-    assert book.missing_runs({plain.key: RUNS, gated.key: RUNS}) == {}
+    reported = aggregate([record(c, run) for c in (plain, gated) for run in (1, 2, 2)])
+    assert book.missing_runs(reported.rows) == {plain.key: RUNS - 2, gated.key: RUNS - 2}
+    complete = aggregate([record(c, run) for c in (plain, gated) for run in range(1, RUNS + 1)])
+    assert book.missing_runs(complete.rows) == {}
     assert book.decide(gated.key).text == "UNDECIDED: 2/2 passes, need 2: UNDECIDED; runs cut short: 2 of 10 reported"
 
 

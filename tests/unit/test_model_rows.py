@@ -258,6 +258,20 @@ def test_aggregate_counts_a_run_recorded_twice_once_last_wins():
     assert summary.counts.total == 2
 
 
+def test_aggregate_keeps_the_last_of_each_run_reported_again_among_other_cases():
+    a, b = case("a", order=0), case("b", order=1)
+    summary = aggregate([
+        record(a, 2, FAIL), record(b, 1), record(a, 1, ERROR), record(a, 2, SKIP),
+        record(b, 1, FAIL), record(a, 2, PASS), record(a, 3),
+    ])
+    row_a, row_b = summary.rows
+    assert [(r.run, r.outcome) for r in row_a.records] == [(1, ERROR), (2, PASS), (3, PASS)]
+    assert [(r.run, r.outcome) for r in row_b.records] == [(1, FAIL)]
+    assert summary.duplicates == 3
+    assert summary.counts == Counts(passes=2, fails=1, errors=1)
+    assert (row_a.counts, row_b.counts) == (Counts(passes=2, errors=1), Counts(fails=1))
+
+
 def test_aggregate_costs_and_usage_per_row_and_session():
     a, b = case("a", order=0), case("b", order=1)
     records = [

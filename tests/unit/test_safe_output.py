@@ -261,5 +261,5 @@ def test_the_table_escapes_and_shortens_labels() -> None:
 
 def test_the_analysis_is_indexed_once_not_once_per_lookup() -> None:
     summary = summary_of(*(f"c{i}" for i in range(3)))
-    result = analyze(summary, StatsConfig(), {})
+    result = analyze(summary, StatsConfig())
     assert result.by_key is result.by_key
