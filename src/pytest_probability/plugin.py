@@ -135,6 +135,6 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     lifecycle.terminal_summary(terminalreporter, config)
 
 
-@pytest.hookimpl(trylast=True)
+@pytest.hookimpl(tryfirst=True)  # before pytest's own full garbage collections at unconfigure
 def pytest_unconfigure(config: pytest.Config) -> None:
     lifecycle.unconfigure(config)
