@@ -137,6 +137,21 @@ class Benchmark(pytest.Collector):
     def __init__(self, name: str, parent: pytest.Collector, obj: Any, **kw: Any) -> None:
         super().__init__(name, parent, **kw)
         self.obj = obj
+        self._id_parts: Any = False  # not looked at yet (see run_id)
+
+    def run_id(self, case_id: str, run: int) -> Any:
+        """The structured node id (pytest >= 9.1) of run ``run`` of case ``case_id``, built from this
+        benchmark's: its path and names are shared strings, and no string is built or parsed per run.
+        It equals ``NodeId.parse("<benchmark>::<case>[runN]")`` (``::runN`` without a case); None where
+        parsing could split that string another way (a ``[`` or ``::`` in the case id, see :func:`_id_parts`)."""
+        if self._id_parts is False:
+            self._id_parts = _id_parts(self)
+        if self._id_parts is None or "[" in case_id or "::" in case_id:
+            return None
+        cls, path, names = self._id_parts
+        if case_id:
+            return cls(path=path, names=(*names, case_id), params=f"run{run}")
+        return cls(path=path, names=(*names, f"run{run}"))
 
     @property
     def benchmark_name(self) -> str:
@@ -276,6 +291,7 @@ class Benchmark(pytest.Collector):
             fixtureinfo=fixtureinfo,
             originalname=self.name,
             run=index,
+            case_id=case_id,
             **extra,
         )
 
@@ -309,12 +325,17 @@ class Run(pytest.Function):
     #: What decides it: "gate", or a GateBook kind ("baseline"); set by Benchmark.collect.
     prob_judged_by = "gate"  # gating.GATE_NAME (gating is imported only when benchmarks are collected)
 
-    def __init__(self, name: str, parent: Benchmark, *, run: int, case: CaseRef | None = None, **kw: Any) -> None:
+    def __init__(self, name: str, parent: Benchmark, *, run: int, case_id: str = "", case: CaseRef | None = None,
+                 **kw: Any) -> None:
         super().__init__(name, parent, **kw)
         #: The case (set by the Benchmark once the first run's markers have given it).
         self.prob_case = case
         self.prob_run = run
-        _set_nodeid(self, f"{parent.nodeid}::{name}")
+        built = parent.run_id(case_id, run) if hasattr(self, "_id") else None
+        if built is not None:
+            self._id = built
+        else:
+            _set_nodeid(self, f"{parent.nodeid}::{name}")
 
     # The benchmark function lives on the Benchmark's parent (module or class),
     # not on the Benchmark collector itself.
@@ -339,40 +360,31 @@ class Run(pytest.Function):
 
 
 def _set_nodeid(node: pytest.Item, nodeid: str) -> None:
-    """Give a run the node id ``<benchmark>::<case>[runN]``.
+    """Give an item of a benchmark the node id ``nodeid`` (``<benchmark>::<case>[runN]``).
 
     pytest >= 9.1 keeps a structured node id (``node._id``) that ``--lf``,
     ``--nf`` and ``--sw`` compare against ids parsed from the cache; it must
     equal what parsing the string form gives, or ``--lf`` silently drops
-    the run. Older pytest keeps the string in ``node._nodeid``.
+    the run (a run's is mostly built by :meth:`Benchmark.run_id` instead).
+    Older pytest keeps the string in ``node._nodeid``.
     """
     structured = getattr(node, "_id", None)
     if structured is not None:
-        parsed = _child_id(node.parent, nodeid)  # type: ignore[arg-type]
-        node._id = parsed if parsed is not None else type(structured).parse(nodeid)  # type: ignore[attr-defined]
+        node._id = type(structured).parse(nodeid)  # type: ignore[attr-defined]
     else:
         node._nodeid = nodeid  # type: ignore[attr-defined]
 
 
-def _child_id(parent: pytest.Collector, nodeid: str) -> Any:
-    """``NodeId.parse(nodeid)`` for a run ``<parent>::<name>``, built from the parent's id so that
-    the path and the parent's names are shared strings, not new copies per run. None where parsing
-    would split the string another way (a ``::`` in the path or a name, a ``[`` in the parent's
-    names): then it is parsed."""
+def _id_parts(parent: pytest.Collector) -> tuple[Any, str, tuple[str, ...]] | None:
+    """(NodeId class, path, names) of a benchmark whose runs' structured ids can be built from
+    its own; None where parsing a run's string could split it another way (a ``::`` in the
+    path or a name, a ``[`` in a name, a bracket on the benchmark's id)."""
     parent_id = getattr(parent, "_id", None)
     if parent_id is None or parent_id.params is not None or "::" in parent_id.path:
         return None
     if any("::" in name or "[" in name for name in parent_id.names):
         return None
-    prefix = str(parent_id) + "::"
-    if not nodeid.startswith(prefix):
-        return None
-    name, bracket, params = nodeid[len(prefix):].partition("[")
-    if "::" in name:
-        return None
-    built = type(parent_id)(path=parent_id.path, names=(*parent_id.names, name),
-                            params=params.removesuffix("]") if bracket else None)
-    return built if str(built) == nodeid else None
+    return type(parent_id), parent_id.path, parent_id.names
 
 
 def check_callable(item: pytest.Item) -> None:

@@ -501,6 +501,8 @@ def test_every_run_id_is_what_parsing_its_string_gives(pytester: pytest.Pytester
                 if structured is not None:
                     assert structured == type(structured).parse(item.nodeid), (structured, item.nodeid)
                     assert str(structured) == item.nodeid
+                # The string is the run's name under its benchmark's id, whichever way the id was built.
+                assert item.nodeid == f"{item.parent.nodeid}::{item.name}", (item.nodeid, item.parent.nodeid)
             print("checked", len(session.items))
         """
     )
