@@ -272,7 +272,7 @@ def after_phase(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.T
             run.message = run.message or "not run"
         for observer in state.observers:
             observer.run_finished(item, run)
-        recording.attach(report, run)
+        recording.attach(report, run, local=not state.worker)
 
 
 def retry_call(item: pytest.Item, error: BaseException) -> None:

@@ -429,9 +429,17 @@ def _qualified(exc: BaseException) -> str:
     return cls.__qualname__ if module in ("builtins", "__main__") else f"{module}.{cls.__qualname__}"
 
 
-def attach(report: pytest.TestReport, run: CurrentRun) -> None:
-    """Put the finished record on the teardown report, as plain builtins."""
-    setattr(report, REPORT_ATTRIBUTE, close(run).to_dict())
+def attach(report: pytest.TestReport, run: CurrentRun, local: bool = False) -> None:
+    """Put the finished record on the teardown report, as plain builtins.
+
+    ``local``: this process aggregates (a serial session), so the report will be read back
+    here: :func:`record_from_report` then returns the record itself instead of rebuilding it.
+    """
+    global _attached
+    record = close(run)
+    data = record.to_dict()
+    setattr(report, REPORT_ATTRIBUTE, data)
+    _attached = (data, record) if local else None
     if run.run >= run.case.runs:
         run.case.release_dict()
     for name, value in run.report_extras.items():
@@ -471,7 +479,15 @@ CRASH_ERROR_TYPE = "WorkerCrashed"
 
 
 def record_from_report(report: pytest.TestReport, cases: dict[str, CaseRef] | None = None) -> RunRecord | None:
+    global _attached
     data = getattr(report, REPORT_ATTRIBUTE, None)
     if data is None or report.when != "teardown":
         return None
+    attached, _attached = _attached, None
+    if attached is not None and attached[0] is data and (cases is None or cases.get(attached[1].case.key) is attached[1].case):
+        return attached[1]  # attached by this process to this very report: its record, not a copy
     return RunRecord.from_dict(data, cases)
+
+
+#: (report data, record) of the last record attached in a process that aggregates (see :func:`attach`).
+_attached: tuple[dict[str, Any], RunRecord] | None = None

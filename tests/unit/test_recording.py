@@ -370,6 +370,29 @@ def test_attach_and_record_from_report_round_trip(run):
     assert (record.outcome, record.cost, record.usage) == (FAIL, 0.75, (Usage("m", 3, cost=0.5),))
 
 
+def test_a_serial_session_reads_back_the_record_it_attached_not_a_rebuilt_copy(run):
+    recording.on_phase(run, phase("call", None))
+    report = types.SimpleNamespace(when="teardown")
+    recording.attach(report, run, local=True)
+    kept = recording._attached[1]
+    first = recording.record_from_report(report)
+    assert first is kept and first == run.to_record()
+    # Read once: a second read (or another report with equal data) rebuilds it.
+    again = recording.record_from_report(report)
+    assert again == first and again is not first
+    copied = types.SimpleNamespace(when="teardown")
+    recording.attach(report, run, local=True)
+    attached = recording.record_from_report(report)
+    setattr(copied, recording.REPORT_ATTRIBUTE, dict(getattr(report, recording.REPORT_ATTRIBUTE)))
+    recording.attach(report, run, local=True)
+    assert recording.record_from_report(copied) is not attached
+    # A worker (local=False) keeps nothing: the controller rebuilds the record from the report.
+    remote = types.SimpleNamespace(when="teardown")
+    recording.attach(remote, run)
+    assert recording._attached is None
+    assert recording.record_from_report(remote) == first
+
+
 def test_record_from_report_ignores_other_reports():
     assert recording.record_from_report(types.SimpleNamespace(when="teardown")) is None
     data = RunRecord(case=CASE, run=1, nodeid="n", outcome=PASS).to_dict()
