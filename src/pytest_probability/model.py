@@ -143,10 +143,14 @@ class RunRecord:
     def cost(self) -> float:
         return self.extra_cost + sum(u.cost for u in self.usage)
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain builtins only, safe for xdist's execnet channel and JSON."""
+    def to_dict(self, case: bool = True) -> dict[str, Any]:
+        """Plain builtins only, safe for xdist's execnet channel and JSON.
+
+        ``case=False``: the case as its key only, for a process that has its CaseRef
+        (:meth:`from_dict` with ``cases``), such as the one that built the record.
+        """
         return {
-            "case": self.case.to_dict(),
+            "case": self.case.to_dict() if case else {"key": self.case.key},
             "run": self.run,
             "nodeid": self.nodeid,
             "outcome": self.outcome,
@@ -175,6 +179,9 @@ class RunRecord:
         case_data = data["case"]
         case = cases.get(case_data["key"]) if cases is not None else None
         if case is None:
+            if len(case_data) == 1:
+                raise ValueError(f"record of run {data.get('nodeid')!r} names its case {case_data['key']!r} "
+                                 "by key only, and this process has no such case")
             case = CaseRef.from_dict(case_data)
             if cases is not None:
                 cases[case.key] = case

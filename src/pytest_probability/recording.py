@@ -433,11 +433,12 @@ def attach(report: pytest.TestReport, run: CurrentRun, local: bool = False) -> N
     """Put the finished record on the teardown report, as plain builtins.
 
     ``local``: this process aggregates (a serial session), so the report will be read back
-    here: :func:`record_from_report` then returns the record itself instead of rebuilding it.
+    here: :func:`record_from_report` then returns the record itself instead of rebuilding it,
+    and the record names its case by key (this process has the case: ``State.cases``).
     """
     global _attached
     record = close(run)
-    data = record.to_dict()
+    data = record.to_dict(case=not local)
     setattr(report, REPORT_ATTRIBUTE, data)
     _attached = (data, record) if local else None
     if run.run >= run.case.runs:

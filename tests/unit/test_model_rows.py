@@ -192,6 +192,20 @@ def test_run_record_to_dict_is_plain_builtins():
     }
 
 
+def test_run_record_names_its_case_by_key_for_a_process_that_has_it():
+    ref = case()
+    rec = record(ref, 2, FAIL)
+    data = rec.to_dict(case=False)
+    assert data["case"] == {"key": ref.key}
+    assert json.loads(json.dumps(data)) == data
+    back = RunRecord.from_dict(data, {ref.key: ref})
+    assert back == rec and back.case is ref
+    with pytest.raises(ValueError, match="by key only"):
+        RunRecord.from_dict(data, {})
+    with pytest.raises(ValueError, match="by key only"):
+        RunRecord.from_dict(data)
+
+
 def test_run_record_from_dict_ignores_unknown_fields():
     data = full_record().to_dict()
     data["added_in_a_later_version"] = 1

@@ -374,18 +374,20 @@ def test_a_serial_session_reads_back_the_record_it_attached_not_a_rebuilt_copy(r
     recording.on_phase(run, phase("call", None))
     report = types.SimpleNamespace(when="teardown")
     recording.attach(report, run, local=True)
+    assert getattr(report, recording.REPORT_ATTRIBUTE)["case"] == {"key": run.case.key}  # this process has the case
     kept = recording._attached[1]
     first = recording.record_from_report(report)
     assert first is kept and first == run.to_record()
     # Read once: a second read (or another report with equal data) rebuilds it.
-    again = recording.record_from_report(report)
+    again = recording.record_from_report(report, {run.case.key: run.case})
     assert again == first and again is not first
     copied = types.SimpleNamespace(when="teardown")
     recording.attach(report, run, local=True)
     attached = recording.record_from_report(report)
     setattr(copied, recording.REPORT_ATTRIBUTE, dict(getattr(report, recording.REPORT_ATTRIBUTE)))
     recording.attach(report, run, local=True)
-    assert recording.record_from_report(copied) is not attached
+    rebuilt = recording.record_from_report(copied, {run.case.key: run.case})
+    assert rebuilt is not attached and rebuilt == attached and rebuilt.case is run.case
     # A worker (local=False) keeps nothing: the controller rebuilds the record from the report.
     remote = types.SimpleNamespace(when="teardown")
     recording.attach(remote, run)
