@@ -124,6 +124,27 @@ def ratios(results: list[VariantResult]) -> dict[int, dict[str, float]]:
     return out
 
 
+def increments(results: list[VariantResult]) -> dict[str, dict[str, float]]:
+    """Between consecutive sizes N1 < N2: what the N2 - N1 more cases cost the plugin over what they
+    cost plain pytest, (plugin(N2) - plugin(N1)) / (plain(N2) - plain(N1)), and the plugin's extra cost
+    per case, (plugin - plain)(N2) - (plugin - plain)(N1) over N2 - N1 (ms or KiB). Linear work gives
+    the same per-case figures at every step; a ratio at N that rises with N while the increment
+    ratio stays put is fixed start-up cost weighing less, not growth."""
+    sizes = sorted({r.n for r in results})
+    out = {}
+    for small, large in zip(sizes, sizes[1:]):
+        def median(n: int, variant: str, name: str) -> float:
+            return next(r for r in results if r.n == n and r.variant == variant).median(name)
+        step = {}
+        for name, unit in (("wall", 1000.0), ("maxrss_kib", 1.0)):
+            plugin = median(large, "plugin", name) - median(small, "plugin", name)
+            plain = median(large, "plain", name) - median(small, "plain", name)
+            step[f"{name}_ratio"] = plugin / plain if plain else float("nan")
+            step[f"{name}_extra_per_case"] = (plugin - plain) * unit / (large - small)
+        out[f"{small}-{large}"] = step
+    return out
+
+
 def report_text(results: list[VariantResult], args: argparse.Namespace, info: dict) -> str:
     lines = [f"median of {args.repetitions} sessions per variant and N (fresh process each), 1 run per case"
              + (", plugin side writes --prob-json" if args.json_report else ""),
@@ -141,6 +162,11 @@ def report_text(results: list[VariantResult], args: argparse.Namespace, info: di
         lines.append(f"{n:>7,}  {'ratio':8}" + "".join(
             f"{r.get(name, float('nan')):>{width}.2f}" for name, _, width, _ in COLUMNS))
         lines.append("")
+    for span, step in increments(results).items():
+        small, large = (int(n) for n in span.split("-"))
+        lines.append(f"{small:,} -> {large:,} cases: the {large - small:,} more cost plugin/plain "
+                     f"{step['wall_ratio']:.2f} in wall time ({step['wall_extra_per_case']:+.3f} ms per case) and "
+                     f"{step['maxrss_kib_ratio']:.2f} in peak RSS ({step['maxrss_kib_extra_per_case']:+.2f} KiB per case)")
     lines.append(f"ratio = plugin / plain; goal: wall and peak RSS <= {GOAL}, the same at every N")
     lines.append("finish: end of the run loop to the end of pytest_sessionfinish (table and JSON included)")
     return "\n".join(lines)
@@ -166,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
             "results": [{"n": r.n, "variant": r.variant, "median": {m: r.median(m) for m in METRICS},
                          "samples": [asdict(s) for s in r.samples]} for r in results],
             "ratios": {str(n): v for n, v in ratios(results).items()},
+            "increments": increments(results),
         }, indent=2))
     else:
         print(report_text(results, args, info))
