@@ -176,8 +176,11 @@ class Benchmark(pytest.Collector):
         # on a fresh instance per run (Run._getobj), as pytest does.
         callobj = self.obj if not isinstance(self.parent, pytest.Class) else None
         items: list[pytest.Item] = []
+        # The probability marks of this benchmark and its parents (class, module, ...), the same for
+        # every case: a case adds its parametrization's and the function's (its Run's own markers).
+        inherited = list(self.iter_markers("probability"))
         for callspec, fixtureinfo in self._cases(state):
-            self._collect_case(state, callspec, fixtureinfo, shared, callobj, items)
+            self._collect_case(state, callspec, fixtureinfo, shared, callobj, inherited, items)
         return items
 
     def _cases(self, state: Any) -> Iterator[tuple[Any, Any]]:
@@ -212,7 +215,7 @@ class Benchmark(pytest.Collector):
             yield callspec, fixtureinfo
 
     def _collect_case(self, state: Any, callspec: Any, fixtureinfo: Any, shared: dict[str, Any], callobj: Any,
-                      items: list[pytest.Item]) -> None:
+                      inherited: list[Any], items: list[pytest.Item]) -> None:
         """The runs of one case (and its verdict items) onto ``items``."""
         from . import analysis, gating
         from .model import CaseRef
@@ -224,10 +227,13 @@ class Benchmark(pytest.Collector):
             extra["callobj"] = callobj
         first = self._run(case_id, 1, callspec, fixtureinfo, extra)
         try:
-            # The parametrization's marks are closer than the function's.
-            kwargs = options.marker_kwargs(
-                itertools.chain(callspec.marks if callspec else (), first.iter_markers("probability"))
-            )
+            # The parametrization's marks are closer than the function's: what first.iter_markers()
+            # gives after them, without walking the parents once per case.
+            kwargs = options.marker_kwargs(itertools.chain(
+                callspec.marks if callspec else (),
+                (mark for mark in first.own_markers if mark.name == "probability"),
+                inherited,
+            ))
         except options.MarkerError as exc:
             raise self.CollectError(f"{self.nodeid}: {exc}") from None
         count = options.runs_for_case(state.settings, kwargs)
@@ -235,7 +241,7 @@ class Benchmark(pytest.Collector):
             raise self.CollectError(too_many)
         marks = tuple(sorted((k, v) for k, v in kwargs.items() if k != "runs"))
         try:
-            spec = analysis.case_spec(kwargs, count, state.stats)
+            spec = gating.spec_for(marks, count, state.stats, state.specs)  # one per distinct (marks, runs)
         except ValueError as exc:
             raise self.CollectError(f"{self.nodeid}: {exc}") from None
         benchmark = shared["benchmark"]

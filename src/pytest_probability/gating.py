@@ -148,13 +148,19 @@ def row_from_records(records: list[RunRecord]) -> Row:
 def spec_of(case: CaseRef, config: StatsConfig, cache: dict[Any, CaseSpec]) -> CaseSpec:
     """The case's CaseSpec. ``cache`` shares one spec between cases with the same marker keywords
     and runs (usually all of them): a CaseSpec is immutable, and the session's config is fixed."""
-    key = (case.marks, case.runs)
+    return spec_for(case.marks, case.runs, config, cache)
+
+
+def spec_for(marks: tuple[tuple[str, Any], ...], runs: int, config: StatsConfig, cache: dict[Any, CaseSpec]) -> CaseSpec:
+    """:func:`spec_of` from a case's marker keywords (sorted, without ``runs``) and runs; raises
+    ``analysis.case_spec``'s ValueError, and caches only what it built."""
+    key = (marks, runs)
     try:
         spec = cache.get(key)
     except TypeError:  # a keyword's value that cannot be hashed: no sharing
-        return analysis.case_spec(dict(case.marks), case.runs, config)
+        return analysis.case_spec(dict(marks), runs, config)
     if spec is None:
-        spec = cache[key] = analysis.case_spec(dict(case.marks), case.runs, config)
+        spec = cache[key] = analysis.case_spec(dict(marks), runs, config)
     return spec
 
 

@@ -92,7 +92,7 @@ class State:
     #: xdist worker: the reading side of the decisions channel (early stops, budgets).
     decisions: Any = None
     #: (marks, runs) -> CaseSpec, shared by the cases that have the same (``gating.spec_of``).
-    _specs: dict[Any, Any] = field(default_factory=dict)
+    specs: dict[Any, Any] = field(default_factory=dict)
     case_order: Any = field(default_factory=itertools.count)
     records: list[RunRecord] = field(default_factory=list)
     #: One CaseRef per case key, shared by the records of its runs.
@@ -196,7 +196,7 @@ class State:
         """(cause, reason) when a run of ``case`` must not start (decided early, budget), else None."""
         from .gating import spec_of
 
-        gate = spec_of(case, self.stats, self._specs).gate
+        gate = spec_of(case, self.stats, self.specs).gate
         stoppable = gate is not None and gate.stop is not None
         budgeted = self._budgeted
         if not (stoppable or budgeted):
@@ -216,7 +216,7 @@ class State:
 
             summary = self.summary()
             missing = self.gates.missing_runs(summary.rows) if self.gates is not None else None
-            self._analysis = analyze(summary, self.stats, lambda case: spec_of(case, self.stats, self._specs), missing)
+            self._analysis = analyze(summary, self.stats, lambda case: spec_of(case, self.stats, self.specs), missing)
         return self._analysis
 
     def release(self) -> None:
