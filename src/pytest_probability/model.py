@@ -141,6 +141,8 @@ class RunRecord:
 
     @property
     def cost(self) -> float:
+        if not self.usage:
+            return self.extra_cost  # the usual record: no generator to sum
         return self.extra_cost + sum(u.cost for u in self.usage)
 
     def to_dict(self, case: bool = True) -> dict[str, Any]:
