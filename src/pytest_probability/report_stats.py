@@ -8,10 +8,11 @@ same :class:`~pytest_probability.analysis.Analysis`.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from . import stats
-from .analysis import FAILED, PASSED, SKIPPED, UNDECIDED, VERDICT_VALUES, Analysis, RowAnalysis, cut_short_text
+from .analysis import FAILED, PASSED, SKIPPED, UNDECIDED, VERDICT_VALUES, Analysis, Interval, RowAnalysis, cut_short_text
 from .report_terminal import Line, fraction, label_text
 from .rows import Row
 
@@ -37,7 +38,14 @@ def duration(seconds: float | None) -> str:
 def interval_cell(result: RowAnalysis | None) -> str:
     if result is None or result.interval is None or result.row.counts.total <= 1:
         return ""
-    return stats.format_percent_interval(result.interval.low, result.interval.high)
+    return _interval_text(result.interval)
+
+
+@functools.lru_cache(maxsize=4096)
+def _interval_text(interval: Interval) -> str:
+    """An interval's cell, once per distinct interval: rows mostly share theirs (``analysis._interval``),
+    and the table reads each row's cell twice (widths, then lines)."""
+    return stats.format_percent_interval(interval.low, interval.high)
 
 
 def latency_cell(result: RowAnalysis | None) -> str:
