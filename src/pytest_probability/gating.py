@@ -142,7 +142,7 @@ def row_from_records(records: list[RunRecord]) -> Row:
     counts = Counts()
     for record in records:
         counts.add(record.outcome, record.stopped)
-    return Row(records[0].case, sorted(records, key=lambda r: r.run), counts, row_status(counts), 0.0, {})
+    return Row(records[0].case, tuple(sorted(records, key=lambda r: r.run)), counts, row_status(counts), 0.0, {})
 
 
 def spec_of(case: CaseRef, config: StatsConfig, cache: dict[Any, CaseSpec]) -> CaseSpec:
