@@ -187,8 +187,9 @@ class GateBook:
     #: Case key -> why its remaining runs are not executed ("decided after 14 of 60 runs ...").
     stopped: dict[str, str] = field(default_factory=dict)
     _counts: dict[str, Counts] = field(default_factory=dict)
-    #: (marks, runs) -> CaseSpec, shared by the cases that have the same (spec_of)
-    _specs: dict[Any, CaseSpec] = field(default_factory=dict)
+    #: (marks, runs) -> CaseSpec, shared by the cases that have the same (spec_of); the
+    #: session's State passes its own, so that collection, runs and verdicts share one cache.
+    specs: dict[Any, CaseSpec] = field(default_factory=dict)
     #: Verdict kinds besides gates (``baseline``: comparisons), kind -> decider with
     #: ``decide(book, case_key) -> (passed, text)``. A kind's verdicts depend on
     #: every case of the kind (a family adjusted together), so under xdist all of
@@ -245,18 +246,15 @@ class GateBook:
                 self.publish(key)
             self._publish_kinds()
 
-    def keeps(self, case: CaseRef) -> bool:
-        """Whether a verdict may need the case's records: a gated case's own verdict needs them, and a
-        kind's verdicts (``baseline``) are made from every case's, so with any case judged by a kind
-        (or before :meth:`expect` has said whether one is) every record is kept."""
-        return self._keeps(spec_of(case, self.config, self._specs))
-
     def _keeps(self, spec: CaseSpec) -> bool:
+        """Whether a verdict may need the records of a case with ``spec``: a gated case's own verdict
+        needs them, and a kind's verdicts (``baseline``) are made from every case's, so with any case
+        judged by a kind (or before :meth:`expect` has said whether one is) every record is kept."""
         return spec.gated or bool(self.judged) or bool(self.kinds and not self._learned)
 
     def add(self, record: RunRecord) -> None:
         key = record.case.key
-        spec = spec_of(record.case, self.config, self._specs)
+        spec = spec_of(record.case, self.config, self.specs)
         if self._keeps(spec):
             runs = self.records.setdefault(key, {})
             again = record.nodeid in runs
@@ -303,7 +301,7 @@ class GateBook:
 
     def decide_early(self, key: str, case: CaseRef) -> None:
         """Stop a case whose verdict its remaining runs can no longer change (or a sequential test decided)."""
-        spec = spec_of(case, self.config, self._specs)
+        spec = spec_of(case, self.config, self.specs)
         if spec.gate is None or spec.gate.stop is None:
             return
         reported = len(self.records[key])
@@ -338,7 +336,7 @@ class GateBook:
         if not records:
             return None
         row = row_from_records(records)
-        return analysis.analyze_row(row, spec_of(row.case, self.config, self._specs), self.config, self.missing(key))
+        return analysis.analyze_row(row, spec_of(row.case, self.config, self.specs), self.config, self.missing(key))
 
     def decide(self, key: str) -> GateVerdict:
         for kind, decider in self.kinds.items():

@@ -58,7 +58,7 @@ def configure(config: pytest.Config) -> State:
             from .budget import Budget
 
             budget = Budget(settings.max_cost, settings.max_tokens, settings.max_time)
-        state.gates = gating.GateBook(state.stats, budget=budget)
+        state.gates = gating.GateBook(state.stats, budget=budget, specs=state.specs)
         state.finishers.append(_settle_gates)
         state.report_consumers[recording.LATE_ATTRIBUTE] = state.add_late
         report_stats.install(state)

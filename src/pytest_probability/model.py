@@ -212,7 +212,6 @@ class RunRecord:
         )
 
 
-_RECORD_FIELDS = frozenset(f.name for f in dataclasses.fields(RunRecord))
 
 
 @dataclass
