@@ -15,6 +15,7 @@ case::
 from __future__ import annotations
 
 import fnmatch
+import functools
 import inspect
 import itertools
 from pathlib import Path
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
 # benchmarks (Benchmark.collect and what follows it): a session without
 # benchmark files never imports them.
 
-PARAM_VALUE_LIMIT = 256
 #: Plugins that run coroutine functions; with one of them active, coroutine benchmarks are theirs.
 ASYNC_PLUGINS = ("asyncio", "anyio", "trio", "twisted")
 
@@ -120,15 +120,10 @@ def make_item(collector: pytest.Collector, name: str, obj: object) -> pytest.Col
     return None
 
 
-def _param_text(value: object) -> str:
-    if isinstance(value, str):
-        text = value
-    else:
-        try:
-            text = repr(value)
-        except Exception as exc:  # pytest collects such a parameter (its id is argname + index); so do we
-            text = f"<{type(value).__qualname__} object: repr() raised {type(exc).__qualname__}>"
-    return text if len(text) <= PARAM_VALUE_LIMIT else text[: PARAM_VALUE_LIMIT - 1] + "…"
+@functools.lru_cache(maxsize=4096)
+def run_text(run: int) -> str:
+    """``run<N>``: one string per run number, shared by the node ids of every case's run N."""
+    return f"run{run}"
 
 
 class Benchmark(pytest.Collector):
@@ -150,8 +145,8 @@ class Benchmark(pytest.Collector):
             return None
         cls, path, names = self._id_parts
         if case_id:
-            return cls(path=path, names=(*names, case_id), params=f"run{run}")
-        return cls(path=path, names=(*names, f"run{run}"))
+            return cls(path=path, names=(*names, case_id), params=run_text(run))
+        return cls(path=path, names=(*names, run_text(run)))
 
     @property
     def benchmark_name(self) -> str:
@@ -249,10 +244,10 @@ class Benchmark(pytest.Collector):
             key=key,
             benchmark=benchmark,
             case=case_id,
-            label=f"{benchmark}::{case_id}" if case_id else benchmark,
             order=next(state.case_order),
             runs=count,
-            params=tuple((k, _param_text(v)) for k, v in (callspec.params.items() if callspec else ())),
+            # pytest's own mapping (the runs' callspec holds it): texts are made when read.
+            params=callspec.params if callspec else (),
             path=shared["path"],
             lineno=shared["lineno"],
             function=shared["function"],
@@ -292,7 +287,7 @@ class Benchmark(pytest.Collector):
     def _run(self, case_id: str, index: int, callspec: Any, fixtureinfo: Any, extra: dict[str, Any]) -> Run:
         return Run.from_parent(
             self,
-            name=f"{case_id}[run{index}]" if case_id else f"run{index}",
+            name=f"{case_id}[run{index}]" if case_id else run_text(index),
             callspec=callspec,
             fixtureinfo=fixtureinfo,
             originalname=self.name,

@@ -43,6 +43,7 @@ class Row:
     case: CaseRef
     #: The case's runs by run number (a run reported twice: its last report).
     records: tuple[RunRecord, ...]
+    #: Shared by the rows with equal counts: read it, never change it.
     counts: Counts
     status: str
     cost: float
@@ -100,7 +101,7 @@ def aggregate(records: Iterable[RunRecord]) -> Summary:
     grouping records by case. A run's node id is its case key and run number,
     so the duplicates of a run sort next to each other within its case (a
     stable sort: the last report last) and are dropped there. Each row keeps
-    its records as a tuple.
+    its records as a tuple, and rows with equal counts share one :class:`Counts`.
     """
     by_case: dict[str, list[RunRecord]] = {}
     for record in records:
@@ -113,6 +114,7 @@ def aggregate(records: Iterable[RunRecord]) -> Summary:
     del by_case
     summary = Summary()
     total = summary.counts
+    shared_counts: dict[tuple[int, int, int, int, int], Counts] = {}
     for index, group in enumerate(groups):
         groups[index] = None  # type: ignore[call-overload] # each group is let go once its row is built
         if len(group) > 1:
@@ -125,6 +127,10 @@ def aggregate(records: Iterable[RunRecord]) -> Summary:
         for record in group:
             counts.add(record.outcome, record.stopped)
             total.add(record.outcome, record.stopped)
+        # Rows with the same counts share one Counts (rows are read, never changed), as they
+        # share NO_USAGE: with one run per case there are only a handful of distinct ones.
+        counts = shared_counts.setdefault((counts.passes, counts.fails, counts.errors, counts.skipped,
+                                           counts.stopped), counts)
         cost = sum(r.cost for r in group) or NO_COST
         usage = sum_usage(u for r in group for u in r.usage) if any(r.usage for r in group) else NO_USAGE
         summary.rows.append(Row(case=group[0].case, records=tuple(group), counts=counts,

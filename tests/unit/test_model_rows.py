@@ -13,6 +13,7 @@ from pytest_probability.model import (
     PASS,
     SKIP,
     UNKNOWN_MODEL,
+    PARAM_VALUE_LIMIT,
     CaseRef,
     Counts,
     RunRecord,
@@ -212,6 +213,57 @@ def test_run_record_from_dict_ignores_unknown_fields():
     assert RunRecord.from_dict(data) == full_record()
 
 
+def test_case_ref_label_is_derived_unless_given():
+    plain = CaseRef(key="b.py::bench_a", benchmark="a", case="")
+    param = CaseRef(key="b.py::bench_a::x", benchmark="a", case="x")
+    own = CaseRef(key="b.py::bench_a::x", benchmark="a", case="x", label="custom")
+    assert (plain.label, param.label, own.label) == ("a", "a::x", "custom")
+    assert param == CaseRef(key="b.py::bench_a::x", benchmark="a", case="x", label="a::x")
+    assert param != own and hash(param) != hash(own)
+
+
+class _Unprintable:
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+
+def test_case_ref_params_from_a_mapping_read_as_texts():
+    values = {"n": 3, "s": "yes", "f": 0.5, "b": True, "none": None}
+    lazy = CaseRef(key="k", benchmark="a", case="c", params=values)
+    texts = (("n", "3"), ("s", "yes"), ("f", "0.5"), ("b", "True"), ("none", "None"))
+    assert lazy.params == texts
+    eager = CaseRef(key="k", benchmark="a", case="c", params=texts)
+    assert lazy == eager and hash(lazy) == hash(eager)
+    assert lazy.to_dict()["params"] == [list(p) for p in texts]
+    assert CaseRef.from_dict(json.loads(json.dumps(lazy.to_dict()))) == lazy
+    assert CaseRef(key="k", benchmark="a", case="c", params={}).params == ()
+
+
+def test_case_ref_params_of_other_types_are_texts_from_construction():
+    """A mutable or user-defined value is described as it was at collection, once."""
+    listed = [1, 2]
+    case = CaseRef(key="k", benchmark="a", case="c", params={"xs": listed, "n": 1, "bad": _Unprintable(),
+                                                             "long": "x" * (PARAM_VALUE_LIMIT + 10)})
+    listed.append(3)
+    params = dict(case.params)
+    assert params["xs"] == "[1, 2]" and params["n"] == "1"
+    assert params["bad"] == "<_Unprintable object: repr() raised RuntimeError>"
+    assert len(params["long"]) == PARAM_VALUE_LIMIT and params["long"].endswith("…")
+
+
+def test_case_ref_is_frozen_and_its_repr_names_every_field():
+    case = CaseRef(key="k", benchmark="a", case="c", params={"n": 1})
+    with pytest.raises(AttributeError):
+        case.key = "other"  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        del case.order  # type: ignore[misc]
+    assert repr(case) == ("CaseRef(key='k', benchmark='a', case='c', label='a::c', order=0, runs=0, "
+                          "params=(('n', '1'),), path='', lineno=0, function='', marks=())")
+    import copy
+    import pickle
+    assert copy.deepcopy(case) == case and pickle.loads(pickle.dumps(case)) == case
+
+
 def test_run_record_cost_is_extra_cost_plus_usage_cost():
     ref = case()
     rec = record(ref, 1, usage=[Usage("m", cost=0.25), Usage("n", cost=0.5)], extra_cost=1.0)
@@ -284,6 +336,18 @@ def test_aggregate_keeps_the_last_of_each_run_reported_again_among_other_cases()
     assert summary.duplicates == 3
     assert summary.counts == Counts(passes=2, fails=1, errors=1)
     assert (row_a.counts, row_b.counts) == (Counts(passes=2, errors=1), Counts(fails=1))
+
+
+def test_aggregate_rows_with_equal_counts_share_one_counts():
+    refs = [case(f"c::{i}", order=i, runs=2) for i in range(4)]
+    outcomes = [(PASS, PASS), (PASS, FAIL), (PASS, PASS), (FAIL, PASS)]
+    summary = aggregate(record(ref, n + 1, o) for ref, pair in zip(refs, outcomes) for n, o in enumerate(pair))
+    rows = summary.rows
+    assert [(r.counts.passes, r.counts.fails) for r in rows] == [(2, 0), (1, 1), (2, 0), (1, 1)]
+    assert rows[0].counts is rows[2].counts and rows[1].counts is rows[3].counts
+    assert rows[0].counts is not rows[1].counts
+    assert all(summary.counts is not r.counts for r in rows)
+    assert (summary.counts.passes, summary.counts.fails) == (6, 2)
 
 
 def test_aggregate_costs_and_usage_per_row_and_session():
