@@ -295,8 +295,10 @@ def warn_if_busy(info: Mapping, stream=sys.stderr) -> None:
 def add_session_arguments(parser: argparse.ArgumentParser, runs_help: str = "runs per session") -> None:
     """The options every benchmark script takes."""
     parser.add_argument("-n", "--runs", type=int, nargs="+", default=[1000, 10000], metavar="N",
-                        help=f"numbers of {runs_help} (default: 1000 10000)")
-    parser.add_argument("-r", "--repetitions", type=int, default=5, help="timed sessions per variant and N (default 5)")
+                        # %(default)s: a script's set_defaults (scale.py: 10000 50000, 3) shows in its --help
+                        help=f"numbers of {runs_help} (default: %(default)s)")
+    parser.add_argument("-r", "--repetitions", type=int, default=5,
+                        help="timed sessions per variant and N (default %(default)s)")
     parser.add_argument("--warmup", type=int, default=1, help="untimed sessions per variant and N first (default 1)")
     parser.add_argument("--python", default=sys.executable, help="interpreter with pytest and the plugin installed")
     parser.add_argument("--autoload", action="store_true",
