@@ -26,8 +26,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     output = Path(args.output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    report_json.write_atomic(output, page)
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        report_json.write_text(output, page)  # a symlink's target, a FIFO or /dev/stdout: never replaced
+    except OSError as exc:
+        print(f"error: cannot write {output}: {exc}", file=sys.stderr)
+        return 2
     print(f"wrote {output} ({len(reports)} sessions)")
     return 0
 

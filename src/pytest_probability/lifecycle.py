@@ -564,11 +564,13 @@ def _write_html(session: pytest.Session, state: State, summary: Any, exitstatus:
     path = state.settings.html_path
     assert path is not None
     if not state.records:  # as for the JSON report: an empty page must not replace a good one
+        if path.is_file():
+            state.notes.append(f"no benchmark run was executed: {path} was left as it was")
         return
     from . import report_html, report_json
 
     page = report_html.render(_report(session, state, summary), trace_url=state.settings.trace_url)
-    report_json.write_atomic(path, page)
+    report_json.write_text(path, page)  # as the JSON: a symlink's target, a FIFO or a device written through
 
 
 def unconfigure(config: pytest.Config) -> None:

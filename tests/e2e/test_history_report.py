@@ -82,3 +82,19 @@ def test_bad_input_is_an_error(history: pytest.Pytester) -> None:
     assert done.returncode == 2 and "not a pytest-probability JSON report" in done.stderr
     done = build(history, "missing")
     assert done.returncode == 2 and "missing: no such file or folder" in done.stderr
+
+
+def test_the_output_path_is_written_as_the_session_reports_are(history: pytest.Pytester) -> None:
+    """-o follows a symlink to its target (the link stays), and an unwritable path is an error, not a traceback."""
+    (history.path / "site").mkdir()
+    target = history.path / "site" / "history.html"
+    target.write_text("old page", encoding="utf-8")
+    (history.path / "latest.html").symlink_to("site/history.html")
+    done = build(history, "hist", "-o", "latest.html")
+    assert done.returncode == 0, done.stderr
+    assert (history.path / "latest.html").is_symlink()
+    assert target.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    (history.path / "a_file").write_text("", encoding="utf-8")
+    done = build(history, "hist", "-o", "a_file/history.html")
+    assert done.returncode == 2 and "error: cannot write a_file/history.html" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -179,15 +179,21 @@ def test_sigterm_ends_the_session_like_ctrl_c(pytester: pytest.Pytester, xdist: 
 )
 def test_a_session_without_runs_never_replaces_a_good_report(pytester: pytest.Pytester, args: list[str], ret: int) -> None:
     pytester.makepyfile(bench_good="def bench_ok():\n    pass\n")
-    first = run(pytester, "--prob-runs=2", "--prob-json=report.json", "bench_good.py")
+    reports = ("--prob-json=report.json", "--prob-html=report.html")
+    first = run(pytester, "--prob-runs=2", *reports, "bench_good.py")
     assert first.ret == 0
     good = (pytester.path / "report.json").read_text()
     assert len(json.loads(good)["records"]) == 2
+    page = (pytester.path / "report.html").read_text()
     if "bench_broken.py" in args:
         pytester.makepyfile(bench_broken="def bench_broken(:\n")
-    second = run(pytester, "--prob-runs=2", "--prob-json=report.json", *args)
+    second = run(pytester, "--prob-runs=2", *reports, *args)
     assert second.ret == ret
     assert (pytester.path / "report.json").read_text() == good
+    assert (pytester.path / "report.html").read_text() == page
+    out = second.stdout.str()
+    for name in ("report.json", "report.html"):
+        assert f"no benchmark run was executed: {pytester.path / name} was left as it was" in out
 
 
 def test_a_session_without_runs_writes_no_report(pytester: pytest.Pytester) -> None:
@@ -209,6 +215,45 @@ def test_a_symlinked_report_path_keeps_the_link(pytester: pytest.Pytester, xdist
     assert run(pytester, *xdist, "--prob-runs=2", "--prob-json=report.json").ret == 0
     assert (pytester.path / "report.json").is_symlink()
     assert len(json.loads(target.read_text())["records"]) == 2
+
+
+@XDIST
+def test_a_symlinked_html_report_path_keeps_the_link(pytester: pytest.Pytester, xdist: list[str]) -> None:
+    """--prob-html writes as --prob-json does: a symlink's target is replaced, the link stays."""
+    pytester.makepyfile(bench_good="def bench_ok():\n    pass\n")
+    (pytester.path / "reports").mkdir()
+    target = pytester.path / "reports" / "latest.html"
+    target.write_text("old page")
+    (pytester.path / "report.html").symlink_to("reports/latest.html")
+    assert run(pytester, *xdist, "--prob-runs=2", "--prob-html=report.html").ret == 0
+    assert (pytester.path / "report.html").is_symlink()
+    assert target.read_text().startswith("<!DOCTYPE html>") and "bench_ok" in target.read_text()
+
+
+def test_an_html_report_to_a_fifo_is_written_through(pytester: pytest.Pytester) -> None:
+    """A FIFO (as /dev/stdout can be in CI) is written into, not replaced by a regular file."""
+    import threading
+
+    pytester.makepyfile(bench_good="def bench_ok():\n    pass\n")
+    fifo = pytester.path / "page.fifo"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+
+    def read() -> None:
+        with open(fifo, "rb") as handle:  # blocks until the writer opens it
+            received.append(handle.read())
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        assert run(pytester, "--prob-runs=2", f"--prob-html={fifo}").ret == 0
+    finally:
+        if reader.is_alive():  # the plugin never opened it: unblock the reader
+            with open(fifo, "wb"):
+                pass
+        reader.join(10)
+    assert fifo.is_fifo()
+    assert received and received[0].startswith(b"<!DOCTYPE html>")
 
 
 def test_a_report_to_a_descriptor_goes_where_it_points(pytester: pytest.Pytester) -> None:
