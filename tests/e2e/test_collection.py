@@ -7,6 +7,7 @@ ids, outcomes and table lines. In-process unless process state matters.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import Counter
 
@@ -317,15 +318,30 @@ ASSERTING = "def bench_answer():\n    answer = 'no'\n    assert answer == 'yes'\
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
-def test_asserts_are_rewritten_in_bench_files_collected_from_a_folder(pytester: pytest.Pytester, xdist) -> None:
-    """pytest's assertion introspection, as in a test file: in the terminal and the JSON message."""
+def test_asserts_are_rewritten_in_bench_files_collected_from_a_folder(pytester: pytest.Pytester, xdist,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytest's assertion introspection, as in a test file: in the terminal, the JSON message and the span."""
+    from otlp_receiver import flatten_spans
+
+    from pytest_probability.otel import otlp_json
+
+    for name in list(os.environ):
+        if name.startswith("OTEL_"):
+            monkeypatch.delenv(name)
     pytester.makepyfile(**{"benchmarks/bench_rewrite": ASSERTING})
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "benchmarks", "--prob-json=report.json", *xdist)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "benchmarks", "--prob-json=report.json",
+                                           "--prob-otel-file=otel.jsonl", *xdist)
     result.assert_outcomes(failed=1)
     assert "AssertionError: assert 'no' == 'yes'" in result.stdout.str()
     (record,) = read_json(pytester)["records"]
     assert record["message"] == "assert 'no' == 'yes'"
     assert record["error_text"].startswith("assert 'no' == 'yes'\n")
+    (span,) = [s for s in flatten_spans(otlp_json.read_file(pytester.path / "otel.jsonl"))
+               if s.name.startswith("probability.run ")]
+    assert span.status_message == "fail in call: assert 'no' == 'yes'"
+    assert span.attributes["probability.assertion"].startswith("assert 'no' == 'yes'\n")
+    ((_, event),) = [e for e in span.events if e[0] == "exception"]
+    assert event["exception.message"].startswith("assert 'no' == 'yes'\n")
 
 
 def test_assert_rewriting_follows_prob_pattern_and_leaves_python_files_alone(pytester: pytest.Pytester) -> None:
