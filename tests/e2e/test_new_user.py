@@ -105,6 +105,36 @@ def test_a_crashed_gated_run_decides_its_gate_at_once(pytester: pytest.Pytester,
         assert "PASSED bench_gated.py::bench_gated::gate" in out
 
 
+EARLY_CRASH = """
+import os
+import pytest
+
+
+@pytest.mark.probability(min_passes=5)
+def bench_gated(request):
+    if request.node.prob_run == 1:
+        os._exit(3)
+"""
+
+
+def test_runs_a_crash_rescheduled_give_their_gate_undecided_at_once(pytester: pytest.Pytester) -> None:
+    """The first run crashes its worker with more runs of its case queued behind it: xdist hands those to
+    the other workers, where the gate item cannot wait for them, so the gate is UNDECIDED now, and says why."""
+    pytester.makepyfile(bench_gated=EARLY_CRASH)
+    started = time.monotonic()
+    result = run(pytester, "-n", "2", "--prob-runs=40", "--prob-json=report.json", "-o", "prob_gate_timeout=600",
+                 "-rA", timeout=120)
+    elapsed = time.monotonic() - started
+    out = result.stdout.str()
+    assert result.ret == 1, out
+    assert "no verdict within" not in out
+    assert "UNDECIDED: a worker crash rescheduled" in out
+    assert "gate item of gated: UNDECIDED: a worker crash rescheduled" in out  # the note under the table
+    row = report(pytester)["rows"][0]
+    assert (row["runs"], row["passes"], row["errors"]) == (40, 39, 1)  # the runs still execute and count
+    assert elapsed < 100, elapsed  # not prob_gate_timeout
+
+
 # -- item 10: SIGTERM --------------------------------------------------------------
 
 SLOW = """
@@ -121,11 +151,11 @@ def bench_slow(request):
 """
 
 
-@XDIST
-def test_sigterm_ends_the_session_like_ctrl_c(pytester: pytest.Pytester, xdist: list[str]) -> None:
+def sigterm_after_two_runs(pytester: pytest.Pytester, *args: str) -> tuple[int, str]:
+    """Run SLOW, send SIGTERM once two runs have been reported and a third sleeps; (exit status, output)."""
     pytester.makepyfile(bench_slow=SLOW)
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *xdist, "--prob-runs=6",
-               "--prob-json=report.json", "--prob-otel-file=otel.jsonl"]
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--prob-runs=6", "--prob-json=report.json",
+               *args]
     process = subprocess.Popen(command, cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     assert process.stdout is not None
     seen = b""
@@ -148,7 +178,13 @@ def test_sigterm_ends_the_session_like_ctrl_c(pytester: pytest.Pytester, xdist: 
         if process.poll() is None:
             process.kill()
             process.communicate()
-    assert process.returncode == pytest.ExitCode.INTERRUPTED, out
+    return process.returncode, out
+
+
+@XDIST
+def test_sigterm_ends_the_session_like_ctrl_c(pytester: pytest.Pytester, xdist: list[str]) -> None:
+    returncode, out = sigterm_after_two_runs(pytester, *xdist, "--prob-otel-file=otel.jsonl")
+    assert returncode == pytest.ExitCode.INTERRUPTED, out
     assert "KeyboardInterrupt" in out and "SIGTERM" in out
     assert "== probability ==" in out.replace("=" * 10, "==")
     data = report(pytester)
@@ -162,6 +198,32 @@ def test_sigterm_ends_the_session_like_ctrl_c(pytester: pytest.Pytester, xdist: 
     assert [s.name for s in spans].count("probability.session") == 1
     # Every finished run has its span; the run the signal interrupted may have one too.
     assert done <= len(spans) - 1 <= done + 1
+
+
+def test_sigterm_with_the_endpoint_down_spills_what_it_could_not_send(pytester: pytest.Pytester) -> None:
+    """SIGTERM while the collector is down: within the export timeout, the finished runs' spans, the session
+    span and the metrics are spilled for replay, as after Ctrl-C."""
+    import socket
+
+    from otlp_receiver import flatten_metrics
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    started = time.monotonic()
+    returncode, out = sigterm_after_two_runs(pytester, f"--prob-otel-endpoint=http://127.0.0.1:{port}",
+                                             "--prob-otel-protocol=http/protobuf", "--prob-otel-timeout=2")
+    elapsed = time.monotonic() - started
+    assert returncode == pytest.ExitCode.INTERRUPTED, out
+    assert len(report(pytester)["records"]) == 2
+    (spill,) = sorted((pytester.path / ".pytest-probability").glob("otel-spill-*.jsonl"))
+    assert f"kept in {spill}" in out and "replay: python -m pytest_probability.otel replay" in out
+    decoded = list(otlp_json.read_file(spill))
+    names = [s.name for s in flatten_spans(decoded)]
+    assert names.count("probability.session") == 1
+    assert 2 <= len(names) - 1 <= 3  # the two finished runs; the interrupted one may have its span too
+    assert "probability.runs" in {p.name for p in flatten_metrics(decoded)}
+    assert elapsed < 50, elapsed  # bounded by the export timeout, not by the sleeping run (60 s)
 
 
 # -- item 11: a session without runs keeps a good report ------------------------------

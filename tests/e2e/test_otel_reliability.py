@@ -177,6 +177,23 @@ def test_refusing_or_slow_receiver_behaves_like_a_dead_one(
             assert {p.name for p in rx.points()} >= {"probability.runs", "probability.tokens"}
 
 
+def test_an_http_exporter_talking_to_a_grpc_port_prints_no_control_bytes(pytester: pytest.Pytester) -> None:
+    """Issue 12, item 17, the scenario as reported: HTTP/protobuf sent to a gRPC server gets binary HTTP/2
+    bytes back, and the note on the failed export must show them escaped, never as raw NUL or control bytes.
+    (With the SDK's exporter the bytes arrive already escaped, inside the exception's repr; the escaping of
+    everything printed is tested on its own by test_new_user.py::test_control_characters_are_never_printed.)"""
+    with OtlpReceiver("grpc") as rx:
+        result, _ = run(pytester, "--prob-runs=2", f"--prob-otel-endpoint={rx.endpoint}",
+                        "--prob-otel-protocol=http/protobuf", f"--prob-otel-timeout={TIMEOUT:g}")
+    assert result.ret == 1
+    lines = otel_lines(result)
+    assert any("failed (" in line for line in lines), lines
+    output = "\n".join(result.outlines + result.errlines)
+    controls = sorted({f"{ord(c):#04x}" for c in output if (ord(c) < 0x20 and c not in "\t\n") or 0x7f <= ord(c) < 0xa0})
+    assert controls == [], controls
+    assert spill_files(pytester)  # and nothing was lost
+
+
 def test_file_gets_everything_while_the_endpoint_hangs(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     with OtlpReceiver("http", mode="slow", slow_delay=SLOW_DELAY) as rx:
         monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rx.endpoint)
