@@ -164,6 +164,12 @@ def spec_for(marks: tuple[tuple[str, Any], ...], runs: int, config: StatsConfig,
     return spec
 
 
+#: The verdict of a gate item selected while every run of its case was deselected (``-k``, ``-m``,
+#: ``--deselect``, ``--lf``): a gate cannot decide without runs, so it says how to select them.
+DESELECTED_TEXT = ("UNDECIDED: every run of this case was deselected (-k, -m, --deselect or --lf); "
+                   "select its runs with the gate item, or the gate item alone, which brings them")
+
+
 @dataclass
 class GateBook:
     """Aggregating side: which gated cases are complete, and their verdicts.
@@ -345,6 +351,8 @@ class GateBook:
                 return GateVerdict(passed, text)
         result = self.result(key)
         if result is None:
+            if self._learned and key not in self.expected:  # the session's items have no run of it
+                return GateVerdict(False, DESELECTED_TEXT)
             return GateVerdict(False, "UNDECIDED: no run of this case reported")
         return verdict_text(result, self.config.undecided)
 

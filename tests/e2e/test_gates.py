@@ -847,6 +847,25 @@ def test_selecting_a_gate_item_alone_brings_its_runs(pytester: pytest.Pytester, 
     assert report(pytester)["gates"] == {"passed": 1, "failed": 0, "undecided": 1, "skipped": 0}
 
 
+@pytest.mark.parametrize("xdist", XDIST)
+@pytest.mark.parametrize("how", [["-k", "gate"],
+                                 [arg for n in range(1, 21) for arg in ("--deselect", f"bench_x.py::bench_good_enough::run{n}")]],
+                         ids=["-k", "--deselect"])
+def test_a_gate_item_whose_runs_were_all_deselected_says_so(pytester: pytest.Pytester, bench, xdist, how) -> None:
+    """-k and --deselect come after a gate brings its runs: the gate cannot decide, and says what to select."""
+    from pytest_probability.gating import DESELECTED_TEXT
+
+    bench(PASSING_GATE)
+    result = subprocess_run(pytester, "-v", *xdist, *how)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    outcomes = verbose_outcomes(result)
+    assert outcomes["bench_x.py::bench_good_enough::gate"] == "FAILED"
+    assert not [name for name in outcomes if "bench_good_enough::run" in name]
+    out = result.stdout.str()
+    assert f"gate of good_enough: {DESELECTED_TEXT}" in out
+    assert "no run of this case reported" not in out
+
+
 def test_selecting_a_gate_item_with_some_of_its_runs_runs_those(pytester: pytest.Pytester, bench) -> None:
     bench(PASSING_GATE)
     result = pytester.runpytest("-p", "no:cacheprovider", "-v", "bench_x.py::bench_good_enough::run1",
