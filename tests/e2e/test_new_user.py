@@ -267,29 +267,24 @@ def test_a_session_without_runs_writes_no_report(pytester: pytest.Pytester) -> N
 # -- item 12: where --prob-json points ---------------------------------------------------
 
 
+def _page_of(path: Path) -> bool:
+    return path.read_text().startswith("<!DOCTYPE html>") and "bench_ok" in path.read_text()
+
+
 @XDIST
-def test_a_symlinked_report_path_keeps_the_link(pytester: pytest.Pytester, xdist: list[str]) -> None:
+@pytest.mark.parametrize(("option", "written"), [
+    ("--prob-json", lambda path: len(json.loads(path.read_text())["records"]) == 2),
+    ("--prob-html", _page_of),  # the HTML report is written as the JSON one is
+], ids=["json", "html"])
+def test_a_symlinked_report_path_keeps_the_link(pytester: pytest.Pytester, xdist: list[str], option, written) -> None:
     pytester.makepyfile(bench_good="def bench_ok():\n    pass\n")
     (pytester.path / "reports").mkdir()
-    target = pytester.path / "reports" / "latest.json"
+    target = pytester.path / "reports" / "latest"
     target.write_text("{}")
-    (pytester.path / "report.json").symlink_to("reports/latest.json")
-    assert run(pytester, *xdist, "--prob-runs=2", "--prob-json=report.json").ret == 0
-    assert (pytester.path / "report.json").is_symlink()
-    assert len(json.loads(target.read_text())["records"]) == 2
-
-
-@XDIST
-def test_a_symlinked_html_report_path_keeps_the_link(pytester: pytest.Pytester, xdist: list[str]) -> None:
-    """--prob-html writes as --prob-json does: a symlink's target is replaced, the link stays."""
-    pytester.makepyfile(bench_good="def bench_ok():\n    pass\n")
-    (pytester.path / "reports").mkdir()
-    target = pytester.path / "reports" / "latest.html"
-    target.write_text("old page")
-    (pytester.path / "report.html").symlink_to("reports/latest.html")
-    assert run(pytester, *xdist, "--prob-runs=2", "--prob-html=report.html").ret == 0
-    assert (pytester.path / "report.html").is_symlink()
-    assert target.read_text().startswith("<!DOCTYPE html>") and "bench_ok" in target.read_text()
+    (pytester.path / "report").symlink_to("reports/latest")
+    assert run(pytester, *xdist, "--prob-runs=2", f"{option}=report").ret == 0
+    assert (pytester.path / "report").is_symlink()
+    assert written(target)
 
 
 def test_an_html_report_to_a_fifo_is_written_through(pytester: pytest.Pytester) -> None:
