@@ -93,7 +93,7 @@ def simulate(n: int, nights: int, seed: int, drop_to: float | None = None) -> di
 
 def interval(share: float, nights: int) -> str:
     """Share with its 95% Wilson interval, in percent."""
-    from pytest_probability import stats
+    from pytest_probability.maths import stats
 
     low, high = stats.wilson(round(share * nights), nights, 0.95)
     return f"{share * 100:.1f}% [{low * 100:.1f}, {high * 100:.1f}]"

@@ -16,9 +16,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_probability import report_html, report_json
-from pytest_probability.model import CaseRef, RunRecord, Usage
-from pytest_probability.rows import aggregate
+from pytest_probability import files, report_html, report_json
+from pytest_probability.model.case import CaseRef
+from pytest_probability.model.run import RunRecord, Usage
+from pytest_probability.aggregate.rows import aggregate
 
 
 def records(cases: int, runs: int) -> list[RunRecord]:
@@ -51,7 +52,7 @@ def main() -> None:
         for _ in range(args.reps):
             start = time.perf_counter()
             report = report_json.build(summary, settings={}, exit_status=1)
-            report_json.write_atomic(path, report_html.render(report, trace_url="http://127.0.0.1:16686/trace/{trace_id}"))
+            files.write_atomic(path, report_html.render(report, trace_url="http://127.0.0.1:16686/trace/{trace_id}"))
             timings.append(time.perf_counter() - start)
         size = path.stat().st_size
     print(f"{args.cases} cases x {args.runs} runs: {size / 1e6:.2f} MB, median {statistics.median(timings):.3f} s "

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import report_history, report_json
+from . import files, report_history
 from .report_html import check_trace_url
 
 
@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     output = Path(args.output)
     try:
         output.parent.mkdir(parents=True, exist_ok=True)
-        report_json.write_text(output, page)  # a symlink's target, a FIFO or /dev/stdout: never replaced
+        files.write_text(output, page)  # a symlink's target, a FIFO or /dev/stdout: never replaced
     except OSError as exc:
         print(f"error: cannot write {output}: {exc}", file=sys.stderr)
         return 2

@@ -12,9 +12,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from . import stats, stopping
-from .model import ERROR, FAIL, PASS, CaseRef, RunRecord
-from .rows import Row, Summary
+from .maths import stats, stopping
+from .model.case import CaseRef
+from .model.run import RunRecord
+from .vocabulary import ERROR, FAIL, PASS
+from .model.rows import Row, Summary
 
 PASSED, FAILED, UNDECIDED = "pass", "fail", "undecided"
 #: The verdict of a gated case every run of which skipped: no sample, nothing decided, not a failure.

@@ -28,7 +28,7 @@ from .state import STATE_KEY
 
 if TYPE_CHECKING:
     from .analysis import CaseSpec
-    from .model import CaseRef
+    from .model.case import CaseRef
 
 # analysis, gating and model are imported by the functions that handle
 # benchmarks (Benchmark.collect and what follows it): a session without
@@ -159,7 +159,7 @@ class Benchmark(pytest.Collector):
 
     def collect(self) -> list[pytest.Item]:
         from . import analysis, gating
-        from .model import CaseRef
+        from .model.case import CaseRef
 
         state = self.config.stash[STATE_KEY]
         code = getattr(self.obj, "__code__", None)
@@ -213,7 +213,7 @@ class Benchmark(pytest.Collector):
                       inherited: list[Any], items: list[pytest.Item]) -> None:
         """The runs of one case (and its verdict items) onto ``items``."""
         from . import analysis, gating
-        from .model import CaseRef
+        from .model.case import CaseRef
 
         case_id = callspec.id if callspec is not None else ""
         key = f"{self.nodeid}::{case_id}" if case_id else self.nodeid

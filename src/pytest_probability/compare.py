@@ -37,9 +37,9 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
-from . import stats, twostats
+from .maths import stats, twostats
 from .analysis import Interval
-from .rows import Row
+from .model.rows import Row
 
 if TYPE_CHECKING:
     from .baseline import Baseline  # read by report_compare only with a baseline option

@@ -51,9 +51,12 @@ from .analysis import SKIPPED, UNDECIDED, CaseSpec, StatsConfig
 
 if TYPE_CHECKING:
     from .budget import Budget  # built by lifecycle.configure only with a budget option
-from .model import CaseRef, Counts, RunRecord
+from .model.case import CaseRef
+from .model.rows import Counts
+from .model.run import RunRecord
 from .recording import RUN_ID
-from .rows import Row, row_status
+from .aggregate.rows import row_status
+from .model.rows import Row
 
 GATE_NAME = "gate"
 POLL_INTERVAL = 0.02

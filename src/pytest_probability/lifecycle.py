@@ -65,13 +65,13 @@ def configure(config: pytest.Config) -> State:
         report_spend.install(state)
     report_compare.configure(config, state)
     if (settings.json_path is not None or settings.html_path is not None) and not state.worker:
-        from . import report_json
+        from . import files
 
         if settings.json_path is not None:
-            report_json.check_path(settings.json_path)
+            files.check_path(settings.json_path)
             state.finishers.append(_write_json)
         if settings.html_path is not None:
-            report_json.check_path(settings.html_path, "--prob-html")
+            files.check_path(settings.html_path, "--prob-html")
             state.finishers.append(_write_html)
     report_compare.install_history(state)
     otel.configure(config, state)
@@ -265,7 +265,7 @@ def after_phase(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.T
         if run.outcome is None:
             # Setup passed but the call never ran (an interrupted session):
             # nothing was sampled.
-            from .model import SKIP
+            from .vocabulary import SKIP
 
             run.outcome = SKIP
             run.message = run.message or "not run"
@@ -393,7 +393,7 @@ def _track_phase(state: State, report: pytest.TestReport) -> None:
     """Which phase of each executing run last reported: where a worker crash hit it."""
     case = report.__dict__.pop(CASE_ATTRIBUTE, None)
     if case is not None and case["key"] not in state.cases:
-        from .model import CaseRef
+        from .model.case import CaseRef
 
         state.cases[case["key"]] = CaseRef.from_dict(case)
     assert state.in_flight is not None
@@ -567,10 +567,10 @@ def _write_html(session: pytest.Session, state: State, summary: Any, exitstatus:
         if path.is_file():
             state.notes.append(f"no benchmark run was executed: {path} was left as it was")
         return
-    from . import report_html, report_json
+    from . import files, report_html, report_json
 
     page = report_html.render(_report(session, state, summary), trace_url=state.settings.trace_url)
-    report_json.write_text(path, page)  # as the JSON: a symlink's target, a FIFO or a device written through
+    files.write_text(path, page)  # as the JSON: a symlink's target, a FIFO or a device written through
 
 
 def unconfigure(config: pytest.Config) -> None:

@@ -387,7 +387,7 @@ def _retry_policy(config: pytest.Config) -> RetryPolicy | None:
 
 def resolve_stats(config: pytest.Config) -> StatsConfig:
     """The statistics settings; UsageError naming any bad value."""
-    from . import stats, stopping
+    from .maths import stats, stopping
     from .analysis import StatsConfig
 
     def pick(option: str, ini: str) -> tuple[Any, str]:
@@ -439,7 +439,8 @@ def resolve_stats(config: pytest.Config) -> StatsConfig:
 
 def resolve_compare(config: pytest.Config) -> CompareConfig:
     """Baseline and A/B settings; UsageError naming any bad value."""
-    from . import compare, twostats
+    from . import compare
+    from .maths import twostats
     from .compare import CompareConfig
     try:
         depth = parse_runs(config.getini("prob_history_depth"), source="ini prob_history_depth")

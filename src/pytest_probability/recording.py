@@ -20,12 +20,14 @@ import threading
 import time
 import warnings
 import weakref
-from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import pytest
 
-from .model import ERROR, FAIL, PASS, SKIP, UNKNOWN_MODEL, CaseRef, RunRecord, Usage
+from .model.case import CaseRef
+from .text import clip
+from .model.run import CurrentRun, RunRecord, Usage
+from .vocabulary import ERROR, FAIL, PASS, SKIP, UNKNOWN_MODEL
 
 #: Attribute of the teardown report that carries the run's record.
 REPORT_ATTRIBUTE = "prob_record"
@@ -46,65 +48,6 @@ class ProbabilityUsageWarning(pytest.PytestWarning):
     """Usage recorded after its run had ended (from a thread or task that outlived the run)."""
 
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cached_input_tokens")
-
-
-@dataclass(slots=True)
-class CurrentRun:
-    """Mutable state of the run executing in this process."""
-
-    case: CaseRef
-    run: int
-    nodeid: str
-    start_time: float = field(default_factory=time.time)
-    usage: list[Usage] = field(default_factory=list)
-    extra_cost: float = 0.0
-    outcome: str | None = None
-    phase: str = "call"
-    duration: float = 0.0
-    message: str = ""
-    error_type: str = ""
-    error_text: str = ""
-    trace_id: str = ""
-    span_id: str = ""
-    #: Listeners called with each Usage as it is recorded (e.g. span events).
-    listeners: list[Any] = field(default_factory=list)
-    #: Formatted traceback of the deciding exception, for observers that export it.
-    stacktrace: str = ""
-    #: More plain-builtin attributes for the teardown report (e.g. the run's span).
-    report_extras: dict[str, Any] = field(default_factory=dict)
-    #: Set once the record has been built: later usage is late (see :func:`record_usage`).
-    closed: bool = False
-    #: Threads alive when the run started (threads started during it belong to it).
-    threads_at_start: frozenset[threading.Thread] = frozenset()
-    #: Why the run was not executed ("decided", "budget"); "" when it executed.
-    stopped: str = ""
-    #: Failed attempts before the last (``--prob-retry``): attempt, error_type, error, wait.
-    retries: list[dict[str, Any]] = field(default_factory=list)
-    #: Call duration of the last attempt when the call was retried.
-    attempt_duration: float | None = None
-    #: What the run produced (``record_output``/``record_io``), plain dicts in call order.
-    transcript: list[dict[str, Any]] = field(default_factory=list)
-
-    def to_record(self) -> RunRecord:
-        return RunRecord(
-            case=self.case,
-            run=self.run,
-            nodeid=self.nodeid,
-            outcome=self.outcome or PASS,
-            duration=self.duration,
-            message=self.message,
-            error_type=self.error_type,
-            error_text=self.error_text,
-            phase=self.phase,
-            usage=tuple(self.usage),
-            extra_cost=self.extra_cost,
-            trace_id=self.trace_id,
-            span_id=self.span_id,
-            start_time=self.start_time,
-            stopped=self.stopped,
-            retries=tuple(self.retries),
-            transcript=tuple(self.transcript),
-        )
 
 
 _lock = threading.Lock()
@@ -375,7 +318,7 @@ def _first_line(text: str) -> str:
 
 
 def _clip(text: str) -> str:
-    return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 1] + "…"
+    return clip(text, TEXT_LIMIT)
 
 
 def classify(excinfo: pytest.ExceptionInfo[BaseException] | None, phase: str) -> str:

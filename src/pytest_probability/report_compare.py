@@ -23,9 +23,9 @@ if TYPE_CHECKING:
     from . import gating
     from .baseline import Baseline
     from .compare import Comparison, CompareConfig, Comparisons
-    from .model import CaseRef
+    from .model.case import CaseRef
     from .report_terminal import Line
-    from .rows import Row
+    from .model.rows import Row
 
 # This module is the wiring of comparisons and is imported in every session;
 # compare, twostats and baseline are imported only once something is compared
@@ -186,7 +186,7 @@ def _write_history(session: pytest.Session, state: Any, summary: Any, exitstatus
     if state.compare.config.plan or not summary.rows or int(session.exitstatus) not in (0, 1):
         return
     from . import baseline as baseline_mod
-    from . import report_json
+    from . import files, report_json
 
     folder = Path(state.compare.config.history)
     report = report_json.build(
@@ -197,7 +197,7 @@ def _write_history(session: pytest.Session, state: Any, summary: Any, exitstatus
         extra={key: build(summary) for key, build in state.json_sections.items()},
     )
     folder.mkdir(parents=True, exist_ok=True)
-    report_json.write_atomic(folder / baseline_mod.history_name(), json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    files.write_atomic(folder / baseline_mod.history_name(), json.dumps(report, indent=2, ensure_ascii=False) + "\n")
 
 
 # -- the terminal section ------------------------------------------------------------
@@ -304,7 +304,8 @@ def series(result: Comparisons, cases: Mapping[str, Any]) -> list[Any]:
 
 def plan_lines(items: list[Any], state: Any) -> list[str]:
     """What ``--prob-plan`` prints: runs each gated, baselined or compared case needs."""
-    from . import analysis, gating, stats, twostats
+    from . import analysis, gating
+    from .maths import stats, twostats
     from .compare import BASELINE_KIND
 
     session: CompareSession = state.compare
@@ -393,7 +394,8 @@ def check_detectable(items: list[Any], state: Any) -> None:
     session: CompareSession | None = state.compare
     if session is None or session.baseline is None:
         return
-    from . import gating, twostats
+    from . import gating
+    from .maths import twostats
     from .compare import BASELINE_KIND
 
     baselined = [item for item in items if isinstance(item, gating.GateItem) and item.prob_kind == BASELINE_KIND]

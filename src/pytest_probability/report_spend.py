@@ -14,7 +14,7 @@ from typing import Any
 
 from .gating import BUDGET, DECIDED
 from .report_terminal import Line, money
-from .rows import Row, Summary
+from .model.rows import Row, Summary
 
 
 def _causes(row: Row) -> dict[str, int]:

@@ -11,10 +11,10 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from . import stats
+from .maths import stats
 from .analysis import FAILED, PASSED, SKIPPED, UNDECIDED, VERDICT_VALUES, Analysis, Interval, RowAnalysis, cut_short_text
 from .report_terminal import Line, fraction, label_text
-from .rows import Row
+from .model.rows import Row
 
 _VERDICT_MARKUP = {PASSED: {"green": True}, FAILED: {"red": True}, UNDECIDED: {"yellow": True}, SKIPPED: {"yellow": True}}
 _VERDICT_WORDS = {SKIPPED: "SKIPPED"}

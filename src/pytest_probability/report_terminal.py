@@ -10,15 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Iterable, Iterator
 
-from .rows import (
-    STATUS_ERROR,
-    STATUS_ERRORED,
-    STATUS_FAIL,
-    STATUS_FLAKY,
-    STATUS_SKIP,
-    Row,
-    Summary,
-)
+from .model.rows import Row, Summary
+from .vocabulary import STATUS_ERROR, STATUS_ERRORED, STATUS_FAIL, STATUS_FLAKY, STATUS_SKIP
 
 Line = tuple[str, dict[str, bool]]
 #: Extra columns other concerns add after the fraction: row -> text.

@@ -21,8 +21,8 @@ from .options import Settings, too_many_runs
 if TYPE_CHECKING:  # imported where used: a session without benchmarks needs none of them
     from .analysis import StatsConfig
     from .gating import GateBook
-    from .model import RunRecord
-    from .rows import Summary
+    from .model.run import RunRecord
+    from .model.rows import Summary
 
 
 def is_worker(config: pytest.Config) -> bool:
@@ -161,7 +161,7 @@ class State:
         """Charge usage recorded after its run had ended to that run (``recording.take_late``)."""
         if not items:
             return
-        from .model import Usage
+        from .model.run import Usage
 
         if self._index is None:
             self._index = {record.nodeid: i for i, record in enumerate(self.records)}
@@ -234,7 +234,7 @@ class State:
 
     def summary(self) -> Summary:
         if self._summary is None:
-            from .rows import aggregate
+            from .aggregate.rows import aggregate
 
             self._summary = aggregate(self.records)
         return self._summary

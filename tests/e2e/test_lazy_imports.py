@@ -14,7 +14,7 @@ import pytest
 #: Modules of options (baselines and A/B, budgets, retries, the JSON and HTML
 #: reports, the history report) and of the export: absent unless their option is on.
 OPTION_MODULES = {
-    "compare", "twostats", "baseline", "budget", "retry",
+    "compare", "maths.twostats", "baseline", "budget", "retry",
     "report_json", "report_html", "report_history",
     "otel.spans", "otel.session", "otel.pipeline", "otel.send", "otel.metrics",
 }
@@ -103,7 +103,7 @@ def test_option_modules_are_imported_when_their_option_is_on(session_dir: pytest
         "--prob-retry=1", "--prob-retry-on=ValueError",
         ret=1,  # 8/8 against 8/8 is an UNDECIDED baseline verdict
     )
-    assert {"compare", "twostats", "baseline", "report_json", "report_html", "budget", "retry"} <= set(found["modules"])
+    assert {"compare", "maths.twostats", "baseline", "report_json", "report_html", "budget", "retry"} <= set(found["modules"])
     assert found["heavy"] == []
 
 
@@ -116,5 +116,5 @@ def test_a_compare_marker_alone_starts_the_comparisons(session_dir: pytest.Pytes
     assert [c["arm"] for c in report["comparisons"]] == ["long"]
     assert report["baseline"] is None
     (found,) = [json.loads(p.read_text()) for p in session_dir.path.glob("modules-main-*.json")]
-    assert {"compare", "twostats"} <= set(found["modules"])
+    assert {"compare", "maths.twostats"} <= set(found["modules"])
     assert "baseline" not in found["modules"]

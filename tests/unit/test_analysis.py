@@ -14,7 +14,8 @@ from math import comb, nextafter
 
 import pytest
 
-from pytest_probability import analysis, stats
+from pytest_probability import analysis
+from pytest_probability.maths import stats
 from pytest_probability.analysis import (
     FAILED,
     PASSED,
@@ -33,8 +34,10 @@ from pytest_probability.analysis import (
     metric_value,
     unreachable,
 )
-from pytest_probability.model import ERROR, FAIL, PASS, SKIP, CaseRef, RunRecord
-from pytest_probability.rows import aggregate
+from pytest_probability.model.case import CaseRef
+from pytest_probability.model.run import RunRecord
+from pytest_probability.vocabulary import ERROR, FAIL, PASS, SKIP
+from pytest_probability.aggregate.rows import aggregate
 from sessions import alarm
 
 _order = iter(range(100_000))

@@ -8,7 +8,8 @@ import time
 import pytest
 
 from pytest_probability import budget, retry
-from pytest_probability.model import CaseRef, RunRecord, Usage
+from pytest_probability.model.case import CaseRef
+from pytest_probability.model.run import RunRecord, Usage
 
 CASE = CaseRef(key="b.py::bench_x", benchmark="x", case="", label="x", order=0, runs=3)
 

@@ -8,10 +8,14 @@ import random
 import pytest
 
 from pytest_probability import baseline as baseline_mod
-from pytest_probability import compare, twostats
+from pytest_probability import compare
+from pytest_probability.maths import twostats
 from pytest_probability.compare import CompareConfig, Pair
-from pytest_probability.model import CaseRef, Counts, RunRecord
-from pytest_probability.rows import Row, row_status
+from pytest_probability.model.case import CaseRef
+from pytest_probability.model.rows import Counts
+from pytest_probability.model.run import RunRecord
+from pytest_probability.aggregate.rows import row_status
+from pytest_probability.model.rows import Row
 
 
 def row(benchmark: str, case_id: str, passes: int, total: int, order: int = 0, cost: float = 0.0, **params: str) -> Row:

@@ -8,8 +8,9 @@ import time
 from pytest_probability.analysis import StatsConfig
 from pytest_probability.budget import Budget
 from pytest_probability.gating import BUDGET, DECIDED, DecisionReader, GateBook
-from pytest_probability.model import CaseRef, RunRecord, Usage
-from pytest_probability.rows import aggregate
+from pytest_probability.model.case import CaseRef
+from pytest_probability.model.run import RunRecord, Usage
+from pytest_probability.aggregate.rows import aggregate
 
 RUNS = 10
 

@@ -9,7 +9,8 @@ import sys
 import pytest
 
 import pytest_probability
-from pytest_probability import analysis, compare, gating, options, recording, report_compare, twostats
+from pytest_probability import analysis, compare, gating, options, recording, report_compare
+from pytest_probability.maths import twostats
 
 #: What ``import pytest_probability.plugin`` may load: the hooks and what declaring the
 #: options and configuring a session without benchmarks need (docs/developer-guide.md).

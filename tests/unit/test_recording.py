@@ -10,7 +10,9 @@ import types
 import pytest
 
 from pytest_probability import recording, record_cost, record_usage
-from pytest_probability.model import ERROR, FAIL, PASS, SKIP, UNKNOWN_MODEL, CaseRef, RunRecord, Usage
+from pytest_probability.model.case import CaseRef
+from pytest_probability.model.run import RunRecord, Usage
+from pytest_probability.vocabulary import ERROR, FAIL, PASS, SKIP, UNKNOWN_MODEL
 
 CASE = CaseRef(key="bench_x.py::bench_a", benchmark="a", case="", label="a", order=0, runs=1)
 

@@ -10,9 +10,11 @@ import platform
 import pytest
 
 import pytest_probability
-from pytest_probability import report_json
-from pytest_probability.model import ERROR, FAIL, PASS, SKIP, CaseRef, RunRecord, Usage
-from pytest_probability.rows import aggregate
+from pytest_probability import files, report_json
+from pytest_probability.model.case import CaseRef
+from pytest_probability.model.run import RunRecord, Usage
+from pytest_probability.vocabulary import ERROR, FAIL, PASS, SKIP
+from pytest_probability.aggregate.rows import aggregate
 
 SETTINGS = {"runs": 2, "runs_from_command_line": True, "transpose": False, "delay": 0.0, "pattern": "bench_*.py"}
 
@@ -243,16 +245,16 @@ def test_write_atomic_leaves_the_old_file_and_no_temp_file_on_failure(tmp_path, 
     def broken_replace(src, dst):
         raise OSError("disk full")
 
-    monkeypatch.setattr(report_json.os, "replace", broken_replace)
+    monkeypatch.setattr(files.os, "replace", broken_replace)
     with pytest.raises(OSError, match="disk full"):
-        report_json.write_atomic(path, "new")
+        files.write_atomic(path, "new")
     assert path.read_text(encoding="utf-8") == "old"
     assert os.listdir(tmp_path) == ["report.json"]
 
 
 def test_check_path_accepts_a_new_file_and_creates_its_folder(tmp_path):
     path = tmp_path / "a" / "b" / "report.json"
-    report_json.check_path(path)
+    files.check_path(path)
     assert path.parent.is_dir()
     assert not path.exists()
 
@@ -260,12 +262,12 @@ def test_check_path_accepts_a_new_file_and_creates_its_folder(tmp_path):
 def test_check_path_accepts_an_existing_file(tmp_path):
     path = tmp_path / "report.json"
     path.write_text("{}")
-    report_json.check_path(path)
+    files.check_path(path)
 
 
 def test_check_path_rejects_a_directory(tmp_path):
     with pytest.raises(pytest.UsageError, match=r"--prob-json: .* is a directory; give a file path") as info:
-        report_json.check_path(tmp_path)
+        files.check_path(tmp_path)
     assert str(tmp_path) in str(info.value)
 
 
@@ -274,5 +276,5 @@ def test_check_path_rejects_a_parent_that_is_a_regular_file(tmp_path):
     blocker.write_text("")
     path = blocker / "sub" / "report.json"
     with pytest.raises(pytest.UsageError, match="--prob-json: cannot create the folder") as info:
-        report_json.check_path(path)
+        files.check_path(path)
     assert str(blocker / "sub") in str(info.value)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 
 from pytest_probability import report_terminal
-from pytest_probability.model import ERROR, FAIL, PASS, SKIP, CaseRef, RunRecord, Usage
+from pytest_probability.model.case import CaseRef
+from pytest_probability.model.run import RunRecord, Usage
+from pytest_probability.vocabulary import ERROR, FAIL, PASS, SKIP
 from pytest_probability.report_terminal import money, percent, render, status_text
-from pytest_probability.rows import aggregate
+from pytest_probability.aggregate.rows import aggregate
 
 _order = iter(range(10_000))
 

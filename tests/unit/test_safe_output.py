@@ -15,11 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from pytest_probability import ProbabilityUsageWarning, recording, record_cost, record_usage, report_json
+from pytest_probability import ProbabilityUsageWarning, files, recording, record_cost, record_usage, report_json
 from pytest_probability.analysis import StatsConfig, analyze
-from pytest_probability.model import PASS, CaseRef, RunRecord, Usage
+from pytest_probability.model.case import CaseRef
+from pytest_probability.model.run import RunRecord, Usage
+from pytest_probability.vocabulary import PASS
 from pytest_probability.report_terminal import LABEL_WIDTH, printable, render, shorten
-from pytest_probability.rows import aggregate
+from pytest_probability.aggregate.rows import aggregate
 
 CASE = CaseRef(key="bench_x.py::bench_a", benchmark="a", case="", label="a", order=0, runs=1)
 
@@ -41,8 +43,8 @@ def test_a_symlink_keeps_being_a_link_and_its_target_gets_the_report(tmp_path: P
     target.write_text("old")
     link = tmp_path / "report.json"
     link.symlink_to(target)
-    report_json.check_path(link)
-    report_json.write_text(link, '{"new": 1}\n')
+    files.check_path(link)
+    files.write_text(link, '{"new": 1}\n')
     assert link.is_symlink() and os.readlink(link) == str(target)
     assert json.loads(target.read_text()) == {"new": 1}
 
@@ -50,7 +52,7 @@ def test_a_symlink_keeps_being_a_link_and_its_target_gets_the_report(tmp_path: P
 def test_a_dangling_symlink_creates_its_target(tmp_path: Path) -> None:
     link = tmp_path / "report.json"
     link.symlink_to(tmp_path / "made.json")
-    report_json.write_text(link, "{}\n")
+    files.write_text(link, "{}\n")
     assert link.is_symlink() and (tmp_path / "made.json").read_text() == "{}\n"
 
 
@@ -59,7 +61,7 @@ def test_a_fifo_is_written_through_not_replaced(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader is there before the write
     try:
-        report_json.write_text(fifo, '{"through": true}\n')  # fits in the pipe's buffer
+        files.write_text(fifo, '{"through": true}\n')  # fits in the pipe's buffer
         got = os.read(reader, 65536)
     finally:
         os.close(reader)
@@ -71,14 +73,14 @@ def test_a_fifo_without_a_reader_is_an_error_not_a_hang(tmp_path: Path) -> None:
     fifo = tmp_path / "report.fifo"
     os.mkfifo(fifo)
     with pytest.raises(OSError, match="FIFO that nobody is reading"):
-        report_json.write_text(fifo, "{}\n")
+        files.write_text(fifo, "{}\n")
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
 
 
 def test_a_character_device_is_written_through(tmp_path: Path) -> None:
     before = os.stat("/dev/null")
-    report_json.check_path(Path("/dev/null"))
-    report_json.write_text(Path("/dev/null"), "{}\n")
+    files.check_path(Path("/dev/null"))
+    files.write_text(Path("/dev/null"), "{}\n")
     after = os.stat("/dev/null")
     assert stat.S_ISCHR(after.st_mode) and (after.st_ino, after.st_rdev) == (before.st_ino, before.st_rdev)
     assert not list(Path("/dev").glob(".null.*.tmp"))
@@ -91,8 +93,8 @@ def test_dev_stdout_redirected_to_a_file_appends_to_that_file(tmp_path: Path) ->
         handle.write("pytest output\n")
         handle.flush()
         path = Path(f"/dev/fd/{handle.fileno()}")
-        report_json.check_path(path)
-        report_json.write_text(path, "{}\n")
+        files.check_path(path)
+        files.write_text(path, "{}\n")
     assert out.read_text() == "pytest output\n{}\n"
 
 
@@ -109,9 +111,9 @@ def test_a_block_device_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
 
     monkeypatch.setattr(os, "stat", fake_stat)
     with pytest.raises(pytest.UsageError, match="is a block device"):
-        report_json.check_path(path)
+        files.check_path(path)
     with pytest.raises(OSError, match="block device"):
-        report_json.write_text(path, "{}\n")
+        files.write_text(path, "{}\n")
     monkeypatch.undo()
     assert path.read_text() == "precious"
 

@@ -1,4 +1,4 @@
-"""Tests for pytest_probability.stats.
+"""Tests for pytest_probability.maths.stats.
 
 Reference values come from scipy / statsmodels / numpy (skipped when not
 installed) and, where possible, from exact rational arithmetic.
@@ -15,8 +15,8 @@ from fractions import Fraction
 
 import pytest
 
-from pytest_probability import stats
-from pytest_probability.stats import (
+from pytest_probability.maths import stats
+from pytest_probability.maths.stats import (
     METHODS,
     QuantileEstimate,
     beta_credible,

@@ -8,7 +8,8 @@ import pytest
 from scipy import integrate, special
 from scipy.stats import beta as beta_distribution
 
-from pytest_probability import analysis, stopping
+from pytest_probability import analysis
+from pytest_probability.maths import stopping
 from pytest_probability.analysis import FAILED, PASSED, UNDECIDED, GateSpec
 
 BARS = (0.1, 0.5, 0.8, 0.9, 0.99)

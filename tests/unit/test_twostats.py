@@ -9,8 +9,8 @@ import warnings
 
 import pytest
 
-from pytest_probability import twostats
-from pytest_probability.twostats import Stratum
+from pytest_probability.maths import twostats
+from pytest_probability.maths.twostats import Stratum
 
 scipy_stats = pytest.importorskip("scipy.stats")
 multitest = pytest.importorskip("statsmodels.stats.multitest")

@@ -24,8 +24,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from ..model import ERROR, FAIL, RunRecord
-from ..rows import Summary
+from ..model.run import RunRecord
+from ..vocabulary import ERROR, FAIL
+from ..model.rows import Summary
 
 DURATION_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0)
 #: Data points per OTLP request: keeps a request of 10,000 cases under gRPC's 4 MiB default.

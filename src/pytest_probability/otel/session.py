@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..rows import Summary
+from ..model.rows import Summary
 from . import metrics as metrics_module
 from . import resource as resource_module
 from .options import OtelSettings

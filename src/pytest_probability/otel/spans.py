@@ -23,7 +23,8 @@ import threading
 from typing import Any, Callable
 
 from .. import __version__
-from ..model import ERROR, FAIL, PASS, SKIP, Usage
+from ..model.run import Usage
+from ..vocabulary import ERROR, FAIL, PASS, SKIP
 from ..recording import CurrentRun
 from .metrics import case_name
 from .options import OtelSettings

@@ -51,6 +51,7 @@ __all__ = [
     "clopper_pearson",
     "format_percent_interval",
     "interval",
+    "log_incomplete_beta",
     "normal_ppf",
     "parse_confidence",
     "parse_method",
@@ -366,6 +367,13 @@ def _log_ibeta(x: float, a: float, b: float) -> Tuple[float, float, float]:
         return log_lower, _log1mexp(log_lower), log_front
     log_upper = log_front + math.log(_betacf(b, a, y, x, -lam))
     return _log1mexp(log_upper), log_upper, log_front
+
+
+def log_incomplete_beta(x: float, a: float, b: float, upper: bool = False) -> float:
+    """log of the incomplete beta integral: of ``t**(a-1) * (1-t)**(b-1)`` over ``[0, x]``, or ``[x, 1]``
+    with ``upper`` (``log B(a, b)`` plus the log of the regularized tail), to full precision in the tails."""
+    log_lower, log_upper, _ = _log_ibeta(x, a, b)
+    return _lbeta(a, b) + (log_upper if upper else log_lower)
 
 
 def regularized_beta(x: float, a: float, b: float) -> float:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
+from ..vocabulary import FAILED, PASSED
 from . import stats
 
 CURTAIL = "curtail"
@@ -31,7 +32,6 @@ SEQUENTIAL = "sequential"
 MODES = (CURTAIL, SEQUENTIAL)
 OFF = "off"
 
-PASSED, FAILED = "pass", "fail"  # the same strings as analysis.PASSED / FAILED
 
 
 def parse_mode(value: Any) -> str | None:
@@ -48,9 +48,7 @@ def parse_mode(value: Any) -> str | None:
 
 def _log_mass(passes: int, fails: int, bar: float, above: bool) -> float:
     """log of the integral of q^passes (1-q)^fails over (bar, 1] (above) or [0, bar)."""
-    a, b = passes + 1.0, fails + 1.0
-    log_lower, log_upper, _ = stats._log_ibeta(bar, a, b)  # noqa: SLF001 - same package
-    return stats._lbeta(a, b) + (log_upper if above else log_lower)  # noqa: SLF001
+    return stats.log_incomplete_beta(bar, passes + 1.0, fails + 1.0, upper=above)
 
 
 def log_evalue_above(passes: int, total: int, bar: float) -> float:

@@ -1,0 +1,74 @@
+"""What decisions hand to the outputs: an interval, a verdict item's verdict, a metric series.
+
+Pure and pytest-free: plain data that the terminal, the JSON and HTML reports
+and the OpenTelemetry exporter all read (only ``otel/`` turns a
+:class:`Series` into OpenTelemetry metric data).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from .case import CaseRef
+from .run import RunRecord
+
+#: One line of terminal output and the markup it is written with (``{"bold": True}``).
+Line = tuple[str, dict[str, bool]]
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """An interval of a fraction or a difference, with its method and level."""
+
+    method: str
+    level: float
+    low: float
+    high: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"method": self.method, "level": self.level, "low": self.low, "high": self.high}
+
+
+class Verdict(NamedTuple):
+    """What a verdict item does: pass (``passed``), fail, or skip (``skipped``: every run skipped).
+
+    Also the content of a verdict file in the decisions channel.
+    """
+
+    passed: bool
+    text: str
+    skipped: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"passed": self.passed, "text": self.text, "skipped": self.skipped}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Verdict:
+        return cls(bool(data["passed"]), str(data["text"]), bool(data.get("skipped", False)))
+
+
+@dataclass
+class Series:
+    """One metric's points: (attributes, value), or (attributes, durations) for a histogram.
+
+    ``kind`` is ``counter``, ``gauge`` or ``histogram``. ``exemplars``: per point
+    index, the records whose span ids become its exemplars.
+    """
+
+    name: str
+    kind: str
+    unit: str
+    description: str
+    points: list[tuple[dict[str, Any], Any]] = field(default_factory=list)
+    exemplars: dict[int, list[RunRecord]] = field(default_factory=dict)
+
+
+def case_name(case: CaseRef) -> str:
+    """``test.case.name``: the benchmark file's path (as in the node id) and the row label."""
+    return f"{case.key.split('::', 1)[0]}::{case.label}"
+
+
+def case_attributes(case: CaseRef) -> dict[str, str]:
+    """The attributes that name a case on every per-case series and span."""
+    return {"test.case.name": case_name(case), "probability.benchmark": case.benchmark, "probability.case": case.case}

@@ -1,0 +1,135 @@
+"""Aggregated data: run counts, usage totals per model, a case's :class:`Row` and the session's :class:`Summary`.
+
+Pure and pytest-free; built by :mod:`pytest_probability.aggregate.rows`, read
+by every decision, reporter and exporter.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..vocabulary import ERROR, FAIL, PASS, SKIP, STATUSES
+from .case import CaseRef
+from .run import RunRecord, Usage
+
+
+@dataclass
+class UsageTotals:
+    """Tokens and spend summed over calls, for one model."""
+
+    model: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+    cost: float = 0.0
+    calls: int = 0
+
+    def add(self, usage: Usage) -> None:
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
+        self.cached_input_tokens += usage.cached_input_tokens
+        self.cost += usage.cost
+        self.calls += 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def sum_usage(usages: Any) -> dict[str, UsageTotals]:
+    """Sum usage per model, models in order of first appearance."""
+    totals: dict[str, UsageTotals] = {}
+    for usage in usages:
+        totals.setdefault(usage.model, UsageTotals(usage.model)).add(usage)
+    return totals
+
+
+@dataclass(slots=True)
+class Counts:
+    """Run counts of a row or of the whole session."""
+
+    passes: int = 0
+    fails: int = 0
+    errors: int = 0
+    skipped: int = 0
+    #: Runs not executed (early stopping, budgets): no sample, and not "skipped".
+    stopped: int = 0
+
+    @property
+    def total(self) -> int:
+        """Counted runs: skipped runs are no sample."""
+        return self.passes + self.fails + self.errors
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passes / self.total if self.total else None
+
+    def add(self, outcome: str, stopped: str = "") -> None:
+        if stopped:
+            self.stopped += 1
+        elif outcome == PASS:
+            self.passes += 1
+        elif outcome == FAIL:
+            self.fails += 1
+        elif outcome == ERROR:
+            self.errors += 1
+        elif outcome == SKIP:
+            self.skipped += 1
+        else:  # pragma: no cover - records are built by this package
+            raise ValueError(f"unknown outcome {outcome!r}")
+
+
+#: The usage of every row without any (one shared empty dict: rows are read, never changed).
+NO_USAGE: dict[str, UsageTotals] = {}
+
+
+@dataclass(slots=True)
+class Row:
+    """The aggregate of all runs of one case."""
+
+    case: CaseRef
+    #: The case's runs by run number (a run reported twice: its last report).
+    records: tuple[RunRecord, ...]
+    #: Shared by the rows with equal counts: read it, never change it.
+    counts: Counts
+    status: str
+    cost: float
+    usage: dict[str, UsageTotals]
+
+    @property
+    def label(self) -> str:
+        return self.case.label
+
+    @property
+    def has_cost(self) -> bool:
+        """True when a run recorded spend; token-only usage records no cost."""
+        return any(r.cost for r in self.records)
+
+
+@dataclass
+class Summary:
+    """Rows in collection order plus session totals."""
+
+    rows: list[Row] = field(default_factory=list)
+    counts: Counts = field(default_factory=Counts)
+    cost: float = 0.0
+    usage: dict[str, UsageTotals] = field(default_factory=dict)
+    #: Runs reported more than once (counted once, the last report winning).
+    duplicates: int = 0
+
+    @property
+    def records(self) -> list[RunRecord]:
+        """All records, sorted by row then run."""
+        return [record for row in self.rows for record in row.records]
+
+    @property
+    def has_cost(self) -> bool:
+        return any(row.has_cost for row in self.rows)
+
+    @property
+    def status_counts(self) -> dict[str, int]:
+        counts = {status: 0 for status in STATUSES}
+        for row in self.rows:
+            counts[row.status] += 1
+        return counts

@@ -1,0 +1,212 @@
+"""What one run produced: its :class:`Usage` calls, the :class:`CurrentRun` being recorded, the :class:`RunRecord`.
+
+Pure and pytest-free. A :class:`RunRecord` is built in the process that
+executed the run (from its :class:`CurrentRun`), travels to the aggregating
+process as plain builtins (:meth:`RunRecord.to_dict` /
+:meth:`RunRecord.from_dict`), and is the only input of aggregation, decisions,
+reporting and export.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from ..vocabulary import PASS, UNKNOWN_MODEL
+from .case import CaseRef
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Tokens and spend of one ``record_usage()`` call."""
+
+    model: str = UNKNOWN_MODEL
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+    cost: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cached_input_tokens": self.cached_input_tokens,
+            "cost": self.cost,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Usage:
+        return cls(**{name: data[name] for name in _USAGE_FIELDS if name in data})
+
+
+_USAGE_FIELDS = ("model", "input_tokens", "output_tokens", "cached_input_tokens", "cost")
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """The outcome of one run, one pytest item."""
+
+    case: CaseRef
+    run: int
+    nodeid: str
+    outcome: str
+    duration: float = 0.0
+    message: str = ""
+    error_type: str = ""
+    error_text: str = ""
+    #: Which phase decided the outcome: ``setup``, ``call`` or ``teardown``.
+    phase: str = "call"
+    usage: tuple[Usage, ...] = ()
+    #: Spend recorded with ``record_cost()`` (not tied to a model).
+    extra_cost: float = 0.0
+    #: Trace and span id of the run's span when exported (hex), else "".
+    trace_id: str = ""
+    span_id: str = ""
+    start_time: float = 0.0
+    #: Why the run was not executed: "decided" (its case was decided early) or
+    #: "budget" (a session budget was reached); "" for a run that executed.
+    stopped: str = ""
+    #: Failed attempts before the last one (``--prob-retry``), plain dicts:
+    #: ``attempt``, ``error_type``, ``error``, ``wait`` (seconds slept after it).
+    retries: tuple[dict[str, Any], ...] = ()
+    #: What the run produced (``record_output``/``record_io``), plain dicts of
+    #: text values; ``truncated`` maps a cut value's name to its original length.
+    transcript: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def attempts(self) -> int:
+        return 1 + len(self.retries)
+
+    @property
+    def cost(self) -> float:
+        if not self.usage:
+            return self.extra_cost  # the usual record: no generator to sum
+        return self.extra_cost + sum(u.cost for u in self.usage)
+
+    def to_dict(self, case: bool = True) -> dict[str, Any]:
+        """Plain builtins only, safe for xdist's execnet channel and JSON.
+
+        ``case=False``: the case as its key only, for a process that has its CaseRef
+        (:meth:`from_dict` with ``cases``), such as the one that built the record.
+        """
+        return {
+            "case": self.case.to_dict() if case else {"key": self.case.key},
+            "run": self.run,
+            "nodeid": self.nodeid,
+            "outcome": self.outcome,
+            "duration": self.duration,
+            "message": self.message,
+            "error_type": self.error_type,
+            "error_text": self.error_text,
+            "phase": self.phase,
+            "usage": [u.to_dict() for u in self.usage],
+            "extra_cost": self.extra_cost,
+            "trace_id": self.trace_id,
+            "span_id": self.span_id,
+            "start_time": self.start_time,
+            "stopped": self.stopped,
+            "retries": [dict(r) for r in self.retries],
+            "transcript": [dict(t) for t in self.transcript],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], cases: dict[str, CaseRef] | None = None) -> RunRecord:
+        """Rebuild a record; ``cases`` (case key -> CaseRef) shares one CaseRef per case.
+
+        Field by field with their defaults (one call per run, on the aggregating process's
+        path), not through a filtered copy of ``data``; keys that are no field are ignored.
+        """
+        case_data = data["case"]
+        case = cases.get(case_data["key"]) if cases is not None else None
+        if case is None:
+            if len(case_data) == 1:
+                raise ValueError(f"record of run {data.get('nodeid')!r} names its case {case_data['key']!r} "
+                                 "by key only, and this process has no such case")
+            case = CaseRef.from_dict(case_data)
+            if cases is not None:
+                cases[case.key] = case
+        get = data.get
+        usage = get("usage")
+        retries = get("retries")
+        transcript = get("transcript")
+        return cls(
+            case=case,
+            run=data["run"],
+            nodeid=data["nodeid"],
+            outcome=data["outcome"],
+            duration=get("duration", 0.0),
+            message=get("message", ""),
+            error_type=get("error_type", ""),
+            error_text=get("error_text", ""),
+            phase=get("phase", "call"),
+            usage=tuple(Usage.from_dict(u) for u in usage) if usage else (),
+            extra_cost=get("extra_cost", 0.0),
+            trace_id=get("trace_id", ""),
+            span_id=get("span_id", ""),
+            start_time=get("start_time", 0.0),
+            stopped=get("stopped", ""),
+            retries=tuple(dict(r) for r in retries) if retries else (),
+            transcript=tuple(dict(t) for t in transcript) if transcript else (),
+        )
+
+
+@dataclass(slots=True)
+class CurrentRun:
+    """Mutable state of the run executing in this process."""
+
+    case: CaseRef
+    run: int
+    nodeid: str
+    start_time: float = field(default_factory=time.time)
+    usage: list[Usage] = field(default_factory=list)
+    extra_cost: float = 0.0
+    outcome: str | None = None
+    phase: str = "call"
+    duration: float = 0.0
+    message: str = ""
+    error_type: str = ""
+    error_text: str = ""
+    trace_id: str = ""
+    span_id: str = ""
+    #: Listeners called with each Usage as it is recorded (e.g. span events).
+    listeners: list[Any] = field(default_factory=list)
+    #: Formatted traceback of the deciding exception, for observers that export it.
+    stacktrace: str = ""
+    #: More plain-builtin attributes for the teardown report (e.g. the run's span).
+    report_extras: dict[str, Any] = field(default_factory=dict)
+    #: Set once the record has been built: later usage is late (``run.recording.record_usage``).
+    closed: bool = False
+    #: Threads alive when the run started (threads started during it belong to it).
+    threads_at_start: frozenset[threading.Thread] = frozenset()
+    #: Why the run was not executed ("decided", "budget"); "" when it executed.
+    stopped: str = ""
+    #: Failed attempts before the last (``--prob-retry``): attempt, error_type, error, wait.
+    retries: list[dict[str, Any]] = field(default_factory=list)
+    #: Call duration of the last attempt when the call was retried.
+    attempt_duration: float | None = None
+    #: What the run produced (``record_output``/``record_io``), plain dicts in call order.
+    transcript: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_record(self) -> RunRecord:
+        return RunRecord(
+            case=self.case,
+            run=self.run,
+            nodeid=self.nodeid,
+            outcome=self.outcome or PASS,
+            duration=self.duration,
+            message=self.message,
+            error_type=self.error_type,
+            error_text=self.error_text,
+            phase=self.phase,
+            usage=tuple(self.usage),
+            extra_cost=self.extra_cost,
+            trace_id=self.trace_id,
+            span_id=self.span_id,
+            start_time=self.start_time,
+            stopped=self.stopped,
+            retries=tuple(self.retries),
+            transcript=tuple(self.transcript),
+        )

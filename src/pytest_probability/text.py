@@ -1,0 +1,43 @@
+"""Text made safe to keep and to show: cut to a length, control characters escaped, long labels shortened.
+
+A leaf: pure and standard-library only. Every value the plugin keeps (a
+message, a parameter, a transcript value, a span attribute) is cut by
+:func:`clip`, and everything it prints goes through :func:`printable`.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Longest label (and model name) the table shows; longer ones keep their start and end
+#: around an ellipsis. The JSON report and the spans keep them whole.
+LABEL_WIDTH = 80
+
+#: C0 and C1 control characters, DEL, and the Unicode line and paragraph separators.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` if it has at most ``limit`` characters, else its first ``limit - 1`` and ``…``."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters escaped (``\\x00``, ``\\x1b``, ``\\n``): nothing printed
+    can move the cursor, change colours, ring the bell or break a line of the table."""
+    if _CONTROL.search(text) is None:
+        return text
+    return _CONTROL.sub(lambda match: repr(match.group())[1:-1], text)
+
+
+def shorten(text: str, width: int = LABEL_WIDTH) -> str:
+    """``text`` if it fits in ``width`` characters, else its start and end around ``…``."""
+    if len(text) <= width:
+        return text
+    tail = (width - 1) // 3
+    return text[: width - 1 - tail] + "…" + text[len(text) - tail :]
+
+
+def label_text(text: str) -> str:
+    """A label as the terminal shows it: control characters escaped, then shortened."""
+    return shorten(printable(text))
