@@ -32,8 +32,9 @@ import time
 
 import numpy as np
 
-from pytest_probability import compare
-from pytest_probability.compare import Pair
+from pytest_probability.decide import compare
+from pytest_probability.decide.compare import Pair
+from pytest_probability.vocabulary import FAILED
 
 CASES = 100
 DEPTH = 7
@@ -63,9 +64,9 @@ def simulate(n: int, nights: int, seed: int, drop_to: float | None = None) -> di
         tonight = rng.binomial(n, tonight_rates)
         pairs = [Pair(str(i), str(i), int(tonight[i]), n, int(history[i].sum()), n * DEPTH) for i in range(CASES)]
         for pair in pairs:
-            compare._tests(pair)
+            compare.pair_tests(pair)
         compare.judge_pairs(pairs, "holm", 0.95)
-        new_alarms = {i for i, p in enumerate(pairs) if p.verdict == compare.FAILED}
+        new_alarms = {i for i, p in enumerate(pairs) if p.verdict == FAILED}
         old_alarms = {i for i in range(CASES) if old_rule(int(tonight[i]), history[i], n)}
         if dropped is not None:
             caught_new += dropped in new_alarms

@@ -16,7 +16,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_probability import files, report_html, report_json
+from pytest_probability import files
+from pytest_probability.report import html_report as report_html
+from pytest_probability.report import json_report as report_json
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.run import RunRecord, Usage
 from pytest_probability.aggregate.rows import aggregate

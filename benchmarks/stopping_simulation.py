@@ -30,8 +30,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from pytest_probability import analysis  # noqa: E402
-from pytest_probability.analysis import FAILED, PASSED, UNDECIDED, CaseSpec, GateSpec  # noqa: E402
+from pytest_probability.config.spec import CaseSpec, GateSpec  # noqa: E402
+from pytest_probability.decide import gates as analysis  # noqa: E402
+from pytest_probability.vocabulary import FAILED, PASSED, UNDECIDED  # noqa: E402
 
 POLICIES = ("fixed-n", "curtail", "sequential")
 BARS = (0.5, 0.8, 0.9)

@@ -15,17 +15,17 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.4.0"
 
 if TYPE_CHECKING:
-    from .gating import ProbabilityGateWarning
-    from .recording import ProbabilityUsageWarning, record_cost, record_io, record_output, record_usage
+    from .errors import ProbabilityGateWarning, ProbabilityUsageWarning
+    from .run.recording import record_cost, record_io, record_output, record_usage
 
 #: Public name -> the module defining it.
 _PUBLIC = {
-    "ProbabilityGateWarning": "gating",
-    "ProbabilityUsageWarning": "recording",
-    "record_cost": "recording",
-    "record_io": "recording",
-    "record_output": "recording",
-    "record_usage": "recording",
+    "ProbabilityGateWarning": "errors",
+    "ProbabilityUsageWarning": "errors",
+    "record_cost": "run.recording",
+    "record_io": "run.recording",
+    "record_output": "run.recording",
+    "record_usage": "run.recording",
 }
 
 __all__ = ["__version__", *sorted(_PUBLIC)]

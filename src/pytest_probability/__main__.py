@@ -6,8 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import files, report_history
-from .report_html import check_trace_url
+from . import files
+from .config.values import check_trace_url
+from .report import history as report_history
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -40,6 +40,9 @@ SKIPPED = "skip"
 #: A verdict as a number, for metrics: pass 1, undecided 0, fail -1 (a skipped gate has no value).
 VERDICT_VALUES = {PASSED: 1, UNDECIDED: 0, FAILED: -1}
 
+#: Multiplicity adjustments of a family of comparisons (``--prob-adjust``).
+ADJUSTMENTS = ("holm", "bonferroni", "bh", "none")
+
 # -- why a run was not executed (RunRecord.stopped) --------------------------------
 
 DECIDED, BUDGET = "decided", "budget"
@@ -99,5 +102,7 @@ RECORD_ATTRIBUTE = "prob_record"
 LATE_ATTRIBUTE = "prob_late_usage"
 #: Attribute of a run's setup report carrying its case (on an xdist worker, once per case).
 CASE_ATTRIBUTE = "prob_case"
+#: ``workerinput`` key of the decisions channel's folder.
+WORKER_CHANNEL = "prob_gate_folder"
 #: ``error_type`` of the record of a run whose xdist worker crashed.
 CRASH_ERROR_TYPE = "WorkerCrashed"

@@ -14,8 +14,7 @@ import promql_names as pn
 from metric_contract import ENUMERATED_LABELS, PER_SESSION_RESOURCE_ATTRIBUTES, SERVER_SIDE_LABELS
 from otlp_to_prometheus import label_name, metric_name
 from promql_names import DEPLOY
-from pytest_probability.vocabulary import OUTCOMES
-from pytest_probability.vocabulary import STATUSES
+from pytest_probability.vocabulary import OUTCOMES, STATUSES
 
 # Read by nothing on purpose: the histogram's _sum and _count.
 UNREAD = {"probability_run_duration_seconds_sum", "probability_run_duration_seconds_count"}

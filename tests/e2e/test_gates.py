@@ -19,7 +19,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from pytest_probability.gating import ProbabilityGateWarning
+from pytest_probability import ProbabilityGateWarning
 from sessions import ANSI, CONFTEST, alarm, section
 
 # solid: 20/20 vs 0.8 -> [83%, 100%] PASS; broken: 3/10 vs 0.9 -> [7%, 65%] FAIL;
@@ -232,7 +232,7 @@ def test_gate_item_without_its_runs_fails_at_once(pytester: pytest.Pytester, ben
     deselect = [f"--deselect=bench_x.py::bench_good_enough::run{i}" for i in range(1, 21)]
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-o", "prob_gate_timeout=120", "-v", *xdist,
                                            *deselect, timeout=40)
-    from pytest_probability.gating import DESELECTED_TEXT
+    from pytest_probability.decide.book import DESELECTED_TEXT
 
     assert verbose_outcomes(result)["bench_x.py::bench_good_enough::gate"] == "FAILED"
     assert f"gate of good_enough: {DESELECTED_TEXT}" in result.stdout.str()
@@ -553,7 +553,7 @@ def test_warning_names_gates_that_cannot_pass(pytester: pytest.Pytester, bench) 
     assert "reachable" not in text.split("warnings summary")[1]
     assert result.ret == pytest.ExitCode.OK
     # at collection: as an error it stops the session before any run
-    strict = pytester.runpytest("-p", "no:cacheprovider", "-W", "error::pytest_probability.gating.ProbabilityGateWarning")
+    strict = pytester.runpytest("-p", "no:cacheprovider", "-W", "error::pytest_probability.ProbabilityGateWarning")
     assert strict.ret == pytest.ExitCode.INTERRUPTED
     strict.assert_outcomes(errors=2)  # one per benchmark with an unreachable gate
 
@@ -853,7 +853,7 @@ def test_selecting_a_gate_item_alone_brings_its_runs(pytester: pytest.Pytester, 
 def test_a_gate_item_selected_by_k_without_its_runs_says_so(pytester: pytest.Pytester, bench, xdist) -> None:
     """-k comes after a gate brings its runs: the gate cannot decide, and says what to select
     (--deselect of every run: test_gate_item_without_its_runs_fails_at_once)."""
-    from pytest_probability.gating import DESELECTED_TEXT
+    from pytest_probability.decide.book import DESELECTED_TEXT
 
     bench(PASSING_GATE)
     result = subprocess_run(pytester, "-v", *xdist, "-k", "gate")
@@ -1108,7 +1108,7 @@ def bench_function_rate(case, n):
 
 
 def test_add_gate_runs_brings_the_runs_once_and_only_for_gates_without_any(pytester: pytest.Pytester) -> None:
-    from pytest_probability import collect
+    from pytest_probability.collect import order
 
     pytester.makeini("[pytest]\n")
     pytester.makepyfile(bench_x="import pytest\n\n@pytest.mark.probability(runs=3, min_passes=1)\n"
@@ -1118,13 +1118,13 @@ def test_add_gate_runs_brings_the_runs_once_and_only_for_gates_without_any(pytes
     assert len(by_name) == 8
     gate_a, gate_b = by_name["a[gate]"], by_name["b[gate]"]
     selected = [gate_a, gate_a, by_name["b[run2]"], gate_b]
-    added = collect.add_gate_runs(selected)
+    added = order.add_gate_runs(selected)
     assert [item.name for item in added] == ["a[run1]", "a[run2]", "a[run3]"]
     assert [item.name for item in selected] == ["a[run1]", "a[run2]", "a[run3]", "a[gate]", "a[gate]", "b[run2]",
                                                 "b[gate]"]
     # and order_gates puts a gate after the last of its runs, leaving the rest in place
     shuffled = [gate_b, by_name["b[run1]"], by_name["a[run1]"], by_name["b[run3]"], gate_a, by_name["a[run2]"]]
-    collect.order_gates(shuffled)
+    order.order_gates(shuffled)
     assert [item.name for item in shuffled] == ["b[run1]", "a[run1]", "b[run3]", "b[gate]", "a[run2]", "a[gate]"]
 
 

@@ -170,7 +170,7 @@ def test_in_a_real_browser(pytester: pytest.Pytester) -> None:
 
 def test_the_browser_check_sees_script_errors_and_blocked_requests(tmp_path: Path) -> None:
     """The check above could not pass on a broken page: a failing script and a request are recorded."""
-    from pytest_probability import report_html
+    from pytest_probability.report import html_report as report_html
 
     page = report_html.render({"rows": [], "records": []})
     broken = page.replace("<main>", '<main><img src="http://127.0.0.1:9/x.png"><script>nosuch();</script>', 1)

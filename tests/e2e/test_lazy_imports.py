@@ -14,8 +14,8 @@ import pytest
 #: Modules of options (baselines and A/B, budgets, retries, the JSON and HTML
 #: reports, the history report) and of the export: absent unless their option is on.
 OPTION_MODULES = {
-    "compare", "maths.twostats", "baseline", "budget", "retry",
-    "report_json", "report_html", "report_history",
+    "decide.compare", "decide.pairs", "decide.plan", "maths.twostats", "decide.baseline", "decide.budget",
+    "config.retry", "run.retries", "report.writers", "report.json_report", "report.html_report", "report.history",
     "otel.spans", "otel.session", "otel.pipeline", "otel.send", "otel.metrics",
 }
 
@@ -76,7 +76,7 @@ def session_dir(pytester: pytest.Pytester) -> pytest.Pytester:
 def test_a_session_without_benchmarks_imports_no_option_module(session_dir: pytest.Pytester) -> None:
     (found,) = loaded(session_dir, "test_plain.py")
     assert not OPTION_MODULES & set(found["modules"]), found["modules"]
-    assert "report_compare" in found["modules"]  # the wiring of comparisons: control that the list is real
+    assert "decide.comparisons" in found["modules"]  # the wiring of comparisons: control that the list is real
     assert found["heavy"] == []
 
 
@@ -88,7 +88,7 @@ def test_default_benchmarks_import_no_option_module(session_dir: pytest.Pytester
         found += loaded(session_dir, *xdist, role="worker")
     for process in found:
         assert not OPTION_MODULES & set(process["modules"]), process["modules"]
-        assert "analysis" in process["modules"]  # benchmarks were handled: the control
+        assert "decide.analysis" in process["modules"] or "collect.benchmark" in process["modules"]  # the control
         assert process["heavy"] == []
 
 
@@ -103,7 +103,8 @@ def test_option_modules_are_imported_when_their_option_is_on(session_dir: pytest
         "--prob-retry=1", "--prob-retry-on=ValueError",
         ret=1,  # 8/8 against 8/8 is an UNDECIDED baseline verdict
     )
-    assert {"compare", "maths.twostats", "baseline", "report_json", "report_html", "budget", "retry"} <= set(found["modules"])
+    assert {"decide.compare", "maths.twostats", "decide.baseline", "report.json_report", "report.html_report",
+            "decide.budget", "config.retry"} <= set(found["modules"])
     assert found["heavy"] == []
 
 
@@ -116,5 +117,5 @@ def test_a_compare_marker_alone_starts_the_comparisons(session_dir: pytest.Pytes
     assert [c["arm"] for c in report["comparisons"]] == ["long"]
     assert report["baseline"] is None
     (found,) = [json.loads(p.read_text()) for p in session_dir.path.glob("modules-main-*.json")]
-    assert {"compare", "maths.twostats"} <= set(found["modules"])
-    assert "baseline" not in found["modules"]
+    assert {"decide.compare", "maths.twostats"} <= set(found["modules"])
+    assert "decide.baseline" not in found["modules"]

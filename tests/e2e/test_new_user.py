@@ -336,7 +336,7 @@ LATE = """
 import threading
 import time
 from pytest_probability import record_usage
-from pytest_probability.recording import current_run
+from pytest_probability.run.context import current_run
 
 THREADS = []
 LATE_DONE = threading.Event()

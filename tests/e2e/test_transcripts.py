@@ -15,7 +15,7 @@ from sessions import CONFTEST
 
 from pytest_probability.otel import otlp_json
 from pytest_probability.otel.spans import TRANSCRIPT_EVENT
-from pytest_probability.recording import TRANSCRIPT_LIMIT
+from pytest_probability.run.recording import TRANSCRIPT_LIMIT
 
 BENCH = '''
 import pytest

@@ -1,10 +1,10 @@
-"""Unit tests of analysis.py: marker keywords, case specs, gate and latency verdicts, metrics, aggregates.
+"""Unit tests of the decisions from rows: marker keywords, case specs, gate and latency verdicts, metrics, aggregates.
 
-analysis.py is pure: records and settings in, RowAnalysis objects out. The
-maths itself (intervals, order statistics, pass^k) is checked against
-reference values in test_stats.py; here the question is whether analysis.py
-asks stats.py the right questions and turns the answers into the right
-verdicts, at and around every bar.
+config/spec.py, decide/gates.py and decide/analysis.py are pure: records and
+settings in, RowAnalysis objects out. The maths itself (intervals, order
+statistics, pass^k) is checked against reference values in test_stats.py;
+here the question is whether they ask maths/stats.py the right questions and
+turn the answers into the right verdicts, at and around every bar.
 """
 
 from __future__ import annotations
@@ -14,26 +14,13 @@ from math import comb, nextafter
 
 import pytest
 
-from pytest_probability import analysis
+from pytest_probability.config.marker import KEYWORDS
+from pytest_probability.config.settings import StatsConfig
+from pytest_probability.config.spec import CaseSpec, GateSpec, case_spec, latency_unreachable, unreachable
+from pytest_probability.decide.analysis import analyze, analyze_row, metric_value
+from pytest_probability.decide.gates import evaluate_gate, evaluate_latency
 from pytest_probability.maths import stats
-from pytest_probability.analysis import (
-    FAILED,
-    PASSED,
-    SKIPPED,
-    UNDECIDED,
-    VERDICT_VALUES,
-    CaseSpec,
-    GateSpec,
-    StatsConfig,
-    analyze,
-    analyze_row,
-    case_spec,
-    evaluate_gate,
-    evaluate_latency,
-    latency_unreachable,
-    metric_value,
-    unreachable,
-)
+from pytest_probability.vocabulary import FAILED, PASSED, SKIPPED, UNDECIDED, VERDICT_VALUES
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.run import RunRecord
 from pytest_probability.vocabulary import ERROR, FAIL, PASS, SKIP
@@ -113,7 +100,7 @@ def test_verdict_values_for_gauges():
 
 # -- marker keywords ----------------------------------------------------------------------
 
-KW = analysis.MARKER_KEYWORDS
+KW = KEYWORDS
 
 
 @pytest.mark.parametrize("value", [0.5, 1, 1.0, 1e-9])

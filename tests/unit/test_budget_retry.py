@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from pytest_probability import budget, retry
+from pytest_probability.config import retry, values
+from pytest_probability.decide import budget
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.run import RunRecord, Usage
 
@@ -22,14 +23,14 @@ def record(cost=0.0, tokens=(0, 0), run=1):
 @pytest.mark.parametrize("text", ["-1", "nan", "inf", "ten"])
 def test_limits_must_be_numbers_of_zero_or_more(text):
     with pytest.raises(ValueError, match="--prob-max-cost"):
-        budget.parse_limit(text, source="--prob-max-cost")
+        values.parse_limit(text, source="--prob-max-cost")
 
 
 def test_token_limit_is_whole():
-    assert budget.parse_limit("1000", source="x", whole=True) == 1000
-    assert budget.parse_limit("", source="x") is None
+    assert values.parse_limit("1000", source="x", whole=True) == 1000
+    assert values.parse_limit("", source="x") is None
     with pytest.raises(ValueError, match="whole number"):
-        budget.parse_limit("1.5", source="--prob-max-tokens", whole=True)
+        values.parse_limit("1.5", source="--prob-max-tokens", whole=True)
 
 
 def test_budget_reached_by_cost_then_tokens_then_time():

@@ -7,10 +7,11 @@ import random
 
 import pytest
 
-from pytest_probability import baseline as baseline_mod
-from pytest_probability import compare
+from pytest_probability.config.compare import CompareConfig
+from pytest_probability.decide import baseline as baseline_mod
+from pytest_probability.decide import compare, pairs
+from pytest_probability.decide.compare import Pair
 from pytest_probability.maths import twostats
-from pytest_probability.compare import CompareConfig, Pair
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.rows import Counts
 from pytest_probability.model.run import RunRecord
@@ -55,13 +56,13 @@ def load(tmp_path, *reports: dict) -> baseline_mod.Baseline:
 def test_drop_fails_and_unchanged_stays_undecided_at_margin_zero(tmp_path):
     base = load(tmp_path, report([row("a", "x", 30, 30, case="x"), row("a", "y", 27, 30, order=1, case="y")]))
     tonight = [row("a", "x", 12, 30, case="x"), row("a", "y", 27, 30, order=1, case="y")]
-    result = compare.compare_all(tonight, base, CompareConfig(), 0.95, "fail")
+    result = pairs.compare_all(tonight, base, CompareConfig(), 0.95, "fail")
     x, y = result.cases["bench_a.py::bench_a::x"], result.cases["bench_a.py::bench_a::y"]
     assert x.verdict == "fail" and x.ci.high < 0
     # No drop, but "no drop at all" cannot be shown: undecided, and counted as fail here.
     assert y.verdict == "undecided" and y.ci.low < 0 < y.ci.high
     assert result.failed_cases == [x.key, y.key]
-    assert compare.compare_all(tonight, base, CompareConfig(), 0.95, "pass").failed_cases == [x.key]
+    assert pairs.compare_all(tonight, base, CompareConfig(), 0.95, "pass").failed_cases == [x.key]
 
 
 def test_pooling_several_reports_adds_counts(tmp_path):
@@ -77,13 +78,13 @@ def test_0_3_0_rows_match_by_label(tmp_path):
     assert base.versions == ["0.3.0"]
     [case] = base.cases
     assert (case.passes, case.total, case.nodeid, case.params) == (8, 10, None, None)
-    assert compare.is_baselined(base, "anything.py::bench_a::x", "a::x", {"case": "x"})
+    assert pairs.is_baselined(base, "anything.py::bench_a::x", "a::x", {"case": "x"})
 
 
 def test_new_removed_changed(tmp_path):
     base = load(tmp_path, report([row("a", "x", 3, 3, case="x"), row("a", "gone", 3, 3, case="gone"), row("a", "p", 3, 3, case="old")]))
     tonight = [row("a", "x", 3, 3, case="x"), row("a", "p", 3, 3, case="new"), row("a", "fresh", 3, 3, case="fresh")]
-    result = compare.compare_all(tonight, base, CompareConfig(), 0.95, "fail")
+    result = pairs.compare_all(tonight, base, CompareConfig(), 0.95, "fail")
     assert list(result.cases) == ["bench_a.py::bench_a::x"]
     assert (result.new, result.removed, result.changed) == (["a::fresh"], ["a::gone"], ["a::p"])
 
@@ -115,17 +116,17 @@ def test_displayed_interval_agrees_with_the_verdict(adjustment, equivalence):
     rng = random.Random(5)
     for _ in range(40):
         margin = rng.choice([0.0, 0.05, 0.2])
-        pairs = []
+        family = []
         for i in range(rng.randint(1, 30)):
             n1, n2 = rng.choice([5, 10, 30]), rng.choice([10, 70, 210])
             p = rng.choice([0.5, 0.8, 0.95, 1.0])
             x1 = sum(rng.random() < p - rng.choice([0, 0, 0.3]) for _ in range(n1))
             x2 = sum(rng.random() < p for _ in range(n2))
             pair = Pair(str(i), str(i), x1, n1, x2, n2, margin=margin, equivalence=equivalence)
-            compare._tests(pair)
-            pairs.append(pair)
-        compare.judge_pairs(pairs, adjustment, 0.95)
-        for pair in pairs:
+            compare.pair_tests(pair)
+            family.append(pair)
+        compare.judge_pairs(family, adjustment, 0.95)
+        for pair in family:
             low, high = pair.ci.low, pair.ci.high
             if pair.verdict == "fail":
                 assert high < -margin or (equivalence and low > margin)
@@ -142,7 +143,7 @@ def test_displayed_interval_agrees_with_the_verdict(adjustment, equivalence):
 
 def test_pooled_comparison_of_one_stratum_is_the_case_comparison(tmp_path):
     base = load(tmp_path, report([row("a", "x", 30, 30, case="x")]))
-    result = compare.compare_all([row("a", "x", 20, 30, case="x")], base, CompareConfig(adjust="none"), 0.95, "fail")
+    result = pairs.compare_all([row("a", "x", 20, 30, case="x")], base, CompareConfig(adjust="none"), 0.95, "fail")
     [pooled] = result.comparisons
     [case] = result.cases.values()
     assert pooled.p == case.p and pooled.ci.low == case.ci.low and pooled.verdict == case.verdict
@@ -168,7 +169,7 @@ def test_ab_arms_pair_inputs_and_leave_unpaired_out():
         row("t", "b-terse", 6, 10, order=2, cost=0.01, q="b", style="terse"),
         row("t", "c-cot", 10, 10, order=3, cost=0.04, q="c", style="cot"),
     ]
-    result = compare.compare_all(rows, None, CompareConfig(compare_axis="style"), 0.95, "fail")
+    result = pairs.compare_all(rows, None, CompareConfig(compare_axis="style"), 0.95, "fail")
     [arm] = result.comparisons
     assert (arm.baseline, arm.arm, arm.unpaired) == ("terse", "cot", ["b", "c"])
     assert [p.key for p in arm.pairs] == ["a"] and arm.p_method == "fisher"
@@ -199,7 +200,7 @@ def test_many_inputs_use_the_sign_flip_test_and_its_interval():
     for i in range(12):
         rows.append(row("t", f"q{i}-a", 5 + i % 3, 10, order=2 * i, q=f"q{i}", style="a"))
         rows.append(row("t", f"q{i}-b", 8 + i % 3 - (i % 2), 10, order=2 * i + 1, q=f"q{i}", style="b"))
-    result = compare.compare_all(rows, None, CompareConfig(compare_axis="style", margin=0.0, margin_given=True, adjust="none"), 0.95, "fail")
+    result = pairs.compare_all(rows, None, CompareConfig(compare_axis="style", margin=0.0, margin_given=True, adjust="none"), 0.95, "fail")
     [arm] = result.comparisons
     assert arm.p_method == "sign-flip" and arm.exact and arm.ci.method == "sign-flip"
     assert arm.difference > 0 and arm.ci.low > 0 and arm.verdict == "pass"

@@ -1,16 +1,19 @@
-"""The decisions channel: what the controller's GateBook writes and a worker's DecisionReader reads."""
+"""The decisions channel: what the controller's DecisionBook writes and a worker's ChannelReader reads."""
 
 from __future__ import annotations
 
 import json
 import time
 
-from pytest_probability.analysis import StatsConfig
-from pytest_probability.budget import Budget
-from pytest_probability.gating import BUDGET, DECIDED, DecisionReader, GateBook
+from pytest_probability.config.settings import StatsConfig
+from pytest_probability.config.spec import Specs
+from pytest_probability.decide.book import DecisionBook
+from pytest_probability.decide.budget import Budget
+from pytest_probability.decide.channel import ChannelReader
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.run import RunRecord, Usage
 from pytest_probability.aggregate.rows import aggregate
+from pytest_probability.vocabulary import BUDGET, DECIDED
 
 RUNS = 10
 
@@ -19,25 +22,35 @@ def case(key="b.py::bench_x", marks=(("min_passes", 2),)):
     return CaseRef(key=key, benchmark="x", case="", label="x", order=0, runs=RUNS, marks=marks)
 
 
+def book_of(config, **kw):
+    return DecisionBook(Specs(config), **kw)
+
+
+def reader(book, budgeted=False):
+    return ChannelReader(book.folder, book.specs, budgeted, timeout=1.0)
+
+
 def record(c, run, outcome="pass", cost=0.0):
     return RunRecord(c, run, f"{c.key}::run{run}", outcome, usage=(Usage("m", 10, 0, 0, cost),))
 
 
 def test_a_decided_case_is_published_once_and_read_by_workers(tmp_path):
-    book = GateBook(StatsConfig(stop="curtail"))
+    book = book_of(StatsConfig(stop="curtail"))
     folder = book.open_channel()
     try:
         ids = [f"b.py::bench_x::run{i}" for i in range(1, RUNS + 1)]
         book.expect(ids + ["b.py::bench_x::gate"])
-        reader = DecisionReader(folder)
+        worker = reader(book)
         c = case()
         book.add(record(c, 1))
-        assert reader.run_decision(c.key, True, False) is None
+        assert worker.run_decision(c) is None
         book.add(record(c, 2))  # the second pass reaches min_passes=2
         reason = "PASS decided after 2 of 10 runs (curtail)"
-        assert book.run_decision(c.key, True) == (DECIDED, reason)
-        assert reader.run_decision(c.key, True, False) == (DECIDED, reason)
-        assert reader.run_decision(c.key, False, False) is None  # not a stoppable case here
+        assert book.run_decision(c) == (DECIDED, reason)
+        assert worker.run_decision(c) == (DECIDED, reason)
+        unstoppable = case(marks=(("min_passes", 2), ("stop", None)))  # its marker turns stopping off
+        assert book.run_decision(unstoppable) is None
+        assert worker.run_decision(unstoppable) is None  # not a stoppable case: the file is not read
         # The remaining runs report as not executed; the gate verdict is published once all have.
         for run in range(3, RUNS + 1):
             book.add(RunRecord(c, run, f"{c.key}::run{run}", "skip", message=f"not run: {reason}", stopped=DECIDED))
@@ -50,44 +63,45 @@ def test_a_decided_case_is_published_once_and_read_by_workers(tmp_path):
 
 
 def test_a_reached_budget_and_the_deadline_reach_workers(tmp_path):
-    book = GateBook(StatsConfig(), budget=Budget(max_cost=0.25, max_time=3600))
+    book = book_of(StatsConfig(), budget=Budget(max_cost=0.25, max_time=3600))
     folder = book.open_channel()
     try:
-        reader = DecisionReader(folder)
-        assert reader.deadline == book.budget.deadline and reader.max_time == 3600
+        worker = reader(book, budgeted=True)
+        assert worker.deadline == book.budget.deadline and worker.max_time == 3600
         c = case(marks=())
         book.add(record(c, 1, cost=0.2))
-        assert reader.run_decision(c.key, False, True) is None
+        assert worker.run_decision(c) is None
         book.add(record(c, 2, cost=0.1))
         expected = (BUDGET, "cost budget $0.25 reached ($0.3000 spent)")
-        assert book.run_decision(c.key, False) == expected
-        assert reader.run_decision(c.key, False, True) == expected
+        assert book.run_decision(c) == expected
+        assert worker.run_decision(c) == expected
+        assert reader(book, budgeted=False).run_decision(c) is None  # a session without a budget never looks
     finally:
         book.cleanup()
-    timed = GateBook(StatsConfig(), budget=Budget(max_time=5, start=time.time() - 6))
+    timed = book_of(StatsConfig(), budget=Budget(max_time=5, start=time.time() - 6))
     folder = timed.open_channel()
     try:
-        assert DecisionReader(folder).run_decision("k", False, True) == (BUDGET, "time budget 5s reached")
-        assert timed.run_decision("k", False) == (BUDGET, "time budget 5s reached")
+        assert reader(timed, budgeted=True).run_decision(case(marks=())) == (BUDGET, "time budget 5s reached")
+        assert timed.run_decision(case(marks=())) == (BUDGET, "time budget 5s reached")
     finally:
         timed.cleanup()
 
 
 def test_a_run_reported_twice_counts_once_in_the_decision():
-    book = GateBook(StatsConfig(stop="curtail"))
+    book = book_of(StatsConfig(stop="curtail"))
     c = case(marks=(("min_passes", 3),))
     book.add(record(c, 1))
     book.add(record(c, 2))
     book.add(record(c, 2))  # a rerun plugin reported run 2 again
-    assert book.run_decision(c.key, True) is None
+    assert book.run_decision(c) is None
     book.add(record(c, 3))
-    assert book.run_decision(c.key, True) == (DECIDED, "PASS decided after 3 of 10 runs (curtail)")
+    assert book.run_decision(c) == (DECIDED, "PASS decided after 3 of 10 runs (curtail)")
 
 
 def test_the_book_keeps_records_only_of_the_cases_a_verdict_needs():
     """Ungated cases leave an expected count in the book, no record (State keeps those for the
     reports); a gated case keeps its records; missing runs are counted for both."""
-    book = GateBook(StatsConfig())
+    book = book_of(StatsConfig())
     plain, gated = case("b.py::bench_p", marks=()), case("b.py::bench_g")
     ids = [f"{c.key}::run{i}" for c in (plain, gated) for i in range(1, RUNS + 1)]
     book.expect(ids + ["b.py::bench_g::gate"])
@@ -101,29 +115,34 @@ def test_the_book_keeps_records_only_of_the_cases_a_verdict_needs():
     assert book.missing_runs(reported.rows) == {plain.key: RUNS - 2, gated.key: RUNS - 2}
     complete = aggregate([record(c, run) for c in (plain, gated) for run in range(1, RUNS + 1)])
     assert book.missing_runs(complete.rows) == {}
-    assert book.decide(gated.key).text == "UNDECIDED: 2/2 passes, need 2: UNDECIDED; runs cut short: 2 of 10 reported"
+    assert book.verdict(gated.key).text == "UNDECIDED: 2/2 passes, need 2: UNDECIDED; runs cut short: 2 of 10 reported"
 
 
 def test_with_a_case_judged_by_a_verdict_kind_the_book_keeps_every_record():
     """A kind's verdicts (baseline) are adjusted over every case, so all records are kept then,
     and before the book has learned whether any case is judged."""
     class Decider:
-        def decide(self, book, key):
-            return True, f"{len(book.records)} cases"
+        kind = "baseline"
+
+        def judges(self, case):
+            return True
+
+        def decide(self, records, key):
+            return True, f"{len(records)} cases"
 
     plain, other = case("b.py::bench_p", marks=()), case("b.py::bench_q", marks=())
-    early = GateBook(StatsConfig(), kinds={"baseline": Decider()})
+    early = book_of(StatsConfig(), kinds={"baseline": Decider()})
     early.add(record(plain, 1))  # nothing learned yet: kept
     assert list(early.records) == [plain.key]
 
-    book = GateBook(StatsConfig(), kinds={"baseline": Decider()})
+    book = book_of(StatsConfig(), kinds={"baseline": Decider()})
     book.expect([f"{plain.key}::run1", f"{other.key}::run1", f"{plain.key}[baseline]"])
     book.add(record(plain, 1))
     book.add(record(other, 1))
     assert sorted(book.records) == [plain.key, other.key]
-    assert book.decide(f"{plain.key}[baseline]").text == "2 cases"
+    assert book.verdict(f"{plain.key}[baseline]").text == "2 cases"
 
-    unjudged = GateBook(StatsConfig(), kinds={"baseline": Decider()})
+    unjudged = book_of(StatsConfig(), kinds={"baseline": Decider()})
     unjudged.expect([f"{plain.key}::run1", f"{other.key}::run1"])
     unjudged.add(record(plain, 1))
     assert unjudged.records == {}

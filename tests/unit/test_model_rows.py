@@ -10,9 +10,21 @@ import pytest
 from pytest_probability.model.case import PARAM_VALUE_LIMIT, CaseRef
 from pytest_probability.model.rows import Counts, UsageTotals, sum_usage
 from pytest_probability.model.run import RunRecord, Usage
-from pytest_probability.vocabulary import ERROR, FAIL, PASS, SKIP, UNKNOWN_MODEL
 from pytest_probability.aggregate.rows import aggregate, row_status
-from pytest_probability.vocabulary import STATUS_ERROR, STATUS_ERRORED, STATUS_FAIL, STATUS_FLAKY, STATUS_PASS, STATUS_SKIP, STATUSES
+from pytest_probability.vocabulary import (
+    ERROR,
+    FAIL,
+    PASS,
+    SKIP,
+    STATUS_ERROR,
+    STATUS_ERRORED,
+    STATUS_FAIL,
+    STATUS_FLAKY,
+    STATUS_PASS,
+    STATUS_SKIP,
+    STATUSES,
+    UNKNOWN_MODEL,
+)
 
 
 def case(label: str = "classify::a", order: int = 0, runs: int = 3, key: str | None = None) -> CaseRef:

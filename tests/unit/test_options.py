@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_probability import analysis, options
-from pytest_probability.analysis import StatsConfig
+from pytest_probability.config import marker as options
+from pytest_probability.config import spec as analysis
+from pytest_probability.config.settings import StatsConfig
 
 
 def marks(*kwargs: dict) -> list:

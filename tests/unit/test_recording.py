@@ -1,4 +1,5 @@
-"""Unit tests of recording.py: record_usage/record_cost validation, outcome classification, records on reports."""
+"""Unit tests of the run stage: record_usage/record_cost validation (run/recording.py), outcome
+classification (run/outcome.py), records on reports (run/report.py and record/wire.py)."""
 
 from __future__ import annotations
 
@@ -9,28 +10,32 @@ import types
 
 import pytest
 
-from pytest_probability import recording, record_cost, record_usage
+from pytest_probability import record_cost, record_usage
+from pytest_probability.record.wire import record_from_report
+from pytest_probability.run import context, outcome
+from pytest_probability.run import recording as api
+from pytest_probability.run import report as run_report
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.run import RunRecord, Usage
-from pytest_probability.vocabulary import ERROR, FAIL, PASS, SKIP, UNKNOWN_MODEL
+from pytest_probability.vocabulary import ERROR, FAIL, PASS, RECORD_ATTRIBUTE, SKIP, UNKNOWN_MODEL
 
 CASE = CaseRef(key="bench_x.py::bench_a", benchmark="a", case="", label="a", order=0, runs=1)
 
 
 @pytest.fixture
 def run():
-    current = recording.start(CASE, 1, "bench_x.py::bench_a::run1")
+    current = context.start(CASE, 1, "bench_x.py::bench_a::run1")
     try:
         yield current
     finally:
-        recording.finish()
+        context.finish()
 
 
 # -- outside a run ------------------------------------------------------------
 
 
 def test_no_current_run_outside_a_benchmark():
-    assert recording.current_run() is None
+    assert context.current_run() is None
 
 
 @pytest.mark.parametrize(
@@ -50,13 +55,13 @@ def test_outside_a_run_is_a_runtime_error_that_says_so(call, name):
 
 
 def test_start_and_finish_set_the_current_run():
-    current = recording.start(CASE, 2, "id")
+    current = context.start(CASE, 2, "id")
     try:
-        assert recording.current_run() is current
+        assert context.current_run() is current
         assert (current.case, current.run, current.nodeid) == (CASE, 2, "id")
     finally:
-        recording.finish()
-    assert recording.current_run() is None
+        context.finish()
+    assert context.current_run() is None
 
 
 # -- record_usage inputs --------------------------------------------------------------
@@ -275,7 +280,7 @@ def xfail_exc():
 )
 def test_classify(make, phase, expected):
     excinfo = None if make is None else excinfo_of(make())
-    assert recording.classify(excinfo, phase) == expected
+    assert outcome.classify(excinfo, phase) == expected
 
 
 def phase(when: str, exc: BaseException | None = None, duration: float = 0.0) -> pytest.CallInfo[None]:
@@ -289,13 +294,13 @@ def phase(when: str, exc: BaseException | None = None, duration: float = 0.0) ->
 
 
 def fold(*calls) -> RunRecord:
-    current = recording.start(CASE, 1, "n")
+    current = context.start(CASE, 1, "n")
     try:
         for call in calls:
-            recording.on_phase(current, call)
+            outcome.on_phase(current, call)
         return current.to_record()
     finally:
-        recording.finish()
+        context.finish()
 
 
 def test_on_phase_pass():
@@ -352,7 +357,7 @@ def test_on_phase_xfail_is_no_sample():
 
 def test_long_error_text_is_clipped():
     record = fold(phase("setup"), phase("call", ValueError("x" * 10_000)), phase("teardown"))
-    assert len(record.error_text) == recording.TEXT_LIMIT
+    assert len(record.error_text) == outcome.TEXT_LIMIT
     assert record.error_text.endswith("…")
 
 
@@ -362,46 +367,46 @@ def test_long_error_text_is_clipped():
 def test_attach_and_record_from_report_round_trip(run):
     record_usage(model="m", input_tokens=3, cost=0.5)
     record_cost(0.25)
-    recording.on_phase(run, phase("call", AssertionError("no")))
+    outcome.on_phase(run, phase("call", AssertionError("no")))
     report = types.SimpleNamespace(when="teardown")
-    recording.attach(report, run)
-    data = getattr(report, recording.REPORT_ATTRIBUTE)
+    run_report.attach(report, run)
+    data = getattr(report, RECORD_ATTRIBUTE)
     assert json.loads(json.dumps(data)) == data  # plain builtins
-    record = recording.record_from_report(report)
+    record = record_from_report(report)
     assert record == run.to_record()
     assert (record.outcome, record.cost, record.usage) == (FAIL, 0.75, (Usage("m", 3, cost=0.5),))
 
 
 def test_a_serial_session_reads_back_the_record_it_attached_not_a_rebuilt_copy(run):
-    recording.on_phase(run, phase("call", None))
+    outcome.on_phase(run, phase("call", None))
     report = types.SimpleNamespace(when="teardown")
-    recording.attach(report, run, local=True)
-    assert getattr(report, recording.REPORT_ATTRIBUTE)["case"] == {"key": run.case.key}  # this process has the case
-    kept = recording._attached[1]
-    first = recording.record_from_report(report)
+    run_report.attach(report, run, local=True)
+    assert getattr(report, RECORD_ATTRIBUTE)["case"] == {"key": run.case.key}  # this process has the case
+    kept = run_report._attached[1]
+    first = record_from_report(report)
     assert first is kept and first == run.to_record()
     # Read once: a second read (or another report with equal data) rebuilds it.
-    again = recording.record_from_report(report, {run.case.key: run.case})
+    again = record_from_report(report, {run.case.key: run.case})
     assert again == first and again is not first
     copied = types.SimpleNamespace(when="teardown")
-    recording.attach(report, run, local=True)
-    attached = recording.record_from_report(report)
-    setattr(copied, recording.REPORT_ATTRIBUTE, dict(getattr(report, recording.REPORT_ATTRIBUTE)))
-    recording.attach(report, run, local=True)
-    rebuilt = recording.record_from_report(copied, {run.case.key: run.case})
+    run_report.attach(report, run, local=True)
+    attached = record_from_report(report)
+    setattr(copied, RECORD_ATTRIBUTE, dict(getattr(report, RECORD_ATTRIBUTE)))
+    run_report.attach(report, run, local=True)
+    rebuilt = record_from_report(copied, {run.case.key: run.case})
     assert rebuilt is not attached and rebuilt == attached and rebuilt.case is run.case
     # A worker (local=False) keeps nothing: the controller rebuilds the record from the report.
     remote = types.SimpleNamespace(when="teardown")
-    recording.attach(remote, run)
-    assert recording._attached is None
-    assert recording.record_from_report(remote) == first
+    run_report.attach(remote, run)
+    assert run_report._attached is None
+    assert record_from_report(remote) == first
 
 
 def test_record_from_report_ignores_other_reports():
-    assert recording.record_from_report(types.SimpleNamespace(when="teardown")) is None
+    assert record_from_report(types.SimpleNamespace(when="teardown")) is None
     data = RunRecord(case=CASE, run=1, nodeid="n", outcome=PASS).to_dict()
-    call_report = types.SimpleNamespace(when="call", **{recording.REPORT_ATTRIBUTE: data})
-    assert recording.record_from_report(call_report) is None
+    call_report = types.SimpleNamespace(when="call", **{RECORD_ATTRIBUTE: data})
+    assert record_from_report(call_report) is None
 
 
 # -- transcripts (record_output / record_io) ----------------------------------
@@ -409,9 +414,9 @@ def test_record_from_report_ignores_other_reports():
 
 def test_transcript_outside_a_run_raises():
     with pytest.raises(RuntimeError, match=r"record_output\(\) was called outside a benchmark run"):
-        recording.record_output("x")
+        api.record_output("x")
     with pytest.raises(RuntimeError, match=r"record_io\(\) was called outside a benchmark run"):
-        recording.record_io(prompt="p")
+        api.record_io(prompt="p")
 
 
 def test_transcript_values_become_text_and_reach_the_record(run):
@@ -427,14 +432,14 @@ def test_transcript_values_become_text_and_reach_the_record(run):
 
 
 def test_transcript_cut_at_the_limit_and_says_so(run):
-    exact = "y" * recording.TRANSCRIPT_LIMIT
-    entry = recording.record_output(exact, long="z" * (recording.TRANSCRIPT_LIMIT + 1))
+    exact = "y" * api.TRANSCRIPT_LIMIT
+    entry = api.record_output(exact, long="z" * (api.TRANSCRIPT_LIMIT + 1))
     assert entry["output"] == exact  # exactly at the limit: kept whole
-    assert len(entry["long"]) == recording.TRANSCRIPT_LIMIT and entry["long"].endswith("…")
-    assert entry["truncated"] == {"long": recording.TRANSCRIPT_LIMIT + 1}
+    assert len(entry["long"]) == api.TRANSCRIPT_LIMIT and entry["long"].endswith("…")
+    assert entry["truncated"] == {"long": api.TRANSCRIPT_LIMIT + 1}
 
 
 def test_transcript_field_named_truncated_is_refused(run):
     with pytest.raises(ValueError, match="'truncated' is the name the record uses"):
-        recording.record_output("x", truncated="no")
+        api.record_output("x", truncated="no")
     assert run.transcript == []

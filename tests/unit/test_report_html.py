@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from pytest_probability import report_html
+from pytest_probability.config.values import check_trace_url
+from pytest_probability.report import html_report as report_html
 
 ROWS = [
     {"label": "t::ok", "nodeid": "b.py::bench_t[ok]", "passes": 10, "total": 10, "pass_fraction": 1.0,
@@ -70,7 +71,7 @@ def test_empty_report_renders():
 @pytest.mark.parametrize("template", ["http://j/trace/", "jaeger/{trace_id}", "ftp://j/{trace_id}"])
 def test_trace_url_needs_http_and_trace_id(template):
     with pytest.raises(ValueError, match="prob_trace_url"):
-        report_html.check_trace_url(template)
+        check_trace_url(template)
 
 
 def test_trace_link():
@@ -87,7 +88,7 @@ def test_gate_totals_shown_only_when_a_gate_counted():
 
 
 def test_history_series_reads_old_reports_and_ranks_changes():
-    from pytest_probability import report_history
+    from pytest_probability.report import history as report_history
 
     old = {"created": "2026-01-01", "rows": [{"case": "t::a", "pass_rate": 90.0}, {"case": "t::b", "pass_rate": 50.0}]}
     new = {"created": "2026-01-02", "rows": [

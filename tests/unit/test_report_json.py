@@ -10,7 +10,9 @@ import platform
 import pytest
 
 import pytest_probability
-from pytest_probability import files, report_json
+from pytest_probability import files
+from pytest_probability.protocols import Facet
+from pytest_probability.report import json_report as report_json
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.run import RunRecord, Usage
 from pytest_probability.vocabulary import ERROR, FAIL, PASS, SKIP
@@ -215,14 +217,16 @@ def test_build_exit_status_is_a_plain_int():
     assert json.loads(json.dumps(report))["exit_status"] == 1
 
 
+class Extra(Facet):
+    def row_fields(self, row):
+        return {"interval": [0, row.counts.passes]}
+
+    def report_fields(self):
+        return {"otel": {"exported": 4}}
+
+
 def test_build_row_fields_and_extra_sections():
-    report = report_json.build(
-        summary(),
-        settings=SETTINGS,
-        exit_status=0,
-        row_fields=[lambda row: {"interval": [0, row.counts.passes]}],
-        extra={"otel": {"exported": 4}},
-    )
+    report = report_json.build(summary(), settings=SETTINGS, exit_status=0, facets=[Extra()])
     assert [row["interval"] for row in report["rows"]] == [[0, 1], [0, 0]]
     assert report["otel"] == {"exported": 4}
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_probability import report_terminal
+from pytest_probability.protocols import Facet
+from pytest_probability.report import terminal as report_terminal
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.run import RunRecord, Usage
 from pytest_probability.vocabulary import ERROR, FAIL, PASS, SKIP
-from pytest_probability.report_terminal import money, percent, render, status_text
+from pytest_probability.report.terminal import money, percent, render, status_text
 from pytest_probability.aggregate.rows import aggregate
 
 _order = iter(range(10_000))
@@ -209,10 +210,20 @@ def test_no_rows():
     assert render(aggregate([])) == [("  no benchmark runs were executed", {})]
 
 
+class Cells(Facet):
+    """A facet with one table column: the given cell per row label."""
+
+    def __init__(self, cells):
+        self.by_label = cells
+
+    def cells(self, row):
+        return (self.by_label.get(row.label, ""),)
+
+
 def test_extra_columns_are_aligned_after_the_fraction():
     summary = aggregate(runs("a", "pp") + runs("bb", "pf", extra_cost=0.25))
     column = {"a": "[0.34, 1.00]", "bb": "[0, 1]"}
-    assert texts(render(summary, [lambda row: column[row.label]]))[:2] == [
+    assert texts(render(summary, [Cells(column)]))[:2] == [
         "  a   2/2  [0.34, 1.00]  $0.0000",
         "  bb  1/2        [0, 1]  $0.2500  FLAKY",
     ]
@@ -272,7 +283,7 @@ def test_write_sends_section_lines_and_notes_with_markup():
 
 def test_an_extra_column_empty_on_every_row_takes_no_space():
     summary = aggregate(runs("a", "pp") + runs("bb", "pf"))
-    assert texts(render(summary, [lambda row: ""]))[:2] == [
+    assert texts(render(summary, [Cells({})]))[:2] == [
         "  a   2/2",
         "  bb  1/2  FLAKY",
     ]

@@ -15,12 +15,17 @@ from pathlib import Path
 
 import pytest
 
-from pytest_probability import ProbabilityUsageWarning, files, recording, record_cost, record_usage, report_json
-from pytest_probability.analysis import StatsConfig, analyze
+from pytest_probability import ProbabilityUsageWarning, files, record_cost, record_usage
+from pytest_probability.config.settings import StatsConfig
+from pytest_probability.decide.analysis import analyze
+from pytest_probability.report import json_report as report_json
+from pytest_probability.run import context
+from pytest_probability.run import recording as api
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.run import RunRecord, Usage
 from pytest_probability.vocabulary import PASS
-from pytest_probability.report_terminal import LABEL_WIDTH, printable, render, shorten
+from pytest_probability.report.terminal import render
+from pytest_probability.text import LABEL_WIDTH, printable, shorten
 from pytest_probability.aggregate.rows import aggregate
 
 CASE = CaseRef(key="bench_x.py::bench_a", benchmark="a", case="", label="a", order=0, runs=1)
@@ -144,14 +149,14 @@ def test_non_finite_numbers_are_written_as_null_never_as_infinity() -> None:
 
 @pytest.fixture
 def run():
-    current = recording.start(CASE, 1, "bench_x.py::bench_a::run1")
+    current = context.start(CASE, 1, "bench_x.py::bench_a::run1")
     try:
         yield current
     finally:
-        recording.finish()
+        context.finish()
 
 
-@pytest.mark.parametrize("value", [1e308, 10**400, fractions.Fraction(10**400), decimal.Decimal("1e400"), recording.MAX_COST * 2])
+@pytest.mark.parametrize("value", [1e308, 10**400, fractions.Fraction(10**400), decimal.Decimal("1e400"), api.MAX_COST * 2])
 def test_a_cost_past_the_limit_is_a_value_error_naming_the_limit(run, value) -> None:
     with pytest.raises(ValueError, match=r"record_usage\(\): cost must be at most 1e\+12 per call"):
         record_usage(model="m", cost=value)
@@ -162,9 +167,9 @@ def test_a_cost_past_the_limit_is_a_value_error_naming_the_limit(run, value) -> 
 
 def test_the_largest_costs_sum_to_a_finite_total(run) -> None:
     for _ in range(3):
-        record_usage(model="m", cost=recording.MAX_COST)
-    record = recording.close(run)
-    assert record.cost == 3 * recording.MAX_COST
+        record_usage(model="m", cost=api.MAX_COST)
+    record = context.close(run)
+    assert record.cost == 3 * api.MAX_COST
 
 
 @pytest.mark.parametrize("value", ["sNaN", "NaN", "-sNaN", "Infinity"])
@@ -176,14 +181,14 @@ def test_a_decimal_nan_or_infinity_gives_a_readable_error(run, value) -> None:
 
 def test_tokens_past_the_limit_are_a_value_error(run) -> None:
     with pytest.raises(ValueError, match=r"input_tokens must be at most 1,000,000,000,000 per call"):
-        record_usage(model="m", input_tokens=recording.MAX_TOKENS + 1)
+        record_usage(model="m", input_tokens=api.MAX_TOKENS + 1)
 
 
 # -- late usage (item 13) --------------------------------------------------------
 
 
 def test_usage_from_a_thread_after_its_run_ended_is_charged_to_that_run_with_a_warning() -> None:
-    first = recording.start(CASE, 1, "bench_x.py::bench_a::run1")
+    first = context.start(CASE, 1, "bench_x.py::bench_a::run1")
     go = threading.Event()
     done = threading.Event()
     caught: list[warnings.WarningMessage] = []
@@ -200,40 +205,40 @@ def test_usage_from_a_thread_after_its_run_ended_is_charged_to_that_run_with_a_w
     thread = threading.Thread(target=late)
     thread.start()
     record_usage(model="on-time", cost=1.0)
-    record = recording.close(first)
-    recording.finish()
-    second = recording.start(CASE, 2, "bench_x.py::bench_a::run2")
+    record = context.close(first)
+    context.finish()
+    second = context.start(CASE, 2, "bench_x.py::bench_a::run2")
     try:
         go.set()
         assert done.wait(10)
         thread.join(10)
         assert second.usage == [] and second.extra_cost == 0
         assert [u.model for u in record.usage] == ["on-time"]
-        assert recording.take_late() == [
+        assert context.take_late() == [
             {"nodeid": "bench_x.py::bench_a::run1", "usage": Usage("late", cost=0.25).to_dict(), "extra_cost": 0.0},
             {"nodeid": "bench_x.py::bench_a::run1", "usage": None, "extra_cost": 0.5},
         ]
         assert [w.category for w in caught] == [ProbabilityUsageWarning, ProbabilityUsageWarning]
         assert "after run bench_x.py::bench_a::run1 had ended" in str(caught[0].message)
     finally:
-        recording.finish()
+        context.finish()
 
 
 def test_a_thread_pool_serves_the_run_executing_now() -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(1) as pool:
-        first = recording.start(CASE, 1, "bench_x.py::bench_a::run1")
+        first = context.start(CASE, 1, "bench_x.py::bench_a::run1")
         pool.submit(record_usage, model="one", cost=1.0).result(10)
-        recording.close(first)
-        recording.finish()
-        second = recording.start(CASE, 2, "bench_x.py::bench_a::run2")
+        context.close(first)
+        context.finish()
+        second = context.start(CASE, 2, "bench_x.py::bench_a::run2")
         try:
             pool.submit(record_usage, model="two", cost=1.0).result(10)
             assert [u.model for u in second.usage] == ["two"]
-            assert recording.take_late() == []
+            assert context.take_late() == []
         finally:
-            recording.finish()
+            context.finish()
 
 
 # -- the terminal (item 17) ------------------------------------------------------

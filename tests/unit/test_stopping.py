@@ -8,9 +8,10 @@ import pytest
 from scipy import integrate, special
 from scipy.stats import beta as beta_distribution
 
-from pytest_probability import analysis
+from pytest_probability.config.spec import CaseSpec, GateSpec
+from pytest_probability.decide.gates import early_verdict, evaluate_gate
 from pytest_probability.maths import stopping
-from pytest_probability.analysis import FAILED, PASSED, UNDECIDED, GateSpec
+from pytest_probability.vocabulary import FAILED, PASSED, UNDECIDED
 
 BARS = (0.1, 0.5, 0.8, 0.9, 0.99)
 
@@ -172,10 +173,10 @@ def spec(rule="rate", bar=0.5, stop=None, min_passes=None):
 
 def test_count_gate_with_runs_not_executed_is_undecided_never_pass_or_fail_too_early():
     gate = spec("count", 0.5, min_passes=5)
-    assert analysis.evaluate_gate(gate, 3, 0, 0, missing=7).verdict == UNDECIDED
-    assert analysis.evaluate_gate(gate, 3, 5, 0, missing=1).verdict == FAILED
-    assert analysis.evaluate_gate(gate, 5, 0, 0, missing=5).verdict == PASSED
-    assert analysis.evaluate_gate(gate, 3, 7, 0).verdict == FAILED  # all executed: as before
+    assert evaluate_gate(gate, 3, 0, 0, missing=7).verdict == UNDECIDED
+    assert evaluate_gate(gate, 3, 5, 0, missing=1).verdict == FAILED
+    assert evaluate_gate(gate, 5, 0, 0, missing=5).verdict == PASSED
+    assert evaluate_gate(gate, 3, 7, 0).verdict == FAILED  # all executed: as before
 
 
 def test_sequential_verdict_is_used_only_under_stop_sequential():
@@ -183,20 +184,20 @@ def test_sequential_verdict_is_used_only_under_stop_sequential():
     assert stopping.sequential_verdict(10, 10, 0.6, 0.95) is None
     assert stopping.sequential_verdict(12, 12, 0.6, 0.95) == PASSED
     assert math.exp(stopping.log_evalue_above(10, 10, 0.6)) == pytest.approx((1 - 0.6**11) / 11 / 0.4 / 0.6**10)
-    fixed = analysis.evaluate_gate(spec(bar=0.6), 12, 0, 0)
-    seq = analysis.evaluate_gate(spec(bar=0.6, stop="sequential"), 12, 0, 0)
+    fixed = evaluate_gate(spec(bar=0.6), 12, 0, 0)
+    seq = evaluate_gate(spec(bar=0.6, stop="sequential"), 12, 0, 0)
     assert (fixed.verdict, fixed.sequential) == (PASSED, False)
     assert (seq.verdict, seq.sequential) == (PASSED, True)
     assert seq.to_dict(12)["decided_by"] == "sequential"
 
 
 def test_early_verdict_needs_a_stop_mode_and_waits_for_latency_on_a_pass():
-    case = analysis.CaseSpec(spec(stop="curtail"), 0.95, None)
+    case = CaseSpec(spec(stop="curtail"), 0.95, None)
     # 39 passes: even if the other 21 of 60 runs fail, 39/60's interval [51.6%, 76.9%] clears 0.5.
-    assert analysis.early_verdict(case, 39, 0, 0, 21) == PASSED
-    assert analysis.early_verdict(case, 38, 0, 0, 22) is None  # 38/60: [49.9%, ...]
-    assert analysis.early_verdict(case, 10, 0, 0, 50) is None
-    assert analysis.early_verdict(analysis.CaseSpec(spec(), 0.95, None), 39, 0, 0, 21) is None
-    with_latency = analysis.CaseSpec(spec(stop="curtail"), 0.95, 1.0)
-    assert analysis.early_verdict(with_latency, 39, 0, 0, 21) is None
-    assert analysis.early_verdict(with_latency, 0, 40, 0, 20) == FAILED
+    assert early_verdict(case, 39, 0, 0, 21) == PASSED
+    assert early_verdict(case, 38, 0, 0, 22) is None  # 38/60: [49.9%, ...]
+    assert early_verdict(case, 10, 0, 0, 50) is None
+    assert early_verdict(CaseSpec(spec(), 0.95, None), 39, 0, 0, 21) is None
+    with_latency = CaseSpec(spec(stop="curtail"), 0.95, 1.0)
+    assert early_verdict(with_latency, 39, 0, 0, 21) is None
+    assert early_verdict(with_latency, 0, 40, 0, 20) == FAILED

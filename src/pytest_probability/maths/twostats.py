@@ -40,9 +40,9 @@ import math
 from functools import lru_cache
 from typing import Iterable, NamedTuple, Sequence
 
+from ..vocabulary import ADJUSTMENTS
 from . import stats
 
-ADJUSTMENTS = ("holm", "bonferroni", "bh", "none")
 
 
 def _check(x: int, n: int, name: str) -> None:

@@ -1,87 +1,61 @@
-"""OpenTelemetry export for pytest-probability.
+"""OpenTelemetry export for pytest-probability: every run a span, every row's aggregates metrics.
 
 Importing this package imports no OpenTelemetry module: :func:`configure`
 decides from the options whether export is on and only then imports the
 OpenTelemetry SDK (its tracer provider for the run spans, its OTLP exporters
-and encoders for sending).
+and encoders for sending). It hands the composition root the export's parts,
+each behind one of the session's extension points: the run spans (a
+:class:`~pytest_probability.protocols.RunObserver`), what travels between
+xdist workers and the controller (a :class:`~pytest_probability.protocols.Link`),
+and, in the aggregating process, the flush at the end (a
+:class:`~pytest_probability.protocols.Finisher`), which reads the metric
+series of the same facets every other output reads.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Sequence
 
 import pytest
 
 from . import options
 
-#: workeroutput key: spans a worker ended after its last run, encoded.
-LEFTOVER = "prob_otel_spans"
+if TYPE_CHECKING:
+    from ..protocols import Facet, Finisher, Link, RunObserver
 
 
-class _ControllerHooks:
-    """xdist hooks of the aggregating process while export is on."""
+@dataclass
+class Export:
+    """The export's parts, for the composition root to register."""
 
-    def __init__(self, session: Any) -> None:
-        self.session = session
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_configure_node(self, node: Any) -> None:
-        # Workers parent their run spans to this session's span and share its resource.
-        node.workerinput["prob_otel_traceparent"] = self.session.traceparent
-        node.workerinput["prob_otel_tracestate"] = self.session.session_span.get_span_context().trace_state.to_header()
-        node.workerinput["prob_otel_resource"] = dict(self.session.resource.attributes)
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        leftover = getattr(node, "workeroutput", {}).get(LEFTOVER)
-        if leftover:
-            self.session.pipeline.add_encoded(tuple(leftover))
+    observer: RunObserver
+    link: Link
+    #: The flush at the session's end; None on an xdist worker (its controller exports).
+    finisher: Finisher | None
 
 
-class _WorkerHooks:
-    def __init__(self, config: pytest.Config, buffer: Any) -> None:
-        self.config = config
-        self.buffer = buffer
-
-    def pytest_sessionfinish(self) -> None:
-        leftover = self.buffer.take()
-        if leftover is not None:
-            self.config.workeroutput[LEFTOVER] = leftover  # type: ignore[attr-defined]
-
-
-def configure(config: pytest.Config, state: Any) -> None:
+def configure(config: pytest.Config, *, worker: bool, facets: Sequence[Facet], notes: list[str]) -> Export | None:
+    """The export's parts when it is on, else None (and nothing of OpenTelemetry imported)."""
     settings = options.resolve(config)
     if settings is None:
-        return
-    import os
-
+        return None
     for name in settings.bad_limits:
         os.environ.pop(name, None)
-    from .spans import REPORT_ATTRIBUTE, RunSpans, WorkerBuffer, make_provider, parent_context, tracer
+    from .spans import RunSpans, WorkerBuffer, WorkerSpans, make_provider, parent_context, tracer
 
-    if state.worker:
+    if worker:
         from opentelemetry.sdk.resources import Resource
 
         workerinput = config.workerinput  # type: ignore[attr-defined]
         buffer = WorkerBuffer()
         provider, _ = make_provider(Resource(workerinput.get("prob_otel_resource", {})), buffer.add)
         parent = parent_context(workerinput.get("prob_otel_traceparent"), workerinput.get("prob_otel_tracestate"))
-        state.observers.append(RunSpans(settings, tracer(provider), parent, take=buffer.take))
-        config.pluginmanager.register(_WorkerHooks(config, buffer), "probability-otel-worker")
-        return
+        return Export(RunSpans(settings, tracer(provider), parent, take=buffer.take), WorkerSpans(buffer), None)
 
-    from .session import Session
+    from .session import Session, SessionExport, ShippedSpans
 
     session = Session(settings, config.rootpath)
-    state.observers.append(RunSpans(settings, session.tracer, session.run_parent))
-    # Spans from xdist workers arrive on teardown reports.
-    state.report_consumers[REPORT_ATTRIBUTE] = lambda value: session.pipeline.add_encoded(tuple(value))
-    config.pluginmanager.register(_ControllerHooks(session), "probability-otel")
-
-    def finish(pytest_session: pytest.Session, state: Any, summary: Any, exitstatus: int) -> None:
-        try:
-            state.notes.extend(session.finish(summary, exitstatus, state.metric_series))
-        except Exception as exc:  # exporting never changes an outcome or the exit status
-            state.notes.append(f"OpenTelemetry: export failed unexpectedly: {type(exc).__name__}: {exc}")
-
-    state.finishers.append(finish)
+    return Export(RunSpans(settings, session.tracer, session.run_parent), ShippedSpans(session),
+                  SessionExport(session, facets, notes))

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import bisect
 import time
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from ..model.run import RunRecord
-from ..vocabulary import ERROR, FAIL
+from ..model.outputs import Series, case_attributes
 from ..model.rows import Summary
+from ..model.run import RunRecord
+from ..protocols import Facet
+from ..vocabulary import ERROR, FAIL
 
 DURATION_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0)
 #: Data points per OTLP request: keeps a request of 10,000 cases under gRPC's 4 MiB default.
@@ -48,39 +49,9 @@ INSTRUMENTS = {
 }
 
 
-@dataclass
-class Series:
-    """One instrument's points: (attributes, value), or (attributes, durations) for a histogram.
-
-    ``exemplars``: per point index, the records whose span ids become its exemplars.
-    """
-
-    name: str
-    kind: str  # counter, gauge or histogram
-    unit: str
-    description: str
-    points: list[tuple[dict[str, Any], Any]] = field(default_factory=list)
-    exemplars: dict[int, list[RunRecord]] = field(default_factory=dict)
-
-
-#: Extra series other concerns add: summary -> series (e.g. gate gauges).
-SeriesSource = Callable[[Summary], Iterable[Series]]
-
-
 def series(name: str) -> Series:
     kind, unit, description = INSTRUMENTS[name]
     return Series(name, kind, unit, description)
-
-
-def case_name(case: Any) -> str:
-    """``test.case.name``: the benchmark file's path (as in the node id) and the row label."""
-    return f"{case.key.split('::', 1)[0]}::{case.label}"
-
-
-def case_attributes(case: Any) -> dict[str, str]:
-    """The attributes that name a case on every per-case series (anything with a CaseRef's
-    ``key``, ``label``, ``benchmark`` and ``case``)."""
-    return {"test.case.name": case_name(case), "probability.benchmark": case.benchmark, "probability.case": case.case}
 
 
 def row_series(summary: Summary) -> list[Series]:
@@ -209,7 +180,7 @@ def _metric(item: Series, start: int, end: int, start_ns: int, now_ns: int, temp
 def collect(
     summary: Summary,
     resource: Any,
-    sources: Iterable[SeriesSource] = (),
+    facets: Iterable[Facet] = (),
     start_time_ns: int | None = None,
     points_per_request: int = POINTS_PER_REQUEST,
     version: str = "",
@@ -222,8 +193,8 @@ def collect(
     now = time.time_ns()
     start = start_time_ns or now
     items = row_series(summary)
-    for source in sources:
-        items.extend(source(summary))
+    for facet in facets:
+        items.extend(facet.series())
     items = [item for item in items if item.points]
     temporality = temporalities()
     scope = InstrumentationScope(SCOPE, version)

@@ -15,6 +15,8 @@ from typing import Mapping
 
 import pytest
 
+from ..config.values import pick
+
 PROTOCOLS = ("http/protobuf", "grpc")
 CAPTURE_MODES = ("all", "ids")
 DEFAULT_TIMEOUT = 10.0
@@ -162,16 +164,17 @@ def resolve(config: pytest.Config, env: Mapping[str, str] | None = None) -> Otel
     SDK's exporters add their own warnings) and the SDK's default, never an error.
     """
     env = os.environ if env is None else env
-    mode = config.getoption("prob_otel") or str(config.getini("prob_otel")).strip() or "auto"
+    value, source = pick(config, "prob_otel")
+    mode = str(value).strip() or "auto"
     if mode not in ("auto", "on", "off"):
-        raise pytest.UsageError(f"ini prob_otel must be auto, on or off, got {mode!r}")
+        raise pytest.UsageError(f"{source} must be auto, on or off, got {mode!r}")
     if mode == "off" or _env(env, "OTEL_SDK_DISABLED").lower() == "true":
         return None
 
     notes: list[str] = []
     bad_limits = tuple(name for name in LIMIT_VARIABLES if _env(env, name) and not _env(env, name).isdigit())
     notes += [f"OpenTelemetry: {name}={_env(env, name)!r} is not a whole number; using the SDK's default" for name in bad_limits]
-    file_option = config.getoption("prob_otel_file") or str(config.getini("prob_otel_file")).strip()
+    file_option = str(pick(config, "prob_otel_file")[0]).strip()
     endpoint_option = config.getoption("prob_otel_endpoint")
     protocols = {signal: _protocol(config, env, signal.upper(), notes) for signal in ("traces", "metrics")}
     wanted = {signal: _exporter_on(env, signal, notes) for signal in ("traces", "metrics")}
@@ -195,23 +198,20 @@ def resolve(config: pytest.Config, env: Mapping[str, str] | None = None) -> Otel
         )
     endpoints = {signal: url for signal, url in endpoints.items() if wanted[signal]}
 
-    timeout_option = config.getoption("prob_otel_timeout")
-    timeout = _parse_timeout(
-        timeout_option if timeout_option is not None else config.getini("prob_otel_timeout"),
-        "--prob-otel-timeout" if timeout_option is not None else "ini prob_otel_timeout",
-    )
+    timeout = _parse_timeout(*pick(config, "prob_otel_timeout"))
     file_path = None
     if file_option:
         file_path = _path(config, file_option)
         _check_writable_file(file_path, "--prob-otel-file")
-    spill_option = config.getoption("prob_otel_spill") or str(config.getini("prob_otel_spill")).strip()
+    spill_option = str(pick(config, "prob_otel_spill")[0]).strip()
     spill = _path(config, spill_option) if spill_option else None
     if spill is not None:
         _check_writable_file(spill, "--prob-otel-spill")
-    capture = config.getoption("prob_otel_capture") or str(config.getini("prob_otel_capture")).strip() or "all"
+    value, source = pick(config, "prob_otel_capture")
+    capture = str(value).strip() or "all"
     if capture not in CAPTURE_MODES:
-        raise pytest.UsageError(f"ini prob_otel_capture must be all or ids, got {capture!r}")
-    suite = config.getoption("prob_suite") or str(config.getini("prob_suite")).strip() or config.rootpath.name
+        raise pytest.UsageError(f"{source} must be all or ids, got {capture!r}")
+    suite = str(pick(config, "prob_suite")[0]).strip() or config.rootpath.name
 
     traceparent = None
     if config.getoption("prob_otel_traceparent"):

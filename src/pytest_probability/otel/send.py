@@ -29,6 +29,8 @@ import os
 import urllib.parse
 from typing import Any, Mapping, NamedTuple
 
+from ..text import clip
+
 SIGNALS = ("traces", "metrics")
 REASON_LIMIT = 200
 #: A piece of a secret this long (or the whole secret, if shorter) counts as the secret.
@@ -88,7 +90,7 @@ def scrub(text: str, secrets: list[str], limit: int = REASON_LIMIT) -> str:
         elif not out or out[-1] != "[redacted]":
             out.append("[redacted]")
     clean = " ".join("".join(out).split())
-    return clean if len(clean) <= limit else clean[: limit - 1] + "…"
+    return clip(clean, limit)
 
 
 def redact_url(url: str) -> str:

@@ -18,16 +18,19 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, Sequence
+
+import pytest
 
 from .. import __version__
 from ..model.rows import Summary
+from ..protocols import Facet, Finisher, Link
 from . import metrics as metrics_module
 from . import resource as resource_module
 from .options import OtelSettings
 from .pipeline import Pipeline
 from .send import Sender
-from .spans import make_provider, parent_context, traceparent_of, tracer
+from .spans import REPORT_ATTRIBUTE, make_provider, parent_context, traceparent_of, tracer
 
 
 class Session:
@@ -89,12 +92,13 @@ class Session:
             span.set_status(Status(StatusCode.ERROR, f"exit status {exitstatus}"))
         span.end()
 
-    def finish(self, summary: Summary, exitstatus: int, extra_series: Any = ()) -> list[str]:
-        """End the session span, emit metrics, drain within the time budget; return summary notes."""
+    def finish(self, summary: Summary, exitstatus: int, facets: Sequence[Facet] = ()) -> list[str]:
+        """End the session span, emit metrics (the rows' and every facet's series), drain within the
+        time budget; return summary notes."""
         self._end_session_span(summary, exitstatus)
         requests = []
         if self.settings.metrics_on:
-            requests = metrics_module.collect(summary, self.resource, extra_series, self.start_time_ns, version=__version__)
+            requests = metrics_module.collect(summary, self.resource, facets, self.start_time_ns, version=__version__)
         self.pipeline.finish(requests)
         return self.notes + self._outcome_notes()
 
@@ -119,3 +123,40 @@ class Session:
         if pipeline.file_failure:
             notes.append(f"OpenTelemetry: writing the OTLP file failed: {pipeline.file_failure}")
         return notes
+
+
+class SessionExport(Finisher):
+    """The export's finisher: the session span ended, the metrics sent, everything drained or spilled."""
+
+    def __init__(self, session: Session, facets: Sequence[Facet], notes: list[str]) -> None:
+        self.session = session
+        self.facets = facets
+        self.notes = notes
+
+    def finish(self, session: pytest.Session, summary: Summary) -> None:
+        try:
+            self.notes.extend(self.session.finish(summary, int(session.exitstatus), self.facets))
+        except Exception as exc:  # exporting never changes an outcome or the exit status
+            self.notes.append(f"OpenTelemetry: export failed unexpectedly: {type(exc).__name__}: {exc}")
+
+
+class ShippedSpans(Link):
+    """The aggregating process's side of the spans' way: each xdist worker parents its run spans to this
+    session's span and shares its resource; their encoded spans arrive on teardown reports and in the
+    workers' output, and go to the pipeline."""
+
+    attribute = REPORT_ATTRIBUTE
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def worker_input(self) -> Mapping[str, Any]:
+        session = self.session
+        return {
+            "prob_otel_traceparent": session.traceparent,
+            "prob_otel_tracestate": session.session_span.get_span_context().trace_state.to_header(),
+            "prob_otel_resource": dict(session.resource.attributes),
+        }
+
+    def receive(self, value: Any) -> None:
+        self.session.pipeline.add_encoded(tuple(value))

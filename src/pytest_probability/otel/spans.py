@@ -23,10 +23,11 @@ import threading
 from typing import Any, Callable
 
 from .. import __version__
-from ..model.run import Usage
+from ..model.outputs import case_name
+from ..model.run import CurrentRun, Usage
+from ..protocols import Link, RunObserver
+from ..text import clip
 from ..vocabulary import ERROR, FAIL, PASS, SKIP
-from ..recording import CurrentRun
-from .metrics import case_name
 from .options import OtelSettings
 
 #: Report attribute that carries a run's encoded spans: (bytes, span count).
@@ -36,10 +37,6 @@ STACK_LIMIT = 16384
 SCOPE = "pytest_probability"
 #: The GenAI semantic conventions' event for an inference's content.
 TRANSCRIPT_EVENT = "gen_ai.client.inference.operation.details"
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def make_provider(resource: Any, deliver: Callable[[Any], None]) -> tuple[Any, bool]:
@@ -95,8 +92,20 @@ class WorkerBuffer:
         return encode_spans(spans), len(spans)
 
 
-class RunSpans:
-    """Observer of runs in the executing process (see ``State.observers``)."""
+class WorkerSpans(Link):
+    """An xdist worker's side: the spans ended after its last run are shipped in its output."""
+
+    attribute = REPORT_ATTRIBUTE
+
+    def __init__(self, buffer: WorkerBuffer) -> None:
+        self.buffer = buffer
+
+    def leftover(self) -> Any:
+        return self.buffer.take()
+
+
+class RunSpans(RunObserver):
+    """Each run's span, made in the process executing it (a :class:`~pytest_probability.protocols.RunObserver`)."""
 
     def __init__(self, settings: OtelSettings, tracer: Any, parent: Any, take: Callable[[], Any] | None = None) -> None:
         """``parent``: the context of the session span. ``take``: on an xdist worker, what
@@ -200,7 +209,7 @@ class RunSpans:
         if run.usage or run.extra_cost:
             attributes["probability.cost"] = run.extra_cost + sum(u.cost for u in run.usage)
         if outcome == SKIP and run.message and capture:
-            attributes["probability.skip.reason"] = _clip(run.message, MESSAGE_LIMIT)
+            attributes["probability.skip.reason"] = clip(run.message, MESSAGE_LIMIT)
         if outcome in (FAIL, ERROR):
             attributes["error.type"] = run.error_type or ("AssertionError" if outcome == FAIL else "Exception")
         span.set_attributes(attributes)
@@ -208,13 +217,13 @@ class RunSpans:
             return
         event: dict[str, Any] = {"exception.type": attributes["error.type"]}
         if capture:
-            message = _clip(run.error_text or run.message, MESSAGE_LIMIT)
+            message = clip(run.error_text or run.message, MESSAGE_LIMIT)
             event["exception.message"] = message
             if run.stacktrace:
-                event["exception.stacktrace"] = _clip(run.stacktrace, STACK_LIMIT)
+                event["exception.stacktrace"] = clip(run.stacktrace, STACK_LIMIT)
             if outcome == FAIL:
                 span.set_attribute("probability.assertion", message)
-            description = f"{outcome} in {run.phase}: {_clip(run.message, 256)}"
+            description = f"{outcome} in {run.phase}: {clip(run.message, 256)}"
         else:
             description = f"{outcome} in {run.phase}: {attributes['error.type']}"
         span.add_event("exception", event)

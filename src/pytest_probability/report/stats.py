@@ -1,20 +1,29 @@
-"""How intervals, gates, latency and pass^k/pass@k reach every output.
+"""How intervals, gates, latency and pass^k/pass@k reach every output: the statistics' facet.
 
-Registered once at configure time (:func:`install`): a table column for the
-interval and one for latency, the gates and metrics sections, JSON row
-fields and sections, and the OpenTelemetry gauges. All of them read the
-same :class:`~pytest_probability.analysis.Analysis`.
+:class:`StatsFacet` gives a table column for the interval and one for
+latency, the gates and metrics sections, JSON row fields and sections, and
+the gate gauges. All of them read the same
+:class:`~pytest_probability.decide.analysis.Analysis`.
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from .maths import stats
-from .analysis import FAILED, PASSED, SKIPPED, UNDECIDED, VERDICT_VALUES, Analysis, Interval, RowAnalysis, cut_short_text
-from .report_terminal import Line, fraction, label_text
-from .model.rows import Row
+from ..decide.analysis import Analysis, RowAnalysis
+from ..decide.gates import cut_short_text
+from ..maths import stats
+from ..model.outputs import Interval, Line, Series, case_attributes
+from ..model.rows import Row
+from ..protocols import Facet
+from ..text import label_text
+from ..vocabulary import FAILED, PASSED, SKIPPED, UNDECIDED, VERDICT_VALUES
+from .terminal import fraction
+
+if TYPE_CHECKING:
+    from ..config.settings import StatsConfig
+    from ..decide.results import Results
 
 _VERDICT_MARKUP = {PASSED: {"green": True}, FAILED: {"red": True}, UNDECIDED: {"yellow": True}, SKIPPED: {"yellow": True}}
 _VERDICT_WORDS = {SKIPPED: "SKIPPED"}
@@ -143,10 +152,8 @@ def json_row(analysis: Analysis, row: Row) -> dict[str, Any]:
     }
 
 
-def gate_series(analysis: Analysis) -> list[Any]:
-    """OpenTelemetry gauges per case: interval bounds, bar and verdict."""
-    from .otel.metrics import Series, case_attributes
-
+def gate_series(analysis: Analysis) -> list[Series]:
+    """Gauges per case: interval bounds, bar and verdict."""
     lower = Series("probability.case.interval.lower", "gauge", "1", "Lower bound of the case's pass fraction interval")
     upper = Series("probability.case.interval.upper", "gauge", "1", "Upper bound of the case's pass fraction interval")
     bar = Series("probability.case.min_rate", "gauge", "1", "The gated case's bar (min_rate, or min_passes/runs)")
@@ -168,20 +175,33 @@ def gate_series(analysis: Analysis) -> list[Any]:
     return [lower, upper, bar, verdict]
 
 
-def install(state: Any) -> None:
-    """Register the stats outputs on the session state."""
-    config = state.stats
+class StatsFacet(Facet):
+    """The statistics in every output, read from the session's analysis."""
 
-    def row_analysis(row: Row) -> RowAnalysis | None:
-        return state.analysis().by_key.get(row.case.key)
+    def __init__(self, results: Results, config: StatsConfig) -> None:
+        self.results = results
+        self.config = config
 
-    if config.intervals:
-        state.columns.append(lambda row: interval_cell(row_analysis(row)))
-    state.columns.append(lambda row: latency_cell(row_analysis(row)))
-    state.sections.append(lambda st: gates_section(st.analysis()))
-    state.sections.append(lambda st: metrics_section(st.analysis()))
-    state.json_row_fields.append(lambda row: json_row(state.analysis(), row))
-    state.json_sections["stats_config"] = lambda summary: config.to_dict()
-    state.json_sections["gates"] = lambda summary: state.analysis().gate_totals()
-    state.json_sections["aggregates"] = lambda summary: [a.to_dict() for a in state.analysis().aggregates]
-    state.metric_series.append(lambda summary: gate_series(state.analysis()))
+    def cells(self, row: Row) -> Sequence[str]:
+        result = self.results.analysis().by_key.get(row.case.key)
+        if self.config.intervals:
+            return (interval_cell(result), latency_cell(result))
+        return (latency_cell(result),)
+
+    def lines(self) -> Sequence[Line]:
+        analysis = self.results.analysis()
+        return gates_section(analysis) + metrics_section(analysis)
+
+    def row_fields(self, row: Row) -> Mapping[str, Any]:
+        return json_row(self.results.analysis(), row)
+
+    def report_fields(self) -> Mapping[str, Any]:
+        analysis = self.results.analysis()
+        return {
+            "stats_config": self.config.to_dict(),
+            "gates": analysis.gate_totals(),
+            "aggregates": [a.to_dict() for a in analysis.aggregates],
+        }
+
+    def series(self) -> list[Series]:
+        return gate_series(self.results.analysis())

@@ -13,19 +13,17 @@ import json
 import math
 import platform
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Sequence
 
 import pytest
 
-from . import __version__, files
-from .model.rows import Counts, Row, Summary, UsageTotals
-from .model.run import RunRecord
-from .vocabulary import ERROR
+from .. import __version__, files
+from ..model.rows import Counts, Row, Summary, UsageTotals
+from ..model.run import RunRecord
+from ..protocols import Facet
+from ..vocabulary import ERROR
 
 SCHEMA_VERSION = 1
-
-#: Extra fields other concerns add: (summary, row) -> dict merged into the row.
-RowFields = Callable[[Row], dict[str, Any]]
 
 
 def _usage(usage: dict[str, UsageTotals]) -> dict[str, dict[str, Any]]:
@@ -95,22 +93,15 @@ def record_dict(record: RunRecord) -> dict[str, Any]:
     }
 
 
-def build(
-    summary: Summary,
-    *,
-    settings: dict[str, Any],
-    exit_status: int,
-    row_fields: Iterable[RowFields] = (),
-    extra: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    row_fields = list(row_fields)
+def build(summary: Summary, *, settings: dict[str, Any], exit_status: int, facets: Sequence[Facet] = ()) -> dict[str, Any]:
+    """The report dict: the rows and records, with each facet's row fields and top-level keys."""
     totals = _counts(summary.counts)
     totals["count"] = totals.pop("total")
     rows = []
     for row in summary.rows:
         data = row_dict(row)
-        for fields in row_fields:
-            data.update(fields(row))
+        for facet in facets:
+            data.update(facet.row_fields(row))
         rows.append(data)
     report = {
         "schema_version": SCHEMA_VERSION,
@@ -133,8 +124,8 @@ def build(
         "rows": rows,
         "records": [record_dict(r) for r in summary.records],
     }
-    if extra:
-        report.update(extra)
+    for facet in facets:
+        report.update(facet.report_fields())
     return report
 
 

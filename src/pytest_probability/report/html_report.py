@@ -1,7 +1,7 @@
 """The HTML report (``--prob-html``): one self-contained file you can open from a CI artifact.
 
 It renders the same report dict the JSON reporter writes
-(:func:`report_json.build` with the same row fields and sections), so both
+(:func:`.json_report.build` with the same facets), so both
 always agree and a saved JSON report renders the same way. Pure: no pytest
 and no I/O in :func:`render`.
 
@@ -19,11 +19,13 @@ from __future__ import annotations
 import html
 from typing import Any, Iterable, Mapping
 
+from ..text import clip
+
 #: Failed and errored runs shown per case; the rest are counted, not shown.
 RUNS_SHOWN = 20
 _OUTCOMES_SHOWN = ("fail", "error")
 
-_CSS = """
+CSS = """
 :root{--pass:#2e7d32;--flaky:#ef6c00;--fail:#c62828;--error:#6a1b9a;--muted:#666;--line:#ddd}
 *{box-sizing:border-box}body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#222;background:#fafafa}
 header{background:#263238;color:#fff;padding:14px 24px}header h1{margin:0;font-size:20px}header p{margin:4px 0 0;color:#cfd8dc}
@@ -41,7 +43,7 @@ svg text{font-size:11px;fill:#333}.cut{color:var(--fail);font-size:12px}
 
 # In <head>, before anything else runs: script errors and blocked requests are
 # recorded on <html> (data-errors, data-blocked), so a check in a browser sees them.
-_JS_HEAD = """
+HEAD_SCRIPT = """
 (function(){var root=document.documentElement,errors=[],blocked=[];
 window.addEventListener('error',function(e){errors.push(String(e.message||e.type));root.setAttribute('data-errors',errors.join(' | '));},true);
 document.addEventListener('securitypolicyviolation',function(e){blocked.push(String(e.blockedURI));root.setAttribute('data-blocked',blocked.join(' '));});
@@ -49,7 +51,7 @@ document.addEventListener('securitypolicyviolation',function(e){blocked.push(Str
 """
 
 # At the end of <body>: the filter box, and what the page holds, marked on <html>.
-_JS = """
+SCRIPT = """
 (function(){
 var root=document.documentElement,box=document.getElementById('filter');
 if(box){box.addEventListener('input',function(){var q=box.value.toLowerCase();
@@ -61,22 +63,25 @@ root.setAttribute('data-ready','1');
 """
 
 
-def _e(value: Any) -> str:
+def escape(value: Any) -> str:
+    """``value`` as HTML text: ``None`` empty, quotes escaped (attribute values too)."""
     return html.escape("" if value is None else str(value), quote=True)
 
 
-def _pct(value: float | None) -> str:
+def percent(value: float | None) -> str:
+    """A fraction as a whole percent; ``–`` for none."""
     return "–" if value is None else f"{100.0 * value:.0f}%"
 
 
-def _money(value: float | None) -> str:
+def money(value: float | None) -> str:
+    """Dollars to four places; ``–`` for none or zero."""
     return "–" if not value else f"${value:.4f}"
 
 
 def _status(value: str | None) -> str:
     if not value:
         return ""
-    return f'<span class="status s-{_e(value.lower())}">{_e(value)}</span>'
+    return f'<span class="status s-{escape(value.lower())}">{escape(value)}</span>'
 
 
 def trace_link(template: str | None, record: Mapping[str, Any]) -> str:
@@ -95,14 +100,14 @@ _LABEL_W, _BAR_W, _ROW_H = 260, 420, 18
 def _svg(kind: str, height: int, body: str, title: str) -> str:
     width = _LABEL_W + _BAR_W + 80
     return (
-        f'<svg class="chart" data-chart="{kind}" role="img" aria-label="{_e(title)}" '
+        f'<svg class="chart" data-chart="{kind}" role="img" aria-label="{escape(title)}" '
         f'xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}">'
-        f"<title>{_e(title)}</title>{body}</svg>"
+        f"<title>{escape(title)}</title>{body}</svg>"
     )
 
 
-def _clip_label(text: str, limit: int = 42) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+#: Characters of a label the charts show.
+CHART_LABEL = 42
 
 
 def fraction_chart(rows: list[Mapping[str, Any]]) -> str:
@@ -117,13 +122,13 @@ def fraction_chart(rows: list[Mapping[str, Any]]) -> str:
     for i, row in enumerate(rows):
         y = 16 + i * _ROW_H
         fraction = row.get("pass_fraction")
-        label = _clip_label(str(row.get("label", "")))
-        parts.append(f'<g data-case="{_e(row.get("label"))}"><text x="{_LABEL_W - 6}" y="{y + 12}" text-anchor="end">{_e(label)}</text>')
+        label = clip(str(row.get("label", "")), CHART_LABEL)
+        parts.append(f'<g data-case="{escape(row.get("label"))}"><text x="{_LABEL_W - 6}" y="{y + 12}" text-anchor="end">{escape(label)}</text>')
         if fraction is not None:
             colour = colours.get(str(row.get("status")), "#6a1b9a")
             parts.append(
                 f'<rect class="bar" x="{_LABEL_W}" y="{y + 3}" width="{fraction * _BAR_W:.1f}" height="{_ROW_H - 6}" '
-                f'fill="{colour}" fill-opacity="0.55"><title>{_e(row.get("label"))}: {row.get("passes")}/{row.get("total")}</title></rect>'
+                f'fill="{colour}" fill-opacity="0.55"><title>{escape(row.get("label"))}: {row.get("passes")}/{row.get("total")}</title></rect>'
             )
             ci = row.get("ci") or {}
             if ci.get("low") is not None and ci.get("high") is not None:
@@ -149,9 +154,9 @@ def cost_chart(rows: list[Mapping[str, Any]]) -> str:
         y = 4 + i * _ROW_H
         cost = row.get("cost") or 0.0
         parts.append(
-            f'<g data-case="{_e(row.get("label"))}"><text x="{_LABEL_W - 6}" y="{y + 12}" text-anchor="end">{_e(_clip_label(str(row.get("label", ""))))}</text>'
+            f'<g data-case="{escape(row.get("label"))}"><text x="{_LABEL_W - 6}" y="{y + 12}" text-anchor="end">{escape(clip(str(row.get("label", "")), CHART_LABEL))}</text>'
             f'<rect class="bar" x="{_LABEL_W}" y="{y + 3}" width="{cost / top * _BAR_W:.1f}" height="{_ROW_H - 6}" fill="#1565c0" fill-opacity="0.6"/>'
-            f'<text x="{_LABEL_W + cost / top * _BAR_W + 6:.1f}" y="{y + 12}">{_e(_money(cost))}</text></g>'
+            f'<text x="{_LABEL_W + cost / top * _BAR_W + 6:.1f}" y="{y + 12}">{escape(money(cost))}</text></g>'
         )
     return _svg("cost", height + 4, "".join(parts), "Cost per case")
 
@@ -169,7 +174,7 @@ def difference_bar(low: float | None, high: float | None, difference: float | No
         parts.append(f'<circle cx="{x(difference):.1f}" cy="10" r="3.5" fill="#1565c0"/>')
     return (
         f'<svg class="chart" data-chart="difference" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}"><title>difference {_e(difference)} [{_e(low)}, {_e(high)}]</title>{"".join(parts)}</svg>'
+        f'viewBox="0 0 {width} {height}"><title>difference {escape(difference)} [{escape(low)}, {escape(high)}]</title>{"".join(parts)}</svg>'
     )
 
 
@@ -181,19 +186,19 @@ def _tiles(report: Mapping[str, Any]) -> str:
     statuses = totals.get("statuses") or {}
     tiles = [
         ("Runs passed", f'{totals.get("passes", 0)}/{totals.get("count", 0)}'),
-        ("Pass rate", _pct(totals.get("pass_fraction"))),
+        ("Pass rate", percent(totals.get("pass_fraction"))),
         ("Cases", str(totals.get("rows", 0))),
-        ("Cost", _money(totals.get("cost")) if totals.get("cost") else "$0"),
+        ("Cost", money(totals.get("cost")) if totals.get("cost") else "$0"),
     ]
     tiles += [(str(name).upper(), str(count)) for name, count in statuses.items() if count]
-    return '<div class="tiles">' + "".join(f'<div class="tile"><b>{_e(v)}</b>{_e(k)}</div>' for k, v in tiles) + "</div>"
+    return '<div class="tiles">' + "".join(f'<div class="tile"><b>{escape(v)}</b>{escape(k)}</div>' for k, v in tiles) + "</div>"
 
 
 def _gate_text(gate: Mapping[str, Any] | None) -> str:
     if not gate:
         return ""
     bar = f'≥ {gate["min_rate"]:.0%}' if gate.get("rule") == "rate" else f'≥ {gate.get("min_passes")} passes'
-    return f'{_e(bar)} {_status(gate.get("verdict"))}'
+    return f'{escape(bar)} {_status(gate.get("verdict"))}'
 
 
 def _table(rows: list[Mapping[str, Any]]) -> str:
@@ -201,13 +206,13 @@ def _table(rows: list[Mapping[str, Any]]) -> str:
     body = []
     for row in rows:
         ci = row.get("ci") or {}
-        interval = f'[{_pct(ci.get("low"))}, {_pct(ci.get("high"))}]' if ci else "–"
+        interval = f'[{percent(ci.get("low"))}, {percent(ci.get("high"))}]' if ci else "–"
         stopped = row.get("stopped") or {}
         body.append(
-            f'<tr data-case="{_e(row.get("label"))}"><td><a href="#case-{_e(row.get("nodeid"))}">{_e(row.get("label"))}</a></td>'
-            f'<td class="num">{row.get("passes", 0)}/{row.get("total", 0)}</td><td class="num">{_pct(row.get("pass_fraction"))}</td>'
+            f'<tr data-case="{escape(row.get("label"))}"><td><a href="#case-{escape(row.get("nodeid"))}">{escape(row.get("label"))}</a></td>'
+            f'<td class="num">{row.get("passes", 0)}/{row.get("total", 0)}</td><td class="num">{percent(row.get("pass_fraction"))}</td>'
             f'<td class="num">{interval}</td><td>{_status(row.get("status"))}</td><td>{_gate_text(row.get("gate"))}</td>'
-            f'<td class="num">{_money(row.get("cost"))}</td><td>{_e(stopped.get("reason", ""))}</td></tr>'
+            f'<td class="num">{money(row.get("cost"))}</td><td>{escape(stopped.get("reason", ""))}</td></tr>'
         )
     return f"<table id=\"rows\">{head}{''.join(body)}</table>"
 
@@ -223,10 +228,10 @@ def _comparisons(comparisons: Iterable[Mapping[str, Any]]) -> str:
         diff = c.get("difference")
         ratio = c.get("cost_ratio")
         body.append(
-            f'<tr><td>{_e(c.get("function"))}</td><td>{_e(c.get("arm"))} vs {_e(c.get("baseline"))}</td><td class="num">{_e(c.get("pairs"))}</td>'
-            f'<td class="num">{"–" if diff is None else f"{diff:+.0%}"} [{_pct(ci.get("low"))}, {_pct(ci.get("high"))}]</td>'
+            f'<tr><td>{escape(c.get("function"))}</td><td>{escape(c.get("arm"))} vs {escape(c.get("baseline"))}</td><td class="num">{escape(c.get("pairs"))}</td>'
+            f'<td class="num">{"–" if diff is None else f"{diff:+.0%}"} [{percent(ci.get("low"))}, {percent(ci.get("high"))}]</td>'
             f'<td>{difference_bar(ci.get("low"), ci.get("high"), diff, c.get("margin"))}</td>'
-            f'<td class="num">{_e(_num(c.get("p_adjusted")))}</td><td>{_status(c.get("verdict"))}</td>'
+            f'<td class="num">{escape(_num(c.get("p_adjusted")))}</td><td>{_status(c.get("verdict"))}</td>'
             f'<td class="num">{"–" if ratio is None else f"{ratio:.2f}×"}</td></tr>'
         )
     return f'<section id="comparisons"><h2>Comparisons</h2><table>{head}{"".join(body)}</table></section>'
@@ -241,15 +246,15 @@ def _spending(report: Mapping[str, Any]) -> str:
     stopping = report.get("stopping")
     if stopping:
         lines.append(
-            f'Early stopping ({_e(stopping.get("mode"))}): {_e(stopping.get("cases_stopped"))} cases stopped, '
-            f'{_e(stopping.get("runs_saved"))} runs saved, {_e(stopping.get("runs_executed"))} executed.'
+            f'Early stopping ({escape(stopping.get("mode"))}): {escape(stopping.get("cases_stopped"))} cases stopped, '
+            f'{escape(stopping.get("runs_saved"))} runs saved, {escape(stopping.get("runs_executed"))} executed.'
         )
     budget = report.get("budget")
     if budget:
-        lines.append(f'Budget: {_e(budget.get("reason") or "not reached")}; {_e(budget.get("runs_not_executed"))} runs not executed.')
+        lines.append(f'Budget: {escape(budget.get("reason") or "not reached")}; {escape(budget.get("runs_not_executed"))} runs not executed.')
     gates = report.get("gates")
     if isinstance(gates, Mapping) and any(v for v in gates.values() if not isinstance(v, (dict, list))):
-        lines.append("Gates: " + ", ".join(f"{_e(k)} {_e(v)}" for k, v in gates.items() if not isinstance(v, (dict, list))))
+        lines.append("Gates: " + ", ".join(f"{escape(k)} {escape(v)}" for k, v in gates.items() if not isinstance(v, (dict, list))))
     if not lines:
         return ""
     return '<section id="decisions"><h2>Gates, stopping and budgets</h2>' + "".join(f"<p>{line}</p>" for line in lines) + "</section>"
@@ -263,7 +268,7 @@ def _transcript(entries: Iterable[Mapping[str, Any]]) -> str:
             if name == "truncated":
                 continue
             note = f' <span class="cut">cut from {int(cut[name]):,} characters</span>' if name in cut else ""
-            parts.append(f'<div class="field">{_e(name)}{note}</div><pre class="transcript">{_e(value)}</pre>')
+            parts.append(f'<div class="field">{escape(name)}{note}</div><pre class="transcript">{escape(value)}</pre>')
     return "".join(parts)
 
 
@@ -281,16 +286,16 @@ def _runs(rows: list[Mapping[str, Any]], records: list[Mapping[str, Any]], trace
         runs = []
         for record in shown:
             link = trace_link(trace_url, record)
-            link_html = f' <a class="trace" href="{_e(link)}" target="_blank" rel="noopener">trace</a>' if link else ""
+            link_html = f' <a class="trace" href="{escape(link)}" target="_blank" rel="noopener">trace</a>' if link else ""
             error = record.get("error") or record.get("message") or ""
             runs.append(
-                f'<div class="run" data-outcome="{_e(record.get("outcome"))}"><b>run {_e(record.get("run"))}</b> '
-                f'{_status(record.get("outcome"))} <span class="muted">{_e(record.get("phase"))}</span>{link_html}'
-                f'<pre class="error">{_e(error)}</pre>{_transcript(record.get("transcript") or ())}</div>'
+                f'<div class="run" data-outcome="{escape(record.get("outcome"))}"><b>run {escape(record.get("run"))}</b> '
+                f'{_status(record.get("outcome"))} <span class="muted">{escape(record.get("phase"))}</span>{link_html}'
+                f'<pre class="error">{escape(error)}</pre>{_transcript(record.get("transcript") or ())}</div>'
             )
         more = f'<p class="muted">{len(failed) - len(shown)} more failed or errored runs in the JSON report.</p>' if len(failed) > len(shown) else ""
         parts.append(
-            f'<details id="case-{_e(row.get("nodeid"))}" data-case="{_e(row.get("label"))}"><summary>{_e(row.get("label"))} '
+            f'<details id="case-{escape(row.get("nodeid"))}" data-case="{escape(row.get("label"))}"><summary>{escape(row.get("label"))} '
             f'{_status(row.get("status"))} <span class="muted">{len(failed)} failed or errored</span></summary>{"".join(runs)}{more}</details>'
         )
     if not parts:
@@ -303,7 +308,7 @@ def render(report: Mapping[str, Any], *, trace_url: str | None = None, title: st
     rows = list(report.get("rows") or [])
     records = list(report.get("records") or [])
     versions = report.get("versions") or {}
-    subtitle = f'{_e(report.get("created", ""))} · pytest-probability {_e(versions.get("pytest_probability", ""))} · exit status {_e(report.get("exit_status", ""))}'
+    subtitle = f'{escape(report.get("created", ""))} · pytest-probability {escape(versions.get("pytest_probability", ""))} · exit status {escape(report.get("exit_status", ""))}'
     charts = ""
     if rows:
         charts = (
@@ -315,18 +320,10 @@ def render(report: Mapping[str, Any], *, trace_url: str | None = None, title: st
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
         "script-src 'unsafe-inline'; img-src data:\">"
-        f"<meta name=\"viewport\" content=\"width=device-width\"><title>{_e(title)}</title><script>{_JS_HEAD}</script><style>{_CSS}</style></head>"
-        f"<body><header><h1>{_e(title)}</h1><p>{subtitle}</p></header><main>"
+        f"<meta name=\"viewport\" content=\"width=device-width\"><title>{escape(title)}</title><script>{HEAD_SCRIPT}</script><style>{CSS}</style></head>"
+        f"<body><header><h1>{escape(title)}</h1><p>{subtitle}</p></header><main>"
         f'<section id="summary">{_tiles(report)}</section>{charts}{_spending(report)}'
         f'<section id="table"><h2>Cases</h2><input type="search" id="filter" placeholder="filter cases">{_table(rows)}</section>'
         f"{_comparisons(report.get('comparisons') or ())}{_runs(rows, records, trace_url)}"
-        f"</main><script>{_JS}</script></body></html>\n"
+        f"</main><script>{SCRIPT}</script></body></html>\n"
     )
-
-
-def check_trace_url(template: str) -> str:
-    """``prob_trace_url`` must be an http(s) URL template naming ``{trace_id}``."""
-    text = template.strip()
-    if "{trace_id}" not in text or not text.startswith(("http://", "https://")):
-        raise ValueError(f"ini prob_trace_url must be an http(s) URL containing {{trace_id}}, got {template!r}")
-    return text

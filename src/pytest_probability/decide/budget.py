@@ -3,36 +3,18 @@
 Pure and pytest-free. The aggregating process (serial session or xdist
 controller) adds every run's record to one :class:`Budget`; once a limit is
 reached no new run starts (the decision reaches xdist workers through the
-decisions channel of :mod:`gating`). Runs already executing finish, so the
+decisions channel, :mod:`.channel`). Runs already executing finish, so the
 overshoot is bounded by the runs in flight.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 COST, TOKENS, TIME = "cost", "tokens", "time"
 BUDGETS = (COST, TOKENS, TIME)
-
-
-def parse_limit(value: Any, *, source: str, whole: bool = False) -> float | int | None:
-    """A limit of zero or more (``None`` for empty); a usage error otherwise."""
-    if value is None:
-        return None
-    text = str(value).strip()
-    if text == "":
-        return None
-    try:
-        number: float | int = int(text) if whole else float(text)
-    except ValueError:
-        kind = "a whole number" if whole else "a number"
-        raise ValueError(f"{source} must be {kind} of zero or more, got {text!r}") from None
-    if (isinstance(number, float) and not math.isfinite(number)) or number < 0:
-        raise ValueError(f"{source} must be zero or more, got {text!r}")
-    return number
 
 
 def record_tokens(record: Any) -> int:

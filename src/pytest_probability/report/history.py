@@ -5,7 +5,7 @@
 ``--prob-history`` folder) and shows, over the sessions in time order: per
 case the pass fraction with its interval band and the baseline verdicts
 marked, the spend per session, the cases that changed most, and the newest
-session in full (:func:`report_html.render`'s sections). Pure apart from
+session in full (:func:`.html_report.render`'s sections). Pure apart from
 :func:`load`.
 """
 
@@ -15,8 +15,8 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from . import report_html
-from .report_html import _e, _money, _pct
+from . import html_report
+from .html_report import escape, money, percent
 
 #: Cases drawn as small charts (the ones that changed most first); all are in the table.
 CHARTS_SHOWN = 100
@@ -117,13 +117,13 @@ def case_chart(label: str, points: list[dict[str, Any] | None]) -> str:
         colour = {"fail": "#c62828", "pass": "#2e7d32"}.get(str(verdict), "#1565c0")
         size = 4 if verdict else 2.5
         parts.append(
-            f'<circle class="point" data-verdict="{_e(verdict or "")}" cx="{x(i):.1f}" cy="{y(p["fraction"]):.1f}" r="{size}" fill="{colour}">'
-            f'<title>session {i + 1}: {_pct(p["fraction"])}{" · baseline " + _e(verdict) if verdict else ""}</title></circle>'
+            f'<circle class="point" data-verdict="{escape(verdict or "")}" cx="{x(i):.1f}" cy="{y(p["fraction"]):.1f}" r="{size}" fill="{colour}">'
+            f'<title>session {i + 1}: {percent(p["fraction"])}{" · baseline " + escape(verdict) if verdict else ""}</title></circle>'
         )
     return (
-        f'<figure data-case="{_e(label)}"><svg class="chart" data-chart="history" xmlns="http://www.w3.org/2000/svg" '
-        f'width="{width}" height="{height}" viewBox="0 0 {width} {height}"><title>{_e(label)}</title>{"".join(parts)}</svg>'
-        f"<figcaption>{_e(label)}</figcaption></figure>"
+        f'<figure data-case="{escape(label)}"><svg class="chart" data-chart="history" xmlns="http://www.w3.org/2000/svg" '
+        f'width="{width}" height="{height}" viewBox="0 0 {width} {height}"><title>{escape(label)}</title>{"".join(parts)}</svg>'
+        f"<figcaption>{escape(label)}</figcaption></figure>"
     )
 
 
@@ -137,7 +137,7 @@ def spend_chart(reports: list[Mapping[str, Any]]) -> str:
         h = cost / top * (height - 30)
         parts.append(
             f'<rect class="bar" x="{10 + i * bar + 3}" y="{height - 15 - h:.1f}" width="{bar - 6}" height="{h:.1f}" fill="#1565c0" fill-opacity="0.6">'
-            f"<title>session {i + 1} ({_e(reports[i].get('created', ''))}): {_money(cost)}</title></rect>"
+            f"<title>session {i + 1} ({escape(reports[i].get('created', ''))}): {money(cost)}</title></rect>"
             f'<text x="{10 + i * bar + bar / 2}" y="{height - 3}" text-anchor="middle">{i + 1}</text>'
         )
     return (
@@ -152,9 +152,9 @@ def render(reports: list[Mapping[str, Any]], *, trace_url: str | None = None, ti
     cases = series(list(reports))
     ranked = sorted(cases.items(), key=lambda item: (-(abs(change(item[1]["points"]) or 0.0)), str(item[1]["label"])))
     sessions = "".join(
-        f'<tr><td class="num">{i + 1}</td><td>{_e(r.get("created", ""))}</td><td>{_e(r.get("_source", ""))}</td>'
+        f'<tr><td class="num">{i + 1}</td><td>{escape(r.get("created", ""))}</td><td>{escape(r.get("_source", ""))}</td>'
         f'<td class="num">{(r.get("totals") or {}).get("passes", "–")}/{(r.get("totals") or {}).get("count", "–")}</td>'
-        f'<td class="num">{_money((r.get("totals") or {}).get("cost"))}</td></tr>'
+        f'<td class="num">{money((r.get("totals") or {}).get("cost"))}</td></tr>'
         for i, r in enumerate(reports)
     )
     changed_rows = []
@@ -164,21 +164,21 @@ def render(reports: list[Mapping[str, Any]], *, trace_url: str | None = None, ti
             continue
         values = [p["fraction"] for p in entry["points"] if p is not None and p["fraction"] is not None]
         changed_rows.append(
-            f'<tr data-case="{_e(entry["label"])}"><td>{_e(entry["label"])}</td><td class="num">{_pct(values[0])}</td>'
-            f'<td class="num">{_pct(values[-1])}</td><td class="num">{delta:+.0%}</td></tr>'
+            f'<tr data-case="{escape(entry["label"])}"><td>{escape(entry["label"])}</td><td class="num">{percent(values[0])}</td>'
+            f'<td class="num">{percent(values[-1])}</td><td class="num">{delta:+.0%}</td></tr>'
         )
     figures = "".join(case_chart(str(entry["label"]), entry["points"]) for _, entry in ranked[:CHARTS_SHOWN])
     more = f'<p class="muted">{len(ranked) - CHARTS_SHOWN} more cases are not drawn.</p>' if len(ranked) > CHARTS_SHOWN else ""
-    latest = report_html.render(reports[-1], trace_url=trace_url, title="Newest session")
+    latest = html_report.render(reports[-1], trace_url=trace_url, title="Newest session")
     body_of_latest = latest[latest.index("<main>") + len("<main>"): latest.index("</main>")]
     body_of_latest = body_of_latest.replace('<input type="search" id="filter" placeholder="filter cases">', "")
     page = (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
         "script-src 'unsafe-inline'; img-src data:\">"
-        f"<title>{_e(title)}</title><script>{report_html._JS_HEAD}</script>"
-        f"<style>{report_html._CSS}figure{{display:inline-block;margin:4px 8px}}figcaption{{font-size:12px}}</style></head>"
-        f"<body><header><h1>{_e(title)}</h1><p>{len(reports)} sessions, {len(cases)} cases</p></header><main>"
+        f"<title>{escape(title)}</title><script>{html_report.HEAD_SCRIPT}</script>"
+        f"<style>{html_report.CSS}figure{{display:inline-block;margin:4px 8px}}figcaption{{font-size:12px}}</style></head>"
+        f"<body><header><h1>{escape(title)}</h1><p>{len(reports)} sessions, {len(cases)} cases</p></header><main>"
         f'<section id="sessions"><h2>Sessions</h2><table><tr><th>#</th><th>Created</th><th>File</th><th>Passed</th><th>Cost</th></tr>{sessions}</table>'
         f"<h2>Spend per session</h2>{spend_chart(list(reports))}</section>"
         f'<section id="changed"><h2>Cases that changed most</h2><table><tr><th>Case</th><th>First</th><th>Last</th><th>Change</th></tr>'
@@ -186,6 +186,6 @@ def render(reports: list[Mapping[str, Any]], *, trace_url: str | None = None, ti
         f'<section id="trends"><h2>Pass fraction over sessions</h2><p class="muted">Band: the interval; '
         f'large red/green points: baseline verdict fail/pass.</p><input type="search" id="filter" placeholder="filter cases">{figures}{more}</section>'
         f'<h2>Newest session</h2>{body_of_latest}'
-        f"</main><script>{report_html._JS}</script></body></html>\n"
+        f"</main><script>{html_report.SCRIPT}</script></body></html>\n"
     )
     return page

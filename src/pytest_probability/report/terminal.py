@@ -1,50 +1,19 @@
 """The terminal table: one line per row, then totals, cost and tokens.
 
-:func:`lines` is pure (rows in, ``(text, markup)`` lines out, one at a time) so the layout
-is unit-tested without a terminal; :func:`write` hands the lines to pytest's
-terminal reporter, which decides whether colours are shown.
+:func:`lines` is pure (rows and the features' facets in, ``(text, markup)`` lines out,
+one at a time) so the layout is unit-tested without a terminal; :func:`write` hands the
+lines to pytest's terminal reporter, which decides whether colours are shown.
 """
 
 from __future__ import annotations
 
-import re
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
-from .model.rows import Row, Summary
-from .vocabulary import STATUS_ERROR, STATUS_ERRORED, STATUS_FAIL, STATUS_FLAKY, STATUS_SKIP
-
-Line = tuple[str, dict[str, bool]]
-#: Extra columns other concerns add after the fraction: row -> text.
-Column = Callable[[Row], str]
-
-#: Longest label (and model name) the table shows; longer ones keep their start and end
-#: around an ellipsis. The JSON report and the spans keep them whole.
-LABEL_WIDTH = 80
-
-#: C0 and C1 control characters, DEL, and the Unicode line and paragraph separators.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-
-
-def printable(text: str) -> str:
-    """``text`` with control characters escaped (``\\x00``, ``\\x1b``, ``\\n``): nothing printed
-    can move the cursor, change colours, ring the bell or break a line of the table."""
-    if _CONTROL.search(text) is None:
-        return text
-    return _CONTROL.sub(lambda match: repr(match.group())[1:-1], text)
-
-
-def shorten(text: str, width: int = LABEL_WIDTH) -> str:
-    """``text`` if it fits in ``width`` characters, else its start and end around ``…``."""
-    if len(text) <= width:
-        return text
-    tail = (width - 1) // 3
-    return text[: width - 1 - tail] + "…" + text[len(text) - tail :]
-
-
-def label_text(text: str) -> str:
-    """A label as the terminal shows it: control characters escaped, then shortened."""
-    return shorten(printable(text))
-
+from ..model.outputs import Line
+from ..model.rows import Row, Summary
+from ..protocols import Facet
+from ..text import label_text, printable
+from ..vocabulary import STATUS_ERROR, STATUS_ERRORED, STATUS_FAIL, STATUS_FLAKY, STATUS_SKIP
 
 _MARKUP = {
     STATUS_FLAKY: {"yellow": True},
@@ -95,32 +64,33 @@ def fraction(row: Row) -> str:
     return f"{row.counts.passes}/{row.counts.total}"
 
 
-def render(summary: Summary, columns: Iterable[Column] = ()) -> list[Line]:
+def render(summary: Summary, facets: Sequence[Facet] = ()) -> list[Line]:
     """The table's lines as a list (see :func:`lines`)."""
-    return list(lines(summary, columns))
+    return list(lines(summary, facets))
 
 
-def lines(summary: Summary, columns: Iterable[Column] = ()) -> Iterator[Line]:
-    """The table's lines, one row at a time.
+def lines(summary: Summary, facets: Sequence[Facet] = ()) -> Iterator[Line]:
+    """The table's lines, one row at a time; the facets' cells after the fraction.
 
     Two passes over the rows, the first for the column widths and the second for
     the lines, so that only one row's cells exist at a time: a table of 50,000 rows
     adds no memory of its own to the session's peak (holding every row's cells
     and lines cost about 0.5 KB per row).
     """
-    columns = list(columns)
     if not summary.rows:
         yield ("  no benchmark runs were executed", {})
         return
     show_cost = summary.has_cost
 
     def cells_of(row: Row) -> list[str]:
-        cells = [label_text(row.label), fraction(row), *(column(row) for column in columns)]
+        cells = [label_text(row.label), fraction(row)]
+        for facet in facets:
+            cells.extend(facet.cells(row))
         if show_cost:
             cells.append(money(row.cost))
         return cells
 
-    widths = [0] * (2 + len(columns) + show_cost)
+    widths = [0] * len(cells_of(summary.rows[0]))
     for row in summary.rows:
         for index, cell in enumerate(cells_of(row)):
             if len(cell) > widths[index]:
@@ -168,18 +138,13 @@ def _token_lines(summary: Summary) -> list[Line]:
     return lines
 
 
-def write(
-    terminalreporter: Any,
-    summary: Summary,
-    columns: Iterable[Column] = (),
-    notes: Iterable[str] = (),
-    sections: Iterable[list[Line]] = (),
-) -> None:
+def write(terminalreporter: Any, summary: Summary, facets: Sequence[Facet] = (), notes: Iterable[str] = ()) -> None:
+    """The probability section: the table, each facet's lines, then the notes."""
     terminalreporter.write_sep("=", "probability")
-    for text, markup in lines(summary, columns):
+    for text, markup in lines(summary, facets):
         terminalreporter.write_line(printable(text), **markup)
-    for section in sections:
-        for text, markup in section:
+    for facet in facets:
+        for text, markup in facet.lines():
             terminalreporter.write_line(printable(text), **markup)
     for note in notes:
         terminalreporter.write_line(f"  {printable(note)}", yellow=True)

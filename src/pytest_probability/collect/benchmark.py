@@ -1,0 +1,219 @@
+"""A benchmark: its cases from pytest's own parametrization, and the runs (and verdict items) of each.
+
+``Benchmark.collect`` asks pytest for the cases (``_genfunctions``, so ids,
+``pytest_generate_tests``, indirect parametrization and fixtures behave
+exactly as for ``test_*``) and yields one :class:`~.items.Run` per run of each
+case, then a :class:`~.items.VerdictItem` per verdict that judges the case
+(its gate, a ``baseline`` comparison)::
+
+    bench_x.py::bench_classify::identify_pii[run3]
+    bench_x.py::bench_classify::identify_pii[gate]
+    bench_x.py::bench_always::run3
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Iterator
+
+import pytest
+
+from ..config.marker import MarkerError, marker_kwargs, runs_for_case
+from ..config.settings import too_many_runs
+from ..config.spec import CaseSpec, latency_unreachable, unreachable
+from ..errors import ProbabilityGateWarning
+from ..model.case import CaseRef
+from ..session import State, get
+from ..vocabulary import GATE_KIND, run_text, verdict_item_name
+from .items import Run, VerdictItem
+from .nodeid import id_parts
+
+
+class Benchmark(pytest.Collector):
+    """One ``bench_*`` function: yields the runs of each of its cases."""
+
+    def __init__(self, name: str, parent: pytest.Collector, obj: Any, **kw: Any) -> None:
+        super().__init__(name, parent, **kw)
+        self.obj = obj
+        self._id_parts: Any = False  # not looked at yet (see run_id)
+
+    def run_id(self, case_id: str, run: int) -> Any:
+        """The structured node id (pytest >= 9.1) of run ``run`` of case ``case_id``, built from this
+        benchmark's: its path and names are shared strings, and no string is built or parsed per run.
+        It equals ``NodeId.parse("<benchmark>::<case>[runN]")`` (``::runN`` without a case); None where
+        parsing could split that string another way (a ``[`` or ``::`` in the case id, see :func:`.nodeid.id_parts`)."""
+        if self._id_parts is False:
+            self._id_parts = id_parts(self)
+        if self._id_parts is None or "[" in case_id or "::" in case_id:
+            return None
+        cls, path, names = self._id_parts
+        if case_id:
+            return cls(path=path, names=(*names, case_id), params=run_text(run))
+        return cls(path=path, names=(*names, run_text(run)))
+
+    @property
+    def benchmark_name(self) -> str:
+        names = [self.name[len("bench_") :]]
+        node = self.parent
+        while isinstance(node, pytest.Class):
+            names.insert(0, node.name)
+            node = node.parent
+        return ".".join(names)
+
+    def collect(self) -> list[pytest.Item]:
+        state = get(self.config)
+        code = getattr(self.obj, "__code__", None)
+        path = self.path.relative_to(self.config.rootpath) if self.path.is_relative_to(self.config.rootpath) else self.path
+        # Strings every case of this benchmark shares (one object, not one per case).
+        shared = {"benchmark": self.benchmark_name, "path": str(path), "lineno": code.co_firstlineno if code else 0,
+                  "function": getattr(self.obj, "__qualname__", self.name)}
+        # A module-level function is the same object for every run; a method is looked up
+        # on a fresh instance per run (Run._getobj), as pytest does.
+        callobj = self.obj if not isinstance(self.parent, pytest.Class) else None
+        items: list[pytest.Item] = []
+        # The probability marks of this benchmark and its parents (class, module, ...), the same for
+        # every case: a case adds its parametrization's and the function's (its Run's own markers).
+        inherited = list(self.iter_markers("probability"))
+        for callspec, fixtureinfo in self._cases(state):
+            self._collect_case(state, callspec, fixtureinfo, shared, callobj, inherited, items)
+        return items
+
+    def _cases(self, state: Any) -> Iterator[tuple[Any, Any]]:
+        """(callspec or None, fixture info) of each case, from pytest's own parametrization.
+
+        ``Module._genfunctions`` runs ``pytest_generate_tests`` (ids, indirect
+        parametrization, fixtures, other plugins' hooks) and yields one template
+        ``Function`` per case. A template is only read, never run, so building one
+        per case would build every case twice: the first template is enough, and
+        the callspecs of the others are the ``Metafunc``'s, which
+        ``files.before_generate`` kept when the hook ran. Without it (another
+        collector called the hook), every template is read, as before.
+        """
+        state.metafunc = None
+        templates = iter(self.parent._genfunctions(self.name, self.obj))  # type: ignore[attr-defined]
+        first = next(templates, None)
+        if first is None:
+            return
+        metafunc, state.metafunc = state.metafunc, None
+        calls = getattr(metafunc, "_calls", None)
+        definition = getattr(metafunc, "definition", None)
+        if definition is None or definition.name != self.name or definition.parent is not self.parent or not calls:
+            yield getattr(first, "callspec", None), first._fixtureinfo
+            for template in templates:
+                yield getattr(template, "callspec", None), template._fixtureinfo
+            return
+        close = getattr(templates, "close", None)  # a generator: the other templates are never built
+        if close is not None:
+            close()
+        fixtureinfo = first._fixtureinfo
+        for callspec in calls:
+            yield callspec, fixtureinfo
+
+    def _collect_case(self, state: Any, callspec: Any, fixtureinfo: Any, shared: dict[str, Any], callobj: Any,
+                      inherited: list[Any], items: list[pytest.Item]) -> None:
+        """The runs of one case (and its verdict items) onto ``items``."""
+        case_id = callspec.id if callspec is not None else ""
+        key = f"{self.nodeid}::{case_id}" if case_id else self.nodeid
+        extra: dict[str, Any] = {"keywords": {case_id: True}} if case_id else {}
+        if callobj is not None:
+            extra["callobj"] = callobj
+        first = self._run(case_id, 1, callspec, fixtureinfo, extra)
+        try:
+            # The parametrization's marks are closer than the function's: what first.iter_markers()
+            # gives after them, without walking the parents once per case.
+            kwargs = marker_kwargs(itertools.chain(
+                callspec.marks if callspec else (),
+                (mark for mark in first.own_markers if mark.name == "probability"),
+                inherited,
+            ))
+        except MarkerError as exc:
+            raise self.CollectError(f"{self.nodeid}: {exc}") from None
+        count = runs_for_case(state.settings, kwargs)
+        if (too_many := take_runs(state, count, key)) is not None:
+            raise self.CollectError(too_many)
+        marks = tuple(sorted((k, v) for k, v in kwargs.items() if k != "runs"))
+        try:
+            spec = state.specs.for_marks(marks, count)  # one per distinct (marks, runs)
+        except ValueError as exc:
+            raise self.CollectError(f"{self.nodeid}: {exc}") from None
+        benchmark = shared["benchmark"]
+        case = CaseRef(
+            key=key,
+            benchmark=benchmark,
+            case=case_id,
+            order=next(state.case_order),
+            runs=count,
+            # pytest's own mapping (the runs' callspec holds it): texts are made when read.
+            params=callspec.params if callspec else (),
+            path=shared["path"],
+            lineno=shared["lineno"],
+            function=shared["function"],
+            marks=marks,
+        )
+        judged_kinds = [judge.kind for judge in state.verdict_kinds if judge.judges(case)]
+        needed = unreachable(spec, count)
+        if needed is not None:
+            self.warn(ProbabilityGateWarning(_unreachable_message(case, spec, count, needed)))
+        needed = latency_unreachable(spec, count, state.stats.confidence)
+        if needed is not None:
+            self.warn(ProbabilityGateWarning(_latency_unreachable_message(case, spec, count, needed,
+                                                                          state.stats.confidence)))
+        gated = spec.gated or bool(judged_kinds)
+        judged_by = GATE_KIND if spec.gated or not judged_kinds else judged_kinds[0]
+        first_index = len(items)
+        for index in range(1, count + 1):
+            run = first if index == 1 else self._run(case_id, index, callspec, fixtureinfo, extra)
+            run.prob_case = case
+            if gated:  # the class defaults say: not gated, judged by a gate
+                run.prob_gated = True
+                run.prob_judged_by = judged_by
+            items.append(run)
+        if not state.stats.gate_items:
+            return
+        runs = tuple(items[first_index:])
+        kinds = ([GATE_KIND] if spec.gated else []) + judged_kinds
+        for kind in kinds:
+            item = VerdictItem.from_parent(self, name=verdict_item_name(case_id, kind), case=case,
+                                           lineno=case.lineno, kind=kind, runs=runs)
+            item.own_markers.extend(first.own_markers)
+            item.keywords.update({mark.name: mark for mark in first.own_markers})
+            if case_id:
+                item.keywords[case_id] = True
+            items.append(item)
+
+    def _run(self, case_id: str, index: int, callspec: Any, fixtureinfo: Any, extra: dict[str, Any]) -> Run:
+        return Run.from_parent(
+            self,
+            name=f"{case_id}[run{index}]" if case_id else run_text(index),
+            callspec=callspec,
+            fixtureinfo=fixtureinfo,
+            originalname=self.name,
+            run=index,
+            case_id=case_id,
+            **extra,
+        )
+
+
+def take_runs(state: State, count: int, case: str) -> str | None:
+    """Count a case's runs before its items exist; an error message past ``settings.max_runs``."""
+    total = state.runs_collected + count
+    if total > state.settings.max_runs:
+        return too_many_runs(total, state.settings.max_runs, f"{count:,} runs of {case} bring the session to {total:,} runs")
+    state.runs_collected = total
+    return None
+
+
+def _unreachable_message(case: CaseRef, spec: CaseSpec, runs: int, needed: int) -> str:
+    gate = spec.gate
+    assert gate is not None
+    what = f"min_rate={gate.bar:g} at {gate.confidence:g} confidence ({gate.method})"
+    if needed == 0:
+        return f"gate of {case.label} can never pass: {what} is out of reach at any number of runs"
+    return f"gate of {case.label} cannot pass with {runs} runs: {what} needs at least {needed} runs"
+
+
+def _latency_unreachable_message(case: CaseRef, spec: CaseSpec, runs: int, needed: int,
+                                 confidence: float) -> str:
+    what = f"p{spec.latency_quantile * 100:g} latency <= {spec.max_latency:g}s at {confidence:g} confidence"
+    return (f"gate of {case.label} cannot pass with {runs} runs: {what} has no upper bound "
+            f"before {needed} timed runs")

@@ -1,0 +1,97 @@
+"""The items a benchmark yields: one :class:`Run` per run of a case, and its verdict items.
+
+A run is a real pytest item (a ``Function``) with fresh function-scoped
+fixtures. A verdict item passes or fails with one verdict of its case (the
+gate's, or another kind's such as ``baseline``), which it asks of the
+session's :class:`~pytest_probability.protocols.Decisions`; the case's
+failing runs are reported as xfailed, so the verdict decides the exit status.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ..errors import GateFailed
+from ..model.case import CaseRef
+from ..session import get
+from ..vocabulary import GATE_KIND, verdict_key
+from .nodeid import set_nodeid
+
+
+class Run(pytest.Function):
+    """One run of a case: a real pytest item with fresh function-scoped fixtures."""
+
+    #: Whether a gate decides this run's case (its failures are then xfailed); set on gated runs only.
+    prob_gated = False
+    #: What decides it: "gate", or a verdict kind ("baseline"); set by Benchmark.collect.
+    prob_judged_by = GATE_KIND
+
+    def __init__(self, name: str, parent: Any, *, run: int, case_id: str = "", case: CaseRef | None = None,
+                 **kw: Any) -> None:
+        super().__init__(name, parent, **kw)
+        #: The case (set by the Benchmark once the first run's markers have given it).
+        self.prob_case = case
+        self.prob_run = run
+        built = parent.run_id(case_id, run) if hasattr(self, "_id") else None
+        if built is not None:
+            self._id = built
+        else:
+            set_nodeid(self, f"{parent.nodeid}::{name}")
+
+    # The benchmark function lives on the Benchmark's parent (module or class),
+    # not on the Benchmark collector itself.
+    @property
+    def instance(self) -> Any:
+        try:
+            return self._instance
+        except AttributeError:
+            self._instance = self._getinstance()
+            return self._instance
+
+    def _getinstance(self) -> Any:
+        owner = self.parent.parent
+        if isinstance(owner, pytest.Class):
+            return owner.newinstance() if hasattr(owner, "newinstance") else owner.obj()
+        return None
+
+    def _getobj(self) -> Any:
+        instance = self.instance
+        owner = instance if instance is not None else self.parent.parent.obj  # type: ignore[union-attr]
+        return getattr(owner, self.originalname)
+
+
+class VerdictItem(pytest.Item):
+    """One verdict of a case, as a test item: its gate (``[gate]``) or another kind's (``[baseline]``)."""
+
+    def __init__(self, name: str, parent: Any, *, case: CaseRef, lineno: int, kind: str = GATE_KIND,
+                 runs: tuple[Any, ...] = (), **kw: Any) -> None:
+        super().__init__(name, parent, **kw)
+        self.prob_case = case
+        #: What decides: "gate" (the case's gates) or another verdict kind ("baseline").
+        self.prob_kind = kind
+        #: The case's Run items, as collected (selecting the item alone brings them).
+        self.prob_runs = runs
+        self._lineno = lineno
+        set_nodeid(self, f"{parent.nodeid}::{name}")
+
+    def runtest(self) -> None:
+        decisions = get(self.config).decisions
+        if decisions is None:
+            raise RuntimeError("verdict items under xdist need the controller's decisions channel")
+        verdict = decisions.verdict(verdict_key(self.prob_case.key, self.prob_kind))
+        if verdict.skipped:
+            pytest.skip(f"gate of {self.prob_case.label}: {verdict.text}")
+        if not verdict.passed:
+            raise GateFailed(verdict.text)
+        self.user_properties.append(("probability.verdict", verdict.text))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, GateFailed):
+            what = "gate" if self.prob_kind == GATE_KIND else f"{self.prob_kind} comparison"
+            return f"{what} of {self.prob_case.label}: {excinfo.value}"
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.path, self._lineno - 1 if self._lineno else None, f"{self.parent.name}.{self.name}"

@@ -1,0 +1,41 @@
+"""Node ids of runs and verdict items that ``--lf``, ``--nf`` and ``--sw`` can match.
+
+pytest >= 9.1 keeps a structured node id (``node._id``: ``path``, ``names``,
+``params``) that those options compare with ids parsed from the cache. A
+run's name is ``identify_pii[run3]``; built as a child of its benchmark its id
+would be ``names=(…, "bench_classify", "identify_pii[run3]"), params=None``,
+while parsing the string gives ``names=(…, "identify_pii"), params="run3"``:
+not equal, so ``--lf`` would drop every run. The ids are set to what parsing
+the string gives (docs/developer-guide.md, "The structured node id fix").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+
+def set_nodeid(node: pytest.Item, nodeid: str) -> None:
+    """Give an item of a benchmark the node id ``nodeid`` (``<benchmark>::<case>[runN]``).
+
+    pytest >= 9.1: the structured id parsed from the string; older pytest keeps
+    the string in ``node._nodeid``.
+    """
+    structured = getattr(node, "_id", None)
+    if structured is not None:
+        node._id = type(structured).parse(nodeid)  # type: ignore[attr-defined]
+    else:
+        node._nodeid = nodeid  # type: ignore[attr-defined]
+
+
+def id_parts(parent: pytest.Collector) -> tuple[Any, str, tuple[str, ...]] | None:
+    """(NodeId class, path, names) of a benchmark whose runs' structured ids can be built from
+    its own; None where parsing a run's string could split it another way (a ``::`` in the
+    path or a name, a ``[`` in a name, a bracket on the benchmark's id)."""
+    parent_id = getattr(parent, "_id", None)
+    if parent_id is None or parent_id.params is not None or "::" in parent_id.path:
+        return None
+    if any("::" in name or "[" in name for name in parent_id.names):
+        return None
+    return type(parent_id), parent_id.path, parent_id.names

@@ -1,0 +1,82 @@
+"""The comparisons' settings (baselines, A/B, ``--prob-plan``): :class:`CompareConfig`, read when comparisons are on.
+
+An option or ini key of comparisons set, or a case marked ``compare=``,
+starts the comparisons (``decide.comparisons``), which read these settings
+then; a session without them never imports this module.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..maths import twostats
+from .values import parse_fraction, parse_margin, parse_rate, parse_runs, pick, sourced
+
+
+@dataclass(frozen=True)
+class CompareConfig:
+    """Session settings of comparisons (:func:`resolve_compare`)."""
+
+    baselines: tuple[str, ...] = ()
+    history: str | None = None
+    history_depth: int = 7
+    margin: float = 0.0
+    margin_given: bool = False
+    adjust: str = "holm"
+    compare_axis: str | None = None
+    plan: bool = False
+    plan_drop: float = 0.2
+    plan_power: float = 0.8
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "baselines": list(self.baselines),
+            "history": self.history,
+            "history_depth": self.history_depth,
+            "margin": self.margin,
+            "adjust": self.adjust,
+            "compare": self.compare_axis,
+        }
+
+
+def resolve_compare(config: pytest.Config) -> CompareConfig:
+    """Baseline and A/B settings; UsageError naming any bad value."""
+    try:
+        depth = parse_runs(config.getini("prob_history_depth"), source="ini prob_history_depth")
+        value, source = pick(config, "prob_margin")
+        margin_given = bool(str(value or "").strip())
+        margin = sourced(parse_margin, value, source) if margin_given else 0.0
+        value, source = pick(config, "prob_adjust")
+        adjust = sourced(twostats.parse_adjustment, value, source)
+        drop = config.getoption("prob_plan_drop")
+        plan_drop = sourced(parse_rate, drop, "--prob-plan-drop") if drop is not None else 0.2
+        power = config.getoption("prob_plan_power")
+        plan_power = sourced(parse_fraction, power, "--prob-plan-power") if power is not None else 0.8
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    axis = config.getoption("prob_compare")
+    if axis is not None and not str(axis).strip():
+        raise pytest.UsageError("--prob-compare needs the name of a parametrize argument")
+    history = config.getoption("prob_history")
+    if history is not None:
+        text = os.path.expanduser(str(history))
+        history = text if os.path.isabs(text) else str(Path(config.invocation_params.dir) / text)
+        if Path(history).exists() and not Path(history).is_dir():
+            raise pytest.UsageError(f"--prob-history: {history} is not a directory")
+    return CompareConfig(
+        baselines=tuple(config.getoption("prob_baseline") or ()),
+        history=history,
+        history_depth=depth,
+        margin=margin,
+        margin_given=margin_given,
+        adjust=adjust,
+        compare_axis=str(axis).strip() if axis is not None else None,
+        plan=bool(config.getoption("prob_plan")),
+        plan_drop=plan_drop,
+        plan_power=plan_power,
+    )

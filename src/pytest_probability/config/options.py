@@ -1,0 +1,142 @@
+"""The options and ini keys of pytest-probability (OpenTelemetry's are in ``otel/options.py``).
+
+Declared here, at every start-up (``pytest_addoption``), and read once at
+configure by :mod:`.settings`. Declaring them needs nothing heavier than this
+module and :mod:`.values`: no statistics, no comparisons.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ..vocabulary import ADJUSTMENTS
+from .values import argparse_type, parse_delay, parse_runs
+
+DEFAULT_PATTERN = "bench_*.py"
+#: Most runs (cases × runs) one session may collect, unless ini ``prob_max_runs`` says otherwise.
+#: Each run is a pytest item (about 1-2 KiB): a million is already a large session.
+DEFAULT_MAX_RUNS = 1_000_000
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("probability", "pytest-probability: pass fractions of nondeterministic code")
+    group.addoption(
+        "--prob-runs",
+        type=argparse_type(parse_runs),
+        default=None,
+        metavar="N",
+        help="Run every case of every benchmark N times (wins over markers and the prob_runs ini key).",
+    )
+    group.addoption(
+        "--prob-transpose",
+        action="store_true",
+        default=None,
+        help="Run run-major across the session: run 1 of every case, then run 2, ...",
+    )
+    group.addoption(
+        "--prob-delay",
+        type=argparse_type(parse_delay),
+        default=None,
+        metavar="SECONDS",
+        help="Sleep SECONDS between runs (never before the first), e.g. to respect rate limits.",
+    )
+    group.addoption(
+        "--prob-json",
+        default=None,
+        metavar="PATH",
+        help="Write rows and per-run records as JSON to PATH (atomically, at session end).",
+    )
+    group.addoption(
+        "--prob-html",
+        default=None,
+        metavar="PATH",
+        help="Write a self-contained HTML report to PATH at session end (charts, failed runs, transcripts).",
+    )
+    stats_group = parser.getgroup("probability-stats", "pytest-probability: intervals, gates, latency, pass^k")
+    stats_group.addoption("--prob-method", default=None, metavar="METHOD", help="Interval method: exact (Clopper-Pearson, default), wilson or bayes.")
+    stats_group.addoption("--prob-confidence", default=None, metavar="LEVEL", help="Two-sided confidence level of intervals, e.g. 0.95 (default).")
+    stats_group.addoption("--prob-no-intervals", action="store_true", default=None, help="Do not show intervals in the table.")
+    stats_group.addoption("--prob-min-rate", default=None, metavar="RATE", help="Gate every case on this pass rate bar, in (0, 1].")
+    stats_group.addoption("--prob-undecided", choices=("fail", "pass"), default=None, help="What an UNDECIDED gate counts as (default fail).")
+    stats_group.addoption("--prob-latency", action="store_true", default=None, help="Show each case's latency quantile with its interval.")
+    stats_group.addoption("--prob-metric", action="append", default=None, metavar="METRICS", help="pass^k / pass@k estimators, comma-separated, repeatable: 'pass^3,pass@5'.")
+    stats_group.addoption("--prob-no-gate-items", action="store_true", default=None, help="Do not add a gate item after each gated case.")
+    compare_group = parser.getgroup("probability-compare", "pytest-probability: baselines and A/B comparisons")
+    compare_group.addoption(
+        "--prob-baseline",
+        action="append",
+        default=None,
+        metavar="PATH",
+        help="Compare every case with this --prob-json report (this version's or 0.3.0's); repeatable, globs pool several nights.",
+    )
+    compare_group.addoption(
+        "--prob-history",
+        default=None,
+        metavar="DIR",
+        help="Use the last prob_history_depth reports in DIR as the baseline, and add this session's report to DIR.",
+    )
+    compare_group.addoption("--prob-margin", default=None, metavar="M", help="Drop (fraction, e.g. 0.05) a comparison tolerates; default 0.")
+    compare_group.addoption(
+        "--prob-adjust",
+        choices=ADJUSTMENTS,
+        default=None,
+        help="Multiplicity adjustment over each family of comparisons: holm (default), bonferroni, bh or none.",
+    )
+    compare_group.addoption("--prob-compare", default=None, metavar="ARGNAME", help="A/B: compare the values of this parametrize argument, first value as the baseline.")
+    compare_group.addoption("--prob-plan", action="store_true", default=None, help="Run nothing; print the runs each gated, compared or baselined case needs.")
+    compare_group.addoption("--prob-plan-drop", default=None, metavar="D", help="--prob-plan: the drop to detect when no margin is set (default 0.2).")
+    compare_group.addoption("--prob-plan-power", default=None, metavar="P", help="--prob-plan: the power wanted (default 0.8).")
+    parser.addini("prob_history_depth", "Reports of --prob-history used as the baseline (default 7).", default="7")
+    parser.addini("prob_margin", "Drop a comparison tolerates (default 0).", default="")
+    parser.addini("prob_adjust", "Multiplicity adjustment: holm, bonferroni, bh or none (default holm).", default="holm")
+    parser.addini("prob_method", "Interval method: exact, wilson or bayes (default exact).", default="exact")
+    parser.addini("prob_confidence", "Confidence level of intervals (default 0.95).", default="0.95")
+    parser.addini("prob_prior", "Beta prior a,b of the bayes method (default 1,1).", default="1,1")
+    parser.addini("prob_intervals", "Show intervals (default true).", default="true")
+    parser.addini("prob_min_rate", "Pass rate bar for every case (default none).", default="")
+    parser.addini("prob_undecided", "fail or pass: what an UNDECIDED gate counts as (default fail).", default="fail")
+    parser.addini("prob_errors", "count or exclude: errored runs in gates (default count).", default="count")
+    parser.addini("prob_latency", "Show latency quantiles (default false).", default="false")
+    parser.addini("prob_latency_quantile", "Latency quantile (default 0.95).", default="0.95")
+    parser.addini("prob_metric", "pass^k / pass@k estimators, comma-separated.", default="")
+    parser.addini("prob_gate_items", "Add a gate item after each gated case (default true).", default="true")
+    parser.addini("prob_pattern", "Glob for benchmark files (default bench_*.py).", default=DEFAULT_PATTERN)
+    parser.addini("prob_runs", "Runs per case when neither --prob-runs nor a marker says (default 1).", default="1")
+    parser.addini("prob_transpose", "Run run-major across the session (default false).", default="false")
+    parser.addini("prob_delay", "Seconds to sleep between runs (default 0).", default="0")
+    parser.addini("prob_json", "Path of the JSON report (--prob-json wins).", default="")
+    parser.addini("prob_html", "Path of the HTML report (--prob-html wins).", default="")
+    parser.addini("prob_trace_url", "URL template of a run's trace in the HTML report, with {trace_id} (and {span_id}).", default="")
+    spend = parser.getgroup("probability-spend", "pytest-probability: early stopping, budgets, retries")
+    spend.addoption("--prob-stop", default=None, metavar="MODE",
+                    help="Stop running a gated case once decided: curtail (the verdict cannot change any more) "
+                         "or sequential (an anytime-valid test decided); off to disable.")
+    spend.addoption("--prob-max-cost", default=None, metavar="USD",
+                    help="Start no new run once the session's recorded spend reaches USD.")
+    spend.addoption("--prob-max-tokens", default=None, metavar="N",
+                    help="Start no new run once the session's recorded tokens (input + output) reach N.")
+    spend.addoption("--prob-max-time", default=None, metavar="SECONDS",
+                    help="Start no new run once the session has run for SECONDS (wall time).")
+    spend.addoption("--prob-retry", default=None, metavar="N",
+                    help="Retry a run's call up to N times when it raises one of --prob-retry-on.")
+    spend.addoption("--prob-retry-on", default=None, metavar="CLASSES",
+                    help="Exception classes that mean 'retry', space or comma separated: bare names "
+                         "(RateLimitError) or dotted paths (httpx.HTTPStatusError), matched on the MRO.")
+    parser.addini("prob_stop", "Early stopping of gated cases: curtail, sequential or off (default off).", default="")
+    parser.addini("prob_max_cost", "Session cost budget in USD (default none).", default="")
+    parser.addini("prob_max_tokens", "Session token budget (default none).", default="")
+    parser.addini("prob_max_time", "Session wall-time budget in seconds (default none).", default="")
+    parser.addini("prob_retry", "Retries of a run's call on a --prob-retry-on exception (default 0).", default="0")
+    parser.addini("prob_retry_on", "Exception classes that mean 'retry this run' (default none).", default="")
+    parser.addini("prob_retry_backoff", "First backoff of a retry without Retry-After, in seconds (default 1).", default="1")
+    parser.addini("prob_retry_max_wait", "Longest wait before a retry, Retry-After included, in seconds (default 60).", default="60")
+    parser.addini(
+        "prob_max_runs",
+        f"Most runs (cases x runs) a session may collect (default {DEFAULT_MAX_RUNS:,}).",
+        default=str(DEFAULT_MAX_RUNS),
+    )
+    parser.addini(
+        "prob_gate_timeout",
+        "Seconds an xdist worker's gate item waits for its runs on other workers (default 3600).",
+        default="3600",
+    )

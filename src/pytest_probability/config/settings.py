@@ -1,0 +1,249 @@
+"""The session's settings, read once at configure and validated: :class:`Settings` and :class:`StatsConfig`.
+
+Bad values are usage errors that name the value and where it came from,
+raised before any run spends money. Every option that has an ini key is read
+with :func:`~.values.pick` (the command line wins, then the ini key).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from ..maths import stats, stopping
+from ..vocabulary import FAILED
+from .options import DEFAULT_MAX_RUNS, DEFAULT_PATTERN
+from .values import (
+    check_trace_url,
+    parse_bool,
+    parse_choice,
+    parse_delay,
+    parse_fraction,
+    parse_limit,
+    parse_rate,
+    parse_runs,
+    pick,
+    sourced,
+)
+
+if TYPE_CHECKING:
+    from .retry import RetryPolicy
+
+# The retry policy (config.retry) is imported only with --prob-retry, and the comparisons'
+# settings (config.compare) only when comparisons are on: the session's lazy-import rule
+# (docs/developer-guide.md, "Lazy imports").
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The session's options, validated."""
+
+    #: Runs from the command line; wins over markers.
+    cli_runs: int | None
+    #: Runs from the ini file; markers win over it.
+    ini_runs: int
+    transpose: bool
+    delay: float
+    json_path: Path | None
+    pattern: str
+    gate_timeout: float = 3600.0
+    #: Most runs (cases × runs) the session may collect.
+    max_runs: int = DEFAULT_MAX_RUNS
+    max_cost: float | None = None
+    max_tokens: int | None = None
+    max_time: float | None = None
+    #: The --prob-retry policy; None without retries.
+    retry: RetryPolicy | None = None
+    html_path: Path | None = None
+    #: ini prob_trace_url: a run's trace link in the HTML report ({trace_id}, {span_id}).
+    trace_url: str | None = None
+
+    @property
+    def budgeted(self) -> bool:
+        return any(limit is not None for limit in (self.max_cost, self.max_tokens, self.max_time))
+
+    @property
+    def default_runs(self) -> int:
+        return self.cli_runs if self.cli_runs is not None else self.ini_runs
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "runs": self.default_runs,
+            "runs_from_command_line": self.cli_runs is not None,
+            "transpose": self.transpose,
+            "delay": self.delay,
+            "pattern": self.pattern,
+            "max_cost": self.max_cost,
+            "max_tokens": self.max_tokens,
+            "max_time": self.max_time,
+            "retry": self.retry.to_dict() if self.retry is not None else None,
+        }
+
+
+@dataclass(frozen=True)
+class StatsConfig:
+    """Session-wide statistics settings (command line and ini)."""
+
+    method: str = "exact"
+    confidence: float = 0.95
+    prior: tuple[float, float] = (1.0, 1.0)
+    intervals: bool = True
+    min_rate: float | None = None
+    undecided: str = FAILED  # what an UNDECIDED gate counts as: fail or pass
+    errors: str = "count"  # count: errored runs are non-passes in gates; exclude: left out
+    latency: bool = False
+    latency_quantile: float = 0.95
+    metrics: tuple[tuple[str, int], ...] = ()
+    gate_items: bool = True
+    #: Early stopping of gated cases: "curtail", "sequential" or None.
+    stop: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "level": self.confidence,
+            "prior": list(self.prior),
+            "intervals": self.intervals,
+            "min_rate": self.min_rate,
+            "undecided": self.undecided,
+            "errors": self.errors,
+            "latency": self.latency,
+            "latency_quantile": self.latency_quantile,
+            "metrics": [f"{kind}{k}" for kind, k in self.metrics],
+            "gate_items": self.gate_items,
+            "stop": self.stop,
+        }
+
+
+def resolve(config: pytest.Config) -> Settings:
+    """Read and validate every core option; raise ``pytest.UsageError`` naming bad values."""
+    try:
+        ini_runs = parse_runs(config.getini("prob_runs"), source="ini prob_runs")
+        value, source = pick(config, "prob_transpose")
+        transpose = parse_bool(value, source)
+        value, source = pick(config, "prob_delay")
+        delay = parse_delay(value, source=source)
+        gate_timeout = parse_delay(config.getini("prob_gate_timeout"), source="ini prob_gate_timeout")
+        max_runs = parse_runs(config.getini("prob_max_runs"), source="ini prob_max_runs")
+        limits = {}
+        for name, whole in (("max_cost", False), ("max_tokens", True), ("max_time", False)):
+            value, source = pick(config, "prob_" + name)
+            limits[name] = parse_limit(value, source=source, whole=whole)
+        retry_policy = _retry_policy(config)
+        trace_url = str(config.getini("prob_trace_url")).strip() or None
+        if trace_url is not None:
+            trace_url = check_trace_url(trace_url)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    cli_runs = config.getoption("prob_runs")
+    for runs, source in ((cli_runs, f"--prob-runs={cli_runs}"), (ini_runs, f"ini prob_runs = {ini_runs}")):
+        if runs is not None and runs > max_runs:
+            raise pytest.UsageError(too_many_runs(runs, max_runs, f"{source} asks for at least {runs:,} runs"))
+    pattern = str(config.getini("prob_pattern")).strip() or DEFAULT_PATTERN
+    return Settings(
+        cli_runs=cli_runs,
+        ini_runs=ini_runs,
+        transpose=transpose,
+        delay=delay,
+        json_path=_report_path(config, "prob_json"),
+        html_path=_report_path(config, "prob_html"),
+        trace_url=trace_url,
+        pattern=pattern,
+        gate_timeout=gate_timeout,
+        max_runs=max_runs,
+        retry=retry_policy,
+        **limits,
+    )
+
+
+def too_many_runs(total: int, limit: int, what: str) -> str:
+    """The error for a session that would collect more than ``prob_max_runs`` runs."""
+    return (
+        f"{what} (cases × runs), more than the limit of {limit:,} runs per session; "
+        "lower the runs, select fewer cases, or raise the ini key prob_max_runs"
+    )
+
+
+def _report_path(config: pytest.Config, name: str) -> Path | None:
+    """A report's path: the option's, relative to the invocation folder, else the ini key's, relative
+    to the ini file (like pytest's own paths). An empty value writes no report."""
+    value, source = pick(config, name)
+    if not value:
+        return None
+    base = Path(config.invocation_params.dir)
+    if source.startswith("ini "):
+        base = config.inipath.parent if config.inipath else config.rootpath
+    text = os.path.expanduser(str(value))
+    if text.endswith(("/", os.sep)):
+        raise pytest.UsageError(f"--{name.replace('_', '-')}: {text} is a directory; give a file path")
+    return Path(text) if os.path.isabs(text) else base / text
+
+
+def _retry_policy(config: pytest.Config) -> RetryPolicy | None:
+    value, source = pick(config, "prob_retry")
+    text = str(value).strip() or "0"
+    try:
+        retries = int(text)
+    except ValueError:
+        raise ValueError(f"{source} must be a whole number of retries, got {text!r}") from None
+    if retries < 0:
+        raise ValueError(f"{source} must be zero or more, got {text!r}")
+    if retries == 0:
+        return None
+    from .retry import RetryPolicy, split_names
+
+    classes, classes_source = pick(config, "prob_retry_on")
+    names = split_names(classes)
+    if not names:
+        raise ValueError(f"{source}={retries} needs the exception classes to retry on: --prob-retry-on or ini prob_retry_on")
+    backoff = parse_delay(config.getini("prob_retry_backoff"), source="ini prob_retry_backoff")
+    max_wait = parse_delay(config.getini("prob_retry_max_wait"), source="ini prob_retry_max_wait")
+    try:
+        return RetryPolicy.build(retries, names, backoff=backoff, max_wait=max_wait)
+    except ValueError as exc:
+        raise ValueError(f"{classes_source}: {exc}") from None
+
+
+def resolve_stats(config: pytest.Config) -> StatsConfig:
+    """The statistics settings; UsageError naming any bad value."""
+    try:
+        value, source = pick(config, "prob_method")
+        method = sourced(stats.parse_method, value, source)
+        value, source = pick(config, "prob_confidence")
+        confidence = sourced(stats.parse_confidence, value, source)
+        prior = sourced(stats.parse_prior, config.getini("prob_prior"), "ini prob_prior")
+        intervals = not config.getoption("prob_no_intervals") and parse_bool(config.getini("prob_intervals"), "ini prob_intervals")
+        value, source = pick(config, "prob_min_rate")
+        min_rate = sourced(parse_rate, value, source) if str(value).strip() else None
+        value, source = pick(config, "prob_undecided")
+        undecided = parse_choice(value, ("fail", "pass"), source)
+        errors = parse_choice(config.getini("prob_errors"), ("count", "exclude"), "ini prob_errors")
+        value, source = pick(config, "prob_latency")
+        latency = parse_bool(value, source)
+        quantile = sourced(parse_fraction, config.getini("prob_latency_quantile"), "ini prob_latency_quantile")
+        value, source = pick(config, "prob_metric")
+        values = value if isinstance(value, list) else [value]
+        metrics = tuple(sourced(stats.parse_metrics, [v for v in values if str(v).strip()], source))
+        gate_items = not config.getoption("prob_no_gate_items") and parse_bool(config.getini("prob_gate_items"), "ini prob_gate_items")
+        value, source = pick(config, "prob_stop")
+        stop = sourced(stopping.parse_mode, value, source)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return StatsConfig(
+        method=method,
+        confidence=confidence,
+        prior=prior,
+        intervals=intervals,
+        min_rate=min_rate,
+        undecided=undecided,
+        errors=errors,
+        latency=latency,
+        latency_quantile=quantile,
+        metrics=metrics,
+        gate_items=gate_items,
+        stop=stop,
+    )

@@ -1,0 +1,154 @@
+"""Value parsers shared by the command line, ini keys and markers, and the one way to read an option.
+
+Each parser takes a value as given (text from the command line or an ini
+file, or a Python value from a marker) and returns it validated, or raises
+``ValueError`` with a message naming the value. :func:`pick` is how every
+option with an ini key is read: the command line's value when given (an
+empty one included), else the ini key's, with where it came from for the
+message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any, Callable
+
+import pytest
+
+
+def pick(config: pytest.Config, name: str, ini: str | None = None) -> tuple[Any, str]:
+    """The command line's value of option ``name`` (its dest), else ini key ``ini`` (default: the
+    same name), with where it came from (``--prob-max-cost``, ``ini prob_max_cost``)."""
+    value = config.getoption(name)
+    if value is not None:
+        return value, "--" + name.replace("_", "-")
+    key = ini or name
+    return config.getini(key), f"ini {key}"
+
+
+def sourced(parse: Callable[[Any], Any], value: Any, source: str) -> Any:
+    """``parse(value)``, its error prefixed with where the value came from."""
+    try:
+        return parse(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{source}: {exc}") from None
+
+
+def argparse_type(parse: Callable[..., Any]) -> Callable[[str], Any]:
+    """A parser as an argparse ``type=``: its ValueError becomes argparse's usage error."""
+    def convert(text: str) -> Any:
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    convert.__name__ = parse.__name__.replace("parse_", "")
+    return convert
+
+
+def parse_runs(value: Any, *, source: str = "--prob-runs") -> int:
+    """A positive whole number of runs."""
+    if isinstance(value, bool):
+        raise ValueError(f"{source} must be a positive whole number, got {value!r}")
+    if isinstance(value, int):
+        number = value
+    else:
+        text = str(value).strip()
+        try:
+            number = int(text)
+        except ValueError:
+            raise ValueError(f"{source} must be a positive whole number, got {text!r}") from None
+    if number < 1:
+        raise ValueError(f"{source} must be at least 1, got {number}")
+    return number
+
+
+def parse_delay(value: Any, *, source: str = "--prob-delay") -> float:
+    """A non-negative, finite number of seconds."""
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        raise ValueError(f"{source} must be a number of seconds, got {value!r}") from None
+    if not math.isfinite(number) or number < 0:
+        raise ValueError(f"{source} must be zero or more seconds, got {value!r}")
+    return number
+
+
+def parse_bool(value: Any, source: str = "") -> bool:
+    """An ini flag: true/false, yes/no, on/off, 1/0 (empty is false)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("", "0", "false", "no", "off"):
+        return False
+    raise ValueError(f"{source or 'value'} must be true or false, got {value!r}")
+
+
+def parse_choice(value: Any, choices: tuple[str, ...], source: str) -> str:
+    text = str(value).strip().lower()
+    if text not in choices:
+        raise ValueError(f"{source} must be one of {', '.join(choices)}, got {value!r}")
+    return text
+
+
+def parse_rate(value: Any) -> float:
+    """A pass-rate bar in (0, 1]; a value that looks like a percent gets a hint."""
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        raise ValueError(f"the bar must be a rate in (0, 1], got {value!r}") from None
+    if not 0 < number <= 1:
+        hint = f" (did you mean {number / 100:g}?)" if 1 < number <= 100 else ""
+        raise ValueError(f"the bar must be a rate in (0, 1], got {value!r}{hint}")
+    return number
+
+
+def parse_fraction(value: Any) -> float:
+    """A number strictly between 0 and 1 (a quantile, a power)."""
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        raise ValueError(f"must be between 0 and 1 (e.g. 0.95), got {value!r}") from None
+    if not 0 < number < 1:
+        raise ValueError(f"must be between 0 and 1 (e.g. 0.95), got {value!r}")
+    return number
+
+
+def parse_margin(value: Any) -> float:
+    """The drop a comparison tolerates: a fraction in [0, 1)."""
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        raise ValueError(f"the margin must be a fraction in [0, 1), e.g. 0.05, got {value!r}") from None
+    if not 0 <= number < 1 or math.isnan(number):
+        hint = f" (did you mean {number / 100:g}?)" if 1 <= number < 100 else ""
+        raise ValueError(f"the margin must be a fraction in [0, 1), e.g. 0.05, got {value!r}{hint}")
+    return number
+
+
+def parse_limit(value: Any, *, source: str, whole: bool = False) -> float | int | None:
+    """A budget limit of zero or more (``None`` for empty)."""
+    if value is None:
+        return None
+    text = str(value).strip()
+    if text == "":
+        return None
+    try:
+        number: float | int = int(text) if whole else float(text)
+    except ValueError:
+        kind = "a whole number" if whole else "a number"
+        raise ValueError(f"{source} must be {kind} of zero or more, got {text!r}") from None
+    if (isinstance(number, float) and not math.isfinite(number)) or number < 0:
+        raise ValueError(f"{source} must be zero or more, got {text!r}")
+    return number
+
+
+def check_trace_url(template: str) -> str:
+    """``prob_trace_url`` (and the history command's ``--trace-url``): an http(s) URL template naming ``{trace_id}``."""
+    text = template.strip()
+    if "{trace_id}" not in text or not text.startswith(("http://", "https://")):
+        raise ValueError(f"ini prob_trace_url must be an http(s) URL containing {{trace_id}}, got {template!r}")
+    return text

@@ -1,0 +1,189 @@
+"""The composition root: the session's State, the role of this process, and every feature wired once.
+
+Called from ``pytest_configure`` (:func:`configure`). It reads the settings,
+picks the role (serial, xdist controller or worker: :func:`role_of`), builds
+each stage's objects and registers the features on the State's extension
+points (:mod:`pytest_probability.protocols`), then registers the role's
+plugin object (:mod:`pytest_probability.roles`). This is the one module that
+knows every stage and the exporter; the stages know only their own inputs.
+
+Lazy imports: the modules of an option are imported here only when the
+option is on (the JSON and HTML writers, budgets, retries, the exporter);
+comparisons import their maths only once something is compared
+(docs/developer-guide.md, "Lazy imports").
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import otel
+from .collect.files import rewrite_asserts
+from .config.marker import MARKER_LINE
+from .config.settings import resolve, resolve_stats
+from .config.spec import Specs
+from .decide.book import DecisionBook, DecisionsLink
+from .decide.comparisons import Comparing, requested
+from .decide.results import Results
+from .decide.settle import SettleGates
+from .record.intake import Intake, LateUsage
+from .report.comparisons import ComparisonsFacet
+from .report.spend import SpendFacet
+from .report.stats import StatsFacet
+from .roles import Controller, RetryHooks, Serial, Worker
+from .run.phases import RunPhases
+from .session import STATE_KEY, State
+from .vocabulary import WORKER_CHANNEL
+
+SERIAL, CONTROLLER, WORKER = "serial", "controller", "worker"
+
+
+def role_of(config: pytest.Config) -> str:
+    """This process's role: an xdist worker has ``workerinput``; the controller is the process in which
+    xdist will start workers (its own rule: ``--dist`` other than ``no``, and not ``--collect-only``)."""
+    if hasattr(config, "workerinput"):
+        return WORKER
+    if getattr(config.option, "dist", "no") != "no" and not config.option.collectonly:
+        return CONTROLLER
+    return SERIAL
+
+
+def configure(config: pytest.Config) -> State:
+    config.addinivalue_line("markers", MARKER_LINE)
+    settings = resolve(config)
+    stats = resolve_stats(config)
+    comparisons_on = requested(config)
+    if comparisons_on and config.getoption("prob_plan") and role_of(config) == CONTROLLER:
+        # --prob-plan runs nothing: no workers to start, and the plan is printed here. xdist decides
+        # from these options, after this hook (tryfirst), whether to start workers.
+        config.option.dist = "no"
+        config.option.numprocesses = 0
+        config.option.tx = []
+    role = role_of(config)
+    state = State(settings=settings, specs=Specs(stats))
+    config.stash[STATE_KEY] = state
+    rewrite_asserts(config, settings.pattern)
+    state.runs = RunPhases(state, ships=role == WORKER)
+
+    book = results = None
+    if role != WORKER:
+        budget = None
+        if settings.budgeted:
+            from .decide.budget import Budget
+
+            budget = Budget(settings.max_cost, settings.max_tokens, settings.max_time)
+        book = DecisionBook(state.specs, budget=budget)
+        results = Results(state, book)
+        state.decisions = book
+        state.sinks.append(book)
+        state.links.append(DecisionsLink(book))
+    else:
+        folder = config.workerinput.get(WORKER_CHANNEL)  # type: ignore[attr-defined]
+        if folder is not None:
+            from .decide.channel import ChannelReader
+
+            state.decisions = ChannelReader(Path(folder), state.specs, settings.budgeted, settings.gate_timeout)
+
+    comparing = Comparing(config, stats, results)
+    state.checks.append(comparing)
+    if comparisons_on:
+        compared = comparing.start()
+        if compared.baseline is not None:
+            state.verdict_kinds.append(compared)
+            if book is not None:
+                book.kinds[compared.kind] = compared
+
+    intake = Intake(state) if role != WORKER else None
+    state.links.append(LateUsage(intake))
+    if book is not None and results is not None and intake is not None:
+        _aggregating(config, state, role, book, results, intake, comparing)
+    else:
+        config.pluginmanager.register(Worker(state, config), "probability-worker")
+    _export(config, state, role)
+    if settings.retry is not None:
+        config.pluginmanager.register(RetryHooks(state), "probability-retry-hooks")  # no wrapper per run otherwise
+    handle_sigterm(config, state)
+    return state
+
+
+def _aggregating(config: pytest.Config, state: State, role: str, book: DecisionBook, results: Results,
+                 intake: Intake, comparing: Comparing) -> None:
+    """The outputs and the session's end, in the process that aggregates."""
+    settings = state.settings
+    state.facets += [
+        StatsFacet(results, state.stats),
+        SpendFacet(results, state.stats.stop, book.budget),
+        ComparisonsFacet(comparing, state.cases),
+    ]
+    state.finishers += [SettleGates(book, results, state.stats.gate_items), comparing]
+    history = comparing.session.config.history if comparing.session is not None else None
+    report = None
+    if settings.json_path is not None or settings.html_path is not None or history is not None:
+        from . import files
+        from .report.writers import HistoryReport, HtmlReport, JsonReport, ReportDict
+
+        report = ReportDict(settings.to_dict(), state.facets)
+        if settings.json_path is not None:
+            files.check_path(settings.json_path)
+            state.finishers.append(JsonReport(settings.json_path, report, state.notes))
+        if settings.html_path is not None:
+            files.check_path(settings.html_path, "--prob-html")
+            state.finishers.append(HtmlReport(settings.html_path, report, state.notes, settings.trace_url))
+        if history is not None:
+            state.finishers.append(HistoryReport(Path(history), report))
+    role_object: Serial | Controller
+    if role == CONTROLLER:
+        role_object = Controller(state, intake, book, results, comparing, report, config)
+    else:
+        role_object = Serial(state, intake, book, results, comparing, report)
+    config.pluginmanager.register(role_object, "probability-role")
+
+
+def _export(config: pytest.Config, state: State, role: str) -> None:
+    """OpenTelemetry export, when an option or an ``OTEL_*`` variable turns it on (only then is the SDK imported)."""
+    export = otel.configure(config, worker=role == WORKER, facets=state.facets, notes=state.notes)
+    if export is None:
+        return
+    state.observers.append(export.observer)
+    state.links.append(export.link)
+    if export.finisher is not None:
+        state.finishers.append(export.finisher)
+
+
+def handle_sigterm(config: pytest.Config, state: State) -> None:
+    """Make SIGTERM (what CI sends a cancelled job) end the session as Ctrl-C does.
+
+    pytest turns Ctrl-C into ``KeyboardInterrupt``: the session stops, the
+    summary is printed and ``pytest_sessionfinish`` runs, so the finishers
+    write the JSON report and flush or spill the telemetry. SIGTERM's
+    default action kills the process with none of that. A handler someone
+    else installed (and any thread but the main one) is left alone; the
+    previous handler is restored when the config is cleaned up.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        # A second SIGTERM gets the default action: the process ends at once.
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if state.finishing:
+            # The finishers are writing the report and flushing within their deadline:
+            # let them finish; the session still ends as interrupted.
+            state.terminated = True
+            return
+        raise KeyboardInterrupt("SIGTERM")
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+
+    def restore() -> None:
+        if signal.getsignal(signal.SIGTERM) is on_sigterm:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+    config.add_cleanup(restore)

@@ -1,0 +1,200 @@
+"""What the rows mean: each case's interval, gate and latency verdicts, and pass^k / pass@k.
+
+Pure and pytest-free: a :class:`~pytest_probability.model.rows.Summary` and
+the session's :class:`~pytest_probability.config.settings.StatsConfig` in,
+an :class:`Analysis` out, which every reporter and exporter renders.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from ..config.settings import StatsConfig
+from ..config.spec import CaseSpec, case_spec
+from ..maths import stats
+from ..model.case import CaseRef
+from ..model.outputs import Interval, Verdict
+from ..model.rows import Row, Summary
+from ..vocabulary import FAILED, PASSED, SKIPPED, UNDECIDED
+from .gates import GateResult, LatencyResult, counts_as_pass, cut_short_text, evaluate_gate, evaluate_latency
+
+
+@dataclass(slots=True)
+class RowAnalysis:
+    row: Row
+    spec: CaseSpec
+    interval: Interval | None
+    gate: GateResult | None
+    latency: LatencyResult | None
+    metrics: dict[str, float | None] = field(default_factory=dict)
+    #: Runs of the case that were selected but never reported (the session was cut short).
+    missing: int = 0
+
+    @property
+    def verdict(self) -> str | None:
+        """The case's combined verdict: fail if any gate fails, pass if all pass, skip if all skip."""
+        verdicts = [v for v in (self.gate.verdict if self.gate else None, self.latency.verdict if self.latency else None) if v]
+        if not verdicts:
+            return None
+        if FAILED in verdicts:
+            return FAILED
+        for decided in (PASSED, SKIPPED):
+            if all(v == decided for v in verdicts):
+                return decided
+        return UNDECIDED
+
+    def decided_pass(self, undecided: str) -> bool | None:
+        """True/False: the case passes/fails the session; None: not gated. A skipped gate does not fail it."""
+        return counts_as_pass(self.verdict, undecided)
+
+
+
+def metric_value(kind: str, k: int, passes: int, total: int) -> float | None:
+    if total < k:
+        return None
+    return stats.pass_hat_k(total, passes, k) if kind == "pass^" else stats.pass_at_k(total, passes, k)
+
+
+#: The metrics of every row when none is asked for (one shared empty dict: analyses are read, never changed).
+_NO_METRICS: dict[str, float | None] = {}
+
+
+@functools.lru_cache(maxsize=4096)
+def _interval(method: str, confidence: float, prior: tuple[float, float], passes: int, total: int) -> Interval:
+    """A row's interval, one shared object per (settings, passes, total): rows of a session mostly
+    share their run count, so 10,000 rows of one run have two intervals, not 10,000."""
+    low, high = stats.interval(method, passes, total, confidence, prior)
+    return Interval(method, confidence, low, high)
+
+
+def analyze_row(row: Row, spec: CaseSpec, config: StatsConfig, missing: int = 0) -> RowAnalysis:
+    """``missing``: runs of the case selected for the session that never reported, the session having been
+    cut short (``cut_short`` of :func:`evaluate_gate`)."""
+    counts = row.counts
+    interval = _interval(config.method, config.confidence, tuple(config.prior), counts.passes, counts.total) if counts.total > 0 else None
+    gate = None
+    if spec.gate:
+        gate = evaluate_gate(spec.gate, counts.passes, counts.fails, counts.errors, counts.stopped,
+                             skipped=counts.skipped, cut_short=missing)
+    latency = None
+    if config.latency or spec.max_latency is not None:
+        latency = evaluate_latency(row.records, spec.latency_quantile, config.confidence, spec.max_latency,
+                                   cut_short=missing)
+    metrics = {f"{kind}{k}": metric_value(kind, k, counts.passes, counts.total) for kind, k in config.metrics} or _NO_METRICS
+    return RowAnalysis(row, spec, interval, gate, latency, metrics, missing)
+
+
+@dataclass
+class MetricAggregate:
+    name: str  # benchmark name, or "Overall"
+    scope: str  # "benchmark" or "overall"
+    values: dict[str, float | None]
+    cases: dict[str, int]  # metric -> cases averaged
+    left_out: dict[str, int]  # metric -> cases with fewer than k runs
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "scope": self.scope,
+            "name": self.name,
+            "metrics": {
+                metric: {"estimate": self.values[metric], "cases": self.cases[metric], "left_out": self.left_out[metric]}
+                for metric in self.values
+            },
+        }
+
+
+def _aggregate(name: str, scope: str, rows: Iterable[RowAnalysis], metrics: Sequence[str]) -> MetricAggregate:
+    rows = list(rows)
+    values, cases, left_out = {}, {}, {}
+    for metric in metrics:
+        present = [r.metrics[metric] for r in rows if r.metrics.get(metric) is not None]
+        values[metric] = sum(present) / len(present) if present else None  # type: ignore[arg-type]
+        cases[metric] = len(present)
+        left_out[metric] = len(rows) - len(present)
+    return MetricAggregate(name, scope, values, cases, left_out)
+
+
+@dataclass
+class Analysis:
+    config: StatsConfig
+    rows: list[RowAnalysis]
+    aggregates: list[MetricAggregate]
+
+    @functools.cached_property
+    def by_key(self) -> dict[str, RowAnalysis]:
+        """Case key -> row analysis, built once (reporters look rows up by key, once per cell)."""
+        return {r.row.case.key: r for r in self.rows}
+
+    @property
+    def gated(self) -> list[RowAnalysis]:
+        return [r for r in self.rows if r.verdict is not None]
+
+    def gate_totals(self) -> dict[str, int]:
+        totals = {"passed": 0, "failed": 0, "undecided": 0, "skipped": 0}
+        names = {PASSED: "passed", FAILED: "failed", UNDECIDED: "undecided", SKIPPED: "skipped"}
+        for row in self.gated:
+            totals[names[row.verdict]] += 1  # type: ignore[index]
+        return totals
+
+    @property
+    def failed_gates(self) -> list[RowAnalysis]:
+        return [r for r in self.gated if not r.decided_pass(self.config.undecided)]
+
+
+def analyze(summary: Summary, config: StatsConfig, spec_of: Callable[[CaseRef], CaseSpec] | None = None,
+            missing: Mapping[str, int] | None = None) -> Analysis:
+    """``spec_of``: a case's CaseSpec (without it every case gets the session defaults);
+    ``missing``: case key -> selected runs that never reported (none if absent).
+
+    A callable, not a mapping of every case: at 50,000 cases an index of every
+    row would be built here only to be read once per row."""
+    default = case_spec({}, 1, config)
+    missing = missing or {}
+    rows = [analyze_row(row, spec_of(row.case) if spec_of is not None else default, config, missing.get(row.case.key, 0))
+            for row in summary.rows]
+    names = [f"{kind}{k}" for kind, k in config.metrics]
+    aggregates: list[MetricAggregate] = []
+    if names:
+        benchmarks: dict[str, list[RowAnalysis]] = {}
+        for row in rows:
+            benchmarks.setdefault(row.row.case.benchmark, []).append(row)
+        aggregates = [_aggregate(name, "benchmark", group, names) for name, group in benchmarks.items()]
+        aggregates.append(_aggregate("Overall", "overall", rows, names))
+    return Analysis(config, rows, aggregates)
+
+
+def verdict_text(result: RowAnalysis, undecided: str) -> Verdict:
+    """The verdict of a case, with its one-line explanation."""
+    verdict = result.verdict or UNDECIDED
+    if verdict == SKIPPED:
+        return Verdict(True, "SKIPPED: every run of this case was skipped", skipped=True)
+    parts = []
+    if result.gate is not None:
+        gate = result.gate
+        interval = gate.interval
+        shown = f"[{interval.low:.1%}, {interval.high:.1%}]" if interval else "no counted runs"
+        if gate.spec.rule == "count":
+            parts.append(f"{gate.passes}/{gate.total} passes, need {gate.spec.min_passes}: {gate.verdict.upper()}")
+        elif gate.sequential:
+            parts.append(
+                f"{gate.passes}/{gate.total} passes, {gate.spec.confidence:g} sequential test (mixture SPRT) "
+                f"vs bar {gate.spec.bar:g}: {gate.verdict.upper()}"
+            )
+        else:
+            parts.append(
+                f"{gate.passes}/{gate.total} passes, {gate.spec.confidence:g} {gate.spec.method} interval {shown} "
+                f"vs bar {gate.spec.bar:g}: {gate.verdict.upper()}"
+            )
+    if result.latency is not None and result.latency.verdict is not None:
+        lat = result.latency
+        high = "∞" if lat.high is None else f"{lat.high:.3g}s"
+        low = "-" if lat.low is None else f"{lat.low:.3g}s"
+        parts.append(f"p{lat.quantile * 100:g} latency interval [{low}, {high}] vs {lat.max_latency:g}s: {lat.verdict.upper()}")
+    if result.gate is not None and result.gate.missing:
+        parts.append(f"{result.gate.missing} run(s) not executed")
+    if result.missing:
+        parts.append(cut_short_text(result.missing, len(result.row.records)))
+    passed = bool(counts_as_pass(verdict, undecided))
+    return Verdict(passed, f"{verdict.upper()}: " + "; ".join(parts))

@@ -1,0 +1,285 @@
+"""The aggregating process's decisions: verdicts of gated and judged cases, early stops, budgets.
+
+One :class:`DecisionBook` per session, in the process that aggregates (a
+serial session or the xdist controller). It learns the session's items
+(:meth:`~DecisionBook.expect`), takes every run's record as it arrives
+(:meth:`~DecisionBook.add`, a :class:`~pytest_probability.protocols.RecordSink`),
+and decides:
+
+* a gated case's verdict, once every run of it has reported;
+* the verdicts of a kind (``baseline``), once every run of every case of that
+  kind has reported (they are adjusted together);
+* whether a case is decided early (``--prob-stop``), and whether a budget is
+  reached.
+
+In a serial session it is also the session's
+:class:`~pytest_probability.protocols.Decisions` (runs and verdict items ask it
+directly). Under xdist it publishes each decision through its
+:class:`~.channel.Channel`, which the workers' readers poll.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
+
+from ..aggregate.rows import row_of
+from ..config.spec import CaseSpec, Specs
+from ..model.case import CaseRef
+from ..model.outputs import Verdict
+from ..model.rows import Counts, Row
+from ..model.run import RunRecord
+from ..protocols import Link, VerdictKind
+from ..vocabulary import BUDGET, DECIDED, GATE_KIND, WORKER_CHANNEL, parse_run_id, verdict_item_id, verdict_key
+from . import gates
+from .analysis import RowAnalysis, analyze_row, verdict_text
+
+if TYPE_CHECKING:
+    from .budget import Budget  # built only with a budget option
+    from .channel import Channel  # opened only under xdist
+
+#: The verdict of a gate item selected while every run of its case was deselected (``-k``, ``-m``,
+#: ``--deselect``, ``--lf``): a gate cannot decide without runs, so it says how to select them.
+DESELECTED_TEXT = ("UNDECIDED: every run of this case was deselected (-k, -m, --deselect or --lf); "
+                   "select its runs with the gate item, or the gate item alone, which brings them")
+NO_RUN_TEXT = "UNDECIDED: no run of this case reported"
+
+
+@dataclass
+class DecisionBook:
+    """Which runs each judged case expects, which have reported, and the verdicts once they have.
+
+    It counts every run that reports, but keeps the records only of the cases a
+    verdict is made from (a gate or latency gate, early stopping, or any case
+    when a verdict kind such as ``baseline`` is on): a session of ungated cases
+    keeps one expected-run count per case here, not its records (the session's
+    ``State`` keeps those).
+    """
+
+    specs: Specs
+    #: Session budgets (cost, tokens, time); None without any.
+    budget: Budget | None = None
+    #: Verdict kinds besides gates (``baseline``), kind -> its decider. A kind's verdicts depend on
+    #: every case of the kind (a family adjusted together), so under xdist all of them are
+    #: published once every run of every such case has reported.
+    kinds: dict[str, VerdictKind] = field(default_factory=dict)
+    #: Under xdist, where decisions are published (opened for the first worker).
+    channel: Channel | None = None
+    #: case key -> runs of it selected for the session (from the final items or a worker's collection)
+    expected: dict[str, int] = field(default_factory=dict)
+    gated: set[str] = field(default_factory=set)  # case keys with a gate item
+    #: kind -> case keys with an item of that kind
+    judged: dict[str, set[str]] = field(default_factory=dict)
+    #: case key -> run node id -> record, for the cases a verdict needs (see :meth:`_keeps`)
+    records: dict[str, dict[str, RunRecord]] = field(default_factory=dict)
+    #: decision keys whose verdict was published (xdist)
+    published: set[str] = field(default_factory=set)
+    #: Case key -> why its remaining runs are not executed ("decided after 14 of 60 runs ...").
+    stopped: dict[str, str] = field(default_factory=dict)
+    #: kind -> run node ids still to report before that kind's verdicts can be published
+    pending: dict[str, set[str]] = field(default_factory=dict)
+    _counts: dict[str, Counts] = field(default_factory=dict)
+    #: Whether :meth:`expect` has learned the session's items.
+    _learned: bool = False
+
+    @property
+    def folder(self) -> Path | None:
+        return self.channel.folder if self.channel is not None else None
+
+    def open_channel(self) -> Path:
+        """The decisions folder for xdist workers, with the session's limits in it."""
+        if self.channel is None:
+            from .channel import Channel
+
+            self.channel = Channel()
+        budget = self.budget
+        limits = {"deadline": budget.deadline, "max_time": budget.max_time} if budget is not None else {}
+        return self.channel.open(limits)
+
+    # -- what the session will run ------------------------------------------------
+
+    def expect(self, nodeids: list[str], keys: Mapping[str, str] | None = None) -> None:
+        """Learn the session's items (xdist: from a worker's collection). ``keys``: case key -> the same
+        string, the CaseRef's, so that the book holds no second copy of each key."""
+        if self.expected:
+            return
+        self._learned = True
+        keys = keys or {}
+        gate = verdict_item_id(GATE_KIND)
+        patterns = {kind: verdict_item_id(kind) for kind in self.kinds}
+        runs: list[tuple[str, str]] = []
+        for nodeid in nodeids:
+            match = gate.match(nodeid)
+            if match:
+                self.gated.add(match.group("key"))
+                continue
+            kind = next((k for k, pattern in patterns.items() if pattern.match(nodeid)), None)
+            if kind is not None:
+                self.judged.setdefault(kind, set()).add(patterns[kind].match(nodeid).group("key"))  # type: ignore[union-attr]
+                continue
+            run = parse_run_id(nodeid)
+            if run:
+                key = keys.get(run[0], run[0])
+                self.expected[key] = self.expected.get(key, 0) + 1
+                runs.append((key, nodeid))
+        for kind, judged in self.judged.items():
+            self.pending[kind] = {
+                nodeid for key, nodeid in runs if key in judged and nodeid not in self.records.get(key, ())
+            }
+        if self.folder is not None:
+            # A gate item whose runs were all deselected (-k, --deselect) gets no
+            # record, so add() never publishes its verdict: publish it now.
+            for key in self.gated - set(self.expected) - self.published:
+                self.publish(key)
+            self._publish_kinds()
+
+    def judged_by(self, case_key: str) -> str | None:
+        """The kind of the verdict item that decides a case (``gate``, ``baseline``), else None."""
+        kind = next((kind for kind, keys in self.judged.items() if case_key in keys), None)
+        if kind is None and case_key in self.gated:
+            return GATE_KIND
+        return kind
+
+    def missing(self, key: str) -> int:
+        """Runs of a case whose records are kept that were selected for the session but have not
+        reported (0 when the selection is unknown)."""
+        return max(0, self.expected.get(key, 0) - len(self.records.get(key, ())))
+
+    def missing_runs(self, rows: Iterable[Row]) -> dict[str, int]:
+        """Case key -> runs selected but not reported, for every row with any (a row's records are
+        its distinct runs reported: the book counts only the cases it keeps)."""
+        expected = self.expected
+        return {row.case.key: count - len(row.records) for row in rows
+                if (count := expected.get(row.case.key, 0)) > len(row.records)}
+
+    # -- each record -----------------------------------------------------------------
+
+    def _keeps(self, spec: CaseSpec) -> bool:
+        """Whether a verdict may need the records of a case with ``spec``: a gated case's own verdict
+        needs them, and a kind's verdicts (``baseline``) are made from every case's, so with any case
+        judged by a kind (or before :meth:`expect` has said whether one is) every record is kept."""
+        return spec.gated or bool(self.judged) or bool(self.kinds and not self._learned)
+
+    def add(self, record: RunRecord) -> None:
+        key = record.case.key
+        spec = self.specs.of(record.case)
+        if self._keeps(spec):
+            runs = self.records.setdefault(key, {})
+            again = record.nodeid in runs
+            runs[record.nodeid] = record
+            counts = self._counts.get(key)
+            if counts is None or again:  # a run reported twice counts once: recount
+                counts = self._counts[key] = Counts()
+                for each in runs.values():
+                    counts.add(each.outcome, each.stopped)
+            else:
+                counts.add(record.outcome, record.stopped)
+        if self.budget is not None and self.budget.add(record) and self.channel is not None:
+            self.channel.budget(self.budget.reason())
+        if spec.gate is not None and spec.gate.stop is not None and key not in self.stopped and not record.stopped:
+            self._decide_early(key, record.case, spec)
+        if self.folder is not None and key in self.gated and key not in self.published:
+            if len(self.records.get(key, ())) >= self.expected.get(key, 0):
+                self.publish(key)
+        if self.pending:
+            for pending in self.pending.values():
+                pending.discard(record.nodeid)
+            if self.folder is not None:
+                self._publish_kinds()
+
+    def _decide_early(self, key: str, case: CaseRef, spec: CaseSpec) -> None:
+        """Stop a case whose verdict its remaining runs can no longer change (or a sequential test decided)."""
+        assert spec.gate is not None
+        reported = len(self.records[key])
+        planned = self.expected.get(key, case.runs)
+        counts = self._counts[key]
+        verdict = gates.early_verdict(spec, counts.passes, counts.fails, counts.errors, planned - reported)
+        if verdict is None:
+            return
+        reason = f"{verdict.upper()} decided after {reported} of {planned} runs ({spec.gate.stop})"
+        self.stopped[key] = reason
+        if self.channel is not None:
+            self.channel.stopped(key, reason)
+
+    # -- decisions ----------------------------------------------------------------------
+
+    def run_decision(self, case: CaseRef) -> tuple[str, str] | None:
+        """(cause, reason) when a run of ``case`` must not start (decided early, a budget reached), else None."""
+        gate = self.specs.of(case).gate
+        if gate is not None and gate.stop is not None:
+            reason = self.stopped.get(case.key)
+            if reason is not None:
+                return DECIDED, reason
+        if self.budget is not None and (self.budget.reached is not None or self.budget.check()):
+            return BUDGET, self.budget.reason()
+        return None
+
+    def result(self, key: str) -> RowAnalysis | None:
+        records = list(self.records.get(key, {}).values())
+        if not records:
+            return None
+        row = row_of(records)
+        return analyze_row(row, self.specs.of(row.case), self.specs.config, self.missing(key))
+
+    def verdict(self, key: str) -> Verdict:
+        """The verdict of decision ``key`` (a case key, or ``<case key>[kind]``)."""
+        for kind, decider in self.kinds.items():
+            if key.endswith(f"[{kind}]"):
+                passed, text = decider.decide(self.records, key[: -len(kind) - 2])
+                return Verdict(passed, text)
+        result = self.result(key)
+        if result is None:
+            if self._learned and key not in self.expected:  # the session's items have no run of it
+                return Verdict(False, DESELECTED_TEXT)
+            return Verdict(False, NO_RUN_TEXT)
+        return verdict_text(result, self.specs.config.undecided)
+
+    def publish(self, key: str, verdict: Verdict | None = None) -> None:
+        """Publish a verdict (or ``verdict``, when the controller must release a verdict item now)."""
+        assert self.channel is not None, "verdicts are published under xdist only"
+        self.channel.verdict(key, verdict if verdict is not None else self.verdict(key))
+        self.published.add(key)
+
+    def _publish_kinds(self) -> None:
+        for kind, keys in self.judged.items():
+            if self.pending.get(kind):
+                continue
+            for key in keys:
+                if verdict_key(key, kind) not in self.published:
+                    self.publish(verdict_key(key, kind))
+
+    def release_rescheduled(self, rescheduled: Mapping[str, int]) -> list[tuple[str, str]]:
+        """A worker crashed with runs of gated cases still queued (case key -> count): those cases get
+        an UNDECIDED verdict now, since their gate items cannot wait for runs xdist reschedules
+        (see :meth:`pytest_probability.roles.Controller.pytest_testnodedown`). Returns (case key, text)."""
+        released = []
+        for key, count in rescheduled.items():
+            if key not in self.gated or key in self.published:
+                continue
+            text = (
+                f"UNDECIDED: a worker crash rescheduled {count} run(s) of this case, "
+                "which its gate item cannot wait for (the runs still count in the table)"
+            )
+            self.publish(key, Verdict(False, text))
+            released.append((key, text))
+        return released
+
+    def stop(self) -> None:
+        """Tell waiting verdict items that no more verdicts will come."""
+        if self.channel is not None:
+            self.channel.stop()
+
+    def cleanup(self) -> None:
+        if self.channel is not None:
+            self.channel.cleanup()
+
+
+class DecisionsLink(Link):
+    """The xdist controller tells each new worker where its decisions will be published."""
+
+    def __init__(self, book: DecisionBook) -> None:
+        self.book = book
+
+    def worker_input(self) -> Mapping[str, Any]:
+        return {WORKER_CHANNEL: str(self.book.open_channel())}

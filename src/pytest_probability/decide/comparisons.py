@@ -1,0 +1,220 @@
+"""Baselines and A/B comparisons in the session: settings, the baseline, the ``baseline`` verdict kind, settlement.
+
+:class:`Comparing` is the feature: it reads the comparison settings and the
+baseline at configure when an option asks for them (a missing or corrupt
+baseline is a usage error before any run), checks the items at collection
+(:meth:`~Comparing.check_items`: A/B axes, ``--prob-plan``), and settles the
+verdicts at the end (:meth:`~Comparing.finish`). Without an option, a case
+marked ``compare=`` starts the comparisons when the outputs first ask
+(:meth:`~Comparing.current`). A baselined case gets a ``[baseline]`` verdict
+item: :class:`CompareSession` is that
+:class:`~pytest_probability.protocols.VerdictKind`. The comparisons' outputs
+are ``report/comparisons.py``.
+
+The maths (``maths.twostats``), the comparisons themselves (:mod:`.compare`,
+:mod:`.pairs`) and the baseline reader (:mod:`.baseline`) are imported only
+once something is compared.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+import pytest
+
+from ..config.settings import StatsConfig
+from ..model.case import CaseRef
+from ..model.rows import Summary
+from ..protocols import VerdictKind
+from ..vocabulary import BASELINE_KIND
+from .settle import fail_session, mark_lastfailed
+
+if TYPE_CHECKING:
+    from ..config.compare import CompareConfig
+    from ..model.run import RunRecord
+    from .baseline import Baseline
+    from .compare import Comparisons
+    from .results import Results
+
+#: Command-line options and ini keys (with their defaults) of comparisons: any of
+#: them set, and the session compares from its start (every value validated at configure).
+OPTIONS = ("prob_baseline", "prob_history", "prob_margin", "prob_adjust", "prob_compare", "prob_plan",
+           "prob_plan_drop", "prob_plan_power")
+INI_DEFAULTS = {"prob_history_depth": "7", "prob_margin": "", "prob_adjust": "holm"}
+
+
+def requested(config: pytest.Config) -> bool:
+    """Whether an option or ini key of comparisons is set (a baseline, --prob-compare, --prob-plan, ...)."""
+    if any(config.getoption(name) not in (None, False, []) for name in OPTIONS):
+        return True
+    return any(str(config.getini(name)).strip() != default for name, default in INI_DEFAULTS.items())
+
+
+@dataclass
+class CompareSession(VerdictKind):
+    """The session's comparison settings and baseline; the ``baseline`` verdict kind."""
+
+    config: CompareConfig
+    baseline: Baseline | None
+    confidence: float
+    undecided: str
+    kind: str = BASELINE_KIND
+    _cache: tuple[Any, Comparisons] | None = field(default=None, repr=False)
+    _book_cache: tuple[int, Comparisons] | None = field(default=None, repr=False)
+
+    def judges(self, case: CaseRef) -> bool:
+        """At collection: whether the case is compared with the baseline."""
+        from .pairs import is_baselined
+
+        return is_baselined(self.baseline, case.key, case.label, dict(case.params))
+
+    def result(self, summary: Summary) -> Comparisons:
+        """The comparisons of the session's rows (computed once per summary)."""
+        from .pairs import compare_all
+
+        if self._cache is not None and self._cache[0] is summary:
+            return self._cache[1]
+        result = compare_all(summary.rows, self.baseline, self.config, self.confidence, self.undecided)
+        self._cache = (summary, result)
+        return result
+
+    def decide(self, records: Mapping[str, Mapping[str, RunRecord]], case_key: str) -> tuple[bool, str]:
+        """A baselined case's verdict from the records the decision book kept (every case's: the
+        verdicts are adjusted over all of them), computed once per number of records."""
+        from ..aggregate.rows import row_of
+        from .pairs import case_verdict_text, compare_all
+
+        token = sum(len(runs) for runs in records.values())
+        if self._book_cache is None or self._book_cache[0] != token:
+            rows = [row_of(list(runs.values())) for runs in records.values() if runs]
+            rows.sort(key=lambda r: (r.case.order, r.case.key))
+            self._book_cache = (token, compare_all(rows, self.baseline, self.config, self.confidence, self.undecided))
+        return case_verdict_text(self._book_cache[1], case_key)
+
+    def release(self) -> None:
+        """Drop the cached comparisons (and the rows they hold) after the session."""
+        self._cache = self._book_cache = None
+
+
+class Comparing:
+    """The comparisons feature of one session: an :class:`~pytest_probability.protocols.ItemsCheck`
+    in every process, and a :class:`~pytest_probability.protocols.Finisher` in the aggregating one."""
+
+    def __init__(self, config: pytest.Config, stats: StatsConfig, results: Results | None) -> None:
+        """``results``: the aggregating process's (None on an xdist worker)."""
+        self.config = config
+        self.stats = stats
+        self.results = results
+        self.session: CompareSession | None = None
+
+    def start(self) -> CompareSession:
+        """The settings, the baseline read (a usage error if it cannot be), the history folder."""
+        from ..config.compare import resolve_compare
+
+        settings = resolve_compare(self.config)
+        loaded = None
+        if settings.baselines or settings.history is not None:
+            from . import baseline as baseline_mod
+
+            base_dir = Path(self.config.invocation_params.dir)
+            try:
+                paths = baseline_mod.expand(settings.baselines, base_dir) if settings.baselines else []
+                if settings.history is not None:
+                    history = Path(settings.history)
+                    paths += [p for p in baseline_mod.history_reports(history, settings.history_depth) if p not in paths]
+                loaded = baseline_mod.load(paths) if paths else None
+            except baseline_mod.BaselineError as exc:
+                raise pytest.UsageError(str(exc)) from None
+        if settings.history is not None and self.results is not None:
+            try:
+                Path(settings.history).mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise pytest.UsageError(f"--prob-history: cannot create {settings.history}: {exc.strerror or exc}") from None
+        self.session = CompareSession(settings, loaded, self.stats.confidence, self.stats.undecided)
+        return self.session
+
+    @property
+    def plan(self) -> bool:
+        return self.session is not None and self.session.config.plan
+
+    def current(self) -> Comparisons | None:
+        """The comparisons of the session's rows; None when nothing is compared (no option of
+        comparisons, and no case marked ``compare=``: the A/B of markers alone starts here)."""
+        assert self.results is not None, "comparisons are computed in the aggregating process"
+        summary = self.results.summary()
+        if self.session is None:
+            if not any(key == "compare" for row in summary.rows for key, _ in row.case.marks):
+                return None
+            self.start()
+        assert self.session is not None
+        return self.session.result(summary)
+
+    def release(self) -> None:
+        if self.session is not None:
+            self.session.release()
+
+    # -- collection ------------------------------------------------------------------
+
+    def check_items(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        """A/B axes checked; ``--prob-plan`` prints the plan and runs nothing; otherwise a warning for
+        each baselined case whose runs cannot detect its margin."""
+        check_axes(items, self.session)
+        if self.session is None or not (self.session.config.plan or self.session.baseline is not None):
+            return
+        from . import plan  # its maths only when something is compared
+
+        if self.session.config.plan:
+            lines = plan.plan_lines(items, self.session.config, self.session.baseline, self.stats)
+            reporter = config.pluginmanager.get_plugin("terminalreporter")
+            if reporter is not None and self.results is not None:
+                reporter.write_line("")
+                for line in lines:
+                    reporter.write_line(line)
+            config.hook.pytest_deselected(items=list(items))
+            items[:] = []
+        elif self.session.baseline is not None:
+            plan.check_detectable(items, self.session.config, self.session.baseline, self.stats)
+
+    # -- the end ----------------------------------------------------------------------
+
+    def finish(self, session: pytest.Session, summary: Summary) -> None:
+        """Failed comparisons: exit status 1 without verdict items, and ``--lf`` reruns their cases whole."""
+        if self.plan and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            session.exitstatus = pytest.ExitCode.OK  # the plan ran nothing on purpose
+            return
+        result = self.current()
+        if result is None or not result.failed_cases:
+            return
+        fail_session(session, self.stats.gate_items)
+        rows = {row.case.key: row for row in summary.rows}
+        mark_lastfailed(session.config,
+                        [r.nodeid for key in result.failed_cases if key in rows for r in rows[key].records])
+
+
+def check_axes(items: list[Any], session: CompareSession | None) -> None:
+    """An A/B axis that names no parametrize argument is a usage error, before any run."""
+    option_axis = session.config.compare_axis if session is not None else None  # --prob-compare
+    cases = {item.prob_case.key: item.prob_case for item in items if getattr(item, "prob_case", None) is not None}
+    for case in cases.values():
+        axis = dict(case.marks).get("compare")
+        if axis is not None and axis not in dict(case.params):
+            known = ", ".join(k for k, _ in case.params) or "none"
+            raise pytest.UsageError(f"{case.label}: probability(compare={axis!r}) is not a parametrize argument of it (its arguments: {known})")
+    variants: dict[tuple[str, str], set[str]] = {}
+    wanted: dict[tuple[str, str], str] = {}
+    for case in cases.values():
+        marks = dict(case.marks)
+        axis = marks.get("compare") or (option_axis if option_axis in dict(case.params) else None)
+        if axis is None:
+            continue
+        variants.setdefault((case.benchmark, axis), set()).add(dict(case.params)[axis])
+        if "baseline" in marks:
+            wanted[(case.benchmark, axis)] = marks["baseline"]
+    for (benchmark, axis), value in wanted.items():
+        if value not in variants[(benchmark, axis)]:
+            known = ", ".join(sorted(variants[(benchmark, axis)]))
+            raise pytest.UsageError(f"{benchmark}: probability(baseline={value!r}) is not a value of {axis!r} (its values: {known})")
+    if option_axis is not None and cases and not any(option_axis in dict(case.params) for case in cases.values()):
+        raise pytest.UsageError(f"--prob-compare={option_axis}: no benchmark has a parametrize argument {option_axis!r}")

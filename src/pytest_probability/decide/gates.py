@@ -1,0 +1,199 @@
+"""Gate verdicts: a case's runs against its gate (a rate, a pass count) and its latency limit.
+
+Pure and pytest-free. :func:`evaluate_gate` and :func:`evaluate_latency` give
+a case's verdicts from its counts and records, :func:`early_verdict` whether
+the case may stop before its remaining runs (``--prob-stop``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from ..config.spec import CaseSpec, GateSpec
+from ..maths import stats, stopping
+from ..model.outputs import Interval, Verdict
+from ..model.run import RunRecord
+from ..vocabulary import ERROR, FAIL, FAILED, PASS, PASSED, SKIPPED, UNDECIDED
+
+
+@dataclass(frozen=True)
+class GateResult:
+    spec: GateSpec
+    passes: int
+    total: int
+    excluded: int
+    interval: Interval | None
+    verdict: str
+    #: Runs of the case not executed (stopped early or by a budget).
+    missing: int = 0
+    #: True when the sequential test, not the fixed-n rule, gave the verdict.
+    sequential: bool = False
+
+    def to_dict(self, runs: int) -> dict[str, Any]:
+        data: dict[str, Any] = {"rule": self.spec.rule}
+        if self.spec.rule == "count":
+            data["min_passes"] = self.spec.min_passes
+        else:
+            data["min_rate"] = self.spec.bar
+        data.update(
+            confidence=self.spec.confidence,
+            method=self.spec.method,
+            prior=list(self.spec.prior),
+            errors=self.spec.errors,
+            runs=runs,
+            passes=self.passes,
+            total=self.total,
+            excluded=self.excluded,
+            low=self.interval.low if self.interval else None,
+            high=self.interval.high if self.interval else None,
+            verdict=self.verdict,
+        )
+        if self.spec.stop is not None or self.missing:
+            data.update(stop=self.spec.stop, not_executed=self.missing,
+                        decided_by="sequential" if self.sequential else self.spec.rule)
+        return data
+
+
+@dataclass(frozen=True)
+class LatencyResult:
+    quantile: float
+    total: int
+    excluded: int
+    estimate: float | None
+    low: float | None
+    high: float | None
+    ranks: tuple[int | None, int | None]
+    level: float
+    max_latency: float | None
+    verdict: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        ci = None
+        if self.estimate is not None:
+            ci = {
+                "method": "order-statistic",
+                "level": self.level,
+                "low": self.low,
+                "high": self.high,
+                "ranks": list(self.ranks),
+            }
+        return {
+            "quantile": self.quantile,
+            "total": self.total,
+            "excluded": self.excluded,
+            "estimate": self.estimate,
+            "ci": ci,
+            "max_latency": self.max_latency,
+            "verdict": self.verdict,
+        }
+
+
+
+def cut_short_text(missing: int, reported: int) -> str:
+    """How a verdict says that some of its runs never reported."""
+    return f"runs cut short: {reported} of {reported + missing} reported"
+
+
+def counts_as_pass(verdict: str | None, undecided: str) -> bool | None:
+    """Whether a verdict lets the session pass: PASS and SKIPPED do, UNDECIDED as ``undecided`` says."""
+    if verdict is None:
+        return None
+    return verdict in (PASSED, SKIPPED) or (verdict == UNDECIDED and undecided == PASSED)
+
+
+def evaluate_gate(spec: GateSpec, passes: int, fails: int, errors: int, missing: int = 0, *,
+                  skipped: int = 0, cut_short: int = 0) -> GateResult:
+    """The gate's verdict.
+
+    ``missing``: runs not executed by a decision (stopped early, or by a
+    budget). A count gate with runs missing passes once it has ``min_passes``
+    and fails only once ``min_passes`` is out of reach even had every missing
+    run passed; in between it is UNDECIDED. A rate gate's interval is over the
+    runs that executed. Under ``stop="sequential"`` a rate gate whose
+    sequential test has decided takes that verdict (see :mod:`stopping`).
+
+    ``skipped``: runs that skipped; when every run did (and none is missing or
+    cut short), the verdict is SKIPPED.
+
+    ``cut_short``: selected runs that never reported because the session was
+    cut short (``-x``, ``--maxfail``, Ctrl-C). The verdict is then never PASS,
+    and a count gate FAILs only when those runs could not have reached
+    ``min_passes`` either.
+    """
+    excluded = errors if spec.errors == "exclude" else 0
+    total = passes + fails + errors - excluded
+    if passes + fails + errors == 0 and skipped and not missing and not cut_short:
+        return GateResult(spec, passes, total, excluded, None, SKIPPED, missing)
+    interval = None
+    if total:
+        low, high = stats.interval(spec.method, passes, total, spec.confidence, spec.prior)
+        interval = Interval(spec.method, spec.confidence, low, high)
+    sequential = False
+    if spec.rule == "count":  # PASS or FAIL: never UNDECIDED, unless runs are missing or cut short
+        assert spec.min_passes is not None
+        verdict = stopping.count_completion(passes, missing + cut_short, spec.min_passes) or UNDECIDED
+    elif interval is None:
+        verdict = UNDECIDED
+    else:
+        verdict = stats.verdict(interval.low, interval.high, spec.bar)
+        if spec.stop == stopping.SEQUENTIAL:
+            decided = stopping.sequential_verdict(passes, total, spec.bar, spec.confidence)
+            if decided is not None:
+                verdict, sequential = decided, True
+    if cut_short and verdict == PASSED:
+        verdict = UNDECIDED
+    return GateResult(spec, passes, total, excluded, interval, verdict, missing, sequential)
+
+
+def early_verdict(spec: CaseSpec, passes: int, fails: int, errors: int, remaining: int) -> str | None:
+    """The verdict that lets a case stop before its ``remaining`` runs, or None.
+
+    Only cases with a rate or count gate and a stop mode stop. A case that
+    also has a latency gate stops only on a failing gate (its latency needs
+    the runs). ``curtail``: the verdict every completion leads to.
+    ``sequential``: that, or the sequential test's decision (rate gates).
+    """
+    gate = spec.gate
+    if gate is None or gate.stop is None or remaining <= 0:
+        return None
+    excluded = errors if gate.errors == "exclude" else 0
+    total = passes + fails + errors - excluded
+    if gate.rule == "count":
+        assert gate.min_passes is not None
+        verdict = stopping.count_completion(passes, remaining, gate.min_passes)
+    else:
+        # Clopper-Pearson and Wilson intervals contain the observed rate; a Beta posterior's need not.
+        bar = gate.bar if gate.method in ("exact", "wilson") else None
+        verdict = stopping.completion_verdict(gate.decide, passes, total, remaining, bar)
+        if verdict is None and gate.stop == stopping.SEQUENTIAL:
+            verdict = stopping.sequential_verdict(passes, total, gate.bar, gate.confidence)
+    if verdict == PASSED and spec.max_latency is not None:
+        return None
+    return verdict
+
+
+def evaluate_latency(records: Sequence[RunRecord], quantile: float, confidence: float, max_latency: float | None,
+                     cut_short: int = 0) -> LatencyResult:
+    """``cut_short``: selected runs that never reported; a latency gate then never PASSes."""
+    durations = [r.duration for r in records if r.outcome in (PASS, FAIL)]
+    excluded = sum(1 for r in records if r.outcome == ERROR)
+    if not durations:
+        verdict = None
+        if max_latency is not None:
+            verdict = SKIPPED if records and not excluded and not cut_short else UNDECIDED
+        return LatencyResult(quantile, 0, excluded, None, None, None, (None, None), confidence, max_latency, verdict)
+    estimate = stats.quantile_interval(durations, quantile, confidence)
+    ranks = stats.quantile_ranks(len(durations), quantile, confidence)
+    verdict = None
+    if max_latency is not None:
+        if estimate.high is not None and estimate.high <= max_latency:
+            verdict = PASSED
+        elif estimate.low is not None and estimate.low > max_latency:
+            verdict = FAILED
+        else:
+            verdict = UNDECIDED
+        if cut_short and verdict == PASSED:
+            verdict = UNDECIDED
+    return LatencyResult(quantile, len(durations), excluded, estimate.estimate, estimate.low, estimate.high,
+                         ranks, confidence, max_latency, verdict)

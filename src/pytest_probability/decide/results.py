@@ -1,0 +1,46 @@
+"""The session's results: its rows and what they mean, computed once per change of the records.
+
+:class:`Results` aggregates the session's records (``State.records``) into a
+:class:`~pytest_probability.model.rows.Summary` and analyses it into an
+:class:`~.analysis.Analysis`, each cached until a record arrives or changes
+(``State.revision``). Every reporter and exporter reads these two.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..aggregate.rows import aggregate
+from ..model.rows import Summary
+from .analysis import Analysis, analyze
+
+if TYPE_CHECKING:
+    from ..session import State
+    from .book import DecisionBook
+
+
+class Results:
+    def __init__(self, state: State, book: DecisionBook) -> None:
+        self.state = state
+        self.book = book
+        self._summary: tuple[int, Summary] | None = None
+        self._analysis: tuple[int, Analysis] | None = None
+
+    def summary(self) -> Summary:
+        revision = self.state.revision
+        if self._summary is None or self._summary[0] != revision:
+            self._summary = (revision, aggregate(self.state.records))
+        return self._summary[1]
+
+    def analysis(self) -> Analysis:
+        """Intervals, gates, latency and metrics of the rows."""
+        revision = self.state.revision
+        if self._analysis is None or self._analysis[0] != revision:
+            summary = self.summary()
+            specs = self.state.specs
+            self._analysis = (revision, analyze(summary, specs.config, specs.of, self.book.missing_runs(summary.rows)))
+        return self._analysis[1]
+
+    def release(self) -> None:
+        """Let go of the rows and the analysis (after the session)."""
+        self._summary = self._analysis = None

@@ -1,0 +1,55 @@
+"""The verdicts at the session's end: the exit status without verdict items, and ``--lf`` reruns whole cases.
+
+A case whose verdict failed is rerun whole by ``--lf`` (every run marked in
+the ``lastfailed`` cache), so that its verdict can be decided again; without
+verdict items (``--prob-no-gate-items``) a failed verdict sets exit status 1.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from ..model.rows import Summary
+
+if TYPE_CHECKING:
+    from .book import DecisionBook
+    from .results import Results
+
+
+def mark_lastfailed(config: pytest.Config, nodeids: list[str]) -> None:
+    """Make ``--lf`` rerun these runs (every run of a case whose verdict failed), not only the failed ones."""
+    plugin = config.pluginmanager.get_plugin("lfplugin")
+    lastfailed = getattr(plugin, "lastfailed", None)
+    if lastfailed is None:
+        return
+    try:  # pytest >= 9.1 keys lastfailed by structured node ids
+        from _pytest.nodeid import NodeId
+    except ImportError:
+        NodeId = None  # noqa: N806
+    for nodeid in nodeids:
+        lastfailed[NodeId.parse(nodeid) if NodeId is not None else nodeid] = True
+
+
+def fail_session(session: pytest.Session, gate_items: bool) -> None:
+    """A verdict failed: without verdict items to fail, the session fails (exit status 1)."""
+    if not gate_items and session.exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+class SettleGates:
+    """Finisher: release waiting gate items, remove the decisions channel, settle failed gates."""
+
+    def __init__(self, book: DecisionBook, results: Results, gate_items: bool) -> None:
+        self.book = book
+        self.results = results
+        self.gate_items = gate_items
+
+    def finish(self, session: pytest.Session, summary: Summary) -> None:
+        self.book.stop()
+        self.book.cleanup()
+        failed = self.results.analysis().failed_gates
+        if failed:
+            fail_session(session, self.gate_items)
+            mark_lastfailed(session.config, [r.nodeid for row in failed for r in row.row.records])

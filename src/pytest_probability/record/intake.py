@@ -1,0 +1,147 @@
+"""The records into the session, in the aggregating process: off each teardown report, late, or from a crash.
+
+:class:`Intake` takes each run's record off its teardown report (and, from
+it, what features shipped with it: their :class:`~pytest_probability.protocols.Link`
+attributes), keeps it in ``State.records`` and hands it to every
+:class:`~pytest_probability.protocols.RecordSink` (the decision book).
+:class:`InFlight` is the xdist controller's view of the runs executing now,
+which turns a worker crash into an errored record of the run it hit.
+Records are dropped from reports after use: pytest's terminal reporter keeps
+every report until the session ends.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from ..model.case import CaseRef
+from ..model.run import RunRecord, Usage
+from ..protocols import Link
+from ..run import context
+from ..vocabulary import LATE_ATTRIBUTE, RECORD_ATTRIBUTE
+from .wire import case_from_report, crash_record, record_from_report
+
+if TYPE_CHECKING:
+    from ..session import State
+
+
+class Intake:
+    def __init__(self, state: State) -> None:
+        self.state = state
+        #: Node id -> index in ``State.records`` of its latest record (late usage amends it).
+        #: Built on the first late usage (rare): one entry per run is not worth keeping otherwise.
+        self._index: dict[str, int] | None = None
+
+    def take(self, report: pytest.TestReport) -> None:
+        """A report of this session: its record (a run's teardown report), and what came with it."""
+        state = self.state
+        if not state.cases:  # no run has started yet (a session without benchmarks): no record
+            return
+        record = record_from_report(report, state.cases)
+        if record is None:
+            return
+        self.add(record)
+        # pytest's terminal reporter keeps every report; what it carried lives on elsewhere.
+        extras = report.__dict__
+        del extras[RECORD_ATTRIBUTE]
+        for link in state.links:
+            if link.attribute is not None:
+                value = extras.pop(link.attribute, None)
+                if value is not None:
+                    link.receive(value)
+
+    def add(self, record: RunRecord) -> None:
+        state = self.state
+        if self._index is not None:
+            self._index[record.nodeid] = len(state.records)
+        state.records.append(record)
+        state.revision += 1
+        for sink in state.sinks:
+            sink.add(record)
+
+    def add_late(self, items: list[dict[str, Any]] | None) -> None:
+        """Charge usage recorded after its run had ended to that run (``run.context.take_late``)."""
+        if not items:
+            return
+        state = self.state
+        if self._index is None:
+            self._index = {record.nodeid: i for i, record in enumerate(state.records)}
+        for item in items:
+            index = self._index.get(item["nodeid"])
+            if index is None:
+                continue  # its run never reported (interrupted): nothing to amend
+            record = state.records[index]
+            usage = item.get("usage")
+            state.records[index] = dataclasses.replace(
+                record,
+                usage=record.usage + ((Usage.from_dict(usage),) if usage else ()),
+                extra_cost=record.extra_cost + float(item.get("extra_cost") or 0.0),
+            )
+            state.late_usage += 1
+            state.revision += 1
+
+    def release(self) -> None:
+        self._index = None
+
+
+class LateUsage(Link):
+    """Usage recorded after its run had ended travels on the next teardown report of its process, or in
+    an xdist worker's output at its end, and is charged to its own run here."""
+
+    attribute = LATE_ATTRIBUTE
+
+    def __init__(self, intake: Intake | None) -> None:
+        """``intake``: the aggregating process's (None on an xdist worker, which only ships)."""
+        self.intake = intake
+
+    def receive(self, value: Any) -> None:
+        assert self.intake is not None
+        self.intake.add_late(value)
+
+    def leftover(self) -> Any:
+        return context.take_late()
+
+
+class InFlight:
+    """The xdist controller's runs executing now: which phase each last reported, and why a worker went down."""
+
+    def __init__(self, state: State, intake: Intake) -> None:
+        self.state = state
+        self.intake = intake
+        #: node id -> phase last reported, for runs executing now
+        self.phases: dict[str, str] = {}
+        #: worker id -> why it went down (for the record of a crashed run)
+        self.node_errors: dict[str, str] = {}
+
+    def track(self, report: pytest.TestReport) -> None:
+        """Which phase of each executing run last reported: where a worker crash hit it."""
+        case = case_from_report(report)
+        if case is not None and case["key"] not in self.state.cases:
+            self.state.cases[case["key"]] = CaseRef.from_dict(case)
+        if report.when in ("setup", "call"):
+            self.phases[report.nodeid] = report.when
+        else:
+            self.phases.pop(report.nodeid, None)
+
+    def node_down(self, worker: str, error: Any) -> None:
+        self.node_errors[worker] = str(error)
+
+    def crashed(self, nodeid: str, report: pytest.TestReport) -> RunRecord | None:
+        """A worker died while executing ``nodeid``: a run that crashed is an errored run, recorded
+        like any other (so its verdict is published as soon as its case's last run has reported).
+        None when ``nodeid`` is no run (a verdict item, a plain test: xdist's report says it all)."""
+        last = self.phases.pop(nodeid, None)
+        phase = {"setup": "call", "call": "teardown"}.get(last or "", "setup")
+        record = crash_record(nodeid, self.state.cases, self._crash_text(report), phase)
+        if record is not None:
+            self.intake.add(record)
+        return record
+
+    def _crash_text(self, report: pytest.TestReport) -> str:
+        text = str(report.longrepr or "a worker crashed")
+        worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", None)
+        error = self.node_errors.get(str(worker)) if worker is not None else None
+        return f"{text} ({error})" if error else text

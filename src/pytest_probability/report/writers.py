@@ -1,0 +1,96 @@
+"""The report files, written at the session's end: ``--prob-json``, ``--prob-html`` and the ``--prob-history`` folder.
+
+Each writer is a :class:`~pytest_probability.protocols.Finisher`. They write
+the same report dict (:class:`ReportDict`, built once from the rows and every
+facet), with the one safe writer (:func:`pytest_probability.files.write_text`:
+a symlink's target, a FIFO or a device written through, never replaced). A
+session that executed no run (``--collect-only``, a ``-k`` that selects
+nothing, a collection error) never replaces a good report with an empty one.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+import pytest
+
+from .. import files
+from ..model.rows import Summary
+from ..protocols import Facet, Finisher
+from . import json_report
+
+
+class ReportDict:
+    """The session's report dict, built once for every writer (the JSON report's shape)."""
+
+    def __init__(self, settings: dict[str, Any], facets: Sequence[Facet]) -> None:
+        self.settings = settings
+        self.facets = facets
+        self._built: tuple[Summary, int, dict[str, Any]] | None = None
+
+    def get(self, session: pytest.Session, summary: Summary) -> dict[str, Any]:
+        status = int(session.exitstatus)
+        if self._built is None or self._built[0] is not summary or self._built[1] != status:
+            report = json_report.build(summary, settings=self.settings, exit_status=status, facets=self.facets)
+            self._built = (summary, status, report)
+        return self._built[2]
+
+    def release(self) -> None:
+        self._built = None
+
+
+class _ReportFile(Finisher):
+    def __init__(self, path: Path, report: ReportDict, notes: list[str]) -> None:
+        self.path = path
+        self.report = report
+        self.notes = notes
+
+    def finish(self, session: pytest.Session, summary: Summary) -> None:
+        if not summary.rows:
+            # No run was executed: an empty report must not replace a good one.
+            if self.path.is_file():
+                self.notes.append(f"no benchmark run was executed: {self.path} was left as it was")
+            return
+        files.write_text(self.path, self.text(self.report.get(session, summary)))
+
+    def text(self, report: dict[str, Any]) -> str:
+        raise NotImplementedError
+
+
+class JsonReport(_ReportFile):
+    """``--prob-json``: strict JSON, one row and one record per line."""
+
+    def text(self, report: dict[str, Any]) -> str:
+        return json_report.dumps(report)
+
+
+class HtmlReport(_ReportFile):
+    """``--prob-html``: one self-contained page of the same report."""
+
+    def __init__(self, path: Path, report: ReportDict, notes: list[str], trace_url: str | None) -> None:
+        super().__init__(path, report, notes)
+        self.trace_url = trace_url
+
+    def text(self, report: dict[str, Any]) -> str:
+        from . import html_report
+
+        return html_report.render(report, trace_url=self.trace_url)
+
+
+class HistoryReport(Finisher):
+    """``--prob-history``: the session's report added to the folder, for a session that ran and finished normally."""
+
+    def __init__(self, folder: Path, report: ReportDict) -> None:
+        self.folder = folder
+        self.report = report
+
+    def finish(self, session: pytest.Session, summary: Summary) -> None:
+        if not summary.rows or int(session.exitstatus) not in (0, 1):
+            return
+        from ..decide.baseline import history_name
+
+        report = self.report.get(session, summary)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        files.write_atomic(self.folder / history_name(), json.dumps(report, indent=2, ensure_ascii=False) + "\n")

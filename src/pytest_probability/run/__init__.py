@@ -1,0 +1,11 @@
+"""The runs: each run's phases, the current run that usage is charged to, its outcome and its record.
+
+:mod:`.phases` is the per-run path; :mod:`.context` keeps the current run
+(per process, context and thread); :mod:`.recording` is the public
+``record_*`` API; :mod:`.outcome` classifies phases; :mod:`.report` puts the
+record on the teardown report; :mod:`.retries` repeats a call on a provider
+fault; :mod:`.modules` runs benchmark files' ``setup()``/``teardown()``. May
+import collect (its items), the session, the configuration, the model and the
+leaves; never a later stage (decisions come through ``State.decisions``,
+observers through ``State.observers``).
+"""

@@ -1,0 +1,139 @@
+"""The current run: which run usage belongs to, in this process, this context and the threads it started.
+
+While a run executes (setup, call and teardown) it is this process's
+*current run*. :mod:`.recording`'s public functions charge the run of the
+calling context, else of the calling thread, else the current one
+(docs/developer-guide.md, "Which run usage belongs to"). Once a run's record
+is built (:func:`close`), usage still recorded for it is *late*: it is queued
+(:func:`take_late`) and charged to it in the aggregating process, never to the
+run executing then.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+import warnings
+import weakref
+from typing import Any
+
+from ..errors import ProbabilityUsageWarning
+from ..model.case import CaseRef
+from ..model.run import CurrentRun, RunRecord, Usage
+
+_lock = threading.Lock()
+_current: CurrentRun | None = None
+#: The run of the calling context: set in the thread executing the runs, and inherited by
+#: what copies the context (asyncio tasks, ``asyncio.to_thread``, ``contextvars.copy_context``).
+_context_run: contextvars.ContextVar[CurrentRun | None] = contextvars.ContextVar("pytest_probability_run", default=None)
+#: Threads started during a run (and still alive when it ended) -> that run.
+_thread_runs: weakref.WeakKeyDictionary[threading.Thread, CurrentRun] = weakref.WeakKeyDictionary()
+#: Usage recorded after its run had ended, waiting to travel to the aggregating process:
+#: (node id, usage or None, extra cost).
+_late: list[tuple[str, Usage | None, float]] = []
+#: Thread pools serve whichever run submits work: their threads belong to no run.
+_POOL_MODULES = ("concurrent.futures.thread", "multiprocessing.pool")
+
+
+def current_run() -> CurrentRun | None:
+    """The run executing in this process, if any."""
+    return _current
+
+
+def start(case: CaseRef, run: int, nodeid: str) -> CurrentRun:
+    # Alone, the thread running the run needs no set: close() never binds the current thread.
+    threads = frozenset(threading.enumerate()) if threading.active_count() > 1 else frozenset()
+    current = CurrentRun(case=case, run=run, nodeid=nodeid, threads_at_start=threads)
+    resume(current)
+    return current
+
+
+def resume(run: CurrentRun | None) -> None:
+    """Make ``run`` (or no run) current in this process and this context."""
+    global _current
+    _current = run
+    _context_run.set(run)
+
+
+def finish() -> None:
+    resume(None)
+
+
+def close(run: CurrentRun) -> RunRecord:
+    """Build the run's record; usage recorded for ``run`` after this is late.
+
+    Threads started during the run and still alive stay bound to it, so
+    that what they record later is charged to it, not to whichever run is
+    current then.
+    """
+    with _lock:
+        record = run.to_record()
+        run.closed = True
+    if threading.active_count() == 1:
+        return record  # only the thread running the run: no thread to bind to it
+    for thread in threading.enumerate():
+        if thread not in run.threads_at_start and thread is not threading.current_thread() and not _is_pool_worker(thread):
+            _thread_runs[thread] = run
+    return record
+
+
+def _is_pool_worker(thread: threading.Thread) -> bool:
+    return getattr(getattr(thread, "_target", None), "__module__", None) in _POOL_MODULES
+
+
+def require_current(function: str) -> CurrentRun:
+    """The run usage is charged to: the calling context's, else the calling thread's, else the current one."""
+    run = _context_run.get()
+    if run is None:
+        run = _thread_runs.get(threading.current_thread())
+    if run is None:
+        run = _current
+    if run is None:
+        raise RuntimeError(
+            f"{function}() was called outside a benchmark run; call it from a bench_* "
+            "function or a fixture it uses, while the run executes"
+        )
+    return run
+
+
+def charge(function: str, run: CurrentRun, usage: Usage | None, extra_cost: float) -> None:
+    """Add usage to its run, or, once the run's record was built, queue it as late usage."""
+    with _lock:
+        late = run.closed
+        if late:
+            _late.append((run.nodeid, usage, extra_cost))
+        elif usage is not None:
+            run.usage.append(usage)
+        else:
+            run.extra_cost += extra_cost
+    if late:
+        warnings.warn(
+            ProbabilityUsageWarning(
+                f"{function}() was called after run {run.nodeid} had ended (from a thread or task that "
+                "outlived it); charged to that run, not to the run executing now"
+            ),
+            stacklevel=3,
+        )
+
+
+def add_transcript(run: CurrentRun, entry: dict[str, Any]) -> None:
+    """Append a transcript entry to its run (under the lock, as usage is)."""
+    with _lock:
+        run.transcript.append(entry)
+
+
+def take_late() -> list[dict[str, Any]]:
+    """Late usage recorded so far, as plain builtins, for the aggregating process."""
+    with _lock:
+        items = list(_late)
+        _late.clear()
+    return [
+        {"nodeid": nodeid, "usage": usage.to_dict() if usage is not None else None, "extra_cost": extra}
+        for nodeid, usage, extra in items
+    ]
+
+
+
+def has_late() -> bool:
+    """Whether late usage is waiting (checked at every teardown report: a list's truth, no lock)."""
+    return bool(_late)

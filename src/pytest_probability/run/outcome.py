@@ -1,0 +1,84 @@
+"""A run's outcome: each phase classified, the first that does not pass decides.
+
+A run passes (clean return), fails (``AssertionError`` or ``pytest.fail()`` in
+the call) or errors (anything else, or any phase but the call that raised);
+``pytest.skip()`` and ``pytest.xfail()`` stop it before it could pass or fail
+(no sample). A judged case's failing run is reported as xfailed: its verdict
+item decides (:func:`xfail`).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ..model.run import CurrentRun
+from ..text import clip
+from ..vocabulary import ERROR, FAIL, PASS, SKIP, xfail_reason
+
+#: Characters kept of an error's text (``error_text``); longer ones are cut.
+TEXT_LIMIT = 4096
+
+
+def first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
+def classify(excinfo: pytest.ExceptionInfo[BaseException] | None, phase: str) -> str:
+    """pass on clean return, fail on AssertionError/pytest.fail(), skip on pytest.skip(), else error.
+
+    ``pytest.xfail()`` and ``xfail(run=False)`` stop the run before it could
+    pass or fail (pytest reports them as xfailed, i.e. skipped): no sample.
+    ``XFailed`` subclasses ``Failed``, so it is checked first.
+    """
+    if excinfo is None:
+        return PASS
+    if excinfo.errisinstance((pytest.skip.Exception, pytest.xfail.Exception)):
+        return SKIP
+    if phase == "call" and excinfo.errisinstance((AssertionError, pytest.fail.Exception)):
+        return FAIL
+    return ERROR
+
+
+def on_phase(run: CurrentRun, call: pytest.CallInfo[None]) -> None:
+    """Fold one phase into the run: the first phase that does not pass decides."""
+    phase = call.when
+    if phase == "call":
+        run.duration = call.duration if run.attempt_duration is None else run.attempt_duration
+    outcome = classify(call.excinfo, phase)
+    if run.outcome not in (None, PASS) or (outcome == PASS and run.outcome is not None):
+        return
+    if outcome == PASS:
+        if phase == "call":
+            run.outcome = PASS
+        return
+    run.outcome = outcome
+    run.phase = phase
+    assert call.excinfo is not None
+    exc = call.excinfo.value
+    text = str(exc)
+    if outcome == SKIP:
+        run.message = first_line(getattr(exc, "msg", None) or text)
+        if isinstance(exc, pytest.xfail.Exception):
+            run.message = f"xfail: {run.message}".strip()
+        return
+    run.error_type = type(exc).__qualname__ if outcome == FAIL else _qualified(exc)
+    run.error_text = clip(text, TEXT_LIMIT)
+    run.message = first_line(text) or type(exc).__name__
+    if phase != "call":
+        run.message = f"{phase}: {run.message}"
+
+
+def _qualified(exc: BaseException) -> str:
+    cls = type(exc)
+    module = cls.__module__
+    return cls.__qualname__ if module in ("builtins", "__main__") else f"{module}.{cls.__qualname__}"
+
+
+def xfail(report: pytest.TestReport, kind: str) -> None:
+    """Report a judged case's failed report (a run's, any phase) as xfailed: its ``kind`` verdict item decides.
+
+    A setup or teardown error is a sample of the case like a failure in the call
+    (an errored run), as pytest xfails them for an xfail mark.
+    """
+    report.outcome = "skipped"
+    report.wasxfail = xfail_reason(kind)  # type: ignore[attr-defined]

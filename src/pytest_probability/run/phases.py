@@ -1,0 +1,151 @@
+"""The per-run path: a run's phases, from its start to its record on the teardown report.
+
+:class:`RunPhases` is what the hook surface calls for each item (a run or
+not) in a process that executes runs. For a run it makes the run current
+(:mod:`.context`), tells the observers, skips a run the decisions say not to
+start, classifies each phase (:mod:`.outcome`), reports a judged case's
+failing runs as xfailed, and at the teardown report builds the record and
+attaches it (:mod:`.report`). A serial session and an xdist worker take the
+same path; a worker also puts each case on its first setup report, so that
+the controller knows the case before any run of it can crash the worker.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from typing import TYPE_CHECKING
+
+import pytest
+
+from ..collect.items import Run
+from ..vocabulary import CASE_ATTRIBUTE, SKIP
+from . import context, outcome, report
+from .modules import ModuleHooks
+
+if TYPE_CHECKING:
+    from ..session import State
+
+#: Plugins that run coroutine functions; with one of them active, coroutine benchmarks are theirs.
+ASYNC_PLUGINS = ("asyncio", "anyio", "trio", "twisted")
+
+
+class RunPhases:
+    """The run stage of one executing process (``protocols.RunHooks``)."""
+
+    def __init__(self, state: State, ships: bool) -> None:
+        """``ships``: this process is an xdist worker, whose records travel to the controller (not
+        read back here)."""
+        self.state = state
+        self.ships = ships
+        self.observers = state.observers  # the same list: observers registered later are seen
+        self.modules = ModuleHooks()
+        self.started = 0
+
+    def start(self, item: pytest.Item) -> None:
+        if not isinstance(item, Run):
+            return
+        run = context.start(item.prob_case, item.prob_run, item.nodeid)
+        for observer in self.observers:
+            observer.run_started(item, run)
+
+    def end(self, item: pytest.Item) -> None:
+        if not isinstance(item, Run):
+            return
+        run = context.current_run()
+        if run is not None:
+            for observer in self.observers:
+                observer.run_closed(item, run)
+        context.finish()
+
+    def before_setup(self, item: pytest.Item) -> None:
+        if not isinstance(item, Run):
+            return
+        decisions = self.state.decisions
+        decision = decisions.run_decision(item.prob_case) if decisions is not None else None
+        if decision is not None:
+            # Decided early, or a budget reached: this run is not executed (no fixture, no delay).
+            run = context.current_run()
+            if run is not None:
+                run.stopped = decision[0]
+            pytest.skip(f"not run: {decision[1]}")
+        self._pace()
+        module = item.module
+        if module is not None and not self.modules.ready(module):
+            run = context.current_run()
+            context.finish()  # module setup() belongs to no run
+            try:
+                self.modules.setup(module)
+            finally:
+                context.resume(run)
+
+    def _pace(self) -> None:
+        """Sleep ``--prob-delay`` between runs, never before the first."""
+        delay = self.state.settings.delay
+        if self.started and delay:
+            time.sleep(delay)
+        self.started += 1
+
+    def after_phase(self, item: pytest.Item, call: pytest.CallInfo[None], report_: pytest.TestReport) -> None:
+        if not isinstance(item, Run):
+            return
+        run = context.current_run()
+        if run is None:
+            return
+        outcome.on_phase(run, call)
+        if item.prob_gated and report_.failed and not item.config.option.runxfail:
+            outcome.xfail(report_, item.prob_judged_by)
+        state = self.state
+        if call.when == "setup" and run.case.key not in state.cases:
+            # Serial: records rebuilt from reports share the item's CaseRef. xdist: the
+            # controller learns each case before its first run here can crash this worker.
+            state.cases[run.case.key] = run.case
+            if self.ships:
+                setattr(report_, CASE_ATTRIBUTE, run.case.to_dict())
+        if call.excinfo is not None:
+            for observer in self.observers:
+                observer.phase_raised(item, run, call)
+        if call.when == "teardown":
+            if run.outcome is None:
+                # Setup passed but the call never ran (an interrupted session): nothing was sampled.
+                run.outcome = SKIP
+                run.message = run.message or "not run"
+            for observer in self.observers:
+                observer.run_finished(item, run)
+            report.attach(report_, run, local=not self.ships)
+
+    def check_callable(self, item: pytest.Item) -> None:
+        """Raise for benchmarks pytest cannot call: generators and un-awaited coroutines."""
+        __tracebackhide__ = True
+        if not isinstance(item, Run):
+            return
+        parent = item.parent
+        if getattr(parent, "prob_callable", False):
+            return  # an earlier run of this benchmark passed: so do the others (one function)
+        function = getattr(item, "obj", None)
+        name = getattr(item, "originalname", item.name)
+        if inspect.isgeneratorfunction(function) or inspect.isasyncgenfunction(function):
+            raise TypeError(
+                f"benchmark {name!r} is a generator function; a benchmark must return, "
+                "not yield (use a fixture for setup that yields)"
+            )
+        if inspect.iscoroutinefunction(function) and not any(
+            item.config.pluginmanager.hasplugin(plugin) for plugin in ASYNC_PLUGINS
+        ):
+            raise TypeError(
+                f"benchmark {name!r} is a coroutine function and no async "
+                "plugin ran it; install and enable one (pytest-asyncio, anyio's pytest plugin, ...)"
+            )
+        if not inspect.iscoroutinefunction(function):
+            parent.prob_callable = True  # type: ignore[union-attr]
+
+    def retry_call(self, item: pytest.Item, error: BaseException) -> None:
+        """``--prob-retry``: the call again while it raises a listed class (:mod:`.retries`)."""
+        from .retries import retry_call  # only with --prob-retry
+
+        run = context.current_run() if isinstance(item, Run) else None
+        retry_call(item, run, self.state.settings.retry, error)
+
+    def finish(self) -> list[str]:
+        """At the session's end: every module ``teardown()``; returns their errors."""
+        return self.modules.teardown_all()

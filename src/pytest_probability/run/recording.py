@@ -1,0 +1,184 @@
+"""The public recording API: ``record_usage``, ``record_cost``, ``record_output`` and ``record_io``.
+
+Each call validates its values (a clear error names the bad one) and charges
+the current run (:mod:`.context`); usage survives failed asserts, errors and
+skips of the run. Costs and tokens are bounded per call (:data:`MAX_COST`,
+:data:`MAX_TOKENS`), so no sum of them can overflow and the reports only ever
+hold finite numbers.
+"""
+
+from __future__ import annotations
+
+import decimal
+import json
+import math
+import numbers
+from typing import Any, Mapping
+
+from ..model.run import Usage
+from ..text import clip
+from ..vocabulary import UNKNOWN_MODEL
+from . import context
+
+#: Characters kept of each transcript value (``record_output``/``record_io``); longer ones are cut.
+TRANSCRIPT_LIMIT = 16384
+#: Largest cost one ``record_usage()`` or ``record_cost()`` call may record (in your currency).
+#: With it, no sum of a session's costs can overflow a float (that would take 10**296 calls),
+#: so the table and the JSON report only ever hold finite numbers.
+MAX_COST = 1e12
+#: Largest token count of one call, per field; sums stay exact and within 64-bit integers.
+MAX_TOKENS = 10**12
+
+
+_USAGE_FIELDS = ("input_tokens", "output_tokens", "cached_input_tokens")
+
+
+def _tokens(name: str, value: Any) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise TypeError(f"record_usage(): {name} must be a whole number of tokens, got {value!r}")
+    if value < 0:
+        raise ValueError(f"record_usage(): {name} must not be negative, got {value!r}")
+    if value > MAX_TOKENS:
+        raise ValueError(f"record_usage(): {name} must be at most {MAX_TOKENS:,} per call, got {value!r}")
+    return int(value)
+
+
+def _money(function: str, name: str, value: Any) -> float:
+    if value is None:
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, decimal.Decimal)):
+        raise TypeError(f"{function}(): {name} must be a number, got {value!r}")
+    if isinstance(value, decimal.Decimal) and not value.is_finite():
+        # float(Decimal("sNaN")) raises an InvalidOperation that names no argument.
+        raise ValueError(f"{function}(): {name} must be finite, got {value!r}")
+    try:
+        number = float(value)
+    except (ArithmeticError, ValueError):  # too large for a float (int, Fraction, Decimal)
+        raise ValueError(f"{function}(): {name} must be at most {MAX_COST:g} per call, got {value!r}") from None
+    if math.isnan(number) or (math.isinf(number) and isinstance(value, float)):
+        raise ValueError(f"{function}(): {name} must be finite, got {value!r}")
+    if number < 0:
+        raise ValueError(f"{function}(): {name} must not be negative, got {value!r}")
+    if number > MAX_COST:  # infinity here is a finite value too large for a float
+        raise ValueError(f"{function}(): {name} must be at most {MAX_COST:g} per call, got {value!r}")
+    return number
+
+
+def _from_source(source: Any, name: str) -> Any:
+    if isinstance(source, Mapping):
+        return source.get(name)
+    return getattr(source, name, None)
+
+
+def record_usage(
+    usage: Any = None,
+    /,
+    *,
+    model: str | None = None,
+    input_tokens: int | None = None,
+    output_tokens: int | None = None,
+    cached_input_tokens: int | None = None,
+    cost: float | None = None,
+) -> Usage:
+    """Attribute tokens (and optionally spend) of one model call to the current run.
+
+    Pass the fields as keywords, or one dict or object that has them
+    (``model``, ``input_tokens``, ``output_tokens``, ``cached_input_tokens``,
+    ``cost``); keywords win over the object's values. Usage survives failed
+    asserts, errors and skips of the run. Returns what was recorded.
+    """
+    run = context.require_current("record_usage")
+    values: dict[str, Any] = {}
+    if usage is not None:
+        for name in ("model", *_USAGE_FIELDS, "cost"):
+            values[name] = _from_source(usage, name)
+    given = {
+        "model": model,
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "cached_input_tokens": cached_input_tokens,
+        "cost": cost,
+    }
+    values.update({k: v for k, v in given.items() if v is not None})
+    model_name = values.get("model")
+    if model_name is None or model_name == "":
+        model_name = UNKNOWN_MODEL
+    elif not isinstance(model_name, str):
+        raise TypeError(f"record_usage(): model must be a string, got {model_name!r}")
+    recorded = Usage(
+        model=model_name,
+        input_tokens=_tokens("input_tokens", values.get("input_tokens")),
+        output_tokens=_tokens("output_tokens", values.get("output_tokens")),
+        cached_input_tokens=_tokens("cached_input_tokens", values.get("cached_input_tokens")),
+        cost=_money("record_usage", "cost", values.get("cost")),
+    )
+    context.charge("record_usage", run, recorded, 0.0)
+    if not run.closed:
+        for listener in run.listeners:
+            listener(recorded)
+    return recorded
+
+
+def record_cost(amount: float) -> float:
+    """Attribute spend (in your currency, conventionally USD) to the current run."""
+    run = context.require_current("record_cost")
+    value = _money("record_cost", "amount", amount)
+    context.charge("record_cost", run, None, value)
+    return value
+
+
+def _transcript_text(value: Any) -> str:
+    """A value as text: a string as is, anything else as its JSON (``repr`` for what JSON cannot hold)."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):  # e.g. a circular structure
+        return repr(value)
+
+
+def _transcript_entry(function: str, values: dict[str, Any]) -> dict[str, Any]:
+    run = context.require_current(function)
+    entry: dict[str, Any] = {}
+    cut: dict[str, int] = {}
+    for name, value in values.items():
+        if value is None:
+            continue
+        if name == "truncated":
+            raise ValueError(f"{function}(): 'truncated' is the name the record uses for cut values; pick another")
+        text = _transcript_text(value)
+        if len(text) > TRANSCRIPT_LIMIT:
+            cut[name] = len(text)
+            text = clip(text, TRANSCRIPT_LIMIT)
+        entry[name] = text
+    if cut:
+        entry["truncated"] = cut
+    context.add_transcript(run, entry)
+    for listener in run.listeners:
+        listener(entry)
+    return entry
+
+
+def record_output(output: Any, /, **fields: Any) -> dict[str, Any]:
+    """Attach what the current run produced (and any named fields, e.g. ``tool_calls=``) to its record.
+
+    Values are kept as text: a string as is, anything else as its JSON. Each
+    value longer than :data:`TRANSCRIPT_LIMIT` characters is cut, and the
+    entry's ``truncated`` maps its name to the original length. Survives
+    failed asserts and errors of the run. Returns the entry recorded.
+    """
+    return _transcript_entry("record_output", {"output": output, **fields})
+
+
+def record_io(*, prompt: Any = None, output: Any = None, **fields: Any) -> dict[str, Any]:
+    """Attach one exchange of the current run: the prompt, the output and any named fields.
+
+    Same rules as :func:`record_output`; a field left ``None`` is not recorded.
+    """
+    return _transcript_entry("record_io", {"prompt": prompt, "output": output, **fields})
+

@@ -1,0 +1,63 @@
+"""``--prob-retry``: a run's call repeated on a provider fault, as one run and one sample.
+
+The call is repeated with the same fixtures (``item.runtest()``, so
+``pytest_pyfunc_call`` plugins such as async ones run again); the policy
+(which exceptions, how long to wait) is ``config.retry.RetryPolicy``. Usage
+the failed attempts recorded stays on the run (it was paid for); only the
+last attempt's outcome and duration count (docs/developer-guide.md, "Why
+retries repeat the call, not the whole run").
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+import pytest
+
+from ..config.retry import RetryPolicy, describe
+from ..model.run import CurrentRun
+
+
+def retry_call(item: pytest.Item, run: CurrentRun | None, policy: RetryPolicy | None, error: BaseException) -> None:
+    """Call the run again while it raises a listed class; re-raise the last error."""
+    if policy is None or run is None or not policy.matches(error):
+        raise error
+    attempt = 1
+    while attempt <= policy.retries:
+        wait = policy.wait(error, attempt)
+        error_type, text = describe(error)
+        entry = {"attempt": attempt, "error_type": error_type, "error": text, "wait": wait}
+        run.retries.append(entry)
+        _retry_event(entry)
+        time.sleep(wait)
+        attempt += 1
+        started = time.perf_counter()
+        try:
+            item.runtest()
+        except BaseException as exc:  # noqa: BLE001 - decided below, re-raised unless retried
+            error = exc
+        else:
+            run.attempt_duration = time.perf_counter() - started
+            return
+        run.attempt_duration = time.perf_counter() - started
+        if not policy.matches(error):
+            break
+    raise error
+
+
+def _retry_event(entry: dict[str, Any]) -> None:
+    """A span event on the run's current span: the run span when export is on. With export off
+    the API is loaded only if the user's code loaded it, and its current span is then theirs or a
+    no-op one; nothing is imported for this."""
+    trace = sys.modules.get("opentelemetry.trace")
+    if trace is None:
+        return
+    try:
+        trace.get_current_span().add_event(
+            "probability.retry",
+            {f"probability.retry.{k}": v for k, v in entry.items()},
+        )
+    except Exception:  # noqa: BLE001 - an event must never break a run
+        pass
