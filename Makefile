@@ -28,12 +28,15 @@ demo: $(STAMP)
 	@echo "HTML report: $(DEMO_OUT)/report.html"
 	@echo "OTLP file:   $(DEMO_OUT)/otlp.jsonl"
 
-# The whole suite, slow statistical checks included, on two cores.
+# The architecture's contracts (pyproject.toml, [tool.importlinter]), then the whole suite,
+# slow statistical checks included, on two cores.
 test: $(STAMP)
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -n 2 tests
 
 # Everything but the tests marked slow.
 test-fast: $(STAMP)
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -n 2 -m "not slow" tests
 
 # The plugin's tests again on pytest 8 (make test runs pytest 9).
@@ -44,6 +47,7 @@ $(STAMP8): pyproject.toml
 	touch $(STAMP8)
 
 test-pytest8: $(STAMP8)
+	$(VENV8)/bin/lint-imports
 	$(VENV8)/bin/python -m pytest -n 2 -m "not slow" tests
 
 clean:
