@@ -10,6 +10,10 @@ xdist workers and the controller (a :class:`~pytest_probability.protocols.Link`)
 and, in the aggregating process, the flush at the end (a
 :class:`~pytest_probability.protocols.Finisher`), which reads the metric
 series of the same facets every other output reads.
+
+Beside ``report/`` (neither imports the other), it may import the session,
+the protocols, the model, the configuration's parsers and the leaves; only
+the composition root imports it, and nothing outside it imports OpenTelemetry.
 """
 
 from __future__ import annotations
