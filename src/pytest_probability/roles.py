@@ -26,11 +26,11 @@ from .decide.comparisons import Comparing
 from .decide.results import Results
 from .model.case import CaseRef
 from .record.intake import InFlight, Intake
+from .record.wire import run_of
 from .report import terminal
 from .run import context
 from .run.outcome import xfail
 from .session import State
-from .vocabulary import parse_run_id
 
 if TYPE_CHECKING:
     from .report.writers import ReportDict  # only with a report option
@@ -168,12 +168,11 @@ class Controller(Aggregating):
         collection = getattr(sched, "collection", None)
         if self.book.folder is None or not isinstance(queues, dict) or collection is None:
             return
+        cases: dict[str, CaseRef] = self.state.cases
         rescheduled: dict[str, int] = {}
         for index in (queues.get(node) or [])[1:]:  # [0] is the item that crashed
-            run = parse_run_id(collection[index])
-            if run is not None:
-                rescheduled[run[0]] = rescheduled.get(run[0], 0) + 1
-        cases: dict[str, CaseRef] = self.state.cases
+            key = run_of(collection[index], cases)[0]
+            rescheduled[key] = rescheduled.get(key, 0) + 1
         for key, text in self.book.release_rescheduled(rescheduled):
             label = cases[key].label if key in cases else key
             self.state.notes.append(f"gate item of {label}: {text}")

@@ -70,8 +70,8 @@ def test_bench_files_collected_alongside_normal_tests(pytester: pytest.Pytester)
     )
     collected = pytester.runpytest("--collect-only", "-q")
     assert node_ids(collected) == [
-        "bench_model.py::bench_classify::terse[run1]",
-        "bench_model.py::bench_classify::cot[run1]",
+        "bench_model.py::bench_classify::terse",
+        "bench_model.py::bench_classify::cot",
         "bench_model.py::bench_always::run1",
         "bench_model.py::test_inside_bench_file",
         "test_plain.py::test_one",
@@ -280,7 +280,7 @@ def test_explicit_bench_file_on_command_line_is_collected_once(pytester: pytest.
     result = pytester.runpytest(".", "bench_x.py", "--collect-only", "-q")
     ids = node_ids(result)
     assert len(ids) == len(set(ids))
-    assert [node for node in ids if node.startswith("bench_x.py")] == ["bench_x.py::bench_p::1[run1]", "bench_x.py::bench_p::2[run1]"]
+    assert [node for node in ids if node.startswith("bench_x.py")] == ["bench_x.py::bench_p::1", "bench_x.py::bench_p::2"]
 
 
 def test_bench_file_also_matching_python_files_is_collected_once(pytester: pytest.Pytester) -> None:
@@ -468,7 +468,7 @@ def test_a_parameter_whose_repr_raises_is_collected_as_plain_pytest_does(pyteste
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--prob-json=report.json", "-v", *xdist)
     result.assert_outcomes(passed=3)
     assert result.ret == pytest.ExitCode.OK
-    assert re.search(r"bench_x.py::bench_opaque::value0\[run1\]", result.stdout.str())
+    assert re.search(r"bench_x.py::bench_opaque::value0 PASSED", result.stdout.str())
     rows = read_json(pytester)["rows"]
     assert [row["params"] for row in rows] == [{"value": "<Opaque object: repr() raised ValueError>"}, {"value": "3"}]
 
@@ -480,13 +480,11 @@ def test_case_ids_follow_pytest_exactly(pytester: pytest.Pytester) -> None:
     ids = node_ids(result)
     for name in ("stacked", "multi"):
         test_cases = [node[:-1] for node in _case_ids(ids, f"bench_ids.py::test_{name}[")]
-        bench_runs = _case_ids(ids, f"bench_ids.py::bench_{name}::")
-        assert all(run.endswith("[run1]") for run in bench_runs)
-        bench_cases = [run[: -len("[run1]")] for run in bench_runs]
+        bench_cases = _case_ids(ids, f"bench_ids.py::bench_{name}::")  # one run: the plain case id
         assert len(test_cases) > 10
         assert bench_cases == test_cases
         assert len(set(bench_cases)) == len(bench_cases), "pytest de-duplicates ids"
-    stacked = [run[: -len("[run1]")] for run in _case_ids(ids, "bench_ids.py::bench_stacked::")]
+    stacked = _case_ids(ids, "bench_ids.py::bench_stacked::")
     # Stacked decorators: ids join the closest decorator's id first; the outermost varies fastest.
     assert stacked[:4] == ["refund-terse", "refund-chain_of_thought", "text1-terse", "text1-chain_of_thought"]
     assert "\\xfc-terse" in stacked and "\\u65e5\\u672c-terse" in stacked
@@ -497,8 +495,8 @@ def test_case_ids_follow_pytest_exactly(pytester: pytest.Pytester) -> None:
     assert result.ret == 0
     report = read_json(pytester)
     assert [row["case_id"] for row in report["rows"]] == [
-        *[run[: -len("[run1]")] for run in _case_ids(ids, "bench_ids.py::bench_stacked::")],
-        *[run[: -len("[run1]")] for run in _case_ids(ids, "bench_ids.py::bench_multi::")],
+        *_case_ids(ids, "bench_ids.py::bench_stacked::"),
+        *_case_ids(ids, "bench_ids.py::bench_multi::"),
     ]
     assert report["rows"][0]["label"] == "stacked::refund-terse"
     assert table(result)[0] == "stacked::refund-terse 1/1"
@@ -576,8 +574,8 @@ def test_generate_tests_in_module_and_conftest(pytester: pytest.Pytester) -> Non
     )
     collected = pytester.runpytest("--collect-only", "-q")
     ids = node_ids(collected)
-    assert ids[-2:] == ["bench_gen.py::bench_only_conftest::m-small[run1]", "bench_gen.py::bench_only_conftest::m-large[run1]"]
-    triage = [run[: -len("[run1]")] for run in _case_ids(ids, "bench_gen.py::bench_triage::")]
+    assert ids[-2:] == ["bench_gen.py::bench_only_conftest::m-small", "bench_gen.py::bench_only_conftest::m-large"]
+    triage = _case_ids(ids, "bench_gen.py::bench_triage::")
     assert triage == [node[:-1] for node in _case_ids(ids, "bench_gen.py::test_triage[")]
     assert len(triage) == 4
     assert {frozenset(case.split("-")) for case in triage} == {
@@ -619,7 +617,9 @@ def test_indirect_parametrization(pytester: pytest.Pytester) -> None:
     assert table(result) == ["call::p1-small 3/3", "call::p1-large 0/3 FAIL"]
 
 
-def test_unparametrized_single_case_and_run_suffix_for_one_run(pytester: pytest.Pytester) -> None:
+def test_one_run_keeps_the_plain_case_id_and_more_runs_get_the_run_suffix(pytester: pytest.Pytester) -> None:
+    """As in 0.3.0: a parametrized case with one run keeps pytest's plain id (CI systems key their
+    test history by it); an unparametrized benchmark's runs are always run1..runN."""
     pytester.makepyfile(
         bench_x="""
         import pytest
@@ -633,7 +633,7 @@ def test_unparametrized_single_case_and_run_suffix_for_one_run(pytester: pytest.
         """
     )
     result = pytester.runpytest("--collect-only", "-q")
-    assert node_ids(result) == ["bench_x.py::bench_always::run1", "bench_x.py::bench_one_case::only[run1]"]
+    assert node_ids(result) == ["bench_x.py::bench_always::run1", "bench_x.py::bench_one_case::only"]
     result = pytester.runpytest("--collect-only", "-q", "--prob-runs=3")
     assert node_ids(result) == [
         "bench_x.py::bench_always::run1",
@@ -825,3 +825,75 @@ def test_generator_and_coroutine_benchmarks_are_error_runs(pytester: pytest.Pyte
     assert "bench_gen" in messages["gen"] and "generator" in messages["gen"]
     assert "bench_co" in messages["co"] and "coroutine" in messages["co"] and "async" in messages["co"]
     assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+ONE_RUN = """
+import os
+import pytest
+
+
+@pytest.mark.parametrize("c", ["alpha", "beta"])
+def bench_one(c):
+    assert c != "beta"
+
+
+def bench_solo():
+    pass
+
+
+@pytest.mark.probability(runs=1)
+@pytest.mark.parametrize("c", ["gamma"])
+def bench_marked(c):
+    pass
+
+
+@pytest.mark.probability(min_passes=1)
+@pytest.mark.parametrize("c", ["g"])
+def bench_gated(c):
+    pass
+
+
+@pytest.mark.parametrize("c", ["boom"])
+def bench_crash(c):
+    if os.environ.get("CRASH") == "1":
+        os._exit(3)
+"""
+
+
+def test_one_run_ids_under_the_ini_the_mark_and_the_command_line(pytester: pytest.Pytester) -> None:
+    """The rule is the case's own run count: a mark's runs=1 keeps the plain id while the ini gives
+    the other cases three runs; --prob-runs beats the mark, as for the run count itself."""
+    pytester.makepyfile(bench_ids=ONE_RUN)
+    pytester.makeini("[pytest]\nprob_runs = 3\n")
+    ids = node_ids(pytester.runpytest("--collect-only", "-q", "-k", "not crash"))
+    assert "bench_ids.py::bench_marked::gamma" in ids
+    assert [i for i in ids if "bench_one" in i][:2] == ["bench_ids.py::bench_one::alpha[run1]", "bench_ids.py::bench_one::alpha[run2]"]
+    ids = node_ids(pytester.runpytest("--collect-only", "-q", "--prob-runs=2", "-k", "marked"))
+    assert ids == ["bench_ids.py::bench_marked::gamma[run1]", "bench_ids.py::bench_marked::gamma[run2]"]
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_one_run_cases_report_gate_and_rerun_by_their_plain_ids(pytester: pytest.Pytester, xdist: list[str]) -> None:
+    pytester.makepyfile(bench_ids=ONE_RUN)
+    result = pytester.runpytest_subprocess(*xdist, "-k", "not crash", "--prob-json=report.json", "-rf")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["FAILED bench_ids.py::bench_one::beta - *assert 'beta' != 'beta'"])
+    report = read_json(pytester)
+    records = {(r["nodeid"], r["run"], r["outcome"]) for r in report["records"]}
+    assert {("bench_ids.py::bench_one::alpha", 1, "pass"), ("bench_ids.py::bench_one::beta", 1, "fail"),
+            ("bench_ids.py::bench_gated::g", 1, "pass"), ("bench_ids.py::bench_solo::run1", 1, "pass")} <= records
+    gate = next(row for row in report["rows"] if row["case"] == "gated::g")
+    assert gate["gate"]["verdict"] == "pass" and gate["runs_missing"] == 0  # its one run was expected and came
+    rerun = pytester.runpytest_subprocess(*xdist, "--lf", "-k", "not crash", "-q")
+    assert rerun.ret == 1
+    assert "1 failed" in rerun.stdout.str() and "passed" not in rerun.stdout.str().splitlines()[-1]
+
+
+def test_a_one_run_case_whose_worker_crashes_gets_an_errored_record(pytester: pytest.Pytester, monkeypatch) -> None:
+    pytester.makepyfile(bench_ids=ONE_RUN)
+    monkeypatch.setenv("CRASH", "1")
+    result = pytester.runpytest_subprocess("-n", "2", "-k", "crash", "--prob-json=report.json")
+    assert result.ret == 1
+    (record,) = read_json(pytester)["records"]
+    assert (record["nodeid"], record["run"], record["outcome"], record["error_type"]) == (
+        "bench_ids.py::bench_crash::boom", 1, "error", "WorkerCrashed")

@@ -16,12 +16,12 @@ from printed import node_ids, table
 
 
 def run_counts(ids: list[str]) -> dict[str, int]:
-    """Runs per case key (node id without the run part), in first-seen order."""
+    """Runs per case key (node id without the run part; a one-run case's id is its key), in first-seen order."""
     counts: dict[str, int] = {}
     for node in ids:
         match = re.fullmatch(r"(.+?)(?:::run(\d+)|\[run(\d+)\])", node)
-        assert match, node
-        counts[match.group(1)] = counts.get(match.group(1), 0) + 1
+        key = match.group(1) if match else node
+        counts[key] = counts.get(key, 0) + 1
     return counts
 
 

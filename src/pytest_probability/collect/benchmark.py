@@ -37,16 +37,19 @@ class Benchmark(pytest.Collector):
         self.obj = obj
         self._id_parts: Any = False  # not looked at yet (see run_id)
 
-    def run_id(self, case_id: str, run: int) -> Any:
+    def run_id(self, case_id: str, run: int, plain: bool = False) -> Any:
         """The structured node id (pytest >= 9.1) of run ``run`` of case ``case_id``, built from this
         benchmark's: its path and names are shared strings, and no string is built or parsed per run.
-        It equals ``NodeId.parse("<benchmark>::<case>[runN]")`` (``::runN`` without a case); None where
-        parsing could split that string another way (a ``[`` or ``::`` in the case id, see :func:`.nodeid.id_parts`)."""
+        It equals ``NodeId.parse("<benchmark>::<case>[runN]")`` (``::runN`` without a case, ``<case>``
+        alone for a ``plain`` one-run case); None where parsing could split that string another way
+        (a ``[`` or ``::`` in the case id, see :func:`.nodeid.id_parts`)."""
         if self._id_parts is False:
             self._id_parts = id_parts(self)
         if self._id_parts is None or "[" in case_id or "::" in case_id:
             return None
         cls, path, names = self._id_parts
+        if plain:
+            return cls(path=path, names=(*names, case_id))
         if case_id:
             return cls(path=path, names=(*names, case_id), params=run_text(run))
         return cls(path=path, names=(*names, run_text(run)))
@@ -71,9 +74,9 @@ class Benchmark(pytest.Collector):
         # on a fresh instance per run (Run._getobj), as pytest does.
         callobj = self.obj if not isinstance(self.parent, pytest.Class) else None
         items: list[pytest.Item] = []
-        # The probability marks of this benchmark and its parents (class, module, ...), the same for
-        # every case: a case adds its parametrization's and the function's (its Run's own markers).
-        inherited = list(self.iter_markers("probability"))
+        # The probability marks of the function, then of its parents (class, module, ...), the same for
+        # every case, which adds its parametrization's before them (what a Run's iter_markers gives).
+        inherited = [*_function_marks(self.obj), *self.iter_markers("probability")]
         for callspec, fixtureinfo in self._cases(state):
             self._collect_case(state, callspec, fixtureinfo, shared, callobj, inherited, items)
         return items
@@ -117,15 +120,10 @@ class Benchmark(pytest.Collector):
         extra: dict[str, Any] = {"keywords": {case_id: True}} if case_id else {}
         if callobj is not None:
             extra["callobj"] = callobj
-        first = self._run(case_id, 1, callspec, fixtureinfo, extra)
         try:
-            # The parametrization's marks are closer than the function's: what first.iter_markers()
-            # gives after them, without walking the parents once per case.
-            kwargs = marker_kwargs(itertools.chain(
-                callspec.marks if callspec else (),
-                (mark for mark in first.own_markers if mark.name == "probability"),
-                inherited,
-            ))
+            # The parametrization's marks are closer than the function's, which are closer than its
+            # parents': the marks a run's iter_markers() gives, read before any run exists.
+            kwargs = marker_kwargs(itertools.chain(callspec.marks if callspec else (), inherited))
         except MarkerError as exc:
             raise self.CollectError(f"{self.nodeid}: {exc}") from None
         count = runs_for_case(state.settings, kwargs)
@@ -161,6 +159,10 @@ class Benchmark(pytest.Collector):
         gated = spec.gated or bool(judged_kinds)
         judged_by = GATE_KIND if spec.gated or not judged_kinds else judged_kinds[0]
         first_index = len(items)
+        # One run of a parametrized case keeps the plain id (bench_x.py::bench_one::alpha), as 0.3.0
+        # did: CI systems key their test history by it. An unparametrized benchmark's runs are runN.
+        plain = count == 1 and bool(case_id)
+        first = self._run(case_id, 1, callspec, fixtureinfo, extra, plain)
         for index in range(1, count + 1):
             run = first if index == 1 else self._run(case_id, index, callspec, fixtureinfo, extra)
             run.prob_case = case
@@ -181,10 +183,11 @@ class Benchmark(pytest.Collector):
                 item.keywords[case_id] = True
             items.append(item)
 
-    def _run(self, case_id: str, index: int, callspec: Any, fixtureinfo: Any, extra: dict[str, Any]) -> Run:
+    def _run(self, case_id: str, index: int, callspec: Any, fixtureinfo: Any, extra: dict[str, Any],
+             plain: bool = False) -> Run:
         return Run.from_parent(
             self,
-            name=f"{case_id}[run{index}]" if case_id else run_text(index),
+            name=case_id if plain else f"{case_id}[run{index}]" if case_id else run_text(index),
             callspec=callspec,
             fixtureinfo=fixtureinfo,
             originalname=self.name,
@@ -217,3 +220,13 @@ def _latency_unreachable_message(case: CaseRef, spec: CaseSpec, runs: int, neede
     what = f"p{spec.latency_quantile * 100:g} latency <= {spec.max_latency:g}s at {confidence:g} confidence"
     return (f"gate of {case.label} cannot pass with {runs} runs: {what} has no upper bound "
             f"before {needed} timed runs")
+
+
+def _function_marks(function: Any) -> list[pytest.Mark]:
+    """The ``probability`` marks a benchmark function was decorated with (its ``pytestmark``), in the
+    order pytest keeps them for its items (the decorator nearest the function first)."""
+    marks = getattr(function, "pytestmark", [])
+    if not isinstance(marks, list):
+        marks = [marks]
+    marks = [getattr(mark, "mark", mark) for mark in marks]  # a MarkDecorator set by hand
+    return [mark for mark in marks if mark.name == "probability"]

@@ -34,7 +34,7 @@ class Run(pytest.Function):
         #: The case (set by the Benchmark once the first run's markers have given it).
         self.prob_case = case
         self.prob_run = run
-        built = parent.run_id(case_id, run) if hasattr(self, "_id") else None
+        built = parent.run_id(case_id, run, plain=name == case_id) if hasattr(self, "_id") else None
         if built is not None:
             self._id = built
         else:

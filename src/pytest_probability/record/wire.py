@@ -38,10 +38,9 @@ def crash_record(nodeid: str, cases: dict[str, CaseRef], text: str, phase: str) 
     An errored run: what was recorded in the dead process (usage, the span)
     is lost with it. None when ``nodeid`` is no run of a known case.
     """
-    parsed = parse_run_id(nodeid)
-    if parsed is None or parsed[0] not in cases:
+    key, run = run_of(nodeid, cases)
+    if key not in cases:
         return None
-    key, run = parsed
     return RunRecord(
         case=cases[key],
         run=run,
@@ -58,3 +57,11 @@ def crash_record(nodeid: str, cases: dict[str, CaseRef], text: str, phase: str) 
 def case_from_report(report: pytest.TestReport) -> dict[str, Any] | None:
     """The case an xdist worker put on its first setup report of the case (taken off the report)."""
     return report.__dict__.pop(CASE_ATTRIBUTE, None)
+
+
+def run_of(nodeid: str, cases: dict[str, CaseRef]) -> tuple[str, int]:
+    """(case key, run number) of a run's node id: ``<case>[runN]``, or a one-run case's plain id."""
+    parsed = parse_run_id(nodeid)
+    if parsed is None or (parsed[0] not in cases and nodeid in cases):
+        return nodeid, 1
+    return parsed
