@@ -120,7 +120,7 @@ def _aggregating(config: pytest.Config, state: State, role: str, book: DecisionB
         SpendFacet(results, state.stats.stop, book.budget),
         ComparisonsFacet(comparing, state.cases),
     ]
-    state.finishers += [SettleGates(book, results, state.stats.gate_items), comparing]
+    state.finishers += [SettleGates(book, results), comparing]
     history = comparing.session.config.history if comparing.session is not None else None
     report = None
     if settings.json_path is not None or settings.html_path is not None or history is not None:

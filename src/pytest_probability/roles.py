@@ -31,6 +31,7 @@ from .report import terminal
 from .run import context
 from .run.outcome import xfail
 from .session import State
+from .vocabulary import GATE_KIND
 
 if TYPE_CHECKING:
     from .report.writers import ReportDict  # only with a report option
@@ -152,10 +153,9 @@ class Controller(Aggregating):
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
         record = self.in_flight.crashed(crashitem, report)
-        if record is not None and not self.config.option.runxfail:
-            kind = self.book.judged_by(record.case.key)
-            if kind is not None:
-                xfail(report, kind)  # a judged case's crashed run, as its failed runs: the verdict decides
+        if record is not None and not self.config.option.runxfail and self.state.stats.errors == "exclude":
+            if self.book.judged_by(record.case.key) == GATE_KIND:
+                xfail(report, GATE_KIND, error_excluded=True)  # an errored run, left out of its gate
 
     def _release_rescheduled(self, node: Any) -> None:
         """xdist hands a crashed worker's queue to the others, at the end of their queues, where a

@@ -977,22 +977,33 @@ def bench_ungated(fragile, n):
 
 
 @pytest.mark.parametrize("xdist", XDIST)
-def test_setup_and_teardown_errors_of_a_gated_case_are_xfailed(pytester: pytest.Pytester, bench, xdist) -> None:
+def test_errors_of_a_gated_case_fail_the_session_unless_excluded(pytester: pytest.Pytester, bench, xdist) -> None:
+    """As in 0.3.0 (prob_errors = count, the default): an errored run of a gated case, in any phase,
+    fails the session as an error always does, and counts as a non-pass in its gate; only its failed
+    runs (asserts) are xfailed. Under prob_errors = exclude the errors are xfailed and left out."""
     bench(GATED_FIXTURE_ERRORS)
     result = subprocess_run(pytester, "-v", "--prob-json=report.json", *xdist, "-k", "gated and not ungated")
     # run1 errors in setup, run2 in teardown (its call passed): 8/10 counted passes, need 8
-    result.assert_outcomes(passed=8 + 1 + 1, xfailed=2)
-    assert result.ret == pytest.ExitCode.OK
-    assert gates_section(result)[1].endswith("PASS")
+    result.assert_outcomes(passed=8 + 1 + 1, errors=2)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert gates_section(result)[1].endswith("PASS")  # the gate itself passes: 8 of 10
     records = {r["run"]: r for r in report(pytester)["records"]}
     assert (records[1]["outcome"], records[1]["phase"]) == ("error", "setup")
     assert (records[2]["outcome"], records[2]["phase"]) == ("error", "teardown")
-    # an ungated case's fixture errors are still errors
+    # -x stops at the first errored run, as at any error
+    stopped = subprocess_run(pytester, *xdist, "-x", "-k", "gated and not ungated")
+    assert stopped.ret != pytest.ExitCode.OK and "stopping after 1 failures" in stopped.stdout.str()  # xdist: 2
+    # prob_errors = exclude: xfailed, left out of the gate (8 of 8)
+    excluded = subprocess_run(pytester, *xdist, "-rx", "-o", "prob_errors=exclude", "-k", "gated and not ungated")
+    excluded.assert_outcomes(passed=10, xfailed=2)
+    assert excluded.ret == pytest.ExitCode.OK
+    excluded.stdout.fnmatch_lines(["*XFAIL*bench_gated*run1* - gated case: its gate item decides (an error, excluded: prob_errors = exclude)"])
+    # an ungated case's fixture errors are errors
     ungated = subprocess_run(pytester, *xdist, "-k", "ungated")
     ungated.assert_outcomes(passed=1, errors=2)
     assert ungated.ret == pytest.ExitCode.TESTS_FAILED
-    # and --runxfail reports the gated ones as errors again
-    runxfail = subprocess_run(pytester, *xdist, "--runxfail", "-k", "gated and not ungated")
+    # and --runxfail reports excluded ones as errors again
+    runxfail = subprocess_run(pytester, *xdist, "--runxfail", "-o", "prob_errors=exclude", "-k", "gated and not ungated")
     runxfail.assert_outcomes(passed=10, errors=2)
 
 
@@ -1156,3 +1167,36 @@ def test_a_skipped_gate_has_no_verdict_gauge_point(pytester: pytest.Pytester, be
     assert verdicts == {"partly": 1}
     bars = {p.attributes["probability.benchmark"] for p in points if p.name == "probability.case.min_rate"}
     assert bars == {"counted", "rated", "partly"}  # the bar is still the case's
+
+
+DESELECTED_GATE = """
+import pytest
+
+
+@pytest.mark.probability(runs=10, min_rate=0.5)
+@pytest.mark.parametrize("case", ["never", "solid"])
+def bench_g(case, n):
+    assert case != "never"
+"""
+
+
+@pytest.mark.parametrize("xdist", XDIST)
+@pytest.mark.parametrize("how", [["-k", "not gate"], ["--deselect", "bench_x.py::bench_g::never[gate]"],
+                                 ["--prob-no-gate-items"]], ids=["k", "deselect", "no-gate-items"])
+def test_a_failed_gate_fails_the_session_even_when_its_item_does_not_run(pytester: pytest.Pytester, bench,
+                                                                          xdist: list[str], how: list[str]) -> None:
+    """As in 0.3.0: without its gate item (deselected, or none), a FAIL gate still sets exit status 1 at
+    the session's end, and the gates section and the JSON say FAIL."""
+    bench(DESELECTED_GATE)
+    result = subprocess_run(pytester, *xdist, *how, "--prob-json=report.json")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert " failed" not in result.outlines[-1]  # no item failed: the session's end did it
+    result.assert_outcomes(passed=11 if how[0] == "--deselect" else 10, xfailed=10)  # solid's gate item, if any
+    assert any(line.strip().startswith("g::never") and line.endswith("FAIL") for line in gates_section(result))
+    data = report(pytester)
+    assert data["exit_status"] == 1
+    assert {row["case"]: row["verdict"] for row in data["rows"]} == {"g::never": "fail", "g::solid": "pass"}
+    # the same session with its gate item: one failed item, exit status 1 (the verdict is not counted twice)
+    whole = subprocess_run(pytester, *xdist)
+    assert whole.ret == pytest.ExitCode.TESTS_FAILED
+    whole.assert_outcomes(passed=11, failed=1, xfailed=10)

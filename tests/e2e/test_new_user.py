@@ -88,18 +88,29 @@ def bench_gated(request):
 """
 
 
-@pytest.mark.parametrize(("need", "ret", "verdict"), [(2, 0, "PASS: 2/3 passes, need 2: PASS"), (3, 1, "FAIL: 2/3 passes, need 3: FAIL")])
-def test_a_crashed_gated_run_decides_its_gate_at_once(pytester: pytest.Pytester, need: int, ret: int, verdict: str) -> None:
-    """The last run crashes its worker: the gate item gets its verdict, not prob_gate_timeout."""
+@pytest.mark.parametrize(("need", "errors", "ret", "verdict"), [
+    (2, "count", 1, "PASS: 2/3 passes, need 2: PASS"),
+    (3, "count", 1, "FAIL: 2/3 passes, need 3: FAIL"),
+    (2, "exclude", 0, "PASS: 2/2 passes, need 2: PASS"),
+])
+def test_a_crashed_gated_run_decides_its_gate_at_once(pytester: pytest.Pytester, need: int, errors: str, ret: int,
+                                                       verdict: str) -> None:
+    """The last run crashes its worker: the gate item gets its verdict, not prob_gate_timeout. A crash is
+    an errored run: it fails the session as an error does (0.3.0's prob_errors = count), unless
+    prob_errors = exclude leaves it out of the gate (then it is xfailed)."""
     pytester.makepyfile(bench_gated=GATED_CRASH.format(need=need))
-    result = run(pytester, "-n", "2", "--prob-runs=3", "--prob-json=report.json", "-o", "prob_gate_timeout=600", "-rA")
+    result = run(pytester, "-n", "2", "--prob-runs=3", "--prob-json=report.json", "-o", "prob_gate_timeout=600",
+                 "-o", f"prob_errors={errors}", "-rA")
     assert result.ret == ret
     out = result.stdout.str()
     assert "no verdict within" not in out
-    assert "XFAIL" in out and "bench_gated.py::bench_gated::run3" in out  # the gate decides, not the crash
+    if errors == "exclude":
+        assert "XFAIL at ??? of bench_gated.py::bench_gated::run3 - gated case: its gate item decides (an error" in out
+    else:
+        assert "FAILED bench_gated.py::bench_gated::run3" in out
     row = report(pytester)["rows"][0]
-    assert (row["passes"], row["errors"], row["verdict"]) == (2, 1, "pass" if ret == 0 else "fail")
-    if ret:
+    assert (row["passes"], row["errors"], row["verdict"]) == (2, 1, "fail" if verdict.startswith("FAIL") else "pass")
+    if verdict.startswith("FAIL"):
         assert f"gate of gated: {verdict}" in out
     else:
         assert "PASSED bench_gated.py::bench_gated::gate" in out

@@ -187,7 +187,7 @@ class Comparing:
         result = self.current()
         if result is None or not result.failed_cases:
             return
-        fail_session(session, self.stats.gate_items)
+        fail_session(session)
         rows = {row.case.key: row for row in summary.rows}
         mark_lastfailed(session.config,
                         [r.nodeid for key in result.failed_cases if key in rows for r in rows[key].records])

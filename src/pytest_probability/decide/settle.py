@@ -1,8 +1,9 @@
-"""The verdicts at the session's end: the exit status without verdict items, and ``--lf`` reruns whole cases.
+"""The verdicts at the session's end: a failed verdict fails the session, and ``--lf`` reruns whole cases.
 
 A case whose verdict failed is rerun whole by ``--lf`` (every run marked in
-the ``lastfailed`` cache), so that its verdict can be decided again; without
-verdict items (``--prob-no-gate-items``) a failed verdict sets exit status 1.
+the ``lastfailed`` cache), so that its verdict can be decided again. A failed
+verdict sets exit status 1 whether or not its verdict item ran (deselected,
+or ``--prob-no-gate-items``).
 """
 
 from __future__ import annotations
@@ -32,24 +33,25 @@ def mark_lastfailed(config: pytest.Config, nodeids: list[str]) -> None:
         lastfailed[NodeId.parse(nodeid) if NodeId is not None else nodeid] = True
 
 
-def fail_session(session: pytest.Session, gate_items: bool) -> None:
-    """A verdict failed: without verdict items to fail, the session fails (exit status 1)."""
-    if not gate_items and session.exitstatus == 0:
+def fail_session(session: pytest.Session) -> None:
+    """A verdict failed: the session fails (exit status 1), also when no verdict item failed it
+    (``--prob-no-gate-items``, or the item deselected by ``-k``, ``-m`` or ``--deselect``), as in
+    0.3.0. A verdict is never counted twice: the exit status is 1 either way."""
+    if session.exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 class SettleGates:
     """Finisher: release waiting gate items, remove the decisions channel, settle failed gates."""
 
-    def __init__(self, book: DecisionBook, results: Results, gate_items: bool) -> None:
+    def __init__(self, book: DecisionBook, results: Results) -> None:
         self.book = book
         self.results = results
-        self.gate_items = gate_items
 
     def finish(self, session: pytest.Session, summary: Summary) -> None:
         self.book.stop()
         self.book.cleanup()
         failed = self.results.analysis().failed_gates
         if failed:
-            fail_session(session, self.gate_items)
+            fail_session(session)
             mark_lastfailed(session.config, [r.nodeid for row in failed for r in row.row.records])

@@ -74,11 +74,11 @@ def _qualified(exc: BaseException) -> str:
     return cls.__qualname__ if module in ("builtins", "__main__") else f"{module}.{cls.__qualname__}"
 
 
-def xfail(report: pytest.TestReport, kind: str) -> None:
-    """Report a judged case's failed report (a run's, any phase) as xfailed: its ``kind`` verdict item decides.
+def xfail(report: pytest.TestReport, kind: str, error_excluded: bool = False) -> None:
+    """Report a judged case's failed report as xfailed: its ``kind`` verdict item decides.
 
-    A setup or teardown error is a sample of the case like a failure in the call
-    (an errored run), as pytest xfails them for an xfail mark.
+    ``error_excluded``: an errored run that ini ``prob_errors = exclude`` leaves out of its gate.
     """
     report.outcome = "skipped"
-    report.wasxfail = xfail_reason(kind)  # type: ignore[attr-defined]
+    reason = xfail_reason(kind)
+    report.wasxfail = f"{reason} (an error, excluded: prob_errors = exclude)" if error_excluded else reason  # type: ignore[attr-defined]

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ..collect.items import Run
-from ..vocabulary import CASE_ATTRIBUTE, SKIP
+from ..vocabulary import CASE_ATTRIBUTE, FAIL, GATE_KIND, SKIP
 from . import context, outcome, report
 from .modules import ModuleHooks
 
@@ -94,7 +94,7 @@ class RunPhases:
             return
         outcome.on_phase(run, call)
         if item.prob_gated and report_.failed and not item.config.option.runxfail:
-            outcome.xfail(report_, item.prob_judged_by)
+            self._judged_failure(item, call, report_)
         state = self.state
         if call.when == "setup" and run.case.key not in state.cases:
             # Serial: records rebuilt from reports share the item's CaseRef. xdist: the
@@ -113,6 +113,16 @@ class RunPhases:
             for observer in self.observers:
                 observer.run_finished(item, run)
             report.attach(report_, run, local=not self.ships)
+
+    def _judged_failure(self, item: Run, call: pytest.CallInfo[None], report_: pytest.TestReport) -> None:
+        """A judged case's failed report: a failed run (an assert) is xfailed, its verdict item decides;
+        an errored one fails the session as always (as in 0.3.0), unless ini ``prob_errors = exclude``
+        leaves errors out of its gate."""
+        kind = item.prob_judged_by
+        if outcome.classify(call.excinfo, call.when) == FAIL:
+            outcome.xfail(report_, kind)
+        elif kind == GATE_KIND and self.state.stats.errors == "exclude":
+            outcome.xfail(report_, kind, error_excluded=True)
 
     def check_callable(self, item: pytest.Item) -> None:
         """Raise for benchmarks pytest cannot call: generators and un-awaited coroutines."""
