@@ -1,6 +1,8 @@
 """pytest-probability: run nondeterministic tests many times and report pass fractions.
 
-Public API: :func:`record_usage`, :func:`record_cost`, :func:`record_output` and :func:`record_io`.
+Public API: :func:`record_usage`, :func:`record_cost`, :func:`record_output`, :func:`record_io` and
+:class:`TokenUsage`; the warnings :class:`ProbabilityGateWarning` (and its subclass
+:class:`InfeasibleGateWarning`), :class:`ProbabilityUsageWarning` and :class:`CurtailmentWarning`.
 
 The names are resolved on first use (PEP 562 ``__getattr__``): importing the
 package, which pytest does for the plugin at every start-up, imports none of
@@ -15,17 +17,20 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.4.0"
 
 if TYPE_CHECKING:
-    from .errors import ProbabilityGateWarning, ProbabilityUsageWarning
-    from .run.recording import record_cost, record_io, record_output, record_usage
+    from .errors import CurtailmentWarning, InfeasibleGateWarning, ProbabilityGateWarning, ProbabilityUsageWarning
+    from .run.recording import TokenUsage, record_cost, record_io, record_output, record_usage
 
 #: Public name -> the module defining it.
 _PUBLIC = {
+    "CurtailmentWarning": "errors",
+    "InfeasibleGateWarning": "errors",
     "ProbabilityGateWarning": "errors",
     "ProbabilityUsageWarning": "errors",
     "record_cost": "run.recording",
     "record_io": "run.recording",
     "record_output": "run.recording",
     "record_usage": "run.recording",
+    "TokenUsage": "run.recording",
 }
 
 __all__ = ["__version__", *sorted(_PUBLIC)]

@@ -28,9 +28,10 @@ from .config.marker import MARKER_LINE
 from .config.settings import resolve, resolve_stats
 from .config.spec import Specs
 from .decide.book import DecisionBook, DecisionsLink
-from .decide.comparisons import Comparing, requested
+from .decide.comparisons import ArmVerdicts, BaselineVerdicts, Comparing, requested
 from .decide.results import Results
 from .decide.settle import SettleGates
+from .protocols import VerdictKind
 from .record.intake import Intake, LateUsage
 from .report.comparisons import ComparisonsFacet
 from .report.spend import SpendFacet
@@ -91,12 +92,16 @@ def configure(config: pytest.Config) -> State:
 
     comparing = Comparing(config, stats, results)
     state.checks.append(comparing)
+    # A benchmark's verdicts: its A/B arms' under margin= (the marks say, so always on), then the
+    # baseline's under a margin; their items come in this order after the benchmark's runs.
+    kinds: list[VerdictKind] = [ArmVerdicts(comparing)]
     if comparisons_on:
         compared = comparing.start()
         if compared.baseline is not None:
-            state.verdict_kinds.append(compared)
-            if book is not None:
-                book.kinds[compared.kind] = compared
+            kinds.append(BaselineVerdicts(comparing, compared))
+    state.verdict_kinds.extend(kinds)
+    if book is not None:
+        book.kinds.update((kind.kind, kind) for kind in kinds)
 
     intake = Intake(state) if role != WORKER else None
     state.links.append(LateUsage(intake))

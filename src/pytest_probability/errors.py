@@ -9,7 +9,21 @@ import pytest
 
 
 class ProbabilityGateWarning(pytest.PytestWarning):
-    """A gate (or baseline comparison) that cannot pass, or cannot detect its margin, with the runs its case has."""
+    """A gate or a benchmark's verdict that cannot pass with what its case or benchmark has: the parent
+    of the plugin's collection-time warnings (``-W ignore::pytest_probability.ProbabilityGateWarning``)."""
+
+
+class InfeasibleGateWarning(ProbabilityGateWarning):
+    """A gate that cannot pass even if every run passes (too few runs for its bar at its confidence),
+    or a benchmark's baseline verdict that cannot pass (fewer paired cases than ``prob_min_inputs``).
+    0.3.0's name, at collection, pointing at the benchmark."""
+
+
+class CurtailmentWarning(pytest.PytestWarning):
+    """0.3.0 warned with it at start-up when ``--prob-stop`` ran under pytest-xdist without
+    ``--dist loadgroup`` (no case could stop early then). Cases stop early under any xdist
+    scheduling here, so it is never issued; it exists so that ``-W`` and ``filterwarnings``
+    entries naming it keep working."""
 
 
 class ProbabilityUsageWarning(pytest.PytestWarning):

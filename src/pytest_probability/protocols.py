@@ -14,8 +14,8 @@ protocol                  called in                          implemented by
 :class:`RunObserver`      the process executing runs         the run spans (``otel.spans``)
 :class:`Decisions`        the process executing runs         the decision book (serial), the
                                                              channel's reader (xdist worker)
-:class:`VerdictKind`      collection (every process), and    the comparisons' ``baseline`` kind
-                          the decision book
+:class:`VerdictKind`      collection (every process), and    the comparisons' ``baseline`` and
+                          the decision book                  ``compare`` kinds
 :class:`ItemsCheck`       collection (every process)         the comparisons (axes, ``--prob-plan``)
 :class:`RecordSink`       the aggregating process            the decision book
 :class:`Link`             the xdist controller and workers   the decisions channel, late usage,
@@ -76,19 +76,37 @@ class Decisions(Protocol):
 
 
 class VerdictKind(Protocol):
-    """A decision besides gates that judges cases: each judged case gets a ``[kind]`` verdict item,
-    and its failing runs are reported as xfailed (the item decides)."""
+    """A decision besides gates that judges a benchmark's cases together: the comparison with the
+    baseline (``bench_cls[baseline]``) or one A/B arm's (``bench_triage[compare:ARM]``).
 
-    #: The item's name suffix and the decision key's: ``baseline`` gives ``case[baseline]``.
+    Each verdict gets a verdict item beside its benchmark, after all of the
+    benchmark's runs, and the failing runs of the cases it judges are reported
+    as xfailed (the item decides). A verdict's key is its item's node id
+    (:func:`pytest_probability.vocabulary.verdict_key`).
+    """
+
+    #: The item's name suffix: ``baseline`` gives ``bench_cls[baseline]``, ``compare`` ``bench_triage[compare:ARM]``.
     kind: str
 
-    def judges(self, case: CaseRef) -> bool:
-        """At collection, in every process: whether ``case`` gets a verdict item of this kind."""
+    def considers(self, marks: Mapping[str, Any]) -> bool:
+        """At collection, before a benchmark's cases are known: whether a benchmark whose function (and
+        its class and module) carry these ``probability`` keywords may get verdicts of this kind. Only
+        such a benchmark's cases are collected as its module is, to name its items."""
         ...
 
-    def decide(self, records: Mapping[str, Mapping[str, RunRecord]], case_key: str) -> tuple[bool, str]:
-        """In the aggregating process: (passed, one line) of ``case_key``'s verdict, from the records
-        the decision book kept (case key -> node id -> record)."""
+    def verdicts(self, cases: Sequence[CaseRef]) -> Sequence[tuple[str, frozenset[str]]]:
+        """At collection (every process): one benchmark's verdicts of this kind, each as (detail, keys of
+        the cases it judges): ``("", ...)`` for a ``[baseline]``, ``(arm, ...)`` per ``[compare:ARM]``."""
+        ...
+
+    def infeasible(self, cases: Sequence[CaseRef], detail: str, judged: frozenset[str]) -> str | None:
+        """At collection: why one of :meth:`verdicts` can never pass whatever the runs do (too few paired
+        inputs), as an ``InfeasibleGateWarning``'s text; else None."""
+        ...
+
+    def decide(self, records: Mapping[str, Mapping[str, RunRecord]], key: str) -> tuple[bool, str]:
+        """In the aggregating process: (passed, one line) of verdict ``key``, from the records the
+        decision book kept (case key -> node id -> record), once every run of the benchmark reported."""
         ...
 
 

@@ -31,7 +31,7 @@ from .report import terminal
 from .run import context
 from .run.outcome import xfail
 from .session import State
-from .vocabulary import GATE_KIND
+from .vocabulary import GATE_KIND, error_excluded_reason
 
 if TYPE_CHECKING:
     from .report.writers import ReportDict  # only with a report option
@@ -155,7 +155,8 @@ class Controller(Aggregating):
         record = self.in_flight.crashed(crashitem, report)
         if record is not None and not self.config.option.runxfail and self.state.stats.errors == "exclude":
             if self.book.judged_by(record.case.key) == GATE_KIND:
-                xfail(report, GATE_KIND, error_excluded=True)  # an errored run, left out of its gate
+                # an errored run, left out of its gate
+                xfail(report, error_excluded_reason(f"{record.error_type}: {record.message}"))
 
     def _release_rescheduled(self, node: Any) -> None:
         """xdist hands a crashed worker's queue to the others, at the end of their queues, where a
@@ -174,8 +175,8 @@ class Controller(Aggregating):
             key = run_of(collection[index], cases)[0]
             rescheduled[key] = rescheduled.get(key, 0) + 1
         for key, text in self.book.release_rescheduled(rescheduled):
-            label = cases[key].label if key in cases else key
-            self.state.notes.append(f"gate item of {label}: {text}")
+            what = f"gate item of {cases[key].label}" if key in cases else f"verdict item {key}"
+            self.state.notes.append(f"{what}: {text}")
 
 
 class Worker:

@@ -49,30 +49,57 @@ DECIDED, BUDGET = "decided", "budget"
 
 # -- verdict items ------------------------------------------------------------------
 
-#: The kind of a case's gate item; other kinds (``baseline``) come from the decisions that judge cases.
+#: The kind of a case's gate item (``<case>[gate]``).
 GATE_KIND = "gate"
+#: The kinds of a benchmark's verdict items (``<benchmark>[baseline]``, ``<benchmark>[compare:ARM]``),
+#: which judge its cases together: the comparison with the baseline, and one A/B arm's.
 BASELINE_KIND = "baseline"
+COMPARE_KIND = "compare"
+#: What the xfail reason of a judged case's failing run calls each kind (0.3.0's words).
+_XFAIL_WORDS = {GATE_KIND: "gate", BASELINE_KIND: "baseline", COMPARE_KIND: "comparison"}
 
 
-def xfail_reason(kind: str) -> str:
-    """Why a judged case's failing run is reported as xfailed: its verdict item decides."""
-    return "gated case: its gate item decides" if kind == GATE_KIND else f"compared case: its {kind} item decides"
+def xfail_reason(kind: str, message: str) -> str:
+    """Why a judged case's failing run is reported as xfailed: ``probability gate: <its message>``
+    (``comparison`` for an A/B margin, ``baseline`` for ``--prob-margin``), as in 0.3.0."""
+    return f"probability {_XFAIL_WORDS.get(kind, kind)}: {message or 'AssertionError'}"
 
 
-def verdict_key(case_key: str, kind: str) -> str:
-    """The decision key of a case's verdict of ``kind``: the case key itself for a gate."""
-    return case_key if kind == GATE_KIND else f"{case_key}[{kind}]"
+def error_excluded_reason(error: str) -> str:
+    """The xfail reason of an errored run that ini ``prob_errors = exclude`` leaves out of its gate."""
+    return f"probability gate, error excluded: {error}"
+
+
+def verdict_key(scope: str, kind: str, detail: str = "") -> str:
+    """The decision key of a verdict: a gated case's key itself; ``<benchmark node id>[baseline]`` or
+    ``<benchmark node id>[compare:ARM]`` (``detail`` the arm) for a benchmark's verdicts, which is
+    also the verdict item's node id."""
+    if kind == GATE_KIND:
+        return scope
+    return f"{scope}[{kind}:{detail}]" if detail else f"{scope}[{kind}]"
 
 
 def verdict_item_name(case_id: str, kind: str = GATE_KIND) -> str:
-    """A verdict item's name: ``refund-terse[gate]``, or the kind alone for an unparametrized benchmark."""
+    """A gate item's name: ``refund-terse[gate]``, or ``gate`` alone for an unparametrized benchmark."""
     return f"{case_id}[{kind}]" if case_id else kind
+
+
+def benchmark_verdict_name(function: str, kind: str, detail: str = "") -> str:
+    """A benchmark verdict item's name, beside the benchmark: ``bench_cls[baseline]``,
+    ``bench_triage[compare:few_shot]``."""
+    return f"{function}[{kind}:{detail}]" if detail else f"{function}[{kind}]"
 
 
 @functools.lru_cache(maxsize=None)
 def verdict_item_id(kind: str) -> re.Pattern[str]:
-    """A verdict item's node id, ``<case key>[kind]`` or ``<case key>::kind``; group ``key`` is the case key."""
+    """A gate item's node id, ``<case key>[gate]`` or ``<case key>::gate``; group ``key`` is the case key."""
     return re.compile(rf"^(?P<key>.*?)(?:\[{re.escape(kind)}\]|::{re.escape(kind)})$")
+
+
+@functools.lru_cache(maxsize=None)
+def benchmark_verdict_id(kind: str) -> re.Pattern[str]:
+    """A benchmark verdict item's node id: group ``scope`` is the benchmark's node id, ``detail`` the arm."""
+    return re.compile(rf"^(?P<scope>.+?)\[{re.escape(kind)}(?::(?P<detail>.*))?\]$")
 
 
 # -- runs on the wire ----------------------------------------------------------------

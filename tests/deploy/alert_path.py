@@ -222,7 +222,7 @@ class Night:
     rows: list[dict[str, Any]]  # the session's --prob-json rows, for checks and messages
     returncode: int
     #: The session's per-case comparisons with its baseline (the nights before):
-    #: {case label: {verdict, high, p_adjusted}} from the report's comparisons.
+    #: {case label: {verdict, high, p_adjusted}} from the report's baseline comparisons.
     baseline: dict[str, dict[str, Any]]
 
 
@@ -235,7 +235,7 @@ def run_night(workdir: Path, suite: Suite, night: int, timestamp: float, run_id:
     report = json.loads((workdir / "report.json").read_text())
     baseline = {i["input"]: {"verdict": i.get("verdict"), "high": (i.get("ci") or {}).get("high"),
                              "p_adjusted": i.get("p_adjusted")}
-                for c in report.get("comparisons", []) if c.get("kind") == "baseline" for i in c["inputs"]}
+                for c in (report.get("baseline") or {}).get("comparisons", []) for i in c["inputs"]}
     return Night(suite.name, night, timestamp, translate_file(otlp).series, report["rows"], proc.returncode,
                  baseline)
 

@@ -159,7 +159,7 @@ def test_baseline_gauges_agree_with_the_verdict(real_export, nightly_session):
     upper bound: both must be the report's, and the bound below 0 (margin 0)
     exactly when the verdict is fail."""
     report = json.loads((nightly_session / "report.json").read_text())
-    inputs = {i["input"]: i for c in report["comparisons"] if c["kind"] == "baseline" for i in c["inputs"]}
+    inputs = {i["input"]: i for c in report["baseline"]["comparisons"] for i in c["inputs"]}
 
     def value(name, benchmark, case):
         (s,) = real_export.find(name, probability_benchmark=benchmark, probability_case=case)

@@ -18,20 +18,26 @@ from sessions import ANSI, CONFTEST, alarm
 
 DATA = Path(__file__).parent / "data"
 
-# Night 1: both cases 20/20. Night 2: "drop" passes 5/20, "same" stays 20/20.
-# The margin of 0.25 lets an unchanged case PASS: 20/20 against 20/20 gives a
-# Newcombe interval of about [-16, +16] points.
+# Night 1: every case of both benchmarks passes 10/10. Night 2: every case of "cls" drops to 3/10
+# (a drop of 70 points, which 12 paired cases show), "same" stays 10/10.
 NIGHTS = """
 import pytest
 
 NIGHT = {night}
+CASES = [f"c{{i:02d}}" for i in range(12)]
 
 
-@pytest.mark.probability(runs=20, margin=0.25)
-@pytest.mark.parametrize("case", ["same", "drop"])
+@pytest.mark.probability(runs=10)
+@pytest.mark.parametrize("case", CASES)
 def bench_cls(case, n):
-    if case == "drop" and NIGHT == 2:
-        assert n <= 5
+    if NIGHT == 2:
+        assert n <= 3, "dropped"
+
+
+@pytest.mark.probability(runs=10)
+@pytest.mark.parametrize("case", CASES)
+def bench_same(case, n):
+    pass
 """
 
 
@@ -66,35 +72,110 @@ def run(pytester: pytest.Pytester, *args: str):
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
-def test_regressed_case_fails_its_item_and_the_session(pytester, nights, xdist) -> None:
+def test_a_drop_beyond_the_margin_fails_its_benchmark_item_and_the_session(pytester, nights, xdist) -> None:
     nights(1)
     assert run(pytester, "--prob-json=night1.json").ret == 0
     nights(2)
-    result = run(pytester, "-v", "-rx", *xdist, "--prob-baseline=night1.json", "--prob-json=night2.json", "--junitxml=junit.xml")
+    result = run(pytester, "-v", "-rx", *xdist, "--prob-baseline=night1.json", "--prob-margin=0.05",
+                 "--prob-json=night2.json", "--junitxml=junit.xml")
     out = "\n".join(lines(result))
     assert result.ret == 1, out
-    assert has(out, "bench_x.py::bench_cls::same[baseline]", "PASSED"), out
-    assert has(out, "bench_x.py::bench_cls::drop[baseline]", "FAILED"), out
-    # The failing runs of the compared case are xfailed: its comparison decides.
-    assert has(out, "bench_x.py::bench_cls::drop[run6]", "XFAIL"), out
-    assert "compared case: its baseline item decides" in out
+    # One verdict item per benchmark, beside it, after all of its runs (0.3.0's ids).
+    assert has(out, "bench_x.py::bench_same[baseline]", "PASSED"), out
+    assert has(out, "bench_x.py::bench_cls[baseline]", "FAILED"), out
+    # The failing runs of the baselined cases are xfailed: the benchmark's verdict decides.
+    assert has(out, "bench_x.py::bench_cls::c00[run6]", "XFAIL"), out
+    assert "probability baseline: dropped" in out
     outcomes = result.parseoutcomes()
-    assert outcomes["failed"] == 1 and outcomes["xfailed"] == 15
-    assert "baseline comparison of cls::drop: FAIL: 5/20 vs baseline 20/20 (1 report)" in out
+    assert outcomes["failed"] == 1 and outcomes["xfailed"] == 84 and outcomes["passed"] == 157
+    assert "baseline: cls  current \u2212 baseline  \u221270.0 pp [\u221270.0, \u221270.0]  12 paired  \u2265\u22125 pp  FAIL" in out
     junit = (pytester.path / "junit.xml").read_text()
-    assert 'name="drop[baseline]"' in junit and 'name="same[baseline]"' in junit
+    assert 'classname="bench_x" name="bench_cls[baseline]"' in junit and 'name="bench_same[baseline]"' in junit
+    assert '<property name="probability_verdict" value="same  current' in junit
     report = json.loads((pytester.path / "night2.json").read_text())
-    assert report["baseline"]["compared"] == 2 and report["baseline"]["verdicts"] == {"pass": 1, "fail": 1, "undecided": 0}
-    [pooled] = report["comparisons"]
-    assert pooled["function"] == "cls" and pooled["axis"] is None and pooled["arm"] == "current"
-    assert pooled["pairs"] == 2 and pooled["adjustment"] == "holm" and pooled["p_method"] == "stratified-exact"
-    drop = next(i for i in pooled["inputs"] if i["input"] == "cls::drop")
-    assert drop["arm"] == {"passes": 5, "total": 20} and drop["baseline"] == {"passes": 20, "total": 20}
-    assert drop["difference"] == pytest.approx(-0.75) and drop["verdict"] == "fail"
-    assert drop["ci"]["method"] == "newcombe" and drop["ci"]["high"] < -0.25
-    assert drop["p_adjusted"] <= 0.05 and drop["family"] == 2
-    same = next(i for i in pooled["inputs"] if i["input"] == "cls::same")
-    assert same["verdict"] == "pass" and same["ci"]["low"] > -0.25
+    base = report["baseline"]
+    assert (base["path"], base["margin"], base["paired"], base["only_current"], base["only_baseline"]) == (
+        "night1.json", 0.05, 24, [], [])
+    assert report["comparisons"] == []  # the A/B arms' key; the baseline's comparisons are under "baseline"
+    cls, same = base["comparisons"]
+    assert (cls["function"], cls["axis"], cls["baseline"], cls["arm"], cls["pairs"]) == ("cls", None, "baseline", "current", 12)
+    assert cls["verdict"] == "fail" and same["verdict"] == "pass" and cls["margin"] == 0.05
+    assert cls["p_method"] == "sign-flip" and cls["ci"]["level"] == 0.95 and cls["ci"]["high"] < -0.05
+    assert cls["difference"] == pytest.approx(-0.7) and cls["adjustment"] == "holm" and cls["family"] == 2
+    drop = next(i for i in cls["inputs"] if i["input"] == "cls::c00")
+    assert drop["arm"] == {"passes": 3, "total": 10} and drop["baseline"] == {"passes": 10, "total": 10}
+    assert drop["difference"] == pytest.approx(-0.7) and drop["ci"]["method"] == "newcombe"
+
+
+@pytest.mark.parametrize("margin", [["--prob-margin=0.05"], []], ids=["margin", "no-margin"])
+def test_an_unchanged_suite_passes_against_its_baseline(pytester, nights, margin) -> None:
+    """0.3.0's recipe on an unchanged suite exits 0, with a margin (its items pass) and without (no item)."""
+    nights(1)
+    assert run(pytester, "--prob-json=night1.json").ret == 0
+    result = run(pytester, "-v", "--prob-baseline=night1.json", *margin)
+    out = "\n".join(lines(result))
+    assert result.ret == 0, out
+    if margin:
+        assert has(out, "bench_x.py::bench_cls[baseline]", "PASSED") and result.parseoutcomes()["passed"] == 242
+    else:
+        assert "[baseline]" not in out and result.parseoutcomes()["passed"] == 240
+        assert "reporting only (--prob-margin=M makes each benchmark's verdict decide)" in out
+
+
+def test_without_a_margin_a_drop_only_reports(pytester, nights) -> None:
+    """0.3.0: without --prob-margin the baseline only reports; the dropped runs fail as they would anyway."""
+    nights(1)
+    run(pytester, "--prob-json=night1.json")
+    nights(2)
+    result = run(pytester, "--prob-baseline=night1.json", "--prob-json=night2.json")
+    assert result.ret == 1
+    assert result.parseoutcomes() == {"failed": 84, "passed": 156}
+    report = json.loads((pytester.path / "night2.json").read_text())
+    assert report["baseline"]["margin"] is None
+    assert [c["verdict"] for c in report["baseline"]["comparisons"]] == [None, None]
+
+
+def test_fewer_cases_than_min_inputs_leave_the_verdict_undecided(pytester) -> None:
+    """0.3.0's documented trap: 3 paired cases have no verdict; --prob-undecided=pass lets them through.
+    This version also warns at collection (InfeasibleGateWarning) and shows the fixed-case interval."""
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(bench_x=NIGHTS.format(night=1).replace("range(12)", "range(3)"))
+    run(pytester, "--prob-json=night1.json")
+    result = run(pytester, "--prob-baseline=night1.json", "--prob-margin=0.05")
+    out = "\n".join(lines(result))
+    assert result.ret == 1, out
+    assert "FAILED bench_x.py::bench_cls[baseline]" in out
+    assert "InfeasibleGateWarning: baseline verdict of cls cannot pass: 3 of its cases are in the baseline" in out
+    assert "UNDECIDED  (fewer than 10 paired cases: no verdict from the interval)" in out
+    assert run(pytester, "--prob-baseline=night1.json", "--prob-margin=0.05", "--prob-undecided=pass").ret == 0
+    # Ini prob_min_inputs lowered to 3: no warning, and the sign-flip interval of 3 cases (8 sign
+    # patterns) cannot exclude anything at 95%, so the verdict stays UNDECIDED.
+    lowered = run(pytester, "--prob-baseline=night1.json", "--prob-margin=0.05", "-o", "prob_min_inputs=3")
+    lowered_out = "\n".join(lines(lowered))
+    assert lowered.ret == 1 and "InfeasibleGateWarning" not in lowered_out
+    assert "0.0 pp [\u2212100.0, +100.0]  3 paired  \u2265\u22125 pp  UNDECIDED" in lowered_out
+
+
+@pytest.mark.parametrize("deselect", [["-k", "not baseline"], ["--deselect", "bench_x.py::bench_cls[baseline]"],
+                                      ["--prob-no-gate-items"]], ids=["k", "deselect", "no-gate-items"])
+def test_a_failed_verdict_without_its_item_still_fails_the_session(pytester, nights, deselect) -> None:
+    nights(1)
+    run(pytester, "--prob-json=night1.json")
+    nights(2)
+    result = run(pytester, "-v", "--prob-baseline=night1.json", "--prob-margin=0.05", *deselect)
+    out = "\n".join(lines(result))
+    assert "bench_cls[baseline] PASSED" not in out and "bench_cls[baseline] FAILED" not in out
+    assert result.ret == 1, out
+    assert result.parseoutcomes()["xfailed"] == 84 and "failed" not in result.parseoutcomes()
+
+
+def test_the_verdict_item_alone_brings_its_runs(pytester, nights) -> None:
+    nights(1)
+    run(pytester, "--prob-json=night1.json")
+    nights(2)
+    result = run(pytester, "--prob-baseline=night1.json", "--prob-margin=0.05", "bench_x.py::bench_cls[baseline]")
+    assert result.ret == 1
+    assert result.parseoutcomes() == {"failed": 1, "passed": 36, "xfailed": 84}
 
 
 def test_terminal_section_lists_new_removed_and_changed_cases(pytester, nights) -> None:
@@ -113,7 +194,7 @@ def bench_brand_new():
     )
     baseline = {
         "rows": [
-            {"case": "cls::same", "nodeid": "bench_x.py::bench_cls::same", "params": {"case": "same"}, "passes": 20, "total": 20},
+            {"case": "cls::c00", "nodeid": "bench_x.py::bench_cls::c00", "params": {"case": "c00"}, "passes": 10, "total": 10},
             {"case": "param::p", "nodeid": "bench_y.py::bench_param::p", "params": {"prompt": "v0"}, "passes": 3, "total": 3},
             {"case": "gone", "nodeid": "bench_z.py::bench_gone", "params": {}, "passes": 1, "total": 1},
         ]
@@ -121,11 +202,11 @@ def bench_brand_new():
     (pytester.path / "base.json").write_text(json.dumps(baseline))
     result = run(pytester, "--prob-baseline=base.json")
     out = "\n".join(lines(result))
-    assert "Baseline: 1 cases compared with 1 report: 1 passed, 0 failed, 0 undecided" in out, out
-    assert "new (not compared): cls::drop, brand_new" in out
+    assert "Baseline: 1 cases compared with 1 report; reporting only" in out, out
+    assert "new (not compared): cls::c01, cls::c02, " in out and "… (14 more)" in out
     assert "removed: gone" in out
     assert "changed parameters (not compared): param::p" in out
-    assert result.ret == 1  # cls::drop fails its runs: it was not compared, so nothing xfails them
+    assert result.ret == 1  # cls's dropped runs fail: without a margin nothing xfails them
 
 
 def test_pooled_baselines_by_glob(pytester, nights) -> None:
@@ -137,8 +218,8 @@ def test_pooled_baselines_by_glob(pytester, nights) -> None:
     out = "\n".join(lines(result))
     assert "compared with 2 reports" in out, out
     report = json.loads((pytester.path / "out.json").read_text())
-    drop = next(i for i in report["comparisons"][0]["inputs"] if i["input"] == "cls::drop")
-    assert drop["baseline"] == {"passes": 40, "total": 40}
+    drop = next(i for i in report["baseline"]["comparisons"][0]["inputs"] if i["input"] == "cls::c00")
+    assert drop["baseline"] == {"passes": 20, "total": 20}
     assert len(report["baseline"]["paths"]) == 2
 
 
@@ -158,31 +239,23 @@ def test_history_folder_keeps_the_last_k_reports(pytester, nights) -> None:
     assert "compared with 2 reports" in out, out  # depth 2 of the 3 stored
     assert result.ret == 1
     report = json.loads((pytester.path / "out.json").read_text())
-    assert report["baseline"]["verdicts"]["fail"] == 1
+    assert report["baseline"]["verdicts"]["fail"] == 12  # per case: each of cls's cases dropped
     assert len(list((pytester.path / "hist").glob("prob-report-*.json"))) == 4
 
 
 def test_report_written_by_0_3_0_as_baseline(pytester, nights) -> None:
+    """report-0.3.0-nights.json was written by the published 0.3.0 on night 1 (with one more case,
+    same::retired): its rows pair by label."""
     nights(2)
-    shutil.copy(DATA / "report-0.3.0.json", pytester.path / "old.json")
-    result = run(pytester, "-v", "--prob-baseline=old.json", "--prob-json=out.json")
+    shutil.copy(DATA / "report-0.3.0-nights.json", pytester.path / "old.json")
+    result = run(pytester, "-v", "--prob-baseline=old.json", "--prob-margin=0.05", "--prob-json=out.json")
     out = "\n".join(lines(result))
-    assert has(out, "bench_x.py::bench_cls::same[baseline]", "PASSED"), out
-    assert has(out, "bench_x.py::bench_cls::drop[baseline]", "FAILED"), out
-    assert "removed: cls::retired" in out
+    assert has(out, "bench_x.py::bench_same[baseline]", "PASSED"), out
+    assert has(out, "bench_x.py::bench_cls[baseline]", "FAILED"), out
+    assert "removed: same::retired" in out
     report = json.loads((pytester.path / "out.json").read_text())
-    assert report["baseline"]["versions"] == ["0.3.0"]
-
-
-def test_no_gate_items_still_fails_the_session(pytester, nights) -> None:
-    nights(1)
-    run(pytester, "--prob-json=night1.json")
-    nights(2)
-    result = run(pytester, "-v", "--prob-baseline=night1.json", "--prob-no-gate-items")
-    out = "\n".join(lines(result))
-    assert "[baseline]" not in out.split("probability")[0]
-    assert result.ret == 1
-    assert result.parseoutcomes()["xfailed"] == 15
+    assert report["baseline"]["versions"] == ["0.3.0"] and report["baseline"]["only_baseline"] == ["same::retired"]
+    assert report["baseline"]["created"] == json.loads((DATA / "report-0.3.0-nights.json").read_text())["created"]
 
 
 AB = """
@@ -192,7 +265,7 @@ from pytest_probability import record_cost
 
 @pytest.mark.probability(runs=10, compare="style", baseline="terse", margin=0.1)
 @pytest.mark.parametrize("style", ["cot", "terse"])
-@pytest.mark.parametrize("q", ["a", "b", "c"])
+@pytest.mark.parametrize("q", list("abcdefghijkl"))
 def bench_ab(style, q, n):
     record_cost(0.001 if style == "terse" else 0.004)
     if style == "terse":
@@ -204,17 +277,39 @@ def bench_ab(style, q, n):
 def test_compare_marker_pairs_inputs(pytester, xdist) -> None:
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(bench_ab=AB)
-    result = run(pytester, *xdist, "--prob-json=ab.json")
+    result = run(pytester, "-v", *xdist, "--prob-json=ab.json")
     out = "\n".join(lines(result))
     assert "Comparisons (A/B)" in out and "ab [style] cot vs terse" in out and "cost ×4.00" in out, out
+    # margin= on the mark gates the function: the arm's item passes, every failing run is xfailed.
+    assert result.ret == 0, out
+    assert has(out, "bench_ab.py::bench_ab[compare:cot]", "PASSED"), out
+    assert result.parseoutcomes() == {"passed": 193, "xfailed": 48}
     [arm] = json.loads((pytester.path / "ab.json").read_text())["comparisons"]
     assert (arm["function"], arm["axis"], arm["baseline"], arm["arm"]) == ("ab", "style", "terse", "cot")
-    assert arm["pairs"] == 3 and arm["unpaired"] == []
+    assert arm["pairs"] == 12 and arm["unpaired"] == []
     assert arm["difference"] == pytest.approx(0.4) and arm["cost_ratio"] == pytest.approx(4.0)
-    assert arm["p_method"] == "stratified-exact" and arm["verdict"] == "pass" and arm["margin"] == 0.1
-    assert [i["input"] for i in arm["inputs"]] == ["a", "b", "c"]
+    assert arm["p_method"] == "sign-flip" and arm["verdict"] == "pass" and arm["margin"] == 0.1
+    assert [i["input"] for i in arm["inputs"]] == list("abcdefghijkl")
     assert all(i["arm"] == {"passes": 10, "total": 10} and i["baseline"] == {"passes": 6, "total": 10} for i in arm["inputs"])
-    assert all(i["family"] == 3 for i in arm["inputs"])
+    assert all(i["family"] == 12 for i in arm["inputs"])
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_an_arm_worse_than_its_margin_fails_its_item_and_the_session(pytester, xdist) -> None:
+    """0.3.0: a margin gates the function; the failing arm's [compare:ARM] item fails, and every
+    failing run of the function, the baseline arm's included, is xfailed."""
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(bench_ab=AB.replace('baseline="terse"', 'baseline="cot"'))
+    result = run(pytester, "-v", "-rx", *xdist, "--junitxml=junit.xml")
+    out = "\n".join(lines(result))
+    assert result.ret == 1, out
+    assert has(out, "bench_ab.py::bench_ab[compare:terse]", "FAILED"), out
+    assert "compare: ab[style]  terse \u2212 cot  \u221240.0 pp [\u221240.0, \u221240.0]  12 paired  \u2265\u221210 pp  FAIL" in out
+    assert "probability comparison: " in out
+    assert result.parseoutcomes() == {"failed": 1, "passed": 192, "xfailed": 48}
+    assert 'name="bench_ab[compare:terse]"' in (pytester.path / "junit.xml").read_text()
+    for deselect in (["-k", "not compare"], ["--prob-no-gate-items"]):
+        assert run(pytester, *xdist, *deselect).ret == 1
 
 
 def test_prob_compare_option_first_value_is_the_baseline(pytester) -> None:
@@ -245,7 +340,7 @@ def bench_gated():
     assert result.ret == 0, out
     assert "Plan (--prob-plan, nothing runs)" in out
     assert "gated (5 runs): gate >= 0.9: an always-passing case needs 36 runs" in out
-    assert re.search(r"cls::drop \(20 runs\): baseline 20/20 \(100%\): detecting a drop of 25 points needs \d+ runs", out)
+    assert re.search(r"cls::c00 \(10 runs\): baseline 10/10 \(100%\): detecting a drop of 20 points needs \d+ runs", out)
     assert "must not run" not in out and "passed" not in out.split("Plan")[1]
     assert not list((pytester.path / "hist").glob("*.json"))  # a plan is no night of the history
 
@@ -261,6 +356,7 @@ def bench_gated():
         (None, ["--prob-compare=nope"], "--prob-compare=nope: no benchmark has a parametrize argument 'nope'"),
         (None, ["--prob-adjust=sidak"], "invalid choice: 'sidak'"),
         (None, ["--prob-margin=5"], "did you mean 0.05?"),
+        (None, ["--prob-margin=0.05"], "--prob-margin needs --prob-baseline (or --prob-history)"),
     ],
 )
 def test_bad_input_is_a_usage_error_before_any_run(pytester, nights, setup, args, message) -> None:

@@ -180,6 +180,9 @@ def test_json_ci_per_row_and_stats_config(pytester: pytest.Pytester, bench) -> N
         "method": "wilson",
         "level": 0.9,
         "prior": [2.0, 3.0],
+        "resamples": 5000,
+        "seed": 0,
+        "min_inputs": 10,
         "intervals": True,
         "min_rate": None,
         "undecided": "fail",
@@ -189,6 +192,7 @@ def test_json_ci_per_row_and_stats_config(pytester: pytest.Pytester, bench) -> N
         "metrics": [],
         "gate_items": True,
         "stop": None,
+        "explain": False,
     }
     assert data["gates"] == {"passed": 0, "failed": 0, "undecided": 0, "skipped": 0}
     assert data["aggregates"] == []

@@ -74,10 +74,16 @@ def no_hang():
 
 def test_stats_config_defaults_and_to_dict():
     config = StatsConfig()
-    assert config.to_dict() == {
+    data = config.to_dict()
+    # 0.3.0's six keys come first, in its order.
+    assert list(data)[:6] == ["method", "level", "prior", "resamples", "seed", "min_inputs"]
+    assert data == {
         "method": "exact",
         "level": 0.95,
         "prior": [1.0, 1.0],
+        "resamples": 5000,
+        "seed": 0,
+        "min_inputs": 10,
         "intervals": True,
         "min_rate": None,
         "undecided": "fail",
@@ -87,6 +93,7 @@ def test_stats_config_defaults_and_to_dict():
         "metrics": [],
         "gate_items": True,
         "stop": None,
+        "explain": False,
     }
     custom = StatsConfig(method="bayes", confidence=0.9, prior=(2.0, 3.0), metrics=(("pass^", 3), ("pass@", 5)))
     data = custom.to_dict()

@@ -19,7 +19,8 @@ from pytest_probability.aggregate.rows import row_status
 from pytest_probability.model.rows import Row
 
 
-def row(benchmark: str, case_id: str, passes: int, total: int, order: int = 0, cost: float = 0.0, **params: str) -> Row:
+def row(benchmark: str, case_id: str, passes: int, total: int, order: int = 0, cost: float = 0.0,
+        marks: tuple = (), **params: str) -> Row:
     label = f"{benchmark}::{case_id}" if case_id else benchmark
     ref = CaseRef(
         key=f"bench_{benchmark}.py::bench_{benchmark}::{case_id}" if case_id else f"bench_{benchmark}.py::bench_{benchmark}",
@@ -29,6 +30,7 @@ def row(benchmark: str, case_id: str, passes: int, total: int, order: int = 0, c
         order=order,
         runs=total,
         params=tuple(params.items()),
+        marks=marks,
     )
     records = [RunRecord(ref, i + 1, f"{ref.key}[run{i + 1}]", "pass" if i < passes else "fail") for i in range(total)]
     counts = Counts(passes=passes, fails=total - passes)
@@ -59,10 +61,41 @@ def test_drop_fails_and_unchanged_stays_undecided_at_margin_zero(tmp_path):
     result = pairs.compare_all(tonight, base, CompareConfig(), 0.95, "fail")
     x, y = result.cases["bench_a.py::bench_a::x"], result.cases["bench_a.py::bench_a::y"]
     assert x.verdict == "fail" and x.ci.high < 0
-    # No drop, but "no drop at all" cannot be shown: undecided, and counted as fail here.
+    # No drop, but "no drop at all" cannot be shown: undecided (the per-case verdicts the drop alerts read).
     assert y.verdict == "undecided" and y.ci.low < 0 < y.ci.high
-    assert result.failed_cases == [x.key, y.key]
-    assert pairs.compare_all(tonight, base, CompareConfig(), 0.95, "pass").failed_cases == [x.key]
+    # Without a margin the comparison only reports, as in 0.3.0: nothing fails the session.
+    [pooled] = result.comparisons
+    assert (pooled.judged, pooled.verdict, result.failed, result.failed_cases) == (False, None, [], [])
+
+
+def test_a_margin_judges_the_benchmark_and_too_few_cases_leave_it_undecided(tmp_path):
+    base = load(tmp_path, report([row("a", "x", 30, 30, case="x"), row("a", "y", 27, 30, order=1, case="y")]))
+    tonight = [row("a", "x", 12, 30, case="x"), row("a", "y", 27, 30, order=1, case="y")]
+    judged = CompareConfig(margin=0.05, margin_given=True)
+    result = pairs.compare_all(tonight, base, judged, 0.95, "fail")
+    [pooled] = result.comparisons
+    # Two paired cases, fewer than prob_min_inputs (10): the cases are taken as fixed, the interval is
+    # shown, and the verdict is UNDECIDED, which fails under --prob-undecided=fail only.
+    assert pooled.judged and pooled.verdict == "undecided" and pooled.suppressed == "fewer than 10 paired cases"
+    assert pooled.ci is not None and pooled.ci.method == "agresti-caffo-mean"
+    assert result.failed_cases == ["bench_a.py::bench_a::x", "bench_a.py::bench_a::y"]
+    assert pairs.compare_all(tonight, base, judged, 0.95, "pass").failed_cases == []
+
+
+@pytest.mark.parametrize("tonight_passes, verdict", [(30, "pass"), (10, "fail")])
+def test_from_min_inputs_cases_the_interval_decides_against_the_margin(tmp_path, tonight_passes, verdict):
+    cases = [f"c{i:02d}" for i in range(12)]
+    base = load(tmp_path, report([row("a", c, 30, 30, order=i, case=c) for i, c in enumerate(cases)]))
+    tonight = [row("a", c, tonight_passes, 30, order=i, case=c) for i, c in enumerate(cases)]
+    result = pairs.compare_all(tonight, base, CompareConfig(margin=0.05, margin_given=True), 0.95, "fail")
+    [pooled] = result.comparisons
+    assert pooled.p_method == "sign-flip" and pooled.suppressed is None and pooled.ci.level == 0.95
+    assert pooled.verdict == verdict
+    assert pooled.key == "bench_a.py::bench_a[baseline]"
+    assert bool(result.failed) == (verdict == "fail")
+    # With fewer cases than ini prob_min_inputs says, the same data cannot decide.
+    fewer = pairs.compare_all(tonight, base, CompareConfig(margin=0.05, margin_given=True), 0.95, "fail", min_inputs=13)
+    assert fewer.comparisons[0].verdict == "undecided"
 
 
 def test_pooling_several_reports_adds_counts(tmp_path):
@@ -146,7 +179,9 @@ def test_pooled_comparison_of_one_stratum_is_the_case_comparison(tmp_path):
     result = pairs.compare_all([row("a", "x", 20, 30, case="x")], base, CompareConfig(adjust="none"), 0.95, "fail")
     [pooled] = result.comparisons
     [case] = result.cases.values()
-    assert pooled.p == case.p and pooled.ci.low == case.ci.low and pooled.verdict == case.verdict
+    assert pooled.p == case.p and pooled.ci.low == case.ci.low
+    # The case's verdict is per case (what the drop alerts read); without a margin the benchmark has none.
+    assert case.verdict == "fail" and pooled.verdict is None and not pooled.judged
 
 
 def test_pooled_interval_of_one_stratum_matches_agresti_caffo_scale():
@@ -197,13 +232,19 @@ def test_simulated_false_alarms_and_power_meet_the_goals():
 
 def test_many_inputs_use_the_sign_flip_test_and_its_interval():
     rows = []
+    marks = (("compare", "style"), ("margin", 0.0))  # margin= on the mark judges the arm
     for i in range(12):
-        rows.append(row("t", f"q{i}-a", 5 + i % 3, 10, order=2 * i, q=f"q{i}", style="a"))
-        rows.append(row("t", f"q{i}-b", 8 + i % 3 - (i % 2), 10, order=2 * i + 1, q=f"q{i}", style="b"))
-    result = pairs.compare_all(rows, None, CompareConfig(compare_axis="style", margin=0.0, margin_given=True, adjust="none"), 0.95, "fail")
+        rows.append(row("t", f"q{i}-a", 5 + i % 3, 10, order=2 * i, marks=marks, q=f"q{i}", style="a"))
+        rows.append(row("t", f"q{i}-b", 8 + i % 3 - (i % 2), 10, order=2 * i + 1, marks=marks, q=f"q{i}", style="b"))
+    result = pairs.compare_all(rows, None, CompareConfig(margin=0.3, margin_given=True, adjust="none"), 0.95, "fail")
     [arm] = result.comparisons
+    assert arm.margin == 0.0 and arm.key == "bench_t.py::bench_t[compare:b]"  # --prob-margin is the baseline's
     assert arm.p_method == "sign-flip" and arm.exact and arm.ci.method == "sign-flip"
     assert arm.difference > 0 and arm.ci.low > 0 and arm.verdict == "pass"
     diffs = [(p.x1 * p.n2 - p.x2 * p.n1, p.n1 * p.n2) for p in arm.pairs]
     assert arm.p == min(1.0, 2 * min(twostats.sign_flip(diffs).p_less, twostats.sign_flip(diffs).p_greater))
     assert arm.to_dict()["exact"] is True
+    unjudged = pairs.compare_all([row("t", r.case.case, r.counts.passes, 10, order=r.case.order, **dict(r.case.params))
+                                  for r in rows], None, CompareConfig(compare_axis="style", margin=0.3, margin_given=True),
+                                 0.95, "fail")
+    assert [(a.judged, a.verdict) for a in unjudged.comparisons] == [(False, None)]  # --prob-compare: reports only

@@ -1,14 +1,18 @@
-"""A benchmark: its cases from pytest's own parametrization, and the runs (and verdict items) of each.
+"""A benchmark: its cases from pytest's own parametrization, the runs of each, and the verdict items.
 
 ``Benchmark.collect`` asks pytest for the cases (``_genfunctions``, so ids,
 ``pytest_generate_tests``, indirect parametrization and fixtures behave
 exactly as for ``test_*``) and yields one :class:`~.items.Run` per run of each
-case, then a :class:`~.items.VerdictItem` per verdict that judges the case
-(its gate, a ``baseline`` comparison)::
+case, then the gated case's :class:`~.items.VerdictItem`. A benchmark's own
+verdicts (the comparison with the baseline under a margin, an A/B arm's under
+``margin=``) get verdict items beside the benchmark, after it
+(:meth:`Benchmark.with_verdicts`)::
 
     bench_x.py::bench_classify::identify_pii[run3]
     bench_x.py::bench_classify::identify_pii[gate]
     bench_x.py::bench_always::run3
+    bench_x.py::bench_classify[baseline]
+    bench_x.py::bench_triage[compare:few_shot]
 """
 
 from __future__ import annotations
@@ -21,10 +25,10 @@ import pytest
 from ..config.marker import MarkerError, marker_kwargs, runs_for_case
 from ..config.settings import too_many_runs
 from ..config.spec import CaseSpec, latency_unreachable, unreachable
-from ..errors import ProbabilityGateWarning
+from ..errors import InfeasibleGateWarning
 from ..model.case import CaseRef
 from ..session import State, get
-from ..vocabulary import GATE_KIND, run_text, verdict_item_name
+from ..vocabulary import benchmark_verdict_name, run_text, verdict_item_name, verdict_key
 from .items import Run, VerdictItem
 from .nodeid import id_parts
 
@@ -36,6 +40,8 @@ class Benchmark(pytest.Collector):
         super().__init__(name, parent, **kw)
         self.obj = obj
         self._id_parts: Any = False  # not looked at yet (see run_id)
+        #: What collecting it early (:meth:`with_verdicts`) gave: (items, or the error collecting raised).
+        self._early: tuple[list[pytest.Item], BaseException | None] | None = None
 
     def run_id(self, case_id: str, run: int, plain: bool = False) -> Any:
         """The structured node id (pytest >= 9.1) of run ``run`` of case ``case_id``, built from this
@@ -63,7 +69,66 @@ class Benchmark(pytest.Collector):
             node = node.parent
         return ".".join(names)
 
+    def with_verdicts(self) -> list[Any]:
+        """What its module (or class) collects for it: itself, then its verdict items (``bench_cls[baseline]``,
+        ``bench_triage[compare:ARM]``), which sit beside it so that their node ids select them.
+
+        Naming them needs the benchmark's cases, so a benchmark that a verdict kind
+        considers is collected here, as its module is; :meth:`collect` then returns
+        those items, or raises what collecting them raised (reported as this
+        benchmark's collection error, as without verdicts)."""
+        state = get(self.config)
+        if not state.verdict_kinds or not state.stats.gate_items:
+            return [self]
+        try:
+            marks = marker_kwargs(self._inherited_marks())
+        except MarkerError:
+            return [self]  # collect() reports it
+        kinds = [kind for kind in state.verdict_kinds if kind.considers(marks)]
+        if not kinds:
+            return [self]
+        try:
+            items = self.collect()
+        except (KeyboardInterrupt, SystemExit, pytest.exit.Exception):
+            raise
+        except BaseException as exc:  # a collection error or skip: the benchmark's own report shows it
+            self._early = ([], exc)
+            return [self]
+        self._early = (items, None)
+        return [self, *self._verdict_items(kinds, items)]
+
+    def _inherited_marks(self) -> list[pytest.Mark]:
+        """The probability marks of the function, then of its parents (class, module, ...), the same for
+        every case, which adds its parametrization's before them (what a Run's iter_markers gives)."""
+        return [*_function_marks(self.obj), *self.iter_markers("probability")]
+
+    def _verdict_items(self, kinds: list[Any], items: list[pytest.Item]) -> list[VerdictItem]:
+        """The benchmark's verdict items of ``kinds`` (the runs they judge are marked by :meth:`collect`)."""
+        runs = [item for item in items if isinstance(item, Run)]
+        cases = list({id(run.prob_case): run.prob_case for run in runs}.values())
+        marks = _all_marks(self.obj)
+        made: list[VerdictItem] = []
+        for kind in kinds:
+            for detail, judged in kind.verdicts(cases):
+                name = benchmark_verdict_name(self.name, kind.kind, detail)
+                what = kind.kind  # the verdict's line names the benchmark (and the arm)
+                item = VerdictItem.from_parent(self.parent, name=name, case=None, lineno=cases[0].lineno if cases else 0,
+                                               kind=kind.kind, runs=tuple(r for r in runs if r.prob_case.key in judged),
+                                               key=verdict_key(self.nodeid, kind.kind, detail), label=what)
+                item.own_markers.extend(marks)
+                item.keywords.update({mark.name: mark for mark in marks})
+                item.keywords[self.name] = True
+                made.append(item)
+        return made
+
     def collect(self) -> list[pytest.Item]:
+        early = self._early
+        if early is not None:
+            self._early = None
+            items, error = early
+            if error is not None:
+                raise error
+            return items
         state = get(self.config)
         code = getattr(self.obj, "__code__", None)
         path = self.path.relative_to(self.config.rootpath) if self.path.is_relative_to(self.config.rootpath) else self.path
@@ -74,12 +139,35 @@ class Benchmark(pytest.Collector):
         # on a fresh instance per run (Run._getobj), as pytest does.
         callobj = self.obj if not isinstance(self.parent, pytest.Class) else None
         items: list[pytest.Item] = []
-        # The probability marks of the function, then of its parents (class, module, ...), the same for
-        # every case, which adds its parametrization's before them (what a Run's iter_markers gives).
-        inherited = [*_function_marks(self.obj), *self.iter_markers("probability")]
+        inherited = self._inherited_marks()
         for callspec, fixtureinfo in self._cases(state):
             self._collect_case(state, callspec, fixtureinfo, shared, callobj, inherited, items)
+        if state.verdict_kinds:
+            self._judge(state, inherited, items)
         return items
+
+    def _judge(self, state: Any, inherited: list[pytest.Mark], items: list[pytest.Item]) -> None:
+        """The runs of the cases the benchmark's verdicts judge: their failures are xfailed (the verdict
+        decides), with or without verdict items."""
+        marks = marker_kwargs(inherited)  # valid: every case's marks were read with them
+        kinds = [kind for kind in state.verdict_kinds if kind.considers(marks)]
+        if not kinds:
+            return
+        runs = [item for item in items if isinstance(item, Run)]
+        cases = list({id(run.prob_case): run.prob_case for run in runs}.values())
+        judged_by: dict[str, str] = {}
+        for kind in kinds:
+            for detail, judged in kind.verdicts(cases):
+                for key in judged:
+                    judged_by.setdefault(key, kind.kind)
+                why = kind.infeasible(cases, detail, judged)
+                if why is not None:
+                    self.warn(InfeasibleGateWarning(why))
+        for run in runs:
+            kind = judged_by.get(run.prob_case.key)  # type: ignore[union-attr]
+            if kind is not None and not run.prob_gated:  # a gate's xfail reason wins
+                run.prob_gated = True
+                run.prob_judged_by = kind
 
     def _cases(self, state: Any) -> Iterator[tuple[Any, Any]]:
         """(callspec or None, fixture info) of each case, from pytest's own parametrization.
@@ -121,6 +209,8 @@ class Benchmark(pytest.Collector):
         if callobj is not None:
             extra["callobj"] = callobj
         try:
+            if callspec is not None:
+                _per_benchmark_only(callspec.marks)
             # The parametrization's marks are closer than the function's, which are closer than its
             # parents': the marks a run's iter_markers() gives, read before any run exists.
             kwargs = marker_kwargs(itertools.chain(callspec.marks if callspec else (), inherited))
@@ -148,16 +238,13 @@ class Benchmark(pytest.Collector):
             function=shared["function"],
             marks=marks,
         )
-        judged_kinds = [judge.kind for judge in state.verdict_kinds if judge.judges(case)]
         needed = unreachable(spec, count)
         if needed is not None:
-            self.warn(ProbabilityGateWarning(_unreachable_message(case, spec, count, needed)))
+            self.warn(InfeasibleGateWarning(_unreachable_message(case, spec, count, needed)))
         needed = latency_unreachable(spec, count, state.stats.confidence)
         if needed is not None:
-            self.warn(ProbabilityGateWarning(_latency_unreachable_message(case, spec, count, needed,
+            self.warn(InfeasibleGateWarning(_latency_unreachable_message(case, spec, count, needed,
                                                                           state.stats.confidence)))
-        gated = spec.gated or bool(judged_kinds)
-        judged_by = GATE_KIND if spec.gated or not judged_kinds else judged_kinds[0]
         first_index = len(items)
         # One run of a parametrized case keeps the plain id (bench_x.py::bench_one::alpha), as 0.3.0
         # did: CI systems key their test history by it. An unparametrized benchmark's runs are runN.
@@ -166,22 +253,18 @@ class Benchmark(pytest.Collector):
         for index in range(1, count + 1):
             run = first if index == 1 else self._run(case_id, index, callspec, fixtureinfo, extra)
             run.prob_case = case
-            if gated:  # the class defaults say: not gated, judged by a gate
+            if spec.gated:  # the class defaults say: not gated, judged by a gate
                 run.prob_gated = True
-                run.prob_judged_by = judged_by
             items.append(run)
-        if not state.stats.gate_items:
+        if not state.stats.gate_items or not spec.gated:
             return
-        runs = tuple(items[first_index:])
-        kinds = ([GATE_KIND] if spec.gated else []) + judged_kinds
-        for kind in kinds:
-            item = VerdictItem.from_parent(self, name=verdict_item_name(case_id, kind), case=case,
-                                           lineno=case.lineno, kind=kind, runs=runs)
-            item.own_markers.extend(first.own_markers)
-            item.keywords.update({mark.name: mark for mark in first.own_markers})
-            if case_id:
-                item.keywords[case_id] = True
-            items.append(item)
+        item = VerdictItem.from_parent(self, name=verdict_item_name(case_id), case=case, lineno=case.lineno,
+                                       runs=tuple(items[first_index:]))
+        item.own_markers.extend(first.own_markers)
+        item.keywords.update({mark.name: mark for mark in first.own_markers})
+        if case_id:
+            item.keywords[case_id] = True
+        items.append(item)
 
     def _run(self, case_id: str, index: int, callspec: Any, fixtureinfo: Any, extra: dict[str, Any],
              plain: bool = False) -> Run:
@@ -222,11 +305,28 @@ def _latency_unreachable_message(case: CaseRef, spec: CaseSpec, runs: int, neede
             f"before {needed} timed runs")
 
 
-def _function_marks(function: Any) -> list[pytest.Mark]:
-    """The ``probability`` marks a benchmark function was decorated with (its ``pytestmark``), in the
-    order pytest keeps them for its items (the decorator nearest the function first)."""
+#: Marker keywords of a benchmark's comparisons, which judge its cases together: the benchmark's
+#: mark only (0.3.0 rejected them on a pytest.param mark too).
+PER_BENCHMARK = ("compare", "baseline", "margin", "equivalence")
+
+
+def _per_benchmark_only(marks: Any) -> None:
+    named = [key for mark in marks if mark.name == "probability" for key in PER_BENCHMARK if key in mark.kwargs]
+    if named:
+        raise MarkerError(f"{', '.join(dict.fromkeys(named))} applies to the whole benchmark: "
+                          "put it on the benchmark function's mark, not on a pytest.param")
+
+
+def _all_marks(function: Any) -> list[pytest.Mark]:
+    """Every mark the benchmark function was decorated with (a benchmark verdict item carries them,
+    so that ``-m`` selects it with the benchmark's runs)."""
     marks = getattr(function, "pytestmark", [])
     if not isinstance(marks, list):
         marks = [marks]
-    marks = [getattr(mark, "mark", mark) for mark in marks]  # a MarkDecorator set by hand
-    return [mark for mark in marks if mark.name == "probability"]
+    return [getattr(mark, "mark", mark) for mark in marks]
+
+
+def _function_marks(function: Any) -> list[pytest.Mark]:
+    """The ``probability`` marks a benchmark function was decorated with (its ``pytestmark``), in the
+    order pytest keeps them for its items (the decorator nearest the function first)."""
+    return [mark for mark in _all_marks(function) if mark.name == "probability"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import fnmatch
 import inspect
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -84,8 +85,9 @@ def _defined_here(obj: object, module: object) -> bool:
     return getattr(obj, "__module__", None) == getattr(module, "__name__", None)
 
 
-def make_item(collector: pytest.Collector, name: str, obj: object) -> pytest.Collector | None:
-    """``pytest_pycollect_makeitem`` for benchmark files; ``None`` leaves it to pytest."""
+def make_item(collector: pytest.Collector, name: str, obj: object) -> pytest.Collector | list[Any] | None:
+    """``pytest_pycollect_makeitem`` for benchmark files; ``None`` leaves it to pytest. A benchmark with
+    verdicts of its own comes with their items, after it (``Benchmark.with_verdicts``)."""
     if not isinstance(collector, (BenchModule, BenchClass)):
         return None
     if getattr(obj, "__test__", True) is False:
@@ -99,7 +101,9 @@ def make_item(collector: pytest.Collector, name: str, obj: object) -> pytest.Col
             return None
         from .benchmark import Benchmark
 
-        return Benchmark.from_parent(collector, name=name, obj=function)
+        benchmark = Benchmark.from_parent(collector, name=name, obj=function)
+        made = benchmark.with_verdicts()
+        return made if len(made) > 1 else benchmark
     # Nested Bench* classes are collected too, as pytest does for Test* classes.
     if name.startswith("Bench") and inspect.isclass(obj) and (not in_module or _defined_here(obj, collector.obj)):
         return BenchClass.from_parent(collector, name=name, obj=obj)

@@ -63,16 +63,24 @@ class Run(pytest.Function):
 
 
 class VerdictItem(pytest.Item):
-    """One verdict of a case, as a test item: its gate (``[gate]``) or another kind's (``[baseline]``)."""
+    """One verdict as a test item: a case's gate (``refund[gate]``, a child of its benchmark), or a
+    benchmark's comparison with the baseline or A/B arm (``bench_cls[baseline]``,
+    ``bench_triage[compare:few_shot]``, beside the benchmark, so that its node id selects it)."""
 
-    def __init__(self, name: str, parent: Any, *, case: CaseRef, lineno: int, kind: str = GATE_KIND,
-                 runs: tuple[Any, ...] = (), **kw: Any) -> None:
+    def __init__(self, name: str, parent: Any, *, case: CaseRef | None, lineno: int, kind: str = GATE_KIND,
+                 runs: tuple[Any, ...] = (), key: str | None = None, label: str | None = None, **kw: Any) -> None:
         super().__init__(name, parent, **kw)
+        #: The gated case; None for a benchmark's verdict.
         self.prob_case = case
-        #: What decides: "gate" (the case's gates) or another verdict kind ("baseline").
+        #: What decides: "gate" (the case's gates), "baseline" or "compare".
         self.prob_kind = kind
-        #: The case's Run items, as collected (selecting the item alone brings them).
+        #: The Run items it judges, as collected (selecting the item alone brings them).
         self.prob_runs = runs
+        assert case is not None or key is not None, "a benchmark's verdict item needs its key"
+        #: The decision key (a gate's is its case key; a benchmark verdict's, its node id).
+        self.prob_key = key if key is not None else verdict_key(case.key, kind)  # type: ignore[union-attr]
+        #: What its failure names: ``gate of cls::drop``, ``baseline comparison of cls``.
+        self.prob_label = label if label is not None else f"gate of {case.label}"  # type: ignore[union-attr]
         self._lineno = lineno
         set_nodeid(self, f"{parent.nodeid}::{name}")
 
@@ -80,18 +88,19 @@ class VerdictItem(pytest.Item):
         decisions = get(self.config).decisions
         if decisions is None:
             raise RuntimeError("verdict items under xdist need the controller's decisions channel")
-        verdict = decisions.verdict(verdict_key(self.prob_case.key, self.prob_kind))
+        verdict = decisions.verdict(self.prob_key)
         if verdict.skipped:
-            pytest.skip(f"gate of {self.prob_case.label}: {verdict.text}")
+            pytest.skip(f"{self.prob_label}: {verdict.text}")
+        # JUnit XML's <property name="probability_verdict">, as 0.3.0 wrote it, passed or failed.
+        self.user_properties.append(("probability_verdict", verdict.text))
         if not verdict.passed:
             raise GateFailed(verdict.text)
-        self.user_properties.append(("probability.verdict", verdict.text))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, GateFailed):
-            what = "gate" if self.prob_kind == GATE_KIND else f"{self.prob_kind} comparison"
-            return f"{what} of {self.prob_case.label}: {excinfo.value}"
+            return f"{self.prob_label}: {excinfo.value}"
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
-        return self.path, self._lineno - 1 if self._lineno else None, f"{self.parent.name}.{self.name}"
+        where = f"{self.parent.name}.{self.name}" if self.prob_case is not None else self.name
+        return self.path, self._lineno - 1 if self._lineno else None, where

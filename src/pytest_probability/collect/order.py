@@ -100,8 +100,8 @@ def order_gates(items: list[pytest.Item]) -> None:
         if isinstance(item, Run):
             if item.prob_gated:
                 last[item.prob_case.key] = index
-        elif isinstance(item, VerdictItem):
-            gates.append((index, item.prob_case.key))
+        elif isinstance(item, VerdictItem) and item.prob_kind == GATE_KIND:
+            gates.append((index, item.prob_key))
     early = {index: last[key] for index, key in gates if last.get(key, -1) > index}
     if not early:  # the usual case: every gate item already follows its runs
         return
@@ -129,11 +129,12 @@ def transpose(items: list[pytest.Item]) -> None:
 
 
 def verdict_items_last(items: list[Any]) -> None:
-    """Move the verdict items of kinds other than gates after every other item, in place.
+    """Move the benchmarks' verdict items (``[baseline]``, ``[compare:ARM]``) after every other item, in place.
 
-    Their verdicts need every run of every case of their kind, so no run of
-    such a case may come after one of them (the no-deadlock argument of the
-    gate items, extended to a family).
+    A benchmark's verdict needs every run of the benchmark, so no run may come
+    after one of them (the no-deadlock argument of the gate items, extended to
+    a benchmark); all of them last is the simplest order that holds whatever
+    other plugins reordered.
     """
     last = [item for item in items if isinstance(item, VerdictItem) and item.prob_kind != GATE_KIND]
     if last:

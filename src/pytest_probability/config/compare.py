@@ -59,9 +59,13 @@ def resolve_compare(config: pytest.Config) -> CompareConfig:
         plan_power = sourced(parse_fraction, power, "--prob-plan-power") if power is not None else 0.8
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
+    if config.getoption("prob_margin") is not None and not (config.getoption("prob_baseline") or config.getoption("prob_history")):
+        raise pytest.UsageError("--prob-margin needs --prob-baseline (or --prob-history)")
     axis = config.getoption("prob_compare")
     if axis is not None and not str(axis).strip():
         raise pytest.UsageError("--prob-compare needs the name of a parametrize argument")
+    if axis is None:
+        axis = str(config.getini("prob_compare")).strip() or None  # its default, as in 0.3.0
     history = config.getoption("prob_history")
     if history is not None:
         text = os.path.expanduser(str(history))

@@ -61,6 +61,13 @@ def add_options(parser: pytest.Parser) -> None:
     stats_group.addoption("--prob-latency", action="store_true", default=None, help="Show each case's latency quantile with its interval.")
     stats_group.addoption("--prob-metric", action="append", default=None, metavar="METRICS", help="pass^k / pass@k estimators, comma-separated, repeatable: 'pass^3,pass@5'.")
     stats_group.addoption("--prob-no-gate-items", action="store_true", default=None, help="Do not add a gate item after each gated case.")
+    stats_group.addoption("--prob-explain", action="store_true", default=None,
+                          help="Add a plain-language reading of the results after the summary, and an 'explanation' "
+                               "string to the JSON report's rows, gates, aggregates, metrics and comparisons.")
+    stats_group.addoption("--prob-bootstrap", type=int, default=None, metavar="N",
+                          help="Resamples of the bootstrap behind function-level intervals (default 5000).")
+    stats_group.addoption("--prob-seed", type=int, default=None, metavar="SEED",
+                          help="Seed of every resampling procedure, so the same results print the same intervals (default 0).")
     compare_group = parser.getgroup("probability-compare", "pytest-probability: baselines and A/B comparisons")
     compare_group.addoption(
         "--prob-baseline",
@@ -86,6 +93,12 @@ def add_options(parser: pytest.Parser) -> None:
     compare_group.addoption("--prob-plan", action="store_true", default=None, help="Run nothing; print the runs each gated, compared or baselined case needs.")
     compare_group.addoption("--prob-plan-drop", default=None, metavar="D", help="--prob-plan: the drop to detect when no margin is set (default 0.2).")
     compare_group.addoption("--prob-plan-power", default=None, metavar="P", help="--prob-plan: the power wanted (default 0.8).")
+    compare_group.addoption("--prob-plan-assume", default=None, metavar="RATE",
+                            help="--prob-plan: the true pass rate to plan for, strictly between 0 and 1 (default 0.97).")
+    compare_group.addoption("--prob-plan-flake", default=None, metavar="RATES",
+                            help="--prob-plan: failure rates to catch, comma-separated, one 'catch' column each (default 0.1,0.01).")
+    compare_group.addoption("--prob-plan-report", default=None, metavar="PATH",
+                            help="--prob-plan: an earlier --prob-json report, whose cost per run projects a cost column.")
     parser.addini("prob_history_depth", "Reports of --prob-history used as the baseline (default 7).", default="7")
     parser.addini("prob_margin", "Drop a comparison tolerates (default 0).", default="")
     parser.addini("prob_adjust", "Multiplicity adjustment: holm, bonferroni, bh or none (default holm).", default="holm")
@@ -100,6 +113,12 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("prob_latency_quantile", "Latency quantile (default 0.95).", default="0.95")
     parser.addini("prob_metric", "pass^k / pass@k estimators, comma-separated.", default="")
     parser.addini("prob_gate_items", "Add a gate item after each gated case (default true).", default="true")
+    parser.addini("prob_explain", "Add the plain-language reading (--prob-explain) to every session (default false).", default="false")
+    parser.addini("prob_bootstrap", "Resamples of the bootstrap behind function-level intervals (default 5000).", default="5000")
+    parser.addini("prob_seed", "Seed of every resampling procedure (default 0).", default="0")
+    parser.addini("prob_min_inputs", "Fewest inputs (cases) a function-level interval, and paired inputs a comparison's "
+                  "verdict, need (default 10, at least 2).", default="10")
+    parser.addini("prob_compare", "Default of --prob-compare: a parametrize argument to A/B (default none).", default="")
     parser.addini("prob_pattern", "Glob for benchmark files (default bench_*.py).", default=DEFAULT_PATTERN)
     parser.addini("prob_runs", "Runs per case when neither --prob-runs nor a marker says (default 1).", default="1")
     parser.addini("prob_transpose", "Run run-major across the session (default false).", default="false")

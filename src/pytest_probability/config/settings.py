@@ -26,6 +26,7 @@ from .values import (
     parse_limit,
     parse_rate,
     parse_runs,
+    parse_whole,
     pick,
     sourced,
 )
@@ -101,12 +102,23 @@ class StatsConfig:
     gate_items: bool = True
     #: Early stopping of gated cases: "curtail", "sequential" or None.
     stop: str | None = None
+    #: The plain-language reading (``--prob-explain``).
+    explain: bool = False
+    #: Bootstrap resamples (``--prob-bootstrap``), and the seed of every resampling (``--prob-seed``).
+    resamples: int = 5000
+    seed: int = 0
+    #: Fewest inputs a function-level interval needs, and paired inputs a comparison's verdict (ini ``prob_min_inputs``).
+    min_inputs: int = 10
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON report's ``stats_config``: 0.3.0's six keys first, in its order, then this version's."""
         return {
             "method": self.method,
             "level": self.confidence,
             "prior": list(self.prior),
+            "resamples": self.resamples,
+            "seed": self.seed,
+            "min_inputs": self.min_inputs,
             "intervals": self.intervals,
             "min_rate": self.min_rate,
             "undecided": self.undecided,
@@ -116,6 +128,7 @@ class StatsConfig:
             "metrics": [f"{kind}{k}" for kind, k in self.metrics],
             "gate_items": self.gate_items,
             "stop": self.stop,
+            "explain": self.explain,
         }
 
 
@@ -231,6 +244,12 @@ def resolve_stats(config: pytest.Config) -> StatsConfig:
         gate_items = not config.getoption("prob_no_gate_items") and parse_bool(config.getini("prob_gate_items"), "ini prob_gate_items")
         value, source = pick(config, "prob_stop")
         stop = sourced(stopping.parse_mode, value, source)
+        explain = bool(config.getoption("prob_explain")) or parse_bool(config.getini("prob_explain"), "ini prob_explain")
+        value, source = pick(config, "prob_bootstrap")
+        resamples = parse_whole(value, source=source, least=1)
+        value, source = pick(config, "prob_seed")
+        seed = parse_whole(value, source=source)
+        min_inputs = parse_whole(config.getini("prob_min_inputs"), source="prob_min_inputs", least=2)
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
     return StatsConfig(
@@ -246,4 +265,8 @@ def resolve_stats(config: pytest.Config) -> StatsConfig:
         metrics=metrics,
         gate_items=gate_items,
         stop=stop,
+        explain=explain,
+        resamples=resamples,
+        seed=seed,
+        min_inputs=min_inputs,
     )

@@ -64,6 +64,24 @@ def parse_runs(value: Any, *, source: str = "--prob-runs") -> int:
     return number
 
 
+def parse_whole(value: Any, *, source: str, least: int | None = None) -> int:
+    """A whole number (``least`` or more when given): ``--prob-bootstrap``, ``--prob-seed``,
+    ``prob_min_inputs``, as 0.3.0 worded their errors."""
+    if isinstance(value, bool):
+        raise ValueError(f"{source} must be an integer, got {value!r}")
+    if isinstance(value, int):
+        number = value
+    else:
+        text = str(value).strip()
+        try:
+            number = int(text)
+        except ValueError:
+            raise ValueError(f"{source} must be an integer, got {text!r}") from None
+    if least is not None and number < least:
+        raise ValueError(f"{source} must be at least {least}, got {value!r}")
+    return number
+
+
 def parse_delay(value: Any, *, source: str = "--prob-delay") -> float:
     """A non-negative, finite number of seconds."""
     try:

@@ -68,7 +68,8 @@ class Baseline:
         return None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"paths": list(self.paths), "reports": len(self.paths), "created": list(self.created), "versions": list(self.versions)}
+        return {"paths": list(self.paths), "reports": len(self.paths), "created_each": list(self.created),
+                "versions": list(self.versions)}
 
 
 def expand(patterns: Iterable[str], base: Path) -> list[Path]:

@@ -7,8 +7,8 @@ serial session or the xdist controller). It learns the session's items
 and decides:
 
 * a gated case's verdict, once every run of it has reported;
-* the verdicts of a kind (``baseline``), once every run of every case of that
-  kind has reported (they are adjusted together);
+* a benchmark's verdicts (``[baseline]``, ``[compare:ARM]``), once every run
+  of the benchmark has reported;
 * whether a case is decided early (``--prob-stop``), and whether a budget is
   reached.
 
@@ -31,7 +31,7 @@ from ..model.outputs import Verdict
 from ..model.rows import Counts, Row
 from ..model.run import RunRecord
 from ..protocols import Link, VerdictKind
-from ..vocabulary import BUDGET, DECIDED, GATE_KIND, WORKER_CHANNEL, parse_run_id, verdict_item_id, verdict_key
+from ..vocabulary import BUDGET, DECIDED, GATE_KIND, WORKER_CHANNEL, benchmark_verdict_id, parse_run_id, verdict_item_id
 from . import gates
 from .analysis import RowAnalysis, analyze_row, verdict_text
 
@@ -52,7 +52,7 @@ class DecisionBook:
 
     It counts every run that reports, but keeps the records only of the cases a
     verdict is made from (a gate or latency gate, early stopping, or any case
-    when a verdict kind such as ``baseline`` is on): a session of ungated cases
+    when a benchmark's verdict item is selected): a session of ungated cases
     keeps one expected-run count per case here, not its records (the session's
     ``State`` keeps those).
     """
@@ -60,24 +60,25 @@ class DecisionBook:
     specs: Specs
     #: Session budgets (cost, tokens, time); None without any.
     budget: Budget | None = None
-    #: Verdict kinds besides gates (``baseline``), kind -> its decider. A kind's verdicts depend on
-    #: every case of the kind (a family adjusted together), so under xdist all of them are
-    #: published once every run of every such case has reported.
+    #: A benchmark's verdict kinds (``baseline``, ``compare``), kind -> its decider. Under xdist a
+    #: benchmark's verdict is published once every run of the benchmark has reported.
     kinds: dict[str, VerdictKind] = field(default_factory=dict)
     #: Under xdist, where decisions are published (opened for the first worker).
     channel: Channel | None = None
     #: case key -> runs of it selected for the session (from the final items or a worker's collection)
     expected: dict[str, int] = field(default_factory=dict)
     gated: set[str] = field(default_factory=set)  # case keys with a gate item
-    #: kind -> case keys with an item of that kind
-    judged: dict[str, set[str]] = field(default_factory=dict)
+    #: a selected benchmark verdict item's key (its node id) -> its kind
+    judged: dict[str, str] = field(default_factory=dict)
+    #: a benchmark verdict's key -> its scope, the benchmark's node id
+    scopes: dict[str, str] = field(default_factory=dict)
     #: case key -> run node id -> record, for the cases a verdict needs (see :meth:`_keeps`)
     records: dict[str, dict[str, RunRecord]] = field(default_factory=dict)
     #: decision keys whose verdict was published (xdist)
     published: set[str] = field(default_factory=set)
     #: Case key -> why its remaining runs are not executed ("decided after 14 of 60 runs ...").
     stopped: dict[str, str] = field(default_factory=dict)
-    #: kind -> run node ids still to report before that kind's verdicts can be published
+    #: a benchmark verdict's key -> run node ids still to report before it can be published
     pending: dict[str, set[str]] = field(default_factory=dict)
     _counts: dict[str, Counts] = field(default_factory=dict)
     #: Whether :meth:`expect` has learned the session's items.
@@ -107,16 +108,17 @@ class DecisionBook:
         self._learned = True
         keys = keys or {}
         gate = verdict_item_id(GATE_KIND)
-        patterns = {kind: verdict_item_id(kind) for kind in self.kinds}
+        patterns = {kind: benchmark_verdict_id(kind) for kind in self.kinds}
         runs: list[tuple[str, str]] = []
         for nodeid in nodeids:
+            kind = next((k for k, pattern in patterns.items() if pattern.match(nodeid)), None)
+            if kind is not None:
+                self.judged[nodeid] = kind
+                self.scopes[nodeid] = patterns[kind].match(nodeid).group("scope")  # type: ignore[union-attr]
+                continue
             match = gate.match(nodeid)
             if match:
                 self.gated.add(match.group("key"))
-                continue
-            kind = next((k for k, pattern in patterns.items() if pattern.match(nodeid)), None)
-            if kind is not None:
-                self.judged.setdefault(kind, set()).add(patterns[kind].match(nodeid).group("key"))  # type: ignore[union-attr]
                 continue
             run = parse_run_id(nodeid)
             # A one-run case keeps its plain node id, which is its case key (so does a plain test,
@@ -125,10 +127,13 @@ class DecisionBook:
             key = keys.get(key, key)
             self.expected[key] = self.expected.get(key, 0) + 1
             runs.append((key, nodeid))
-        for kind, judged in self.judged.items():
-            self.pending[kind] = {
-                nodeid for key, nodeid in runs if key in judged and nodeid not in self.records.get(key, ())
-            }
+        if self.judged:
+            by_scope: dict[str, set[str]] = {scope: set() for scope in self.scopes.values()}
+            for key, nodeid in runs:
+                scope = _scope_in(key, by_scope)
+                if scope is not None and nodeid not in self.records.get(key, ()):
+                    by_scope[scope].add(nodeid)
+            self.pending = {verdict: set(by_scope[scope]) for verdict, scope in self.scopes.items()}
         if self.folder is not None:
             # A gate item whose runs were all deselected (-k, --deselect) gets no
             # record, so add() never publishes its verdict: publish it now.
@@ -137,11 +142,8 @@ class DecisionBook:
             self._publish_kinds()
 
     def judged_by(self, case_key: str) -> str | None:
-        """The kind of the verdict item that decides a case (``gate``, ``baseline``), else None."""
-        kind = next((kind for kind, keys in self.judged.items() if case_key in keys), None)
-        if kind is None and case_key in self.gated:
-            return GATE_KIND
-        return kind
+        """``gate`` when a gate item decides the case, else None."""
+        return GATE_KIND if case_key in self.gated else None
 
     def missing(self, key: str) -> int:
         """Runs of a case whose records are kept that were selected for the session but have not
@@ -159,8 +161,9 @@ class DecisionBook:
 
     def _keeps(self, spec: CaseSpec) -> bool:
         """Whether a verdict may need the records of a case with ``spec``: a gated case's own verdict
-        needs them, and a kind's verdicts (``baseline``) are made from every case's, so with any case
-        judged by a kind (or before :meth:`expect` has said whether one is) every record is kept."""
+        needs them, and a benchmark's verdicts are made from its cases' (the comparisons are computed
+        over the session's rows), so with any benchmark verdict item (or before :meth:`expect` has
+        said whether there is one) every record is kept."""
         return spec.gated or bool(self.judged) or bool(self.kinds and not self._learned)
 
     def add(self, record: RunRecord) -> None:
@@ -225,11 +228,12 @@ class DecisionBook:
         return analyze_row(row, self.specs.of(row.case), self.specs.config, self.missing(key))
 
     def verdict(self, key: str) -> Verdict:
-        """The verdict of decision ``key`` (a case key, or ``<case key>[kind]``)."""
-        for kind, decider in self.kinds.items():
-            if key.endswith(f"[{kind}]"):
-                passed, text = decider.decide(self.records, key[: -len(kind) - 2])
-                return Verdict(passed, text)
+        """The verdict of decision ``key`` (a gated case's key, or a benchmark verdict's node id)."""
+        kind = self.judged.get(key) or next(
+            (k for k in self.kinds if benchmark_verdict_id(k).match(key)), None)
+        if kind is not None:
+            passed, text = self.kinds[kind].decide(self.records, key)
+            return Verdict(passed, text)
         result = self.result(key)
         if result is None:
             if self._learned and key not in self.expected:  # the session's items have no run of it
@@ -244,12 +248,9 @@ class DecisionBook:
         self.published.add(key)
 
     def _publish_kinds(self) -> None:
-        for kind, keys in self.judged.items():
-            if self.pending.get(kind):
-                continue
-            for key in keys:
-                if verdict_key(key, kind) not in self.published:
-                    self.publish(verdict_key(key, kind))
+        for key in self.judged:
+            if key not in self.published and not self.pending.get(key):
+                self.publish(key)
 
     def release_rescheduled(self, rescheduled: Mapping[str, int]) -> list[tuple[str, str]]:
         """A worker crashed with runs of gated cases still queued (case key -> count): those cases get
@@ -265,6 +266,19 @@ class DecisionBook:
             )
             self.publish(key, Verdict(False, text))
             released.append((key, text))
+        scopes = {scope: 0 for scope in self.scopes.values()}
+        for key, count in rescheduled.items():
+            scope = _scope_in(key, scopes)
+            if scope is not None:
+                scopes[scope] += count
+        for verdict, scope in self.scopes.items():
+            if scopes[scope] and verdict not in self.published:
+                text = (
+                    f"UNDECIDED: a worker crash rescheduled {scopes[scope]} run(s) of this benchmark, "
+                    "which its verdict item cannot wait for (the runs still count in the table)"
+                )
+                self.publish(verdict, Verdict(False, text))
+                released.append((verdict, text))
         return released
 
     def stop(self) -> None:
@@ -275,6 +289,19 @@ class DecisionBook:
     def cleanup(self) -> None:
         if self.channel is not None:
             self.channel.cleanup()
+
+
+def _scope_in(case_key: str, scopes: Mapping[str, Any]) -> str | None:
+    """The benchmark (one of ``scopes``, node ids) that a case key belongs to: the key itself (an
+    unparametrized benchmark) or a prefix of it ending before a ``::``."""
+    if case_key in scopes:
+        return case_key
+    end = case_key.rfind("::")
+    while end > 0:
+        if case_key[:end] in scopes:
+            return case_key[:end]
+        end = case_key.rfind("::", 0, end)
+    return None
 
 
 class DecisionsLink(Link):

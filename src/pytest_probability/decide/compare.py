@@ -11,25 +11,34 @@ Method (docs/user-guide.md, "Comparing and catching drops"):
   Fisher's exact test (two-sided: the doubled smaller one-sided tail);
   Newcombe's hybrid score interval.
 * **Pooled** (per benchmark, or per A/B arm), paired by case or input: the
-  mean of the per-stratum differences. With fewer than ``MIN_INPUTS`` pairs,
-  the inputs are taken as fixed: the exact conditional test over strata
-  (Birch's exact Cochran-Mantel-Haenszel test, the exact McNemar test with
-  one run per input) and a Wald interval of the mean of Agresti-Caffo adjusted
-  differences (Newcombe's with a single stratum). With more, the inputs are a
-  sample: the sign-flip test over inputs (exact up to 16 inputs, seeded Monte
-  Carlo beyond) and the interval that inverts it.
+  mean of the per-stratum differences. With fewer than ``min_inputs`` pairs
+  (ini ``prob_min_inputs``, default 10), the inputs are taken as fixed: the
+  exact conditional test over strata (Birch's exact Cochran-Mantel-Haenszel
+  test, the exact McNemar test with one run per input) and a Wald interval of
+  the mean of Agresti-Caffo adjusted differences (Newcombe's with a single
+  stratum). With more, the inputs are a sample: the sign-flip test over
+  inputs (exact up to 16 inputs, seeded Monte Carlo beyond) and the interval
+  that inverts it.
 * **Multiplicity**: each family (the session's per-case baseline comparisons;
   its per-benchmark ones; its A/B arms; its A/B inputs) is adjusted with
-  ``--prob-adjust`` at level ``1 - confidence``. The interval is drawn at the
-  hypothesis's *local level* (twostats.adjust), so it excludes the null
-  exactly when the adjusted test rejects.
-* **Verdicts** against ``margin`` ``m``: FAIL when the adjusted exact test
-  rejects in the direction of a drop and the upper bound is below ``-m``;
-  PASS when the lower bound is above ``-m`` (with ``equivalence``: within
-  ``(-m, m)``; FAIL also when the lower bound is above ``m``); UNDECIDED
-  otherwise. Where the exact test is more cautious than the interval (the
-  interval below ``-m`` but no rejection), the displayed upper bound is
-  raised to ``-m`` so that the interval agrees with the verdict.
+  ``--prob-adjust``. A per-case interval is drawn at the hypothesis's *local
+  level* (twostats.adjust), so it excludes the null exactly when the adjusted
+  test rejects. A pooled interval is drawn at the session's confidence, as
+  0.3.0 drew it: its adjusted p is reported beside it.
+* **Per-case verdicts** (what the drop alerts read) against ``margin`` ``m``:
+  FAIL when the adjusted exact test rejects in the direction of a drop and
+  the upper bound is below ``-m``; PASS when the lower bound is above ``-m``
+  (with ``equivalence``: within ``(-m, m)``; FAIL also when the lower bound is
+  above ``m``); UNDECIDED otherwise. Where the exact test is more cautious
+  than the interval (the interval below ``-m`` but no rejection), the
+  displayed upper bound is raised to ``-m`` so that the interval agrees with
+  the verdict.
+* **A benchmark's verdict** (its ``[baseline]`` or ``[compare:ARM]`` item;
+  only under a margin), 0.3.0's rule: PASS when the pooled interval lies above
+  ``-m`` (within ``(-m, m)`` with ``equivalence``), FAIL when it lies below
+  ``-m`` (or above ``m`` with ``equivalence``), UNDECIDED otherwise, and
+  UNDECIDED with fewer than ``min_inputs`` pairs, whose inputs are taken as
+  fixed and so say nothing of other inputs.
 """
 
 from __future__ import annotations
@@ -41,13 +50,13 @@ from typing import TYPE_CHECKING, Any, Sequence
 from ..config.compare import CompareConfig
 from ..maths import stats, twostats
 from ..model.outputs import Interval
-from ..vocabulary import BASELINE_KIND, FAILED, PASSED, UNDECIDED
+from ..vocabulary import BASELINE_KIND, FAILED, PASSED, UNDECIDED, verdict_key
 
 if TYPE_CHECKING:
     from .baseline import Baseline  # read only with a baseline option
 
-#: From this many pairs on, a pooled comparison treats its inputs (or cases) as a
-#: sample: sign-flip test over inputs and its inverted interval (0.3.0's min_inputs).
+#: From this many pairs on (ini ``prob_min_inputs``), a pooled comparison treats its inputs (or
+#: cases) as a sample: sign-flip test over inputs and its inverted interval; below, no verdict.
 MIN_INPUTS = 10
 
 
@@ -91,6 +100,8 @@ class Comparison:
 
     kind: str  # "baseline" or "compare"
     function: str
+    #: The benchmark's node id (its verdict item's key is ``<scope>[kind]``/``<scope>[compare:ARM]``).
+    scope: str
     axis: str | None
     baseline: str
     arm: str
@@ -114,11 +125,28 @@ class Comparison:
     cost_ratio: float | None = None
     exact: bool = True
     flip: Any = field(default=None, repr=False)
+    #: Case keys the comparison is made of (tonight's; both arms' for A/B): rerun by ``--lf``.
+    cases: list[str] = field(default_factory=list)
+    #: Why there is no verdict from the interval ("fewer than 10 paired inputs"), else None.
+    suppressed: str | None = None
+    #: Monte Carlo sign-flip patterns and their seed (None when the test was exact or not a sign flip).
+    resamples: int | None = None
+    seed: int | None = None
+
+    @property
+    def key(self) -> str:
+        """The decision key, and node id, of the benchmark's verdict item of this comparison."""
+        return verdict_key(self.scope, self.kind, self.arm if self.kind != BASELINE_KIND else "")
+
+    @property
+    def paired(self) -> int:
+        return sum(1 for p in self.pairs if p.n1 and p.n2)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
             "function": self.function,
+            "scope": self.scope,
             "axis": self.axis,
             "baseline": self.baseline,
             "arm": self.arm,
@@ -132,9 +160,13 @@ class Comparison:
             "p_adjusted": self.p_adjusted,
             "adjustment": self.adjustment,
             "family": self.family,
+            "exploratory": self.adjustment == "none" and self.family > 1,
             "margin": self.margin if self.judged else None,
             "equivalence": self.equivalence,
             "verdict": self.verdict,
+            "suppressed": self.suppressed,
+            "resamples": self.resamples,
+            "seed": self.seed,
             "cost_ratio": self.cost_ratio,
             "inputs": [
                 {
@@ -175,19 +207,37 @@ class Comparisons:
         return verdict == PASSED or (verdict == UNDECIDED and self.undecided == PASSED)
 
     @property
+    def failed(self) -> list[Comparison]:
+        """The benchmarks' verdicts that fail the session (FAIL, or UNDECIDED as ``--prob-undecided`` says)."""
+        return [c for c in self.comparisons if c.judged and not self.passed(c.verdict)]
+
+    @property
     def failed_cases(self) -> list[str]:
-        return [key for key, pair in self.cases.items() if pair.verdict is not None and not self.passed(pair.verdict)]
+        """Case keys of the failed verdicts, which ``--lf`` reruns."""
+        return list(dict.fromkeys(key for c in self.failed for key in c.cases))
+
+    def find(self, key: str) -> Comparison | None:
+        """The comparison whose verdict item has node id ``key``."""
+        return next((c for c in self.comparisons if c.key == key), None)
 
     def baseline_dict(self) -> dict[str, Any] | None:
+        """The JSON report's ``baseline``: 0.3.0's keys (``path``, ``created``, ``margin``, ``paired``,
+        ``only_current``, ``only_baseline``, ``comparisons``, one per benchmark), then this version's."""
         if self.baseline is None:
             return None
-        data = self.baseline.to_dict()
+        base = self.baseline
+        data: dict[str, Any] = {
+            "path": ", ".join(self.config.baselines) if self.config.baselines else ", ".join(base.paths),
+            "created": max(base.created, default="") or None,
+            "margin": self.config.margin if self.config.margin_given else None,
+            "paired": len(self.cases),
+            "only_current": sorted(self.new),
+            "only_baseline": sorted(self.removed),
+            "comparisons": [c.to_dict() for c in self.comparisons if c.kind == BASELINE_KIND],
+        }
+        data.update(base.to_dict())
         data.update(
-            margin=self.config.margin,
             adjustment=self.config.adjust,
-            compared=len(self.cases),
-            new=list(self.new),
-            removed=list(self.removed),
             changed=list(self.changed),
             verdicts={v: sum(1 for p in self.cases.values() if p.verdict == v) for v in (PASSED, FAILED, UNDECIDED)},
         )
@@ -250,19 +300,23 @@ def judge_pairs(pairs: Sequence[Pair], adjustment: str, confidence: float) -> No
             pair.note = pair.note or "no counted runs on one side"
 
 
-def pooled_tests(comparison: Comparison) -> None:
+def pooled_tests(comparison: Comparison, min_inputs: int = MIN_INPUTS, resamples: int = twostats.SIGN_FLIP_RESAMPLES,
+                 seed: int = 0) -> None:
     """The pooled test of a comparison's pairs (by their number: Fisher, the stratified exact test or the
-    sign-flip test), its mean difference and cost ratio, in place."""
+    sign-flip test from ``min_inputs`` pairs on), its mean difference and cost ratio, in place."""
     strata = [twostats.Stratum(p.x1, p.n1, p.x2, p.n2) for p in comparison.pairs if p.n1 and p.n2]
     if not strata:
         return
     comparison.difference = twostats.mean(s.x1 / s.n1 - s.x2 / s.n2 for s in strata)
-    if len(strata) >= MIN_INPUTS:
-        flip = twostats.sign_flip([(s.x1 * s.n2 - s.x2 * s.n1, s.n1 * s.n2) for s in strata])
+    if len(strata) >= min_inputs:
+        flip = twostats.sign_flip([(s.x1 * s.n2 - s.x2 * s.n1, s.n1 * s.n2) for s in strata], seed=seed,
+                                  resamples=resamples)
         comparison.p_less, comparison.p_greater = flip.p_less, flip.p_greater
         comparison.p_method = "sign-flip"
         comparison.exact = flip.exact
         comparison.flip = flip
+        if not flip.exact:
+            comparison.resamples, comparison.seed = resamples, seed
     elif len(strata) == 1:
         s = strata[0]
         comparison.p_less = twostats.fisher_less(*s)
@@ -299,24 +353,45 @@ def pooled_interval(strata: Sequence[twostats.Stratum], tail: float) -> tuple[fl
     return max(-1.0, centre - half), min(1.0, centre + half), "agresti-caffo-mean"
 
 
-def judge_pooled(comparisons: Sequence[Comparison], adjustment: str, confidence: float) -> None:
+def margin_verdict(low: float, high: float, margin: float, equivalence: bool) -> str:
+    """0.3.0's rule for a benchmark's verdict: the interval against the margin, bounds compared unrounded
+    (a bound exactly on the margin is not past it)."""
+    if equivalence:
+        if high < -margin or low > margin:
+            return FAILED
+        return PASSED if -margin < low and high < margin else UNDECIDED
+    if high < -margin:
+        return FAILED
+    return PASSED if low > -margin else UNDECIDED
+
+
+def judge_pooled(comparisons: Sequence[Comparison], adjustment: str, confidence: float,
+                 min_inputs: int = MIN_INPUTS) -> None:
+    """Adjust a family of pooled comparisons' p-values, and give each its interval (at ``confidence``)
+    and, under a margin, its verdict (:func:`margin_verdict`; UNDECIDED below ``min_inputs`` pairs)."""
     alpha = 1.0 - confidence
     tested = [c for c in comparisons if c.p is not None]
     for comparison, result in zip(tested, twostats.adjust([c.p for c in tested], adjustment, alpha)):  # type: ignore[misc]
         comparison.p_adjusted = result.p_adjusted
         comparison.local_level = result.local_level
-        comparison.family = len(tested)
-        strata = [twostats.Stratum(p.x1, p.n1, p.x2, p.n2) for p in comparison.pairs if p.n1 and p.n2]
-        if comparison.flip is not None:
-            low, high = comparison.flip.interval(result.local_level / 2.0)
-            low, high, method = max(-1.0, low), min(1.0, high), "sign-flip"
-        else:
-            low, high, method = pooled_interval(strata, result.local_level / 2.0)
-        drop_side = (comparison.p_less or 1.0) <= (comparison.p_greater or 1.0)
-        verdict, high = _verdict(comparison.difference, low, high, result.rejected, drop_side, comparison.margin, comparison.equivalence)
-        comparison.ci = Interval(method, 1.0 - result.local_level, low, high)
-        comparison.verdict = verdict if comparison.judged else None
     for comparison in comparisons:
         comparison.family = len(tested)
-        if comparison.p is None and comparison.judged:
+        strata = [twostats.Stratum(p.x1, p.n1, p.x2, p.n2) for p in comparison.pairs if p.n1 and p.n2]
+        if not strata:
+            comparison.suppressed = "no paired inputs"
+            comparison.verdict = UNDECIDED if comparison.judged else None
+            continue
+        if comparison.flip is not None:
+            low, high = comparison.flip.interval(alpha / 2.0)
+            low, high, method = max(-1.0, low), min(1.0, high), "sign-flip"
+        else:
+            low, high, method = pooled_interval(strata, alpha / 2.0)
+            unit = "cases" if comparison.kind == BASELINE_KIND else "inputs"
+            comparison.suppressed = f"fewer than {min_inputs} paired {unit}"
+        comparison.ci = Interval(method, confidence, low, high)
+        if not comparison.judged:
+            comparison.verdict = None
+        elif comparison.suppressed is not None:
             comparison.verdict = UNDECIDED
+        else:
+            comparison.verdict = margin_verdict(low, high, comparison.margin, comparison.equivalence)

@@ -1,4 +1,4 @@
-"""Baselines and A/B comparisons in the session: settings, the baseline, the ``baseline`` verdict kind, settlement.
+"""Baselines and A/B comparisons in the session: settings, the baseline, the benchmark verdict kinds, settlement.
 
 :class:`Comparing` is the feature: it reads the comparison settings and the
 baseline at configure when an option asks for them (a missing or corrupt
@@ -6,10 +6,11 @@ baseline is a usage error before any run), checks the items at collection
 (:meth:`~Comparing.check_items`: A/B axes, ``--prob-plan``), and settles the
 verdicts at the end (:meth:`~Comparing.finish`). Without an option, a case
 marked ``compare=`` starts the comparisons when the outputs first ask
-(:meth:`~Comparing.current`). A baselined case gets a ``[baseline]`` verdict
-item: :class:`CompareSession` is that
-:class:`~pytest_probability.protocols.VerdictKind`. The comparisons' outputs
-are ``report/comparisons.py``.
+(:meth:`~Comparing.current`). Under a margin, a benchmark gets a verdict item
+beside it: ``[baseline]`` (:class:`BaselineVerdicts`) and one
+``[compare:ARM]`` per A/B arm (:class:`ArmVerdicts`), the
+:class:`~pytest_probability.protocols.VerdictKind` objects. The comparisons'
+outputs are ``report/comparisons.py``.
 
 The maths (``maths.twostats``), the comparisons themselves (:mod:`.compare`,
 :mod:`.pairs`) and the baseline reader (:mod:`.baseline`) are imported only
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import pytest
 
@@ -28,11 +29,12 @@ from ..config.settings import StatsConfig
 from ..model.case import CaseRef
 from ..model.rows import Summary
 from ..protocols import VerdictKind
-from ..vocabulary import BASELINE_KIND
+from ..vocabulary import BASELINE_KIND, COMPARE_KIND
 from .settle import fail_session, mark_lastfailed
 
 if TYPE_CHECKING:
     from ..config.compare import CompareConfig
+    from ..model.rows import Row
     from ..model.run import RunRecord
     from .baseline import Baseline
     from .compare import Comparisons
@@ -41,8 +43,8 @@ if TYPE_CHECKING:
 #: Command-line options and ini keys (with their defaults) of comparisons: any of
 #: them set, and the session compares from its start (every value validated at configure).
 OPTIONS = ("prob_baseline", "prob_history", "prob_margin", "prob_adjust", "prob_compare", "prob_plan",
-           "prob_plan_drop", "prob_plan_power")
-INI_DEFAULTS = {"prob_history_depth": "7", "prob_margin": "", "prob_adjust": "holm"}
+           "prob_plan_drop", "prob_plan_power", "prob_plan_assume", "prob_plan_flake", "prob_plan_report")
+INI_DEFAULTS = {"prob_history_depth": "7", "prob_margin": "", "prob_adjust": "holm", "prob_compare": ""}
 
 
 def requested(config: pytest.Config) -> bool:
@@ -53,49 +55,126 @@ def requested(config: pytest.Config) -> bool:
 
 
 @dataclass
-class CompareSession(VerdictKind):
-    """The session's comparison settings and baseline; the ``baseline`` verdict kind."""
+class CompareSession:
+    """The session's comparison settings and baseline, and its comparisons (computed once per summary)."""
 
     config: CompareConfig
     baseline: Baseline | None
-    confidence: float
-    undecided: str
-    kind: str = BASELINE_KIND
+    stats: StatsConfig
     _cache: tuple[Any, Comparisons] | None = field(default=None, repr=False)
     _book_cache: tuple[int, Comparisons] | None = field(default=None, repr=False)
 
-    def judges(self, case: CaseRef) -> bool:
-        """At collection: whether the case is compared with the baseline."""
-        from .pairs import is_baselined
+    def compare(self, rows: Sequence[Row]) -> Comparisons:
+        from .pairs import compare_all
 
-        return is_baselined(self.baseline, case.key, case.label, dict(case.params))
+        stats = self.stats
+        return compare_all(rows, self.baseline, self.config, stats.confidence, stats.undecided, stats.min_inputs,
+                           stats.resamples, stats.seed)
 
     def result(self, summary: Summary) -> Comparisons:
         """The comparisons of the session's rows (computed once per summary)."""
-        from .pairs import compare_all
-
         if self._cache is not None and self._cache[0] is summary:
             return self._cache[1]
-        result = compare_all(summary.rows, self.baseline, self.config, self.confidence, self.undecided)
+        result = self.compare(summary.rows)
         self._cache = (summary, result)
         return result
 
-    def decide(self, records: Mapping[str, Mapping[str, RunRecord]], case_key: str) -> tuple[bool, str]:
-        """A baselined case's verdict from the records the decision book kept (every case's: the
-        verdicts are adjusted over all of them), computed once per number of records."""
+    def from_records(self, records: Mapping[str, Mapping[str, RunRecord]]) -> Comparisons:
+        """The comparisons of the records the decision book kept, computed once per number of records."""
         from ..aggregate.rows import row_of
-        from .pairs import case_verdict_text, compare_all
 
         token = sum(len(runs) for runs in records.values())
         if self._book_cache is None or self._book_cache[0] != token:
             rows = [row_of(list(runs.values())) for runs in records.values() if runs]
             rows.sort(key=lambda r: (r.case.order, r.case.key))
-            self._book_cache = (token, compare_all(rows, self.baseline, self.config, self.confidence, self.undecided))
-        return case_verdict_text(self._book_cache[1], case_key)
+            self._book_cache = (token, self.compare(rows))
+        return self._book_cache[1]
 
     def release(self) -> None:
         """Drop the cached comparisons (and the rows they hold) after the session."""
         self._cache = self._book_cache = None
+
+
+class BaselineVerdicts(VerdictKind):
+    """The ``baseline`` verdict kind: a benchmark with a baselined case gets ``bench_x[baseline]`` under
+    a margin (``--prob-margin``, or ``margin=`` on a benchmark without ``compare=``)."""
+
+    kind = BASELINE_KIND
+
+    def __init__(self, comparing: Comparing, session: CompareSession) -> None:
+        self.comparing = comparing
+        self.session = session
+
+    def considers(self, marks: Mapping[str, Any]) -> bool:
+        return self.session.baseline is not None and (
+            self.session.config.margin_given or ("margin" in marks and "compare" not in marks))
+
+    def verdicts(self, cases: Sequence[CaseRef]) -> Sequence[tuple[str, frozenset[str]]]:
+        from .pairs import is_baselined
+
+        baselined = frozenset(case.key for case in cases
+                              if is_baselined(self.session.baseline, case.key, case.label, dict(case.params)))
+        return [("", baselined)] if baselined else []
+
+    def infeasible(self, cases: Sequence[CaseRef], detail: str, judged: frozenset[str]) -> str | None:
+        needed = self.session.stats.min_inputs
+        if len(judged) >= needed:
+            return None
+        name = cases[0].benchmark if cases else "?"
+        return (f"baseline verdict of {name} cannot pass: {len(judged)} of its cases are in the baseline, fewer "
+                f"than prob_min_inputs ({needed}), so it is UNDECIDED whatever its runs do (add cases)")
+
+    def decide(self, records: Mapping[str, Mapping[str, RunRecord]], key: str) -> tuple[bool, str]:
+        from .pairs import benchmark_verdict
+
+        return benchmark_verdict(self.session.from_records(records), key)
+
+
+class ArmVerdicts(VerdictKind):
+    """The ``compare`` verdict kind: each arm of a benchmark whose mark gives ``compare=`` and
+    ``margin=`` gets ``bench_x[compare:ARM]``, and every failing run of the benchmark's compared cases
+    is xfailed (0.3.0: "a margin gates the function"). Always on: the marks say."""
+
+    kind = COMPARE_KIND
+
+    def __init__(self, comparing: Comparing) -> None:
+        self.comparing = comparing
+
+    def considers(self, marks: Mapping[str, Any]) -> bool:
+        return "compare" in marks and "margin" in marks
+
+    def verdicts(self, cases: Sequence[CaseRef]) -> Sequence[tuple[str, frozenset[str]]]:
+        from .pairs import arms_of
+
+        if not cases:
+            return []
+        axis = dict(cases[0].marks)["compare"]
+        base, variants = arms_of(cases, axis)
+        compared = frozenset(case.key for case in cases if axis in dict(case.params))
+        return [(arm, compared) for arm in variants if arm != base]
+
+    def infeasible(self, cases: Sequence[CaseRef], detail: str, judged: frozenset[str]) -> str | None:
+        from .pairs import arms_of
+
+        axis = dict(cases[0].marks)["compare"]
+        base, _ = arms_of(cases, axis)
+
+        def inputs(value: str) -> set[tuple[tuple[str, str], ...]]:
+            return {tuple(p for p in case.params if p[0] != axis) for case in cases if dict(case.params).get(axis) == value}
+
+        paired = len(inputs(detail) & inputs(base))
+        needed = self.comparing.stats.min_inputs
+        if paired >= needed:
+            return None
+        return (f"comparison of {cases[0].benchmark} {detail} cannot pass: {paired} inputs ran in both {detail} "
+                f"and {base}, fewer than prob_min_inputs ({needed}), so it is UNDECIDED whatever its runs do "
+                "(add inputs)")
+
+    def decide(self, records: Mapping[str, Mapping[str, RunRecord]], key: str) -> tuple[bool, str]:
+        from .pairs import benchmark_verdict
+
+        session = self.comparing.session or self.comparing.start()
+        return benchmark_verdict(session.from_records(records), key)
 
 
 class Comparing:
@@ -132,7 +211,7 @@ class Comparing:
                 Path(settings.history).mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise pytest.UsageError(f"--prob-history: cannot create {settings.history}: {exc.strerror or exc}") from None
-        self.session = CompareSession(settings, loaded, self.stats.confidence, self.stats.undecided)
+        self.session = CompareSession(settings, loaded, self.stats)
         return self.session
 
     @property
@@ -158,34 +237,31 @@ class Comparing:
     # -- collection ------------------------------------------------------------------
 
     def check_items(self, config: pytest.Config, items: list[pytest.Item]) -> None:
-        """A/B axes checked; ``--prob-plan`` prints the plan and runs nothing; otherwise a warning for
-        each baselined case whose runs cannot detect its margin."""
+        """A/B axes checked; ``--prob-plan`` prints the plan and runs nothing."""
         check_axes(items, self.session)
-        if self.session is None or not (self.session.config.plan or self.session.baseline is not None):
+        if self.session is None or not self.session.config.plan:
             return
         from . import plan  # its maths only when something is compared
 
-        if self.session.config.plan:
-            lines = plan.plan_lines(items, self.session.config, self.session.baseline, self.stats)
-            reporter = config.pluginmanager.get_plugin("terminalreporter")
-            if reporter is not None and self.results is not None:
-                reporter.write_line("")
-                for line in lines:
-                    reporter.write_line(line)
-            config.hook.pytest_deselected(items=list(items))
-            items[:] = []
-        elif self.session.baseline is not None:
-            plan.check_detectable(items, self.session.config, self.session.baseline, self.stats)
+        lines = plan.plan_lines(items, self.session.config, self.session.baseline, self.stats)
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None and self.results is not None:
+            reporter.write_line("")
+            for line in lines:
+                reporter.write_line(line)
+        config.hook.pytest_deselected(items=list(items))
+        items[:] = []
 
     # -- the end ----------------------------------------------------------------------
 
     def finish(self, session: pytest.Session, summary: Summary) -> None:
-        """Failed comparisons: exit status 1 without verdict items, and ``--lf`` reruns their cases whole."""
+        """A benchmark's failed verdict fails the session, with its item or without (deselected,
+        ``--prob-no-gate-items``), and ``--lf`` reruns its cases whole."""
         if self.plan and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
             session.exitstatus = pytest.ExitCode.OK  # the plan ran nothing on purpose
             return
         result = self.current()
-        if result is None or not result.failed_cases:
+        if result is None or not result.failed:
             return
         fail_session(session)
         rows = {row.case.key: row for row in summary.rows}

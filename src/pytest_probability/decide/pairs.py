@@ -3,8 +3,8 @@
 Pure and pytest-free: :func:`compare_all` matches the rows (and a
 :class:`~.baseline.Baseline`) into :class:`~.compare.Pair` objects, judges
 each family with :mod:`.compare`, and returns the session's
-:class:`~.compare.Comparisons`; :func:`case_verdict_text` is a baselined
-case's verdict item's line.
+:class:`~.compare.Comparisons`; :func:`verdict_line` is a benchmark
+verdict's line (its verdict item's message).
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 from ..config.compare import CompareConfig
 from ..model.outputs import Interval
 from ..model.rows import Row
-from ..vocabulary import BASELINE_KIND, UNDECIDED
-from .compare import Comparison, Comparisons, Pair, judge_pairs, judge_pooled, pair_tests, pooled_tests
+from ..maths.twostats import SIGN_FLIP_RESAMPLES
+from ..vocabulary import BASELINE_KIND, COMPARE_KIND, UNDECIDED
+from .compare import MIN_INPUTS, Comparison, Comparisons, Pair, judge_pairs, judge_pooled, pair_tests, pooled_tests
 
 if TYPE_CHECKING:
     from .baseline import Baseline
@@ -77,7 +78,17 @@ def is_baselined(baseline: Baseline | None, key: str, label: str, params: Mappin
     return case is not None and (case.params is None or case.params == dict(params))
 
 
-def compare_baseline(result: Comparisons, rows: Sequence[Row], baseline: Baseline) -> None:
+def baseline_margin(marks: Mapping[str, Any], config: CompareConfig) -> float | None:
+    """The margin a benchmark's baseline verdict is judged against: ``margin=`` on the mark of a
+    benchmark without ``compare=``, else ``--prob-margin`` (or ini ``prob_margin``); None without
+    either, and the comparison only reports (as in 0.3.0)."""
+    if "margin" in marks and "compare" not in marks:
+        return float(marks["margin"])
+    return config.margin if config.margin_given else None
+
+
+def compare_baseline(result: Comparisons, rows: Sequence[Row], baseline: Baseline, min_inputs: int = MIN_INPUTS,
+                     resamples: int = SIGN_FLIP_RESAMPLES, seed: int = 0) -> None:
     config = result.config
     compared, result.new, result.removed, result.changed = baseline_pairs(rows, baseline, config)
     result.baseline = baseline
@@ -88,27 +99,34 @@ def compare_baseline(result: Comparisons, rows: Sequence[Row], baseline: Baselin
     result.cases = {pair.key: pair for pair in pairs}
     benchmarks: dict[str, list[tuple[Row, Pair]]] = {}
     for row, pair in compared:
-        benchmarks.setdefault(row.case.benchmark, []).append((row, pair))
+        benchmarks.setdefault(row.case.scope, []).append((row, pair))
+    new_by_scope: dict[str, list[str]] = {}
+    new = set(result.new)
+    for row in rows:
+        if row.label in new:
+            new_by_scope.setdefault(row.case.scope, []).append(row.case.case)
     pooled = []
-    for name, members in benchmarks.items():
-        margins = {pair.margin for _, pair in members}
+    for scope, members in benchmarks.items():
+        margin = baseline_margin(_marks(members[0][0]), config)
         comparison = Comparison(
             kind=BASELINE_KIND,
-            function=name,
+            function=members[0][0].case.benchmark,
+            scope=scope,
             axis=None,
             baseline="baseline",
             arm="current",
             pairs=[pair for _, pair in members],
-            unpaired=[],
-            margin=min(margins),
-            equivalence=all(pair.equivalence for _, pair in members),
-            judged=True,
+            unpaired=new_by_scope.get(scope, []),
+            margin=margin or 0.0,
+            equivalence=any(pair.equivalence for _, pair in members),
+            judged=margin is not None,
             adjustment=config.adjust,
             input_family=len(pairs),
+            cases=[row.case.key for row, _ in members],
         )
-        pooled_tests(comparison)
+        pooled_tests(comparison, min_inputs, resamples, seed)
         pooled.append(comparison)
-    judge_pooled(pooled, config.adjust, result.confidence)
+    judge_pooled(pooled, config.adjust, result.confidence, min_inputs)
     result.comparisons.extend(pooled)
 
 
@@ -120,26 +138,41 @@ def _axis_of(row: Row, config: CompareConfig) -> str | None:
     return axis
 
 
-def compare_arms(result: Comparisons, rows: Sequence[Row]) -> None:
-    """A/B: each value of a benchmark's compare axis against its baseline variant."""
+def arms_of(cases: Sequence[Any], axis: str) -> tuple[str, list[str]]:
+    """(baseline variant, every variant in collection order) of one benchmark's A/B axis; ``cases``
+    are its CaseRefs, in collection order (``baseline=`` on the mark names the baseline variant,
+    else it is the first)."""
+    variants: list[str] = []
+    wanted = None
+    for case in cases:
+        params = dict(case.params)
+        if axis not in params:
+            continue
+        if params[axis] not in variants:
+            variants.append(params[axis])
+        wanted = dict(case.marks).get("baseline", wanted)
+    return (wanted if wanted is not None else variants[0] if variants else ""), variants
+
+
+def compare_arms(result: Comparisons, rows: Sequence[Row], min_inputs: int = MIN_INPUTS,
+                 resamples: int = SIGN_FLIP_RESAMPLES, seed: int = 0) -> None:
+    """A/B: each value of a benchmark's compare axis against its baseline variant. Only ``margin=`` on
+    the benchmark's mark judges the arms (``--prob-margin`` is the baseline's, as in 0.3.0)."""
     config = result.config
     groups: dict[tuple[str, str], list[Row]] = {}
     for row in rows:
         axis = _axis_of(row, config)
         if axis is None or axis not in _params(row):
             continue
-        groups.setdefault((row.case.benchmark, axis), []).append(row)
+        groups.setdefault((row.case.scope, axis), []).append(row)
     arms: list[Comparison] = []
     all_inputs: list[Pair] = []
-    for (function, axis), members in groups.items():
+    for (scope, axis), members in groups.items():
         members.sort(key=lambda r: r.case.order)
-        variants: list[str] = []
-        for row in members:
-            value = _params(row)[axis]
-            if value not in variants:
-                variants.append(value)
-        wanted = next((_marks(r).get("baseline") for r in members if "baseline" in _marks(r)), None)
-        base_value = wanted if wanted is not None else variants[0]
+        base_value, variants = arms_of([row.case for row in members], axis)
+        marks = _marks(members[0])
+        margin = marks.get("margin") if "compare" in marks else None
+        equivalence = bool(marks.get("equivalence", False))
         by_input: dict[str, dict[str, Row]] = {}
         for row in members:
             params = _params(row)
@@ -148,8 +181,6 @@ def compare_arms(result: Comparisons, rows: Sequence[Row]) -> None:
         for arm in variants:
             if arm == base_value:
                 continue
-            margin = None
-            equivalence = False
             pairs: list[Pair] = []
             unpaired: list[str] = []
             for input_id, cells in sorted(by_input.items()):
@@ -158,10 +189,6 @@ def compare_arms(result: Comparisons, rows: Sequence[Row]) -> None:
                         unpaired.append(input_id)
                     continue
                 arm_row, base_row = cells[arm], cells[base_value]
-                marks = _marks(arm_row)
-                if "margin" in marks:
-                    margin = marks["margin"]
-                equivalence = equivalence or bool(marks.get("equivalence", False))
                 pairs.append(
                     Pair(
                         key=input_id,
@@ -172,19 +199,17 @@ def compare_arms(result: Comparisons, rows: Sequence[Row]) -> None:
                         n2=base_row.counts.total,
                         cost1=arm_row.cost,
                         cost2=base_row.cost,
+                        margin=margin or 0.0,
+                        equivalence=equivalence,
+                        judged=margin is not None,
                     )
                 )
-            if margin is None and config.margin_given:
-                margin = config.margin
-            judged = margin is not None
             for pair in pairs:
-                pair.margin = margin or 0.0
-                pair.equivalence = equivalence
-                pair.judged = judged
                 pair_tests(pair)
             comparison = Comparison(
-                kind="compare",
-                function=function,
+                kind=COMPARE_KIND,
+                function=members[0].case.benchmark,
+                scope=scope,
                 axis=axis,
                 baseline=base_value,
                 arm=arm,
@@ -192,25 +217,30 @@ def compare_arms(result: Comparisons, rows: Sequence[Row]) -> None:
                 unpaired=unpaired,
                 margin=margin or 0.0,
                 equivalence=equivalence,
-                judged=judged,
+                judged=margin is not None,
                 adjustment=config.adjust,
+                cases=[row.case.key for row in members if _params(row)[axis] in (arm, base_value)],
             )
-            pooled_tests(comparison)
+            pooled_tests(comparison, min_inputs, resamples, seed)
             arms.append(comparison)
             all_inputs.extend(pairs)
     judge_pairs(all_inputs, config.adjust, result.confidence)
-    judge_pooled(arms, config.adjust, result.confidence)
+    judge_pooled(arms, config.adjust, result.confidence, min_inputs)
     tested_inputs = sum(1 for p in all_inputs if p.p is not None)
     for comparison in arms:
         comparison.input_family = tested_inputs
     result.comparisons.extend(arms)
 
 
-def compare_all(rows: Sequence[Row], baseline: Baseline | None, config: CompareConfig, confidence: float, undecided: str) -> Comparisons:
+def compare_all(rows: Sequence[Row], baseline: Baseline | None, config: CompareConfig, confidence: float, undecided: str,
+                min_inputs: int = MIN_INPUTS, resamples: int = SIGN_FLIP_RESAMPLES, seed: int = 0) -> Comparisons:
+    """Every comparison of the session's rows: with the baseline (per case, and per benchmark), and the
+    A/B arms; ``min_inputs``, ``resamples`` and ``seed`` as ini ``prob_min_inputs``, ``--prob-bootstrap``
+    and ``--prob-seed`` say."""
     result = Comparisons(config, confidence, undecided)
     if baseline is not None:
-        compare_baseline(result, rows, baseline)
-    compare_arms(result, rows)
+        compare_baseline(result, rows, baseline, min_inputs, resamples, seed)
+    compare_arms(result, rows, min_inputs, resamples, seed)
     return result
 
 
@@ -234,21 +264,52 @@ def p_text(p: float | None) -> str:
     return f"{p:.2g}" if p >= 0.001 else f"{p:.1e}"
 
 
-def case_verdict_text(result: Comparisons, key: str) -> tuple[bool, str]:
-    """(passed, one line) for the verdict item of a baselined case."""
-    pair = result.cases.get(key)
-    if pair is None:
-        return False, "UNDECIDED: no run of this case reported"
-    verdict = pair.verdict or UNDECIDED
-    reports = len(result.baseline.paths) if result.baseline else 0
-    what = f"{pair.x1}/{pair.n1} vs baseline {pair.x2}/{pair.n2} ({reports} report{'s' if reports != 1 else ''})"
-    if pair.ci is None:
-        return result.passed(verdict), f"{verdict.upper()}: {what}: {pair.note or 'not compared'}"
-    family = sum(1 for p in result.cases.values() if p.p is not None)
-    rule = f"within ±{pair.margin * 100:g} points" if pair.equivalence else f"margin {pair.margin * 100:g} points"
-    text = (
-        f"{verdict.upper()}: {what}: difference {points(pair.difference)} points, "
-        f"{pair.ci.level * 100:.4g}% interval {interval_text(pair.ci)}, p {p_text(pair.p)}, "
-        f"adjusted p {p_text(pair.p_adjusted)} ({result.config.adjust} over {family}), {rule}"
-    )
-    return result.passed(verdict), text
+def pp(value: float) -> str:
+    """Percentage points as 0.3.0 printed them: ``+10.0``, ``−25.0`` (a real minus), ``0.0``."""
+    text = f"{value * 100:+.1f}"
+    if text in ("+0.0", "-0.0"):
+        return "0.0"
+    return text.replace("-", "\u2212")
+
+
+def margin_text(margin: float, equivalence: bool) -> str:
+    """``≥−5 pp`` (non-inferiority), ``>0 pp`` (margin 0), ``±2 pp`` (equivalence)."""
+    points_ = f"{margin * 100:g}"
+    if equivalence:
+        return f"\u00b1{points_} pp"
+    return "\u2265\u2212" + f"{points_} pp" if margin else ">0 pp"
+
+
+def verdict_line(comparison: Comparison, with_p: bool = True) -> str:
+    """One benchmark verdict's line, as 0.3.0 wrote it (its verdict item's message has no p):
+    ``cls  current − baseline  −25.0 pp [−37.5, −12.5]  12 paired, 1 unpaired  ≥−5 pp  FAIL``."""
+    if comparison.kind == BASELINE_KIND:
+        head = f"{comparison.function}  current \u2212 baseline"
+    else:
+        head = f"{comparison.function}[{comparison.axis}]  {comparison.arm} \u2212 {comparison.baseline}"
+    parts = [head]
+    if comparison.difference is not None:
+        value = f"{pp(comparison.difference)} pp"
+        if comparison.ci is not None:
+            value += f" [{pp(comparison.ci.low)}, {pp(comparison.ci.high)}]"
+        parts.append(value)
+    if with_p and comparison.p_adjusted is not None:
+        parts.append(f"p={p_text(comparison.p_adjusted)}")
+    paired = f"{comparison.paired} paired"
+    if comparison.unpaired:
+        paired += f", {len(comparison.unpaired)} unpaired"
+    parts.append(paired)
+    if comparison.judged:
+        parts.append(margin_text(comparison.margin, comparison.equivalence))
+        parts.append((comparison.verdict or UNDECIDED).upper())
+        if comparison.suppressed is not None and comparison.verdict == UNDECIDED:
+            parts.append(f"({comparison.suppressed}: no verdict from the interval)")
+    return "  ".join(parts)
+
+
+def benchmark_verdict(result: Comparisons, key: str) -> tuple[bool, str]:
+    """(passed, line) of the benchmark verdict item with node id ``key``."""
+    comparison = result.find(key)
+    if comparison is None:
+        return result.passed(UNDECIDED), "UNDECIDED: no run of this benchmark reported"
+    return result.passed(comparison.verdict), verdict_line(comparison, with_p=False)

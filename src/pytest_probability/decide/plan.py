@@ -1,22 +1,18 @@
 """Planning before anything runs: the runs each gated, baselined or compared case needs.
 
-``--prob-plan`` prints :func:`plan_lines` and runs nothing; without it,
-:func:`check_detectable` warns at start about a baselined case whose runs
-cannot detect its margin.
+``--prob-plan`` prints :func:`plan_lines` and runs nothing.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..collect.items import VerdictItem
 from ..config.compare import CompareConfig
 from ..config.settings import StatsConfig
 from ..config.spec import case_spec
-from ..errors import ProbabilityGateWarning
 from ..maths import stats, twostats
 from ..model.case import CaseRef
-from ..vocabulary import BASELINE_KIND
+from .pairs import is_baselined
 
 if TYPE_CHECKING:
     from .baseline import Baseline
@@ -25,16 +21,8 @@ if TYPE_CHECKING:
 def plan_lines(items: list[Any], config: CompareConfig, baseline: Baseline | None, stats_config: StatsConfig) -> list[str]:
     """What ``--prob-plan`` prints: runs each gated, baselined or compared case needs."""
     alpha = 1.0 - stats_config.confidence
-    cases: dict[str, CaseRef] = {}
-    kinds: dict[str, set[str]] = {}
-    for item in items:
-        case = getattr(item, "prob_case", None)
-        if case is None:
-            continue
-        cases.setdefault(case.key, case)
-        if isinstance(item, VerdictItem):
-            kinds.setdefault(case.key, set()).add(item.prob_kind)
-    baselined = [k for k in cases if BASELINE_KIND in kinds.get(k, set())]
+    cases = _cases(items)
+    baselined = [key for key, case in cases.items() if baseline is not None and is_baselined(baseline, key, case.label, dict(case.params))]
     family = max(1, len(baselined))
     tail = alpha / 2.0 / (family if config.adjust != "none" else 1)
     lines = [
@@ -74,24 +62,11 @@ def plan_lines(items: list[Any], config: CompareConfig, baseline: Baseline | Non
     return lines
 
 
-def check_detectable(items: list[Any], config: CompareConfig, baseline: Baseline, stats_config: StatsConfig) -> None:
-    """Warn at start when a baselined case's runs cannot detect its margin."""
-    baselined = [item for item in items if isinstance(item, VerdictItem) and item.prob_kind == BASELINE_KIND]
-    if not baselined:
-        return
-    alpha = 1.0 - stats_config.confidence
-    tail = alpha / 2.0 / (len(baselined) if config.adjust != "none" else 1)
-    for item in baselined:
-        case = item.prob_case
-        margin = dict(case.marks).get("margin", config.margin)
-        base = baseline.find(case.key, case.label)
-        if not margin or base is None or not base.total:
-            continue
-        needed = twostats.runs_to_detect(base.passes / base.total, margin, base.total / case.runs, tail, 0.8)
-        if needed is None or needed > case.runs:
-            item.warn(
-                ProbabilityGateWarning(
-                    f"baseline comparison of {case.label} cannot detect a drop of {margin * 100:g} points with "
-                    f"{case.runs} runs (80% power): it needs {needed or 'more than 100000'} runs"
-                )
-            )
+def _cases(items: list[Any]) -> dict[str, CaseRef]:
+    """The cases of the session's runs, by key, in collection order."""
+    cases: dict[str, CaseRef] = {}
+    for item in items:
+        case = getattr(item, "prob_case", None)
+        if case is not None:
+            cases.setdefault(case.key, case)
+    return cases

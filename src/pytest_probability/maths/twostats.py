@@ -283,14 +283,15 @@ class SignFlip(NamedTuple):
         return self.means[m - 1], self.means[-m]
 
 
-def sign_flip(differences: Sequence[tuple[int, int]], seed: int = 0) -> SignFlip:
+def sign_flip(differences: Sequence[tuple[int, int]], seed: int = 0, resamples: int = SIGN_FLIP_RESAMPLES) -> SignFlip:
     """Sign-flip test of ``mean(d) = 0`` for per-input differences ``d = num / den``.
 
     ``differences`` are exact fractions ``(numerator, denominator)``; the test
     statistic is the sum. ``p_less`` is ``P(S* <= S)`` and ``p_greater``
     ``P(S* >= S)`` over the sign patterns (ties counted, as
     ``scipy.stats.permutation_test(..., permutation_type="samples")``
-    does). Flipping a subset ``J`` moves the statistic below the observed one
+    does): over all ``2**k`` patterns up to :data:`EXACT_SIGN_FLIP_INPUTS`
+    inputs, else over ``resamples`` patterns drawn with ``random.Random(seed)``. Flipping a subset ``J`` moves the statistic below the observed one
     exactly when the mean of ``d`` over ``J`` is positive, which gives both
     the p-values and the inverted interval from the subset means.
     """
@@ -310,7 +311,9 @@ def sign_flip(differences: Sequence[tuple[int, int]], seed: int = 0) -> SignFlip
 
         rng = random.Random(seed)
         drawn: list[int] = []
-        while len(drawn) < SIGN_FLIP_RESAMPLES:
+        if resamples < 1:
+            raise ValueError(f"the sign-flip test needs at least one resample, got {resamples}")
+        while len(drawn) < resamples:
             pattern = rng.getrandbits(k)
             if pattern:  # the identity is counted once, below
                 drawn.append(pattern)

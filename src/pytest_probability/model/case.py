@@ -94,6 +94,12 @@ class CaseRef:
         return _derived_label(self.benchmark, self.case) if label is None else label
 
     @property
+    def scope(self) -> str:
+        """Node id of the benchmark: the scope of its ``[baseline]`` and ``[compare:ARM]`` verdicts."""
+        case = self.case
+        return self.key[: -len(case) - 2] if case else self.key
+
+    @property
     def params(self) -> tuple[tuple[str, str], ...]:
         """Parameter values as short strings (:func:`param_text`), by argument name."""
         params = self._params

@@ -40,7 +40,9 @@ class ComparisonsFacet(Facet):
         result = self.comparing.current()
         if result is None:
             return {"comparisons": [], "baseline": None}
-        return {"comparisons": [c.to_dict() for c in result.comparisons], "baseline": result.baseline_dict()}
+        # 0.3.0's shape: the A/B arms here, the baseline's comparisons under "baseline".
+        return {"comparisons": [c.to_dict() for c in result.comparisons if c.kind != BASELINE_KIND],
+                "baseline": result.baseline_dict()}
 
     def series(self) -> list[Series]:
         result = self.comparing.current()
@@ -55,14 +57,18 @@ def section(result: Comparisons) -> list[Line]:
     if result.baseline is not None:
         counts = {v: sum(1 for p in result.cases.values() if p.verdict == v) for v in _MARKUP}
         reports = len(result.baseline.paths)
-        head = (
-            f"  Baseline: {len(result.cases)} cases compared with {reports} report{'s' if reports != 1 else ''}: "
-            f"{counts['pass']} passed, {counts['fail']} failed, {counts['undecided']} undecided"
-        )
-        if counts["undecided"]:
-            head += f" (undecided counts as {result.undecided})"
+        head = f"  Baseline: {len(result.cases)} cases compared with {reports} report{'s' if reports != 1 else ''}"
+        if any(c.judged for c in baselined):
+            head += "; each benchmark's verdict decides"
+            if counts["undecided"] or any(c.verdict == UNDECIDED for c in baselined):
+                head += f" (undecided counts as {result.undecided})"
+        else:
+            head += "; reporting only (--prob-margin=M makes each benchmark's verdict decide)"
         lines += [("", {}), (head, {"bold": True})]
-        lines.append((f"    {result.config.adjust} adjustment over each family; margin {result.config.margin * 100:g} points unless a marker says; differences in points", {}))
+        lines.append((
+            f"    per case, for the drop alerts: {counts['pass']} passed, {counts['fail']} failed, "
+            f"{counts['undecided']} undecided ({result.config.adjust} adjustment over each family); "
+            "differences in points", {}))
         lines += _table(baselined, with_inputs=True)
         for title, labels in (("new (not compared)", result.new), ("removed", result.removed), ("changed parameters (not compared)", result.changed)):
             if labels:
@@ -87,6 +93,11 @@ def _table(comparisons: list[Comparison], with_inputs: bool) -> list[Line]:
         if c.unpaired:
             extra += f", {len(c.unpaired)} unpaired"
         verdict = c.verdict.upper() if c.verdict else ""
+        if c.judged:
+            margin = f"within ±{c.margin * 100:g}" if c.equivalence else f"margin {c.margin * 100:g}"
+            cost = "  ".join(part for part in (cost, margin) if part)
+            if c.suppressed is not None and c.verdict == UNDECIDED:
+                verdict += f" ({c.suppressed})"
         cells.append(([name, extra, points(c.difference), interval_text(c.ci), f"p_adj {p_text(c.p_adjusted)}", cost], verdict, _MARKUP.get(c.verdict or "", {"bold": True})))
         if with_inputs:
             for p in c.pairs:

@@ -60,9 +60,15 @@ def _key(row: Mapping[str, Any]) -> str:
 
 
 def _baseline_verdicts(report: Mapping[str, Any]) -> dict[str, str]:
+    """Case key -> its per-case baseline verdict. The baseline's comparisons are under ``baseline``
+    (0.3.0's shape, and this version's from 0.4.0 on); reports of 0.4.0's development kept them in
+    the top-level ``comparisons``, with ``kind`` ``baseline``."""
     verdicts = {}
-    for comparison in report.get("comparisons") or ():
-        if comparison.get("kind", "baseline") != "baseline":
+    baseline = report.get("baseline")
+    listed = (baseline.get("comparisons") if isinstance(baseline, Mapping) else None) or [
+        c for c in report.get("comparisons") or () if isinstance(c, Mapping) and c.get("kind") == "baseline"]
+    for comparison in listed:
+        if not isinstance(comparison, Mapping):
             continue
         for entry in comparison.get("inputs") or ():
             key = entry.get("nodeid") or entry.get("input")

@@ -237,6 +237,13 @@ def _comparisons(comparisons: Iterable[Mapping[str, Any]]) -> str:
     return f'<section id="comparisons"><h2>Comparisons</h2><table>{head}{"".join(body)}</table></section>'
 
 
+def _all_comparisons(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The baseline's comparisons (under ``baseline``, 0.3.0's shape), then the A/B arms'."""
+    baseline = report.get("baseline")
+    listed = baseline.get("comparisons") if isinstance(baseline, Mapping) else None
+    return [*(listed or ()), *(report.get("comparisons") or ())]
+
+
 def _num(value: Any) -> str:
     return "–" if value is None else f"{value:.3g}"
 
@@ -324,6 +331,6 @@ def render(report: Mapping[str, Any], *, trace_url: str | None = None, title: st
         f"<body><header><h1>{escape(title)}</h1><p>{subtitle}</p></header><main>"
         f'<section id="summary">{_tiles(report)}</section>{charts}{_spending(report)}'
         f'<section id="table"><h2>Cases</h2><input type="search" id="filter" placeholder="filter cases">{_table(rows)}</section>'
-        f"{_comparisons(report.get('comparisons') or ())}{_runs(rows, records, trace_url)}"
+        f"{_comparisons(_all_comparisons(report))}{_runs(rows, records, trace_url)}"
         f"</main><script>{SCRIPT}</script></body></html>\n"
     )

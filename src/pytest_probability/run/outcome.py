@@ -13,7 +13,7 @@ import pytest
 
 from ..model.run import CurrentRun
 from ..text import clip
-from ..vocabulary import ERROR, FAIL, PASS, SKIP, xfail_reason
+from ..vocabulary import ERROR, FAIL, PASS, SKIP
 
 #: Characters kept of an error's text (``error_text``); longer ones are cut.
 TEXT_LIMIT = 4096
@@ -74,11 +74,14 @@ def _qualified(exc: BaseException) -> str:
     return cls.__qualname__ if module in ("builtins", "__main__") else f"{module}.{cls.__qualname__}"
 
 
-def xfail(report: pytest.TestReport, kind: str, error_excluded: bool = False) -> None:
-    """Report a judged case's failed report as xfailed: its ``kind`` verdict item decides.
-
-    ``error_excluded``: an errored run that ini ``prob_errors = exclude`` leaves out of its gate.
-    """
+def xfail(report: pytest.TestReport, reason: str) -> None:
+    """Report a judged case's failed report as xfailed, with ``reason``
+    (:func:`~pytest_probability.vocabulary.xfail_reason`): its verdict item decides."""
     report.outcome = "skipped"
-    reason = xfail_reason(kind)
-    report.wasxfail = f"{reason} (an error, excluded: prob_errors = exclude)" if error_excluded else reason  # type: ignore[attr-defined]
+    report.wasxfail = reason  # type: ignore[attr-defined]
+
+
+def error_summary(run: CurrentRun) -> str:
+    """``Type: first line`` of an errored run, as 0.3.0's records and xfail reasons put it."""
+    text = first_line(run.error_text or "")
+    return f"{run.error_type}: {text}" if text else str(run.error_type or "error")

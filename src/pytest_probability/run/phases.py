@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ..collect.items import Run
-from ..vocabulary import CASE_ATTRIBUTE, FAIL, GATE_KIND, SKIP
+from ..vocabulary import CASE_ATTRIBUTE, FAIL, GATE_KIND, SKIP, error_excluded_reason, xfail_reason
 from . import context, outcome, report
 from .modules import ModuleHooks
 
@@ -119,10 +119,12 @@ class RunPhases:
         an errored one fails the session as always (as in 0.3.0), unless ini ``prob_errors = exclude``
         leaves errors out of its gate."""
         kind = item.prob_judged_by
+        run = context.current_run()
+        assert run is not None
         if outcome.classify(call.excinfo, call.when) == FAIL:
-            outcome.xfail(report_, kind)
+            outcome.xfail(report_, xfail_reason(kind, run.message))
         elif kind == GATE_KIND and self.state.stats.errors == "exclude":
-            outcome.xfail(report_, kind, error_excluded=True)
+            outcome.xfail(report_, error_excluded_reason(outcome.error_summary(run)))
 
     def check_callable(self, item: pytest.Item) -> None:
         """Raise for benchmarks pytest cannot call: generators and un-awaited coroutines."""

@@ -1,4 +1,4 @@
-"""The public recording API: ``record_usage``, ``record_cost``, ``record_output`` and ``record_io``.
+"""The public recording API: ``record_usage``, ``record_cost``, ``record_output``, ``record_io``, ``TokenUsage``.
 
 Each call validates its values (a clear error names the bad one) and charges
 the current run (:mod:`.context`); usage survives failed asserts, errors and
@@ -13,6 +13,7 @@ import decimal
 import json
 import math
 import numbers
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..model.run import Usage
@@ -31,6 +32,18 @@ MAX_TOKENS = 10**12
 
 
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cached_input_tokens")
+
+
+@dataclass
+class TokenUsage:
+    """One model's calls within a run, to pass to :func:`record_usage` (0.3.0's public type; any object
+    or dict with these names does as well). Mutable, so that it can be filled in as calls return."""
+
+    model: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+    cost: float = 0.0
 
 
 def _tokens(name: str, value: Any) -> int:
