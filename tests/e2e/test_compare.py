@@ -338,11 +338,93 @@ def bench_gated():
     result = run(pytester, *xdist, "--prob-plan", "--prob-baseline=night1.json", "--prob-history=hist")
     out = "\n".join(lines(result))
     assert result.ret == 0, out
-    assert "Plan (--prob-plan, nothing runs)" in out
-    assert "gated (5 runs): gate >= 0.9: an always-passing case needs 36 runs" in out
+    assert "probability: plan" in out
+    assert re.search(r"^  gated +5 +36 +100 +0% +41% +5%$", out, re.M), out  # 0.3.0's columns
+    assert "  Plan:    25 cases, 245 runs; nothing was run." in out
     assert re.search(r"cls::c00 \(10 runs\): baseline 10/10 \(100%\): detecting a drop of 20 points needs \d+ runs", out)
-    assert "must not run" not in out and "passed" not in out.split("Plan")[1]
+    assert "must not run" not in out and "passed" not in out.split("probability: plan")[1]
     assert not list((pytester.path / "hist").glob("*.json"))  # a plan is no night of the history
+    nothing = run(pytester, *xdist, "--prob-plan", "-k", "matches_nothing")
+    assert nothing.ret == pytest.ExitCode.NO_TESTS_COLLECTED  # as in 0.3.0
+
+
+# The published 0.3.0's own --prob-plan on this file (-o prob_runs=40 --prob-plan --prob-plan-report=last.json),
+# verbatim: this version prints the same table.
+PLAN_030 = """
+import pytest
+
+@pytest.mark.probability(min_rate=0.9)
+@pytest.mark.parametrize("kind", ["refund", "billing"])
+def bench_classify(kind):
+    pass
+
+@pytest.mark.probability(min_passes=19, runs=20)
+def bench_smoke():
+    pass
+
+@pytest.mark.probability(min_rate=0.95, method="wilson", runs=100)
+def bench_wilson():
+    pass
+
+@pytest.mark.probability(min_rate=0.8, method="bayes", prior=(1, 1), runs=30)
+def bench_bayes():
+    pass
+
+@pytest.mark.probability(min_rate=0.98, runs=50)
+def bench_above_assumed():
+    pass
+
+@pytest.mark.probability(runs=40)
+def bench_ungated():
+    pass
+"""
+PLAN_030_OUT = """\
+  case               runs  min runs  runs for 80%  chance now  catch 10%  catch 1%     cost
+  classify::refund     40        36           100         30%        99%       33%  $0.0800
+  classify::billing    40        36           100         30%        99%       33%
+  smoke                20        19            20         88%        88%       18%  $0.2000
+  wilson              100        73           779          5%        99%       63%
+  bayes                30        16            25         77%        96%       26%
+  above_assumed        50       183         never          0%        99%       39%
+  ungated              40         \u2014             \u2014           \u2014        99%       33%
+
+  Plan:    7 cases, 320 runs; nothing was run.
+  Cost:    $0.2800 projected from last.json (5 cases not in it)
+"""
+
+
+def test_plan_prints_0_3_0s_run_budget(pytester) -> None:
+    pytester.makepyfile(bench_plan=PLAN_030)
+    (pytester.path / "last.json").write_text(json.dumps({"rows": [
+        {"case": "classify::refund", "passes": 40, "fails": 0, "errors": 0, "total": 40, "cost": 0.08},
+        {"case": "smoke", "passes": 20, "fails": 0, "errors": 0, "total": 20, "cost": 0.2}]}))
+    result = run(pytester, "-o", "prob_runs=40", "--prob-plan", "--prob-plan-report=last.json")
+    out = "\n".join(lines(result))
+    assert result.ret == 0, out
+    assert PLAN_030_OUT in out, out
+    assert "catch 10%     The chance the planned runs show at least one failure if 10% of" in out
+    assume = run(pytester, "-o", "prob_runs=40", "--prob-plan", "--prob-plan-assume=0.99", "--prob-plan-flake=0.05,0.001",
+                 "-k", "classify or wilson or smoke")
+    text = "\n".join(lines(assume))
+    assert "  case               runs  min runs  runs for 80%  chance now  catch 5%  catch 0.1%" in text, text
+    assert re.search(r"^  classify::refund +40 +36 +54 ", text, re.M) and re.search(r"^  wilson +100 +73 +142 ", text, re.M)
+    assert re.search(r"^  smoke +20 +19 +19 ", text, re.M)
+
+
+def test_plan_sizes_an_ab_comparison_from_a_report(pytester) -> None:
+    """Beyond 0.3.0 (Miller 2024): the inputs x runs per input that detect the margin, from a report's
+    per-input variances, and when more runs stop helping."""
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(bench_ab=AB)
+    run(pytester, "--prob-json=ab.json")
+    result = run(pytester, "--prob-plan", "--prob-plan-report=ab.json")
+    out = "\n".join(lines(result))
+    assert result.ret == 0, out
+    assert "A/B: inputs \u00d7 runs per input (Miller 2024, from the per-input variances of ab.json)" in out
+    assert "ab[style] cot vs terse: 12 inputs; between-input variance of the difference" in out
+    assert "To detect a difference of 10 points with 80% power (two-sided 5%): 1 run per input needs" in out
+    alone = run(pytester, "--prob-plan")
+    assert "ab[style] cot vs terse: no report to estimate variances from" in "\n".join(lines(alone))
 
 
 @pytest.mark.parametrize(
@@ -357,6 +439,9 @@ def bench_gated():
         (None, ["--prob-adjust=sidak"], "invalid choice: 'sidak'"),
         (None, ["--prob-margin=5"], "did you mean 0.05?"),
         (None, ["--prob-margin=0.05"], "--prob-margin needs --prob-baseline (or --prob-history)"),
+        (None, ["--prob-plan", "--prob-plan-report=nope.json"], "--prob-plan-report: cannot read "),
+        (None, ["--prob-plan", "--prob-plan-assume=1"], "--prob-plan-assume must be strictly between 0 and 1, got '1'"),
+        (None, ["--prob-plan", "--prob-plan-flake=0.1,2"], "got '2'; did you mean 0.02?"),
     ],
 )
 def test_bad_input_is_a_usage_error_before_any_run(pytester, nights, setup, args, message) -> None:

@@ -248,3 +248,21 @@ def test_many_inputs_use_the_sign_flip_test_and_its_interval():
                                   for r in rows], None, CompareConfig(compare_axis="style", margin=0.3, margin_given=True),
                                  0.95, "fail")
     assert [(a.judged, a.verdict) for a in unjudged.comparisons] == [(False, None)]  # --prob-compare: reports only
+
+
+def test_an_arm_reports_the_correlation_between_its_arms_per_input_fractions():
+    """Miller 2024, section 4: the paired A/B line shows how alike the arms are input by input."""
+    scipy_stats = pytest.importorskip("scipy.stats")
+    rng = random.Random(3)
+    rows, a, b = [], [], []
+    for i in range(12):
+        x1, x2 = rng.randint(0, 10), rng.randint(0, 10)
+        a.append(x1 / 10)
+        b.append(x2 / 10)
+        rows.append(row("t", f"q{i}-a", x2, 10, order=2 * i, q=f"q{i}", style="a"))
+        rows.append(row("t", f"q{i}-b", x1, 10, order=2 * i + 1, q=f"q{i}", style="b"))
+    [arm] = pairs.compare_all(rows, None, CompareConfig(compare_axis="style"), 0.95, "fail").comparisons
+    assert arm.correlation == pytest.approx(scipy_stats.pearsonr(a, b).statistic, rel=1e-12)
+    assert arm.to_dict()["correlation"] == arm.correlation
+    constant = [row("t", f"q{i}-{s}", 10, 10, order=i, q=f"q{i}", style=s) for i in range(3) for s in "ab"]
+    assert pairs.compare_all(constant, None, CompareConfig(compare_axis="style"), 0.95, "fail").comparisons[0].correlation is None

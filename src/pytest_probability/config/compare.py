@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from ..maths import twostats
+from ..maths import planning, twostats
 from .values import parse_fraction, parse_margin, parse_rate, parse_runs, pick, sourced
 
 
@@ -32,6 +32,11 @@ class CompareConfig:
     plan: bool = False
     plan_drop: float = 0.2
     plan_power: float = 0.8
+    #: --prob-plan's run budget (0.3.0): the true pass rate it plans for, the failure rates to catch,
+    #: and the report its costs per run come from (an absolute path).
+    plan_assume: float = planning.PLAN_ASSUME
+    plan_flakes: tuple[float, ...] = planning.PLAN_FLAKES
+    plan_report: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -57,6 +62,10 @@ def resolve_compare(config: pytest.Config) -> CompareConfig:
         plan_drop = sourced(parse_rate, drop, "--prob-plan-drop") if drop is not None else 0.2
         power = config.getoption("prob_plan_power")
         plan_power = sourced(parse_fraction, power, "--prob-plan-power") if power is not None else 0.8
+        assume = config.getoption("prob_plan_assume")
+        plan_assume = planning.parse_rate(assume, "--prob-plan-assume") if assume is not None else planning.PLAN_ASSUME
+        flakes = config.getoption("prob_plan_flake")
+        plan_flakes = planning.parse_rates(flakes, "--prob-plan-flake") if flakes is not None else planning.PLAN_FLAKES
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
     if config.getoption("prob_margin") is not None and not (config.getoption("prob_baseline") or config.getoption("prob_history")):
@@ -66,6 +75,10 @@ def resolve_compare(config: pytest.Config) -> CompareConfig:
         raise pytest.UsageError("--prob-compare needs the name of a parametrize argument")
     if axis is None:
         axis = str(config.getini("prob_compare")).strip() or None  # its default, as in 0.3.0
+    plan_report = config.getoption("prob_plan_report")
+    if plan_report is not None:
+        text = os.path.expanduser(str(plan_report))
+        plan_report = text if os.path.isabs(text) else str(Path(config.invocation_params.dir) / text)
     history = config.getoption("prob_history")
     if history is not None:
         text = os.path.expanduser(str(history))
@@ -83,4 +96,7 @@ def resolve_compare(config: pytest.Config) -> CompareConfig:
         plan=bool(config.getoption("prob_plan")),
         plan_drop=plan_drop,
         plan_power=plan_power,
+        plan_assume=plan_assume,
+        plan_flakes=plan_flakes,
+        plan_report=plan_report,
     )

@@ -129,32 +129,33 @@ def _row_counts(row: Mapping[str, Any], source: str) -> tuple[int, int]:
     return passes, total
 
 
-def read_report(path: Path) -> dict[str, Any]:
+def read_report(path: Path, option: str = "--prob-baseline") -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise BaselineError(f"--prob-baseline: cannot read {path}: {exc.strerror or exc}") from None
+        raise BaselineError(f"{option}: cannot read {path}: {exc.strerror or exc}") from None
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise BaselineError(f"--prob-baseline: {path} is not JSON ({exc})") from None
+        raise BaselineError(f"{option}: {path} is not JSON ({exc})") from None
     if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
-        raise BaselineError(f"--prob-baseline: {path} is not a --prob-json report (no 'rows' list)")
+        raise BaselineError(f"{option}: {path} is not a --prob-json report (no 'rows' list)")
     return data
 
 
-def load(paths: Iterable[Path]) -> Baseline:
-    """Read and pool the reports; :class:`BaselineError` names the first bad one."""
+def load(paths: Iterable[Path], option: str = "--prob-baseline") -> Baseline:
+    """Read and pool the reports; :class:`BaselineError` names the first bad one (and ``option``, the
+    option that named it: ``--prob-baseline``, ``--prob-plan-report``)."""
     baseline = Baseline()
     for path in paths:
-        data = read_report(path)
+        data = read_report(path, option)
         baseline.paths.append(str(path))
         baseline.created.append(str(data.get("created", "")))
         version = (data.get("versions") or {}).get("pytest_probability") if isinstance(data.get("versions"), dict) else None
         baseline.versions.append(str(version or "0.3.0"))
         for row in data["rows"]:
             if not isinstance(row, dict) or not isinstance(row.get("case"), str):
-                raise BaselineError(f"--prob-baseline: {path}: a row without a 'case' label")
+                raise BaselineError(f"{option}: {path}: a row without a 'case' label")
             passes, total = _row_counts(row, str(path))
             nodeid = row.get("nodeid") if isinstance(row.get("nodeid"), str) else None
             params = row.get("params") if isinstance(row.get("params"), dict) else None

@@ -132,6 +132,9 @@ class Comparison:
     #: Monte Carlo sign-flip patterns and their seed (None when the test was exact or not a sign flip).
     resamples: int | None = None
     seed: int | None = None
+    #: A/B: the Pearson correlation of the two arms' per-input pass fractions (how much pairing by input
+    #: narrows the interval, Miller 2024, section 4); None below 2 pairs or when an arm's fractions are all equal.
+    correlation: float | None = None
 
     @property
     def key(self) -> str:
@@ -168,6 +171,7 @@ class Comparison:
             "resamples": self.resamples,
             "seed": self.seed,
             "cost_ratio": self.cost_ratio,
+            "correlation": self.correlation,
             "inputs": [
                 {
                     "input": p.label,

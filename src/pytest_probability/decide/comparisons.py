@@ -61,6 +61,8 @@ class CompareSession:
     config: CompareConfig
     baseline: Baseline | None
     stats: StatsConfig
+    #: ``--prob-plan-report``, read like a baseline (its rows' costs and counts).
+    plan_report: Baseline | None = None
     _cache: tuple[Any, Comparisons] | None = field(default=None, repr=False)
     _book_cache: tuple[int, Comparisons] | None = field(default=None, repr=False)
 
@@ -187,6 +189,8 @@ class Comparing:
         self.stats = stats
         self.results = results
         self.session: CompareSession | None = None
+        #: Whether --prob-plan planned some selected item (its session then exits 0).
+        self.planned = False
 
     def start(self) -> CompareSession:
         """The settings, the baseline read (a usage error if it cannot be), the history folder."""
@@ -211,11 +215,20 @@ class Comparing:
                 Path(settings.history).mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise pytest.UsageError(f"--prob-history: cannot create {settings.history}: {exc.strerror or exc}") from None
-        self.session = CompareSession(settings, loaded, self.stats)
+        plan_report = None
+        if settings.plan_report is not None:
+            from . import baseline as baseline_mod
+
+            try:
+                plan_report = baseline_mod.load([Path(settings.plan_report)], "--prob-plan-report")
+            except baseline_mod.BaselineError as exc:
+                raise pytest.UsageError(str(exc)) from None
+        self.session = CompareSession(settings, loaded, self.stats, plan_report)
         return self.session
 
     @property
     def plan(self) -> bool:
+        """Whether this session is ``--prob-plan``'s, which runs nothing."""
         return self.session is not None and self.session.config.plan
 
     def current(self) -> Comparisons | None:
@@ -243,12 +256,13 @@ class Comparing:
             return
         from . import plan  # its maths only when something is compared
 
-        lines = plan.plan_lines(items, self.session.config, self.session.baseline, self.stats)
+        lines = plan.plan_lines(items, self.session.config, self.session.baseline, self.stats, self.session.plan_report)
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None and self.results is not None:
-            reporter.write_line("")
+            reporter.write_sep("=", "probability: plan")
             for line in lines:
                 reporter.write_line(line)
+        self.planned = bool(items)  # nothing selected stays exit status 5, as in 0.3.0
         config.hook.pytest_deselected(items=list(items))
         items[:] = []
 
@@ -257,7 +271,7 @@ class Comparing:
     def finish(self, session: pytest.Session, summary: Summary) -> None:
         """A benchmark's failed verdict fails the session, with its item or without (deselected,
         ``--prob-no-gate-items``), and ``--lf`` reruns its cases whole."""
-        if self.plan and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+        if self.plan and self.planned and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
             session.exitstatus = pytest.ExitCode.OK  # the plan ran nothing on purpose
             return
         result = self.current()

@@ -9,6 +9,7 @@ verdict's line (its verdict item's message).
 
 from __future__ import annotations
 
+import statistics
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from ..config.compare import CompareConfig
@@ -221,6 +222,7 @@ def compare_arms(result: Comparisons, rows: Sequence[Row], min_inputs: int = MIN
                 adjustment=config.adjust,
                 cases=[row.case.key for row in members if _params(row)[axis] in (arm, base_value)],
             )
+            comparison.correlation = arm_correlation(pairs)
             pooled_tests(comparison, min_inputs, resamples, seed)
             arms.append(comparison)
             all_inputs.extend(pairs)
@@ -230,6 +232,18 @@ def compare_arms(result: Comparisons, rows: Sequence[Row], min_inputs: int = MIN
     for comparison in arms:
         comparison.input_family = tested_inputs
     result.comparisons.extend(arms)
+
+
+def arm_correlation(pairs: Sequence[Pair]) -> float | None:
+    """Pearson's correlation of the arm's and the baseline variant's per-input pass fractions
+    (``statistics.correlation``); None below 2 pairs, or when one side's fractions are all equal."""
+    counted = [p for p in pairs if p.n1 and p.n2]
+    if len(counted) < 2:
+        return None
+    try:
+        return statistics.correlation([p.x1 / p.n1 for p in counted], [p.x2 / p.n2 for p in counted])
+    except statistics.StatisticsError:
+        return None
 
 
 def compare_all(rows: Sequence[Row], baseline: Baseline | None, config: CompareConfig, confidence: float, undecided: str,

@@ -261,7 +261,8 @@ def adjust(pvalues: Sequence[float], method: str, alpha: float) -> list[Adjusted
 # -- sign-flip test over inputs ------------------------------------------------------
 
 EXACT_SIGN_FLIP_INPUTS = 16
-SIGN_FLIP_RESAMPLES = 20_000
+#: Monte Carlo sign patterns beyond EXACT_SIGN_FLIP_INPUTS inputs: the default of --prob-bootstrap (0.3.0's).
+SIGN_FLIP_RESAMPLES = 5_000
 
 
 class SignFlip(NamedTuple):

@@ -88,6 +88,8 @@ def _table(comparisons: list[Comparison], with_inputs: bool) -> list[Line]:
     for c in comparisons:
         name = c.function if c.kind == BASELINE_KIND else f"{c.function} [{c.axis}] {c.arm} vs {c.baseline}"
         cost = "" if c.cost_ratio is None else f"cost ×{c.cost_ratio:.2f}"
+        if c.kind != BASELINE_KIND and c.correlation is not None:
+            cost = "  ".join(part for part in (f"r={c.correlation:.2f}", cost) if part)  # pairing's gain
         npairs = sum(1 for p in c.pairs if p.n1 and p.n2)
         extra = f"{npairs} {'cases' if c.kind == BASELINE_KIND else 'inputs'}"
         if c.unpaired:
