@@ -79,13 +79,16 @@ def test_every_field_and_values_consistent_with_the_table(project):
 
     # Other concerns (statistics, export) add sections; these are the core's.
     assert set(report) >= {
-        "schema_version", "created", "versions", "runs", "settings", "exit_status", "totals", "rows", "records",
+        "schema_version", "created", "created_utc", "versions", "runs", "settings", "exit_status", "totals", "rows",
+        "records", "skipped_runs",
     }  # fmt: skip
     assert report["schema_version"] == 1
-    created = dt.datetime.fromisoformat(report["created"])
-    assert created.utcoffset() is not None
-    assert re.search(r"([+-]\d\d:\d\d|Z)$", report["created"])
+    # 0.3.0's created: local time, no offset, no fractions; created_utc: the same instant with its offset.
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", report["created"])
+    created = dt.datetime.fromisoformat(report["created_utc"])
+    assert created.utcoffset() == dt.timedelta(0)
     assert abs(dt.datetime.now(dt.timezone.utc) - created) < dt.timedelta(minutes=5)
+    assert abs(dt.datetime.fromisoformat(report["created"]) - created.astimezone().replace(tzinfo=None)) < dt.timedelta(seconds=2)
     assert report["versions"] == {
         "pytest_probability": pytest_probability.__version__,
         "pytest": pytest.__version__,
@@ -162,7 +165,6 @@ def test_every_field_and_values_consistent_with_the_table(project):
         "bench_x.py::bench_classify::verbose[run3]",
         "bench_x.py::bench_flaky_errors::run1",
         "bench_x.py::bench_flaky_errors::run2",
-        "bench_x.py::bench_flaky_errors::run3",
         "bench_x.py::bench_always_fails::run1",
         "bench_x.py::bench_always_fails::run2",
         "bench_x.py::bench_always_fails::run3",
@@ -176,7 +178,7 @@ def test_every_field_and_values_consistent_with_the_table(project):
         ("classify::verbose", 3, "pass"),
         ("flaky_errors", 1, "error"),
         ("flaky_errors", 2, "pass"),
-        ("flaky_errors", 3, "skip"),
+        ("always_fails", 1, "fail"),
     ]
     failed = records[4]
     assert (failed["message"], failed["error_type"], failed["cost"]) == ("wrong label", "AssertionError", 0.25)
@@ -187,22 +189,26 @@ def test_every_field_and_values_consistent_with_the_table(project):
     errored = records[6]
     assert (errored["message"], errored["error_type"], errored["error_text"]) == ("timeout", "ConnectionError", "timeout")
     assert errored["usage"] == [] and errored["cost"] == 0.5
-    skipped = records[8]
+    # As in 0.3.0, records[] holds executed runs only; a skipped run is in skipped_runs[], with its spend.
+    (skipped,) = report["skipped_runs"]
+    assert (skipped["nodeid"], skipped["outcome"]) == ("bench_x.py::bench_flaky_errors::run3", "skip")
     assert (skipped["message"], skipped["error_type"], skipped["cost"]) == ("rate limited", None, 0.5)
     passed = records[0]
     assert (passed["message"], passed["error_type"], passed["error_text"]) == (None, None, None)
-    assert sum(r["cost"] for r in records) == pytest.approx(totals["cost"])
+    assert sum(r["cost"] for r in records + report["skipped_runs"]) == pytest.approx(totals["cost"])
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_records_error_is_for_errors_only_as_in_0_3_0(project, xdist):
     """``error`` keeps its 0.3.0 meaning: an errored run's "Type: text"; null for a pass, a fail and a skip."""
     project.runpytest_subprocess("-p", "no:cacheprovider", "--prob-json=report.json", "--prob-runs=3", *xdist)
-    records = load(project.path / "report.json")["records"]
+    report = load(project.path / "report.json")
+    records = report["records"]
     by_outcome: dict[str, set] = {}
-    for record in records:
+    for record in records + report["skipped_runs"]:
         by_outcome.setdefault(record["outcome"], set()).add(record["error"])
     assert by_outcome == {"pass": {None}, "fail": {None}, "skip": {None}, "error": {"ConnectionError: timeout"}}
+    assert "skip" not in {r["outcome"] for r in records}  # 0.3.0: records[] holds executed runs
     # a fail still names its exception in error_type and error_text
     failed = next(r for r in records if r["outcome"] == "fail" and r["case"] == "always_fails")
     assert (failed["error_type"], failed["error_text"]) == ("AssertionError", "assert 1 == 2")
@@ -229,11 +235,10 @@ def test_records_sorted_by_row_then_run_not_by_arrival(project):
 def _comparable(report: dict) -> dict:
     """A report without what legitimately differs between two sessions."""
     report = dict(report)
-    for key in ("created", "exit_status"):
+    for key in ("created", "created_utc", "exit_status"):
         report.pop(key)
-    report["records"] = [
-        {k: v for k, v in record.items() if k not in ("duration", "elapsed")} for record in report["records"]
-    ]
+    for key in ("records", "skipped_runs"):
+        report[key] = [{k: v for k, v in record.items() if k not in ("duration", "elapsed")} for record in report[key]]
     return report
 
 
@@ -246,7 +251,7 @@ def test_under_xdist_the_report_equals_a_serial_one(project):
     serial_report, parallel_report = load(project.path / "serial.json"), load(project.path / "parallel.json")
     assert parallel_report["exit_status"] == 1
     assert parallel_report["totals"]["count"] == 15  # no double counting
-    assert len(parallel_report["records"]) == 16
+    assert len(parallel_report["records"]) == 15 and len(parallel_report["skipped_runs"]) == 1
     assert _comparable(parallel_report) == _comparable(serial_report)
     assert table_rows(parallel) == table_rows(serial)
     assert not [name for name in os.listdir(project.path) if name.endswith(".tmp")]

@@ -91,7 +91,8 @@ def test_stopping_saves_runs_and_keeps_every_verdict(stopping, mode, xdist):
     if xdist:  # realistic runs: long against the controller's turnaround, so the overshoot stays small
         stopping.makepyfile(bench_stop=STOPPING.format(pause=0.05))
     baseline = run(stopping, xdist, "--prob-json=report.json")
-    fixed = {row["label"]: row for row in report(stopping)["rows"]}
+    report_without_stop = report(stopping)
+    fixed = {row["label"]: row for row in report_without_stop["rows"]}
     result = run(stopping, xdist, f"--prob-stop={mode}", "--prob-json=report.json")
     data = report(stopping)
     rows = {row["label"]: row for row in data["rows"]}
@@ -108,11 +109,24 @@ def test_stopping_saves_runs_and_keeps_every_verdict(stopping, mode, xdist):
         assert stopped["runs_saved"] == stopped["runs_not_executed"] > 0
         assert "decided after" in stopped["reason"] and f"({mode})" in stopped["reason"]
         assert rows[label]["skipped"] == 0  # counted apart from skipped runs
+        # 0.3.0's keys of rows[].stopped, for its jq recipes
+        assert (stopped["after"], stopped["planned"], stopped["skipped"]) == (
+            stopped["runs_executed"], rows[label]["runs"], stopped["runs_not_executed"])
+        assert stopped["verdict"] == stopped["reason"].split(" ", 1)[0].lower() and stopped["cost_avoided"] is None
     # The fraction is over executed runs only.
     assert rows["always"]["pass_fraction"] == 1.0 and rows["never"]["pass_fraction"] == 0.0
     assert data["stopping"]["mode"] == mode
     assert data["stopping"]["runs_saved"] == sum(rows[label]["stopped"]["runs_saved"] for label in ("always", "never", "count"))
-    not_run = [r for r in data["records"] if r["stopped"]]
+    # 0.3.0's keys, always present
+    stopping_ = data["stopping"]
+    assert (stopping_["active"], stopping_["cases"], stopping_["runs_skipped"]) == (True, 3, stopping_["runs_saved"])
+    assert stopping_["runs_planned"] == stopping_["runs_executed"] + stopping_["runs_saved"] and stopping_["cost_avoided"] is None
+    assert report_without_stop["stopping"] == {
+        "mode": "off", "active": False, "cases": 0, "runs_skipped": 0, "runs_planned": report_without_stop["totals"]["count"],
+        "cost_avoided": None, "cases_stopped": 0, "runs_saved": 0, "runs_executed": report_without_stop["totals"]["count"]}
+    # 0.3.0: records[] holds executed runs; the runs not executed are in skipped_runs[]
+    assert not any(r["stopped"] for r in data["records"])
+    not_run = [r for r in data["skipped_runs"] if r["stopped"]]
     assert len(not_run) == data["stopping"]["runs_saved"]
     assert all(r["outcome"] == "skip" and r["message"].startswith("not run: ") for r in not_run)
 

@@ -47,6 +47,7 @@ def summary():
 def test_build_every_field():
     report = report_json.build(summary(), settings=SETTINGS, exit_status=1)
     created = report.pop("created")
+    created_utc = report.pop("created_utc")
     assert report == {
         "schema_version": 1,
         "versions": {
@@ -174,6 +175,9 @@ def test_build_every_field():
                 "retries": [],
                 "transcript": [],
             },
+        ],
+        # 0.3.0: records[] holds the executed runs; a skipped run (its spend kept) is here.
+        "skipped_runs": [
             {
                 "case": "always",
                 "run": 2,
@@ -197,9 +201,12 @@ def test_build_every_field():
             },
         ],
     }
-    parsed = dt.datetime.fromisoformat(created)
-    assert parsed.utcoffset() is not None
+    parsed = dt.datetime.fromisoformat(created_utc)
+    assert parsed.utcoffset() == dt.timedelta(0)
     assert abs(dt.datetime.now(dt.timezone.utc) - parsed) < dt.timedelta(minutes=5)
+    # 0.3.0's created: the same instant in local time, without an offset or fractions
+    local = dt.datetime.strptime(created, "%Y-%m-%dT%H:%M:%S")
+    assert abs(local - parsed.astimezone().replace(tzinfo=None)) < dt.timedelta(seconds=2)
 
 
 def test_build_empty_summary_has_null_rates():

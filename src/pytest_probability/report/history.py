@@ -51,7 +51,8 @@ def load(paths: Iterable[Path]) -> list[dict[str, Any]]:
         if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
             raise HistoryError(f"{path}: not a pytest-probability JSON report (no 'rows')")
         data.setdefault("_source", path.name)
-        reports.append((str(data.get("created") or ""), index, data))
+        # created_utc sorts across time zones; 0.3.0's reports have only created (local time)
+        reports.append((str(data.get("created_utc") or data.get("created") or ""), index, data))
     return [data for _, _, data in sorted(reports, key=lambda item: (item[0], item[1]))]
 
 

@@ -251,7 +251,7 @@ def _num(value: Any) -> str:
 def _spending(report: Mapping[str, Any]) -> str:
     lines = []
     stopping = report.get("stopping")
-    if stopping:
+    if stopping and stopping.get("active"):
         lines.append(
             f'Early stopping ({escape(stopping.get("mode"))}): {escape(stopping.get("cases_stopped"))} cases stopped, '
             f'{escape(stopping.get("runs_saved"))} runs saved, {escape(stopping.get("runs_executed"))} executed.'

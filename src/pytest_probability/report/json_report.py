@@ -21,7 +21,7 @@ from .. import __version__, files
 from ..model.rows import Counts, Row, Summary, UsageTotals
 from ..model.run import RunRecord
 from ..protocols import Facet
-from ..vocabulary import ERROR
+from ..vocabulary import ERROR, SKIP
 
 SCHEMA_VERSION = 1
 
@@ -95,6 +95,7 @@ def record_dict(record: RunRecord) -> dict[str, Any]:
 
 def build(summary: Summary, *, settings: dict[str, Any], exit_status: int, facets: Sequence[Facet] = ()) -> dict[str, Any]:
     """The report dict: the rows and records, with each facet's row fields and top-level keys."""
+    now = _dt.datetime.now(_dt.timezone.utc)
     totals = _counts(summary.counts)
     totals["count"] = totals.pop("total")
     rows = []
@@ -105,7 +106,9 @@ def build(summary: Summary, *, settings: dict[str, Any], exit_status: int, facet
         rows.append(data)
     report = {
         "schema_version": SCHEMA_VERSION,
-        "created": _dt.datetime.now(_dt.timezone.utc).astimezone().isoformat(timespec="seconds"),
+        # 0.3.0's local time without an offset, and the same instant in UTC with one.
+        "created": now.astimezone().strftime("%Y-%m-%dT%H:%M:%S"),
+        "created_utc": now.isoformat(timespec="seconds"),
         "versions": {
             "pytest_probability": __version__,
             "pytest": pytest.__version__,
@@ -122,7 +125,9 @@ def build(summary: Summary, *, settings: dict[str, Any], exit_status: int, facet
             "statuses": summary.status_counts,
         },
         "rows": rows,
-        "records": [record_dict(r) for r in summary.records],
+        # 0.3.0: one record per executed run; runs that skipped or were not executed are apart.
+        "records": [record_dict(r) for r in summary.records if r.outcome != SKIP],
+        "skipped_runs": [record_dict(r) for r in summary.records if r.outcome == SKIP],
     }
     for facet in facets:
         report.update(facet.report_fields())
@@ -155,7 +160,7 @@ def _dumps(report: dict[str, Any]) -> str:
     return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
-_ONE_PER_LINE = ("rows", "records")
+_ONE_PER_LINE = ("rows", "records", "skipped_runs")
 _compact = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(", ", ": ")).encode
 
 

@@ -38,15 +38,31 @@ def not_run_cell(row: Row) -> str:
     return f"{row.counts.stopped} not run" if row.counts.stopped else ""
 
 
+def _cost_avoided(row: Row, runs: int) -> float | None:
+    """What ``runs`` more runs would have cost at the row's recorded cost per executed run (None when
+    nothing was recorded)."""
+    executed = row.counts.total + row.counts.skipped
+    return row.cost / executed * runs if row.cost and executed else None
+
+
 def row_field(row: Row) -> dict[str, Any]:
     if not row.counts.stopped:
         return {"stopped": None}
     causes = _causes(row)
     executed = row.counts.total + row.counts.skipped
+    reason = _reason(row).removeprefix("not run: ")
+    word = reason.split(" ", 1)[0]
     return {
         "stopped": {
+            # 0.3.0's keys: runs executed before the stop, runs planned, runs not executed, the early
+            # verdict, and what the runs not executed would have cost.
+            "after": executed,
+            "planned": executed + row.counts.stopped,
+            "skipped": row.counts.stopped,
+            "verdict": word.lower() if causes.get(DECIDED) and word in ("PASS", "FAIL") else None,
+            "cost_avoided": _cost_avoided(row, row.counts.stopped),
             "cause": DECIDED if causes.get(DECIDED) else BUDGET,
-            "reason": _reason(row).removeprefix("not run: "),
+            "reason": reason,
             "runs_executed": executed,
             "runs_not_executed": row.counts.stopped,
             "runs_saved": causes.get(DECIDED, 0),
@@ -82,14 +98,20 @@ class SpendFacet(Facet):
     def report_fields(self) -> Mapping[str, Any]:
         return {"stopping": self.stopping_section(), "budget": self.budget_section()}
 
-    def stopping_section(self) -> dict[str, Any] | None:
+    def stopping_section(self) -> dict[str, Any]:
+        """The JSON's ``stopping``: always an object, as in 0.3.0 (``mode`` ``off`` without stopping)."""
         summary = self.results.summary()
         found = totals(summary)
-        if self.stop is None and not found["cases_stopped"]:
-            return None
         executed = summary.counts.total + summary.counts.skipped
+        avoided = [_cost_avoided(row, _causes(row).get(DECIDED, 0)) for row in summary.rows if row.counts.stopped]
+        costs = [value for value in avoided if value is not None]
         return {
-            "mode": self.stop,
+            "mode": self.stop or ("marker" if found["cases_stopped"] else "off"),
+            "active": self.stop is not None or bool(found["cases_stopped"]),
+            "cases": found["cases_stopped"],
+            "runs_skipped": found["runs_saved"],
+            "runs_planned": executed + found["runs_saved"],
+            "cost_avoided": sum(costs) if costs else None,
             "cases_stopped": found["cases_stopped"],
             "runs_saved": found["runs_saved"],
             "runs_executed": executed,
