@@ -86,7 +86,7 @@ def pytest_sessionfinish(session):
 
 def _comparable_records(report: dict) -> list[dict]:
     volatile = {"duration", "elapsed", "trace_id", "span_id"}
-    return [{k: v for k, v in record.items() if k not in volatile} for record in report["records"]]
+    return [{k: v for k, v in record.items() if k not in volatile} for record in report["records"] + report["skipped_runs"]]
 
 
 def test_xdist_gives_the_serial_table_and_json_rows(pytester: pytest.Pytester) -> None:
@@ -125,7 +125,7 @@ def test_xdist_gives_the_serial_table_and_json_rows(pytester: pytest.Pytester) -
     assert _comparable_records(report) == _comparable_records(serial_report)
     # No double counting: every row has exactly --prob-runs records, each run once.
     assert [row["passes"] + row["fails"] + row["errors"] + row["skipped"] for row in report["rows"]] == [runs] * 9
-    nodeids = [record["nodeid"] for record in report["records"]]
+    nodeids = [record["nodeid"] for record in report["records"] + report["skipped_runs"]]
     assert len(nodeids) == len(set(nodeids)) == 9 * runs
     assert report["totals"]["count"] + report["totals"]["skipped"] == 9 * runs
 

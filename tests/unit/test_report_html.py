@@ -30,7 +30,7 @@ REPORT = {
     "created": "2026-12-01T09:00:00+00:00", "versions": {"pytest_probability": "0.4.0"}, "exit_status": 1,
     "totals": {"passes": 13, "count": 20, "pass_fraction": 0.65, "rows": 3, "cost": 2.5, "statuses": {"pass": 1, "flaky": 1}},
     "rows": ROWS, "records": RECORDS,
-    "stopping": {"mode": "curtail", "cases_stopped": 1, "runs_saved": 10, "runs_executed": 30},
+    "stopping": {"mode": "curtail", "active": True, "cases_stopped": 1, "runs_saved": 10, "runs_executed": 30},
     "budget": {"reason": "cost budget $5 reached ($5.0120 spent)", "runs_not_executed": 4},
     "comparisons": [{"function": "t", "arm": "cot", "baseline": "terse", "pairs": 3, "difference": -0.2,
                      "ci": {"low": -0.5, "high": 0.1}, "p_adjusted": 0.25, "verdict": "undecided", "margin": 0.05,
