@@ -183,6 +183,7 @@ def test_json_ci_per_row_and_stats_config(pytester: pytest.Pytester, bench) -> N
         "resamples": 5000,
         "seed": 0,
         "min_inputs": 10,
+        "inputs_interval": "wilson",
         "intervals": True,
         "min_rate": None,
         "undecided": "fail",
@@ -195,7 +196,7 @@ def test_json_ci_per_row_and_stats_config(pytester: pytest.Pytester, bench) -> N
         "explain": False,
     }
     assert data["gates"] == {"passed": 0, "failed": 0, "undecided": 0, "skipped": 0}
-    assert data["aggregates"] == []
+    assert [a["name"] for a in data["aggregates"]] == ["classify", "once", "Overall"]
 
 
 # -- latency ---------------------------------------------------------------------------------
@@ -270,9 +271,6 @@ def test_duration_format(seconds, text) -> None:
 
 # -- pass^k and pass@k ------------------------------------------------------------------------
 
-NOTE = "(pass^3: 1 case(s) with fewer than k runs left out; pass@5: 1 case(s) with fewer than k runs left out)"
-
-
 @pytest.mark.parametrize(
     ("args", "ini"),
     [
@@ -286,13 +284,19 @@ def test_metrics_section(pytester: pytest.Pytester, bench, args, ini) -> None:
     bench(ini=ini)
     result = pytester.runpytest("-p", "no:cacheprovider", *args)
     lines = section(result)
-    start = lines.index("  Metrics:     pass^3   pass@5")
-    # seven: C(7,3)/C(10,3) = 0.2917, pass@5 = 1; zero: 0, 0; all: 1, 1
+    start = lines.index("  Metrics (pass^k, pass@k over inputs):")
+    # seven: C(7,3)/C(10,3) = 0.2917, pass@5 = 1; zero: 0, 0; all: 1, 1. 0.3.0's layout: no interval
+    # with fewer than prob_min_inputs (10) inputs, and the inputs left out named.
     assert lines[start:] == [
-        "  Metrics:     pass^3   pass@5",
-        "    classify    0.431    0.667",
-        "    once            -        -  " + NOTE,
-        "    Overall     0.431    0.667  " + NOTE,
+        "  Metrics (pass^k, pass@k over inputs):",
+        "    classify  pass^3  N=3 inputs  43.1%",
+        "              pass@5  N=3 inputs  66.7%",
+        "    once      pass^3  N=0 inputs      -  1 left out (fewer than 3 runs)",
+        "              pass@5  N=0 inputs      -  1 left out (fewer than 5 runs)",
+        "    Overall   pass^3  N=3 inputs  43.1%  1 left out (fewer than 3 runs)",
+        "              pass@5  N=3 inputs  66.7%  1 left out (fewer than 5 runs)",
+        "    pass^k: the chance that k runs of an input all pass (reliability)",
+        "    pass@k: the chance that at least one of k runs of an input passes (capability)",
     ]
 
 
@@ -305,23 +309,27 @@ def test_metrics_in_json(pytester: pytest.Pytester, bench) -> None:
     assert rows["classify::zero"]["metrics"] == {"pass^3": 0.0, "pass@5": 0.0}
     assert rows["once"]["metrics"] == {"pass^3": None, "pass@5": None}
     assert data["stats_config"]["metrics"] == ["pass^3", "pass@5"]
-    assert data["aggregates"] == [
-        {"scope": "benchmark", "name": "classify", "metrics": {
-            "pass^3": {"estimate": pytest.approx((35 / 120 + 1) / 3), "cases": 3, "left_out": 0},
-            "pass@5": {"estimate": pytest.approx(2 / 3), "cases": 3, "left_out": 0}}},
-        {"scope": "benchmark", "name": "once", "metrics": {
-            "pass^3": {"estimate": None, "cases": 0, "left_out": 1},
-            "pass@5": {"estimate": None, "cases": 0, "left_out": 1}}},
-        {"scope": "overall", "name": "Overall", "metrics": {
-            "pass^3": {"estimate": pytest.approx((35 / 120 + 1) / 3), "cases": 3, "left_out": 1},
-            "pass@5": {"estimate": pytest.approx(2 / 3), "cases": 3, "left_out": 1}}},
-    ]
+    aggregates = {a["name"]: a for a in data["aggregates"]}
+    assert [(a["scope"], a["name"]) for a in data["aggregates"]] == [
+        ("function", "classify"), ("function", "once"), ("overall", "Overall")]
+
+    def metric(name: str, key: str) -> tuple:
+        entry = aggregates[name]["metrics"][key]
+        return entry["estimate"], entry["inputs"], entry["left_out"], entry["ci"], entry["suppressed"]
+
+    assert metric("classify", "pass^3") == (pytest.approx((35 / 120 + 1) / 3), 3, 0, None, "fewer than 10 inputs")
+    assert metric("classify", "pass@5") == (pytest.approx(2 / 3), 3, 0, None, "fewer than 10 inputs")
+    assert metric("once", "pass^3") == (None, 0, 1, None, "no input with at least 3 runs")
+    assert metric("Overall", "pass@5") == (pytest.approx(2 / 3), 3, 1, None, "fewer than 10 inputs")
+    # The function-level estimate: the mean of the cases' fractions, 7/10, 0/10, 10/10.
+    assert aggregates["classify"]["estimate"] == pytest.approx((0.7 + 0 + 1) / 3)
+    assert aggregates["classify"]["inputs"] == 3 and aggregates["classify"]["suppressed"] == "fewer than 10 inputs"
 
 
 def test_no_metrics_no_section(pytester: pytest.Pytester, bench) -> None:
     bench()
     result = pytester.runpytest("-p", "no:cacheprovider")
-    assert not any("Metrics:" in line for line in section(result))
+    assert not any("Metrics" in line for line in section(result))
 
 
 # -- bad input: usage errors before any run ---------------------------------------------------

@@ -84,6 +84,7 @@ def test_stats_config_defaults_and_to_dict():
         "resamples": 5000,
         "seed": 0,
         "min_inputs": 10,
+        "inputs_interval": "wilson",
         "intervals": True,
         "min_rate": None,
         "undecided": "fail",
@@ -684,12 +685,15 @@ def test_cases_without_a_spec_get_the_session_defaults():
     assert row.latency.quantile == 0.9
 
 
-def test_no_metrics_no_aggregates():
+def test_every_function_and_overall_get_an_estimate_over_inputs_without_metrics():
     result = run_analyze(StatsConfig(), ("a", "ppp", {}))
-    assert result.aggregates == []
+    [function, overall] = result.aggregates
+    assert (function.name, function.scope, overall.name, overall.scope) == ("a", "function", "Overall", "overall")
+    assert function.metrics == {} and function.estimate.estimate == 1.0
+    assert function.estimate.suppressed == "fewer than 10 inputs" and not function.shown and not overall.shown
 
 
-def test_aggregates_per_benchmark_in_order_and_overall():
+def test_aggregates_per_benchmark_by_name_and_overall():
     config = StatsConfig(metrics=(("pass^", 3), ("pass@", 2)))
     summary = aggregate(
         records("b::one", "ppppf")  # pass^3 = C(4,3)/C(5,3) = 0.4, pass@2 = 1
@@ -700,29 +704,42 @@ def test_aggregates_per_benchmark_in_order_and_overall():
     specs = {row.case.key: case_spec({}, len(row.records), config) for row in summary.rows}
     result = analyze(summary, config, lambda case: specs[case.key])
     names = [(a.name, a.scope) for a in result.aggregates]
-    assert names == [("b", "benchmark"), ("a", "benchmark"), ("Overall", "overall")]
-    b, a, overall = result.aggregates
-    assert b.values == pytest.approx({"pass^3": 0.25, "pass@2": 0.95})
-    assert (b.cases, b.left_out) == ({"pass^3": 2, "pass@2": 2}, {"pass^3": 0, "pass@2": 0})
-    assert a.values == {"pass^3": 0.0, "pass@2": 0.5}
-    assert (a.cases, a.left_out) == ({"pass^3": 1, "pass@2": 2}, {"pass^3": 1, "pass@2": 0})
-    assert overall.values == pytest.approx({"pass^3": 0.5 / 3, "pass@2": 2.9 / 4})
-    assert (overall.cases, overall.left_out) == ({"pass^3": 3, "pass@2": 4}, {"pass^3": 1, "pass@2": 0})
-    assert overall.to_dict() == {
-        "scope": "overall",
-        "name": "Overall",
-        "metrics": {
-            "pass^3": {"estimate": pytest.approx(0.5 / 3), "cases": 3, "left_out": 1},
-            "pass@2": {"estimate": pytest.approx(2.9 / 4), "cases": 4, "left_out": 0},
-        },
-    }
+    assert names == [("a", "function"), ("b", "function"), ("Overall", "overall")]  # by name, as 0.3.0
+    a, b, overall = result.aggregates
+    assert {m: v.estimate for m, v in b.metrics.items()} == pytest.approx({"pass^3": 0.25, "pass@2": 0.95})
+    assert {m: (v.inputs, v.left_out) for m, v in b.metrics.items()} == {"pass^3": (2, 0), "pass@2": (2, 0)}
+    assert {m: v.estimate for m, v in a.metrics.items()} == {"pass^3": 0.0, "pass@2": 0.5}
+    assert {m: (v.inputs, v.left_out) for m, v in a.metrics.items()} == {"pass^3": (1, 1), "pass@2": (2, 0)}
+    assert {m: v.estimate for m, v in overall.metrics.items()} == pytest.approx({"pass^3": 0.5 / 3, "pass@2": 2.9 / 4})
+    # The mean of the per-case fractions: each input counts once, whatever its runs.
+    assert overall.estimate.estimate == pytest.approx((0.8 + 0.6 + 1.0 + 0.0) / 4)
+    data = overall.to_dict()
+    assert list(data)[:17] == ["scope", "name", "inputs", "runs", "estimate", "ci", "normal_ci", "resamples", "seed",
+                               "resampling_unit", "note", "suppressed", "icc", "width_factor", "metrics", "stopped",
+                               "runs_change"]  # 0.3.0's keys first
+    assert data["metrics"]["pass^3"] == {"k": 3, "inputs": 3, "left_out": 1, "estimate": pytest.approx(0.5 / 3), "ci": None,
+                                         "normal_ci": None, "suppressed": "fewer than 10 inputs", "stopped": 0, "cases": 3}
+    assert data["runs"] == {"min": 2, "mean": 3.75, "max": 5} and data["resampling_unit"] == "input"
+
+
+def test_the_interval_over_inputs_follows_ini_prob_inputs_interval():
+    cases = [(f"f::c{i:02d}", "p" * (i % 4) + "f" * (4 - i % 4)) for i in range(12)]
+    summary = aggregate([r for key, outcomes in cases for r in records(key, outcomes)])
+    wilson = analyze(summary, StatsConfig()).aggregates[0]
+    bootstrap = analyze(summary, StatsConfig(inputs_interval="percentile")).aggregates[0]
+    assert wilson.estimate.method == "wilson" and wilson.to_dict()["ci"]["method"] == "wilson"
+    assert bootstrap.to_dict()["ci"]["method"] == "bootstrap" and bootstrap.to_dict()["resamples"] == 5000
+    assert wilson.estimate.estimate == bootstrap.estimate.estimate and wilson.estimate.ci != bootstrap.estimate.ci
+    assert wilson.shown and wilson.estimate.icc is not None
 
 
 def test_aggregate_of_only_short_cases_is_none():
     config = StatsConfig(metrics=(("pass^", 5),))
     result = run_analyze(config, ("a", "pp", {}))
-    assert result.aggregates[0].values == {"pass^5": None}
-    assert result.aggregates[-1].to_dict()["metrics"]["pass^5"] == {"estimate": None, "cases": 0, "left_out": 1}
+    assert result.aggregates[0].metrics["pass^5"].estimate is None
+    assert result.aggregates[-1].to_dict()["metrics"]["pass^5"] == {
+        "k": 5, "inputs": 0, "left_out": 1, "estimate": None, "ci": None, "normal_ci": None,
+        "suppressed": "no input with at least 5 runs", "stopped": 0, "cases": 0}
 
 
 def test_runs_not_executed_and_runs_cut_short_combine_in_a_count_gate():

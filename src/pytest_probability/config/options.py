@@ -118,6 +118,8 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("prob_seed", "Seed of every resampling procedure (default 0).", default="0")
     parser.addini("prob_min_inputs", "Fewest inputs (cases) a function-level interval, and paired inputs a comparison's "
                   "verdict, need (default 10, at least 2).", default="10")
+    parser.addini("prob_inputs_interval", "Function-level interval over inputs: wilson (default), bootstrap (0.3.0's) or t.",
+                  default="wilson")
     parser.addini("prob_compare", "Default of --prob-compare: a parametrize argument to A/B (default none).", default="")
     parser.addini("prob_pattern", "Glob for benchmark files (default bench_*.py).", default=DEFAULT_PATTERN)
     parser.addini("prob_runs", "Runs per case when neither --prob-runs nor a marker says (default 1).", default="1")

@@ -109,6 +109,8 @@ class StatsConfig:
     seed: int = 0
     #: Fewest inputs a function-level interval needs, and paired inputs a comparison's verdict (ini ``prob_min_inputs``).
     min_inputs: int = 10
+    #: The function-level interval over inputs (ini ``prob_inputs_interval``), as ``maths.inputs`` names it.
+    inputs_interval: str = "wilson"
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report's ``stats_config``: 0.3.0's six keys first, in its order, then this version's."""
@@ -119,6 +121,7 @@ class StatsConfig:
             "resamples": self.resamples,
             "seed": self.seed,
             "min_inputs": self.min_inputs,
+            "inputs_interval": INPUTS_INTERVALS_SHOWN[self.inputs_interval],
             "intervals": self.intervals,
             "min_rate": self.min_rate,
             "undecided": self.undecided,
@@ -130,6 +133,12 @@ class StatsConfig:
             "stop": self.stop,
             "explain": self.explain,
         }
+
+
+#: Ini ``prob_inputs_interval``'s values -> ``maths.inputs``' methods: the cluster-adjusted Wilson interval
+#: (the default: it keeps its coverage with few inputs), 0.3.0's percentile cluster bootstrap, Student's t.
+INPUTS_INTERVALS = {"wilson": "wilson", "bootstrap": "percentile", "t": "t"}
+INPUTS_INTERVALS_SHOWN = {method: name for name, method in INPUTS_INTERVALS.items()}
 
 
 def resolve(config: pytest.Config) -> Settings:
@@ -250,6 +259,7 @@ def resolve_stats(config: pytest.Config) -> StatsConfig:
         value, source = pick(config, "prob_seed")
         seed = parse_whole(value, source=source)
         min_inputs = parse_whole(config.getini("prob_min_inputs"), source="prob_min_inputs", least=2)
+        shown = parse_choice(config.getini("prob_inputs_interval"), tuple(INPUTS_INTERVALS), "ini prob_inputs_interval")
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
     return StatsConfig(
@@ -269,4 +279,5 @@ def resolve_stats(config: pytest.Config) -> StatsConfig:
         resamples=resamples,
         seed=seed,
         min_inputs=min_inputs,
+        inputs_interval=INPUTS_INTERVALS[shown],
     )

@@ -1,4 +1,4 @@
-"""What the rows mean: each case's interval, gate and latency verdicts, and pass^k / pass@k.
+"""What the rows mean: each case's interval, gate and latency verdicts, pass^k / pass@k, and the estimates over inputs.
 
 Pure and pytest-free: a :class:`~pytest_probability.model.rows.Summary` and
 the session's :class:`~pytest_probability.config.settings.StatsConfig` in,
@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Callable, Mapping
 
+from ..aggregate.inputs import InputsAggregate, aggregates
 from ..config.settings import StatsConfig
 from ..config.spec import CaseSpec, case_spec
 from ..maths import stats
@@ -87,40 +88,11 @@ def analyze_row(row: Row, spec: CaseSpec, config: StatsConfig, missing: int = 0)
 
 
 @dataclass
-class MetricAggregate:
-    name: str  # benchmark name, or "Overall"
-    scope: str  # "benchmark" or "overall"
-    values: dict[str, float | None]
-    cases: dict[str, int]  # metric -> cases averaged
-    left_out: dict[str, int]  # metric -> cases with fewer than k runs
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "scope": self.scope,
-            "name": self.name,
-            "metrics": {
-                metric: {"estimate": self.values[metric], "cases": self.cases[metric], "left_out": self.left_out[metric]}
-                for metric in self.values
-            },
-        }
-
-
-def _aggregate(name: str, scope: str, rows: Iterable[RowAnalysis], metrics: Sequence[str]) -> MetricAggregate:
-    rows = list(rows)
-    values, cases, left_out = {}, {}, {}
-    for metric in metrics:
-        present = [r.metrics[metric] for r in rows if r.metrics.get(metric) is not None]
-        values[metric] = sum(present) / len(present) if present else None  # type: ignore[arg-type]
-        cases[metric] = len(present)
-        left_out[metric] = len(rows) - len(present)
-    return MetricAggregate(name, scope, values, cases, left_out)
-
-
-@dataclass
 class Analysis:
     config: StatsConfig
     rows: list[RowAnalysis]
-    aggregates: list[MetricAggregate]
+    #: Each bench function's estimate over its inputs, then Overall (``aggregate.inputs``).
+    aggregates: list[InputsAggregate]
 
     @functools.cached_property
     def by_key(self) -> dict[str, RowAnalysis]:
@@ -154,15 +126,9 @@ def analyze(summary: Summary, config: StatsConfig, spec_of: Callable[[CaseRef], 
     missing = missing or {}
     rows = [analyze_row(row, spec_of(row.case) if spec_of is not None else default, config, missing.get(row.case.key, 0))
             for row in summary.rows]
-    names = [f"{kind}{k}" for kind, k in config.metrics]
-    aggregates: list[MetricAggregate] = []
-    if names:
-        benchmarks: dict[str, list[RowAnalysis]] = {}
-        for row in rows:
-            benchmarks.setdefault(row.row.case.benchmark, []).append(row)
-        aggregates = [_aggregate(name, "benchmark", group, names) for name, group in benchmarks.items()]
-        aggregates.append(_aggregate("Overall", "overall", rows, names))
-    return Analysis(config, rows, aggregates)
+    found = aggregates(summary.rows, config.metrics, level=config.confidence, resamples=config.resamples,
+                       seed=config.seed, min_inputs=config.min_inputs, interval=config.inputs_interval)
+    return Analysis(config, rows, found)
 
 
 def verdict_text(result: RowAnalysis, undecided: str) -> Verdict:

@@ -1,8 +1,8 @@
 """How intervals, gates, latency and pass^k/pass@k reach every output: the statistics' facet.
 
 :class:`StatsFacet` gives a table column for the interval and one for
-latency, the gates and metrics sections, JSON row fields and sections, and
-the gate gauges. All of them read the same
+latency, the function-level lines (``report/inputs.py``), the gates and
+metrics sections, JSON row fields and sections, and the gate gauges. All of them read the same
 :class:`~pytest_probability.decide.analysis.Analysis`.
 """
 
@@ -19,6 +19,7 @@ from ..model.rows import Row
 from ..protocols import Facet
 from ..text import label_text
 from ..vocabulary import FAILED, PASSED, SKIPPED, UNDECIDED, VERDICT_VALUES
+from .inputs import aggregate_lines, metric_lines
 from .terminal import fraction
 
 if TYPE_CHECKING:
@@ -120,24 +121,6 @@ def bar_percent(rate: float) -> str:
     return f"{'99.9999' if text == '100' and rate < 1 else text}%"
 
 
-def metrics_section(analysis: Analysis) -> list[Line]:
-    if not analysis.aggregates:
-        return []
-    names = list(analysis.aggregates[0].values)
-    lines: list[Line] = [("", {})]
-    label_width = max(len(label_text(a.name)) for a in analysis.aggregates)
-    header = "  Metrics:".ljust(4 + label_width + 2) + "  ".join(n.rjust(max(7, len(n))) for n in names)
-    lines.append((header.rstrip(), {"bold": True}))
-    for aggregate in analysis.aggregates:
-        values = "  ".join(("-" if aggregate.values[n] is None else f"{aggregate.values[n]:.3f}").rjust(max(7, len(n))) for n in names)
-        notes = [f"{n}: {aggregate.left_out[n]} case(s) with fewer than k runs left out" for n in names if aggregate.left_out[n]]
-        text = f"    {label_text(aggregate.name).ljust(label_width)}  {values}"
-        if notes:
-            text += "  (" + "; ".join(notes) + ")"
-        lines.append((text, {"bold": aggregate.scope == "overall"}))
-    return lines
-
-
 def json_row(analysis: Analysis, row: Row) -> dict[str, Any]:
     result = analysis.by_key.get(row.case.key)
     if result is None:
@@ -190,7 +173,8 @@ class StatsFacet(Facet):
 
     def lines(self) -> Sequence[Line]:
         analysis = self.results.analysis()
-        return gates_section(analysis) + metrics_section(analysis)
+        shown = aggregate_lines(analysis.aggregates) if self.config.intervals else []
+        return shown + gates_section(analysis) + metric_lines(analysis.aggregates)
 
     def row_fields(self, row: Row) -> Mapping[str, Any]:
         return json_row(self.results.analysis(), row)
