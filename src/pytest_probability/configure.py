@@ -34,6 +34,7 @@ from .decide.settle import SettleGates
 from .protocols import VerdictKind
 from .record.intake import Intake, LateUsage
 from .report.comparisons import ComparisonsFacet
+from .report.explain import ExplainFacet
 from .report.spend import SpendFacet
 from .report.stats import StatsFacet
 from .roles import Controller, RetryHooks, Serial, Worker
@@ -124,6 +125,8 @@ def _aggregating(config: pytest.Config, state: State, role: str, book: DecisionB
         StatsFacet(results, state.stats),
         SpendFacet(results, state.stats.stop, book.budget),
         ComparisonsFacet(comparing, state.cases),
+        # last: its JSON fields are the others' with the readings added
+        ExplainFacet(results, comparing, state.stats, lambda: config.get_terminal_writer().fullwidth),
     ]
     state.finishers += [SettleGates(book, results), comparing]
     history = comparing.session.config.history if comparing.session is not None else None

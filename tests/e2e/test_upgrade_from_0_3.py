@@ -249,3 +249,86 @@ def bench_ab(style, q):
     assert '"mode": "marker"' in found[8] and '"verdict": "pass"' in found[8] and '"planned": 10' in found[8]
     assert '"function": "classify"' in found[11]
     assert '"only_current": []' in found[12]
+
+
+GATED = """
+import collections, os, pytest
+C = collections.Counter()
+
+@pytest.mark.probability(min_rate=0.5)
+@pytest.mark.parametrize("i", ["never", "solid", "coin"])
+def bench_g(i):
+    C[i] += 1
+    if i == "never":
+        assert False, "never passes"
+    if i == "coin" and C[i] % 2:
+        raise RuntimeError("boom")
+"""
+
+
+def test_explain_reads_every_line_and_fills_the_json(pytester: pytest.Pytester) -> None:
+    """Item 10: --prob-explain (or ini prob_explain) reads each gated case, failing row, function-level
+    line, metric and comparison in plain words, with a next step, and puts the same text in the JSON."""
+    pytester.makepyfile(bench_g=GATED, bench_rich=RICH)
+    result = run(pytester, "--prob-runs=10", "--prob-metric=pass^3", "--prob-explain", "--prob-json=r.json")
+    out = text(result)
+    assert "  Explained (--prob-explain):" in out and "  Methods used:" in out, out
+    flat = " ".join(out.split())  # the readings are wrapped to the terminal
+    assert ("0 of 10 runs passed. The true pass rate is probably between 0% and 31% (95% confidence). Your bar is "
+            "50%, and that whole range is below it, so this case falls short of the bar.") in flat
+    assert "Next: look at the failing runs: -rx lists them with their assert messages" in flat
+    assert ("5 of the runs that didn't pass errored (raised an exception other than a failed assert); they count "
+            "as non-passes.") in flat
+    assert "Until that's settled, the case fails the test session (--prob-undecided=pass would let it through)." in flat
+    assert "classify's 12 inputs passed 75.0% of their runs on average, each input counting equally." in flat
+    assert "With twice the runs of every input the range would be no narrower" in flat
+    assert "Next: to narrow the range, add inputs." in flat
+    assert "pass^3 is the chance that 3 runs of an input all pass." in flat
+    assert "Run with --prob-explain" not in out
+    data = json.loads((pytester.path / "r.json").read_text())
+    rows = {row["case"]: row for row in data["rows"]}
+    never = rows["g::never"]
+    assert never["gate"]["explanation"].startswith("0 of 10 runs passed.") and "Next:" in never["gate"]["explanation"]
+    assert never["explanation"].startswith("None of the 10 runs passed.")
+    assert rows["triage::t00"]["explanation"].startswith("7 of 10 runs passed; the others failed")
+    aggregate = next(a for a in data["aggregates"] if a["name"] == "classify")
+    assert aggregate["explanation"].startswith("classify's 12 inputs passed 75.0%")
+    assert aggregate["metrics"]["pass^3"]["explanation"].startswith("pass^3 is the chance")
+    # 0.3.0's recipe 3, verbatim, needs --prob-explain
+    if shutil.which("jq"):
+        recipe = ('jq -r \'.rows[] | select(.gate and .gate.verdict != "pass") | '
+                  '"\\(.case): \\(.gate.verdict | ascii_upcase)\\n\\(.gate.explanation)\\n"\' r.json')
+        done = subprocess.run(["bash", "-c", recipe], cwd=pytester.path, capture_output=True, text=True, timeout=30)
+        assert done.returncode == 0 and "g::never: FAIL\n0 of 10 runs passed." in done.stdout, done.stderr
+    # ini prob_explain does the same; without either, the summary ends with 0.3.0's hint
+    pytester.makeini("[pytest]\nprob_explain = true\n")
+    assert "Explained (--prob-explain)" in text(run(pytester, "--prob-runs=10"))
+    pytester.makeini("[pytest]\n")
+    assert "  Run with --prob-explain for a plain-language reading." in text(run(pytester, "--prob-runs=10"))
+    quiet = run(pytester, "--prob-runs=10", "-k", "solid")
+    assert "Run with --prob-explain" not in text(quiet)  # nothing worth reading: a gate that passed
+
+
+def test_explain_reads_comparisons_and_the_baseline(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(bench_ab="""
+import pytest
+
+@pytest.mark.probability(compare="style", margin=0.02)
+@pytest.mark.parametrize("style", ["terse", "few_shot"])
+@pytest.mark.parametrize("q", [f"in{j:02d}" for j in range(12)])
+def bench_triage(q, style):
+    assert style == "terse", "few_shot wrong"
+""")
+    run(pytester, "--prob-runs=4", "--prob-json=main.json")
+    result = run(pytester, "--prob-runs=4", "--prob-explain", "--prob-baseline=main.json", "--prob-margin=0.05",
+                 "--prob-json=r.json")
+    flat = " ".join(text(result).split())
+    assert ("Over the 12 inputs both arms ran, few_shot passed 100.0 points fewer of its runs than terse on average"
+            in flat), flat
+    assert "Your margin is 2 points: few_shot passes if it is at most 2 points worse than terse" in flat
+    assert "This run is set against an earlier report, main.json" in flat
+    assert "With --prob-margin=0.05, each function's verdict decides" in flat
+    data = json.loads((pytester.path / "r.json").read_text())
+    assert data["comparisons"][0]["explanation"].startswith("Over the 12 inputs both arms ran")
+    assert data["baseline"]["explanation"].startswith("This run is set against an earlier report, main.json")
+    assert data["baseline"]["comparisons"][0]["explanation"].startswith("Over the 24 cases of triage in both reports")
