@@ -297,6 +297,8 @@ def test_metrics_section(pytester: pytest.Pytester, bench, args, ini) -> None:
         "              pass@5  N=3 inputs  66.7%  1 left out (fewer than 5 runs)",
         "    pass^k: the chance that k runs of an input all pass (reliability)",
         "    pass@k: the chance that at least one of k runs of an input passes (capability)",
+        "",
+        "  Run with --prob-explain for a plain-language reading.",  # 0.3.0's hint: a metric is shown
     ]
 
 
