@@ -47,18 +47,22 @@ def argparse_type(parse: Callable[..., Any]) -> Callable[[str], Any]:
     return convert
 
 
+def _whole(value: Any, source: str, kind: str) -> int:
+    """``value`` as an int: an int as is, text parsed; a bool or other text is ``{source} must be {kind}``."""
+    if isinstance(value, bool):
+        raise ValueError(f"{source} must be {kind}, got {value!r}")
+    if isinstance(value, int):
+        return value
+    text = str(value).strip()
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{source} must be {kind}, got {text!r}") from None
+
+
 def parse_runs(value: Any, *, source: str = "--prob-runs") -> int:
     """A positive whole number of runs."""
-    if isinstance(value, bool):
-        raise ValueError(f"{source} must be a positive whole number, got {value!r}")
-    if isinstance(value, int):
-        number = value
-    else:
-        text = str(value).strip()
-        try:
-            number = int(text)
-        except ValueError:
-            raise ValueError(f"{source} must be a positive whole number, got {text!r}") from None
+    number = _whole(value, source, "a positive whole number")
     if number < 1:
         raise ValueError(f"{source} must be at least 1, got {number}")
     return number
@@ -67,16 +71,7 @@ def parse_runs(value: Any, *, source: str = "--prob-runs") -> int:
 def parse_whole(value: Any, *, source: str, least: int | None = None) -> int:
     """A whole number (``least`` or more when given): ``--prob-bootstrap``, ``--prob-seed``,
     ``prob_min_inputs``, as 0.3.0 worded their errors."""
-    if isinstance(value, bool):
-        raise ValueError(f"{source} must be an integer, got {value!r}")
-    if isinstance(value, int):
-        number = value
-    else:
-        text = str(value).strip()
-        try:
-            number = int(text)
-        except ValueError:
-            raise ValueError(f"{source} must be an integer, got {text!r}") from None
+    number = _whole(value, source, "an integer")
     if least is not None and number < least:
         raise ValueError(f"{source} must be at least {least}, got {value!r}")
     return number

@@ -80,7 +80,6 @@ The methods (docs/statistics.md, "Averages over inputs"; docs/reference.md,
 from __future__ import annotations
 
 import math
-import operator
 import random
 import statistics
 from typing import Iterable, NamedTuple, Sequence, Tuple
@@ -152,27 +151,6 @@ _NO_CHANGE = 1e-12  # a width change this small is none at all ("±0%")
 # -- validation ---------------------------------------------------------------------
 
 
-def _as_int(value: object, name: str) -> int:
-    if isinstance(value, bool):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    try:
-        return operator.index(value)  # type: ignore[arg-type]
-    except TypeError:
-        raise TypeError(f"{name} must be an integer, got {value!r}") from None
-
-
-def _as_real(value: object, name: str) -> float:
-    if isinstance(value, (bool, str, bytes)):
-        raise TypeError(f"{name} must be a number, got {value!r}")
-    try:
-        number = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number, got {value!r}") from None
-    if not math.isfinite(number):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return number
-
-
 def _level(level: object) -> float:
     if isinstance(level, str):
         raise TypeError(f"level must be a number, got the string {level!r}; use stats.parse_confidence() for text")
@@ -180,14 +158,14 @@ def _level(level: object) -> float:
 
 
 def _resamples(resamples: object) -> int:
-    count = _as_int(resamples, "resamples")
+    count = stats.as_int(resamples, "resamples")
     if count < 1:
         raise ValueError(f"resamples must be at least 1, got {resamples!r}")
     return count
 
 
 def _min_inputs(min_inputs: object) -> int:
-    count = _as_int(min_inputs, "min_inputs")
+    count = stats.as_int(min_inputs, "min_inputs")
     if count < 2:
         raise ValueError(f"min_inputs must be at least 2, got {min_inputs!r}")
     return count
@@ -196,7 +174,7 @@ def _min_inputs(min_inputs: object) -> int:
 def _values(values: Iterable[float], least: int = 1) -> list:
     if isinstance(values, (str, bytes)):
         raise TypeError(f"values must be an iterable of numbers, got {values!r}")
-    result = [_as_real(value, "each value") for value in values]
+    result = [stats.as_real(value, "each value") for value in values]
     if len(result) < least:
         raise ValueError(f"need at least {least} value{'s' if least > 1 else ''}, got {len(result)}")
     return result
@@ -229,8 +207,8 @@ def check_counts(counts: Iterable[Tuple[int, int]]) -> list:
             passes, total = pair
         except (TypeError, ValueError):
             raise TypeError(f"each case must be a (passes, total) pair, got {pair!r}") from None
-        passes = _as_int(passes, "passes")
-        total = _as_int(total, "total")
+        passes = stats.as_int(passes, "passes")
+        total = stats.as_int(total, "total")
         if total < 1:
             raise ValueError(f"a case needs at least one run, got total={total}")
         if not 0 <= passes <= total:
@@ -289,7 +267,7 @@ def bootstrap_means(values: Iterable[float], resamples: int = RESAMPLES, seed: i
     """
     pool = _values(values)
     count = _resamples(resamples)
-    rng = random.Random(_as_int(seed, "seed"))
+    rng = random.Random(stats.as_int(seed, "seed"))
     draw, fsum, n = rng.choices, math.fsum, len(pool)
     return [fsum(draw(pool, k=n)) / n for _ in range(count)]
 
@@ -363,8 +341,8 @@ def student_t_ppf(p: float, df: float) -> float:
     1, the lower quantile of ``df / (df + T**2) ~ Beta(df/2, 1/2)``, which
     keeps the digits of a large ``t``. ``p`` in [0, 1]; +-inf at the ends.
     """
-    p = _as_real(p, "p")
-    nu = _as_real(df, "df")
+    p = stats.as_real(p, "p")
+    nu = stats.as_real(df, "df")
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"p must be between 0 and 1, got {p!r}")
     if nu <= 0.0:
@@ -419,7 +397,7 @@ def wilson_interval(values: Iterable[float], level: float, trials: float | None 
     data = _values(values, least=2)
     if any(not 0.0 <= v <= 1.0 for v in data):
         raise ValueError("the Wilson interval needs values between 0 and 1")
-    cap = math.inf if trials is None else _as_real(trials, "trials")
+    cap = math.inf if trials is None else stats.as_real(trials, "trials")
     if cap <= 0.0:
         raise ValueError(f"trials must be positive, got {trials!r}")
     count = len(data)
@@ -444,7 +422,7 @@ def interval_of(values: Sequence[float], level: float, interval: str = PERCENTIL
     if method == PERCENTILE:
         return bootstrap_interval(values, level, resamples, seed)
     _resamples(resamples)  # validated alike whichever method
-    _as_int(seed, "seed")
+    stats.as_int(seed, "seed")
     if method == STUDENT_T:
         return t_interval(values, level)
     return wilson_interval(values, level, trials)
@@ -496,7 +474,7 @@ def icc(counts: Iterable[Tuple[int, int]], clip: bool = True) -> float | None:
 
 
 def _rho(rho: object) -> float:
-    value = _as_real(rho, "rho")
+    value = stats.as_real(rho, "rho")
     if not 0.0 <= value <= 1.0:
         raise ValueError(f"rho must be between 0 and 1, got {rho!r}")
     return value
@@ -513,7 +491,7 @@ def width_factor(k: float, rho: float) -> float:
     (Kish's design effect ``1 + (k - 1) ρ`` over ``k``). 1/√k at ρ = 0, 1 at ρ = 1.
     ``k >= 1`` may be fractional (:func:`harmonic_runs`).
     """
-    runs = _as_real(k, "k")
+    runs = stats.as_real(k, "k")
     if runs < 1.0:
         raise ValueError(f"k must be at least 1, got {k!r}")
     return math.sqrt((1.0 + (runs - 1.0) * _rho(rho)) / runs)
@@ -527,12 +505,12 @@ def width_change(k: float, rho: float, runs: float = 1.0, inputs: float = 1.0) -
     Doubling the inputs gives ``1/√2 - 1`` (about −29%) at any ρ; doubling the
     runs gives that at ρ = 0 and exactly 0 at ρ = 1.
     """
-    more_runs = _as_real(runs, "runs")
-    more_inputs = _as_real(inputs, "inputs")
+    more_runs = stats.as_real(runs, "runs")
+    more_inputs = stats.as_real(inputs, "inputs")
     if more_runs <= 0.0 or more_inputs <= 0.0:
         raise ValueError(f"runs and inputs must be positive factors, got runs={runs!r}, inputs={inputs!r}")
     before = width_factor(k, rho)
-    return width_factor(_as_real(k, "k") * more_runs, rho) / before / math.sqrt(more_inputs) - 1.0
+    return width_factor(stats.as_real(k, "k") * more_runs, rho) / before / math.sqrt(more_inputs) - 1.0
 
 
 def format_change(change: float) -> str:
@@ -542,7 +520,7 @@ def format_change(change: float) -> str:
     (or ``+<1%``); none at all (``|change| < 1e-12``, as at ρ = 1) is ``±0%``, so
     ``−0%`` never shows. A growth is signed ``+``: ``+5%``.
     """
-    value = _as_real(change, "change")
+    value = stats.as_real(change, "change")
     if abs(value) < _NO_CHANGE:
         return "\u00b10%"
     sign = _MINUS if value < 0.0 else "+"
@@ -653,7 +631,7 @@ def input_estimate(counts: Iterable[Tuple[int, int]], level: float = 0.95, resam
         raise ValueError("need at least one case")
     level = _level(level)
     resamples = _resamples(resamples)
-    seed = _as_int(seed, "seed")
+    seed = stats.as_int(seed, "seed")
     min_inputs = _min_inputs(min_inputs)
     method = parse_interval(interval)
     halted = sum(_flags(stopped, len(pairs)))
@@ -690,12 +668,12 @@ def metric_estimate(counts: Iterable[Tuple[int, int]], kind: str, k: int, level:
     pairs = check_counts(counts)
     if kind not in METRIC_KINDS:
         raise ValueError(f"the metric kind must be one of {', '.join(METRIC_KINDS)}, got {kind!r}")
-    k = _as_int(k, "k")
+    k = stats.as_int(k, "k")
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
     level = _level(level)
     resamples = _resamples(resamples)
-    seed = _as_int(seed, "seed")
+    seed = stats.as_int(seed, "seed")
     min_inputs = _min_inputs(min_inputs)
     method = parse_interval(interval)
     flags = _flags(stopped, len(pairs))

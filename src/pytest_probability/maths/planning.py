@@ -100,7 +100,6 @@ modelled: each input is its own cluster.
 from __future__ import annotations
 
 import math
-import operator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple, Sequence, Tuple
@@ -181,27 +180,13 @@ _RULES = ("rate", "count")
 
 
 def _int(value: object, name: str, least: int) -> int:
-    if isinstance(value, bool):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    try:
-        number = operator.index(value)  # type: ignore[arg-type]
-    except TypeError:
-        raise TypeError(f"{name} must be an integer, got {value!r}") from None
+    number = stats.as_int(value, name)
     if number < least:
         raise ValueError(f"{name} must be at least {least}, got {value!r}")
     return number
 
 
-def _real(value: object, name: str) -> float:
-    if isinstance(value, (bool, str, bytes)):
-        raise TypeError(f"{name} must be a number, got {value!r}")
-    try:
-        number = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number, got {value!r}") from None
-    if not math.isfinite(number):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return number
+_real = stats.as_real
 
 
 def _unit(value: object, name: str) -> float:

@@ -83,7 +83,7 @@ _MIN_SUBNORMAL = 5e-324
 # ---------------------------------------------------------------------------
 
 
-def _as_int(value: object, name: str) -> int:
+def as_int(value: object, name: str) -> int:
     """Return *value* as an ``int``; bools and non-integers are rejected."""
     if isinstance(value, bool):
         raise TypeError(f"{name} must be an integer, got {value!r}")
@@ -93,7 +93,7 @@ def _as_int(value: object, name: str) -> int:
         raise TypeError(f"{name} must be an integer, got {value!r}") from None
 
 
-def _as_real(value: object, name: str) -> float:
+def as_real(value: object, name: str) -> float:
     """Return *value* as a finite ``float`` (strings and bools rejected)."""
     if isinstance(value, (bool, str, bytes)):
         raise TypeError(f"{name} must be a number, got {value!r}")
@@ -107,8 +107,8 @@ def _as_real(value: object, name: str) -> float:
 
 
 def _check_counts(k: object, n: object) -> Tuple[int, int]:
-    n_ = _as_int(n, "n")
-    k_ = _as_int(k, "k")
+    n_ = as_int(n, "n")
+    k_ = as_int(k, "k")
     if n_ < 1:
         raise ValueError(f"n (number of runs) must be >= 1, got {n!r}")
     if not 0 <= k_ <= n_:
@@ -140,7 +140,7 @@ def _check_shape(a: float, b: float) -> None:
 
 
 def _check_probability(p: object, name: str) -> float:
-    p_ = _as_real(p, name)
+    p_ = as_real(p, name)
     if not 0.0 <= p_ <= 1.0:
         raise ValueError(f"{name} must be between 0 and 1, got {p!r}")
     return p_
@@ -388,8 +388,8 @@ def regularized_beta(x: float, a: float, b: float) -> float:
     1e-11 for ``a, b`` up to 1e6, far tails included.
     """
     x = _check_probability(x, "x")
-    a = _as_real(a, "a")
-    b = _as_real(b, "b")
+    a = as_real(a, "a")
+    b = as_real(b, "b")
     _check_shape(a, b)
     return math.exp(_log_ibeta(x, a, b)[0])
 
@@ -492,8 +492,8 @@ def beta_ppf(p: float, a: float, b: float) -> float:
     underflows the smallest double.
     """
     p = _check_probability(p, "p")
-    a = _as_real(a, "a")
-    b = _as_real(b, "b")
+    a = as_real(a, "a")
+    b = as_real(b, "b")
     _check_shape(a, b)
     if p == 0.0:
         return 0.0
@@ -511,8 +511,8 @@ def beta_isf(q: float, a: float, b: float) -> float:
     avoids rounding ``1 - q``.
     """
     q = _check_probability(q, "q")
-    a = _as_real(a, "a")
-    b = _as_real(b, "b")
+    a = as_real(a, "a")
+    b = as_real(b, "b")
     _check_shape(a, b)
     if q == 0.0:
         return 1.0
@@ -658,7 +658,7 @@ def runs_needed(
     confidence = _check_confidence(confidence)
     method = parse_method(method)
     prior = _check_prior(prior)
-    max_runs = _as_int(max_runs, "max_runs")
+    max_runs = as_int(max_runs, "max_runs")
     if max_runs < 1:
         raise ValueError(f"max_runs must be >= 1, got {max_runs!r}")
 
@@ -690,9 +690,9 @@ def verdict(low: float, high: float, bar: float) -> str:
     ``"fail"`` when ``high < bar`` (the whole interval is below it), otherwise
     ``"undecided"`` (more runs are needed to tell).
     """
-    low_ = _as_real(low, "low")
-    high_ = _as_real(high, "high")
-    bar_ = _as_real(bar, "bar")
+    low_ = as_real(low, "low")
+    high_ = as_real(high, "high")
+    bar_ = as_real(bar, "bar")
     if low_ > high_:
         raise ValueError(f"low must not exceed high, got low={low!r}, high={high!r}")
     if low_ >= bar_:
@@ -720,7 +720,7 @@ class QuantileEstimate(NamedTuple):
 
 
 def _check_quantile_level(q: object) -> float:
-    q_ = _as_real(q, "q")
+    q_ = as_real(q, "q")
     if not 0.0 < q_ < 1.0:
         raise ValueError(f"quantile level q must be strictly between 0 and 1, got {q!r}")
     return q_
@@ -752,7 +752,7 @@ def sample_quantile(samples: Iterable[float], q: float) -> float:
     ``x[floor(h)] + (h - floor(h)) * (x[floor(h) + 1] - x[floor(h)])``.
     ``q`` may be 0 (minimum) or 1 (maximum) here.
     """
-    q_ = _as_real(q, "q")
+    q_ = as_real(q, "q")
     if not 0.0 <= q_ <= 1.0:
         raise ValueError(f"quantile level q must be between 0 and 1, got {q!r}")
     return _type7(_sorted_samples(samples), q_)
@@ -823,7 +823,7 @@ def quantile_ranks(n: int, q: float, confidence: float) -> Tuple[int | None, int
     ``u``); the other side is still a valid one-sided ``1 - alpha/2`` bound.
     Results are cached.
     """
-    n_ = _as_int(n, "n")
+    n_ = as_int(n, "n")
     if n_ < 1:
         raise ValueError(f"n (number of samples) must be >= 1, got {n!r}")
     return _ranks(n_, _check_quantile_level(q), _check_confidence(confidence))
@@ -858,9 +858,9 @@ def quantile_interval(samples: Iterable[float], q: float, confidence: float) -> 
 
 
 def _check_nck(n: object, c: object, k: object) -> Tuple[int, int, int]:
-    n_ = _as_int(n, "n")
-    c_ = _as_int(c, "c")
-    k_ = _as_int(k, "k")
+    n_ = as_int(n, "n")
+    c_ = as_int(c, "c")
+    k_ = as_int(k, "k")
     if n_ < 1:
         raise ValueError(f"n (number of runs) must be >= 1, got {n!r}")
     if not 0 <= c_ <= n_:
