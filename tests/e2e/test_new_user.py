@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -105,7 +106,9 @@ def test_a_crashed_gated_run_decides_its_gate_at_once(pytester: pytest.Pytester,
     out = result.stdout.str()
     assert "no verdict within" not in out
     if errors == "exclude":
-        assert "XFAIL at ??? of bench_gated.py::bench_gated::run3 - probability gate, error excluded: WorkerCrashed: worker crashed" in out
+        # pytest 9 names where the crash was ("at ??? of"), pytest 8 does not
+        assert re.search(r"XFAIL (at \?\?\? of )?bench_gated\.py::bench_gated::run3 - probability gate, error excluded: "
+                         r"WorkerCrashed: worker crashed", out), out
     else:
         assert "FAILED bench_gated.py::bench_gated::run3" in out
     row = report(pytester)["rows"][0]
