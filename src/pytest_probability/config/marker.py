@@ -12,7 +12,7 @@ import math
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from ..maths import stats, stopping
-from .values import parse_runs
+from .values import parse_runs, percent_hint
 
 if TYPE_CHECKING:
     from .settings import Settings
@@ -33,7 +33,7 @@ def _rate(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"probability(min_rate=...) must be a number in (0, 1], got {value!r}")
     if not 0 < value <= 1:
-        raise ValueError(f"probability(min_rate=...) must be in (0, 1], got {value!r}")
+        raise ValueError(f"probability(min_rate=...) must be in (0, 1], got {value!r}{percent_hint(value)}")
     return float(value)
 
 

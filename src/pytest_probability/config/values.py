@@ -107,15 +107,30 @@ def parse_choice(value: Any, choices: tuple[str, ...], source: str) -> str:
     return text
 
 
+def percent_hint(number: float, percent_sign: bool = False) -> str:
+    """The hint for a bar that reads as a percentage: ``" (did you mean 0.9?)"`` for ``90`` or ``90%``.
+
+    A value reads as a percentage when it has a ``%`` sign and lies in (0, 100], or lies in [2, 100]
+    without one. Values between 1 and 2 (``1.5``) get no hint: 1.5 % is no plausible bar, and such a
+    value is more often a slip than a percentage (the reference's rule, docs/reference.md).
+    """
+    if not math.isfinite(number):
+        return ""
+    if (percent_sign and 0 < number <= 100) or 2 <= number <= 100:
+        return f" (did you mean {number / 100:g}?)"
+    return ""
+
+
 def parse_rate(value: Any) -> float:
-    """A pass-rate bar in (0, 1]; a value that looks like a percent gets a hint."""
+    """A pass-rate bar in (0, 1]; a value that reads as a percentage gets a hint (:func:`percent_hint`)."""
+    text = str(value).strip()
+    percent_sign = text.endswith("%")
     try:
-        number = float(str(value).strip())
+        number = float(text[:-1] if percent_sign else text)
     except ValueError:
         raise ValueError(f"the bar must be a rate in (0, 1], got {value!r}") from None
-    if not 0 < number <= 1:
-        hint = f" (did you mean {number / 100:g}?)" if 1 < number <= 100 else ""
-        raise ValueError(f"the bar must be a rate in (0, 1], got {value!r}{hint}")
+    if percent_sign or not 0 < number <= 1:
+        raise ValueError(f"the bar must be a rate in (0, 1], got {value!r}{percent_hint(number, percent_sign)}")
     return number
 
 
