@@ -25,7 +25,7 @@ from .decide.book import DecisionBook
 from .decide.comparisons import Comparing
 from .decide.results import Results
 from .model.case import CaseRef
-from .record.intake import InFlight, Intake
+from .record.intake import InFlight, Intake, transcript_note
 from .record.wire import run_of
 from .report import terminal
 from .run import context
@@ -72,6 +72,7 @@ class Aggregating:
                 f"{state.late_usage} record_usage()/record_cost() call(s) came after their run had ended; "
                 "each was charged to its own run"
             )
+        state.notes.extend(transcript_note(state.records))
         summary = self.results.summary()
         for finisher in state.finishers:
             try:

@@ -108,3 +108,52 @@ def test_ids_capture_keeps_transcripts_out_of_the_export(pytester: pytest.Pytest
     assert not [name for s in runs for name, _ in s.events if name == TRANSCRIPT_EVENT]
     exported = (pytester.path / "otel.jsonl").read_text(encoding="utf-8")
     assert "is it bad" not in exported and "lookup" not in exported and "xxxxxxxx" not in exported
+
+
+CAPPED = '''
+from pytest_probability import record_io
+
+
+def bench_chatty():
+    for i in range(1_000_000):
+        record_io(prompt=f"turn {i}", output="ok")
+
+
+def bench_quiet():
+    record_io(prompt="one", output="two")
+'''
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_run_keeps_its_first_thousand_entries_and_counts_the_rest(pytester: pytest.Pytester, xdist: list[str]) -> None:
+    """Issue 23, item 14: a run that records a million entries is cut at the cap, with a note, not kept whole."""
+    from pytest_probability.run.recording import TRANSCRIPT_ENTRIES
+
+    pytester.makepyfile(bench_capped=CAPPED)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--prob-runs=1", "--prob-json=report.json", "--prob-html=report.html", *xdist,
+        timeout=300,
+    )
+    assert result.ret == 0, result.stdout.str()
+    report = json.loads((pytester.path / "report.json").read_text(encoding="utf-8"))
+    records = {r["nodeid"]: r for r in report["records"]}
+    chatty, quiet = records["bench_capped.py::bench_chatty::run1"], records["bench_capped.py::bench_quiet::run1"]
+    assert len(chatty["transcript"]) == TRANSCRIPT_ENTRIES == 1000
+    assert chatty["transcript"][0] == {"prompt": "turn 0", "output": "ok"}
+    assert chatty["transcript"][-1] == {"prompt": "turn 999", "output": "ok"}
+    assert chatty["transcript_dropped"] == 999_000
+    assert quiet["transcript"] == [{"prompt": "one", "output": "two"}] and quiet["transcript_dropped"] == 0
+    result.stdout.re_match_lines([
+        r".*1 run\(s\) recorded more than 1,000 transcript entries; the first 1,000 of each were kept "
+        r"\(most dropped: bench_capped\.py::bench_chatty::run1, 999,000\)"
+    ])
+    assert (pytester.path / "report.json").stat().st_size < 2_000_000
+
+
+def test_the_html_report_says_how_many_entries_were_dropped(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(bench_capped=CAPPED.replace("1_000_000", "1_500").replace(
+        'output="ok")\n', 'output="ok")\n    assert False\n'))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--prob-runs=1", "--prob-html=report.html", timeout=120)
+    assert result.ret == 1, result.stdout.str()
+    html = (pytester.path / "report.html").read_text(encoding="utf-8")
+    assert "500 more transcript entries were dropped" in html

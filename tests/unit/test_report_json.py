@@ -132,6 +132,7 @@ def test_build_every_field():
                 "attempts": 1,
                 "retries": [],
                 "transcript": [],
+                "transcript_dropped": 0,
             },
             {
                 "case": "classify::pii",
@@ -153,6 +154,7 @@ def test_build_every_field():
                 "attempts": 1,
                 "retries": [],
                 "transcript": [],
+                "transcript_dropped": 0,
             },
             {
                 "case": "always",
@@ -174,6 +176,7 @@ def test_build_every_field():
                 "attempts": 1,
                 "retries": [],
                 "transcript": [],
+                "transcript_dropped": 0,
             },
         ],
         # 0.3.0: records[] holds the executed runs; a skipped run (its spend kept) is here.
@@ -198,6 +201,7 @@ def test_build_every_field():
                 "attempts": 1,
                 "retries": [],
                 "transcript": [],
+                "transcript_dropped": 0,
             },
         ],
     }

@@ -75,6 +75,8 @@ class RunRecord:
     #: What the run produced (``record_output``/``record_io``), plain dicts of
     #: text values; ``truncated`` maps a cut value's name to its original length.
     transcript: tuple[dict[str, Any], ...] = ()
+    #: Transcript entries recorded past the cap (``run.recording.TRANSCRIPT_ENTRIES``) and not kept.
+    transcript_dropped: int = 0
 
     @property
     def attempts(self) -> int:
@@ -110,6 +112,7 @@ class RunRecord:
             "stopped": self.stopped,
             "retries": [dict(r) for r in self.retries],
             "transcript": [dict(t) for t in self.transcript],
+            "transcript_dropped": self.transcript_dropped,
         }
 
     @classmethod
@@ -150,6 +153,7 @@ class RunRecord:
             stopped=get("stopped", ""),
             retries=tuple(dict(r) for r in retries) if retries else (),
             transcript=tuple(dict(t) for t in transcript) if transcript else (),
+            transcript_dropped=get("transcript_dropped", 0),
         )
 
 
@@ -189,6 +193,8 @@ class CurrentRun:
     attempt_duration: float | None = None
     #: What the run produced (``record_output``/``record_io``), plain dicts in call order.
     transcript: list[dict[str, Any]] = field(default_factory=list)
+    #: Entries recorded once ``transcript`` held the cap, counted and not kept.
+    transcript_dropped: int = 0
 
     def to_record(self) -> RunRecord:
         return RunRecord(
@@ -209,4 +215,5 @@ class CurrentRun:
             stopped=self.stopped,
             retries=tuple(self.retries),
             transcript=tuple(self.transcript),
+            transcript_dropped=self.transcript_dropped,
         )

@@ -21,6 +21,7 @@ from ..model.case import CaseRef
 from ..model.run import RunRecord, Usage
 from ..protocols import Link
 from ..run import context
+from ..run.recording import TRANSCRIPT_ENTRIES
 from ..vocabulary import LATE_ATTRIBUTE, RECORD_ATTRIBUTE
 from .wire import case_from_report, crash_record, record_from_report
 
@@ -145,3 +146,15 @@ class InFlight:
         worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", None)
         error = self.node_errors.get(str(worker)) if worker is not None else None
         return f"{text} ({error})" if error else text
+
+
+def transcript_note(records: list[RunRecord]) -> list[str]:
+    """The session's one note about transcripts cut at the entry cap, naming the run that dropped most."""
+    cut = [record for record in records if record.transcript_dropped]
+    if not cut:
+        return []
+    worst = max(cut, key=lambda record: record.transcript_dropped)
+    return [
+        f"{len(cut)} run(s) recorded more than {TRANSCRIPT_ENTRIES:,} transcript entries; the first {TRANSCRIPT_ENTRIES:,} "
+        f"of each were kept (most dropped: {worst.nodeid}, {worst.transcript_dropped:,})"
+    ]

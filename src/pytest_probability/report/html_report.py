@@ -267,7 +267,7 @@ def _spending(report: Mapping[str, Any]) -> str:
     return '<section id="decisions"><h2>Gates, stopping and budgets</h2>' + "".join(f"<p>{line}</p>" for line in lines) + "</section>"
 
 
-def _transcript(entries: Iterable[Mapping[str, Any]]) -> str:
+def _transcript(entries: Iterable[Mapping[str, Any]], dropped: Any = 0) -> str:
     parts = []
     for entry in entries:
         cut = entry.get("truncated") or {}
@@ -276,6 +276,8 @@ def _transcript(entries: Iterable[Mapping[str, Any]]) -> str:
                 continue
             note = f' <span class="cut">cut from {int(cut[name]):,} characters</span>' if name in cut else ""
             parts.append(f'<div class="field">{escape(name)}{note}</div><pre class="transcript">{escape(value)}</pre>')
+    if isinstance(dropped, int) and dropped > 0:
+        parts.append(f'<p class="cut">{dropped:,} more transcript entries were dropped (only the first ones are kept)</p>')
     return "".join(parts)
 
 
@@ -298,7 +300,7 @@ def _runs(rows: list[Mapping[str, Any]], records: list[Mapping[str, Any]], trace
             runs.append(
                 f'<div class="run" data-outcome="{escape(record.get("outcome"))}"><b>run {escape(record.get("run"))}</b> '
                 f'{_status(record.get("outcome"))} <span class="muted">{escape(record.get("phase"))}</span>{link_html}'
-                f'<pre class="error">{escape(error)}</pre>{_transcript(record.get("transcript") or ())}</div>'
+                f'<pre class="error">{escape(error)}</pre>{_transcript(record.get("transcript") or (), record.get("transcript_dropped"))}</div>'
             )
         more = f'<p class="muted">{len(failed) - len(shown)} more failed or errored runs in the JSON report.</p>' if len(failed) > len(shown) else ""
         parts.append(

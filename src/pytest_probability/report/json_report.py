@@ -90,6 +90,7 @@ def record_dict(record: RunRecord) -> dict[str, Any]:
         "attempts": record.attempts,
         "retries": [dict(r) for r in record.retries],
         "transcript": [dict(t) for t in record.transcript],
+        "transcript_dropped": record.transcript_dropped,
     }
 
 

@@ -116,10 +116,15 @@ def charge(function: str, run: CurrentRun, usage: Usage | None, extra_cost: floa
         )
 
 
-def add_transcript(run: CurrentRun, entry: dict[str, Any]) -> None:
-    """Append a transcript entry to its run (under the lock, as usage is)."""
+def add_transcript(run: CurrentRun, entry: dict[str, Any], limit: int) -> bool:
+    """Append a transcript entry to its run (under the lock, as usage is), unless the run already
+    holds ``limit`` entries: then count it as dropped. Whether it was kept."""
     with _lock:
+        if len(run.transcript) >= limit:
+            run.transcript_dropped += 1
+            return False
         run.transcript.append(entry)
+        return True
 
 
 def take_late() -> list[dict[str, Any]]:

@@ -23,6 +23,8 @@ from . import context
 
 #: Characters kept of each transcript value (``record_output``/``record_io``); longer ones are cut.
 TRANSCRIPT_LIMIT = 16384
+#: Transcript entries kept per run; later ones are counted (the record's ``transcript_dropped``), not kept.
+TRANSCRIPT_ENTRIES = 1000
 #: Largest cost one ``record_usage()`` or ``record_cost()`` call may record (in your currency).
 #: With it, no sum of a session's costs can overflow a float (that would take 10**296 calls),
 #: so the table and the JSON report only ever hold finite numbers.
@@ -157,6 +159,9 @@ def _transcript_text(value: Any) -> str:
 
 def _transcript_entry(function: str, values: dict[str, Any]) -> dict[str, Any]:
     run = context.require_current(function)
+    if len(run.transcript) >= TRANSCRIPT_ENTRIES:  # past the cap (the list never shrinks): count, build nothing,
+        context.add_transcript(run, {}, TRANSCRIPT_ENTRIES)  # so a run that records a million entries stays cheap
+        return {}
     entry: dict[str, Any] = {}
     cut: dict[str, int] = {}
     for name, value in values.items():
@@ -171,7 +176,8 @@ def _transcript_entry(function: str, values: dict[str, Any]) -> dict[str, Any]:
         entry[name] = text
     if cut:
         entry["truncated"] = cut
-    context.add_transcript(run, entry)
+    if not context.add_transcript(run, entry, TRANSCRIPT_ENTRIES):
+        return {}
     for listener in run.listeners:
         listener(entry)
     return entry
@@ -182,8 +188,10 @@ def record_output(output: Any, /, **fields: Any) -> dict[str, Any]:
 
     Values are kept as text: a string as is, anything else as its JSON. Each
     value longer than :data:`TRANSCRIPT_LIMIT` characters is cut, and the
-    entry's ``truncated`` maps its name to the original length. Survives
-    failed asserts and errors of the run. Returns the entry recorded.
+    entry's ``truncated`` maps its name to the original length. A run keeps
+    its first :data:`TRANSCRIPT_ENTRIES` entries; later calls are counted in the
+    record's ``transcript_dropped`` and return ``{}``. Survives failed asserts
+    and errors of the run. Returns the entry recorded.
     """
     return _transcript_entry("record_output", {"output": output, **fields})
 
