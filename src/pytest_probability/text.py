@@ -30,6 +30,11 @@ def printable(text: str) -> str:
     return _CONTROL.sub(lambda match: repr(match.group())[1:-1], text)
 
 
+def printable_lines(text: str) -> str:
+    """:func:`printable` line by line: the line breaks of a multi-line message stay breaks."""
+    return "\n".join(printable(line) for line in text.split("\n"))
+
+
 def shorten(text: str, width: int = LABEL_WIDTH) -> str:
     """``text`` if it fits in ``width`` characters, else its start and end around ``…``."""
     if len(text) <= width:

@@ -28,6 +28,7 @@ from ..config.spec import CaseSpec, latency_unreachable, unreachable
 from ..errors import InfeasibleGateWarning
 from ..model.case import CaseRef
 from ..session import State, get
+from ..text import printable, printable_lines
 from ..vocabulary import benchmark_verdict_name, run_text, verdict_item_name, verdict_key
 from .items import Run, VerdictItem
 from .nodeid import id_parts
@@ -162,7 +163,7 @@ class Benchmark(pytest.Collector):
                     judged_by.setdefault(key, kind.kind)
                 why = kind.infeasible(cases, detail, judged)
                 if why is not None:
-                    self.warn(InfeasibleGateWarning(why))
+                    self.warn(InfeasibleGateWarning(printable(why)))
         for run in runs:
             kind = judged_by.get(run.prob_case.key)  # type: ignore[union-attr]
             if kind is not None and not run.prob_gated:  # a gate's xfail reason wins
@@ -215,15 +216,15 @@ class Benchmark(pytest.Collector):
             # parents': the marks a run's iter_markers() gives, read before any run exists.
             kwargs = marker_kwargs(itertools.chain(callspec.marks if callspec else (), inherited))
         except MarkerError as exc:
-            raise self.CollectError(f"{self.nodeid}: {exc}") from None
+            raise self.CollectError(printable_lines(f"{self.nodeid}: {exc}")) from None
         count = runs_for_case(state.settings, kwargs)
         if (too_many := take_runs(state, count, key)) is not None:
-            raise self.CollectError(too_many)
+            raise self.CollectError(printable_lines(too_many))
         marks = tuple(sorted((k, v) for k, v in kwargs.items() if k != "runs"))
         try:
             spec = state.specs.for_marks(marks, count)  # one per distinct (marks, runs)
         except ValueError as exc:
-            raise self.CollectError(f"{self.nodeid}: {exc}") from None
+            raise self.CollectError(printable_lines(f"{self.nodeid}: {exc}")) from None
         benchmark = shared["benchmark"]
         case = CaseRef(
             key=key,
@@ -240,11 +241,11 @@ class Benchmark(pytest.Collector):
         )
         needed = unreachable(spec, count)
         if needed is not None:
-            self.warn(InfeasibleGateWarning(_unreachable_message(case, spec, count, needed)))
+            self.warn(InfeasibleGateWarning(printable(_unreachable_message(case, spec, count, needed))))
         needed = latency_unreachable(spec, count, state.stats.confidence)
         if needed is not None:
-            self.warn(InfeasibleGateWarning(_latency_unreachable_message(case, spec, count, needed,
-                                                                          state.stats.confidence)))
+            self.warn(InfeasibleGateWarning(printable(_latency_unreachable_message(case, spec, count, needed,
+                                                                                    state.stats.confidence))))
         first_index = len(items)
         # One run of a parametrized case keeps the plain id (bench_x.py::bench_one::alpha), as 0.3.0
         # did: CI systems key their test history by it. An unparametrized benchmark's runs are runN.

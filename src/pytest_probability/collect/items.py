@@ -16,6 +16,7 @@ import pytest
 from ..errors import GateFailed
 from ..model.case import CaseRef
 from ..session import get
+from ..text import printable, printable_lines
 from ..vocabulary import GATE_KIND, verdict_key
 from .nodeid import set_nodeid
 
@@ -90,7 +91,7 @@ class VerdictItem(pytest.Item):
             raise RuntimeError("verdict items under xdist need the controller's decisions channel")
         verdict = decisions.verdict(self.prob_key)
         if verdict.skipped:
-            pytest.skip(f"{self.prob_label}: {verdict.text}")
+            pytest.skip(printable(f"{self.prob_label}: {verdict.text}"))
         # JUnit XML's <property name="probability_verdict">, as 0.3.0 wrote it, passed or failed.
         self.user_properties.append(("probability_verdict", verdict.text))
         if not verdict.passed:
@@ -98,7 +99,7 @@ class VerdictItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, GateFailed):
-            return f"{self.prob_label}: {excinfo.value}"
+            return printable_lines(f"{self.prob_label}: {excinfo.value}")
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:

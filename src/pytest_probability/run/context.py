@@ -20,6 +20,7 @@ from typing import Any
 from ..errors import ProbabilityUsageWarning
 from ..model.case import CaseRef
 from ..model.run import CurrentRun, RunRecord, Usage
+from ..text import printable
 
 _lock = threading.Lock()
 _current: CurrentRun | None = None
@@ -109,8 +110,8 @@ def charge(function: str, run: CurrentRun, usage: Usage | None, extra_cost: floa
     if late:
         warnings.warn(
             ProbabilityUsageWarning(
-                f"{function}() was called after run {run.nodeid} had ended (from a thread or task that "
-                "outlived it); charged to that run, not to the run executing now"
+                printable(f"{function}() was called after run {run.nodeid} had ended (from a thread or task that "
+                          "outlived it); charged to that run, not to the run executing now")
             ),
             stacklevel=3,
         )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from ..model.run import CurrentRun
-from ..text import clip
+from ..text import clip, printable
 from ..vocabulary import ERROR, FAIL, PASS, SKIP
 
 #: Characters kept of an error's text (``error_text``); longer ones are cut.
@@ -78,7 +78,7 @@ def xfail(report: pytest.TestReport, reason: str) -> None:
     """Report a judged case's failed report as xfailed, with ``reason``
     (:func:`~pytest_probability.vocabulary.xfail_reason`): its verdict item decides."""
     report.outcome = "skipped"
-    report.wasxfail = reason  # type: ignore[attr-defined]
+    report.wasxfail = printable(reason)  # type: ignore[attr-defined]  # pytest prints it as is
 
 
 def error_summary(run: CurrentRun) -> str:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ..collect.items import Run
+from ..text import printable
 from ..vocabulary import CASE_ATTRIBUTE, FAIL, GATE_KIND, SKIP, error_excluded_reason, xfail_reason
 from . import context, outcome, report
 from .modules import ModuleHooks
@@ -68,7 +69,7 @@ class RunPhases:
             run = context.current_run()
             if run is not None:
                 run.stopped = decision[0]
-            pytest.skip(f"not run: {decision[1]}")
+            pytest.skip(printable(f"not run: {decision[1]}"))
         self._pace()
         module = item.module
         if module is not None and not self.modules.ready(module):
