@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from otlp_receiver import flatten_spans
+from otlp_receiver import flatten_metrics, flatten_spans
 from sessions import section
 
 from pytest_probability.otel import otlp_json
@@ -131,21 +131,39 @@ def bench_gated(request):
 """
 
 
-def test_runs_a_crash_rescheduled_give_their_gate_undecided_at_once(pytester: pytest.Pytester) -> None:
+@pytest.mark.parametrize(("undecided", "ret"), [("fail", 1), ("pass", 0)])
+def test_runs_a_crash_rescheduled_give_their_gate_undecided_at_once(pytester: pytest.Pytester, undecided: str,
+                                                                   ret: int) -> None:
     """The first run crashes its worker with more runs of its case queued behind it: xdist hands those to
-    the other workers, where the gate item cannot wait for them, so the gate is UNDECIDED now, and says why."""
+    the other workers, where the gate item cannot wait for them, so the gate is UNDECIDED now, and says why.
+    Every output shows that one verdict, the one the exit status follows (issue 23, item 1): 39/40 would
+    pass, but the table, the JSON and the gauge say UNDECIDED, which counts as prob_undecided says (the
+    crashed run itself is left out of the gate by prob_errors = exclude, so the gate alone decides)."""
     pytester.makepyfile(bench_gated=EARLY_CRASH)
     started = time.monotonic()
     result = run(pytester, "-n", "2", "--prob-runs=40", "--prob-json=report.json", "-o", "prob_gate_timeout=600",
-                 "-rA", timeout=120)
+                 "-o", f"prob_undecided={undecided}", "-o", "prob_errors=exclude", "-rA", "--prob-otel-file=otel.jsonl",
+                 timeout=120)
     elapsed = time.monotonic() - started
     out = result.stdout.str()
-    assert result.ret == 1, out
+    assert result.ret == ret, out
     assert "no verdict within" not in out
     assert "UNDECIDED: a worker crash rescheduled" in out
     assert "gate item of gated: UNDECIDED: a worker crash rescheduled" in out  # the note under the table
-    row = report(pytester)["rows"][0]
+    assert ("PASSED" if ret == 0 else "FAILED") + " bench_gated.py::bench_gated::gate" in out
+    data = report(pytester)
+    row = data["rows"][0]
     assert (row["runs"], row["passes"], row["errors"]) == (40, 39, 1)  # the runs still execute and count
+    assert row["verdict"] == "undecided" and row["gate"]["verdict"] == "undecided", row
+    assert row["gate"]["rescheduled_by_crash"] >= 1
+    assert data["exit_status"] == ret
+    gates = [line for line in section(result) if line.strip().startswith("gated ")]
+    assert len(gates) == 2, section(result)  # the table's row and the Gates line
+    assert re.search(r"UNDECIDED \(1 errored left out; a worker crash rescheduled \d+ run\(s\) past its gate item\)$", gates[1]), gates
+    assert "Gates:   0 passed, 0 failed, 1 undecided" in out
+    points = flatten_metrics(list(otlp_json.read_file(pytester.path / "otel.jsonl")))
+    verdicts = [point.value for point in points if point.name == "probability.case.gate.verdict"]
+    assert verdicts == [0], verdicts  # 0: undecided
     assert elapsed < 100, elapsed  # not prob_gate_timeout
 
 

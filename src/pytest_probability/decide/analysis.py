@@ -7,6 +7,7 @@ an :class:`Analysis` out, which every reporter and exporter renders.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
@@ -32,10 +33,16 @@ class RowAnalysis:
     metrics: dict[str, float | None] = field(default_factory=dict)
     #: Runs of the case that were selected but never reported (the session was cut short).
     missing: int = 0
+    #: Runs a worker crash rescheduled past the case's gate item, which was released UNDECIDED then
+    #: (``DecisionBook.release_rescheduled``): the case's verdict is UNDECIDED in every output.
+    rescheduled: int = 0
 
     @property
     def verdict(self) -> str | None:
-        """The case's combined verdict: fail if any gate fails, pass if all pass, skip if all skip."""
+        """The case's combined verdict: fail if any gate fails, pass if all pass, skip if all skip;
+        UNDECIDED when its gate item was released on a worker crash."""
+        if self.rescheduled and (self.gate is not None or self.latency is not None):
+            return UNDECIDED
         verdicts = [v for v in (self.gate.verdict if self.gate else None, self.latency.verdict if self.latency else None) if v]
         if not verdicts:
             return None
@@ -70,21 +77,24 @@ def _interval(method: str, confidence: float, prior: tuple[float, float], passes
     return Interval(method, confidence, low, high)
 
 
-def analyze_row(row: Row, spec: CaseSpec, config: StatsConfig, missing: int = 0) -> RowAnalysis:
+def analyze_row(row: Row, spec: CaseSpec, config: StatsConfig, missing: int = 0, rescheduled: int = 0) -> RowAnalysis:
     """``missing``: runs of the case selected for the session that never reported, the session having been
-    cut short (``cut_short`` of :func:`evaluate_gate`)."""
+    cut short (``cut_short`` of :func:`evaluate_gate`); ``rescheduled``: runs a worker crash rescheduled
+    past the case's gate item (:attr:`RowAnalysis.rescheduled`)."""
     counts = row.counts
     interval = _interval(config.method, config.confidence, tuple(config.prior), counts.passes, counts.total) if counts.total > 0 else None
     gate = None
     if spec.gate:
         gate = evaluate_gate(spec.gate, counts.passes, counts.fails, counts.errors, counts.stopped,
                              skipped=counts.skipped, cut_short=missing)
+        if rescheduled:
+            gate = dataclasses.replace(gate, verdict=UNDECIDED, rescheduled=rescheduled)
     latency = None
     if config.latency or spec.max_latency is not None:
         latency = evaluate_latency(row.records, spec.latency_quantile, config.confidence, spec.max_latency,
                                    cut_short=missing)
     metrics = {f"{kind}{k}": metric_value(kind, k, counts.passes, counts.total) for kind, k in config.metrics} or _NO_METRICS
-    return RowAnalysis(row, spec, interval, gate, latency, metrics, missing)
+    return RowAnalysis(row, spec, interval, gate, latency, metrics, missing, rescheduled)
 
 
 @dataclass
@@ -116,15 +126,18 @@ class Analysis:
 
 
 def analyze(summary: Summary, config: StatsConfig, spec_of: Callable[[CaseRef], CaseSpec] | None = None,
-            missing: Mapping[str, int] | None = None) -> Analysis:
+            missing: Mapping[str, int] | None = None, rescheduled: Mapping[str, int] | None = None) -> Analysis:
     """``spec_of``: a case's CaseSpec (without it every case gets the session defaults);
-    ``missing``: case key -> selected runs that never reported (none if absent).
+    ``missing``: case key -> selected runs that never reported (none if absent); ``rescheduled``:
+    case key -> runs a worker crash rescheduled past its released gate item.
 
     A callable, not a mapping of every case: at 50,000 cases an index of every
     row would be built here only to be read once per row."""
     default = case_spec({}, 1, config)
     missing = missing or {}
-    rows = [analyze_row(row, spec_of(row.case) if spec_of is not None else default, config, missing.get(row.case.key, 0))
+    rescheduled = rescheduled or {}
+    rows = [analyze_row(row, spec_of(row.case) if spec_of is not None else default, config, missing.get(row.case.key, 0),
+                        rescheduled.get(row.case.key, 0) if rescheduled else 0)
             for row in summary.rows]
     found = aggregates(summary.rows, config.metrics, level=config.confidence, resamples=config.resamples,
                        seed=config.seed, min_inputs=config.min_inputs, interval=config.inputs_interval)

@@ -31,7 +31,7 @@ from ..model.outputs import Verdict
 from ..model.rows import Counts, Row
 from ..model.run import RunRecord
 from ..protocols import Link, VerdictKind
-from ..vocabulary import BUDGET, DECIDED, GATE_KIND, WORKER_CHANNEL, benchmark_verdict_id, parse_run_id, verdict_item_id
+from ..vocabulary import BUDGET, DECIDED, GATE_KIND, PASSED, WORKER_CHANNEL, benchmark_verdict_id, parse_run_id, verdict_item_id
 from . import gates
 from .analysis import RowAnalysis, analyze_row, verdict_text
 
@@ -76,6 +76,9 @@ class DecisionBook:
     records: dict[str, dict[str, RunRecord]] = field(default_factory=dict)
     #: decision keys whose verdict was published (xdist)
     published: set[str] = field(default_factory=set)
+    #: decision key -> runs a worker crash rescheduled past its verdict item, which was released
+    #: UNDECIDED (:meth:`release_rescheduled`); every output then shows that verdict.
+    rescheduled: dict[str, int] = field(default_factory=dict)
     #: Case key -> why its remaining runs are not executed ("decided after 14 of 60 runs ...").
     stopped: dict[str, str] = field(default_factory=dict)
     #: a benchmark verdict's key -> run node ids still to report before it can be published
@@ -257,14 +260,16 @@ class DecisionBook:
         an UNDECIDED verdict now, since their gate items cannot wait for runs xdist reschedules
         (see :meth:`pytest_probability.roles.Controller.pytest_testnodedown`). Returns (case key, text)."""
         released = []
+        passed = self.specs.config.undecided == PASSED  # UNDECIDED counts as prob_undecided says
         for key, count in rescheduled.items():
             if key not in self.gated or key in self.published:
                 continue
             text = (
                 f"UNDECIDED: a worker crash rescheduled {count} run(s) of this case, "
-                "which its gate item cannot wait for (the runs still count in the table)"
+                "which its gate item cannot wait for (the runs still count in the fraction)"
             )
-            self.publish(key, Verdict(False, text))
+            self.rescheduled[key] = count
+            self.publish(key, Verdict(passed, text))
             released.append((key, text))
         scopes = {scope: 0 for scope in self.scopes.values()}
         for key, count in rescheduled.items():
@@ -275,9 +280,10 @@ class DecisionBook:
             if scopes[scope] and verdict not in self.published:
                 text = (
                     f"UNDECIDED: a worker crash rescheduled {scopes[scope]} run(s) of this benchmark, "
-                    "which its verdict item cannot wait for (the runs still count in the table)"
+                    "which its verdict item cannot wait for (the runs still count in the fraction)"
                 )
-                self.publish(verdict, Verdict(False, text))
+                self.rescheduled[verdict] = scopes[scope]
+                self.publish(verdict, Verdict(passed, text))
                 released.append((verdict, text))
         return released
 

@@ -29,6 +29,8 @@ class GateResult:
     missing: int = 0
     #: True when the sequential test, not the fixed-n rule, gave the verdict.
     sequential: bool = False
+    #: Runs a worker crash rescheduled past the gate item, released UNDECIDED (xdist).
+    rescheduled: int = 0
 
     def to_dict(self, runs: int) -> dict[str, Any]:
         data: dict[str, Any] = {"rule": self.spec.rule}
@@ -52,6 +54,8 @@ class GateResult:
         if self.spec.stop is not None or self.missing:
             data.update(stop=self.spec.stop, not_executed=self.missing,
                         decided_by="sequential" if self.sequential else self.spec.rule)
+        if self.rescheduled:
+            data["rescheduled_by_crash"] = self.rescheduled
         return data
 
 

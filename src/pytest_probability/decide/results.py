@@ -38,7 +38,8 @@ class Results:
         if self._analysis is None or self._analysis[0] != revision:
             summary = self.summary()
             specs = self.state.specs
-            self._analysis = (revision, analyze(summary, specs.config, specs.of, self.book.missing_runs(summary.rows)))
+            self._analysis = (revision, analyze(summary, specs.config, specs.of, self.book.missing_runs(summary.rows),
+                                                self.book.rescheduled))
         return self._analysis[1]
 
     def release(self) -> None:

@@ -89,6 +89,8 @@ def gates_section(analysis: Analysis) -> list[Line]:
             notes.append(f"{result.gate.excluded} errored left out")
         if result.missing:
             notes.append(cut_short_text(result.missing, len(result.row.records)))
+        if result.rescheduled:
+            notes.append(f"a worker crash rescheduled {result.rescheduled} run(s) past its gate item")
         if result.gate is not None:
             spec = result.gate.spec
             bar = f">= {spec.min_passes} passes" if spec.rule == "count" else f">= {bar_percent(spec.bar)}"
