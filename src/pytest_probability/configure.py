@@ -32,7 +32,7 @@ from .decide.comparisons import ArmVerdicts, BaselineVerdicts, Comparing, reques
 from .decide.results import Results
 from .decide.settle import SettleGates
 from .protocols import VerdictKind
-from .record.intake import Intake, LateUsage
+from .record.intake import Intake, InterruptedRuns, LateUsage
 from .report.comparisons import ComparisonsFacet
 from .report.explain import ExplainFacet
 from .report.spend import SpendFacet
@@ -106,6 +106,7 @@ def configure(config: pytest.Config) -> State:
 
     intake = Intake(state) if role != WORKER else None
     state.links.append(LateUsage(intake))
+    state.links.append(InterruptedRuns(intake))
     if book is not None and results is not None and intake is not None:
         _aggregating(config, state, role, book, results, intake, comparing)
     else:

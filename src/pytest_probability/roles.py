@@ -66,6 +66,7 @@ class Aggregating:
         if state.runs is not None:
             state.notes.extend(state.runs.finish())
         state.finishing = True
+        self.intake.add_interrupted(context.take_interrupted())  # this process's (serial); a worker's ship
         self.intake.add_late(context.take_late())
         if state.late_usage:
             state.notes.append(

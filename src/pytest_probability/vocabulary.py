@@ -127,6 +127,8 @@ RECORD_ATTRIBUTE = "prob_record"
 #: Attribute of a teardown report (and key of an xdist worker's output) carrying usage
 #: recorded after its run had ended.
 LATE_ATTRIBUTE = "prob_late_usage"
+#: Key of an xdist worker's output carrying the records of runs interrupted before their teardown.
+INTERRUPTED_ATTRIBUTE = "prob_interrupted"
 #: Attribute of a run's setup report carrying its case (on an xdist worker, once per case).
 CASE_ATTRIBUTE = "prob_case"
 #: ``workerinput`` key of the decisions channel's folder.

@@ -175,8 +175,9 @@ class RunSpans(RunObserver):
                 run.report_extras[REPORT_ATTRIBUTE] = encoded
 
     def run_closed(self, item: Any, run: CurrentRun) -> None:
-        """The run ended without a teardown report (interrupted): close its span."""
-        self._close(run, finished=False)
+        """The run ended without a teardown report (interrupted): close its span, with the outcome
+        its record gets (a skip, ``interrupted: KeyboardInterrupt``), when the run stage gave one."""
+        self._close(run, finished=run.outcome is not None)
 
     def _close(self, run: CurrentRun, finished: bool) -> None:
         opened = self._open.pop(run.nodeid, None)

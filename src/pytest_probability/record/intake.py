@@ -22,7 +22,7 @@ from ..model.run import RunRecord, Usage
 from ..protocols import Link
 from ..run import context
 from ..run.recording import TRANSCRIPT_ENTRIES
-from ..vocabulary import LATE_ATTRIBUTE, RECORD_ATTRIBUTE
+from ..vocabulary import INTERRUPTED_ATTRIBUTE, LATE_ATTRIBUTE, RECORD_ATTRIBUTE
 from .wire import case_from_report, crash_record, record_from_report
 
 if TYPE_CHECKING:
@@ -62,6 +62,12 @@ class Intake:
         state.revision += 1
         for sink in state.sinks:
             sink.add(record)
+
+    def add_interrupted(self, records: list[RunRecord] | list[dict[str, Any]]) -> None:
+        """Records of runs interrupted before their teardown (:class:`InterruptedRuns`): such a run
+        sent no teardown report, so it has no record yet."""
+        for each in records:
+            self.add(each if isinstance(each, RunRecord) else RunRecord.from_dict(each, self.state.cases))
 
     def add_late(self, items: list[dict[str, Any]] | None) -> None:
         """Charge usage recorded after its run had ended to that run (``run.context.take_late``)."""
@@ -104,6 +110,24 @@ class LateUsage(Link):
 
     def leftover(self) -> Any:
         return context.take_late()
+
+
+class InterruptedRuns(Link):
+    """Runs interrupted before their teardown report (``run.context.keep_interrupted``) have a record,
+    a skip, as their span has an outcome: kept here in a serial session, or shipped in an xdist
+    worker's output at its end, and added to the session's records by :meth:`Intake.add_interrupted`."""
+
+    attribute = INTERRUPTED_ATTRIBUTE
+
+    def __init__(self, intake: Intake | None) -> None:
+        self.intake = intake
+
+    def receive(self, value: Any) -> None:
+        assert self.intake is not None
+        self.intake.add_interrupted(value)
+
+    def leftover(self) -> Any:
+        return [record.to_dict() for record in context.take_interrupted()] or None
 
 
 class InFlight:

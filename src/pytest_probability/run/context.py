@@ -32,6 +32,8 @@ _thread_runs: weakref.WeakKeyDictionary[threading.Thread, CurrentRun] = weakref.
 #: Usage recorded after its run had ended, waiting to travel to the aggregating process:
 #: (node id, usage or None, extra cost).
 _late: list[tuple[str, Usage | None, float]] = []
+#: Records of runs interrupted before their teardown report (Ctrl-C, SIGTERM, pytest.exit()).
+_interrupted: list[RunRecord] = []
 #: Thread pools serve whichever run submits work: their threads belong to no run.
 _POOL_MODULES = ("concurrent.futures.thread", "multiprocessing.pool")
 
@@ -126,6 +128,21 @@ def add_transcript(run: CurrentRun, entry: dict[str, Any], limit: int) -> bool:
             return False
         run.transcript.append(entry)
         return True
+
+
+def keep_interrupted(run: CurrentRun) -> None:
+    """``run`` ended without a teardown report: its record (a skip that says why) is kept for the
+    aggregating process (:func:`take_interrupted`), so that it is in every output, as its span is."""
+    record = close(run)
+    with _lock:
+        _interrupted.append(record)
+
+
+def take_interrupted() -> list[RunRecord]:
+    with _lock:
+        records = list(_interrupted)
+        _interrupted.clear()
+    return records
 
 
 def take_late() -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ the controller knows the case before any run of it can crash the worker.
 from __future__ import annotations
 
 import inspect
+import sys
 import time
 from typing import TYPE_CHECKING
 
@@ -55,8 +56,15 @@ class RunPhases:
             return
         run = context.current_run()
         if run is not None:
+            interrupted = not run.closed  # no teardown report: Ctrl-C, SIGTERM or pytest.exit() in a phase
+            if interrupted:  # a skip that says why, on its span (run_closed) and in its record alike
+                exc = sys.exc_info()[1]
+                run.outcome = SKIP
+                run.message = f"interrupted: {type(exc).__name__}" if exc is not None else "interrupted"
             for observer in self.observers:
                 observer.run_closed(item, run)
+            if interrupted:
+                context.keep_interrupted(run)
         context.finish()
 
     def before_setup(self, item: pytest.Item) -> None:
