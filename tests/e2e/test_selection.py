@@ -450,3 +450,64 @@ def test_failed_first_runs_failed_runs_first(pytester: pytest.Pytester) -> None:
     assert len(order) == 31
     assert sorted(order[:7]) == failed
     assert [outcome for _, outcome in executed(again)][:7] == ["FAILED"] * 7
+
+
+# -- --lf after a failed gate (issue 23, item 16) -------------------------------------------------
+
+LF_GATED = """
+import pathlib
+import pytest
+
+
+@pytest.mark.probability(runs=3, min_passes=3)
+@pytest.mark.parametrize("case", {cases})
+def bench_gated(case, request):
+    with open("ran.txt", "a") as ran:
+        ran.write(request.node.nodeid + "\\n")
+    assert not (case == "broken" and request.node.prob_run == 2 and pathlib.Path("broken").exists())
+"""
+
+
+def _ran(pytester: pytest.Pytester) -> list[str]:
+    path = pytester.path / "ran.txt"
+    ran = sorted(path.read_text().split()) if path.exists() else []
+    path.unlink(missing_ok=True)
+    return ran
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.parametrize("cases", [["broken"], ["broken", "fine"]], ids=["one-case", "two-cases"])
+def test_last_failed_after_a_failed_gate_reruns_that_case_and_its_gate_only(
+        pytester: pytest.Pytester, cases: list[str], xdist: list[str]) -> None:
+    """--lf after a failed gate reruns the failed case's runs and its gate item, nothing else: in a
+    one-case session that is every item (4 of 4: the report of 'every item rerun' was this). Once the
+    gate passes, nothing failed is left, and --lf then runs everything, as pytest does for any
+    session without recorded failures ('no previously failed tests')."""
+    pytester.makepyfile(bench_lf=LF_GATED.format(cases=cases))
+    (pytester.path / "broken").write_text("x")
+    first = pytester.runpytest_subprocess("-rf", *xdist)
+    assert first.ret == pytest.ExitCode.TESTS_FAILED
+    assert len(_ran(pytester)) == 3 * len(cases)
+    failed_case = [f"bench_lf.py::bench_gated::broken[run{i}]" for i in (1, 2, 3)]
+
+    again = pytester.runpytest_subprocess("-rf", "--lf", *xdist)
+    assert again.ret == pytest.ExitCode.TESTS_FAILED
+    assert _ran(pytester) == failed_case
+    assert "FAILED bench_lf.py::bench_gated::broken[gate]" in again.stdout.str()
+    outcomes = again.parseoutcomes()
+    assert outcomes["passed"] + outcomes["failed"] + outcomes.get("xfailed", 0) == 4, outcomes  # 3 runs + gate
+    if not xdist:  # workers deselect under xdist; the controller reports no count
+        assert outcomes.get("deselected", 0) == 4 * (len(cases) - 1), outcomes
+
+    (pytester.path / "broken").unlink()  # fixed: the rerun's gate passes
+    fixed = pytester.runpytest_subprocess("-rf", "--lf", *xdist)
+    assert fixed.ret == pytest.ExitCode.OK
+    assert _ran(pytester) == failed_case
+    cached = pytester.path / ".pytest_cache" / "v" / "cache" / "lastfailed"
+    assert not json.loads(cached.read_text()) if cached.exists() else True
+
+    everything = pytester.runpytest_subprocess("-rf", "--lf", *xdist)
+    assert everything.ret == pytest.ExitCode.OK
+    assert len(_ran(pytester)) == 3 * len(cases)
+    if not xdist:  # the controller prints no collection header of its own
+        everything.stdout.fnmatch_lines(["*run-last-failure: no previously failed tests, not deselecting items.*"])
