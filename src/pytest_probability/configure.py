@@ -18,7 +18,7 @@ from __future__ import annotations
 import signal
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -31,6 +31,7 @@ from .decide.book import DecisionBook, DecisionsLink
 from .decide.comparisons import ArmVerdicts, BaselineVerdicts, Comparing, requested
 from .decide.results import Results
 from .decide.settle import SettleGates
+from .model.case import CaseRef
 from .protocols import VerdictKind
 from .record.intake import Intake, InterruptedRuns, LateUsage
 from .report.comparisons import ComparisonsFacet
@@ -38,6 +39,7 @@ from .report.explain import ExplainFacet
 from .report.spend import SpendFacet
 from .report.stats import StatsFacet
 from .roles import Controller, RetryHooks, Serial, Worker
+from .run.announce import CaseAnnouncements
 from .run.phases import RunPhases
 from .session import STATE_KEY, State
 from .vocabulary import WORKER_CHANNEL
@@ -70,7 +72,7 @@ def configure(config: pytest.Config) -> State:
     state = State(settings=settings, specs=Specs(stats))
     config.stash[STATE_KEY] = state
     rewrite_asserts(config, settings.pattern)
-    state.runs = RunPhases(state, ships=role == WORKER)
+    state.runs = RunPhases(state, ships=role == WORKER, announce=_announcer(config) if role == WORKER else None)
 
     book = results = None
     if role != WORKER:
@@ -116,6 +118,15 @@ def configure(config: pytest.Config) -> State:
         config.pluginmanager.register(RetryHooks(state), "probability-retry-hooks")  # no wrapper per run otherwise
     handle_sigterm(config, state)
     return state
+
+
+def _announcer(config: pytest.Config) -> Callable[[CaseRef], None] | None:
+    """A worker's :class:`~.run.announce.CaseAnnouncements`, in the decisions channel's folder."""
+    workerinput = config.workerinput  # type: ignore[attr-defined]
+    folder = workerinput.get(WORKER_CHANNEL)
+    if folder is None:
+        return None
+    return CaseAnnouncements(Path(folder), str(workerinput.get("workerid", "gw"))).announce
 
 
 def _aggregating(config: pytest.Config, state: State, role: str, book: DecisionBook, results: Results,

@@ -124,7 +124,7 @@ class Controller(Aggregating):
                  report: ReportDict | None, config: pytest.Config) -> None:
         super().__init__(state, intake, book, results, comparing, report)
         self.config = config
-        self.in_flight = InFlight(state, intake)
+        self.in_flight = InFlight(state, intake, lambda: book.folder)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.in_flight.track(report)  # before the record: the setup report carries the case

@@ -167,6 +167,44 @@ def test_runs_a_crash_rescheduled_give_their_gate_undecided_at_once(pytester: py
     assert elapsed < 100, elapsed  # not prob_gate_timeout
 
 
+SETUP_CRASH = """
+import os
+import pytest
+
+
+@pytest.fixture
+def client(request):
+    if request.node.prob_case.case == "a":
+        os._exit(3)  # in the setup of the case's only run, before the worker reports it
+    return object()
+
+
+@pytest.mark.probability(min_passes=1)
+@pytest.mark.parametrize("p", [pytest.param("a", marks=pytest.mark.probability(runs=1)), "b"])
+def bench_setup(client, p):
+    pass
+"""
+
+
+def test_a_crash_in_the_setup_of_a_cases_first_run_has_a_record(pytester: pytest.Pytester) -> None:
+    """Issue 23, item 17: the controller learned a case from its first run's setup report on a worker,
+    which a worker dying in that setup never sends; the worker announces the case before the run."""
+    pytester.makepyfile(bench_setup=SETUP_CRASH)
+    result = run(pytester, "-n", "2", "--prob-json=report.json", "-o", "prob_runs=3", "-rA", timeout=120)
+    assert result.ret == 1, result.stdout.str()
+    data = report(pytester)
+    crashed = [r for r in data["records"] if r["error_type"] == "WorkerCrashed"]
+    assert [(r["nodeid"], r["phase"], r["outcome"]) for r in crashed] == [
+        ("bench_setup.py::bench_setup::a", "setup", "error")], data["records"]
+    assert crashed[0]["message"].startswith("setup: worker crashed: worker 'gw")
+    rows = {row["case"]: row for row in data["rows"]}
+    assert (rows["setup::a"]["runs"], rows["setup::a"]["passes"], rows["setup::a"]["errors"]) == (1, 0, 1)
+    assert rows["setup::a"]["gate"]["min_passes"] == 1  # the whole case, marks included
+    assert rows["setup::a"]["verdict"] == "fail"
+    assert "FAILED bench_setup.py::bench_setup::a[gate]" in result.stdout.str()
+    assert len(data["records"]) == 4
+
+
 # -- item 10: SIGTERM --------------------------------------------------------------
 
 SLOW = """

@@ -13,7 +13,8 @@ every report until the session ends.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
 
 import pytest
 
@@ -21,6 +22,7 @@ from ..model.case import CaseRef
 from ..model.run import RunRecord, Usage
 from ..protocols import Link
 from ..run import context
+from ..run.announce import read_announced
 from ..run.recording import TRANSCRIPT_ENTRIES
 from ..vocabulary import INTERRUPTED_ATTRIBUTE, LATE_ATTRIBUTE, RECORD_ATTRIBUTE
 from .wire import case_from_report, crash_record, record_from_report
@@ -133,9 +135,11 @@ class InterruptedRuns(Link):
 class InFlight:
     """The xdist controller's runs executing now: which phase each last reported, and why a worker went down."""
 
-    def __init__(self, state: State, intake: Intake) -> None:
+    def __init__(self, state: State, intake: Intake, folder: Callable[[], Path | None] = lambda: None) -> None:
+        """``folder``: the decisions channel's folder, where workers announce their cases."""
         self.state = state
         self.intake = intake
+        self.folder = folder
         #: node id -> phase last reported, for runs executing now
         self.phases: dict[str, str] = {}
         #: worker id -> why it went down (for the record of a crashed run)
@@ -160,7 +164,12 @@ class InFlight:
         None when ``nodeid`` is no run (a verdict item, a plain test: xdist's report says it all)."""
         last = self.phases.pop(nodeid, None)
         phase = {"setup": "call", "call": "teardown"}.get(last or "", "setup")
-        record = crash_record(nodeid, self.state.cases, self._crash_text(report), phase)
+        cases = self.state.cases
+        record = crash_record(nodeid, cases, self._crash_text(report), phase)
+        if record is None:  # maybe the first run of its case on that worker, dead before its setup report
+            for key, case in read_announced(self.folder()).items():
+                cases.setdefault(key, case)
+            record = crash_record(nodeid, cases, self._crash_text(report), phase)
         if record is not None:
             self.intake.add(record)
         return record

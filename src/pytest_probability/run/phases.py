@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 import sys
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import pytest
 
@@ -26,6 +26,7 @@ from . import context, outcome, report
 from .modules import ModuleHooks
 
 if TYPE_CHECKING:
+    from ..model.case import CaseRef
     from ..session import State
 
 #: Plugins that run coroutine functions; with one of them active, coroutine benchmarks are theirs.
@@ -35,11 +36,13 @@ ASYNC_PLUGINS = ("asyncio", "anyio", "trio", "twisted")
 class RunPhases:
     """The run stage of one executing process (``protocols.RunHooks``)."""
 
-    def __init__(self, state: State, ships: bool) -> None:
+    def __init__(self, state: State, ships: bool, announce: Callable[[CaseRef], None] | None = None) -> None:
         """``ships``: this process is an xdist worker, whose records travel to the controller (not
-        read back here)."""
+        read back here). ``announce``: on a worker, tells the controller of each case before its
+        first run here starts (``run.announce``), so that a crash in that run's setup has a record."""
         self.state = state
         self.ships = ships
+        self.announce = announce
         self.observers = state.observers  # the same list: observers registered later are seen
         self.modules = ModuleHooks()
         self.started = 0
@@ -48,6 +51,8 @@ class RunPhases:
         if not isinstance(item, Run):
             return
         run = context.start(item.prob_case, item.prob_run, item.nodeid)
+        if self.announce is not None and run.case.key not in self.state.cases:
+            self.announce(run.case)  # learned at this run's setup report, if it comes
         for observer in self.observers:
             observer.run_started(item, run)
 
