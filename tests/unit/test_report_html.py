@@ -104,3 +104,23 @@ def test_history_series_reads_old_reports_and_ranks_changes():
     changed = page[page.index('id="changed"'):page.index('id="trends"')]
     assert "t::a" in changed and "-70%" in changed and "t::b" not in changed
     assert page.count('data-chart="history"') == 3 and 'data-verdict="fail"' in page
+
+
+def test_the_history_page_is_built_from_the_session_pages_templates():
+    """Issue 23, item 15: the history page's newest session is the session page's own sections, and
+    both pages share one shell (its Content-Security-Policy, style, script), not a slice of the HTML."""
+    from pytest_probability.report import history as report_history
+
+    old = {"created": "2026-01-01", "rows": [{"label": "t::a", "pass_fraction": 0.9}]}
+    new = {"created": "2026-01-02", "rows": [{"label": "t::a", "pass_fraction": 0.2, "cost": 0.5}],
+           "records": [{"case": "t::a", "run": 1, "outcome": "fail", "phase": "call", "message": "</main><b>x"}],
+           "totals": {"passes": 1, "count": 5, "cost": 0.5}}
+    page = report_history.render([old, new])
+    assert report_html.sections(new, case_filter=False) in page
+    assert page.count('id="filter"') == 1  # the history page's own, before its charts
+    session = report_html.render(new)
+    shell_end = session.index("<main>") + len("<main>")
+    assert page[:page.index("<title>")] == session[:session.index("<title>")]  # the same head, CSP included
+    assert page.endswith(session[session.index("</main>"):])
+    assert session[shell_end:session.index("</main>", shell_end + 1)] == report_html.sections(new)
+    assert "&lt;/main&gt;&lt;b&gt;x" in page and page.count("</main>") == 1

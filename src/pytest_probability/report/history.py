@@ -176,23 +176,15 @@ def render(reports: list[Mapping[str, Any]], *, trace_url: str | None = None, ti
         )
     figures = "".join(case_chart(str(entry["label"]), entry["points"]) for _, entry in ranked[:CHARTS_SHOWN])
     more = f'<p class="muted">{len(ranked) - CHARTS_SHOWN} more cases are not drawn.</p>' if len(ranked) > CHARTS_SHOWN else ""
-    latest = html_report.render(reports[-1], trace_url=trace_url, title="Newest session")
-    body_of_latest = latest[latest.index("<main>") + len("<main>"): latest.index("</main>")]
-    body_of_latest = body_of_latest.replace('<input type="search" id="filter" placeholder="filter cases">', "")
-    page = (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
-        "script-src 'unsafe-inline'; img-src data:\">"
-        f"<title>{escape(title)}</title><script>{html_report.HEAD_SCRIPT}</script>"
-        f"<style>{html_report.CSS}figure{{display:inline-block;margin:4px 8px}}figcaption{{font-size:12px}}</style></head>"
-        f"<body><header><h1>{escape(title)}</h1><p>{len(reports)} sessions, {len(cases)} cases</p></header><main>"
+    latest = html_report.sections(reports[-1], trace_url=trace_url, case_filter=False)
+    body = (
         f'<section id="sessions"><h2>Sessions</h2><table><tr><th>#</th><th>Created</th><th>File</th><th>Passed</th><th>Cost</th></tr>{sessions}</table>'
         f"<h2>Spend per session</h2>{spend_chart(list(reports))}</section>"
         f'<section id="changed"><h2>Cases that changed most</h2><table><tr><th>Case</th><th>First</th><th>Last</th><th>Change</th></tr>'
         f'{"".join(changed_rows) or "<tr><td colspan=4>no case in two sessions</td></tr>"}</table></section>'
         f'<section id="trends"><h2>Pass fraction over sessions</h2><p class="muted">Band: the interval; '
-        f'large red/green points: baseline verdict fail/pass.</p><input type="search" id="filter" placeholder="filter cases">{figures}{more}</section>'
-        f'<h2>Newest session</h2>{body_of_latest}'
-        f"</main><script>{html_report.SCRIPT}</script></body></html>\n"
+        f'large red/green points: baseline verdict fail/pass.</p>{html_report.FILTER}{figures}{more}</section>'
+        f'<h2>Newest session</h2>{latest}'
     )
-    return page
+    return html_report.page(title, f"{len(reports)} sessions, {len(cases)} cases", body,
+                            css="figure{display:inline-block;margin:4px 8px}figcaption{font-size:12px}")

@@ -312,12 +312,29 @@ def _runs(rows: list[Mapping[str, Any]], records: list[Mapping[str, Any]], trace
     return '<section id="runs"><h2>Failed and errored runs</h2>' + "".join(parts) + "</section>"
 
 
-def render(report: Mapping[str, Any], *, trace_url: str | None = None, title: str = "pytest-probability report") -> str:
-    """The whole page for one session's report dict (the JSON report's shape)."""
+#: The case filter; a page has one (its script filters every ``data-case`` element).
+FILTER = '<input type="search" id="filter" placeholder="filter cases">'
+
+
+def page(title: str, subtitle: str, body: str, *, css: str = "") -> str:
+    """The page every report is: its Content-Security-Policy (no request leaves it, scripts only its own),
+    the shared style and script, a header and ``body`` (the sections, already escaped HTML)."""
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+        "script-src 'unsafe-inline'; img-src data:\">"
+        f"<meta name=\"viewport\" content=\"width=device-width\"><title>{escape(title)}</title><script>{HEAD_SCRIPT}</script>"
+        f"<style>{CSS}{css}</style></head>"
+        f"<body><header><h1>{escape(title)}</h1><p>{subtitle}</p></header><main>{body}"
+        f"</main><script>{SCRIPT}</script></body></html>\n"
+    )
+
+
+def sections(report: Mapping[str, Any], *, trace_url: str | None = None, case_filter: bool = True) -> str:
+    """One session's sections (summary, charts, spend, cases, comparisons, failed runs), for its own page
+    or for the history page's newest session (``case_filter=False``: the history page has its own)."""
     rows = list(report.get("rows") or [])
     records = list(report.get("records") or [])
-    versions = report.get("versions") or {}
-    subtitle = f'{escape(report.get("created", ""))} · pytest-probability {escape(versions.get("pytest_probability", ""))} · exit status {escape(report.get("exit_status", ""))}'
     charts = ""
     if rows:
         charts = (
@@ -326,13 +343,14 @@ def render(report: Mapping[str, Any], *, trace_url: str | None = None, title: st
             + "</section>"
         )
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
-        "script-src 'unsafe-inline'; img-src data:\">"
-        f"<meta name=\"viewport\" content=\"width=device-width\"><title>{escape(title)}</title><script>{HEAD_SCRIPT}</script><style>{CSS}</style></head>"
-        f"<body><header><h1>{escape(title)}</h1><p>{subtitle}</p></header><main>"
         f'<section id="summary">{_tiles(report)}</section>{charts}{_spending(report)}'
-        f'<section id="table"><h2>Cases</h2><input type="search" id="filter" placeholder="filter cases">{_table(rows)}</section>'
+        f'<section id="table"><h2>Cases</h2>{FILTER if case_filter else ""}{_table(rows)}</section>'
         f"{_comparisons(_all_comparisons(report))}{_runs(rows, records, trace_url)}"
-        f"</main><script>{SCRIPT}</script></body></html>\n"
     )
+
+
+def render(report: Mapping[str, Any], *, trace_url: str | None = None, title: str = "pytest-probability report") -> str:
+    """The whole page for one session's report dict (the JSON report's shape)."""
+    versions = report.get("versions") or {}
+    subtitle = f'{escape(report.get("created", ""))} · pytest-probability {escape(versions.get("pytest_probability", ""))} · exit status {escape(report.get("exit_status", ""))}'
+    return page(title, subtitle, sections(report, trace_url=trace_url))
