@@ -282,7 +282,7 @@ def _files(root: Path) -> set[str]:
 BAD_OPTIONS = [
     pytest.param(["--prob-otel-protocol=carrier-pigeon"], "unknown protocol 'carrier-pigeon'", id="protocol-option"),
     pytest.param(["--prob-otel-endpoint=localhost:4318"], "--prob-otel-endpoint: * is not an http:// or https:// URL", id="url-no-scheme"),
-    pytest.param([f"--prob-otel-endpoint=http://alice:{PASSWORD}@127.0.0.1:99999"], "is not an http:// or https:// URL", id="url-bad-port"),
+    pytest.param([f"--prob-otel-endpoint=http://alice:{PASSWORD}@127.0.0.1:99999"], "--prob-otel-endpoint: 'http://127.0.0.1:99999': port 99999 is out of range", id="url-bad-port"),
     pytest.param(["--prob-otel-endpoint=ftp://127.0.0.1:4318"], "is not an http:// or https:// URL", id="url-scheme"),
     pytest.param(["--prob-otel-file=a-folder"], "--prob-otel-file:*is a directory", id="file-is-a-directory"),
     pytest.param(["--prob-otel-timeout=soon"], "--prob-otel-timeout must be a number", id="timeout"),

@@ -217,11 +217,30 @@ def test_redact_url(url: str, shown: str) -> None:
     assert SECRET not in redact_url(url)
 
 
-@pytest.mark.parametrize("url", ["localhost:4318", "ftp://h:4318", "http://", f"http://alice:{SECRET}@h:99999", "http://[::1"])
+@pytest.mark.parametrize("url", ["localhost:4318", "ftp://h:4318", "http://", "http://[::1"])
 def test_malformed_url_options_are_usage_errors_without_credentials(config, url: str) -> None:
     with pytest.raises(pytest.UsageError, match="^--prob-otel-endpoint: .* is not an http:// or https:// URL") as raised:
         resolve(config(f"--prob-otel-endpoint={url}"), {})
     assert SECRET not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("url", "protocol", "message"),
+    [
+        (f"http://alice:{SECRET}@h:99999", "http/protobuf", "'http://h:99999': port 99999 is out of range (1 to 65535)"),
+        ("http://localhost:99999/otlp", "grpc", "'http://localhost:99999/otlp': port 99999 is out of range (1 to 65535)"),
+        ("https://[::1]:70000", "http/protobuf", "port 70000 is out of range (1 to 65535)"),
+        ("http://h:0", "http/protobuf", "port 0 is out of range (1 to 65535)"),
+        ("http://h:43x8", "http/protobuf", "port '43x8' is not a number"),
+        ("collector:99999", "grpc", "'collector:99999': port 99999 is out of range (1 to 65535)"),
+    ],
+)
+def test_an_out_of_range_port_is_named(config, url: str, protocol: str, message: str) -> None:
+    """Issue 23, item 11: ``http://localhost:99999`` got "is not an http:// or https:// URL with a host"."""
+    with pytest.raises(pytest.UsageError) as raised:
+        resolve(config(f"--prob-otel-endpoint={url}", f"--prob-otel-protocol={protocol}"), {})
+    assert str(raised.value).startswith("--prob-otel-endpoint: ") and message in str(raised.value)
+    assert "is not an http" not in str(raised.value) and SECRET not in str(raised.value)
 
 
 def test_check_url_strips_and_returns_the_url() -> None:
