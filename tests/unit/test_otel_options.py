@@ -377,3 +377,26 @@ def test_resolve_reads_os_environ_by_default(config, monkeypatch: pytest.MonkeyP
 def test_home_is_expanded_in_paths(config) -> None:
     settings = resolve(config("--prob-otel-file=~/x-otel-unit.jsonl"), {})
     assert settings.file == Path("~/x-otel-unit.jsonl").expanduser()
+
+
+@pytest.mark.parametrize(
+    ("protocol", "env", "warning", "ca_only"),
+    [
+        ("http/protobuf", {"OTEL_EXPORTER_OTLP_CLIENT_KEY": "k", "OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE": "c"}, "", None),
+        ("http/protobuf", {"OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": "c"}, "", None),  # a PEM with its key
+        ("http/protobuf", {"OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY": "k"}, "OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY is set without", None),
+        ("grpc", {"OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE": "ca", "OTEL_EXPORTER_OTLP_CLIENT_KEY": "k",
+                  "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": "c"},
+         "OTEL_EXPORTER_OTLP_CLIENT_KEY and OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE not read: over gRPC, with "
+         "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE set, the exporter reads OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY", None),
+        ("grpc", {"OTEL_EXPORTER_OTLP_CERTIFICATE": "ca", "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": "c"},
+         "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE is set without OTEL_EXPORTER_OTLP_CLIENT_KEY", "ca"),
+        ("grpc", {"OTEL_EXPORTER_OTLP_CERTIFICATE": "ca", "OTEL_EXPORTER_OTLP_CLIENT_KEY": "k",
+                  "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": "c"}, "", None),
+    ],
+)
+def test_client_certificate_variables_the_exporter_would_not_use(protocol, env, warning, ca_only) -> None:
+    from pytest_probability.otel.send import client_certificate_check
+
+    warnings, ca = client_certificate_check("traces", protocol, env)
+    assert (warnings[0] if warnings else "").startswith(warning) and len(warnings) <= 1 and ca == ca_only

@@ -239,6 +239,53 @@ class SdkWarnings(logging.Handler):
         logging.getLogger("opentelemetry").removeHandler(self)
 
 
+def client_certificate_check(signal: str, protocol: str, env: Mapping[str, str]) -> tuple[list[str], str | None]:
+    """What the SDK's exporter would silently not use of the client certificate variables (mTLS),
+    and, for gRPC, the CA to use alone when the exporter would read half a pair.
+
+    The HTTP exporter reads each of the key and the certificate from the signal's variable, else
+    the generic one, and sends a key only with a certificate. The gRPC exporter reads a pair only
+    beside a CA (the signal's ``…_CERTIFICATE`` and its pair, else the generic ones), and half a
+    pair makes grpc abort the whole process (``Check failed: cert_chain != nullptr``): then the
+    plugin gives the exporter credentials with the CA alone.
+    """
+
+    def name(kind: str, own: bool) -> str:
+        return f"OTEL_EXPORTER_OTLP_{signal.upper()}_{kind}" if own else f"OTEL_EXPORTER_OTLP_{kind}"
+
+    def value(variable: str) -> str:
+        return env.get(variable, "").strip()
+
+    kinds = ("CLIENT_KEY", "CLIENT_CERTIFICATE")
+    present = [name(kind, own) for own in (True, False) for kind in kinds if value(name(kind, own))]
+    if not present:
+        return [], None
+    if protocol != "grpc":
+        key = next((n for n in (name("CLIENT_KEY", True), name("CLIENT_KEY", False)) if value(n)), None)
+        cert = next((n for n in (name("CLIENT_CERTIFICATE", True), name("CLIENT_CERTIFICATE", False)) if value(n)), None)
+        if key and not cert:
+            return [f"{key} is set without a client certificate ({name('CLIENT_CERTIFICATE', False)}); "
+                    "the key is not used and no client certificate is sent"], None
+        return [], None
+    own = bool(value(name("CERTIFICATE", True)))
+    if not own and not value(name("CERTIFICATE", False)):
+        return [f"{' and '.join(present)} apply over gRPC only beside a CA certificate "
+                f"({name('CERTIFICATE', False)}); no client certificate is sent"], None
+    read = [name(kind, own) for kind in kinds]
+    unread = [n for n in present if n not in read]
+    warnings = []
+    if unread:
+        warnings.append(f"{' and '.join(unread)} not read: over gRPC, with {name('CERTIFICATE', own)} set, "
+                        f"the exporter reads {' and '.join(read)}")
+    ca_only = None
+    if sum(1 for n in read if value(n)) == 1:
+        (alone,) = [n for n in read if value(n)]
+        other = read[1] if alone == read[0] else read[0]
+        warnings.append(f"{alone} is set without {other}; no client certificate is sent")
+        ca_only = value(name("CERTIFICATE", own))
+    return warnings, ca_only
+
+
 class Sender:
     """One signal's SDK OTLP exporter, sending ready requests and reading their results."""
 
@@ -250,12 +297,19 @@ class Sender:
         self.secrets = secrets_from_env(os.environ if env is None else env, (endpoint,))
         build = _grpc_exporter if protocol == "grpc" else _http_exporter
         kwargs: dict[str, Any] = {"endpoint": endpoint} if endpoint else {}
+        certificate_warnings, ca_only = client_certificate_check(signal, protocol, os.environ if env is None else env)
+        if ca_only is not None:  # half a client pair: grpc would abort the process
+            from opentelemetry.exporter.otlp.proto.grpc.exporter import _load_credentials
+
+            kwargs["credentials"] = _load_credentials(ca_only, None, None)
         with SdkWarnings() as logged:
             try:
                 self.exporter = build(signal, self.capture, **kwargs)
             except Exception as exc:  # an OTEL_* value the exporter refuses (gRPC raises where HTTP warns)
                 logged.messages.append(f"{type(exc).__name__}: {exc}; using the SDK's defaults for it")
                 self.exporter = build(signal, self.capture, **kwargs, **_defaults(protocol))
+        if not (protocol == "grpc" and self.exporter._insecure):  # plaintext gRPC reads no TLS variable
+            logged.messages += certificate_warnings
         self.warnings = [scrub(message, self.secrets, 300) for message in logged.messages]
         if protocol == "grpc":
             scheme = "http" if self.exporter._insecure else "https"

@@ -42,14 +42,17 @@ class Session:
         self.notes: list[str] = list(settings.notes)
         self.resource = resource_module.build(settings.suite, root, env)
         senders: dict[str, Sender | None] = {}
+        warnings: dict[str, list[str]] = {}  # a warning both signals' exporters gave is one note
         for signal in ("traces", "metrics"):
             endpoint = settings.endpoints.get(signal)
             if endpoint is None:
                 senders[signal] = None
                 continue
             sender = Sender(signal, settings.protocols[signal], endpoint or None, env)
-            self.notes.extend(f"OpenTelemetry: {signal}: {warning}" for warning in sender.warnings)
+            for warning in sender.warnings:
+                warnings.setdefault(warning, []).append(signal)
             senders[signal] = sender
+        self.notes.extend(f"OpenTelemetry: {' and '.join(signals)}: {warning}" for warning, signals in warnings.items())
         spill = settings.spill or root / ".pytest-probability" / f"otel-spill-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.jsonl"
         self.pipeline = Pipeline(settings, spill, senders)
         if self.pipeline.file is not None and self.pipeline.file.shared:
