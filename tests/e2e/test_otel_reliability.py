@@ -185,13 +185,21 @@ def test_an_http_exporter_talking_to_a_grpc_port_prints_no_control_bytes(pyteste
     with OtlpReceiver("grpc") as rx:
         result, _ = run(pytester, "--prob-runs=2", f"--prob-otel-endpoint={rx.endpoint}",
                         "--prob-otel-protocol=http/protobuf", f"--prob-otel-timeout={TIMEOUT:g}")
-    assert result.ret == 1
-    lines = otel_lines(result)
-    assert any("failed (" in line for line in lines), lines
-    output = "\n".join(result.outlines + result.errlines)
-    controls = sorted({f"{ord(c):#04x}" for c in output if (ord(c) < 0x20 and c not in "\t\n") or 0x7f <= ord(c) < 0xa0})
-    assert controls == [], controls
-    assert spill_files(pytester)  # and nothing was lost
+        assert result.ret == 1
+        lines = otel_lines(result)
+        assert any("failed (" in line for line in lines), lines
+        output = "\n".join(result.outlines + result.errlines)
+        controls = sorted({f"{ord(c):#04x}" for c in output if (ord(c) < 0x20 and c not in "\t\n") or 0x7f <= ord(c) < 0xa0})
+        assert controls == [], controls
+        # Issue 23, item 8: the note held escaped HTTP/2 frame bytes and no hint; it now says what the port is.
+        hint = ("failed (the endpoint answered with HTTP/2 frames: it looks like an OTLP/gRPC endpoint; "
+                "use --prob-otel-protocol=grpc (or OTEL_EXPORTER_OTLP_PROTOCOL=grpc))")
+        failed = [line for line in lines if "failed (" in line]
+        assert len(failed) == 2 and all(line.endswith(hint) for line in failed), failed
+        assert "\\x00" not in output
+        (spill,) = spill_files(pytester)  # and nothing was lost
+        done = replay(spill, "--endpoint", rx.endpoint, "--protocol", "http/protobuf", "--timeout", "2")
+        assert done.returncode == 1 and "it looks like an OTLP/gRPC endpoint; use --protocol grpc" in done.stderr, done.stderr
 
 
 def test_file_gets_everything_while_the_endpoint_hangs(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:

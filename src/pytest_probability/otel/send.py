@@ -289,8 +289,13 @@ def client_certificate_check(signal: str, protocol: str, env: Mapping[str, str])
 class Sender:
     """One signal's SDK OTLP exporter, sending ready requests and reading their results."""
 
-    def __init__(self, signal: str, protocol: str, endpoint: str | None, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, signal: str, protocol: str, endpoint: str | None, env: Mapping[str, str] | None = None,
+        grpc_hint: str = "--prob-otel-protocol=grpc (or OTEL_EXPORTER_OTLP_PROTOCOL=grpc)",
+    ) -> None:
         self.signal = signal
+        #: What a note tells someone whose HTTP request reached a gRPC port.
+        self.grpc_hint = grpc_hint
         self.protocol = protocol
         self.capture = _Capture()
         self.warnings: list[str] = []
@@ -363,6 +368,9 @@ class Sender:
                 else:
                     error = result.error or (http.error if http is not None else None)
                     reason = f"{type(error).__name__}: {error}" if error else "no answer"
+                    if error is not None and _http2_answer(error):
+                        reason = ("the endpoint answered with HTTP/2 frames: it looks like an OTLP/gRPC endpoint; "
+                                  f"use {self.grpc_hint}")
         if not ok:
             return Result(False, 0, scrub(reason, self.secrets))
         partial = getattr(response, "partial_success", None)
@@ -377,6 +385,26 @@ class Sender:
             self.exporter.shutdown()
         except Exception:  # pragma: no cover - shutting down must not fail the session
             pass
+
+
+def _http2_answer(error: BaseException) -> bool:
+    """Whether an HTTP/1.1 request got HTTP/2 frames back (a gRPC server's SETTINGS or GOAWAY frame,
+    which http.client reads as a bad status line): the OTLP/HTTP exporter was pointed at a gRPC port."""
+    import http.client
+
+    seen: set[int] = set()
+    todo: list[Any] = [error]
+    while todo:
+        item = todo.pop()
+        if not isinstance(item, BaseException) or id(item) in seen or len(seen) > 50:
+            continue
+        seen.add(id(item))
+        if isinstance(item, http.client.BadStatusLine):
+            line = str(item.args[0]) if item.args else ""
+            # A frame header: 3 bytes of length, the type (4 SETTINGS, 7 GOAWAY), flags, stream 0.
+            return len(line) >= 9 and line[3] in "\x04\x07" and line[5:9] == "\x00" * 4
+        todo += [*item.args, item.__cause__, item.__context__]
+    return False
 
 
 def _defaults(protocol: str) -> dict[str, Any]:
