@@ -43,8 +43,13 @@ BATCH_BYTES = 2 << 20
 class Lines:
     """An OTLP JSON-lines file: one request per line, each line written whole by one ``O_APPEND`` write.
 
-    ``fresh``: start the file empty, unless another session is writing it right
-    now (it holds the lock); then both append, whole lines, and ``shared`` says so.
+    ``fresh`` (the OTLP file): the session's lines go to ``PATH.partial`` beside it (a symlink's
+    target), renamed over ``PATH`` at :meth:`close`, so a previous file stays whole until this session
+    has a file to put in its place: a session that crashes or is killed leaves it as it was (and its
+    own lines in ``PATH.partial``, until the next session starts). If another session is writing the
+    same file right now (it holds the lock on ``PATH.partial``), both append whole lines to that one
+    partial file and ``shared`` says so; the session that started it renames it. A FIFO or a device
+    is written through. Not fresh (the spill file): appended to, created on the first line.
     """
 
     def __init__(self, path: Path, fresh: bool) -> None:
@@ -56,31 +61,66 @@ class Lines:
         self.points = 0
         self._fd: int | None = None
         self._lock = threading.Lock()
+        #: Where a fresh file's lines go until the end (None: written in place).
+        self._partial: Path | None = None
+        self._target: Path | None = None
+        self._closed = False
         if fresh:
             self._open()
 
     def _open(self) -> int:
         if self._fd is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
             if self.fresh:
-                try:
-                    import fcntl
-
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held until close
-                except ImportError:  # pragma: no cover - Windows: no concurrent-session detection
-                    pass
-                except OSError:
-                    self.shared = True
-                if not self.shared:
-                    os.ftruncate(fd, 0)
-            self._fd = fd
+                self._fd = self._open_fresh()
+            else:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         return self._fd
+
+    def _open_fresh(self) -> int:
+        import stat
+
+        try:
+            special = not stat.S_ISREG(os.stat(self.path).st_mode)
+        except OSError:
+            special = False
+        if special:  # a FIFO, /dev/stdout, /dev/null: written through, never replaced
+            return os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        target = Path(os.path.realpath(self.path))
+        partial = target.with_name(target.name + ".partial")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        for _ in range(20):
+            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            try:
+                import fcntl
+            except ImportError:  # pragma: no cover - Windows: no concurrent-session detection
+                os.ftruncate(fd, 0)
+                break
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held until close
+            except OSError:
+                self.shared = True  # another session is writing it: append to its partial file
+                return fd
+            try:
+                same = os.fstat(fd).st_ino == os.stat(partial).st_ino
+            except OSError:
+                same = False
+            if same:
+                os.ftruncate(fd, 0)  # a crashed session's leftover, or nothing
+                break
+            os.close(fd)  # the session we waited for renamed it into place meanwhile: start a new one
+        else:  # pragma: no cover - twenty sessions finishing at once
+            self.shared = True
+            return fd
+        self._partial, self._target = partial, target
+        return fd
 
     def write(self, line: str, kind: str, count: int) -> None:
         """One request of ``count`` spans (``kind`` traces) or metric points."""
         data = (line + "\n").encode("utf-8")
         with self._lock:
+            if self._closed:
+                return  # a send that outlived the session's end: the end already kept its batch
             fd = self._open()
             view = memoryview(data)
             while view:  # a regular file takes it in one write unless the disk is full
@@ -92,10 +132,25 @@ class Lines:
                 self.points += count
 
     def close(self) -> None:
+        """Put a fresh file in place (when something was written to it); then no more lines."""
         with self._lock:
-            if self._fd is not None:
-                os.close(self._fd)
-                self._fd = None
+            self._closed = True
+            if self._fd is None:
+                return
+            fd, self._fd = self._fd, None
+            try:
+                if self._partial is not None and self._target is not None:
+                    if os.fstat(fd).st_size == 0:  # nothing to put in the previous file's place
+                        os.unlink(self._partial)
+                    else:
+                        os.fsync(fd)
+                        try:
+                            os.chmod(self._partial, os.stat(self._target).st_mode & 0o777)
+                        except OSError:
+                            pass  # no previous file: the partial file's own mode
+                        os.replace(self._partial, self._target)
+            finally:
+                os.close(fd)
 
 
 class Collect(SpanProcessor):
@@ -340,9 +395,12 @@ class Pipeline:
             for index, (body, points) in enumerate(metric_requests):
                 if index not in sent:
                     self._write(self.spill, body, "metrics", points)
-        if self.file is not None:
-            self.file.close()
-        self.spill.close()
+        for lines in (self.file, self.spill):
+            if lines is not None:
+                try:
+                    lines.close()
+                except OSError as exc:
+                    self.file_failure = self.file_failure or f"{lines.path}: {exc}"
         if not timed_out:
             for signal in self.signals.values():
                 if signal.sender is not None:
