@@ -177,6 +177,45 @@ def test_refusing_or_slow_receiver_behaves_like_a_dead_one(
             assert {p.name for p in rx.points()} >= {"probability.runs", "probability.tokens"}
 
 
+@pytest.mark.parametrize("protocol", ["http", "grpc"])
+def test_a_slow_endpoint_that_answers_gets_everything_once_and_no_note(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, protocol: str
+) -> None:
+    """Issue 23, item 3: every request answered 1.2 s after it arrived. The metrics went out with 0.8 s of
+    the 2 s deadline left, arrived, and were spilled as well (a replay duplicated them), and the note said
+    traces failed (no answer within 2 s) although every span was delivered. A request in flight at the
+    deadline is now waited for (a grace of up to 2 s), and only what was not confirmed is kept."""
+    with OtlpReceiver(protocol, mode="slow", slow_delay=1.2) as rx:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rx.endpoint)
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc" if protocol == "grpc" else "http/protobuf")
+        result, _ = run(pytester, "--prob-runs=2", "--prob-otel-timeout=2")
+        assert result.ret == 1
+        assert otel_lines(result) == []
+        assert spill_files(pytester) == []
+        assert (len(rx.spans()), rx.count("traces"), rx.count("metrics")) == (RUNS + 1, 1, 1)
+
+
+def test_each_signal_is_noted_for_what_happened_to_it(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_http_receiver: OtlpReceiver
+) -> None:
+    """Issue 23, item 3: at a timeout the session's end marked every signal failed; the traces, all of them
+    delivered, were noted as `failed (no answer within 2 s)`."""
+    with OtlpReceiver("http", mode="slow", slow_delay=SLOW_DELAY) as slow:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", otlp_http_receiver.endpoint + "/v1/traces")
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", slow.endpoint + "/v1/metrics")
+        shown = slow.endpoint
+        result, _ = run(pytester, "--prob-runs=2", f"--prob-otel-timeout={TIMEOUT:g}")
+    assert result.ret == 1
+    assert len(otlp_http_receiver.spans()) == RUNS + 1
+    lines = otel_lines(result)
+    failed = [line for line in lines if "failed (" in line]
+    assert len(failed) == 1 and "export of metrics to " + shown in failed[0], lines
+    (spill,) = spill_files(pytester)
+    decoded = list(otlp_json.read_file(spill))
+    assert flatten_spans(decoded) == [] and flatten_metrics(decoded)
+    assert any(f"0 spans and {len(flatten_metrics(decoded))} metric points kept in" in line for line in lines), lines
+
+
 def test_an_http_exporter_talking_to_a_grpc_port_prints_no_control_bytes(pytester: pytest.Pytester) -> None:
     """Issue 12, item 17, the scenario as reported: HTTP/protobuf sent to a gRPC server gets binary HTTP/2
     bytes back, and the note on the failed export must show them escaped, never as raw NUL or control bytes.

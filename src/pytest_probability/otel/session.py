@@ -6,9 +6,9 @@ Reliability rules (docs/observability.md):
 * a failed request opens that signal's breaker: its later data goes straight
   to the spill file, so a dead endpoint costs one request timeout, and the
   other signal carries on;
-* the end of the session waits at most ``--prob-otel-timeout`` in total;
-  whatever was not confirmed sent by then is spilled too (a replay may then
-  duplicate a batch; nothing is lost);
+* the end of the session starts no request after ``--prob-otel-timeout``,
+  and waits a short grace for one in flight then; whatever the endpoint did
+  not confirm is spilled, once, and nothing it confirmed is;
 * a partial success is a success: the rejected count is reported, nothing
   is spilled.
 """
