@@ -216,6 +216,34 @@ def test_each_signal_is_noted_for_what_happened_to_it(
     assert any(f"0 spans and {len(flatten_metrics(decoded))} metric points kept in" in line for line in lines), lines
 
 
+SDK_LINES = ("Transient error", "Failed to export", "Attempted to set connect timeout", "retrying in")
+
+
+@pytest.mark.parametrize("protocol", ["http", "grpc"])
+def test_the_sdk_log_lines_stay_out_of_stderr(pytester: pytest.Pytester, protocol: str) -> None:
+    """Issue 23, item 7: the SDK's exporters logged each retry and failure, and with no handler of
+    pytest's at that moment (here -p no:logging; also a send outliving the session's end) Python printed
+    them to stderr, beside the plugin's own note of the same failure. A user's logging is left alone."""
+    pytester.makeconftest(
+        "import logging\n\nimport pytest\n\n"
+        "logging.basicConfig(level=logging.WARNING, format='USER %(name)s %(message)s')\n\n\n"
+        "@pytest.hookimpl(trylast=True)\n"
+        "def pytest_sessionfinish():  # after the export, on one of the SDK's loggers\n"
+        "    logging.getLogger('opentelemetry.exporter.otlp.proto.http.trace_exporter').warning('own record, kept')\n"
+    )
+    with OtlpReceiver(protocol, mode="refuse") as rx:
+        result, _ = run(pytester, "--prob-runs=2", "-s", "-p", "no:logging", f"--prob-otel-endpoint={rx.endpoint}",
+                        f"--prob-otel-protocol={'grpc' if protocol == 'grpc' else 'http/protobuf'}",
+                        f"--prob-otel-timeout={TIMEOUT:g}")
+        assert rx.count("traces") >= 2  # retried: the SDK logged "Transient error … retrying"
+    assert result.ret == 1
+    failed = [line for line in otel_lines(result) if "failed (" in line]
+    assert len(failed) == 2, otel_lines(result)
+    output = result.stdout.str() + result.stderr.str()
+    assert not [line for line in output.splitlines() if any(text in line for text in SDK_LINES)], output
+    assert "USER opentelemetry.exporter.otlp.proto.http.trace_exporter own record, kept" in result.stderr.str()
+
+
 def test_an_http_exporter_talking_to_a_grpc_port_prints_no_control_bytes(pytester: pytest.Pytester) -> None:
     """Issue 12, item 17, the scenario as reported: HTTP/protobuf sent to a gRPC server gets binary HTTP/2
     bytes back, and the note on the failed export must show them escaped, never as raw NUL or control bytes.
@@ -239,6 +267,9 @@ def test_an_http_exporter_talking_to_a_grpc_port_prints_no_control_bytes(pyteste
         (spill,) = spill_files(pytester)  # and nothing was lost
         done = replay(spill, "--endpoint", rx.endpoint, "--protocol", "http/protobuf", "--timeout", "2")
         assert done.returncode == 1 and "it looks like an OTLP/gRPC endpoint; use --protocol grpc" in done.stderr, done.stderr
+        # Issue 23, item 7: the SDK's own "Transient error … retrying" line reached stderr, frames and all.
+        assert "\\x00" not in done.stderr and "Transient error" not in done.stderr, done.stderr
+        assert done.stderr.splitlines()[-1].startswith("error: sending line 1 of "), done.stderr
 
 
 def test_file_gets_everything_while_the_endpoint_hangs(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:

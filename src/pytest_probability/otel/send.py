@@ -26,6 +26,7 @@ from __future__ import annotations
 import base64
 import logging
 import os
+import threading
 import urllib.parse
 from typing import Any, Mapping, NamedTuple
 
@@ -286,6 +287,44 @@ def client_certificate_check(signal: str, protocol: str, env: Mapping[str, str])
     return warnings, ca_only
 
 
+class _Routed(logging.Filter):
+    """Keeps what the SDK's exporters log during the plugin's own sends out of the logging system.
+
+    Installed (once) on the SDK's exporter loggers, it passes every record but those logged in a
+    thread that is inside :meth:`Sender.send`: the SDK logs each failure and each retry there
+    (``Transient error … retrying``, ``Failed to export spans batch due to timeout…``), and with no
+    handler of pytest's at that moment (``-p no:logging``, a send still running after the session's
+    end, the replay command) Python's last-resort handler printed them to stderr, beside the
+    plugin's own note of the same failure. They go to the sending :class:`Sender` instead (its
+    ``logged``); a user's own exporters, and the user's handlers, levels and filters, are untouched.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.local = threading.local()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        sink = getattr(self.local, "sink", None)
+        if sink is None:
+            return True
+        try:
+            sink.append(record.getMessage())
+        except Exception:  # pragma: no cover - a malformed log call
+            pass
+        return False
+
+    def install(self) -> None:
+        """On every logger of the SDK's exporters (their modules are imported by now)."""
+        names = [name for name in list(logging.Logger.manager.loggerDict) if name.startswith("opentelemetry.exporter")]
+        for name in names:
+            logger = logging.getLogger(name)
+            if self not in logger.filters:
+                logger.addFilter(self)
+
+
+ROUTED = _Routed()
+
+
 class Sender:
     """One signal's SDK OTLP exporter, sending ready requests and reading their results."""
 
@@ -323,6 +362,9 @@ class Sender:
             self.display = redact_url(str(self.exporter._client._endpoint))
         self.timeout = float(self.exporter._timeout if protocol == "grpc" else self.exporter._client._timeout)
         self._types = _response_types(signal)
+        #: What the SDK logged during this sender's sends (kept out of stderr by ROUTED), the latest last.
+        self.logged: list[str] = []
+        ROUTED.install()
 
     def send(self, body: bytes, timeout: float) -> Result:
         """Send one serialized Export*ServiceRequest, retrying (the SDK's rules) within ``timeout`` seconds."""
@@ -331,10 +373,21 @@ class Sender:
         # As the SDK's batch processor does: an instrumented HTTP client (requests, grpc)
         # must not make spans of the export itself.
         token = context.attach(context.set_value(context._SUPPRESS_INSTRUMENTATION_KEY, True))
+        logged: list[str] = []
+        outer = getattr(ROUTED.local, "sink", None)
+        ROUTED.local.sink = logged
         try:
-            return self._send(body, timeout)
+            result = self._send(body, timeout)
         finally:
+            ROUTED.local.sink = outer
             context.detach(token)
+            self.logged = (self.logged + [scrub(message, self.secrets) for message in logged])[-20:]
+        if not result.ok and logged and (result.reason == "no answer" or "timeout to 0" in result.reason):
+            # No reason, or the SDK's retry started with no time left (urllib3's "Attempted to set
+            # connect timeout to 0.0"): the SDK's own account of the attempts says more.
+            result = Result(False, 0, scrub(f"no time left to retry after: {logged[0]}", self.secrets)
+                            if "timeout to 0" in result.reason else scrub(logged[-1], self.secrets))
+        return result
 
     def _send(self, body: bytes, timeout: float) -> Result:
         timeout = max(0.001, min(self.timeout, timeout))
