@@ -67,8 +67,16 @@ class Lines:
         self._partial: Path | None = None
         self._target: Path | None = None
         self._closed = False
+        #: The first write that failed (a full disk, a file size limit): nothing more is written, and
+        #: a fresh file is not put in place. What could not be written is counted.
+        self.failure: OSError | None = None
+        self.lost_spans = 0
+        self.lost_points = 0
         if fresh:
-            self._open()
+            try:
+                self._open()
+            except OSError as exc:
+                self.failure = exc
 
     def _open(self) -> int:
         if self._fd is None:
@@ -123,15 +131,42 @@ class Lines:
         with self._lock:
             if self._closed:
                 return  # a send that outlived the session's end: the end already kept its batch
-            fd = self._open()
-            view = memoryview(data)
-            while view:  # a regular file takes it in one write unless the disk is full
-                view = view[os.write(fd, view) :]
+            if self.failure is None:
+                try:
+                    self._write_line(data)
+                except OSError as exc:
+                    self.failure = exc
+            if self.failure is not None:
+                if kind == "traces":
+                    self.lost_spans += count
+                else:
+                    self.lost_points += count
+                return
             self.lines += 1
             if kind == "traces":
                 self.spans += count
             else:
                 self.points += count
+
+    def _write_line(self, data: bytes) -> None:
+        fd = self._open()
+        size = None
+        if not self.shared:
+            try:
+                size = os.fstat(fd).st_size
+            except OSError:
+                pass
+        view = memoryview(data)
+        try:
+            while view:  # a regular file takes it in one write unless the disk is full
+                view = view[os.write(fd, view) :]
+        except OSError:
+            if size is not None and len(view) < len(data):
+                try:
+                    os.ftruncate(fd, size)  # no line cut short: the file stays as it was before it
+                except OSError:
+                    pass
+            raise
 
     def close(self) -> None:
         """Put a fresh file in place (when something was written to it); then no more lines."""
@@ -142,10 +177,14 @@ class Lines:
             fd, self._fd = self._fd, None
             try:
                 if self._partial is not None and self._target is not None:
-                    if os.fstat(fd).st_size == 0:  # nothing to put in the previous file's place
-                        os.unlink(self._partial)
+                    if self.failure is None and os.fstat(fd).st_size:
+                        try:
+                            os.fsync(fd)
+                        except OSError as exc:  # a full disk may only show here
+                            self.failure = exc
+                    if self.failure is not None or os.fstat(fd).st_size == 0:
+                        os.unlink(self._partial)  # nothing (whole) to put in the previous file's place
                     else:
-                        os.fsync(fd)
                         try:
                             os.chmod(self._partial, os.stat(self._target).st_mode & 0o777)
                         except OSError:

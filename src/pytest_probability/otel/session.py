@@ -118,6 +118,18 @@ class Session:
                 f"OpenTelemetry: {spill.spans} spans and {spill.points} metric points kept in {spill.path}; "
                 f"replay: python -m pytest_probability.otel replay {spill.path}"
             )
+        if spill.failure is not None:
+            notes.append(
+                f"OpenTelemetry: could not keep {spill.lost_spans} spans and {spill.lost_points} metric points in "
+                f"{spill.path} ({_reason(spill.failure)}); they are lost"
+                + (f" to the endpoint but in {pipeline.file.path}" if pipeline.file is not None and pipeline.file.failure is None else "")
+            )
+        file = pipeline.file
+        if file is not None and file.failure is not None:
+            notes.append(
+                f"OpenTelemetry: could not write the OTLP file {file.path} ({_reason(file.failure)}); "
+                + ("the previous file was left as it was" if file.path.exists() else "it was not written")
+            )
         for name, signal in pipeline.signals.items():
             if signal.rejected:
                 unit = "spans" if name == "traces" else "metric points"
@@ -126,6 +138,11 @@ class Session:
         if pipeline.file_failure:
             notes.append(f"OpenTelemetry: writing the OTLP file failed: {pipeline.file_failure}")
         return notes
+
+
+def _reason(exc: OSError) -> str:
+    """``no space left on device``, ``file too large``: the system's words, without the errno."""
+    return (exc.strerror or str(exc)).rstrip(".").lower() if exc.strerror else str(exc)
 
 
 class SessionExport(Finisher):
