@@ -904,3 +904,48 @@ def test_export_over_tls_trusts_the_configured_certificate(
         assert "OpenTelemetry" not in trusted.stdout.str()
         session_and_runs(rx.spans())
         assert len(rx.spans()) == 3 and rx.count("metrics") == 1
+
+
+@pytest.mark.parametrize(
+    ("protocol", "variables", "note"),
+    [
+        ("http/protobuf", {"OTEL_EXPORTER_OTLP_CERTIFICATE": "ca.pem", "OTEL_EXPORTER_OTLP_CLIENT_KEY": "client.key"},
+         "OTEL_EXPORTER_OTLP_CLIENT_KEY is set without a client certificate "
+         "(OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE); the key is not used and no client certificate is sent"),
+        ("grpc", {"OTEL_EXPORTER_OTLP_CERTIFICATE": "ca.pem", "OTEL_EXPORTER_OTLP_CLIENT_KEY": "client.key"},
+         "OTEL_EXPORTER_OTLP_CLIENT_KEY is set without OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE; "
+         "no client certificate is sent"),
+        ("grpc", {"OTEL_EXPORTER_OTLP_CLIENT_KEY": "client.key", "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": "client.pem"},
+         "OTEL_EXPORTER_OTLP_CLIENT_KEY and OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE apply over gRPC only beside a CA "
+         "certificate (OTEL_EXPORTER_OTLP_CERTIFICATE); no client certificate is sent"),
+    ],
+    ids=["http-key-alone", "grpc-key-alone", "grpc-pair-without-ca"],
+)
+def test_a_client_key_the_exporter_does_not_use_gets_a_note(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, certs: dict[str, str],
+    protocol: str, variables: dict[str, str], note: str,
+) -> None:
+    """Issue 23, item 10: OTEL_EXPORTER_OTLP_CLIENT_KEY without a client certificate was ignored without a
+    word, and an mTLS endpoint then refused the handshake with nothing to say why."""
+    pytester.makepyfile(bench_otel="def bench_ok():\n    pass\n")
+    kind = "grpc" if protocol == "grpc" else "http"
+    with OtlpReceiver(kind, tls=(certs["server.pem"], certs["server.key"]), tls_client_ca=certs["ca.pem"]) as rx:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rx.endpoint)
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", protocol)
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", certs["ca.pem"])
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_CLIENT_KEY", certs["client.key"])
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", certs["client.pem"])
+        mutual = run(pytester, "--prob-runs=2", "--prob-otel-timeout=5")  # the whole pair: mTLS works
+        assert mutual.ret == 0 and "OpenTelemetry" not in mutual.stdout.str(), mutual.stdout.str()
+        assert len(rx.spans()) == 3
+        rx.clear()
+        for name in ("OTEL_EXPORTER_OTLP_CERTIFICATE", "OTEL_EXPORTER_OTLP_CLIENT_KEY", "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE"):
+            monkeypatch.delenv(name)
+        for name, file in variables.items():
+            monkeypatch.setenv(name, certs[file])
+        result = run(pytester, "--prob-runs=2", "--prob-otel-timeout=5")
+        assert result.ret == 0
+        assert rx.spans() == []  # the endpoint wants a client certificate
+    lines = [line.strip() for line in result.outlines if "OpenTelemetry" in line]
+    assert any(line.startswith("OpenTelemetry: traces and metrics: ") and line.endswith(note) for line in lines), lines
+    assert any("export of traces to https://127.0.0.1:" in line for line in lines), lines

@@ -349,7 +349,8 @@ def test_two_sessions_writing_one_file_keep_every_line_whole(pytester: pytest.Py
         import time
 
         deadline = time.monotonic() + 60
-        while not (target.exists() and target.stat().st_size) and time.monotonic() < deadline:
+        partial = target.with_name(target.name + ".partial")  # the first session's lines, until its end
+        while not (partial.exists() and partial.stat().st_size) and time.monotonic() < deadline:
             time.sleep(0.02)  # the first session is writing
         second = subprocess.run([*command, "--prob-runs=40"], cwd=pytester.path, env=env, capture_output=True, text=True, timeout=120)
     finally:
@@ -382,3 +383,32 @@ def test_traceparent_and_tracestate_are_honoured(
     ]
     assert len(states) == 4 and {state for _, state in states} == {"vendor=abc"}, states
     assert {s.trace_id for s in otlp_http_receiver.spans()} == {"4bf92f3577b34da6a3ce929d0e0e4736"}
+
+
+@pytest.mark.parametrize("how", ["segfault", "sigkill"])
+def test_a_session_that_crashes_leaves_the_previous_otlp_file_whole(pytester: pytest.Pytester, how: str) -> None:
+    """Issue 23, item 5: the OTLP file was emptied at the session's start, so a session that segfaulted or
+    was killed left the user less than they had. The file is now replaced only at the end, as the JSON
+    report is; what the crashed session wrote is in PATH.partial."""
+    pytester.makepyfile(bench_ok="import time\n\ndef bench_ok():\n    time.sleep(0.01)\n")
+    target = pytester.path / "otel.jsonl"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    env.update(OTEL_BSP_MAX_EXPORT_BATCH_SIZE="1", OTEL_BSP_SCHEDULE_DELAY="1", PYTHONPATH=os.pathsep.join(sys.path))
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", f"--prob-otel-file={target}"]
+    first = subprocess.run([*command, "--prob-runs=3"], cwd=pytester.path, env=env, capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stdout + first.stderr
+    previous = target.read_bytes()
+    assert len(flatten_spans([otlp_json.decode_line(line) for line in previous.decode().splitlines()])) == 4
+    crash = ("import ctypes\n\nctypes.string_at(0)\n" if how == "segfault"
+             else "import os, signal\n\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    pytester.makepyfile(bench_zcrash=f"import time\n\ndef bench_crash():\n    time.sleep(0.3)  # some spans written first\n    {crash.strip().replace(chr(10), chr(10) + '    ')}\n")
+    second = subprocess.run([*command, "--prob-runs=3"], cwd=pytester.path, env=env, capture_output=True, text=True, timeout=120)
+    assert second.returncode < 0, second.stdout + second.stderr  # killed by the signal
+    assert target.read_bytes() == previous
+    partial = target.with_name("otel.jsonl.partial")
+    assert [s.name for s in flatten_spans(list(otlp_json.read_file(partial)))][:3] == ["probability.run ok"] * 3
+    (pytester.path / "bench_zcrash.py").unlink()
+    third = subprocess.run([*command, "--prob-runs=2"], cwd=pytester.path, env=env, capture_output=True, text=True, timeout=120)
+    assert third.returncode == 0, third.stdout + third.stderr
+    assert len(flatten_spans(list(otlp_json.read_file(target)))) == 3  # the new session's, in place of the old
+    assert not partial.exists()

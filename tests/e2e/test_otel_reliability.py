@@ -177,6 +177,73 @@ def test_refusing_or_slow_receiver_behaves_like_a_dead_one(
             assert {p.name for p in rx.points()} >= {"probability.runs", "probability.tokens"}
 
 
+@pytest.mark.parametrize("protocol", ["http", "grpc"])
+def test_a_slow_endpoint_that_answers_gets_everything_once_and_no_note(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, protocol: str
+) -> None:
+    """Issue 23, item 3: every request answered 1.2 s after it arrived. The metrics went out with 0.8 s of
+    the 2 s deadline left, arrived, and were spilled as well (a replay duplicated them), and the note said
+    traces failed (no answer within 2 s) although every span was delivered. A request in flight at the
+    deadline is now waited for (a grace of up to 2 s), and only what was not confirmed is kept."""
+    with OtlpReceiver(protocol, mode="slow", slow_delay=1.2) as rx:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rx.endpoint)
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc" if protocol == "grpc" else "http/protobuf")
+        result, _ = run(pytester, "--prob-runs=2", "--prob-otel-timeout=2")
+        assert result.ret == 1
+        assert otel_lines(result) == []
+        assert spill_files(pytester) == []
+        assert (len(rx.spans()), rx.count("traces"), rx.count("metrics")) == (RUNS + 1, 1, 1)
+
+
+def test_each_signal_is_noted_for_what_happened_to_it(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_http_receiver: OtlpReceiver
+) -> None:
+    """Issue 23, item 3: at a timeout the session's end marked every signal failed; the traces, all of them
+    delivered, were noted as `failed (no answer within 2 s)`."""
+    with OtlpReceiver("http", mode="slow", slow_delay=SLOW_DELAY) as slow:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", otlp_http_receiver.endpoint + "/v1/traces")
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", slow.endpoint + "/v1/metrics")
+        shown = slow.endpoint
+        result, _ = run(pytester, "--prob-runs=2", f"--prob-otel-timeout={TIMEOUT:g}")
+    assert result.ret == 1
+    assert len(otlp_http_receiver.spans()) == RUNS + 1
+    lines = otel_lines(result)
+    failed = [line for line in lines if "failed (" in line]
+    assert len(failed) == 1 and "export of metrics to " + shown in failed[0], lines
+    (spill,) = spill_files(pytester)
+    decoded = list(otlp_json.read_file(spill))
+    assert flatten_spans(decoded) == [] and flatten_metrics(decoded)
+    assert any(f"0 spans and {len(flatten_metrics(decoded))} metric points kept in" in line for line in lines), lines
+
+
+SDK_LINES = ("Transient error", "Failed to export", "Attempted to set connect timeout", "retrying in")
+
+
+@pytest.mark.parametrize("protocol", ["http", "grpc"])
+def test_the_sdk_log_lines_stay_out_of_stderr(pytester: pytest.Pytester, protocol: str) -> None:
+    """Issue 23, item 7: the SDK's exporters logged each retry and failure, and with no handler of
+    pytest's at that moment (here -p no:logging; also a send outliving the session's end) Python printed
+    them to stderr, beside the plugin's own note of the same failure. A user's logging is left alone."""
+    pytester.makeconftest(
+        "import logging\n\nimport pytest\n\n"
+        "logging.basicConfig(level=logging.WARNING, format='USER %(name)s %(message)s')\n\n\n"
+        "@pytest.hookimpl(trylast=True)\n"
+        "def pytest_sessionfinish():  # after the export, on one of the SDK's loggers\n"
+        "    logging.getLogger('opentelemetry.exporter.otlp.proto.http.trace_exporter').warning('own record, kept')\n"
+    )
+    with OtlpReceiver(protocol, mode="refuse") as rx:
+        result, _ = run(pytester, "--prob-runs=2", "-s", "-p", "no:logging", f"--prob-otel-endpoint={rx.endpoint}",
+                        f"--prob-otel-protocol={'grpc' if protocol == 'grpc' else 'http/protobuf'}",
+                        f"--prob-otel-timeout={TIMEOUT:g}")
+        assert rx.count("traces") >= 2  # retried: the SDK logged "Transient error … retrying"
+    assert result.ret == 1
+    failed = [line for line in otel_lines(result) if "failed (" in line]
+    assert len(failed) == 2, otel_lines(result)
+    output = result.stdout.str() + result.stderr.str()
+    assert not [line for line in output.splitlines() if any(text in line for text in SDK_LINES)], output
+    assert "USER opentelemetry.exporter.otlp.proto.http.trace_exporter own record, kept" in result.stderr.str()
+
+
 def test_an_http_exporter_talking_to_a_grpc_port_prints_no_control_bytes(pytester: pytest.Pytester) -> None:
     """Issue 12, item 17, the scenario as reported: HTTP/protobuf sent to a gRPC server gets binary HTTP/2
     bytes back, and the note on the failed export must show them escaped, never as raw NUL or control bytes.
@@ -185,13 +252,24 @@ def test_an_http_exporter_talking_to_a_grpc_port_prints_no_control_bytes(pyteste
     with OtlpReceiver("grpc") as rx:
         result, _ = run(pytester, "--prob-runs=2", f"--prob-otel-endpoint={rx.endpoint}",
                         "--prob-otel-protocol=http/protobuf", f"--prob-otel-timeout={TIMEOUT:g}")
-    assert result.ret == 1
-    lines = otel_lines(result)
-    assert any("failed (" in line for line in lines), lines
-    output = "\n".join(result.outlines + result.errlines)
-    controls = sorted({f"{ord(c):#04x}" for c in output if (ord(c) < 0x20 and c not in "\t\n") or 0x7f <= ord(c) < 0xa0})
-    assert controls == [], controls
-    assert spill_files(pytester)  # and nothing was lost
+        assert result.ret == 1
+        lines = otel_lines(result)
+        assert any("failed (" in line for line in lines), lines
+        output = "\n".join(result.outlines + result.errlines)
+        controls = sorted({f"{ord(c):#04x}" for c in output if (ord(c) < 0x20 and c not in "\t\n") or 0x7f <= ord(c) < 0xa0})
+        assert controls == [], controls
+        # Issue 23, item 8: the note held escaped HTTP/2 frame bytes and no hint; it now says what the port is.
+        hint = ("failed (the endpoint answered with HTTP/2 frames: it looks like an OTLP/gRPC endpoint; "
+                "use --prob-otel-protocol=grpc (or OTEL_EXPORTER_OTLP_PROTOCOL=grpc))")
+        failed = [line for line in lines if "failed (" in line]
+        assert len(failed) == 2 and all(line.endswith(hint) for line in failed), failed
+        assert "\\x00" not in output
+        (spill,) = spill_files(pytester)  # and nothing was lost
+        done = replay(spill, "--endpoint", rx.endpoint, "--protocol", "http/protobuf", "--timeout", "2")
+        assert done.returncode == 1 and "it looks like an OTLP/gRPC endpoint; use --protocol grpc" in done.stderr, done.stderr
+        # Issue 23, item 7: the SDK's own "Transient error … retrying" line reached stderr, frames and all.
+        assert "\\x00" not in done.stderr and "Transient error" not in done.stderr, done.stderr
+        assert done.stderr.splitlines()[-1].startswith("error: sending line 1 of "), done.stderr
 
 
 def test_file_gets_everything_while_the_endpoint_hangs(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -282,7 +360,7 @@ def _files(root: Path) -> set[str]:
 BAD_OPTIONS = [
     pytest.param(["--prob-otel-protocol=carrier-pigeon"], "unknown protocol 'carrier-pigeon'", id="protocol-option"),
     pytest.param(["--prob-otel-endpoint=localhost:4318"], "--prob-otel-endpoint: * is not an http:// or https:// URL", id="url-no-scheme"),
-    pytest.param([f"--prob-otel-endpoint=http://alice:{PASSWORD}@127.0.0.1:99999"], "is not an http:// or https:// URL", id="url-bad-port"),
+    pytest.param([f"--prob-otel-endpoint=http://alice:{PASSWORD}@127.0.0.1:99999"], "--prob-otel-endpoint: 'http://127.0.0.1:99999': port 99999 is out of range", id="url-bad-port"),
     pytest.param(["--prob-otel-endpoint=ftp://127.0.0.1:4318"], "is not an http:// or https:// URL", id="url-scheme"),
     pytest.param(["--prob-otel-file=a-folder"], "--prob-otel-file:*is a directory", id="file-is-a-directory"),
     pytest.param(["--prob-otel-timeout=soon"], "--prob-otel-timeout must be a number", id="timeout"),

@@ -217,11 +217,30 @@ def test_redact_url(url: str, shown: str) -> None:
     assert SECRET not in redact_url(url)
 
 
-@pytest.mark.parametrize("url", ["localhost:4318", "ftp://h:4318", "http://", f"http://alice:{SECRET}@h:99999", "http://[::1"])
+@pytest.mark.parametrize("url", ["localhost:4318", "ftp://h:4318", "http://", "http://[::1"])
 def test_malformed_url_options_are_usage_errors_without_credentials(config, url: str) -> None:
     with pytest.raises(pytest.UsageError, match="^--prob-otel-endpoint: .* is not an http:// or https:// URL") as raised:
         resolve(config(f"--prob-otel-endpoint={url}"), {})
     assert SECRET not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("url", "protocol", "message"),
+    [
+        (f"http://alice:{SECRET}@h:99999", "http/protobuf", "'http://h:99999': port 99999 is out of range (1 to 65535)"),
+        ("http://localhost:99999/otlp", "grpc", "'http://localhost:99999/otlp': port 99999 is out of range (1 to 65535)"),
+        ("https://[::1]:70000", "http/protobuf", "port 70000 is out of range (1 to 65535)"),
+        ("http://h:0", "http/protobuf", "port 0 is out of range (1 to 65535)"),
+        ("http://h:43x8", "http/protobuf", "port '43x8' is not a number"),
+        ("collector:99999", "grpc", "'collector:99999': port 99999 is out of range (1 to 65535)"),
+    ],
+)
+def test_an_out_of_range_port_is_named(config, url: str, protocol: str, message: str) -> None:
+    """Issue 23, item 11: ``http://localhost:99999`` got "is not an http:// or https:// URL with a host"."""
+    with pytest.raises(pytest.UsageError) as raised:
+        resolve(config(f"--prob-otel-endpoint={url}", f"--prob-otel-protocol={protocol}"), {})
+    assert str(raised.value).startswith("--prob-otel-endpoint: ") and message in str(raised.value)
+    assert "is not an http" not in str(raised.value) and SECRET not in str(raised.value)
 
 
 def test_check_url_strips_and_returns_the_url() -> None:
@@ -358,3 +377,26 @@ def test_resolve_reads_os_environ_by_default(config, monkeypatch: pytest.MonkeyP
 def test_home_is_expanded_in_paths(config) -> None:
     settings = resolve(config("--prob-otel-file=~/x-otel-unit.jsonl"), {})
     assert settings.file == Path("~/x-otel-unit.jsonl").expanduser()
+
+
+@pytest.mark.parametrize(
+    ("protocol", "env", "warning", "ca_only"),
+    [
+        ("http/protobuf", {"OTEL_EXPORTER_OTLP_CLIENT_KEY": "k", "OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE": "c"}, "", None),
+        ("http/protobuf", {"OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": "c"}, "", None),  # a PEM with its key
+        ("http/protobuf", {"OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY": "k"}, "OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY is set without", None),
+        ("grpc", {"OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE": "ca", "OTEL_EXPORTER_OTLP_CLIENT_KEY": "k",
+                  "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": "c"},
+         "OTEL_EXPORTER_OTLP_CLIENT_KEY and OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE not read: over gRPC, with "
+         "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE set, the exporter reads OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY", None),
+        ("grpc", {"OTEL_EXPORTER_OTLP_CERTIFICATE": "ca", "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": "c"},
+         "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE is set without OTEL_EXPORTER_OTLP_CLIENT_KEY", "ca"),
+        ("grpc", {"OTEL_EXPORTER_OTLP_CERTIFICATE": "ca", "OTEL_EXPORTER_OTLP_CLIENT_KEY": "k",
+                  "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": "c"}, "", None),
+    ],
+)
+def test_client_certificate_variables_the_exporter_would_not_use(protocol, env, warning, ca_only) -> None:
+    from pytest_probability.otel.send import client_certificate_check
+
+    warnings, ca = client_certificate_check("traces", protocol, env)
+    assert (warnings[0] if warnings else "").startswith(warning) and len(warnings) <= 1 and ca == ca_only

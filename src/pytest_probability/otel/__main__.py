@@ -126,7 +126,7 @@ def replay(file: Path, endpoint: str | None, protocol: str | None, timeout: floa
             url = None
             if endpoint:
                 url = endpoint if chosen == "grpc" else otel_options.signal_url(endpoint, kind)
-            sender = senders[kind] = Sender(kind, chosen, url, env)
+            sender = senders[kind] = Sender(kind, chosen, url, env, grpc_hint="--protocol grpc")
             for warning in sender.warnings:
                 print(f"warning: {warning}", file=err)
         result = sender.send(request.SerializeToString(), timeout)

@@ -11,7 +11,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 import pytest
 
@@ -105,18 +105,34 @@ def check_url(url: str, source: str, protocol: str = "http/protobuf") -> str:
     """An endpoint given on the command line: http(s)://host[:port][/path] (gRPC: also host:port)."""
     import urllib.parse
 
+    from .send import redact_url
+
     text = url.strip()
     try:
         parts = urllib.parse.urlsplit(text)
-        parts.port  # noqa: B018 - raises on a bad port
     except ValueError:
         parts = None
-    bare = protocol == "grpc" and parts is not None and re.fullmatch(r"[\w.-]+:\d{1,5}", text)
+    bare = re.fullmatch(r"[\w.-]+:(\d+)", text) if protocol == "grpc" else None
+    port = bare.group(1) if bare else _port_text(parts)
+    if port is not None and not (port.isdigit() and 1 <= int(port) <= 65535):
+        what = f"port {port} is out of range (1 to 65535)" if port.isdigit() else f"port {port!r} is not a number"
+        raise pytest.UsageError(f"{source}: {redact_url(text)!r}: {what}")
     if not bare and (parts is None or parts.scheme not in ("http", "https") or not parts.hostname):
-        from .send import redact_url
-
         raise pytest.UsageError(f"{source}: {redact_url(text)!r} is not an http:// or https:// URL with a host")
     return text
+
+
+def _port_text(parts: Any) -> str | None:
+    """The port of a split URL as written (None without one): ``SplitResult.port`` raises on a bad one
+    without saying which, and a bad port deserves a message naming it."""
+    if parts is None:
+        return None
+    host = parts.netloc.rpartition("@")[2]
+    if host.startswith("["):
+        host = host.partition("]")[2]
+    if ":" not in host:
+        return None
+    return host.rpartition(":")[2].strip() or None
 
 
 def check_traceparent(value: str, source: str) -> str:

@@ -38,13 +38,20 @@ from .send import Result, Sender
 #: A request holds at most this much encoded data, unless one span is larger:
 #: under the 4 MiB a gRPC server (the Collector) takes by default.
 BATCH_BYTES = 2 << 20
+#: The most the session's end waits past its deadline for the answer to a request in flight.
+GRACE = 2.0
 
 
 class Lines:
     """An OTLP JSON-lines file: one request per line, each line written whole by one ``O_APPEND`` write.
 
-    ``fresh``: start the file empty, unless another session is writing it right
-    now (it holds the lock); then both append, whole lines, and ``shared`` says so.
+    ``fresh`` (the OTLP file): the session's lines go to ``PATH.partial`` beside it (a symlink's
+    target), renamed over ``PATH`` at :meth:`close`, so a previous file stays whole until this session
+    has a file to put in its place: a session that crashes or is killed leaves it as it was (and its
+    own lines in ``PATH.partial``, until the next session starts). If another session is writing the
+    same file right now (it holds the lock on ``PATH.partial``), both append whole lines to that one
+    partial file and ``shared`` says so; the session that started it renames it. A FIFO or a device
+    is written through. Not fresh (the spill file): appended to, created on the first line.
     """
 
     def __init__(self, path: Path, fresh: bool) -> None:
@@ -56,46 +63,135 @@ class Lines:
         self.points = 0
         self._fd: int | None = None
         self._lock = threading.Lock()
+        #: Where a fresh file's lines go until the end (None: written in place).
+        self._partial: Path | None = None
+        self._target: Path | None = None
+        self._closed = False
+        #: The first write that failed (a full disk, a file size limit): nothing more is written, and
+        #: a fresh file is not put in place. What could not be written is counted.
+        self.failure: OSError | None = None
+        self.lost_spans = 0
+        self.lost_points = 0
         if fresh:
-            self._open()
+            try:
+                self._open()
+            except OSError as exc:
+                self.failure = exc
 
     def _open(self) -> int:
         if self._fd is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
             if self.fresh:
-                try:
-                    import fcntl
-
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held until close
-                except ImportError:  # pragma: no cover - Windows: no concurrent-session detection
-                    pass
-                except OSError:
-                    self.shared = True
-                if not self.shared:
-                    os.ftruncate(fd, 0)
-            self._fd = fd
+                self._fd = self._open_fresh()
+            else:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         return self._fd
+
+    def _open_fresh(self) -> int:
+        import stat
+
+        try:
+            special = not stat.S_ISREG(os.stat(self.path).st_mode)
+        except OSError:
+            special = False
+        if special:  # a FIFO, /dev/stdout, /dev/null: written through, never replaced
+            return os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        target = Path(os.path.realpath(self.path))
+        partial = target.with_name(target.name + ".partial")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        for _ in range(20):
+            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            try:
+                import fcntl
+            except ImportError:  # pragma: no cover - Windows: no concurrent-session detection
+                os.ftruncate(fd, 0)
+                break
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held until close
+            except OSError:
+                self.shared = True  # another session is writing it: append to its partial file
+                return fd
+            try:
+                same = os.fstat(fd).st_ino == os.stat(partial).st_ino
+            except OSError:
+                same = False
+            if same:
+                os.ftruncate(fd, 0)  # a crashed session's leftover, or nothing
+                break
+            os.close(fd)  # the session we waited for renamed it into place meanwhile: start a new one
+        else:  # pragma: no cover - twenty sessions finishing at once
+            self.shared = True
+            return fd
+        self._partial, self._target = partial, target
+        return fd
 
     def write(self, line: str, kind: str, count: int) -> None:
         """One request of ``count`` spans (``kind`` traces) or metric points."""
         data = (line + "\n").encode("utf-8")
         with self._lock:
-            fd = self._open()
-            view = memoryview(data)
-            while view:  # a regular file takes it in one write unless the disk is full
-                view = view[os.write(fd, view) :]
+            if self._closed:
+                return  # a send that outlived the session's end: the end already kept its batch
+            if self.failure is None:
+                try:
+                    self._write_line(data)
+                except OSError as exc:
+                    self.failure = exc
+            if self.failure is not None:
+                if kind == "traces":
+                    self.lost_spans += count
+                else:
+                    self.lost_points += count
+                return
             self.lines += 1
             if kind == "traces":
                 self.spans += count
             else:
                 self.points += count
 
+    def _write_line(self, data: bytes) -> None:
+        fd = self._open()
+        size = None
+        if not self.shared:
+            try:
+                size = os.fstat(fd).st_size
+            except OSError:
+                pass
+        view = memoryview(data)
+        try:
+            while view:  # a regular file takes it in one write unless the disk is full
+                view = view[os.write(fd, view) :]
+        except OSError:
+            if size is not None and len(view) < len(data):
+                try:
+                    os.ftruncate(fd, size)  # no line cut short: the file stays as it was before it
+                except OSError:
+                    pass
+            raise
+
     def close(self) -> None:
+        """Put a fresh file in place (when something was written to it); then no more lines."""
         with self._lock:
-            if self._fd is not None:
-                os.close(self._fd)
-                self._fd = None
+            self._closed = True
+            if self._fd is None:
+                return
+            fd, self._fd = self._fd, None
+            try:
+                if self._partial is not None and self._target is not None:
+                    if self.failure is None and os.fstat(fd).st_size:
+                        try:
+                            os.fsync(fd)
+                        except OSError as exc:  # a full disk may only show here
+                            self.failure = exc
+                    if self.failure is not None or os.fstat(fd).st_size == 0:
+                        os.unlink(self._partial)  # nothing (whole) to put in the previous file's place
+                    else:
+                        try:
+                            os.chmod(self._partial, os.stat(self._target).st_mode & 0o777)
+                        except OSError:
+                            pass  # no previous file: the partial file's own mode
+                        os.replace(self._partial, self._target)
+            finally:
+                os.close(fd)
 
 
 class Collect(SpanProcessor):
@@ -176,6 +272,25 @@ def _bsp_setting(name: str, default: int) -> int:
     return value if value > 0 else default
 
 
+class _Request:
+    """One request on its way out: a span batch or a metrics request.
+
+    Its ``state`` moves, under the pipeline's lock, from ``pending`` to ``sending`` (a thread
+    took it) to ``sent`` (the endpoint answered) or ``kept`` (spilled, by the thread after a
+    failure or by the session's end): whoever moves it to ``kept`` writes it to the spill file,
+    so a request is spilled once, and never when the endpoint confirmed it.
+    """
+
+    __slots__ = ("body", "count", "kind", "written", "state")
+
+    def __init__(self, body: bytes, count: int, kind: str, written: bool = False) -> None:
+        self.body = body
+        self.count = count
+        self.kind = kind
+        self.written = written  # in the OTLP file yet
+        self.state = "pending"
+
+
 class Pipeline:
     """Everything the aggregating process exports in one session."""
 
@@ -194,8 +309,10 @@ class Pipeline:
         self._wake = threading.Event()
         self._closing = False
         self._abandoned = False
-        # Batches taken but not finished: (body, spans, written to the file yet).
-        self._inflight: list[list[Any]] = []
+        #: The session end's deadline (monotonic), once it has begun: no request starts after it.
+        self._deadline: float | None = None
+        # Span batches taken and not finished.
+        self._inflight: list[_Request] = []
         self._thread = threading.Thread(target=self._loop, name="pytest-probability-otel", daemon=True)
         self._thread.start()
 
@@ -253,16 +370,12 @@ class Pipeline:
                 self.file_failure = self.file_failure or f"encoding spans: {exc}"
                 batches = []
             with self._lock:
-                self._inflight = [[body, count, False] for body, count in batches]
-            while True:
-                with self._lock:
-                    if self._abandoned or not self._inflight:
-                        break
-                    batch = self._inflight[0]
-                self._export_spans(batch)
-                with self._lock:
-                    if self._inflight and self._inflight[0] is batch:
-                        self._inflight.pop(0)
+                if self._abandoned:
+                    return
+                self._inflight = [_Request(body, count, "traces") for body, count in batches]
+            for batch in list(self._inflight):
+                if not self._export_spans(batch):
+                    break  # past the deadline: the session's end keeps the rest
             if closing or self._abandoned:
                 with self._lock:
                     if self._abandoned or not (self._spans or self._encoded):
@@ -284,67 +397,114 @@ class Pipeline:
         except Exception as exc:
             self.file_failure = self.file_failure or f"{lines.path}: {exc}"
 
-    def _export_spans(self, batch: list[Any]) -> None:
-        body, count, written = batch
-        if not written:
-            self._write(self.file, body, "traces", count)
+    def _timeout(self) -> float | None:
+        """A new request's timeout, or None when none may start (the deadline passed, or the end gave up).
+
+        At the session's end a request gets what is left of the deadline and ``GRACE`` more: one
+        in flight at the deadline is waited for, so that its answer, not the clock, says whether
+        it is kept for replay."""
+        if self._abandoned:
+            return None
+        if self._deadline is None:
+            return self.settings.timeout
+        left = self._deadline - time.monotonic()
+        return min(self.settings.timeout, left + grace(self.settings.timeout)) if left > 0 else None
+
+    def _send(self, request: _Request) -> bool:
+        """Send one request (its state ``pending``); spill it if the endpoint did not take it.
+        False when it was not started (the deadline passed): the session's end keeps it."""
+        signal = self.signals[request.kind]
+        with self._lock:
+            timeout = self._timeout()
+            if timeout is None or request.state != "pending":
+                return False
+            request.state = "sending"
+        ok = signal.send(request.body, request.count, timeout)
+        with self._lock:
+            if request.state != "sending":
+                return True  # the end already kept it
+            if ok:
+                request.state = "sent"
+                return True
+            request.state = "kept"
+            self._write(self.spill, request.body, request.kind, request.count)  # under the lock: once
+        return True
+
+    def _export_spans(self, batch: _Request) -> bool:
+        if not batch.written:
+            self._write(self.file, batch.body, "traces", batch.count)
+            batch.written = True
+        if self.signals["traces"].sender is None:
             with self._lock:
-                batch[2] = True
-        signal = self.signals["traces"]
-        if signal.sender is None or self._abandoned:
-            return
-        if not signal.send(body, count, self.settings.timeout) and not self._abandoned:
-            self._write(self.spill, body, "traces", count)
+                batch.state = "sent" if batch.state == "pending" else batch.state
+            return True
+        return self._send(batch)
 
     # -- session end ------------------------------------------------------
 
     def finish(self, metric_requests: list[tuple[bytes, int]]) -> bool:
-        """Drain spans, send the metrics, all within the deadline; False when the deadline passed."""
-        deadline = time.monotonic() + self.settings.timeout
+        """Drain spans, send the metrics, all within the deadline; False when the deadline passed.
+
+        A request in flight at the deadline is waited for ``grace`` more seconds (its own timeout
+        ends it by then); whatever the endpoint did not confirm is spilled, once; a signal whose
+        every request was confirmed gets no failure."""
+        timeout = self.settings.timeout
+        with self._lock:
+            self._deadline = deadline = time.monotonic() + timeout
         for body, points in metric_requests:  # the file first: a hanging endpoint must not keep them out
             self._write(self.file, body, "metrics", points)
-        metrics = self.signals["metrics"]
-        sent: list[int] = []
+        metrics = [_Request(body, points, "metrics", written=True) for body, points in metric_requests]
         done = threading.Event()
 
         def drain() -> None:
             self._closing = True
             self._wake.set()
             self._thread.join()
-            for index, (body, points) in enumerate(metric_requests):
-                left = deadline - time.monotonic()
-                if metrics.sender is not None and left > 0 and metrics.send(body, points, left):
-                    sent.append(index)
+            if self.signals["metrics"].sender is not None:
+                for request in metrics:
+                    if not self._send(request):
+                        break
             done.set()
 
         worker = threading.Thread(target=drain, name="pytest-probability-otel-finish", daemon=True)
         worker.start()
-        worker.join(max(0.0, deadline - time.monotonic()))
+        worker.join(max(0.0, deadline + grace(timeout) - time.monotonic()))
         timed_out = not done.is_set()
         with self._lock:
-            if timed_out:
-                self._abandoned = True  # the thread starts nothing more
-            inflight, self._inflight = self._inflight, []
-        if timed_out:
-            leftovers = [list(batch) for batch in inflight] + [[b, n, False] for b, n in self._take()]
-            for body, count, written in leftovers:
-                if not written:
-                    self._write(self.file, body, "traces", count)
-                if self.signals["traces"].sender is not None:
-                    # A batch in flight may still arrive: a replay can then duplicate it, nothing is lost.
-                    self._write(self.spill, body, "traces", count)
-            for signal in self.signals.values():
-                if signal.sender is not None:
-                    signal.failure = signal.failure or f"no answer within {self.settings.timeout:g} s"
-        if metrics.sender is not None:
-            for index, (body, points) in enumerate(metric_requests):
-                if index not in sent:
-                    self._write(self.spill, body, "metrics", points)
-        if self.file is not None:
-            self.file.close()
-        self.spill.close()
+            self._abandoned = True  # nothing starts any more
+            unanswered = {"traces": 0, "metrics": 0}
+            kept: list[_Request] = []
+            for request in [*self._inflight, *metrics]:
+                if request.state in ("pending", "sending"):
+                    unanswered[request.kind] += request.state == "sending"
+                    request.state = "kept"
+                    kept.append(request)
+            self._inflight = []
+        kept += [_Request(body, count, "traces") for body, count in self._take()]  # ended too late for a batch
+        for request in kept:
+            if not request.written:
+                self._write(self.file, request.body, "traces", request.count)
+            signal = self.signals[request.kind]
+            if signal.sender is None:
+                continue
+            # Only an answer that never came can make a request both arrive and be kept here.
+            self._write(self.spill, request.body, request.kind, request.count)
+            if not signal.failure:
+                signal.failure = (f"no answer within {timeout:g} s" if unanswered[request.kind]
+                                  else f"the {timeout:g} s deadline passed before it was sent")
+        for lines in (self.file, self.spill):
+            if lines is not None:
+                try:
+                    lines.close()
+                except OSError as exc:
+                    self.file_failure = self.file_failure or f"{lines.path}: {exc}"
         if not timed_out:
             for signal in self.signals.values():
                 if signal.sender is not None:
                     signal.sender.close()
         return not timed_out
+
+
+def grace(timeout: float) -> float:
+    """How long the session's end waits, past the deadline, for a request already in flight."""
+    return min(GRACE, timeout)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import base64
 import logging
 import os
+import threading
 import urllib.parse
 from typing import Any, Mapping, NamedTuple
 
@@ -239,23 +240,120 @@ class SdkWarnings(logging.Handler):
         logging.getLogger("opentelemetry").removeHandler(self)
 
 
+def client_certificate_check(signal: str, protocol: str, env: Mapping[str, str]) -> tuple[list[str], str | None]:
+    """What the SDK's exporter would silently not use of the client certificate variables (mTLS),
+    and, for gRPC, the CA to use alone when the exporter would read half a pair.
+
+    The HTTP exporter reads each of the key and the certificate from the signal's variable, else
+    the generic one, and sends a key only with a certificate. The gRPC exporter reads a pair only
+    beside a CA (the signal's ``…_CERTIFICATE`` and its pair, else the generic ones), and half a
+    pair makes grpc abort the whole process (``Check failed: cert_chain != nullptr``): then the
+    plugin gives the exporter credentials with the CA alone.
+    """
+
+    def name(kind: str, own: bool) -> str:
+        return f"OTEL_EXPORTER_OTLP_{signal.upper()}_{kind}" if own else f"OTEL_EXPORTER_OTLP_{kind}"
+
+    def value(variable: str) -> str:
+        return env.get(variable, "").strip()
+
+    kinds = ("CLIENT_KEY", "CLIENT_CERTIFICATE")
+    present = [name(kind, own) for own in (True, False) for kind in kinds if value(name(kind, own))]
+    if not present:
+        return [], None
+    if protocol != "grpc":
+        key = next((n for n in (name("CLIENT_KEY", True), name("CLIENT_KEY", False)) if value(n)), None)
+        cert = next((n for n in (name("CLIENT_CERTIFICATE", True), name("CLIENT_CERTIFICATE", False)) if value(n)), None)
+        if key and not cert:
+            return [f"{key} is set without a client certificate ({name('CLIENT_CERTIFICATE', False)}); "
+                    "the key is not used and no client certificate is sent"], None
+        return [], None
+    own = bool(value(name("CERTIFICATE", True)))
+    if not own and not value(name("CERTIFICATE", False)):
+        return [f"{' and '.join(present)} apply over gRPC only beside a CA certificate "
+                f"({name('CERTIFICATE', False)}); no client certificate is sent"], None
+    read = [name(kind, own) for kind in kinds]
+    unread = [n for n in present if n not in read]
+    warnings = []
+    if unread:
+        warnings.append(f"{' and '.join(unread)} not read: over gRPC, with {name('CERTIFICATE', own)} set, "
+                        f"the exporter reads {' and '.join(read)}")
+    ca_only = None
+    if sum(1 for n in read if value(n)) == 1:
+        (alone,) = [n for n in read if value(n)]
+        other = read[1] if alone == read[0] else read[0]
+        warnings.append(f"{alone} is set without {other}; no client certificate is sent")
+        ca_only = value(name("CERTIFICATE", own))
+    return warnings, ca_only
+
+
+class _Routed(logging.Filter):
+    """Keeps what the SDK's exporters log during the plugin's own sends out of the logging system.
+
+    Installed (once) on the SDK's exporter loggers, it passes every record but those logged in a
+    thread that is inside :meth:`Sender.send`: the SDK logs each failure and each retry there
+    (``Transient error … retrying``, ``Failed to export spans batch due to timeout…``), and with no
+    handler of pytest's at that moment (``-p no:logging``, a send still running after the session's
+    end, the replay command) Python's last-resort handler printed them to stderr, beside the
+    plugin's own note of the same failure. They go to the sending :class:`Sender` instead (its
+    ``logged``); a user's own exporters, and the user's handlers, levels and filters, are untouched.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.local = threading.local()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        sink = getattr(self.local, "sink", None)
+        if sink is None:
+            return True
+        try:
+            sink.append(record.getMessage())
+        except Exception:  # pragma: no cover - a malformed log call
+            pass
+        return False
+
+    def install(self) -> None:
+        """On every logger of the SDK's exporters (their modules are imported by now)."""
+        names = [name for name in list(logging.Logger.manager.loggerDict) if name.startswith("opentelemetry.exporter")]
+        for name in names:
+            logger = logging.getLogger(name)
+            if self not in logger.filters:
+                logger.addFilter(self)
+
+
+ROUTED = _Routed()
+
+
 class Sender:
     """One signal's SDK OTLP exporter, sending ready requests and reading their results."""
 
-    def __init__(self, signal: str, protocol: str, endpoint: str | None, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, signal: str, protocol: str, endpoint: str | None, env: Mapping[str, str] | None = None,
+        grpc_hint: str = "--prob-otel-protocol=grpc (or OTEL_EXPORTER_OTLP_PROTOCOL=grpc)",
+    ) -> None:
         self.signal = signal
+        #: What a note tells someone whose HTTP request reached a gRPC port.
+        self.grpc_hint = grpc_hint
         self.protocol = protocol
         self.capture = _Capture()
         self.warnings: list[str] = []
         self.secrets = secrets_from_env(os.environ if env is None else env, (endpoint,))
         build = _grpc_exporter if protocol == "grpc" else _http_exporter
         kwargs: dict[str, Any] = {"endpoint": endpoint} if endpoint else {}
+        certificate_warnings, ca_only = client_certificate_check(signal, protocol, os.environ if env is None else env)
+        if ca_only is not None:  # half a client pair: grpc would abort the process
+            from opentelemetry.exporter.otlp.proto.grpc.exporter import _load_credentials
+
+            kwargs["credentials"] = _load_credentials(ca_only, None, None)
         with SdkWarnings() as logged:
             try:
                 self.exporter = build(signal, self.capture, **kwargs)
             except Exception as exc:  # an OTEL_* value the exporter refuses (gRPC raises where HTTP warns)
                 logged.messages.append(f"{type(exc).__name__}: {exc}; using the SDK's defaults for it")
                 self.exporter = build(signal, self.capture, **kwargs, **_defaults(protocol))
+        if not (protocol == "grpc" and self.exporter._insecure):  # plaintext gRPC reads no TLS variable
+            logged.messages += certificate_warnings
         self.warnings = [scrub(message, self.secrets, 300) for message in logged.messages]
         if protocol == "grpc":
             scheme = "http" if self.exporter._insecure else "https"
@@ -264,6 +362,9 @@ class Sender:
             self.display = redact_url(str(self.exporter._client._endpoint))
         self.timeout = float(self.exporter._timeout if protocol == "grpc" else self.exporter._client._timeout)
         self._types = _response_types(signal)
+        #: What the SDK logged during this sender's sends (kept out of stderr by ROUTED), the latest last.
+        self.logged: list[str] = []
+        ROUTED.install()
 
     def send(self, body: bytes, timeout: float) -> Result:
         """Send one serialized Export*ServiceRequest, retrying (the SDK's rules) within ``timeout`` seconds."""
@@ -272,10 +373,21 @@ class Sender:
         # As the SDK's batch processor does: an instrumented HTTP client (requests, grpc)
         # must not make spans of the export itself.
         token = context.attach(context.set_value(context._SUPPRESS_INSTRUMENTATION_KEY, True))
+        logged: list[str] = []
+        outer = getattr(ROUTED.local, "sink", None)
+        ROUTED.local.sink = logged
         try:
-            return self._send(body, timeout)
+            result = self._send(body, timeout)
         finally:
+            ROUTED.local.sink = outer
             context.detach(token)
+            self.logged = (self.logged + [scrub(message, self.secrets) for message in logged])[-20:]
+        if not result.ok and logged and (result.reason == "no answer" or "timeout to 0" in result.reason):
+            # No reason, or the SDK's retry started with no time left (urllib3's "Attempted to set
+            # connect timeout to 0.0"): the SDK's own account of the attempts says more.
+            result = Result(False, 0, scrub(f"no time left to retry after: {logged[0]}", self.secrets)
+                            if "timeout to 0" in result.reason else scrub(logged[-1], self.secrets))
+        return result
 
     def _send(self, body: bytes, timeout: float) -> Result:
         timeout = max(0.001, min(self.timeout, timeout))
@@ -309,6 +421,9 @@ class Sender:
                 else:
                     error = result.error or (http.error if http is not None else None)
                     reason = f"{type(error).__name__}: {error}" if error else "no answer"
+                    if error is not None and _http2_answer(error):
+                        reason = ("the endpoint answered with HTTP/2 frames: it looks like an OTLP/gRPC endpoint; "
+                                  f"use {self.grpc_hint}")
         if not ok:
             return Result(False, 0, scrub(reason, self.secrets))
         partial = getattr(response, "partial_success", None)
@@ -323,6 +438,26 @@ class Sender:
             self.exporter.shutdown()
         except Exception:  # pragma: no cover - shutting down must not fail the session
             pass
+
+
+def _http2_answer(error: BaseException) -> bool:
+    """Whether an HTTP/1.1 request got HTTP/2 frames back (a gRPC server's SETTINGS or GOAWAY frame,
+    which http.client reads as a bad status line): the OTLP/HTTP exporter was pointed at a gRPC port."""
+    import http.client
+
+    seen: set[int] = set()
+    todo: list[Any] = [error]
+    while todo:
+        item = todo.pop()
+        if not isinstance(item, BaseException) or id(item) in seen or len(seen) > 50:
+            continue
+        seen.add(id(item))
+        if isinstance(item, http.client.BadStatusLine):
+            line = str(item.args[0]) if item.args else ""
+            # A frame header: 3 bytes of length, the type (4 SETTINGS, 7 GOAWAY), flags, stream 0.
+            return len(line) >= 9 and line[3] in "\x04\x07" and line[5:9] == "\x00" * 4
+        todo += [*item.args, item.__cause__, item.__context__]
+    return False
 
 
 def _defaults(protocol: str) -> dict[str, Any]:

@@ -6,9 +6,9 @@ Reliability rules (docs/observability.md):
 * a failed request opens that signal's breaker: its later data goes straight
   to the spill file, so a dead endpoint costs one request timeout, and the
   other signal carries on;
-* the end of the session waits at most ``--prob-otel-timeout`` in total;
-  whatever was not confirmed sent by then is spilled too (a replay may then
-  duplicate a batch; nothing is lost);
+* the end of the session starts no request after ``--prob-otel-timeout``,
+  and waits a short grace for one in flight then; whatever the endpoint did
+  not confirm is spilled, once, and nothing it confirmed is;
 * a partial success is a success: the rejected count is reported, nothing
   is spilled.
 """
@@ -42,14 +42,17 @@ class Session:
         self.notes: list[str] = list(settings.notes)
         self.resource = resource_module.build(settings.suite, root, env)
         senders: dict[str, Sender | None] = {}
+        warnings: dict[str, list[str]] = {}  # a warning both signals' exporters gave is one note
         for signal in ("traces", "metrics"):
             endpoint = settings.endpoints.get(signal)
             if endpoint is None:
                 senders[signal] = None
                 continue
             sender = Sender(signal, settings.protocols[signal], endpoint or None, env)
-            self.notes.extend(f"OpenTelemetry: {signal}: {warning}" for warning in sender.warnings)
+            for warning in sender.warnings:
+                warnings.setdefault(warning, []).append(signal)
             senders[signal] = sender
+        self.notes.extend(f"OpenTelemetry: {' and '.join(signals)}: {warning}" for warning, signals in warnings.items())
         spill = settings.spill or root / ".pytest-probability" / f"otel-spill-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.jsonl"
         self.pipeline = Pipeline(settings, spill, senders)
         if self.pipeline.file is not None and self.pipeline.file.shared:
@@ -115,6 +118,18 @@ class Session:
                 f"OpenTelemetry: {spill.spans} spans and {spill.points} metric points kept in {spill.path}; "
                 f"replay: python -m pytest_probability.otel replay {spill.path}"
             )
+        if spill.failure is not None:
+            notes.append(
+                f"OpenTelemetry: could not keep {spill.lost_spans} spans and {spill.lost_points} metric points in "
+                f"{spill.path} ({_reason(spill.failure)}); they are lost"
+                + (f" to the endpoint but in {pipeline.file.path}" if pipeline.file is not None and pipeline.file.failure is None else "")
+            )
+        file = pipeline.file
+        if file is not None and file.failure is not None:
+            notes.append(
+                f"OpenTelemetry: could not write the OTLP file {file.path} ({_reason(file.failure)}); "
+                + ("the previous file was left as it was" if file.path.exists() else "it was not written")
+            )
         for name, signal in pipeline.signals.items():
             if signal.rejected:
                 unit = "spans" if name == "traces" else "metric points"
@@ -123,6 +138,11 @@ class Session:
         if pipeline.file_failure:
             notes.append(f"OpenTelemetry: writing the OTLP file failed: {pipeline.file_failure}")
         return notes
+
+
+def _reason(exc: OSError) -> str:
+    """``no space left on device``, ``file too large``: the system's words, without the errno."""
+    return (exc.strerror or str(exc)).rstrip(".").lower() if exc.strerror else str(exc)
 
 
 class SessionExport(Finisher):

@@ -53,7 +53,15 @@ class _ReportFile(Finisher):
             if self.path.is_file():
                 self.notes.append(f"no benchmark run was executed: {self.path} was left as it was")
             return
-        files.write_text(self.path, self.text(self.report.get(session, summary)))
+        text = self.text(self.report.get(session, summary))
+        try:
+            files.write_text(self.path, text)
+        except OSError as exc:
+            if exc.errno is None:  # already a sentence naming the path (a FIFO nobody reads)
+                raise
+            # A full disk (ENOSPC), a file size limit (EFBIG): the atomic write left the previous file whole.
+            kept = "; the previous report was left as it was" if self.path.is_file() else ""
+            raise OSError(f"{self.path}: {exc.strerror or exc}{kept}") from exc
 
     def text(self, report: dict[str, Any]) -> str:
         raise NotImplementedError

@@ -1,0 +1,119 @@
+"""End to end: every file the session writes, on a full file system (issue 23, item 6).
+
+The JSON and HTML reports, the OTLP file and the spill file each keep their previous content whole,
+each failure is one note naming its file, and the exit status follows the docs (3 for a report that
+could not be written; exporting never changes it). Two ways to fill the disk: a real 64 KiB tmpfs
+(when this machine lets the test mount one: root, and mounting allowed), and RLIMIT_FSIZE in the
+session's process (SIGXFSZ ignored, so a write past the limit gets EFBIG), which works anywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sessions import clean_export_env
+
+#: The session's own limit on file size under "fsize": more than its terminal output, less than any report.
+LIMIT = 4 * 1024
+NAMES = ("report.json", "report.html", "otel.jsonl", "spill.jsonl")
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(params=["tmpfs", "fsize"])
+def full(request: pytest.FixtureRequest, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+         tmp_path: Path) -> Iterator[tuple[Path, str]]:  # fmt: skip
+    """A folder holding the previous version of every file, where nothing more fits."""
+    clean_export_env(monkeypatch, pytester)
+    folder = tmp_path / "full"
+    folder.mkdir()
+    mounted = False
+    if request.param == "tmpfs":
+        if os.geteuid() != 0 or shutil.which("mount") is None:
+            pytest.skip("mounting a tmpfs needs root")
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(folder)], capture_output=True, text=True)
+        if done.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+        mounted = True
+    else:
+        pytester.makeconftest(
+            "import resource, signal\n\n"
+            "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit gets EFBIG, not a kill\n"
+            f"resource.setrlimit(resource.RLIMIT_FSIZE, ({LIMIT}, {LIMIT}))\n"
+        )
+    try:
+        for name in NAMES:
+            (folder / name).write_text(f"the previous {name}\n")
+        if mounted:  # fill what is left
+            try:
+                with open(folder / "filler", "wb") as handle:
+                    while True:
+                        handle.write(b"\0" * 4096)
+                        handle.flush()
+            except OSError:
+                pass
+        yield folder, request.param
+    finally:
+        if mounted:
+            subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+
+
+def run(pytester: pytest.Pytester, folder: Path, *files: str) -> pytest.RunResult:
+    pytester.makepyfile(bench_many="def bench_many():\n    pass\n")
+    options = {
+        "report.json": f"--prob-json={folder / 'report.json'}",
+        "report.html": f"--prob-html={folder / 'report.html'}",
+        "otel.jsonl": f"--prob-otel-file={folder / 'otel.jsonl'}",
+        "spill.jsonl": f"--prob-otel-spill={folder / 'spill.jsonl'}",
+    }
+    return pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-q", "--prob-runs=200", *(options[name] for name in files),
+        f"--prob-otel-endpoint=http://127.0.0.1:{closed_port()}", "--prob-otel-timeout=2", timeout=120,
+    )  # fmt: skip
+
+
+def check_untouched(folder: Path, result: pytest.RunResult) -> list[str]:
+    """Every previous file whole, no temporary or partial file left; return the notes."""
+    for name in NAMES:
+        assert (folder / name).read_text() == f"the previous {name}\n", name
+    assert sorted(p.name for p in folder.iterdir() if p.name != "filler") == sorted(NAMES)
+    output = result.stdout.str() + result.stderr.str()
+    assert "Traceback" not in output and "INTERNALERROR" not in output, output
+    return [line.strip() for line in result.outlines if "could not" in line]
+
+
+def test_every_file_on_a_full_disk_keeps_its_previous_content(pytester: pytest.Pytester, full: tuple[Path, str]) -> None:
+    folder, how = full
+    result = run(pytester, folder, *NAMES)
+    reason = "No space left on device" if how == "tmpfs" else "File too large"
+    notes = check_untouched(folder, result)
+    match = re.search(r"could not keep 201 spans and (\d+) metric points", result.stdout.str())
+    points = match.group(1) if match else "?"
+    assert notes == [
+        f"could not write a report: {folder / 'report.json'}: {reason}; the previous report was left as it was",
+        f"could not write a report: {folder / 'report.html'}: {reason}; the previous report was left as it was",
+        f"OpenTelemetry: could not keep 201 spans and {points} metric points in {folder / 'spill.jsonl'} "
+        f"({reason.lower()}); they are lost",
+        f"OpenTelemetry: could not write the OTLP file {folder / 'otel.jsonl'} ({reason.lower()}); "
+        "the previous file was left as it was",
+    ], result.stdout.str()
+    assert result.ret == pytest.ExitCode.INTERNAL_ERROR  # a report that could not be written: 3, as documented
+
+
+def test_a_full_disk_under_the_export_alone_keeps_the_exit_status(pytester: pytest.Pytester, full: tuple[Path, str]) -> None:
+    folder, how = full
+    result = run(pytester, folder, "otel.jsonl", "spill.jsonl")
+    notes = check_untouched(folder, result)
+    assert len(notes) == 2 and all(note.startswith("OpenTelemetry: could not ") for note in notes), notes
+    assert result.ret == pytest.ExitCode.OK  # exporting never changes the exit status

@@ -1,0 +1,125 @@
+"""The export pipeline at the session's deadline: every request kept at most once, and never one the
+endpoint confirmed (issue 23, items 3 and 4). The pipeline runs for real, with a fake sender whose
+timing is exact; the end-to-end sessions against slow receivers are in tests/e2e/test_otel_reliability.py."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from otlp_receiver import flatten_metrics, flatten_spans
+
+from pytest_probability.otel import otlp_json
+from pytest_probability.otel.options import OtelSettings
+from pytest_probability.otel.pipeline import Pipeline
+from pytest_probability.otel.send import Result
+
+TIMEOUT = 0.5
+
+
+def span_request(index: int) -> bytes:
+    request = ExportTraceServiceRequest()
+    span = request.resource_spans.add().scope_spans.add().spans.add()
+    span.trace_id = bytes(range(16))
+    span.span_id = index.to_bytes(8, "big")
+    span.name = f"span {index}"
+    return request.SerializeToString()
+
+
+def metrics_request() -> bytes:
+    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
+
+    request = ExportMetricsServiceRequest()
+    metric = request.resource_metrics.add().scope_metrics.add().metrics.add(name="probability.session.runs")
+    metric.sum.data_points.add(as_int=3)
+    return request.SerializeToString()
+
+
+class TimedSender:
+    """Answers each request at a given moment, counted from the start of the session's end."""
+
+    display = "http://fake"
+
+    def __init__(self, answer: "callable") -> None:
+        self.answer = answer  # (deadline) -> (when, ok)
+        self.deadline = 0.0
+        self.calls = 0
+
+    def send(self, body: bytes, timeout: float) -> Result:
+        self.calls += 1
+        when, ok = self.answer(self.deadline)
+        time.sleep(max(0.0, when - time.monotonic()))
+        return Result(True) if ok else Result(False, 0, "refused by the fake")
+
+    def close(self) -> None:
+        pass
+
+
+def pipeline(tmp_path: Path, traces: TimedSender, metrics: TimedSender | None = None) -> Pipeline:
+    settings = OtelSettings(
+        endpoints={"traces": "", "metrics": ""}, protocols={"traces": "http/protobuf", "metrics": "http/protobuf"},
+        timeout=TIMEOUT, file=None, spill=tmp_path / "spill.jsonl", capture="all", suite="s", traceparent=None,
+    )  # fmt: skip
+    return Pipeline(settings, tmp_path / "spill.jsonl", {"traces": traces, "metrics": metrics})  # type: ignore[dict-item]
+
+
+def finish(p: Pipeline, senders: list[TimedSender], requests: list[tuple[bytes, int]]) -> None:
+    for sender in senders:
+        sender.deadline = time.monotonic() + TIMEOUT
+    p.finish(requests)
+
+
+def spilled(tmp_path: Path) -> tuple[list[str], int]:
+    path = tmp_path / "spill.jsonl"
+    if not path.exists():
+        return [], 0
+    decoded = list(otlp_json.read_file(path))
+    return sorted(s.span_id for s in flatten_spans(decoded)), len(flatten_metrics(decoded))
+
+
+@pytest.mark.parametrize("attempt", range(5))
+def test_a_batch_that_fails_just_before_the_deadline_is_spilled_once(tmp_path: Path, attempt: int) -> None:
+    """Item 4: the thread spilled the failed batch, and the end spilled it again, as still in flight."""
+    traces = TimedSender(lambda deadline: (deadline - 0.001, False))
+    p = pipeline(tmp_path, traces)
+    write = p.spill.write
+
+    def slow_write(*args: object) -> None:  # a spill on a slow disk: the race's window, wide open
+        time.sleep(0.01)
+        write(*args)  # type: ignore[arg-type]
+
+    p.spill.write = slow_write  # type: ignore[method-assign]
+    p.add_encoded((span_request(1), 1))
+    finish(p, [traces], [])
+    ids, _ = spilled(tmp_path)
+    assert ids == [(1).to_bytes(8, "big").hex()], ids
+    assert p.spill.spans == 1 and p.spill.lines == 1
+    assert traces.calls == 1
+
+
+def test_a_request_answered_after_the_deadline_is_not_kept(tmp_path: Path) -> None:
+    """Item 3: a request in flight at the deadline whose answer came a little later was both delivered
+    and spilled, and every signal was noted as failed."""
+    traces = TimedSender(lambda deadline: (deadline - TIMEOUT / 2, True))
+    metrics = TimedSender(lambda deadline: (deadline + 0.2, True))  # answered 0.2 s past the deadline
+    p = pipeline(tmp_path, traces, metrics)
+    p.add_encoded((span_request(1), 1))
+    finish(p, [traces, metrics], [(metrics_request(), 1)])
+    assert spilled(tmp_path) == ([], 0)
+    assert {name: signal.failure for name, signal in p.signals.items()} == {"traces": "", "metrics": ""}
+    assert (p.signals["traces"].sent, p.signals["metrics"].sent) == (1, 1)
+
+
+def test_only_the_signal_that_missed_the_deadline_is_noted(tmp_path: Path) -> None:
+    traces = TimedSender(lambda deadline: (deadline - TIMEOUT / 2, True))
+    metrics = TimedSender(lambda deadline: (deadline + 60, True))  # never within the grace
+    p = pipeline(tmp_path, traces, metrics)
+    p.add_encoded((span_request(1), 1))
+    started = time.monotonic()
+    finish(p, [traces, metrics], [(metrics_request(), 1)])
+    assert time.monotonic() - started < TIMEOUT + TIMEOUT + 1  # the deadline and its grace, not 60 s
+    assert spilled(tmp_path) == ([], 1)
+    assert p.signals["traces"].failure == ""
+    assert p.signals["metrics"].failure == f"no answer within {TIMEOUT:g} s"
