@@ -93,3 +93,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> None:
     __tracebackhide__ = True
     get(pyfuncitem.config).runs.check_callable(pyfuncitem)  # type: ignore[union-attr]
+
+
+# Plain priority, on purpose: after every tryfirst impl (anyio's runs the coroutine), before pytest's
+# own trylast one; pytest-asyncio and pytest-trio have swapped ``obj`` for a plain function by then.
+@pytest.hookimpl(specname="pytest_pyfunc_call")
+def pytest_pyfunc_call_unrun(pyfuncitem: pytest.Function) -> None:
+    __tracebackhide__ = True
+    get(pyfuncitem.config).runs.check_unrun(pyfuncitem)  # type: ignore[union-attr]

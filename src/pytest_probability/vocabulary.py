@@ -51,6 +51,8 @@ DECIDED, BUDGET = "decided", "budget"
 
 #: The kind of a case's gate item (``<case>[gate]``).
 GATE_KIND = "gate"
+#: The markers of the async plugins (pytest-asyncio, anyio, pytest-trio), which a verdict item never has.
+ASYNC_MARKERS = frozenset({"asyncio", "anyio", "trio"})
 #: The kinds of a benchmark's verdict items (``<benchmark>[baseline]``, ``<benchmark>[compare:ARM]``),
 #: which judge its cases together: the comparison with the baseline, and one A/B arm's.
 BASELINE_KIND = "baseline"

@@ -31,7 +31,7 @@ def pytest_sessionfinish(session):
     names = sorted(m[len("pytest_probability."):] for m in sys.modules if m.startswith("pytest_probability."))
     heavy = sorted(m for m in sys.modules if m.startswith(("opentelemetry", "grpc", "google.protobuf")))
     with open(f"modules-{role}-{os.getpid()}.json", "w") as handle:
-        json.dump({"modules": names, "heavy": heavy}, handle)
+        json.dump({"modules": names, "heavy": heavy, "pytest_asyncio": "pytest_asyncio" in sys.modules}, handle)
 """
 
 BENCH = """
@@ -90,6 +90,21 @@ def test_default_benchmarks_import_no_option_module(session_dir: pytest.Pytester
         assert not OPTION_MODULES & set(process["modules"]), process["modules"]
         assert "decide.analysis" in process["modules"] or "collect.benchmark" in process["modules"]  # the control
         assert process["heavy"] == []
+
+
+def test_the_async_module_is_imported_for_async_benchmarks_and_pytest_asyncio_only_when_active(
+        session_dir: pytest.Pytester) -> None:
+    session_dir.makepyfile(bench_default=BENCH)
+    (found,) = loaded(session_dir)
+    assert "collect.asyncplugins" not in found["modules"] and "collect.benchmark" in found["modules"]
+    session_dir.makepyfile(bench_async="import pytest\n\n@pytest.mark.asyncio\nasync def bench_aio():\n    pass\n")
+    # Without pytest-asyncio the benchmark's runs are errors (no plugin ran them): exit status 1.
+    for args, asyncio, ret in ((["-p", "no:asyncio"], False, 1), ([], True, 0)):
+        for path in session_dir.path.glob("modules-*.json"):
+            path.unlink()
+        (found,) = loaded(session_dir, *args, ret=ret)
+        assert "collect.asyncplugins" in found["modules"]
+        assert found["pytest_asyncio"] is asyncio  # pytest-asyncio, an optional plugin: imported by pytest when active
 
 
 def test_option_modules_are_imported_when_their_option_is_on(session_dir: pytest.Pytester) -> None:

@@ -123,3 +123,24 @@ def test_wait_honours_retry_after_capped_else_backs_off_with_jitter():
 def test_describe():
     assert retry.describe(Throttled()) == (f"{__name__}.Throttled", "slow down")
     assert retry.describe(ValueError("")) == ("ValueError", "ValueError")
+
+
+def test_a_group_of_one_is_matched_and_described_by_its_exception():
+    """pytest-trio raises a benchmark's exception inside its nursery's group."""
+    try:
+        from builtins import BaseExceptionGroup, ExceptionGroup
+    except ImportError:  # Python 3.10: the backport trio raises there
+        from exceptiongroup import BaseExceptionGroup, ExceptionGroup
+
+    from pytest_probability.groups import leaf
+
+    error = ConnectionError("reset")
+    nested = BaseExceptionGroup("outer", [ExceptionGroup("inner", [error])])
+    assert leaf(nested) is error and leaf(ExceptionGroup("g", [error])) is error and leaf(error) is error
+    two = ExceptionGroup("two", [error, ValueError("v")])
+    around = ExceptionGroup("g", [two])
+    assert leaf(two) is two and leaf(around) is around
+    policy = retry.RetryPolicy.build(1, ["ConnectionError"])
+    assert policy.matches(nested) and not policy.matches(two)
+    assert not policy.matches(ExceptionGroup("g", [AssertionError("wrong")]))
+    assert retry.describe(nested) == ("ConnectionError", "reset")

@@ -17,6 +17,7 @@ verdicts (the comparison with the baseline under a margin, an A/B arm's under
 
 from __future__ import annotations
 
+import inspect
 import itertools
 from typing import Any, Iterator
 
@@ -43,6 +44,11 @@ class Benchmark(pytest.Collector):
         self._id_parts: Any = False  # not looked at yet (see run_id)
         #: What collecting it early (:meth:`with_verdicts`) gave: (items, or the error collecting raised).
         self._early: tuple[list[pytest.Item], BaseException | None] | None = None
+        #: An ``async def`` benchmark (maybe under ``@given``): its runs may be an async plugin's.
+        inner = getattr(getattr(obj, "hypothesis", None), "inner_test", obj)
+        self.prob_async = inspect.iscoroutinefunction(inner)
+        #: pytest-asyncio's leaf class for its runs: False until asked (:meth:`_run_class`).
+        self._asyncio_leaf: Any = False
 
     def run_id(self, case_id: str, run: int, plain: bool = False) -> Any:
         """The structured node id (pytest >= 9.1) of run ``run`` of case ``case_id``, built from this
@@ -250,9 +256,10 @@ class Benchmark(pytest.Collector):
         # One run of a parametrized case keeps the plain id (bench_x.py::bench_one::alpha), as 0.3.0
         # did: CI systems key their test history by it. An unparametrized benchmark's runs are runN.
         plain = count == 1 and bool(case_id)
-        first = self._run(case_id, 1, callspec, fixtureinfo, extra, plain)
+        cls, mark = self._run_class(callspec, fixtureinfo, extra) if self.prob_async else (Run, False)
+        first = self._run(case_id, 1, callspec, fixtureinfo, extra, plain, cls, mark)
         for index in range(1, count + 1):
-            run = first if index == 1 else self._run(case_id, index, callspec, fixtureinfo, extra)
+            run = first if index == 1 else self._run(case_id, index, callspec, fixtureinfo, extra, cls=cls, mark=mark)
             run.prob_case = case
             if spec.gated:  # the class defaults say: not gated, judged by a gate
                 run.prob_gated = True
@@ -268,8 +275,8 @@ class Benchmark(pytest.Collector):
         items.append(item)
 
     def _run(self, case_id: str, index: int, callspec: Any, fixtureinfo: Any, extra: dict[str, Any],
-             plain: bool = False) -> Run:
-        return Run.from_parent(
+             plain: bool = False, cls: type[Run] = Run, mark: bool = False) -> Run:
+        run = cls.from_parent(
             self,
             name=case_id if plain else f"{case_id}[run{index}]" if case_id else run_text(index),
             callspec=callspec,
@@ -279,6 +286,33 @@ class Benchmark(pytest.Collector):
             case_id=case_id,
             **extra,
         )
+        if mark:
+            run.add_marker("asyncio")  # auto mode: what pytest-asyncio does to a test it takes
+        return run
+
+    def _run_class(self, callspec: Any, fixtureinfo: Any, extra: dict[str, Any]) -> tuple[type[Run], bool]:
+        """(the class an async case's runs are built from, whether each needs the ``asyncio`` marker).
+
+        A case pytest-asyncio would own, were it a test (its ``asyncio`` marker on the
+        parametrization, the function or a parent, or ``asyncio_mode = auto``), gets runs that
+        are pytest-asyncio items too (:func:`.asyncplugins.run_class`); any other stays a plain
+        ``Run`` (anyio's, pytest-trio's, or no plugin's: then the run is an error that says so)."""
+        from .asyncplugins import ASYNCIO, asyncio_auto, asyncio_leaf, run_class  # async benchmarks only
+
+        config = self.config
+        if not config.pluginmanager.hasplugin(ASYNCIO):
+            return Run, False
+        marked = any(mark.name == ASYNCIO for mark in (callspec.marks if callspec is not None else ())) or any(
+            mark.name == ASYNCIO for mark in _all_marks(self.obj)) or self.get_closest_marker(ASYNCIO) is not None
+        if not marked and not asyncio_auto(config):
+            return Run, False
+        if self._asyncio_leaf is False:  # one probe per benchmark: the leaf depends on the function only
+            self._asyncio_leaf = asyncio_leaf(Run.from_parent(self, name="probe", callspec=callspec,
+                                                              fixtureinfo=fixtureinfo, originalname=self.name,
+                                                              run=1, **extra))
+        if self._asyncio_leaf is None:
+            return Run, False
+        return run_class(Run, self._asyncio_leaf), not marked
 
 
 def take_runs(state: State, count: int, case: str) -> str | None:

@@ -101,6 +101,11 @@ def make_item(collector: pytest.Collector, name: str, obj: object) -> pytest.Col
             return None
         from .benchmark import Benchmark
 
+        inner = getattr(getattr(function, "hypothesis", None), "inner_test", function)
+        if inspect.iscoroutinefunction(inner):
+            from .asyncplugins import use_anyio_backend  # async benchmarks only
+
+            use_anyio_backend(collector, function)  # before the Benchmark computes its fixtures
         benchmark = Benchmark.from_parent(collector, name=name, obj=function)
         made = benchmark.with_verdicts()
         return made if len(made) > 1 else benchmark

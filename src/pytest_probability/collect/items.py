@@ -17,7 +17,7 @@ from ..errors import GateFailed
 from ..model.case import CaseRef
 from ..session import get
 from ..text import printable, printable_lines
-from ..vocabulary import GATE_KIND, verdict_key
+from ..vocabulary import ASYNC_MARKERS, GATE_KIND, verdict_key
 from .nodeid import set_nodeid
 
 
@@ -67,6 +67,18 @@ class VerdictItem(pytest.Item):
     """One verdict as a test item: a case's gate (``refund[gate]``, a child of its benchmark), or a
     benchmark's comparison with the baseline or A/B arm (``bench_cls[baseline]``,
     ``bench_triage[compare:few_shot]``, beside the benchmark, so that its node id selects it)."""
+
+    #: No Python object. pytest-trio's ``trio_mode`` reads ``item.obj`` of every collected item.
+    obj = None
+
+    def get_closest_marker(self, name: str, default: Any = None) -> Any:
+        """Never an async plugin's marker (the item copies its case's markers, and inherits its
+        module's): it runs no coroutine. pytest-trio would wrap a ``trio``-marked item's ``obj``
+        at call time, pytest-asyncio < 1.2 set up a loop for an ``asyncio``-marked one. ``-m``
+        reads :meth:`iter_markers`, which keeps them: ``-m trio`` still selects it with its runs."""
+        if name in ASYNC_MARKERS:
+            return default
+        return super().get_closest_marker(name, default)
 
     def __init__(self, name: str, parent: Any, *, case: CaseRef | None, lineno: int, kind: str = GATE_KIND,
                  runs: tuple[Any, ...] = (), key: str | None = None, label: str | None = None, **kw: Any) -> None:

@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from ..groups import leaf
+
 #: Never retried, whatever the list says: a wrong answer, or pytest's own outcomes.
 NEVER = (AssertionError, KeyboardInterrupt, SystemExit, GeneratorExit)
 
@@ -123,7 +125,9 @@ class RetryPolicy:
         return cls(retries, names, bare, classes, backoff, max_wait)
 
     def matches(self, exc: BaseException) -> bool:
-        """Whether ``exc`` means "retry": listed (MRO) and not an assertion or pytest outcome."""
+        """Whether ``exc`` means "retry": listed (MRO) and not an assertion or pytest outcome; in a group
+        of one (pytest-trio's), its one exception is matched."""
+        exc = leaf(exc)
         if isinstance(exc, NEVER) or _is_pytest_outcome(exc):
             return False
         if self.classes and isinstance(exc, self.classes):
@@ -148,7 +152,8 @@ def _is_pytest_outcome(exc: BaseException) -> bool:
 
 
 def describe(exc: BaseException) -> tuple[str, str]:
-    """(qualified type, first line of the message) of a failed attempt."""
+    """(qualified type, first line of the message) of a failed attempt (of the one exception of a group of one)."""
+    exc = leaf(exc)
     klass = type(exc)
     module = klass.__module__
     name = klass.__qualname__ if module in ("builtins", "__main__") else f"{module}.{klass.__qualname__}"

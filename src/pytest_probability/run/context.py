@@ -12,10 +12,11 @@ run executing then.
 from __future__ import annotations
 
 import contextvars
+import functools
 import threading
 import warnings
 import weakref
-from typing import Any
+from typing import Any, Callable
 
 from ..errors import ProbabilityUsageWarning
 from ..model.case import CaseRef
@@ -60,6 +61,26 @@ def resume(run: CurrentRun | None) -> None:
 
 def finish() -> None:
     resume(None)
+
+
+def bind(function: Callable[..., Any], run: CurrentRun) -> Callable[..., Any]:
+    """``function`` (a coroutine function) setting ``run`` as its context's run while it is awaited.
+
+    An async plugin may await the benchmark in a task whose context was copied before this run
+    started: anyio awaits every test and fixture in one long-lived runner task (kept while a
+    module- or session-scoped async fixture holds it), so without this, every later run's usage
+    would be charged to the run that started the task, as late usage."""
+
+    @functools.wraps(function)
+    async def bound(*args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
+        token = _context_run.set(run)
+        try:
+            return await function(*args, **kwargs)
+        finally:
+            _context_run.reset(token)
+
+    return bound
 
 
 def close(run: CurrentRun) -> RunRecord:

@@ -3,14 +3,17 @@
 A run passes (clean return), fails (``AssertionError`` or ``pytest.fail()`` in
 the call) or errors (anything else, or any phase but the call that raised);
 ``pytest.skip()`` and ``pytest.xfail()`` stop it before it could pass or fail
-(no sample). A judged case's failing run is reported as xfailed: its verdict
-item decides (:func:`xfail`).
+(no sample). An exception group holding one exception (pytest-trio's) is
+classified by that exception (:func:`~pytest_probability.groups.leaf`). A
+judged case's failing run is reported as xfailed: its verdict item decides
+(:func:`xfail`).
 """
 
 from __future__ import annotations
 
 import pytest
 
+from ..groups import leaf
 from ..model.run import CurrentRun
 from ..text import clip, printable
 from ..vocabulary import ERROR, FAIL, PASS, SKIP
@@ -32,9 +35,10 @@ def classify(excinfo: pytest.ExceptionInfo[BaseException] | None, phase: str) ->
     """
     if excinfo is None:
         return PASS
-    if excinfo.errisinstance((pytest.skip.Exception, pytest.xfail.Exception)):
+    error = leaf(excinfo.value)  # a group of one (pytest-trio's): its exception decides
+    if isinstance(error, (pytest.skip.Exception, pytest.xfail.Exception)):
         return SKIP
-    if phase == "call" and excinfo.errisinstance((AssertionError, pytest.fail.Exception)):
+    if phase == "call" and isinstance(error, (AssertionError, pytest.fail.Exception)):
         return FAIL
     return ERROR
 
@@ -54,7 +58,7 @@ def on_phase(run: CurrentRun, call: pytest.CallInfo[None]) -> None:
     run.outcome = outcome
     run.phase = phase
     assert call.excinfo is not None
-    exc = call.excinfo.value
+    exc = leaf(call.excinfo.value)
     text = str(exc)
     if outcome == SKIP:
         run.message = first_line(getattr(exc, "msg", None) or text)

@@ -29,9 +29,6 @@ if TYPE_CHECKING:
     from ..model.case import CaseRef
     from ..session import State
 
-#: Plugins that run coroutine functions; with one of them active, coroutine benchmarks are theirs.
-ASYNC_PLUGINS = ("asyncio", "anyio", "trio", "twisted")
-
 
 class RunPhases:
     """The run stage of one executing process (``protocols.RunHooks``)."""
@@ -84,6 +81,13 @@ class RunPhases:
                 run.stopped = decision[0]
             pytest.skip(printable(f"not run: {decision[1]}"))
         self._pace()
+        if item.parent.prob_async:  # type: ignore[union-attr]
+            function = item.obj
+            run = context.current_run()
+            if run is not None and inspect.iscoroutinefunction(function):
+                # anyio awaits every test in one long-lived task, whose context was copied when it
+                # started (maybe in an earlier run): the run is set inside the coroutine itself.
+                item.obj = context.bind(function, run)
         module = item.module
         if module is not None and not self.modules.ready(module):
             run = context.current_run()
@@ -155,15 +159,21 @@ class RunPhases:
                 f"benchmark {name!r} is a generator function; a benchmark must return, "
                 "not yield (use a fixture for setup that yields)"
             )
-        if inspect.iscoroutinefunction(function) and not any(
-            item.config.pluginmanager.hasplugin(plugin) for plugin in ASYNC_PLUGINS
-        ):
-            raise TypeError(
-                f"benchmark {name!r} is a coroutine function and no async "
-                "plugin ran it; install and enable one (pytest-asyncio, anyio's pytest plugin, ...)"
-            )
         if not inspect.iscoroutinefunction(function):
             parent.prob_callable = True  # type: ignore[union-attr]
+
+    def check_unrun(self, item: pytest.Item) -> None:
+        """Raise for an async benchmark's run that no async plugin ran. Called from a
+        ``pytest_pyfunc_call`` impl of plain priority: after the tryfirst ones (anyio's, which runs
+        the coroutine and stops the hook) and inside pytest-asyncio's ``runtest`` and pytest-trio's
+        ``pytest_runtest_call`` (which swap ``obj`` for a plain function first), before pytest's own
+        trylast impl, which would fail the run (pytest 9) or skip it (pytest 8). An error, never a
+        failed run: the benchmark was not sampled."""
+        __tracebackhide__ = True
+        if not isinstance(item, Run) or not item.parent.prob_async:  # type: ignore[union-attr]
+            return
+        if inspect.iscoroutinefunction(getattr(item, "obj", None)):
+            raise TypeError(unrun_message(getattr(item, "originalname", item.name)))
 
     def retry_call(self, item: pytest.Item, error: BaseException) -> None:
         """``--prob-retry``: the call again while it raises a listed class (:mod:`.retries`)."""
@@ -175,3 +185,10 @@ class RunPhases:
     def finish(self) -> list[str]:
         """At the session's end: every module ``teardown()``; returns their errors."""
         return self.modules.teardown_all()
+
+
+def unrun_message(name: str) -> str:
+    """The error of an async benchmark's run that no async plugin ran."""
+    return (f"benchmark {name!r} is a coroutine function and no async plugin ran it: install pytest-asyncio, "
+            "anyio or pytest-trio, and mark the benchmark for it (@pytest.mark.asyncio, @pytest.mark.anyio, "
+            "@pytest.mark.trio) or turn on that plugin's auto mode")
