@@ -110,6 +110,8 @@ class RunPhases:
                 # Setup passed but the call never ran (an interrupted session): nothing was sampled.
                 run.outcome = SKIP
                 run.message = run.message or "not run"
+            settings = state.settings
+            context.settle(run, settings.span_usage, settings.prices)  # before the run's span reads its usage
             for observer in self.observers:
                 observer.run_finished(item, run)
             report.attach(report_, run, local=not self.ships)
