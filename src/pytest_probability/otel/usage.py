@@ -57,17 +57,24 @@ class SpanUsage(RunObserver):
         self._hooked: set[int] = set()
         #: The SDK provider this observer made global (None: it made none).
         self.installed: Any = None
+        #: A provider other than the API's proxy is global: it cannot change any more, nothing to look at.
+        self.settled = False
 
     def run_started(self, item: Any, run: Any) -> None:
         self.look()
 
     def look(self) -> None:
+        if self.settled:
+            return
         trace = sys.modules.get("opentelemetry.trace")
         if trace is None:
             return
         provider = trace.get_tracer_provider()
         if provider is self._seen:
             return
+        if not isinstance(provider, trace.ProxyTracerProvider):
+            # The API sets the global provider once: from now on it is this one.
+            self.settled = True
         if hasattr(provider, "add_span_processor"):
             self._seen = provider
             self._hook(provider)
@@ -79,6 +86,7 @@ class SpanUsage(RunObserver):
             if trace.get_tracer_provider() is made:
                 self.installed = made
                 self._seen = made
+                self.settled = True
                 self._hook(made)
 
     def _hook(self, provider: Any) -> None:

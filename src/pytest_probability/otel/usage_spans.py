@@ -38,7 +38,10 @@ class UsageProcessor(SpanProcessor):
                     if parent is not None:
                         covered.add(parent.span_id)
                     return
-            usage = usage_of(span.attributes)
+            attributes = span.attributes
+            # One copy into a plain dict (the SDK's BoundedAttributes.copy) makes every lookup a C one:
+            # a lookup through the SDK's mapping is a Python call (docs/performance.md, "Usage from spans").
+            usage = usage_of(attributes.copy() if attributes else None)
             if usage is None:
                 return
             scope = span.instrumentation_scope
