@@ -94,6 +94,21 @@ def otlp_spans(path: Path) -> list[dict]:
     return spans
 
 
+def metric_points(path: Path, name: str) -> list[tuple[dict, float]]:
+    points = []
+    for line in path.read_text().splitlines():
+        for resource in json.loads(line).get("resourceMetrics", ()):
+            for scope in resource["scopeMetrics"]:
+                for metric in scope["metrics"]:
+                    if metric["name"] != name:
+                        continue
+                    data = metric.get("sum") or metric.get("gauge") or {}
+                    for point in data.get("dataPoints", ()):
+                        attrs = {a["key"]: next(iter(a["value"].values())) for a in point.get("attributes", ())}
+                        points.append((attrs, float(point.get("asInt", point.get("asDouble", 0)))))
+    return points
+
+
 def tokens_lines(result: pytest.RunResult) -> list[str]:
     lines = section(result)
     start = next(i for i, line in enumerate(lines) if line.strip().startswith("Tokens:"))
@@ -134,6 +149,10 @@ def test_sdk_spans_in_the_run_its_threads_and_tasks_are_charged_to_it(folder, xd
             assert span["attrs"]["gen_ai.usage.input_tokens"] == "100"
             assert span["attrs"]["probability.usage.span_tokens"] == "110"
             assert span["attrs"]["gen_ai.request.model"] == "m-1"
+        tokens = metric_points(folder.path / "otlp.jsonl", "probability.tokens")
+        assert sum(value for attrs, value in tokens if attrs["gen_ai.token.type"] == "input") == 1200
+        assert sum(value for attrs, value in tokens if attrs["gen_ai.token.type"] == "output") == 120
+        assert {attrs["gen_ai.request.model"] for attrs, _ in tokens} == {"m-1"}
 
 
 OPENAI_CONFTEST = """

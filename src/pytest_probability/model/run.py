@@ -195,7 +195,8 @@ class CurrentRun:
     #: What the run's end applied (``prob_span_usage``, ``--prob-prices``), for its late usage.
     span_mode: str = ""
     prices: Any = None
-    #: Listeners called with each late usage (Usage or None, extra cost), e.g. the late usage span.
+    #: Listeners called with each late usage (the run, Usage or None, extra cost), e.g. the late usage span;
+    #: given the run, so that a listener need not hold it (no reference cycle through the run).
     late_listeners: list[Any] = field(default_factory=list)
     #: Listeners called with each Usage as it is recorded (e.g. span events).
     listeners: list[Any] = field(default_factory=list)

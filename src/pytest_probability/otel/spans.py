@@ -160,7 +160,7 @@ class RunSpans(RunObserver):
             run.span_id = format(context.span_id, "016x")
         capture = self.settings.capture_values
         run.listeners.append(lambda recorded: _recorded_event(span, recorded, capture))
-        run.late_listeners.append(lambda usage, extra: self._late_span(span, run, usage, extra))
+        run.late_listeners.append(lambda late_run, usage, extra: self._late_span(span, late_run, usage, extra))
 
     def _late_span(self, run_span: Any, run: CurrentRun, usage: Usage | None, extra_cost: float) -> None:
         """Late usage (recorded after the run's span ended, which cannot change any more): a span of its

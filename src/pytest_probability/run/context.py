@@ -182,7 +182,7 @@ def charge(function: str, run: CurrentRun, usage: Usage | None, extra_cost: floa
 def _tell_late(run: CurrentRun, usage: Usage | None, extra_cost: float) -> None:
     for listener in run.late_listeners:
         try:
-            listener(usage, extra_cost)
+            listener(run, usage, extra_cost)
         except Exception:  # pragma: no cover - an observer's failure must not reach the caller
             pass
 

@@ -237,14 +237,14 @@ def test_settle_fills_prices_and_closes_then_a_late_span_follows_the_same_rules(
     assert run.usage[1].cost == pytest.approx(0.02)
     assert run.closed
     told = []
-    run.late_listeners.append(lambda usage, extra: told.append(usage))
+    run.late_listeners.append(lambda late_run, usage, extra: told.append((late_run, usage)))
     context.resume(run)  # a thread still in the run's context
     _llm(tracer)  # same model as recorded: dropped under fill
     _llm(tracer, {"gen_ai.response.model": "embed-2", "gen_ai.usage.input_tokens": 2_000_000})
     late = context.take_late()
     assert [item["usage"]["model"] for item in late] == ["embed-2"]
     assert late[0]["usage"]["cost"] == pytest.approx(0.04) and late[0]["usage"]["priced"]
-    assert [u.model for u in told] == ["embed-2"]
+    assert [(r, u.model) for r, u in told] == [(run, "embed-2")]
 
 
 def test_late_usage_counts_in_the_budget():
