@@ -36,13 +36,13 @@ from .protocols import VerdictKind
 from .record.intake import Intake, InterruptedRuns, LateUsage
 from .report.comparisons import ComparisonsFacet
 from .report.explain import ExplainFacet
-from .report.spend import SpendFacet
+from .report.spend import SpendFacet, UnpricedModels
 from .report.stats import StatsFacet
 from .roles import Controller, RetryHooks, Serial, Worker
 from .run.announce import CaseAnnouncements
 from .run.phases import RunPhases
 from .session import STATE_KEY, State
-from .vocabulary import WORKER_CHANNEL
+from .vocabulary import SPAN_OFF, WORKER_CHANNEL
 
 SERIAL, CONTROLLER, WORKER = "serial", "controller", "worker"
 
@@ -114,6 +114,13 @@ def configure(config: pytest.Config) -> State:
     else:
         config.pluginmanager.register(Worker(state, config), "probability-worker")
     _export(config, state, role)
+    if settings.span_usage != SPAN_OFF:
+        # After the export's provider (global when none is set), so that the first look finds it.
+        from .otel.usage import SpanUsage
+
+        span_usage = SpanUsage()
+        state.observers.append(span_usage)
+        span_usage.look()
     if settings.retry is not None:
         config.pluginmanager.register(RetryHooks(state), "probability-retry-hooks")  # no wrapper per run otherwise
     handle_sigterm(config, state)
@@ -141,6 +148,8 @@ def _aggregating(config: pytest.Config, state: State, role: str, book: DecisionB
         ExplainFacet(results, comparing, state.stats, lambda: config.get_terminal_writer().fullwidth),
     ]
     state.finishers += [SettleGates(book, results), comparing]
+    if settings.prices is not None:
+        state.finishers.append(UnpricedModels(settings.prices.source))
     history = comparing.session.config.history if comparing.session is not None else None
     report = None
     if settings.json_path is not None or settings.html_path is not None or history is not None:

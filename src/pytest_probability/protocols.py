@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from .model.case import CaseRef
     from .model.outputs import Line, Series, Verdict
     from .model.rows import Row, Summary
-    from .model.run import CurrentRun, RunRecord
+    from .model.run import CurrentRun, RunRecord, Usage
 
 
 class RunObserver(Protocol):
@@ -122,6 +122,10 @@ class RecordSink(Protocol):
     """Takes each run's record as it arrives in the aggregating process."""
 
     def add(self, record: RunRecord) -> None: ...
+
+    def add_late(self, usage: Usage | None, extra_cost: float) -> None:
+        """Usage charged to a run after its record had arrived (late usage): the record in
+        ``State.records`` is amended already; a sink that sums spend adds this."""
 
 
 class Link(Protocol):

@@ -21,6 +21,11 @@ OUTCOMES = (PASS, FAIL, ERROR, SKIP)
 
 #: Model name used for usage recorded without one.
 UNKNOWN_MODEL = "unknown"
+#: Where a usage entry came from: ``record_usage()``, or a span's GenAI attributes.
+SOURCE_RECORD, SOURCE_SPAN = "record", "span"
+#: ``prob_span_usage``: spans fill the models a run did not record, are always added, or are not read.
+SPAN_FILL, SPAN_ADD, SPAN_OFF = "fill", "add", "off"
+SPAN_USAGE_MODES = (SPAN_FILL, SPAN_ADD, SPAN_OFF)
 
 # -- row statuses (docs/reference.md) ----------------------------------------------
 

@@ -819,7 +819,9 @@ def test_generator_and_coroutine_benchmarks_are_error_runs(pytester: pytest.Pyte
             pass
         """
     )
-    result = pytester.runpytest("--prob-runs=2", "--prob-json=report.json")
+    # No async plugin: anyio's comes with the test extras' openai (through httpx), and while it is active the
+    # plugin leaves coroutines to it (the detection is issue 21's async work), so it is blocked here.
+    result = pytester.runpytest("--prob-runs=2", "--prob-json=report.json", "-p", "no:anyio")
     assert table(result) == ["gen 0/2 ERROR", "co 0/2 ERROR", "ok 2/2"]
     report = read_json(pytester)
     messages = {r["case"]: r["message"] for r in report["records"] if r["outcome"] == "error"}

@@ -105,6 +105,8 @@ def test_every_field_and_values_consistent_with_the_table(project):
         "max_tokens": None,
         "max_time": None,
         "retry": None,
+        "span_usage": "fill",
+        "prices": None,
     }
     assert report["exit_status"] == 1
 
@@ -184,7 +186,7 @@ def test_every_field_and_values_consistent_with_the_table(project):
     assert (failed["message"], failed["error_type"], failed["cost"]) == ("wrong label", "AssertionError", 0.25)
     assert failed["error_text"].startswith("wrong label")
     assert failed["usage"] == [
-        {"model": "m-small", "input_tokens": 1000, "output_tokens": 10, "cached_input_tokens": 200, "cost": 0.25}
+        {"model": "m-small", "input_tokens": 1000, "output_tokens": 10, "cached_input_tokens": 200, "cost": 0.25, "cache_creation_input_tokens": 0, "reasoning_tokens": 0, "source": "record", "request_model": "", "priced": False}
     ]
     errored = records[6]
     assert (errored["message"], errored["error_type"], errored["error_text"]) == ("timeout", "ConnectionError", "timeout")

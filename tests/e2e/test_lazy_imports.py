@@ -17,6 +17,7 @@ OPTION_MODULES = {
     "decide.compare", "decide.pairs", "decide.plan", "maths.twostats", "decide.baseline", "decide.budget",
     "config.retry", "run.retries", "report.writers", "report.json_report", "report.html_report", "report.history",
     "otel.spans", "otel.session", "otel.pipeline", "otel.send", "otel.metrics",
+    "config.prices", "otel.usage_spans", "run.spanusage",
 }
 
 CONFTEST = """
@@ -112,14 +113,15 @@ def test_option_modules_are_imported_when_their_option_is_on(session_dir: pytest
     loaded(session_dir, "--prob-json=night1.json")
     for path in session_dir.path.glob("modules-*.json"):
         path.unlink()
+    (session_dir.path / "prices.toml").write_text('[m]\ninput = 1\noutput = 2\n')
     (found,) = loaded(
         session_dir,
         "--prob-baseline=night1.json", "--prob-html=report.html", "--prob-max-cost=100",
-        "--prob-retry=1", "--prob-retry-on=ValueError",
+        "--prob-retry=1", "--prob-retry-on=ValueError", "--prob-prices=prices.toml",
         ret=0,  # without --prob-margin the baseline only reports
     )
     assert {"decide.compare", "maths.twostats", "decide.baseline", "report.json_report", "report.html_report",
-            "decide.budget", "config.retry"} <= set(found["modules"])
+            "decide.budget", "config.retry", "config.prices"} <= set(found["modules"])
     assert found["heavy"] == []
 
 

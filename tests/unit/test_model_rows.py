@@ -183,6 +183,11 @@ def test_run_record_to_dict_is_plain_builtins():
         "output_tokens": 80,
         "cached_input_tokens": 640,
         "cost": 0.001,
+        "cache_creation_input_tokens": 0,
+        "reasoning_tokens": 0,
+        "source": "record",
+        "request_model": "",
+        "priced": False,
     }
 
 

@@ -125,7 +125,7 @@ def test_build_every_field():
                 "duration": 0.25,
                 "elapsed": 0.25,
                 "cost": 0.25,
-                "usage": [{"model": "m", "input_tokens": 100, "output_tokens": 20, "cached_input_tokens": 5, "cost": 0.25}],
+                "usage": [{"model": "m", "input_tokens": 100, "output_tokens": 20, "cached_input_tokens": 5, "cost": 0.25, "cache_creation_input_tokens": 0, "reasoning_tokens": 0, "source": "record", "request_model": "", "priced": False}],
                 "trace_id": "ab" * 16,
                 "span_id": "cd" * 8,
                 "stopped": None,

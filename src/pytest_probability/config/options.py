@@ -138,6 +138,9 @@ def add_options(parser: pytest.Parser) -> None:
                     help="Start no new run once the session's recorded tokens (input + output) reach N.")
     spend.addoption("--prob-max-time", default=None, metavar="SECONDS",
                     help="Start no new run once the session has run for SECONDS (wall time).")
+    spend.addoption("--prob-prices", default=None, metavar="PATH",
+                    help="TOML or JSON table of dollars per million tokens per model: a run's tokens "
+                         "without a recorded cost are priced with it.")
     spend.addoption("--prob-retry", default=None, metavar="N",
                     help="Retry a run's call up to N times when it raises one of --prob-retry-on.")
     spend.addoption("--prob-retry-on", default=None, metavar="CLASSES",
@@ -147,6 +150,9 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("prob_max_cost", "Session cost budget in USD (default none).", default="")
     parser.addini("prob_max_tokens", "Session token budget (default none).", default="")
     parser.addini("prob_max_time", "Session wall-time budget in seconds (default none).", default="")
+    parser.addini("prob_prices", "Path of the price table (--prob-prices wins), relative to the ini file.", default="")
+    parser.addini("prob_span_usage", "Usage read off GenAI spans ended in a run: fill (the models the run did not "
+                  "record with record_usage), add (always) or off (default fill).", default="fill")
     parser.addini("prob_retry", "Retries of a run's call on a --prob-retry-on exception (default 0).", default="0")
     parser.addini("prob_retry_on", "Exception classes that mean 'retry this run' (default none).", default="")
     parser.addini("prob_retry_backoff", "First backoff of a retry without Retry-After, in seconds (default 1).", default="1")

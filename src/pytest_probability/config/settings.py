@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..maths import stats, stopping
-from ..vocabulary import FAILED
+from ..vocabulary import FAILED, SPAN_FILL, SPAN_USAGE_MODES
 from .options import DEFAULT_MAX_RUNS, DEFAULT_PATTERN
 from .values import (
     check_trace_url,
@@ -32,6 +32,7 @@ from .values import (
 )
 
 if TYPE_CHECKING:
+    from ..model.prices import Prices
     from .retry import RetryPolicy
 
 # The retry policy (config.retry) is imported only with --prob-retry, and the comparisons'
@@ -62,6 +63,10 @@ class Settings:
     html_path: Path | None = None
     #: ini prob_trace_url: a run's trace link in the HTML report ({trace_id}, {span_id}).
     trace_url: str | None = None
+    #: ini prob_span_usage: fill, add or off (how usage read off GenAI spans joins record_usage()'s).
+    span_usage: str = SPAN_FILL
+    #: --prob-prices: dollars per million tokens per model; None without the option.
+    prices: Prices | None = None
 
     @property
     def budgeted(self) -> bool:
@@ -82,6 +87,8 @@ class Settings:
             "max_tokens": self.max_tokens,
             "max_time": self.max_time,
             "retry": self.retry.to_dict() if self.retry is not None else None,
+            "span_usage": self.span_usage,
+            "prices": self.prices.source if self.prices is not None else None,
         }
 
 
@@ -159,6 +166,13 @@ def resolve(config: pytest.Config) -> Settings:
         trace_url = str(config.getini("prob_trace_url")).strip() or None
         if trace_url is not None:
             trace_url = check_trace_url(trace_url)
+        span_usage = parse_choice(config.getini("prob_span_usage"), SPAN_USAGE_MODES, "ini prob_span_usage")
+        prices_path = _report_path(config, "prob_prices")
+        prices = None
+        if prices_path is not None:
+            from .prices import read  # only with the option
+
+            prices = read(prices_path)
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
     cli_runs = config.getoption("prob_runs")
@@ -178,6 +192,8 @@ def resolve(config: pytest.Config) -> Settings:
         gate_timeout=gate_timeout,
         max_runs=max_runs,
         retry=retry_policy,
+        span_usage=span_usage,
+        prices=prices,
         **limits,
     )
 

@@ -29,7 +29,7 @@ from ..config.spec import CaseSpec, Specs
 from ..model.case import CaseRef
 from ..model.outputs import Verdict
 from ..model.rows import Counts, Row
-from ..model.run import RunRecord
+from ..model.run import RunRecord, Usage
 from ..protocols import Link, VerdictKind
 from ..vocabulary import BUDGET, DECIDED, GATE_KIND, PASSED, WORKER_CHANNEL, benchmark_verdict_id, parse_run_id, verdict_item_id
 from . import gates
@@ -195,6 +195,15 @@ class DecisionBook:
                 pending.discard(record.nodeid)
             if self.folder is not None:
                 self._publish_kinds()
+
+    def add_late(self, usage: Usage | None, extra_cost: float) -> None:
+        """Late usage counts in the budgets as the record it amends would have (issue 23, item 13)."""
+        if self.budget is None:
+            return
+        cost = extra_cost + (usage.cost if usage is not None else 0.0)
+        tokens = usage.input_tokens + usage.output_tokens if usage is not None else 0
+        if self.budget.add_spend(cost, tokens) and self.channel is not None:
+            self.channel.budget(self.budget.reason())
 
     def _decide_early(self, key: str, case: CaseRef, spec: CaseSpec) -> None:
         """Stop a case whose verdict its remaining runs can no longer change (or a sequential test decided)."""

@@ -47,8 +47,12 @@ class Budget:
 
     def add(self, record: Any, now: float | None = None) -> bool:
         """Count a run's spend (retried attempts included); True when a limit is newly reached."""
-        self.cost += record.cost
-        self.tokens += record_tokens(record)
+        return self.add_spend(record.cost, record_tokens(record), now)
+
+    def add_spend(self, cost: float, tokens: int, now: float | None = None) -> bool:
+        """Count spend (a record's, or late usage charged to a run already counted)."""
+        self.cost += cost
+        self.tokens += tokens
         return self.check(now)
 
     def check(self, now: float | None = None) -> bool:

@@ -14,19 +14,31 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from ..vocabulary import PASS, UNKNOWN_MODEL
+from ..vocabulary import PASS, SOURCE_RECORD, UNKNOWN_MODEL
 from .case import CaseRef
 
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Tokens and spend of one ``record_usage()`` call."""
+    """Tokens and spend of one ``record_usage()`` call, or of one span that carried GenAI usage.
+
+    ``cached_input_tokens`` and ``cache_creation_input_tokens`` are parts of
+    ``input_tokens``, ``reasoning_tokens`` part of ``output_tokens``: never added again.
+    """
 
     model: str = UNKNOWN_MODEL
     input_tokens: int = 0
     output_tokens: int = 0
     cached_input_tokens: int = 0
     cost: float = 0.0
+    cache_creation_input_tokens: int = 0
+    reasoning_tokens: int = 0
+    #: Where it came from: ``record`` (``record_usage()``) or ``span`` (a span's GenAI attributes).
+    source: str = SOURCE_RECORD
+    #: The span's request model when its response model (``model``) differs; "" otherwise.
+    request_model: str = ""
+    #: True when the cost is its tokens times ``--prob-prices`` (no cost was recorded).
+    priced: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -35,6 +47,11 @@ class Usage:
             "output_tokens": self.output_tokens,
             "cached_input_tokens": self.cached_input_tokens,
             "cost": self.cost,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+            "source": self.source,
+            "request_model": self.request_model,
+            "priced": self.priced,
         }
 
     @classmethod
@@ -42,7 +59,8 @@ class Usage:
         return cls(**{name: data[name] for name in _USAGE_FIELDS if name in data})
 
 
-_USAGE_FIELDS = ("model", "input_tokens", "output_tokens", "cached_input_tokens", "cost")
+_USAGE_FIELDS = ("model", "input_tokens", "output_tokens", "cached_input_tokens", "cost",
+                 "cache_creation_input_tokens", "reasoning_tokens", "source", "request_model", "priced")
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +193,15 @@ class CurrentRun:
     error_text: str = ""
     trace_id: str = ""
     span_id: str = ""
+    #: Usage read off spans that ended during the run (``prob_span_usage``); merged into ``usage``
+    #: when the run ends (:func:`pytest_probability.run.context.settle`).
+    span_usage: list[Usage] = field(default_factory=list)
+    #: What the run's end applied (``prob_span_usage``, ``--prob-prices``), for its late usage.
+    span_mode: str = ""
+    prices: Any = None
+    #: Listeners called with each late usage (the run, Usage or None, extra cost), e.g. the late usage span;
+    #: given the run, so that a listener need not hold it (no reference cycle through the run).
+    late_listeners: list[Any] = field(default_factory=list)
     #: Listeners called with each Usage as it is recorded (e.g. span events).
     listeners: list[Any] = field(default_factory=list)
     #: Formatted traceback of the deciding exception, for observers that export it.

@@ -27,7 +27,7 @@ from ..model.outputs import case_name
 from ..model.run import CurrentRun, Usage
 from ..protocols import Link, RunObserver
 from ..text import clip
-from ..vocabulary import ERROR, FAIL, PASS, SKIP
+from ..vocabulary import ERROR, FAIL, PASS, SKIP, SOURCE_SPAN
 from .options import OtelSettings
 
 #: Report attribute that carries a run's encoded spans: (bytes, span count).
@@ -37,6 +37,8 @@ STACK_LIMIT = 16384
 SCOPE = "pytest_probability"
 #: The GenAI semantic conventions' event for an inference's content.
 TRANSCRIPT_EVENT = "gen_ai.client.inference.operation.details"
+#: The name of the span that carries usage charged to a run after its span ended.
+LATE_SPAN = "probability.late_usage"
 
 
 def make_provider(resource: Any, deliver: Callable[[Any], None]) -> tuple[Any, bool]:
@@ -158,6 +160,20 @@ class RunSpans(RunObserver):
             run.span_id = format(context.span_id, "016x")
         capture = self.settings.capture_values
         run.listeners.append(lambda recorded: _recorded_event(span, recorded, capture))
+        run.late_listeners.append(lambda late_run, usage, extra: self._late_span(span, late_run, usage, extra))
+
+    def _late_span(self, run_span: Any, run: CurrentRun, usage: Usage | None, extra_cost: float) -> None:
+        """Late usage (recorded after the run's span ended, which cannot change any more): a span of its
+        own, ``probability.late_usage``, a child of the run's span with the usage's attributes."""
+        attributes: dict[str, Any] = {"pytest.nodeid": run.nodeid, "probability.run": run.run, "probability.late": True}
+        if usage is not None:
+            attributes.update(usage_attributes([usage]))
+            attributes["probability.cost"] = usage.cost
+        else:
+            attributes["probability.cost"] = extra_cost
+        late = self.tracer.start_span(f"{LATE_SPAN} {run.case.label}", context=self._in_context(run_span),
+                                      attributes=attributes)
+        late.end()
 
     def phase_raised(self, item: Any, run: CurrentRun, call: Any) -> None:
         if not self.settings.capture_values or run.phase != call.when or run.outcome not in (FAIL, ERROR):
@@ -201,12 +217,7 @@ class RunSpans(RunObserver):
         if outcome in (PASS, FAIL, ERROR):
             attributes["test.case.result.status"] = "pass" if outcome == PASS else "fail"
         if run.usage:
-            attributes["gen_ai.usage.input_tokens"] = sum(u.input_tokens for u in run.usage)
-            attributes["gen_ai.usage.output_tokens"] = sum(u.output_tokens for u in run.usage)
-            attributes["gen_ai.usage.cache_read.input_tokens"] = sum(u.cached_input_tokens for u in run.usage)
-            models = {u.model for u in run.usage}
-            if len(models) == 1:
-                attributes["gen_ai.request.model"] = models.pop()
+            attributes.update(usage_attributes(run.usage))
         if run.usage or run.extra_cost:
             attributes["probability.cost"] = run.extra_cost + sum(u.cost for u in run.usage)
         if outcome == SKIP and run.message and capture:
@@ -229,6 +240,29 @@ class RunSpans(RunObserver):
             description = f"{outcome} in {run.phase}: {attributes['error.type']}"
         span.add_event("exception", event)
         span.set_status(self._error(description))
+
+
+def usage_attributes(usage: list[Usage]) -> dict[str, Any]:
+    """A run's usage (recorded and read off spans) as GenAI attributes: token sums, its parts when
+    any, the model when there is one, and ``probability.usage.span_tokens`` (the tokens read off spans)."""
+    attributes: dict[str, Any] = {
+        "gen_ai.usage.input_tokens": sum(u.input_tokens for u in usage),
+        "gen_ai.usage.output_tokens": sum(u.output_tokens for u in usage),
+        "gen_ai.usage.cache_read.input_tokens": sum(u.cached_input_tokens for u in usage),
+    }
+    creation = sum(u.cache_creation_input_tokens for u in usage)
+    if creation:
+        attributes["gen_ai.usage.cache_creation.input_tokens"] = creation
+    reasoning = sum(u.reasoning_tokens for u in usage)
+    if reasoning:
+        attributes["gen_ai.usage.reasoning.output_tokens"] = reasoning
+    spans = sum(u.input_tokens + u.output_tokens for u in usage if u.source == SOURCE_SPAN)
+    if spans:
+        attributes["probability.usage.span_tokens"] = spans
+    models = {u.model for u in usage}
+    if len(models) == 1:
+        attributes["gen_ai.request.model"] = models.pop()
+    return attributes
 
 
 def _recorded_event(span: Any, recorded: Any, capture: bool) -> None:

@@ -83,14 +83,18 @@ class Intake:
             if index is None:
                 continue  # its run never reported (interrupted): nothing to amend
             record = state.records[index]
-            usage = item.get("usage")
+            data = item.get("usage")  # merged and priced where the run executed (run.context.charge)
+            usage = Usage.from_dict(data) if data else None
+            extra = float(item.get("extra_cost") or 0.0)
             state.records[index] = dataclasses.replace(
                 record,
-                usage=record.usage + ((Usage.from_dict(usage),) if usage else ()),
-                extra_cost=record.extra_cost + float(item.get("extra_cost") or 0.0),
+                usage=record.usage + ((usage,) if usage is not None else ()),
+                extra_cost=record.extra_cost + extra,
             )
             state.late_usage += 1
             state.revision += 1
+            for sink in state.sinks:
+                sink.add_late(usage, extra)
 
     def release(self) -> None:
         self._index = None

@@ -16,12 +16,16 @@ import functools
 import threading
 import warnings
 import weakref
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import ProbabilityUsageWarning
 from ..model.case import CaseRef
 from ..model.run import CurrentRun, RunRecord, Usage
 from ..text import printable
+from ..vocabulary import SOURCE_RECORD, SPAN_FILL
+
+if TYPE_CHECKING:
+    from ..model.prices import Prices
 
 _lock = threading.Lock()
 _current: CurrentRun | None = None
@@ -105,6 +109,62 @@ def _is_pool_worker(thread: threading.Thread) -> bool:
     return getattr(getattr(thread, "_target", None), "__module__", None) in _POOL_MODULES
 
 
+def settle(run: CurrentRun, span_usage: str, prices: Prices | None) -> None:
+    """At the run's end, before its span ends and its record is built: its span usage merged
+    (:func:`merge`) and its usage without a cost priced. Usage that arrives after this is late,
+    and follows the same rules (:func:`charge`, :func:`charge_span`)."""
+    with _lock:
+        spans, run.span_usage = run.span_usage, []
+        if spans:
+            run.usage.extend(merge(run.usage, spans, span_usage))
+        if prices is not None and run.usage:
+            run.usage[:] = [prices.apply(u) for u in run.usage]
+        run.span_mode, run.prices = span_usage, prices
+        run.closed = True
+
+
+def merge(recorded: Any, spans: list[Usage], mode: str) -> list[Usage]:
+    """The span usage that joins a run's ``recorded`` usage: every entry (``add``), or, under ``fill``,
+    those of models the run did not record with ``record_usage()`` (a span's response or request model)."""
+    if mode != SPAN_FILL:
+        return spans
+    models = {u.model for u in recorded if u.source == SOURCE_RECORD}
+    if not models:
+        return spans
+    return [u for u in spans if u.model not in models and u.request_model not in models]
+
+
+def run_of_context() -> CurrentRun | None:
+    """The run usage made here belongs to: the calling context's, else the calling thread's, else the current one."""
+    run = _context_run.get()
+    if run is None:
+        run = _thread_runs.get(threading.current_thread())
+        if run is None:
+            run = _current
+    return run
+
+
+def charge_span(usage: Usage) -> bool:
+    """Usage read off a span that ended here: to its run's span usage, or late once its run ended
+    (then under the rules the run's end applied: :func:`settle`). False when no run is current
+    (a span outside any run): not charged."""
+    run = run_of_context()
+    if run is None:
+        return False
+    with _lock:
+        late = run.closed
+        if not late:
+            run.span_usage.append(usage)
+            return True
+        if not merge(run.usage, [usage], run.span_mode):
+            return True  # a model the run recorded itself (prob_span_usage = fill)
+        if run.prices is not None:
+            usage = run.prices.apply(usage)
+        _late.append((run.nodeid, usage, 0.0))
+    _tell_late(run, usage, 0.0)
+    return True
+
+
 def require_current(function: str) -> CurrentRun:
     """The run usage is charged to: the calling context's, else the calling thread's, else the current one."""
     run = _context_run.get()
@@ -121,16 +181,19 @@ def require_current(function: str) -> CurrentRun:
 
 
 def charge(function: str, run: CurrentRun, usage: Usage | None, extra_cost: float) -> None:
-    """Add usage to its run, or, once the run's record was built, queue it as late usage."""
+    """Add usage to its run, or, once the run has ended, queue it as late usage."""
     with _lock:
         late = run.closed
         if late:
+            if usage is not None and run.prices is not None:
+                usage = run.prices.apply(usage)
             _late.append((run.nodeid, usage, extra_cost))
         elif usage is not None:
             run.usage.append(usage)
         else:
             run.extra_cost += extra_cost
     if late:
+        _tell_late(run, usage, extra_cost)
         warnings.warn(
             ProbabilityUsageWarning(
                 printable(f"{function}() was called after run {run.nodeid} had ended (from a thread or task that "
@@ -138,6 +201,14 @@ def charge(function: str, run: CurrentRun, usage: Usage | None, extra_cost: floa
             ),
             stacklevel=3,
         )
+
+
+def _tell_late(run: CurrentRun, usage: Usage | None, extra_cost: float) -> None:
+    for listener in run.late_listeners:
+        try:
+            listener(run, usage, extra_cost)
+        except Exception:  # pragma: no cover - an observer's failure must not reach the caller
+            pass
 
 
 def add_transcript(run: CurrentRun, entry: dict[str, Any], limit: int) -> bool:

@@ -63,6 +63,8 @@ class RunPhases:
                 exc = sys.exc_info()[1]
                 run.outcome = SKIP
                 run.message = f"interrupted: {type(exc).__name__}" if exc is not None else "interrupted"
+                settings = self.state.settings
+                context.settle(run, settings.span_usage, settings.prices)  # its span usage too, as at teardown
             for observer in self.observers:
                 observer.run_closed(item, run)
             if interrupted:
@@ -128,6 +130,8 @@ class RunPhases:
                 # Setup passed but the call never ran (an interrupted session): nothing was sampled.
                 run.outcome = SKIP
                 run.message = run.message or "not run"
+            settings = state.settings
+            context.settle(run, settings.span_usage, settings.prices)  # before the run's span reads its usage
             for observer in self.observers:
                 observer.run_finished(item, run)
             report.attach(report_, run, local=not self.ships)

@@ -33,7 +33,7 @@ MAX_COST = 1e12
 MAX_TOKENS = 10**12
 
 
-_USAGE_FIELDS = ("input_tokens", "output_tokens", "cached_input_tokens")
+_USAGE_FIELDS = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_creation_input_tokens", "reasoning_tokens")
 
 
 @dataclass
@@ -99,12 +99,16 @@ def record_usage(
     output_tokens: int | None = None,
     cached_input_tokens: int | None = None,
     cost: float | None = None,
+    cache_creation_input_tokens: int | None = None,
+    reasoning_tokens: int | None = None,
 ) -> Usage:
     """Attribute tokens (and optionally spend) of one model call to the current run.
 
     Pass the fields as keywords, or one dict or object that has them
     (``model``, ``input_tokens``, ``output_tokens``, ``cached_input_tokens``,
-    ``cost``); keywords win over the object's values. Usage survives failed
+    ``cost``, ``cache_creation_input_tokens``, ``reasoning_tokens``); keywords win over the
+    object's values. Cached and cache-creation tokens are parts of ``input_tokens``,
+    reasoning tokens part of ``output_tokens``. Usage survives failed
     asserts, errors and skips of the run. Returns what was recorded.
     """
     run = context.require_current("record_usage")
@@ -118,6 +122,8 @@ def record_usage(
         "output_tokens": output_tokens,
         "cached_input_tokens": cached_input_tokens,
         "cost": cost,
+        "cache_creation_input_tokens": cache_creation_input_tokens,
+        "reasoning_tokens": reasoning_tokens,
     }
     values.update({k: v for k, v in given.items() if v is not None})
     model_name = values.get("model")
@@ -125,12 +131,15 @@ def record_usage(
         model_name = UNKNOWN_MODEL
     elif not isinstance(model_name, str):
         raise TypeError(f"record_usage(): model must be a string, got {model_name!r}")
+    cost_value = _money("record_usage", "cost", values.get("cost"))
     recorded = Usage(
         model=model_name,
         input_tokens=_tokens("input_tokens", values.get("input_tokens")),
         output_tokens=_tokens("output_tokens", values.get("output_tokens")),
         cached_input_tokens=_tokens("cached_input_tokens", values.get("cached_input_tokens")),
-        cost=_money("record_usage", "cost", values.get("cost")),
+        cost=cost_value,
+        cache_creation_input_tokens=_tokens("cache_creation_input_tokens", values.get("cache_creation_input_tokens")),
+        reasoning_tokens=_tokens("reasoning_tokens", values.get("reasoning_tokens")),
     )
     context.charge("record_usage", run, recorded, 0.0)
     if not run.closed:

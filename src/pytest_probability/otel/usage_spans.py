@@ -1,0 +1,55 @@
+"""The span processor that reads GenAI usage off every span ended in this process (``otel/usage.py``).
+
+Imported only once OpenTelemetry is loaded and a tracer provider is found or
+made. Per span ended it costs a few attribute lookups when the span carries
+no usage (docs/performance.md, "Usage from spans"); it never raises.
+
+A span whose descendant carried usage is taken to repeat its descendants'
+usage (an agent's or a chain's total) and is not charged again: when a span
+with usage ends, its parent's id is kept, and when a kept span ends it is
+skipped and its own parent kept in turn. The plugin's own spans (the run
+span carries the run's usage) are never read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opentelemetry.sdk.trace import SpanProcessor
+
+from ..run.context import charge_span
+from ..run.spanusage import usage_of
+from .spans import SCOPE
+
+
+class UsageProcessor(SpanProcessor):
+    def __init__(self) -> None:
+        #: Span ids whose descendants carried usage.
+        self._covered: set[int] = set()
+
+    def on_end(self, span: Any) -> None:
+        try:
+            covered = self._covered
+            if covered:
+                own = span.context
+                if own is not None and own.span_id in covered:
+                    covered.discard(own.span_id)
+                    parent = span.parent
+                    if parent is not None:
+                        covered.add(parent.span_id)
+                    return
+            attributes = span.attributes
+            # One copy into a plain dict (the SDK's BoundedAttributes.copy) makes every lookup a C one:
+            # a lookup through the SDK's mapping is a Python call (docs/performance.md, "Usage from spans").
+            usage = usage_of(attributes.copy() if attributes else None)
+            if usage is None:
+                return
+            scope = span.instrumentation_scope
+            if scope is not None and scope.name == SCOPE:
+                return
+            if charge_span(usage):
+                parent = span.parent
+                if parent is not None:
+                    covered.add(parent.span_id)
+        except Exception:  # pragma: no cover - a processor must never raise into the code that ended the span
+            pass
