@@ -1,7 +1,7 @@
 """pytest-probability: run nondeterministic tests many times and report pass fractions.
 
-Public API: :func:`record_usage`, :func:`record_cost`, :func:`record_output`, :func:`record_io` and
-:class:`TokenUsage`; the warnings :class:`ProbabilityGateWarning` (and its subclass
+Public API: :func:`record_usage`, :func:`record_cost`, :func:`record_output`, :func:`record_io`,
+:func:`judging` and :class:`TokenUsage`; the warnings :class:`ProbabilityGateWarning` (and its subclass
 :class:`InfeasibleGateWarning`), :class:`ProbabilityUsageWarning` and :class:`CurtailmentWarning`.
 
 The names are resolved on first use (PEP 562 ``__getattr__``): importing the
@@ -18,7 +18,7 @@ __version__ = "0.4.0"
 
 if TYPE_CHECKING:
     from .errors import CurtailmentWarning, InfeasibleGateWarning, ProbabilityGateWarning, ProbabilityUsageWarning
-    from .run.recording import TokenUsage, record_cost, record_io, record_output, record_usage
+    from .run.recording import TokenUsage, judging, record_cost, record_io, record_output, record_usage
 
 #: Public name -> the module defining it.
 _PUBLIC = {
@@ -26,6 +26,7 @@ _PUBLIC = {
     "InfeasibleGateWarning": "errors",
     "ProbabilityGateWarning": "errors",
     "ProbabilityUsageWarning": "errors",
+    "judging": "run.recording",
     "record_cost": "run.recording",
     "record_io": "run.recording",
     "record_output": "run.recording",

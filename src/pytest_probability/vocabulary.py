@@ -23,6 +23,10 @@ OUTCOMES = (PASS, FAIL, ERROR, SKIP)
 UNKNOWN_MODEL = "unknown"
 #: Where a usage entry came from: ``record_usage()``, or a span's GenAI attributes.
 SOURCE_RECORD, SOURCE_SPAN = "record", "span"
+#: Whose usage it is: the system under test's, or the judge's that grades its answers (LLM-as-judge):
+#: ``record_usage(role=...)``, ``pytest_probability.judging()``. The judge's is apart in every output.
+ROLE_SYSTEM, ROLE_JUDGE = "system", "judge"
+ROLES = (ROLE_SYSTEM, ROLE_JUDGE)
 #: ``prob_span_usage``: spans fill the models a run did not record, are always added, or are not read.
 SPAN_FILL, SPAN_ADD, SPAN_OFF = "fill", "add", "off"
 SPAN_USAGE_MODES = (SPAN_FILL, SPAN_ADD, SPAN_OFF)

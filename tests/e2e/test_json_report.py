@@ -132,6 +132,8 @@ def test_every_field_and_values_consistent_with_the_table(project):
             "m-small": {"input_tokens": 6000, "output_tokens": 60, "cached_input_tokens": 1200, "cost": 1.5},
             "m-large": {"input_tokens": 6000, "output_tokens": 900, "cached_input_tokens": 0, "cost": 3.0},
         },
+        "judge_cost": 0.0,
+        "judge_usage": {},
         "rows": 4,
         "statuses": {"pass": 1, "flaky": 1, "errored": 1, "fail": 1, "error": 0, "skip": 0},
     }
@@ -186,7 +188,7 @@ def test_every_field_and_values_consistent_with_the_table(project):
     assert (failed["message"], failed["error_type"], failed["cost"]) == ("wrong label", "AssertionError", 0.25)
     assert failed["error_text"].startswith("wrong label")
     assert failed["usage"] == [
-        {"model": "m-small", "input_tokens": 1000, "output_tokens": 10, "cached_input_tokens": 200, "cost": 0.25, "cache_creation_input_tokens": 0, "reasoning_tokens": 0, "source": "record", "request_model": "", "priced": False}
+        {"model": "m-small", "input_tokens": 1000, "output_tokens": 10, "cached_input_tokens": 200, "cost": 0.25, "cache_creation_input_tokens": 0, "reasoning_tokens": 0, "source": "record", "request_model": "", "priced": False, "role": "system"}
     ]
     errored = records[6]
     assert (errored["message"], errored["error_type"], errored["error_text"]) == ("timeout", "ConnectionError", "timeout")

@@ -188,6 +188,7 @@ def test_run_record_to_dict_is_plain_builtins():
         "source": "record",
         "request_model": "",
         "priced": False,
+        "role": "system",
     }
 
 

@@ -12,7 +12,7 @@ from typing import Iterable, Sequence
 
 from ..model.rows import NO_USAGE, Counts, Row, Summary, sum_usage
 from ..model.run import RunRecord
-from ..vocabulary import STATUS_ERROR, STATUS_ERRORED, STATUS_FAIL, STATUS_FLAKY, STATUS_PASS, STATUS_SKIP
+from ..vocabulary import ROLE_JUDGE, STATUS_ERROR, STATUS_ERRORED, STATUS_FAIL, STATUS_FLAKY, STATUS_PASS, STATUS_SKIP
 
 
 def row_status(counts: Counts) -> str:
@@ -62,7 +62,12 @@ def aggregate(records: Iterable[RunRecord]) -> Summary:
             total.add(record.outcome, record.stopped)
         summary.rows.append(row)
         summary.cost += row.cost
-    summary.usage = sum_usage(u for row in summary.rows if row.usage for r in row.records for u in r.usage)
+        summary.judge_cost += row.judge_cost
+    summary.usage = sum_usage(u for row in summary.rows if row.usage for r in row.records for u in r.usage
+                              if u.role != ROLE_JUDGE)
+    if any(row.judge_usage for row in summary.rows):
+        summary.judge_usage = sum_usage(u for row in summary.rows if row.judge_usage for r in row.records
+                                        for u in r.usage if u.role == ROLE_JUDGE)
     return summary
 
 
@@ -88,9 +93,15 @@ def _row(group: list[RunRecord], shared_counts: dict[tuple[int, int, int, int, i
     counts = shared_counts.setdefault((counts.passes, counts.fails, counts.errors, counts.skipped,
                                        counts.stopped), counts)
     cost = sum(r.cost for r in group) or NO_COST
-    usage = sum_usage(u for r in group for u in r.usage) if any(r.usage for r in group) else NO_USAGE
+    usage = judge_usage = NO_USAGE
+    judge_cost = NO_COST
+    if any(r.usage for r in group):
+        usage = sum_usage(u for r in group for u in r.usage if u.role != ROLE_JUDGE) or NO_USAGE
+        if any(u.role == ROLE_JUDGE for r in group for u in r.usage):
+            judge_usage = sum_usage(u for r in group for u in r.usage if u.role == ROLE_JUDGE)
+            judge_cost = sum(r.judge_cost for r in group) or NO_COST
     return Row(case=group[0].case, records=tuple(group), counts=counts, status=row_status(counts), cost=cost,
-               usage=usage), duplicates
+               usage=usage, judge_usage=judge_usage, judge_cost=judge_cost), duplicates
 
 
 def _run_number(record: RunRecord) -> int:

@@ -18,7 +18,7 @@ BUDGETS = (COST, TOKENS, TIME)
 
 
 def record_tokens(record: Any) -> int:
-    """Tokens a run used: input plus output (cached input is part of input)."""
+    """Tokens a run used, the judge's included: input plus output (cached input is part of input)."""
     return sum(u.input_tokens + u.output_tokens for u in record.usage)
 
 
@@ -46,8 +46,8 @@ class Budget:
         return None if self.max_time is None else self.start + self.max_time
 
     def add(self, record: Any, now: float | None = None) -> bool:
-        """Count a run's spend (retried attempts included); True when a limit is newly reached."""
-        return self.add_spend(record.cost, record_tokens(record), now)
+        """Count a run's spend (retried attempts and the judge's included); True when a limit is newly reached."""
+        return self.add_spend(record.spend, record_tokens(record), now)
 
     def add_spend(self, cost: float, tokens: int, now: float | None = None) -> bool:
         """Count spend (a record's, or late usage charged to a run already counted)."""

@@ -96,6 +96,9 @@ class Row:
     status: str
     cost: float
     usage: dict[str, UsageTotals]
+    #: The judge's usage per model and spend (``judging()``), apart from the system's ``usage``/``cost``.
+    judge_usage: dict[str, UsageTotals] = field(default_factory=dict)
+    judge_cost: float = 0.0
 
     @property
     def label(self) -> str:
@@ -115,6 +118,9 @@ class Summary:
     counts: Counts = field(default_factory=Counts)
     cost: float = 0.0
     usage: dict[str, UsageTotals] = field(default_factory=dict)
+    #: The judge's spend and usage per model, apart from the system's.
+    judge_cost: float = 0.0
+    judge_usage: dict[str, UsageTotals] = field(default_factory=dict)
     #: Runs reported more than once (counted once, the last report winning).
     duplicates: int = 0
 

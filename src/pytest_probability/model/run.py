@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from ..vocabulary import PASS, SOURCE_RECORD, UNKNOWN_MODEL
+from ..vocabulary import PASS, ROLE_JUDGE, ROLE_SYSTEM, SOURCE_RECORD, UNKNOWN_MODEL
 from .case import CaseRef
 
 
@@ -39,6 +39,8 @@ class Usage:
     request_model: str = ""
     #: True when the cost is its tokens times ``--prob-prices`` (no cost was recorded).
     priced: bool = False
+    #: ``system`` (the code under test) or ``judge`` (grading its answer: ``judging()``).
+    role: str = ROLE_SYSTEM
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -52,6 +54,7 @@ class Usage:
             "source": self.source,
             "request_model": self.request_model,
             "priced": self.priced,
+            "role": self.role,
         }
 
     @classmethod
@@ -60,7 +63,7 @@ class Usage:
 
 
 _USAGE_FIELDS = ("model", "input_tokens", "output_tokens", "cached_input_tokens", "cost",
-                 "cache_creation_input_tokens", "reasoning_tokens", "source", "request_model", "priced")
+                 "cache_creation_input_tokens", "reasoning_tokens", "source", "request_model", "priced", "role")
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,9 +105,22 @@ class RunRecord:
 
     @property
     def cost(self) -> float:
+        """The system's spend (``record_cost()`` and its usage); the judge's is :attr:`judge_cost`."""
         if not self.usage:
             return self.extra_cost  # the usual record: no generator to sum
-        return self.extra_cost + sum(u.cost for u in self.usage)
+        return self.extra_cost + sum(u.cost for u in self.usage if u.role != ROLE_JUDGE)
+
+    @property
+    def judge_cost(self) -> float:
+        """The judge's spend (usage recorded inside ``judging()`` or with ``role="judge"``)."""
+        if not self.usage:
+            return 0.0
+        return sum(u.cost for u in self.usage if u.role == ROLE_JUDGE)
+
+    @property
+    def spend(self) -> float:
+        """Everything the run spent, the judge's included: what budgets count."""
+        return self.cost + self.judge_cost
 
     def to_dict(self, case: bool = True) -> dict[str, Any]:
         """Plain builtins only, safe for xdist's execnet channel and JSON.

@@ -27,7 +27,7 @@ from ..model.outputs import Series, case_attributes
 from ..model.rows import Summary
 from ..model.run import RunRecord
 from ..protocols import Facet
-from ..vocabulary import ERROR, FAIL
+from ..vocabulary import ERROR, FAIL, ROLE_JUDGE, ROLE_SYSTEM
 
 DURATION_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0)
 #: Data points per OTLP request: keeps a request of 10,000 cases under gRPC's 4 MiB default.
@@ -63,7 +63,7 @@ def row_series(summary: Summary) -> list[Series]:
     tokens = series("probability.tokens")
     cache_read = series("probability.tokens.cache_read")
     duration = series("probability.run.duration")
-    token_totals: dict[tuple[str, str, str], int] = {}
+    token_totals: dict[tuple[str, str, str, str, str], int] = {}
     for row in summary.rows:
         case = case_attributes(row.case)
         counts = row.counts
@@ -84,16 +84,21 @@ def row_series(summary: Summary) -> list[Series]:
             if failed.get(outcome):
                 duration.exemplars[len(duration.points)] = failed[outcome][-EXEMPLARS:]
             duration.points.append(({**case, "probability.outcome": outcome}, values))
-        for model, usage in row.usage.items():
-            cost.points.append(({**case, "gen_ai.request.model": model}, usage.cost))
-            for kind, value in (("input", usage.input_tokens), ("output", usage.output_tokens), ("cache_read", usage.cached_input_tokens)):
-                key = (case["test.case.name"].split("::", 1)[0], row.case.benchmark, model, kind)
-                token_totals[key] = token_totals.get(key, 0) + value  # type: ignore[index]
+        for role, per_model in ((ROLE_SYSTEM, row.usage), (ROLE_JUDGE, row.judge_usage)):
+            # The judge's points carry probability.usage.role=judge; the system's keep their series as before.
+            extra = {"probability.usage.role": ROLE_JUDGE} if role == ROLE_JUDGE else {}
+            for model, usage in per_model.items():
+                cost.points.append(({**case, "gen_ai.request.model": model, **extra}, usage.cost))
+                for kind, value in (("input", usage.input_tokens), ("output", usage.output_tokens), ("cache_read", usage.cached_input_tokens)):
+                    key = (case["test.case.name"].split("::", 1)[0], row.case.benchmark, model, kind, role)
+                    token_totals[key] = token_totals.get(key, 0) + value  # type: ignore[index]
         unattributed = sum(r.extra_cost for r in row.records)
         if unattributed or not row.usage:
             cost.points.append((case, unattributed))
-    for (path, benchmark, model, kind), value in token_totals.items():  # type: ignore[misc]
+    for (path, benchmark, model, kind, role), value in token_totals.items():  # type: ignore[misc]
         attributes = {"code.file.path": path, "probability.benchmark": benchmark, "gen_ai.request.model": model}
+        if role == ROLE_JUDGE:
+            attributes["probability.usage.role"] = ROLE_JUDGE
         if kind == "cache_read":
             cache_read.points.append((attributes, value))
         else:

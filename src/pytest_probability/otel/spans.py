@@ -27,7 +27,7 @@ from ..model.outputs import case_name
 from ..model.run import CurrentRun, Usage
 from ..protocols import Link, RunObserver
 from ..text import clip
-from ..vocabulary import ERROR, FAIL, PASS, SKIP, SOURCE_SPAN
+from ..vocabulary import ERROR, FAIL, PASS, ROLE_JUDGE, SKIP, SOURCE_SPAN
 from .options import OtelSettings
 
 #: Report attribute that carries a run's encoded spans: (bytes, span count).
@@ -169,6 +169,7 @@ class RunSpans(RunObserver):
         if usage is not None:
             attributes.update(usage_attributes([usage]))
             attributes["probability.cost"] = usage.cost
+            attributes["probability.usage.role"] = usage.role
         else:
             attributes["probability.cost"] = extra_cost
         late = self.tracer.start_span(f"{LATE_SPAN} {run.case.label}", context=self._in_context(run_span),
@@ -217,9 +218,13 @@ class RunSpans(RunObserver):
         if outcome in (PASS, FAIL, ERROR):
             attributes["test.case.result.status"] = "pass" if outcome == PASS else "fail"
         if run.usage:
-            attributes.update(usage_attributes(run.usage))
+            system = [u for u in run.usage if u.role != ROLE_JUDGE]
+            if system:
+                attributes.update(usage_attributes(system))
+            if len(system) < len(run.usage):
+                attributes.update(judge_attributes([u for u in run.usage if u.role == ROLE_JUDGE]))
         if run.usage or run.extra_cost:
-            attributes["probability.cost"] = run.extra_cost + sum(u.cost for u in run.usage)
+            attributes["probability.cost"] = run.extra_cost + sum(u.cost for u in run.usage if u.role != ROLE_JUDGE)
         if outcome == SKIP and run.message and capture:
             attributes["probability.skip.reason"] = clip(run.message, MESSAGE_LIMIT)
         if outcome in (FAIL, ERROR):
@@ -265,6 +270,15 @@ def usage_attributes(usage: list[Usage]) -> dict[str, Any]:
     return attributes
 
 
+def judge_attributes(usage: list[Usage]) -> dict[str, Any]:
+    """The judge's usage of a run (``judging()``), apart from the system's GenAI attributes."""
+    return {
+        "probability.judge.input_tokens": sum(u.input_tokens for u in usage),
+        "probability.judge.output_tokens": sum(u.output_tokens for u in usage),
+        "probability.judge.cost": sum(u.cost for u in usage),
+    }
+
+
 def _recorded_event(span: Any, recorded: Any, capture: bool) -> None:
     """A span event for what ``record_usage`` (always) or ``record_output``/``record_io`` (capture ``all``) recorded."""
     if isinstance(recorded, Usage):
@@ -303,6 +317,7 @@ def _usage_event(span: Any, usage: Usage) -> None:
             "gen_ai.usage.output_tokens": usage.output_tokens,
             "gen_ai.usage.cache_read.input_tokens": usage.cached_input_tokens,
             "probability.cost": usage.cost,
+            "probability.usage.role": usage.role,
         },
     )
 

@@ -64,6 +64,8 @@ def row_dict(row: Row) -> dict[str, Any]:
         "status": row.status,
         "cost": row.cost,
         "usage": _usage(row.usage),
+        "judge_cost": row.judge_cost,
+        "judge_usage": _usage(row.judge_usage),
     }
 
 
@@ -83,6 +85,7 @@ def record_dict(record: RunRecord) -> dict[str, Any]:
         "duration": record.duration,
         "elapsed": record.duration,
         "cost": record.cost,
+        "judge_cost": record.judge_cost,
         "usage": [u.to_dict() for u in record.usage],
         "trace_id": record.trace_id or None,
         "span_id": record.span_id or None,
@@ -122,6 +125,8 @@ def build(summary: Summary, *, settings: dict[str, Any], exit_status: int, facet
             **totals,
             "cost": summary.cost,
             "usage": _usage(summary.usage),
+            "judge_cost": summary.judge_cost,
+            "judge_usage": _usage(summary.judge_usage),
             "rows": len(summary.rows),
             "statuses": summary.status_counts,
         },

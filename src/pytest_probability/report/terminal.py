@@ -115,11 +115,14 @@ def lines(summary: Summary, facets: Sequence[Facet] = ()) -> Iterator[Line]:
     yield (overall, {"bold": True})
     if show_cost:
         yield (f"  Cost:    {money(summary.cost)}", {})
-    yield from _token_lines(summary)
+    yield from _token_lines(summary.usage)
+    if summary.judge_usage:  # the evaluation's spend, apart from the system's
+        yield (f"  Judge:   {money(summary.judge_cost)}", {})
+        yield from _token_lines(summary.judge_usage, "  Judge tokens:  ")
 
 
-def _token_lines(summary: Summary) -> list[Line]:
-    models = [u for u in summary.usage.values() if u.input_tokens or u.output_tokens or u.cached_input_tokens or u.cost]
+def _token_lines(usage: dict[str, Any], title: str = "  Tokens:  ") -> list[Line]:
+    models = [u for u in usage.values() if u.input_tokens or u.output_tokens or u.cached_input_tokens or u.cost]
     if not models:
         return []
     show_cached = any(u.cached_input_tokens for u in models)
@@ -133,7 +136,7 @@ def _token_lines(summary: Summary) -> list[Line]:
     token_width = max(len(r[1]) for r in rows)
     lines = []
     for index, (model, tokens, cost) in enumerate(rows):
-        lead = "  Tokens:  " if index == 0 else "           "
+        lead = title if index == 0 else " " * len(title)
         lines.append((f"{lead}{model.ljust(name_width)}  {tokens.ljust(token_width)}  {cost}".rstrip(), {}))
     return lines
 

@@ -11,18 +11,20 @@ run executing then.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
+import dataclasses
 import functools
 import threading
 import warnings
 import weakref
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from ..errors import ProbabilityUsageWarning
 from ..model.case import CaseRef
 from ..model.run import CurrentRun, RunRecord, Usage
 from ..text import printable
-from ..vocabulary import SOURCE_RECORD, SPAN_FILL
+from ..vocabulary import ROLE_JUDGE, ROLE_SYSTEM, SOURCE_RECORD, SPAN_FILL
 
 if TYPE_CHECKING:
     from ..model.prices import Prices
@@ -32,6 +34,24 @@ _current: CurrentRun | None = None
 #: The run of the calling context: set in the thread executing the runs, and inherited by
 #: what copies the context (asyncio tasks, ``asyncio.to_thread``, ``contextvars.copy_context``).
 _context_run: contextvars.ContextVar[CurrentRun | None] = contextvars.ContextVar("pytest_probability_run", default=None)
+#: Whether the calling context is grading an answer (``judging()``): its usage is the judge's.
+_judging: contextvars.ContextVar[bool] = contextvars.ContextVar("pytest_probability_judging", default=False)
+
+
+@contextlib.contextmanager
+def judging() -> Iterator[None]:
+    """Usage recorded (or read off spans that end) inside the block is the judge's, not the system's:
+    LLM-as-judge calls are the evaluation's cost. Tasks started inside inherit it; threads do not."""
+    token = _judging.set(True)
+    try:
+        yield
+    finally:
+        _judging.reset(token)
+
+
+def role_here() -> str:
+    """The role of usage made in the calling context: ``judge`` inside :func:`judging`, else ``system``."""
+    return ROLE_JUDGE if _judging.get() else ROLE_SYSTEM
 #: Threads started during a run (and still alive when it ended) -> that run.
 _thread_runs: weakref.WeakKeyDictionary[threading.Thread, CurrentRun] = weakref.WeakKeyDictionary()
 #: Usage recorded after its run had ended, waiting to travel to the aggregating process:
@@ -128,10 +148,11 @@ def merge(recorded: Any, spans: list[Usage], mode: str) -> list[Usage]:
     those of models the run did not record with ``record_usage()`` (a span's response or request model)."""
     if mode != SPAN_FILL:
         return spans
-    models = {u.model for u in recorded if u.source == SOURCE_RECORD}
+    models = {(u.role, u.model) for u in recorded if u.source == SOURCE_RECORD}
     if not models:
         return spans
-    return [u for u in spans if u.model not in models and u.request_model not in models]
+    # per role: the judge's spans of a model the system recorded still count (and the other way round)
+    return [u for u in spans if (u.role, u.model) not in models and (u.role, u.request_model) not in models]
 
 
 def run_of_context() -> CurrentRun | None:
@@ -151,6 +172,8 @@ def charge_span(usage: Usage) -> bool:
     run = run_of_context()
     if run is None:
         return False
+    if _judging.get() and usage.role != ROLE_JUDGE:
+        usage = dataclasses.replace(usage, role=ROLE_JUDGE)
     with _lock:
         late = run.closed
         if not late:

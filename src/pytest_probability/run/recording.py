@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 from ..model.run import Usage
 from ..text import clip
-from ..vocabulary import UNKNOWN_MODEL
+from ..vocabulary import ROLE_JUDGE, ROLES, UNKNOWN_MODEL
 from . import context
 
 #: Characters kept of each transcript value (``record_output``/``record_io``); longer ones are cut.
@@ -101,6 +101,7 @@ def record_usage(
     cost: float | None = None,
     cache_creation_input_tokens: int | None = None,
     reasoning_tokens: int | None = None,
+    role: str | None = None,
 ) -> Usage:
     """Attribute tokens (and optionally spend) of one model call to the current run.
 
@@ -108,7 +109,9 @@ def record_usage(
     (``model``, ``input_tokens``, ``output_tokens``, ``cached_input_tokens``,
     ``cost``, ``cache_creation_input_tokens``, ``reasoning_tokens``); keywords win over the
     object's values. Cached and cache-creation tokens are parts of ``input_tokens``,
-    reasoning tokens part of ``output_tokens``. Usage survives failed
+    reasoning tokens part of ``output_tokens``. ``role``: ``"judge"`` for a call that
+    grades the answer (LLM-as-judge), ``"system"`` for the code under test; by default
+    ``"judge"`` inside :func:`judging`, else ``"system"``. Usage survives failed
     asserts, errors and skips of the run. Returns what was recorded.
     """
     run = context.require_current("record_usage")
@@ -132,6 +135,10 @@ def record_usage(
     elif not isinstance(model_name, str):
         raise TypeError(f"record_usage(): model must be a string, got {model_name!r}")
     cost_value = _money("record_usage", "cost", values.get("cost"))
+    if role is None:
+        role = context.role_here()
+    elif role not in ROLES:
+        raise ValueError(f"record_usage(): role must be one of {', '.join(map(repr, ROLES))}, got {role!r}")
     recorded = Usage(
         model=model_name,
         input_tokens=_tokens("input_tokens", values.get("input_tokens")),
@@ -140,6 +147,7 @@ def record_usage(
         cost=cost_value,
         cache_creation_input_tokens=_tokens("cache_creation_input_tokens", values.get("cache_creation_input_tokens")),
         reasoning_tokens=_tokens("reasoning_tokens", values.get("reasoning_tokens")),
+        role=role,
     )
     context.charge("record_usage", run, recorded, 0.0)
     if not run.closed:
@@ -149,11 +157,18 @@ def record_usage(
 
 
 def record_cost(amount: float) -> float:
-    """Attribute spend (in your currency, conventionally USD) to the current run."""
+    """Attribute spend (in your currency, conventionally USD) to the current run; inside
+    :func:`judging`, to its judge (as usage of no model with that cost)."""
     run = context.require_current("record_cost")
     value = _money("record_cost", "amount", amount)
-    context.charge("record_cost", run, None, value)
+    if context.role_here() == ROLE_JUDGE:
+        context.charge("record_cost", run, Usage(cost=value, role=ROLE_JUDGE), 0.0)
+    else:
+        context.charge("record_cost", run, None, value)
     return value
+
+
+judging = context.judging
 
 
 def _transcript_text(value: Any) -> str:
