@@ -40,8 +40,12 @@ class Export:
     finisher: Finisher | None
 
 
-def configure(config: pytest.Config, *, worker: bool, facets: Sequence[Facet], notes: list[str]) -> Export | None:
-    """The export's parts when it is on, else None (and nothing of OpenTelemetry imported)."""
+def configure(config: pytest.Config, *, worker: bool, facets: Sequence[Facet], notes: list[str],
+              counters_only: bool = False) -> Export | None:
+    """The export's parts when it is on, else None (and nothing of OpenTelemetry imported).
+
+    ``counters_only``: a shard's (``--prob-shard``), whose metrics are the series that add over shards
+    (counters and the duration histogram), no gauge."""
     settings = options.resolve(config)
     if settings is None:
         return None
@@ -60,6 +64,6 @@ def configure(config: pytest.Config, *, worker: bool, facets: Sequence[Facet], n
 
     from .session import Session, SessionExport, ShippedSpans
 
-    session = Session(settings, config.rootpath)
+    session = Session(settings, config.rootpath, counters_only=counters_only)
     return Export(RunSpans(settings, session.tracer, session.run_parent), ShippedSpans(session),
                   SessionExport(session, facets, notes))

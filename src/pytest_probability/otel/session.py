@@ -36,9 +36,10 @@ from .spans import REPORT_ATTRIBUTE, make_provider, parent_context, traceparent_
 class Session:
     """Everything the aggregating process exports in one session."""
 
-    def __init__(self, settings: OtelSettings, root: Path, env: Any = None) -> None:
+    def __init__(self, settings: OtelSettings, root: Path, env: Any = None, counters_only: bool = False) -> None:
         env = os.environ if env is None else env
         self.settings = settings
+        self.counters_only = counters_only
         self.notes: list[str] = list(settings.notes)
         self.resource = resource_module.build(settings.suite, root, env)
         senders: dict[str, Sender | None] = {}
@@ -98,7 +99,8 @@ class Session:
         self._end_session_span(summary, exitstatus)
         requests = []
         if self.settings.metrics_on:
-            requests = metrics_module.collect(summary, self.resource, facets, self.start_time_ns, version=__version__)
+            requests = metrics_module.collect(summary, self.resource, facets, self.start_time_ns, version=__version__,
+                                              counters_only=self.counters_only)
         self.pipeline.finish(requests)
         return self.notes + self._outcome_notes()
 
