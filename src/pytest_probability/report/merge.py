@@ -247,7 +247,7 @@ def exit_status_of(statuses: Sequence[int], *, failed_gates: bool) -> int:
     for status in statuses:
         if status not in (0, 1, 5):  # 5: every run of the shard was in other shards
             return status
-    return 1 if failed_gates or any(statuses) else 0
+    return 1 if failed_gates or 1 in statuses else 0
 
 
 def gate_lines(merged: Merged) -> list[str]:
