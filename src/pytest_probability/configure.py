@@ -166,10 +166,11 @@ def _aggregating(config: pytest.Config, state: State, role: str, book: DecisionB
 
 def _export(config: pytest.Config, state: State, role: str) -> None:
     """OpenTelemetry export, when an option or an ``OTEL_*`` variable turns it on (only then is the SDK imported)."""
-    # A shard's metrics are its counters only: they add over the shards, while a whole-case gauge
-    # (pass fraction, interval, verdict) of one shard's part would overwrite the others' (the merge writes those).
+    # A shard's metrics are its counters only, as their own series (service.instance.id shard-K-of-N): they
+    # add over the shards, while a whole-case gauge (pass fraction, interval, verdict) of one shard's part
+    # would overwrite the others' (the merge writes those).
     export = otel.configure(config, worker=role == WORKER, facets=state.facets, notes=state.notes,
-                            counters_only=state.settings.shard is not None)
+                            shard=state.settings.shard)
     if export is None:
         return
     state.observers.append(export.observer)

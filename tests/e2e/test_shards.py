@@ -231,7 +231,10 @@ def test_shards_send_counters_and_the_merge_the_whole_case_gauges(pytester: pyte
                     and p.attributes["probability.benchmark"] == "uneven")
     assert fraction.value == pytest.approx(20 / 30)
 
-    def runs(points: list) -> int:
-        return sum(p.value for p in points if p.name == "probability.runs")
-
-    assert runs(points) == runs(shard_points[0]) + runs(shard_points[1]) == 42
+    assert {p.type for p in points} == {"gauge"}  # the counters came from the shards, which add:
+    runs = [sum(p.value for p in part if p.name == "probability.runs") for part in shard_points]
+    assert sum(runs) == 42 and all(runs)
+    # each shard's counters are series of their own, the same every night
+    assert [{p.resource["service.instance.id"] for p in part} for part in shard_points] == [
+        {"shard-1-of-2"}, {"shard-2-of-2"}]
+    assert all("service.instance.id" not in p.resource for p in points)

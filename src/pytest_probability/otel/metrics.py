@@ -191,10 +191,12 @@ def collect(
     points_per_request: int = POINTS_PER_REQUEST,
     version: str = "",
     counters_only: bool = False,
+    gauges_only: bool = False,
 ) -> list[tuple[bytes, int]]:
     """The session's metrics as serialized requests of at most ``points_per_request`` points: (body, points).
 
-    ``counters_only``: a shard's, without gauges (see :func:`additive`)."""
+    ``counters_only``: a shard's, without gauges; ``gauges_only``: the merge's, whose counters its shards
+    sent (see :func:`additive`)."""
     from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
     from opentelemetry.sdk.metrics.export import MetricsData, ResourceMetrics, ScopeMetrics
     from opentelemetry.sdk.util.instrumentation import InstrumentationScope
@@ -204,7 +206,8 @@ def collect(
     items = row_series(summary)
     for facet in facets:
         items.extend(facet.series())
-    items = [item for item in items if item.points and (not counters_only or additive(item))]
+    items = [item for item in items
+             if item.points and not (counters_only and not additive(item)) and not (gauges_only and additive(item))]
     temporality = temporalities()
     scope = InstrumentationScope(SCOPE, version)
     requests = []

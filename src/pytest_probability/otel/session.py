@@ -36,12 +36,14 @@ from .spans import REPORT_ATTRIBUTE, make_provider, parent_context, traceparent_
 class Session:
     """Everything the aggregating process exports in one session."""
 
-    def __init__(self, settings: OtelSettings, root: Path, env: Any = None, counters_only: bool = False) -> None:
+    def __init__(self, settings: OtelSettings, root: Path, env: Any = None,
+                 shard: tuple[int, int] | None = None) -> None:
         env = os.environ if env is None else env
         self.settings = settings
-        self.counters_only = counters_only
+        #: A shard's metrics are counters only (``otel.configure``).
+        self.counters_only = shard is not None
         self.notes: list[str] = list(settings.notes)
-        self.resource = resource_module.build(settings.suite, root, env)
+        self.resource = resource_module.build(settings.suite, root, env, shard=shard)
         senders: dict[str, Sender | None] = {}
         for signal in ("traces", "metrics"):
             endpoint = settings.endpoints.get(signal)
