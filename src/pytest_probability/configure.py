@@ -142,6 +142,10 @@ def _aggregating(config: pytest.Config, state: State, role: str, book: DecisionB
     ]
     state.finishers += [SettleGates(book, results), comparing]
     history = comparing.session.config.history if comparing.session is not None else None
+    if history is not None and settings.shard is not None:
+        # A shard's report holds part of the night: as a baseline it would compare every case with a part.
+        raise pytest.UsageError("--prob-history cannot be used with --prob-shard: a shard's report holds only "
+                                "part of the runs (the merge does not keep a history yet)")
     report = None
     if settings.json_path is not None or settings.html_path is not None or history is not None:
         from . import files

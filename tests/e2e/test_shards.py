@@ -70,9 +70,10 @@ def shards(pytester: pytest.Pytester, count: int = 3, extra: dict[int, list[str]
 @pytest.mark.parametrize("broken", [False, True], ids=["gates-pass", "a-gate-fails"])
 def test_the_merged_shards_are_the_unsharded_session(pytester: pytest.Pytester, broken: bool) -> None:
     pytester.makepyfile(bench_x=BENCH + (BROKEN if broken else ""))
-    whole = session(pytester, "--prob-json=whole.json")
+    whole = session(pytester, "--prob-json=whole.json", "--prob-explain", "--prob-metric=pass^2")
     # Shard 2 runs under xdist: a shard is any session, -n included.
-    results = shards(pytester, extra={2: ["-n", "2"]})
+    results = shards(pytester, extra={k: ["--prob-explain", "--prob-metric=pass^2"] + (["-n", "2"] if k == 2 else [])
+                                      for k in (1, 2, 3)})
     for result in results:
         assert result.ret == 0, result.stdout.str()  # a shard judges no gate: its runs alone decide
     first = results[0].stdout.str()
@@ -92,6 +93,10 @@ def test_the_merged_shards_are_the_unsharded_session(pytester: pytest.Pytester, 
     assert report["gates"] == expected["gates"]
     assert report["totals"] == expected["totals"]
     assert report["aggregates"] == expected["aggregates"]
+    assert report["stopping"] == expected["stopping"]
+    assert report["comparisons"] == expected["comparisons"] == [] and report["baseline"] is None
+    assert set(report) ^ set(expected) == {"merged"}
+    assert [r.get("explanation") for r in report["rows"]] == [r.get("explanation") for r in expected["rows"]]
     assert report["merged"]["shards"] == 3
     uneven = next(r for r in report["rows"] if r["benchmark"] == "uneven")
     assert (uneven["passes"], uneven["total"], uneven["verdict"]) == (20, 30, "pass")
@@ -134,6 +139,15 @@ def test_bad_shard_values_are_usage_errors(pytester: pytest.Pytester, value: str
     result = pytester.runpytest("-p", "no:cacheprovider", f"--prob-shard={value}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert message in result.stderr.str()
+
+
+def test_a_shard_keeps_no_history(pytester: pytest.Pytester) -> None:
+    """A shard's report in the history folder would be a baseline of part of the runs."""
+    pytester.makepyfile(bench_x="def bench_ok():\n    pass\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--prob-shard=1/2", "--prob-history=hist")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--prob-history cannot be used with --prob-shard" in result.stderr.str()
+    assert not (pytester.path / "hist").exists() or not list((pytester.path / "hist").iterdir())
 
 
 def test_a_bad_ini_shard_is_a_usage_error(pytester: pytest.Pytester) -> None:

@@ -31,6 +31,8 @@ from ..model.rows import Summary
 from ..model.run import RunRecord
 from ..protocols import Facet
 from .json_report import build, record_from_dict
+from .comparisons import ComparisonsFacet
+from .explain import ExplainFacet
 from .spend import SpendFacet
 from .stats import StatsFacet
 
@@ -58,6 +60,13 @@ class Merged:
     report: dict[str, Any] = field(default_factory=dict)
     #: The suite's name the shards ran with (``test.suite.name`` of the merged metrics).
     report_suite: str = ""
+
+
+class _NotCompared:
+    """Comparisons are not merged yet: the comparisons' facet and the readings find none."""
+
+    def current(self) -> None:
+        return None
 
 
 class _Fixed:
@@ -224,14 +233,19 @@ def merge(paths: Sequence[str | Path]) -> Merged:
     analysis = analyze(summary, stats, specs.of, missing)
     results = _Fixed(summary, analysis)
     budget = _budget(settings, records)
-    facets: list[Facet] = [StatsFacet(results, stats), SpendFacet(results, stats.stop, budget)]  # type: ignore[arg-type]
+    nothing = _NotCompared()
+    facets: list[Facet] = [
+        StatsFacet(results, stats),  # type: ignore[arg-type]
+        SpendFacet(results, stats.stop, budget),  # type: ignore[arg-type]
+        ComparisonsFacet(nothing, cases),  # type: ignore[arg-type]
+        # last, as in a session: its JSON fields are the others' with the readings added
+        ExplainFacet(results, nothing, stats, lambda: 80),  # type: ignore[arg-type]
+    ]
     statuses = [int(report.get("exit_status", 0)) for _, report in reports]
     exit_status = exit_status_of(statuses, failed_gates=bool(analysis.failed_gates))
     merged = Merged([p for p, _ in reports], count, settings, stats, summary, analysis, facets, exit_status)
     merged.report_suite = str(first["shard"].get("suite") or "")
     merged.report = build(summary, settings=settings, exit_status=exit_status, facets=facets)
-    merged.report.setdefault("comparisons", [])
-    merged.report.setdefault("baseline", None)
     merged.report["merged"] = {
         "shards": count,
         "files": [str(p) for p in merged.paths],
