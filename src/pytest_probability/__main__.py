@@ -32,6 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     merge.add_argument("--html", default=None, metavar="PATH", help="also write the merged HTML report")
     merge.add_argument("--otel-file", default=None, metavar="PATH",
                        help="also write the merged metrics as OTLP JSON lines (send with python -m pytest_probability.otel replay)")
+    merge.add_argument("--prob-baseline", action="append", default=[], metavar="PATH",
+                       help="the baseline the shards compared with (as they were given it; repeatable, globs)")
     merge.add_argument("--trace-url", default=None, help="URL template of a run's trace in the HTML report, with {trace_id}")
     args = parser.parse_args(argv)
     if args.command == "merge":
@@ -60,7 +62,7 @@ def _merge(args: argparse.Namespace) -> int:
 
     try:
         trace_url = check_trace_url(args.trace_url) if args.trace_url else None
-        merged = merge(args.paths)
+        merged = merge(args.paths, args.prob_baseline)
     except (MergeError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -135,7 +135,8 @@ def _aggregating(config: pytest.Config, state: State, role: str, book: DecisionB
         from .report.json_report import ShardFacet
 
         suite = str(config.getoption("prob_suite") or config.getini("prob_suite") or "").strip() or config.rootpath.name
-        state.facets.append(ShardFacet(settings.shard, state.cases, book.expected, suite))
+        state.facets.append(ShardFacet(settings.shard, state.cases, book.expected, suite,
+                                       compare=lambda: _compare_settings(comparing, state.cases)))
     state.facets += [
         # last: its JSON fields are the others' with the readings added
         ExplainFacet(results, comparing, state.stats, lambda: config.get_terminal_writer().fullwidth),
@@ -166,6 +167,17 @@ def _aggregating(config: pytest.Config, state: State, role: str, book: DecisionB
     else:
         role_object = Serial(state, intake, book, results, comparing, report)
     config.pluginmanager.register(role_object, "probability-role")
+
+
+def _compare_settings(comparing: Comparing, cases: dict[str, Any]) -> dict[str, Any] | None:
+    """A shard's comparison settings, for the merge to compare as the session would have; None when the
+    session compares nothing (no option of comparisons, no case marked ``compare=``)."""
+    session = comparing.session
+    if session is None:
+        if not any(key == "compare" for case in cases.values() for key, _ in case.marks):
+            return None
+        session = comparing.start()
+    return {**session.config.to_dict(), "margin_given": session.config.margin_given}
 
 
 def _export(config: pytest.Config, state: State, role: str) -> None:

@@ -252,3 +252,66 @@ def test_shards_send_counters_and_the_merge_the_whole_case_gauges(pytester: pyte
     assert [{p.resource["service.instance.id"] for p in part} for part in shard_points] == [
         {"shard-1-of-2"}, {"shard-2-of-2"}]
     assert all("service.instance.id" not in p.resource for p in points)
+
+
+AB = """
+import pytest
+
+
+@pytest.mark.probability(runs=10, compare="style", baseline="terse", margin=0.1)
+@pytest.mark.parametrize("style", ["cot", "terse"])
+@pytest.mark.parametrize("q", list("abcdefghijkl"))
+def bench_ab(style, q, request):
+    if style == {worse!r}:
+        assert request.node.prob_run <= 6
+"""
+
+
+@pytest.mark.parametrize("worse", ["terse", "cot"], ids=["arm-passes", "arm-fails"])
+def test_the_merge_compares_ab_arms_as_the_session(pytester: pytest.Pytester, worse: str) -> None:
+    pytester.makepyfile(bench_ab=AB.format(worse=worse))
+    whole = session(pytester, "--prob-json=whole.json")
+    results = shards(pytester, count=2)
+    assert [r.ret for r in results] == [0, 0]  # a shard compares nothing
+    assert "decided at the merge" in results[0].stdout.str() and results[0].parseoutcomes()["skipped"] == 1
+    merged = merge(pytester, "s1.json", "s2.json", "-o", "merged.json")
+    expected, report = load(pytester, "whole.json"), load(pytester, "merged.json")
+    assert merged.returncode == whole.ret == expected["exit_status"] == (1 if worse == "cot" else 0), merged.stderr
+    assert report["comparisons"] == expected["comparisons"]
+    assert report["comparisons"][0]["verdict"] == ("fail" if worse == "cot" else "pass")
+    assert "ab [style] cot vs terse" in merged.stdout
+    # A baseline the shards were not judged by is refused.
+    pytester.path.joinpath("base.json").write_text(pytester.path.joinpath("whole.json").read_text())
+    refused = merge(pytester, "s1.json", "s2.json", "-o", "other.json", "--prob-baseline=base.json")
+    assert refused.returncode == 2 and "the shards were run without a baseline (s1.json)" in refused.stderr
+
+
+NIGHT = """
+import pytest
+
+
+@pytest.mark.probability(runs=10)
+@pytest.mark.parametrize("case", [f"c{{i:02d}}" for i in range(12)])
+def bench_cls(case, request):
+    assert {night} == 1 or request.node.prob_run <= 3, "dropped"
+"""
+
+
+def test_the_merge_compares_with_a_baseline_as_the_session(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(bench_x=NIGHT.format(night=1))
+    assert session(pytester, "--prob-json=night1.json").ret == 0
+    pytester.makepyfile(bench_x=NIGHT.format(night=2))
+    baseline = ["--prob-baseline=night1.json", "--prob-margin=0.05"]
+    whole = session(pytester, "--prob-json=whole.json", *baseline)
+    assert whole.ret == 1
+    results = shards(pytester, count=2, extra={1: baseline, 2: baseline})
+    assert [r.ret for r in results] == [0, 0]  # the baseline judges the cases (their failures xfail): the merge decides
+    merged = merge(pytester, "s1.json", "s2.json", "-o", "merged.json", "--prob-baseline=night1.json")
+    expected, report = load(pytester, "whole.json"), load(pytester, "merged.json")
+    assert merged.returncode == 1
+    strip = lambda b: {k: v for k, v in b.items() if k not in ("paths",)}  # noqa: E731
+    assert strip(report["baseline"]) == strip(expected["baseline"])
+    assert report["baseline"]["verdicts"]["fail"] == 12
+    # Without the baseline the merge cannot compare, and says so.
+    without = merge(pytester, "s1.json", "s2.json", "-o", "merged.json")
+    assert without.returncode == 2 and "--prob-baseline" in without.stderr

@@ -10,8 +10,9 @@ again over all of them by the code a session uses: the one aggregator
 intervals, gates, latency, pass^k), the facets and ``json_report.build``. The
 cost is linear in the runs: one pass to check, one to aggregate.
 
-Baselines and A/B comparisons are not merged yet: a merged report has
-``comparisons`` ``[]`` and ``baseline`` null (docs/reference.md, "Merge").
+Comparisons (A/B arms, and a baseline given to the merge as the shards were
+given it) are made by the session's ``decide.comparisons.CompareSession``
+with the shards' comparison settings (``shard.compare``).
 """
 
 from __future__ import annotations
@@ -62,11 +63,15 @@ class Merged:
     report_suite: str = ""
 
 
-class _NotCompared:
-    """Comparisons are not merged yet: the comparisons' facet and the readings find none."""
+class _Compared:
+    """The merged comparisons (or None: nothing compared), read by the comparisons' facet and the readings
+    as a session's ``Comparing``."""
 
-    def current(self) -> None:
-        return None
+    def __init__(self, result: Any) -> None:
+        self.result = result
+
+    def current(self) -> Any:
+        return self.result
 
 
 class _Fixed:
@@ -130,9 +135,9 @@ def check(reports: list[tuple[Path, dict[str, Any]]]) -> int:
             raise MergeError(f"{by_index[shard['index']]} and {path} are both shard {shard['index']}/{count}: "
                              "each shard is merged once")
         by_index[shard["index"]] = path
-        for name in ("settings", "stats_config"):
-            mine = _without_shard(report.get(name) or {})
-            theirs = _without_shard(first.get(name) or {})
+        for name in ("settings", "stats_config", "compare"):
+            mine = _without_shard((report["shard"] if name == "compare" else report).get(name) or {})
+            theirs = _without_shard((first["shard"] if name == "compare" else first).get(name) or {})
             if mine != theirs:
                 keys = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
                 shown = "; ".join(f"{k}: {theirs.get(k)!r} in {first_path}, {mine.get(k)!r} in {path}" for k in keys)
@@ -213,7 +218,39 @@ def _budget(settings: Mapping[str, Any], records: list[RunRecord]) -> Any:
     return budget
 
 
-def merge(paths: Sequence[str | Path]) -> Merged:
+def comparisons(reports: list[tuple[Path, dict[str, Any]]], baselines: Sequence[str], stats: StatsConfig,
+                summary: Summary) -> Any:
+    """The comparisons the session would have made, with the shards' settings; None when it compares nothing.
+    The shards' baseline is needed as the merge's ``--prob-baseline`` (and only then is one allowed)."""
+    path, report = reports[0]
+    settings = report["shard"].get("compare")
+    had = list(settings.get("baselines") or ()) + ([settings["history"]] if settings and settings.get("history") else []) \
+        if settings else []
+    if had and not baselines:
+        raise MergeError(f"the shards compared with a baseline ({', '.join(had)}, in {path}): give it to the "
+                         "merge too, --prob-baseline PATH")
+    if baselines and not had:
+        raise MergeError(f"--prob-baseline: the shards were run without a baseline ({path}), so their verdict "
+                         "items and runs were not judged by one; run them with it")
+    if settings is None:
+        return None
+    from ..config.compare import CompareConfig
+    from ..decide import baseline as baseline_mod
+    from ..decide.comparisons import CompareSession
+
+    config = CompareConfig(baselines=tuple(baselines), margin=settings["margin"],
+                           margin_given=settings["margin_given"], adjust=settings["adjust"],
+                           compare_axis=settings["compare"])
+    loaded = None
+    if baselines:
+        try:
+            loaded = baseline_mod.load(baseline_mod.expand(baselines, Path.cwd()))
+        except baseline_mod.BaselineError as exc:
+            raise MergeError(str(exc)) from None
+    return CompareSession(config, loaded, stats).result(summary)
+
+
+def merge(paths: Sequence[str | Path], baselines: Sequence[str] = ()) -> Merged:
     reports = load(paths)
     count = check(reports)
     cases = _cases(reports)
@@ -233,7 +270,8 @@ def merge(paths: Sequence[str | Path]) -> Merged:
     analysis = analyze(summary, stats, specs.of, missing)
     results = _Fixed(summary, analysis)
     budget = _budget(settings, records)
-    nothing = _NotCompared()
+    compared = comparisons(reports, baselines, stats, summary)
+    nothing = _Compared(compared)
     facets: list[Facet] = [
         StatsFacet(results, stats),  # type: ignore[arg-type]
         SpendFacet(results, stats.stop, budget),  # type: ignore[arg-type]
@@ -242,7 +280,8 @@ def merge(paths: Sequence[str | Path]) -> Merged:
         ExplainFacet(results, nothing, stats, lambda: 80),  # type: ignore[arg-type]
     ]
     statuses = [int(report.get("exit_status", 0)) for _, report in reports]
-    exit_status = exit_status_of(statuses, failed_gates=bool(analysis.failed_gates))
+    exit_status = exit_status_of(statuses, failed_gates=bool(analysis.failed_gates)
+                                 or bool(compared is not None and compared.failed))
     merged = Merged([p for p, _ in reports], count, settings, stats, summary, analysis, facets, exit_status)
     merged.report_suite = str(first["shard"].get("suite") or "")
     merged.report = build(summary, settings=settings, exit_status=exit_status, facets=facets)
@@ -266,7 +305,8 @@ def exit_status_of(statuses: Sequence[int], *, failed_gates: bool) -> int:
 
 def gate_lines(merged: Merged) -> list[str]:
     """What the merge prints: the runs, the gates section as the session's table shows it."""
-    lines = [text for facet in merged.facets[:1] for text, _ in facet.lines() if text]
+    # the gates section, and the comparisons' (the statistics' facet and the comparisons')
+    lines = [text for facet in (merged.facets[0], merged.facets[2]) for text, _ in facet.lines() if text.strip()]
     counts = merged.summary.counts
     rate = "" if counts.pass_rate is None or math.isnan(counts.pass_rate) else f" ({counts.pass_rate:.0%})"
     head = (f"merged {merged.count} shards: {len(merged.summary.rows)} cases, {counts.passes}/{counts.total} "
