@@ -1,4 +1,12 @@
-"""``python -m pytest_probability report DIR_OR_FILES -o report.html``: the history report."""
+"""The command line: ``report`` (the history page over sessions) and ``merge`` (shards judged as one session).
+
+``python -m pytest_probability report DIR_OR_FILES -o report.html``
+``python -m pytest_probability merge SHARD.json... -o merged.json [--html PATH] [--otel-file PATH]``
+
+This is the command line's composition root: ``merge --otel-file`` is the one
+place outside the session's (``configure``) that imports the exporter, and
+only when asked.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +26,18 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument("paths", nargs="+", metavar="DIR_OR_FILES", help="--prob-json reports, or folders of them (e.g. --prob-history)")
     report.add_argument("-o", "--output", default="report.html", help="the HTML file to write (default report.html)")
     report.add_argument("--trace-url", default=None, help="URL template of a run's trace, with {trace_id}")
+    merge = commands.add_parser("merge", help="Merge the --prob-json reports of --prob-shard sessions into one.")
+    merge.add_argument("paths", nargs="+", metavar="FILES", help="every shard's --prob-json report")
+    merge.add_argument("-o", "--output", required=True, help="the merged JSON report to write")
+    merge.add_argument("--html", default=None, metavar="PATH", help="also write the merged HTML report")
+    merge.add_argument("--otel-file", default=None, metavar="PATH",
+                       help="also write the merged metrics as OTLP JSON lines (send with python -m pytest_probability.otel replay)")
+    merge.add_argument("--prob-baseline", action="append", default=[], metavar="PATH",
+                       help="the baseline the shards compared with (as they were given it; repeatable, globs)")
+    merge.add_argument("--trace-url", default=None, help="URL template of a run's trace in the HTML report, with {trace_id}")
     args = parser.parse_args(argv)
+    if args.command == "merge":
+        return _merge(args)
     try:
         trace_url = check_trace_url(args.trace_url) if args.trace_url else None
         reports = report_history.load(report_history.report_paths(args.paths))
@@ -35,6 +54,46 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(f"wrote {output} ({len(reports)} sessions)")
     return 0
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from .report import json_report
+    from .report.merge import MergeError, gate_lines, merge
+
+    try:
+        trace_url = check_trace_url(args.trace_url) if args.trace_url else None
+        merged = merge(args.paths, args.prob_baseline)
+    except (MergeError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    outputs = [(Path(args.output), lambda: json_report.dumps(merged.report))]
+    if args.html:
+        from .report import html_report
+
+        outputs.append((Path(args.html), lambda: html_report.render(merged.report, trace_url=trace_url)))
+    for path, text in outputs:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            files.write_text(path, text())
+        except OSError as exc:
+            print(f"error: cannot write {path}: {exc}", file=sys.stderr)
+            return 2
+    if args.otel_file:
+        from .otel.offline import write_metrics
+
+        path = Path(args.otel_file)
+        suite = merged.report_suite
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            points = write_metrics(path, merged.summary, merged.facets, suite, Path.cwd())
+        except OSError as exc:
+            print(f"error: cannot write {path}: {exc}", file=sys.stderr)
+            return 2
+        print(f"wrote {path} ({points} metric points)")
+    for line in gate_lines(merged):
+        print(line)
+    print(f"wrote {args.output}" + (f" and {args.html}" if args.html else ""))
+    return merged.exit_status
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from .collect.files import rewrite_asserts
 from .config.marker import MARKER_LINE
 from .config.settings import resolve, resolve_stats
 from .config.spec import Specs
-from .decide.book import DecisionBook, DecisionsLink
+from .decide.book import DecisionBook, DecisionsLink, deferred_text
 from .decide.comparisons import ArmVerdicts, BaselineVerdicts, Comparing, requested
 from .decide.results import Results
 from .decide.settle import SettleGates
@@ -82,7 +82,11 @@ def configure(config: pytest.Config) -> State:
 
             budget = Budget(settings.max_cost, settings.max_tokens, settings.max_time)
         book = DecisionBook(state.specs, budget=budget)
-        results = Results(state, book)
+        if settings.shard is not None:
+            book.deferred = deferred_text(*settings.shard)
+            state.notes.append(f"shard {settings.shard[0]}/{settings.shard[1]}: its gates, baselines and comparisons "
+                               "are decided at the merge (python -m pytest_probability merge)")
+        results = Results(state, book, deferred=settings.shard is not None)
         state.decisions = book
         state.sinks.append(book)
         state.links.append(DecisionsLink(book))
@@ -94,6 +98,7 @@ def configure(config: pytest.Config) -> State:
             state.decisions = ChannelReader(Path(folder), state.specs, settings.budgeted, settings.gate_timeout)
 
     comparing = Comparing(config, stats, results)
+    comparing.deferred = settings.shard is not None
     state.checks.append(comparing)
     # A benchmark's verdicts: its A/B arms' under margin= (the marks say, so always on), then the
     # baseline's under a margin; their items come in this order after the benchmark's runs.
@@ -144,6 +149,14 @@ def _aggregating(config: pytest.Config, state: State, role: str, book: DecisionB
         StatsFacet(results, state.stats),
         SpendFacet(results, state.stats.stop, book.budget),
         ComparisonsFacet(comparing, state.cases),
+    ]
+    if settings.shard is not None:
+        from .report.json_report import ShardFacet
+
+        suite = str(config.getoption("prob_suite") or config.getini("prob_suite") or "").strip() or config.rootpath.name
+        state.facets.append(ShardFacet(settings.shard, state.cases, book.expected, suite,
+                                       compare=lambda: _compare_settings(comparing, state.cases)))
+    state.facets += [
         # last: its JSON fields are the others' with the readings added
         ExplainFacet(results, comparing, state.stats, lambda: config.get_terminal_writer().fullwidth),
     ]
@@ -151,6 +164,10 @@ def _aggregating(config: pytest.Config, state: State, role: str, book: DecisionB
     if settings.prices is not None:
         state.finishers.append(UnpricedModels(settings.prices.source))
     history = comparing.session.config.history if comparing.session is not None else None
+    if history is not None and settings.shard is not None:
+        # A shard's report holds part of the night: as a baseline it would compare every case with a part.
+        raise pytest.UsageError("--prob-history cannot be used with --prob-shard: a shard's report holds only "
+                                "part of the runs (the merge does not keep a history yet)")
     report = None
     if settings.json_path is not None or settings.html_path is not None or history is not None:
         from . import files
@@ -173,9 +190,24 @@ def _aggregating(config: pytest.Config, state: State, role: str, book: DecisionB
     config.pluginmanager.register(role_object, "probability-role")
 
 
+def _compare_settings(comparing: Comparing, cases: dict[str, Any]) -> dict[str, Any] | None:
+    """A shard's comparison settings, for the merge to compare as the session would have; None when the
+    session compares nothing (no option of comparisons, no case marked ``compare=``)."""
+    session = comparing.session
+    if session is None:
+        if not any(key == "compare" for case in cases.values() for key, _ in case.marks):
+            return None
+        session = comparing.start()
+    return {**session.config.to_dict(), "margin_given": session.config.margin_given}
+
+
 def _export(config: pytest.Config, state: State, role: str) -> None:
     """OpenTelemetry export, when an option or an ``OTEL_*`` variable turns it on (only then is the SDK imported)."""
-    export = otel.configure(config, worker=role == WORKER, facets=state.facets, notes=state.notes)
+    # A shard's metrics are its counters only, as their own series (service.instance.id shard-K-of-N): they
+    # add over the shards, while a whole-case gauge (pass fraction, interval, verdict) of one shard's part
+    # would overwrite the others' (the merge writes those).
+    export = otel.configure(config, worker=role == WORKER, facets=state.facets, notes=state.notes,
+                            shard=state.settings.shard)
     if export is None:
         return
     state.observers.append(export.observer)

@@ -85,7 +85,7 @@ def pytest_sessionfinish(session):
 
 
 def _comparable_records(report: dict) -> list[dict]:
-    volatile = {"duration", "elapsed", "trace_id", "span_id"}
+    volatile = {"duration", "elapsed", "trace_id", "span_id", "start_time"}
     return [{k: v for k, v in record.items() if k not in volatile} for record in report["records"] + report["skipped_runs"]]
 
 

@@ -107,6 +107,7 @@ def test_every_field_and_values_consistent_with_the_table(project):
         "retry": None,
         "span_usage": "fill",
         "prices": None,
+        "shard": None,
     }
     assert report["exit_status"] == 1
 
@@ -242,7 +243,8 @@ def _comparable(report: dict) -> dict:
     for key in ("created", "created_utc", "exit_status"):
         report.pop(key)
     for key in ("records", "skipped_runs"):
-        report[key] = [{k: v for k, v in record.items() if k not in ("duration", "elapsed")} for record in report[key]]
+        report[key] = [{k: v for k, v in record.items() if k not in ("duration", "elapsed", "start_time")}
+                       for record in report[key]]
     return report
 
 

@@ -44,6 +44,20 @@ def summary():
     )
 
 
+def test_every_record_is_rebuilt_exactly_from_its_entry():
+    """What the merge of shards needs: record_from_dict gives back the RunRecord record_dict wrote."""
+    full = rec(make_case("full::x", 2), 1, FAIL, duration=1.5, message="no", error_type="AssertionError",
+               error_text="no", usage=(Usage("m", 1, 2, 0, 0.5), Usage("n", 3, 4, 1, 0.25)), extra_cost=0.125,
+               trace_id="ef" * 16, span_id="01" * 8, start_time=1_800_000_000.25,
+               retries=({"attempt": 1, "error_type": "TimeoutError", "error": "slow", "wait": 1.0},),
+               transcript=({"prompt": "q", "output": "a", "truncated": {"output": 20000}},))
+    built = aggregate([*summary().records, full])
+    report = report_json.build(built, settings=SETTINGS, exit_status=1)
+    cases = {r.case.key: r.case for r in built.records}
+    rebuilt = [report_json.record_from_dict(entry, cases) for entry in report["records"] + report["skipped_runs"]]
+    assert sorted(rebuilt, key=lambda r: r.nodeid) == sorted(built.records, key=lambda r: r.nodeid)
+
+
 def test_build_every_field():
     report = report_json.build(summary(), settings=SETTINGS, exit_status=1)
     created = report.pop("created")
@@ -120,6 +134,7 @@ def test_build_every_field():
         "records": [
             {
                 "case": "classify::pii",
+                "case_key": "bench_x.py::bench_classify::pii",
                 "run": 1,
                 "nodeid": "bench_x.py::bench_classify::pii[run1]",
                 "outcome": "pass",
@@ -140,9 +155,12 @@ def test_build_every_field():
                 "retries": [],
                 "transcript": [],
                 "transcript_dropped": 0,
+                "extra_cost": 0.0,
+                "start_time": 0.0,
             },
             {
                 "case": "classify::pii",
+                "case_key": "bench_x.py::bench_classify::pii",
                 "run": 2,
                 "nodeid": "bench_x.py::bench_classify::pii[run2]",
                 "outcome": "fail",
@@ -163,9 +181,12 @@ def test_build_every_field():
                 "retries": [],
                 "transcript": [],
                 "transcript_dropped": 0,
+                "extra_cost": 0.0,
+                "start_time": 0.0,
             },
             {
                 "case": "always",
+                "case_key": "bench_x.py::bench_always",
                 "run": 1,
                 "nodeid": "bench_x.py::bench_always[run1]",
                 "outcome": "error",
@@ -186,12 +207,15 @@ def test_build_every_field():
                 "retries": [],
                 "transcript": [],
                 "transcript_dropped": 0,
+                "extra_cost": 0.0,
+                "start_time": 0.0,
             },
         ],
         # 0.3.0: records[] holds the executed runs; a skipped run (its spend kept) is here.
         "skipped_runs": [
             {
                 "case": "always",
+                "case_key": "bench_x.py::bench_always",
                 "run": 2,
                 "nodeid": "bench_x.py::bench_always[run2]",
                 "outcome": "skip",
@@ -212,6 +236,8 @@ def test_build_every_field():
                 "retries": [],
                 "transcript": [],
                 "transcript_dropped": 0,
+                "extra_cost": 0.5,
+                "start_time": 0.0,
             },
         ],
     }

@@ -36,10 +36,29 @@ def modified(config: pytest.Config, items: list[pytest.Item], state: State) -> N
         # fraction upwards: every run is sampled exactly once.
         for item in run_items(items):
             item.add_marker(pytest.mark.flaky(reruns=0), append=False)
+    if state.settings.shard is not None:
+        shard(config, items, *state.settings.shard)
     if state.settings.transpose:
         transpose(items)
     for check in state.checks:
         check.check_items(config, items)
+
+
+def shard(config: pytest.Config, items: list[pytest.Item], index: int, count: int) -> None:
+    """``--prob-shard=K/N``: deselect the runs of other shards (:func:`~..model.case.shard_of`). Every
+    shard collects the same items and keeps its verdict items, which defer to the merge."""
+    from ..model.case import shard_of
+
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        if isinstance(item, Run) and shard_of(item.prob_case.key, item.prob_run, count) != index:
+            dropped.append(item)
+        else:
+            kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 def finished(items: list[pytest.Item]) -> None:

@@ -52,6 +52,13 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="Write a self-contained HTML report to PATH at session end (charts, failed runs, transcripts).",
     )
+    group.addoption(
+        "--prob-shard",
+        default=None,
+        metavar="K/N",
+        help="Run only shard K of N: each case's runs are spread over N shards, which a "
+             "'python -m pytest_probability merge' of their --prob-json reports judges together.",
+    )
     stats_group = parser.getgroup("probability-stats", "pytest-probability: intervals, gates, latency, pass^k")
     stats_group.addoption("--prob-method", default=None, metavar="METHOD", help="Interval method: exact (Clopper-Pearson, default), wilson or bayes.")
     stats_group.addoption("--prob-confidence", default=None, metavar="LEVEL", help="Two-sided confidence level of intervals, e.g. 0.95 (default).")
@@ -125,6 +132,7 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("prob_runs", "Runs per case when neither --prob-runs nor a marker says (default 1).", default="1")
     parser.addini("prob_transpose", "Run run-major across the session (default false).", default="false")
     parser.addini("prob_delay", "Seconds to sleep between runs (default 0).", default="0")
+    parser.addini("prob_shard", "K/N: run only shard K of N (--prob-shard wins; default: not sharded).", default="")
     parser.addini("prob_json", "Path of the JSON report (--prob-json wins).", default="")
     parser.addini("prob_html", "Path of the HTML report (--prob-html wins).", default="")
     parser.addini("prob_trace_url", "URL template of a run's trace in the HTML report, with {trace_id} (and {span_id}).", default="")

@@ -26,6 +26,7 @@ from .values import (
     parse_limit,
     parse_rate,
     parse_runs,
+    parse_shard,
     parse_whole,
     pick,
     sourced,
@@ -67,6 +68,8 @@ class Settings:
     span_usage: str = SPAN_FILL
     #: --prob-prices: dollars per million tokens per model; None without the option.
     prices: Prices | None = None
+    #: ``--prob-shard=K/N``: (K, N) when this session is one shard of N, else None.
+    shard: tuple[int, int] | None = None
 
     @property
     def budgeted(self) -> bool:
@@ -89,6 +92,7 @@ class Settings:
             "retry": self.retry.to_dict() if self.retry is not None else None,
             "span_usage": self.span_usage,
             "prices": self.prices.source if self.prices is not None else None,
+            "shard": f"{self.shard[0]}/{self.shard[1]}" if self.shard is not None else None,
         }
 
 
@@ -142,6 +146,29 @@ class StatsConfig:
         }
 
 
+def stats_from_dict(data: dict[str, Any]) -> StatsConfig:
+    """The :class:`StatsConfig` a report's ``stats_config`` was written from (:meth:`StatsConfig.to_dict`)."""
+    return StatsConfig(
+        method=data["method"],
+        confidence=data["level"],
+        prior=tuple(data["prior"]),  # type: ignore[arg-type]
+        intervals=data["intervals"],
+        min_rate=data["min_rate"],
+        undecided=data["undecided"],
+        errors=data["errors"],
+        latency=data["latency"],
+        latency_quantile=data["latency_quantile"],
+        metrics=tuple(stats.parse_metrics(list(data["metrics"]))),
+        gate_items=data["gate_items"],
+        stop=data["stop"],
+        explain=data["explain"],
+        resamples=data["resamples"],
+        seed=data["seed"],
+        min_inputs=data["min_inputs"],
+        inputs_interval=INPUTS_INTERVALS[data["inputs_interval"]],
+    )
+
+
 #: Ini ``prob_inputs_interval``'s values -> ``maths.inputs``' methods: the cluster-adjusted Wilson interval
 #: (the default: it keeps its coverage with few inputs), 0.3.0's percentile cluster bootstrap, Student's t.
 INPUTS_INTERVALS = {"wilson": "wilson", "bootstrap": "percentile", "t": "t"}
@@ -163,6 +190,8 @@ def resolve(config: pytest.Config) -> Settings:
             value, source = pick(config, "prob_" + name)
             limits[name] = parse_limit(value, source=source, whole=whole)
         retry_policy = _retry_policy(config)
+        value, source = pick(config, "prob_shard")
+        shard = parse_shard(value, source=source)
         trace_url = str(config.getini("prob_trace_url")).strip() or None
         if trace_url is not None:
             trace_url = check_trace_url(trace_url)
@@ -194,6 +223,7 @@ def resolve(config: pytest.Config) -> Settings:
         retry=retry_policy,
         span_usage=span_usage,
         prices=prices,
+        shard=shard,
         **limits,
     )
 

@@ -77,6 +77,20 @@ def parse_whole(value: Any, *, source: str, least: int | None = None) -> int:
     return number
 
 
+def parse_shard(value: Any, *, source: str = "--prob-shard") -> tuple[int, int] | None:
+    """``K/N``: this session is shard K of N (whole numbers, 1 <= K <= N); empty: not sharded."""
+    text = str(value if value is not None else "").strip()
+    if not text:
+        return None
+    index, slash, count = text.partition("/")
+    if not slash or not index.strip().isdigit() or not count.strip().isdigit():
+        raise ValueError(f"{source} must be K/N, this shard's number K of N shards, e.g. 2/5; got {text!r}")
+    k, n = int(index), int(count)
+    if n < 1 or not 1 <= k <= n:
+        raise ValueError(f"{source} must be K/N with 1 <= K <= N, got {text!r}")
+    return k, n
+
+
 def parse_delay(value: Any, *, source: str = "--prob-delay") -> float:
     """A non-negative, finite number of seconds."""
     try:

@@ -46,6 +46,12 @@ DESELECTED_TEXT = ("UNDECIDED: every run of this case was deselected (-k, -m, --
 NO_RUN_TEXT = "UNDECIDED: no run of this case reported"
 
 
+def deferred_text(index: int, count: int) -> str:
+    """A shard's verdict items' skip reason: the verdict needs every shard's runs."""
+    return (f"decided at the merge: this session is shard {index}/{count}, and the verdict is made over every "
+            "shard's runs by python -m pytest_probability merge")
+
+
 @dataclass
 class DecisionBook:
     """Which runs each judged case expects, which have reported, and the verdicts once they have.
@@ -84,6 +90,9 @@ class DecisionBook:
     #: a benchmark verdict's key -> run node ids still to report before it can be published
     pending: dict[str, set[str]] = field(default_factory=dict)
     _counts: dict[str, Counts] = field(default_factory=dict)
+    #: ``--prob-shard``: the text of every verdict, which the merge decides over all shards' runs; a
+    #: shard decides nothing on its part (no verdict, no early stop). None: the session decides.
+    deferred: str | None = None
     #: Whether :meth:`expect` has learned the session's items.
     _learned: bool = False
 
@@ -185,7 +194,8 @@ class DecisionBook:
                 counts.add(record.outcome, record.stopped)
         if self.budget is not None and self.budget.add(record) and self.channel is not None:
             self.channel.budget(self.budget.reason())
-        if spec.gate is not None and spec.gate.stop is not None and key not in self.stopped and not record.stopped:
+        if (spec.gate is not None and spec.gate.stop is not None and key not in self.stopped and not record.stopped
+                and self.deferred is None):
             self._decide_early(key, record.case, spec)
         if self.folder is not None and key in self.gated and key not in self.published:
             if len(self.records.get(key, ())) >= self.expected.get(key, 0):
@@ -241,6 +251,8 @@ class DecisionBook:
 
     def verdict(self, key: str) -> Verdict:
         """The verdict of decision ``key`` (a gated case's key, or a benchmark verdict's node id)."""
+        if self.deferred is not None:
+            return Verdict(True, self.deferred, skipped=True)
         kind = self.judged.get(key) or next(
             (k for k in self.kinds if benchmark_verdict_id(k).match(key)), None)
         if kind is not None:

@@ -191,6 +191,8 @@ class Comparing:
         self.session: CompareSession | None = None
         #: Whether --prob-plan planned some selected item (its session then exits 0).
         self.planned = False
+        #: A shard's (``--prob-shard``): nothing is compared or judged on its part of the runs.
+        self.deferred = False
 
     def start(self) -> CompareSession:
         """The settings, the baseline read (a usage error if it cannot be), the history folder."""
@@ -235,6 +237,8 @@ class Comparing:
         """The comparisons of the session's rows; None when nothing is compared (no option of
         comparisons, and no case marked ``compare=``: the A/B of markers alone starts here)."""
         assert self.results is not None, "comparisons are computed in the aggregating process"
+        if self.deferred:
+            return None
         summary = self.results.summary()
         if self.session is None:
             if not any(key == "compare" for row in summary.rows for key, _ in row.case.marks):

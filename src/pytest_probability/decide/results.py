@@ -8,9 +8,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import replace
+from typing import TYPE_CHECKING, Callable
 
 from ..aggregate.rows import aggregate
+from ..config.spec import CaseSpec
+from ..model.case import CaseRef
 from ..model.rows import Summary
 from .analysis import Analysis, analyze
 
@@ -19,10 +22,23 @@ if TYPE_CHECKING:
     from .book import DecisionBook
 
 
+def ungated(spec_of: Callable[[CaseRef], CaseSpec]) -> Callable[[CaseRef], CaseSpec]:
+    """A case's spec without its gates, for a shard: the merge judges them over every shard's runs."""
+
+    def of(case: CaseRef) -> CaseSpec:
+        spec = spec_of(case)
+        return replace(spec, gate=None, max_latency=None) if spec.gated else spec
+
+    return of
+
+
 class Results:
-    def __init__(self, state: State, book: DecisionBook) -> None:
+    def __init__(self, state: State, book: DecisionBook, deferred: bool = False) -> None:
+        """``deferred``: a shard's (``--prob-shard``), which judges no gate on its part of the runs: its
+        analysis has the intervals, latency and metrics of its rows, and no gate or latency verdict."""
         self.state = state
         self.book = book
+        self.deferred = deferred
         self._summary: tuple[int, Summary] | None = None
         self._analysis: tuple[int, Analysis] | None = None
 
@@ -38,7 +54,8 @@ class Results:
         if self._analysis is None or self._analysis[0] != revision:
             summary = self.summary()
             specs = self.state.specs
-            self._analysis = (revision, analyze(summary, specs.config, specs.of, self.book.missing_runs(summary.rows),
+            spec_of = ungated(specs.of) if self.deferred else specs.of
+            self._analysis = (revision, analyze(summary, specs.config, spec_of, self.book.missing_runs(summary.rows),
                                                 self.book.rescheduled))
         return self._analysis[1]
 

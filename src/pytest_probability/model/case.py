@@ -6,6 +6,7 @@ Pure and pytest-free.
 from __future__ import annotations
 
 import dataclasses
+import zlib
 from typing import Any, Mapping
 
 from ..text import clip
@@ -26,6 +27,17 @@ def param_text(value: object) -> str:
         except Exception as exc:  # pytest collects such a parameter (its id is argname + index); so do we
             text = f"<{type(value).__qualname__} object: repr() raised {type(exc).__qualname__}>"
     return text if len(text) <= PARAM_VALUE_LIMIT else text[: PARAM_VALUE_LIMIT - 1] + "…"
+
+
+def shard_of(case_key: str, run: int, shards: int) -> int:
+    """The shard (1 to ``shards``) that runs run ``run`` of a case under ``--prob-shard=K/N``.
+
+    Run r of a case goes to shard ((r - 1 + offset) mod N) + 1, where the case's offset is the
+    CRC-32 of its key: each case's runs are spread evenly (shards differ by one run at most), cases
+    of one run are spread over the shards too, and the rule needs nothing but the run's node id, so
+    every shard (and the merge) computes the same partition.
+    """
+    return (run - 1 + zlib.crc32(case_key.encode("utf-8", "surrogatepass"))) % shards + 1
 
 
 class CaseRef:

@@ -40,8 +40,14 @@ class Export:
     finisher: Finisher | None
 
 
-def configure(config: pytest.Config, *, worker: bool, facets: Sequence[Facet], notes: list[str]) -> Export | None:
-    """The export's parts when it is on, else None (and nothing of OpenTelemetry imported)."""
+def configure(config: pytest.Config, *, worker: bool, facets: Sequence[Facet], notes: list[str],
+              shard: tuple[int, int] | None = None) -> Export | None:
+    """The export's parts when it is on, else None (and nothing of OpenTelemetry imported).
+
+    ``shard``: ``--prob-shard``'s (K, N). A shard's metrics are the series that add over shards
+    (counters and the duration histogram), no gauge, and its resource is ``service.instance.id``
+    ``shard-K-of-N`` (unless ``OTEL_RESOURCE_ATTRIBUTES`` gives one), so that each shard's counters are
+    series of their own, which add, rather than overwrite each other."""
     settings = options.resolve(config)
     if settings is None:
         return None
@@ -60,6 +66,6 @@ def configure(config: pytest.Config, *, worker: bool, facets: Sequence[Facet], n
 
     from .session import Session, SessionExport, ShippedSpans
 
-    session = Session(settings, config.rootpath)
+    session = Session(settings, config.rootpath, shard=shard)
     return Export(RunSpans(settings, session.tracer, session.run_parent), ShippedSpans(session),
                   SessionExport(session, facets, notes))

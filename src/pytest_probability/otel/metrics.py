@@ -109,6 +109,12 @@ def row_series(summary: Summary) -> list[Series]:
     return [runs, case_fraction, session_fraction, session_runs, cost, tokens, cache_read, duration]
 
 
+def additive(item: Series) -> bool:
+    """Whether a series adds over shards: counters and histograms (runs, cost, tokens, durations) do; a
+    gauge of a whole case or session (pass fraction, interval bounds, verdicts) is decided at the merge."""
+    return item.kind != "gauge"
+
+
 def _chunks(items: Sequence[Series], size: int) -> Iterator[list[tuple[Series, int, int]]]:
     """(series, first point, end point) pieces, at most ``size`` points per chunk."""
     chunk: list[tuple[Series, int, int]] = []
@@ -189,8 +195,13 @@ def collect(
     start_time_ns: int | None = None,
     points_per_request: int = POINTS_PER_REQUEST,
     version: str = "",
+    counters_only: bool = False,
+    gauges_only: bool = False,
 ) -> list[tuple[bytes, int]]:
-    """The session's metrics as serialized requests of at most ``points_per_request`` points: (body, points)."""
+    """The session's metrics as serialized requests of at most ``points_per_request`` points: (body, points).
+
+    ``counters_only``: a shard's, without gauges; ``gauges_only``: the merge's, whose counters its shards
+    sent (see :func:`additive`)."""
     from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
     from opentelemetry.sdk.metrics.export import MetricsData, ResourceMetrics, ScopeMetrics
     from opentelemetry.sdk.util.instrumentation import InstrumentationScope
@@ -200,7 +211,8 @@ def collect(
     items = row_series(summary)
     for facet in facets:
         items.extend(facet.series())
-    items = [item for item in items if item.points]
+    items = [item for item in items
+             if item.points and not (counters_only and not additive(item)) and not (gauges_only and additive(item))]
     temporality = temporalities()
     scope = InstrumentationScope(SCOPE, version)
     requests = []

@@ -36,11 +36,14 @@ from .spans import REPORT_ATTRIBUTE, make_provider, parent_context, traceparent_
 class Session:
     """Everything the aggregating process exports in one session."""
 
-    def __init__(self, settings: OtelSettings, root: Path, env: Any = None) -> None:
+    def __init__(self, settings: OtelSettings, root: Path, env: Any = None,
+                 shard: tuple[int, int] | None = None) -> None:
         env = os.environ if env is None else env
         self.settings = settings
+        #: A shard's metrics are counters only (``otel.configure``).
+        self.counters_only = shard is not None
         self.notes: list[str] = list(settings.notes)
-        self.resource = resource_module.build(settings.suite, root, env)
+        self.resource = resource_module.build(settings.suite, root, env, shard=shard)
         senders: dict[str, Sender | None] = {}
         warnings: dict[str, list[str]] = {}  # a warning both signals' exporters gave is one note
         for signal in ("traces", "metrics"):
@@ -101,7 +104,8 @@ class Session:
         self._end_session_span(summary, exitstatus)
         requests = []
         if self.settings.metrics_on:
-            requests = metrics_module.collect(summary, self.resource, facets, self.start_time_ns, version=__version__)
+            requests = metrics_module.collect(summary, self.resource, facets, self.start_time_ns, version=__version__,
+                                              counters_only=self.counters_only)
         self.pipeline.finish(requests)
         return self.notes + self._outcome_notes()
 

@@ -13,13 +13,14 @@ import json
 import math
 import platform
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import pytest
 
 from .. import __version__, files
 from ..model.rows import Counts, Row, Summary, UsageTotals
-from ..model.run import RunRecord
+from ..model.case import CaseRef
+from ..model.run import RunRecord, Usage
 from ..protocols import Facet
 from ..vocabulary import ERROR, SKIP
 
@@ -74,6 +75,7 @@ def record_dict(record: RunRecord) -> dict[str, Any]:
     error = f"{record.error_type}: {record.error_text}" if record.outcome == ERROR and record.error_type else None
     return {
         "case": record.case.label,
+        "case_key": record.case.key,
         "run": record.run,
         "nodeid": record.nodeid,
         "outcome": record.outcome,
@@ -94,7 +96,58 @@ def record_dict(record: RunRecord) -> dict[str, Any]:
         "retries": [dict(r) for r in record.retries],
         "transcript": [dict(t) for t in record.transcript],
         "transcript_dropped": record.transcript_dropped,
+        "extra_cost": record.extra_cost,
+        "start_time": record.start_time,
     }
+
+
+def record_from_dict(data: dict[str, Any], cases: dict[str, CaseRef]) -> RunRecord:
+    """The :class:`RunRecord` a ``records[]`` (or ``skipped_runs[]``) entry was written from, its case
+    looked up by ``case_key`` in ``cases`` (the report's ``cases``); what :func:`record_dict` wrote as
+    null was empty text."""
+    return RunRecord(
+        case=cases[data["case_key"]],
+        run=data["run"],
+        nodeid=data["nodeid"],
+        outcome=data["outcome"],
+        duration=data.get("duration") or 0.0,
+        message=data.get("message") or "",
+        error_type=data.get("error_type") or "",
+        error_text=data.get("error_text") or "",
+        phase=data.get("phase") or "call",
+        usage=tuple(Usage.from_dict(u) for u in data.get("usage") or ()),
+        extra_cost=data.get("extra_cost") or 0.0,
+        trace_id=data.get("trace_id") or "",
+        span_id=data.get("span_id") or "",
+        start_time=data.get("start_time") or 0.0,
+        stopped=data.get("stopped") or "",
+        retries=tuple(dict(r) for r in data.get("retries") or ()),
+        transcript=tuple(dict(t) for t in data.get("transcript") or ()),
+    )
+
+
+class ShardFacet(Facet):
+    """``--prob-shard``: what the merge needs beyond the records, as top-level fields of the report."""
+
+    def __init__(self, shard: tuple[int, int], cases: Mapping[str, CaseRef], selected: Mapping[str, int],
+                 suite: str, compare: Callable[[], Mapping[str, Any] | None] = lambda: None) -> None:
+        """``cases``: the session's CaseRefs by key; ``selected``: case key -> runs selected in this shard;
+        ``suite``: the suite's name (``--prob-suite``, else the rootdir's); ``compare``: the comparisons'
+        settings, None when nothing is compared."""
+        self.suite = suite
+        self.compare = compare
+        self.shard = shard
+        self.cases = cases
+        self.selected = selected
+
+    def report_fields(self) -> Mapping[str, Any]:
+        index, count = self.shard
+        cases = sorted(self.cases.values(), key=lambda c: (c.order, c.key))
+        return {
+            "shard": {"index": index, "count": count, "suite": self.suite, "compare": self.compare(),
+                      "runs_selected": {key: n for key, n in self.selected.items() if key in self.cases}},
+            "cases": [case.to_dict() for case in cases],
+        }
 
 
 def build(summary: Summary, *, settings: dict[str, Any], exit_status: int, facets: Sequence[Facet] = ()) -> dict[str, Any]:

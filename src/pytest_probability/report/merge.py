@@ -1,0 +1,314 @@
+"""``python -m pytest_probability merge``: the shards' ``--prob-json`` reports judged as one session.
+
+Each shard (``--prob-shard=K/N``) ran part of every case's runs and deferred
+every whole-case decision. The merge checks that the reports are the N shards
+of one suite with the same settings, and that no run is in two of them; then
+it rebuilds every run's :class:`~pytest_probability.model.run.RunRecord`
+(``records[]`` and ``skipped_runs[]`` with the report's ``cases``) and decides
+again over all of them by the code a session uses: the one aggregator
+(``aggregate.rows.aggregate``), the analysis (``decide.analysis.analyze``:
+intervals, gates, latency, pass^k), the facets and ``json_report.build``. The
+cost is linear in the runs: one pass to check, one to aggregate.
+
+Comparisons (A/B arms, and a baseline given to the merge as the shards were
+given it) are made by the session's ``decide.comparisons.CompareSession``
+with the shards' comparison settings (``shard.compare``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from ..aggregate.rows import aggregate
+from ..config.settings import StatsConfig, stats_from_dict
+from ..config.spec import Specs
+from ..decide.analysis import Analysis, analyze
+from ..model.case import CaseRef, shard_of
+from ..model.rows import Summary
+from ..model.run import RunRecord
+from ..protocols import Facet
+from .json_report import build, record_from_dict
+from .comparisons import ComparisonsFacet
+from .explain import ExplainFacet
+from .spend import SpendFacet
+from .stats import StatsFacet
+
+#: Runs named in a refusal; the rest are counted.
+SHOWN = 5
+
+
+class MergeError(ValueError):
+    """The reports cannot be merged (exit status 2); the message names the files and the runs."""
+
+
+@dataclass
+class Merged:
+    """The shards' runs, and everything decided over them."""
+
+    paths: list[Path]
+    count: int
+    settings: dict[str, Any]
+    stats: StatsConfig
+    summary: Summary
+    analysis: Analysis
+    facets: list[Facet]
+    #: The status a single session would have had.
+    exit_status: int
+    report: dict[str, Any] = field(default_factory=dict)
+    #: The suite's name the shards ran with (``test.suite.name`` of the merged metrics).
+    report_suite: str = ""
+
+
+class _Compared:
+    """The merged comparisons (or None: nothing compared), read by the comparisons' facet and the readings
+    as a session's ``Comparing``."""
+
+    def __init__(self, result: Any) -> None:
+        self.result = result
+
+    def current(self) -> Any:
+        return self.result
+
+
+class _Fixed:
+    """The merged results, read by the facets as a session's ``Results`` (computed once)."""
+
+    def __init__(self, summary: Summary, analysis: Analysis) -> None:
+        self._summary = summary
+        self._analysis = analysis
+
+    def summary(self) -> Summary:
+        return self._summary
+
+    def analysis(self) -> Analysis:
+        return self._analysis
+
+
+def load(paths: Sequence[str | Path]) -> list[tuple[Path, dict[str, Any]]]:
+    reports = []
+    for given in paths:
+        path = Path(given)
+        try:
+            report = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise MergeError(f"cannot read {path}: {exc.strerror or exc}") from None
+        except ValueError as exc:
+            raise MergeError(f"{path} is not a JSON report: {exc}") from None
+        if not isinstance(report, dict) or "records" not in report:
+            raise MergeError(f"{path} is not a --prob-json report")
+        if not isinstance(report.get("shard"), dict) or "cases" not in report:
+            raise MergeError(f"{path} is not a shard's report (no shard and cases fields): run each shard with "
+                             "--prob-shard=K/N --prob-json=PATH")
+        reports.append((path, report))
+    if not reports:
+        raise MergeError("no report to merge")
+    return reports
+
+
+def _without_shard(settings: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in settings.items() if k != "shard"}
+
+
+def _runs_text(nodeids: list[str]) -> str:
+    shown = ", ".join(nodeids[:SHOWN])
+    return shown + (f" and {len(nodeids) - SHOWN} more" if len(nodeids) > SHOWN else "")
+
+
+def check(reports: list[tuple[Path, dict[str, Any]]]) -> int:
+    """The shards' count N, once the reports are checked to be the N shards of one suite and settings."""
+    first_path, first = reports[0]
+    count = first["shard"]["count"]
+    by_index: dict[int, Path] = {}
+    for path, report in reports:
+        shard = report["shard"]
+        if shard["count"] != count:
+            raise MergeError(f"{first_path} is shard {first['shard']['index']}/{count} and {path} is shard "
+                             f"{shard['index']}/{shard['count']}: the shards of one session have the same N")
+        if shard.get("suite") != first["shard"].get("suite"):
+            raise MergeError(f"{first_path} is of suite {first['shard'].get('suite')!r} and {path} of suite "
+                             f"{shard.get('suite')!r}: the shards of one session run one suite")
+        if shard["index"] in by_index:
+            raise MergeError(f"{by_index[shard['index']]} and {path} are both shard {shard['index']}/{count}: "
+                             "each shard is merged once")
+        by_index[shard["index"]] = path
+        for name in ("settings", "stats_config", "compare"):
+            mine = _without_shard((report["shard"] if name == "compare" else report).get(name) or {})
+            theirs = _without_shard((first["shard"] if name == "compare" else first).get(name) or {})
+            if mine != theirs:
+                keys = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+                shown = "; ".join(f"{k}: {theirs.get(k)!r} in {first_path}, {mine.get(k)!r} in {path}" for k in keys)
+                raise MergeError(f"{path} and {first_path} were run with different settings ({name}: {shown}); "
+                                 "the shards of one session share every setting but --prob-shard")
+    missing = [f"{k}/{count}" for k in range(1, count + 1) if k not in by_index]
+    if missing:
+        given = ", ".join(f"{k}/{count} ({by_index[k]})" for k in sorted(by_index))
+        raise MergeError(f"shard {', '.join(missing)} missing: got {given}; merge all {count} shards")
+    return count
+
+
+def _cases(reports: list[tuple[Path, dict[str, Any]]]) -> dict[str, CaseRef]:
+    """Every shard's cases by key; a case two shards describe differently means two suites."""
+    cases: dict[str, CaseRef] = {}
+    seen: dict[str, tuple[Path, dict[str, Any]]] = {}
+    for path, report in reports:
+        for data in report["cases"]:
+            key = data["key"]
+            before = seen.get(key)
+            if before is None:
+                seen[key] = (path, data)
+                cases[key] = CaseRef.from_dict(data)
+            elif before[1] != data:
+                fields = sorted(k for k in set(data) | set(before[1]) if data.get(k) != before[1].get(k))
+                raise MergeError(f"{path} and {before[0]} are not shards of one suite: case {key} differs in "
+                                 f"{', '.join(fields)}")
+    return cases
+
+
+def records_of(reports: list[tuple[Path, dict[str, Any]]], count: int, cases: dict[str, CaseRef]) -> list[RunRecord]:
+    """Every shard's records, checked: a run in two reports, twice in one, or in the wrong shard is refused."""
+    where: dict[str, Path] = {}
+    repeated: dict[tuple[Path, Path], list[str]] = {}
+    misplaced: dict[Path, list[str]] = {}
+    records: list[RunRecord] = []
+    for path, report in reports:
+        index = report["shard"]["index"]
+        for name in ("records", "skipped_runs"):
+            for data in report.get(name) or ():
+                nodeid = data["nodeid"]
+                before = where.get(nodeid)
+                if before is not None:
+                    repeated.setdefault((before, path), []).append(nodeid)
+                    continue
+                where[nodeid] = path
+                key = data.get("case_key")
+                if key not in cases:
+                    raise MergeError(f"{path}: run {nodeid} names no case of the report's cases")
+                if shard_of(key, data["run"], count) != index:
+                    misplaced.setdefault(path, []).append(nodeid)
+                records.append(record_from_dict(data, cases))
+    if repeated:
+        (a, b), nodeids = next(iter(repeated.items()))
+        same = "twice in " + str(a) if a == b else f"in both {a} and {b}"
+        total = sum(len(v) for v in repeated.values())
+        raise MergeError(f"{total} run(s) are {same}: {_runs_text(nodeids)}; the shards overlap or a report "
+                         "was given twice")
+    if misplaced:
+        path, nodeids = next(iter(misplaced.items()))
+        raise MergeError(f"{path} has {len(nodeids)} run(s) of other shards: {_runs_text(nodeids)}; the shards "
+                         "overlap (was it run with another --prob-shard, or without its deselection?)")
+    return records
+
+
+def _budget(settings: Mapping[str, Any], records: list[RunRecord]) -> Any:
+    """The session's budget over all shards' runs (cost and tokens add; time from the first start to
+    the last end), or None without a limit."""
+    limits = {name: settings.get(name) for name in ("max_cost", "max_tokens", "max_time")}
+    if all(v is None for v in limits.values()):
+        return None
+    from ..decide.budget import Budget
+
+    starts = [r.start_time for r in records if r.start_time]
+    budget = Budget(*limits.values(), start=min(starts) if starts else 0.0)  # type: ignore[arg-type]
+    for record in sorted(records, key=lambda r: r.start_time + r.duration):
+        budget.add(record, now=record.start_time + record.duration)
+    return budget
+
+
+def comparisons(reports: list[tuple[Path, dict[str, Any]]], baselines: Sequence[str], stats: StatsConfig,
+                summary: Summary) -> Any:
+    """The comparisons the session would have made, with the shards' settings; None when it compares nothing.
+    The shards' baseline is needed as the merge's ``--prob-baseline`` (and only then is one allowed)."""
+    path, report = reports[0]
+    settings = report["shard"].get("compare")
+    had = list(settings.get("baselines") or ()) + ([settings["history"]] if settings and settings.get("history") else []) \
+        if settings else []
+    if had and not baselines:
+        raise MergeError(f"the shards compared with a baseline ({', '.join(had)}, in {path}): give it to the "
+                         "merge too, --prob-baseline PATH")
+    if baselines and not had:
+        raise MergeError(f"--prob-baseline: the shards were run without a baseline ({path}), so their verdict "
+                         "items and runs were not judged by one; run them with it")
+    if settings is None:
+        return None
+    from ..config.compare import CompareConfig
+    from ..decide import baseline as baseline_mod
+    from ..decide.comparisons import CompareSession
+
+    config = CompareConfig(baselines=tuple(baselines), margin=settings["margin"],
+                           margin_given=settings["margin_given"], adjust=settings["adjust"],
+                           compare_axis=settings["compare"])
+    loaded = None
+    if baselines:
+        try:
+            loaded = baseline_mod.load(baseline_mod.expand(baselines, Path.cwd()))
+        except baseline_mod.BaselineError as exc:
+            raise MergeError(str(exc)) from None
+    return CompareSession(config, loaded, stats).result(summary)
+
+
+def merge(paths: Sequence[str | Path], baselines: Sequence[str] = ()) -> Merged:
+    reports = load(paths)
+    count = check(reports)
+    cases = _cases(reports)
+    records = records_of(reports, count, cases)
+    first = reports[0][1]
+    settings = dict(first["settings"])
+    settings["shard"] = None
+    stats = stats_from_dict(first["stats_config"])
+    selected: dict[str, int] = {}
+    for _, report in reports:
+        for key, runs in report["shard"].get("runs_selected", {}).items():
+            selected[key] = selected.get(key, 0) + runs
+    summary = aggregate(records)
+    missing = {row.case.key: selected[row.case.key] - len(row.records) for row in summary.rows
+               if selected.get(row.case.key, 0) > len(row.records)}
+    specs = Specs(stats)
+    analysis = analyze(summary, stats, specs.of, missing)
+    results = _Fixed(summary, analysis)
+    budget = _budget(settings, records)
+    compared = comparisons(reports, baselines, stats, summary)
+    nothing = _Compared(compared)
+    facets: list[Facet] = [
+        StatsFacet(results, stats),  # type: ignore[arg-type]
+        SpendFacet(results, stats.stop, budget),  # type: ignore[arg-type]
+        ComparisonsFacet(nothing, cases),  # type: ignore[arg-type]
+        # last, as in a session: its JSON fields are the others' with the readings added
+        ExplainFacet(results, nothing, stats, lambda: 80),  # type: ignore[arg-type]
+    ]
+    statuses = [int(report.get("exit_status", 0)) for _, report in reports]
+    exit_status = exit_status_of(statuses, failed_gates=bool(analysis.failed_gates)
+                                 or bool(compared is not None and compared.failed))
+    merged = Merged([p for p, _ in reports], count, settings, stats, summary, analysis, facets, exit_status)
+    merged.report_suite = str(first["shard"].get("suite") or "")
+    merged.report = build(summary, settings=settings, exit_status=exit_status, facets=facets)
+    merged.report["merged"] = {
+        "shards": count,
+        "files": [str(p) for p in merged.paths],
+        "exit_statuses": statuses,
+    }
+    return merged
+
+
+def exit_status_of(statuses: Sequence[int], *, failed_gates: bool) -> int:
+    """The status one session over all the runs would have had: a shard's interruption or error (2 to 5)
+    first; then 1 if a shard's own runs failed it (an ungated run or a normal test) or a gate decided
+    over all the runs failed; else 0."""
+    for status in statuses:
+        if status not in (0, 1, 5):  # 5: every run of the shard was in other shards
+            return status
+    return 1 if failed_gates or 1 in statuses else 0
+
+
+def gate_lines(merged: Merged) -> list[str]:
+    """What the merge prints: the runs, the gates section as the session's table shows it."""
+    # the gates section, and the comparisons' (the statistics' facet and the comparisons')
+    lines = [text for facet in (merged.facets[0], merged.facets[2]) for text, _ in facet.lines() if text.strip()]
+    counts = merged.summary.counts
+    rate = "" if counts.pass_rate is None or math.isnan(counts.pass_rate) else f" ({counts.pass_rate:.0%})"
+    head = (f"merged {merged.count} shards: {len(merged.summary.rows)} cases, {counts.passes}/{counts.total} "
+            f"runs passed{rate}, exit status {merged.exit_status}")
+    return [head, *lines]

@@ -1,0 +1,317 @@
+"""--prob-shard=K/N and ``python -m pytest_probability merge``: shards are real sessions in subprocesses,
+the merge runs through its command line, and the merged report is compared with the unsharded session's."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from otlp_receiver import flatten_metrics, flatten_spans
+from pytest_probability.model.case import shard_of
+
+# A gate that passes over all 30 runs (20/30, exact 95% interval [47%, 83%] vs bar 30%) while every run of
+# shard 1 of 3 fails (0/10 would FAIL the gate if the shard judged its part); `broken` fails its gate over
+# all runs too. `plain` is ungated and always passes.
+BENCH = """
+import pytest
+from pytest_probability.model.case import shard_of
+
+
+@pytest.mark.probability(runs=30, min_rate=0.3)
+def bench_uneven(request):
+    assert shard_of(request.node.prob_case.key, request.node.prob_run, 3) != 1
+
+
+@pytest.mark.probability(runs=6)
+@pytest.mark.parametrize("word", ["a", "b"])
+def bench_plain(word):
+    pass
+"""
+BROKEN = """
+
+@pytest.mark.probability(runs=9, min_passes=8)
+def bench_broken(request):
+    assert request.node.prob_run % 3 != 0
+"""
+#: What differs between two executions of the same run.
+VOLATILE = ("duration", "elapsed", "start_time", "trace_id", "span_id")
+
+
+def session(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-o", "prob_gate_timeout=60", "-rs", *args,
+                                         timeout=120)
+
+
+def merge(pytester: pytest.Pytester, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.run([sys.executable, "-m", "pytest_probability", "merge", *args], cwd=pytester.path,
+                          capture_output=True, text=True, timeout=120, env=env)
+
+
+def load(pytester: pytest.Pytester, name: str) -> dict:
+    return json.loads((pytester.path / name).read_text(encoding="utf-8"))
+
+
+def stable(entries: list[dict]) -> dict[str, dict]:
+    return {e["nodeid"]: {k: v for k, v in e.items() if k not in VOLATILE} for e in entries}
+
+
+def shards(pytester: pytest.Pytester, count: int = 3, extra: dict[int, list[str]] | None = None) -> list[pytest.RunResult]:
+    extra = extra or {}
+    return [session(pytester, f"--prob-shard={k}/{count}", f"--prob-json=s{k}.json", *extra.get(k, []))
+            for k in range(1, count + 1)]
+
+
+@pytest.mark.parametrize("broken", [False, True], ids=["gates-pass", "a-gate-fails"])
+def test_the_merged_shards_are_the_unsharded_session(pytester: pytest.Pytester, broken: bool) -> None:
+    pytester.makepyfile(bench_x=BENCH + (BROKEN if broken else ""))
+    whole = session(pytester, "--prob-json=whole.json", "--prob-explain", "--prob-metric=pass^2")
+    # Shard 2 runs under xdist: a shard is any session, -n included.
+    results = shards(pytester, extra={k: ["--prob-explain", "--prob-metric=pass^2"] + (["-n", "2"] if k == 2 else [])
+                                      for k in (1, 2, 3)})
+    for result in results:
+        assert result.ret == 0, result.stdout.str()  # a shard judges no gate: its runs alone decide
+    first = results[0].stdout.str()
+    assert "decided at the merge" in first
+    assert "SKIPPED" in first and "uneven" in first
+    assert "Gates:" not in first  # nothing judged on the shard's part
+
+    merged = merge(pytester, "s1.json", "s2.json", "s3.json", "-o", "merged.json", "--html", "merged.html")
+    expected = load(pytester, "whole.json")
+    assert whole.ret == expected["exit_status"] == (1 if broken else 0)
+    assert merged.returncode == expected["exit_status"], merged.stdout + merged.stderr
+    report = load(pytester, "merged.json")
+    assert report["exit_status"] == expected["exit_status"]
+    assert stable(report["records"]) == stable(expected["records"])
+    assert stable(report["skipped_runs"]) == stable(expected["skipped_runs"])
+    assert report["rows"] == expected["rows"]
+    assert report["gates"] == expected["gates"]
+    assert report["totals"] == expected["totals"]
+    assert report["aggregates"] == expected["aggregates"]
+    assert report["stopping"] == expected["stopping"]
+    assert report["comparisons"] == expected["comparisons"] == [] and report["baseline"] is None
+    assert set(report) ^ set(expected) == {"merged"}
+    assert [r.get("explanation") for r in report["rows"]] == [r.get("explanation") for r in expected["rows"]]
+    assert report["merged"]["shards"] == 3
+    uneven = next(r for r in report["rows"] if r["benchmark"] == "uneven")
+    assert (uneven["passes"], uneven["total"], uneven["verdict"]) == (20, 30, "pass")
+    if broken:
+        assert next(r for r in report["rows"] if r["benchmark"] == "broken")["verdict"] == "fail"
+        assert "1 failed" in merged.stdout
+    assert (pytester.path / "merged.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    # Each shard ran a third of each case's runs, and together every run once.
+    parts = [load(pytester, f"s{k}.json") for k in (1, 2, 3)]
+    for part in parts:
+        assert len([r for r in part["records"] if "bench_uneven" in r["nodeid"]]) == 10
+    assert sum(len(p["records"]) for p in parts) == len(expected["records"])
+
+
+def test_a_shard_fails_on_its_own_ungated_runs_and_the_merge_too(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(bench_x="""
+import pytest
+
+@pytest.mark.probability(runs=4)
+def bench_flaky(request):
+    assert request.node.prob_run != 3
+""")
+    results = shards(pytester, count=2)
+    statuses = sorted(r.ret for r in results)
+    assert statuses == [0, 1]
+    merged = merge(pytester, "s1.json", "s2.json", "-o", "merged.json")
+    assert merged.returncode == 1 == load(pytester, "merged.json")["exit_status"]
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("3", "--prob-shard must be K/N, this shard's number K of N shards, e.g. 2/5; got '3'"),
+    ("a/b", "got 'a/b'"),
+    ("0/2", "--prob-shard must be K/N with 1 <= K <= N, got '0/2'"),
+    ("3/2", "--prob-shard must be K/N with 1 <= K <= N, got '3/2'"),
+    ("1/0", "--prob-shard must be K/N with 1 <= K <= N, got '1/0'"),
+    ("-1/2", "got '-1/2'"),
+])
+def test_bad_shard_values_are_usage_errors(pytester: pytest.Pytester, value: str, message: str) -> None:
+    pytester.makepyfile(bench_x="def bench_ok():\n    pass\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", f"--prob-shard={value}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert message in result.stderr.str()
+
+
+def test_a_shard_keeps_no_history(pytester: pytest.Pytester) -> None:
+    """A shard's report in the history folder would be a baseline of part of the runs."""
+    pytester.makepyfile(bench_x="def bench_ok():\n    pass\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--prob-shard=1/2", "--prob-history=hist")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--prob-history cannot be used with --prob-shard" in result.stderr.str()
+    assert not (pytester.path / "hist").exists() or not list((pytester.path / "hist").iterdir())
+
+
+def test_a_bad_ini_shard_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nprob_shard = 2/1\n")
+    pytester.makepyfile(bench_x="def bench_ok():\n    pass\n")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "ini prob_shard must be K/N with 1 <= K <= N, got '2/1'" in result.stderr.str()
+
+
+@pytest.fixture
+def two_shards(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makepyfile(bench_x=BENCH)
+    for result in shards(pytester, count=2):
+        assert result.ret == 0
+    return pytester
+
+
+def refused(pytester: pytest.Pytester, *files: str) -> str:
+    result = merge(pytester, *files, "-o", "merged.json")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert not (pytester.path / "merged.json").exists()
+    return result.stderr
+
+
+def test_the_merge_refuses_a_shard_given_twice_or_missing(two_shards: pytest.Pytester) -> None:
+    assert "s1.json and s1.json are both shard 1/2" in refused(two_shards, "s1.json", "s1.json")
+    assert "shard 2/2 missing: got 1/2 (s1.json)" in refused(two_shards, "s1.json")
+
+
+def test_the_merge_refuses_overlapping_runs_and_names_them(two_shards: pytest.Pytester) -> None:
+    first, second = load(two_shards, "s1.json"), load(two_shards, "s2.json")
+    stolen = second["records"][0]
+    first["records"].append(stolen)
+    (two_shards.path / "s1.json").write_text(json.dumps(first), encoding="utf-8")
+    message = refused(two_shards, "s1.json", "s2.json")
+    assert f"1 run(s) are in both s1.json and s2.json: {stolen['nodeid']}" in message
+    # The same run in its wrong shard only (as a shard run with another N or without deselection would have it).
+    second["records"].remove(stolen)
+    (two_shards.path / "s2.json").write_text(json.dumps(second), encoding="utf-8")
+    message = refused(two_shards, "s1.json", "s2.json")
+    assert f"s1.json has 1 run(s) of other shards: {stolen['nodeid']}" in message
+
+
+def test_the_merge_refuses_different_settings_and_suites(two_shards: pytest.Pytester) -> None:
+    pytester = two_shards
+    assert session(pytester, "--prob-shard=2/2", "--prob-json=other.json", "--prob-confidence=0.9").ret == 0
+    message = refused(pytester, "s1.json", "other.json")
+    assert "other.json and s1.json were run with different settings (stats_config: level: 0.95 in s1.json, 0.9 in other.json)" in message
+    assert session(pytester, "--prob-shard=2/3", "--prob-json=third.json").ret == 0
+    assert "s1.json is shard 1/2 and third.json is shard 2/3" in refused(pytester, "s1.json", "third.json")
+    assert session(pytester, "--prob-shard=2/2", "--prob-json=suite.json", "--prob-suite=nightly").ret == 0
+    assert "s1.json is of suite" in refused(pytester, "s1.json", "suite.json")
+    # The same case with other marks is another suite.
+    changed = load(pytester, "s2.json")
+    case = next(c for c in changed["cases"] if c["key"] == "bench_x.py::bench_uneven")
+    case["marks"] = [["min_rate", 0.5]]
+    first = load(pytester, "s1.json")
+    if not any(c["key"] == case["key"] for c in first["cases"]):
+        first["cases"].append({**case, "marks": [["min_rate", 0.3]]})
+        (pytester.path / "s1.json").write_text(json.dumps(first), encoding="utf-8")
+    (pytester.path / "changed.json").write_text(json.dumps(changed), encoding="utf-8")
+    assert "are not shards of one suite: case bench_x.py::bench_uneven differs in marks" in refused(
+        pytester, "s1.json", "changed.json")
+    (pytester.path / "plain.json").write_text(json.dumps({"records": []}), encoding="utf-8")
+    assert "plain.json is not a shard's report" in refused(pytester, "s1.json", "plain.json")
+
+
+def test_shards_send_counters_and_the_merge_the_whole_case_gauges(pytester: pytest.Pytester, monkeypatch) -> None:
+    trace = "4bf92f3577b34da6a3ce929d0e0e4736"
+    monkeypatch.setenv("TRACEPARENT", f"00-{trace}-00f067aa0ba902b7-01")
+    pytester.makepyfile(bench_x=BENCH)
+    for k in (1, 2):
+        assert session(pytester, f"--prob-shard={k}/2", f"--prob-json=s{k}.json", f"--prob-otel-file=s{k}.jsonl").ret == 0
+    from pytest_probability.otel import otlp_json
+
+    shard_points = [flatten_metrics(list(otlp_json.read_file(pytester.path / f"s{k}.jsonl"))) for k in (1, 2)]
+    for points in shard_points:
+        assert points and not [p.name for p in points if p.type == "gauge"]
+        assert {p.type for p in points} == {"sum", "histogram"}
+    # The spans of every shard are in the one trace of the shared TRACEPARENT.
+    spans = [s for k in (1, 2) for s in flatten_spans(list(otlp_json.read_file(pytester.path / f"s{k}.jsonl")))]
+    assert len([s for s in spans if s.name == "probability.session"]) == 2
+    assert {s.trace_id for s in spans} == {trace}
+
+    result = merge(pytester, "s1.json", "s2.json", "-o", "merged.json", "--otel-file", "merged.jsonl")
+    assert result.returncode == 0, result.stderr
+    points = flatten_metrics(list(otlp_json.read_file(pytester.path / "merged.jsonl")))
+    gauges = {p.name for p in points if p.type == "gauge"}
+    assert {"probability.case.pass_fraction", "probability.session.pass_fraction", "probability.case.gate.verdict",
+            "probability.case.interval.lower", "probability.case.interval.upper"} <= gauges
+    verdict = next(p for p in points if p.name == "probability.case.gate.verdict")
+    assert verdict.attributes["probability.benchmark"] == "uneven" and verdict.value == 1
+    fraction = next(p for p in points if p.name == "probability.case.pass_fraction"
+                    and p.attributes["probability.benchmark"] == "uneven")
+    assert fraction.value == pytest.approx(20 / 30)
+
+    assert {p.type for p in points} == {"gauge"}  # the counters came from the shards, which add:
+    runs = [sum(p.value for p in part if p.name == "probability.runs") for part in shard_points]
+    assert sum(runs) == 42 and all(runs)
+    # each shard's counters are series of their own, the same every night
+    assert [{p.resource["service.instance.id"] for p in part} for part in shard_points] == [
+        {"shard-1-of-2"}, {"shard-2-of-2"}]
+    assert all("service.instance.id" not in p.resource for p in points)
+
+
+AB = """
+import pytest
+
+
+@pytest.mark.probability(runs=10, compare="style", baseline="terse", margin=0.1)
+@pytest.mark.parametrize("style", ["cot", "terse"])
+@pytest.mark.parametrize("q", list("abcdefghijkl"))
+def bench_ab(style, q, request):
+    if style == {worse!r}:
+        assert request.node.prob_run <= 6
+"""
+
+
+@pytest.mark.parametrize("worse", ["terse", "cot"], ids=["arm-passes", "arm-fails"])
+def test_the_merge_compares_ab_arms_as_the_session(pytester: pytest.Pytester, worse: str) -> None:
+    pytester.makepyfile(bench_ab=AB.format(worse=worse))
+    whole = session(pytester, "--prob-json=whole.json")
+    results = shards(pytester, count=2)
+    assert [r.ret for r in results] == [0, 0]  # a shard compares nothing
+    assert "decided at the merge" in results[0].stdout.str() and results[0].parseoutcomes()["skipped"] == 1
+    merged = merge(pytester, "s1.json", "s2.json", "-o", "merged.json")
+    expected, report = load(pytester, "whole.json"), load(pytester, "merged.json")
+    assert merged.returncode == whole.ret == expected["exit_status"] == (1 if worse == "cot" else 0), merged.stderr
+    assert report["comparisons"] == expected["comparisons"]
+    assert report["comparisons"][0]["verdict"] == ("fail" if worse == "cot" else "pass")
+    assert "ab [style] cot vs terse" in merged.stdout
+    # A baseline the shards were not judged by is refused.
+    pytester.path.joinpath("base.json").write_text(pytester.path.joinpath("whole.json").read_text())
+    refused = merge(pytester, "s1.json", "s2.json", "-o", "other.json", "--prob-baseline=base.json")
+    assert refused.returncode == 2 and "the shards were run without a baseline (s1.json)" in refused.stderr
+
+
+NIGHT = """
+import pytest
+
+
+@pytest.mark.probability(runs=10)
+@pytest.mark.parametrize("case", [f"c{{i:02d}}" for i in range(12)])
+def bench_cls(case, request):
+    assert {night} == 1 or request.node.prob_run <= 3, "dropped"
+"""
+
+
+def test_the_merge_compares_with_a_baseline_as_the_session(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(bench_x=NIGHT.format(night=1))
+    assert session(pytester, "--prob-json=night1.json").ret == 0
+    pytester.makepyfile(bench_x=NIGHT.format(night=2))
+    baseline = ["--prob-baseline=night1.json", "--prob-margin=0.05"]
+    whole = session(pytester, "--prob-json=whole.json", *baseline)
+    assert whole.ret == 1
+    results = shards(pytester, count=2, extra={1: baseline, 2: baseline})
+    assert [r.ret for r in results] == [0, 0]  # the baseline judges the cases (their failures xfail): the merge decides
+    merged = merge(pytester, "s1.json", "s2.json", "-o", "merged.json", "--prob-baseline=night1.json")
+    expected, report = load(pytester, "whole.json"), load(pytester, "merged.json")
+    assert merged.returncode == 1
+    strip = lambda b: {k: v for k, v in b.items() if k not in ("paths",)}  # noqa: E731
+    assert strip(report["baseline"]) == strip(expected["baseline"])
+    assert report["baseline"]["verdicts"]["fail"] == 12
+    # Without the baseline the merge cannot compare, and says so.
+    without = merge(pytester, "s1.json", "s2.json", "-o", "merged.json")
+    assert without.returncode == 2 and "--prob-baseline" in without.stderr
