@@ -60,7 +60,8 @@ def configure(config: pytest.Config, *, worker: bool, facets: Sequence[Facet], n
 
         workerinput = config.workerinput  # type: ignore[attr-defined]
         buffer = WorkerBuffer()
-        provider, _ = make_provider(Resource(workerinput.get("prob_otel_resource", {})), buffer.add)
+        provider, _ = make_provider(Resource(workerinput.get("prob_otel_resource", {})), buffer.add,
+                                    settings.capture_values)
         parent = parent_context(workerinput.get("prob_otel_traceparent"), workerinput.get("prob_otel_tracestate"))
         return Export(RunSpans(settings, tracer(provider), parent, take=buffer.take), WorkerSpans(buffer), None)
 

@@ -63,7 +63,7 @@ class Session:
                 f"OpenTelemetry: another session is writing {settings.file}; this one appends its lines to it"
             )
         self.start_time_ns = time.time_ns()
-        self.provider, self.made_global = make_provider(self.resource, self.pipeline.add_span)
+        self.provider, self.made_global = make_provider(self.resource, self.pipeline.add_span, settings.capture_values)
         self.tracer = tracer(self.provider)
         self.session_span = self.tracer.start_span(
             "probability.session",

@@ -41,19 +41,45 @@ TRANSCRIPT_EVENT = "gen_ai.client.inference.operation.details"
 LATE_SPAN = "probability.late_usage"
 
 
-def make_provider(resource: Any, deliver: Callable[[Any], None]) -> tuple[Any, bool]:
-    """The plugin's TracerProvider (SDK sampler and limits from OTEL_*); made global when none is set."""
+def make_provider(resource: Any, deliver: Callable[[Any], None], capture: bool = True) -> tuple[Any, bool]:
+    """The plugin's TracerProvider (SDK sampler and limits from OTEL_*); made global when none is set.
+    ``capture`` False (``--prob-otel-capture=ids``): spans are delivered without captured message content."""
     from opentelemetry import trace
     from opentelemetry.sdk.trace import TracerProvider
 
     from .pipeline import Collect
 
     provider = TracerProvider(resource=resource)
-    provider.add_span_processor(Collect(deliver))  # type: ignore[arg-type]
+    provider.add_span_processor(Collect(deliver if capture else without_content(deliver)))  # type: ignore[arg-type]
     made_global = isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
     if made_global:
         trace.set_tracer_provider(provider)
     return provider, made_global
+
+
+#: Attributes that hold captured message content: the GenAI conventions', OpenInference's.
+CONTENT_ATTRIBUTES = frozenset({"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
+                                "gen_ai.tool.definitions", "input.value", "output.value"})
+CONTENT_PREFIXES = ("llm.input_messages.", "llm.output_messages.", "gen_ai.prompt.", "gen_ai.completion.")
+
+
+def without_content(deliver: Callable[[Any], None]) -> Callable[[Any], None]:
+    """``deliver`` of spans stripped of captured message content (``--prob-otel-capture=ids``): a span that
+    carries any is delivered as a copy without those attributes; the others as they are."""
+    from opentelemetry.sdk.trace import ReadableSpan
+
+    def strip(span: Any) -> None:
+        attributes = span.attributes
+        if attributes and any(key in CONTENT_ATTRIBUTES or key.startswith(CONTENT_PREFIXES) for key in attributes):
+            kept = {k: v for k, v in attributes.items() if not (k in CONTENT_ATTRIBUTES or k.startswith(CONTENT_PREFIXES))}
+            span = ReadableSpan(
+                name=span.name, context=span.context, parent=span.parent, resource=span.resource, attributes=kept,
+                events=span.events, links=span.links, kind=span.kind, status=span.status, start_time=span.start_time,
+                end_time=span.end_time, instrumentation_scope=span.instrumentation_scope,
+            )
+        deliver(span)
+
+    return strip
 
 
 def parent_context(traceparent: str | None, tracestate: str | None = None) -> Any:

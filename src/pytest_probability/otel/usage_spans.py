@@ -18,6 +18,7 @@ from typing import Any
 from opentelemetry.sdk.trace import SpanProcessor
 
 from ..run.context import charge_span
+from ..run.recording import INPUT_MESSAGES, OUTPUT_MESSAGES, span_transcript
 from ..run.spanusage import usage_of
 from .spans import SCOPE
 
@@ -41,7 +42,12 @@ class UsageProcessor(SpanProcessor):
             attributes = span.attributes
             # One copy into a plain dict (the SDK's BoundedAttributes.copy) makes every lookup a C one:
             # a lookup through the SDK's mapping is a Python call (docs/performance.md, "Usage from spans").
-            usage = usage_of(attributes.copy() if attributes else None)
+            plain = attributes.copy() if attributes else None
+            if plain and (INPUT_MESSAGES in plain or OUTPUT_MESSAGES in plain):
+                scope = span.instrumentation_scope
+                if scope is None or scope.name != SCOPE:
+                    span_transcript(plain)  # captured content: the run's transcript without record_io
+            usage = usage_of(plain)
             if usage is None:
                 return
             scope = span.instrumentation_scope

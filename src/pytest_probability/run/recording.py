@@ -182,7 +182,10 @@ def _transcript_text(value: Any) -> str:
 
 
 def _transcript_entry(function: str, values: dict[str, Any]) -> dict[str, Any]:
-    run = context.require_current(function)
+    return _add_entry(context.require_current(function), function, values)
+
+
+def _add_entry(run: Any, function: str, values: dict[str, Any], notify: bool = True) -> dict[str, Any]:
     if len(run.transcript) >= TRANSCRIPT_ENTRIES:  # past the cap (the list never shrinks): count, build nothing,
         context.add_transcript(run, {}, TRANSCRIPT_ENTRIES)  # so a run that records a million entries stays cheap
         return {}
@@ -202,9 +205,60 @@ def _transcript_entry(function: str, values: dict[str, Any]) -> dict[str, Any]:
         entry["truncated"] = cut
     if not context.add_transcript(run, entry, TRANSCRIPT_ENTRIES):
         return {}
-    for listener in run.listeners:
-        listener(entry)
+    if notify:
+        for listener in run.listeners:
+            listener(entry)
     return entry
+
+
+#: The GenAI conventions' message content on a span (captured when the instrumentation is told to:
+#: ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=span_only`` or ``span_and_event``).
+INPUT_MESSAGES, OUTPUT_MESSAGES = "gen_ai.input.messages", "gen_ai.output.messages"
+
+
+def messages_text(value: Any) -> str:
+    """The conventions' messages (a JSON string, or the list itself) as text: one ``role: text`` line per
+    message, its text parts joined; any other part (a tool call, an image) as its JSON."""
+    messages = value
+    if isinstance(value, str):
+        try:
+            messages = json.loads(value)
+        except ValueError:
+            return value
+    if not isinstance(messages, (list, tuple)):
+        return _transcript_text(messages)
+    lines = []
+    for message in messages:
+        if not isinstance(message, Mapping):
+            lines.append(_transcript_text(message))
+            continue
+        texts = []
+        for part in message.get("parts") or ():
+            if isinstance(part, Mapping) and part.get("type") == "text" and isinstance(part.get("content"), str):
+                texts.append(part["content"])
+            else:
+                texts.append(_transcript_text(part))
+        lines.append(f"{message.get('role') or 'message'}: {' '.join(texts)}")
+    return "\n".join(lines)
+
+
+def span_transcript(attributes: Mapping[str, Any]) -> bool:
+    """A span's captured message content as a transcript entry of the run it ended in: ``prompt`` (its input
+    messages), ``output`` (its output messages), ``model`` and ``source`` ``span``, cut as ``record_io``'s.
+    False when the span carries no content or ended outside any run."""
+    prompt, output = attributes.get(INPUT_MESSAGES), attributes.get(OUTPUT_MESSAGES)
+    if prompt is None and output is None:
+        return False
+    run = context.run_of_context()
+    if run is None:
+        return False
+    model = attributes.get("gen_ai.response.model") or attributes.get("gen_ai.request.model")
+    values = {"prompt": messages_text(prompt) if prompt is not None else None,
+              "output": messages_text(output) if output is not None else None,
+              "model": model if isinstance(model, str) else None, "source": "span"}
+    # Not onto the run span as an event: the content is on the span it came from already.
+    _add_entry(run, "span_transcript", values, notify=False)
+    return True
 
 
 def record_output(output: Any, /, **fields: Any) -> dict[str, Any]:

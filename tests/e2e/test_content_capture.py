@@ -1,0 +1,86 @@
+"""Transcripts from content capture (issue 21, item 6), end to end in subprocess sessions.
+
+The real ``openai`` SDK with the real ``opentelemetry-instrumentation-genai-openai`` against the tests' loopback
+server, told to capture message content (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=span_only``): a
+failed run's transcript in the JSON and the HTML report shows the prompt and the answer without ``record_io``,
+and ``--prob-otel-capture=ids`` keeps the content out of the OTLP export (the JSON keeps it).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from otlp_receiver import flatten_spans
+from sessions import clean_export_env
+
+from pytest_probability.otel import otlp_json
+
+pytest.importorskip("openai")
+pytest.importorskip("opentelemetry.instrumentation.genai.openai")
+
+SERVER = (Path(__file__).parent.parent / "genai_server.py").read_text()
+XDIST = pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+
+CONFTEST = """
+import os
+
+import genai_server
+from opentelemetry.instrumentation.genai.openai import OpenAIInstrumentor
+
+os.environ["OPENAI_BASE_URL"] = genai_server.start()
+os.environ["OPENAI_API_KEY"] = "test-key"
+os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "span_only"  # read at instrument()
+OpenAIInstrumentor().instrument()
+"""
+
+BENCH = """
+import openai
+
+
+def bench_weather():
+    reply = openai.OpenAI().chat.completions.create(
+        model="gpt-4o-mini", messages=[{"role": "system", "content": "Be brief."},
+                                       {"role": "user", "content": "Is it raining in Oslo?"}])
+    assert reply.choices[0].message.content == "definitely", reply.choices[0].message.content
+"""
+
+
+@pytest.fixture
+def folder(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    clean_export_env(monkeypatch, pytester)
+    pytester.makepyfile(genai_server=SERVER, conftest=CONFTEST, bench_capture=BENCH)
+    return pytester
+
+
+@XDIST
+@pytest.mark.parametrize("capture", ["all", "ids"])
+def test_a_failed_runs_transcript_comes_from_the_captured_content(folder, xdist, capture) -> None:
+    result = folder.runpytest_subprocess("-p", "no:cacheprovider", "--prob-runs=2", "--prob-json=report.json",
+                                         "--prob-html=report.html", "--prob-otel-file=otlp.jsonl",
+                                         f"--prob-otel-capture={capture}", *xdist, timeout=180)
+    assert result.ret == 1, result.stdout.str()  # the server never says "definitely"
+    records = json.loads((folder.path / "report.json").read_text())["records"]
+    assert len(records) == 2 and all(r["outcome"] == "fail" for r in records)
+    for record in records:
+        (entry,) = record["transcript"]
+        assert entry["prompt"] == "system: Be brief.\nuser: Is it raining in Oslo?"
+        assert entry["output"].split(": ", 1)[0] == "assistant"
+        assert entry["output"].split(": ", 1)[1] in ("yes", "no", "maybe")
+        assert entry["model"] == "gpt-4o-mini-2024-07-18" and entry["source"] == "span"
+    html = (folder.path / "report.html").read_text()
+    assert "user: Is it raining in Oslo?" in html
+    spans = flatten_spans(list(otlp_json.read_file(folder.path / "otlp.jsonl")))
+    chats = [s for s in spans if s.name == "chat gpt-4o-mini"]
+    assert len(chats) == 2
+    runs = [s for s in spans if s.name.startswith("probability.run ")]
+    assert not any(name == "gen_ai.client.inference.operation.details" for s in runs for name, _ in s.events)  # not twice
+    exported = json.dumps([dict(s.attributes) for s in spans])
+    if capture == "all":
+        assert all("Is it raining in Oslo?" in s.attributes["gen_ai.input.messages"] for s in chats)
+        assert all("gen_ai.output.messages" in s.attributes for s in chats)
+    else:
+        assert "Oslo" not in exported and "Be brief" not in exported
+        assert all("gen_ai.input.messages" not in s.attributes for s in chats)
+        assert all(s.attributes["gen_ai.usage.input_tokens"] > 0 for s in chats)  # the rest of the span is kept
