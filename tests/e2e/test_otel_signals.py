@@ -115,10 +115,15 @@ def run_spans(spans: list[SpanView]) -> dict[str, SpanView]:
     return runs
 
 
-def check_histogram(points: list[PointView], runs: dict[str, SpanView]) -> None:
-    """Every measurement arrived once, on the plugin's resource, with exemplars pointing at runs."""
+def check_histogram(points: list[PointView], runs: dict[str, SpanView], workers: int = 0) -> None:
+    """Every measurement arrived once, on the plugin's resource, with exemplars pointing at runs; under
+    xdist each worker's points are its own stream (``service.instance.id``: its id)."""
     ours = [p for p in points if p.name == HISTOGRAM]
     assert ours, sorted({p.name for p in points})
+    streams = Counter(json.dumps([p.resource, p.attributes], sort_keys=True) for p in ours)
+    assert set(streams.values()) == {1}, "two points of one stream"
+    instances = {p.resource.get("service.instance.id") for p in ours}
+    assert instances == ({None} if not workers else {f"gw{i}" for i in range(workers)})
     by_model = Counter()
     for point in ours:
         assert point.resource.get("service.name") == "pytest-probability"
@@ -156,7 +161,8 @@ def test_instrumentation_metrics_and_log_records_arrive_once(
     assert "OpenTelemetry" not in result.stdout.str(), result.stdout.str()  # no failure, no spill
 
     runs = run_spans(receiver.spans())
-    check_histogram(receiver.points(), runs)
+    workers = 2 if xdist else 0
+    check_histogram(receiver.points(), runs, workers)
     check_logs(receiver.logs(), runs)
 
     # The OTLP file holds the same, with logs lines of its own.
@@ -164,7 +170,7 @@ def test_instrumentation_metrics_and_log_records_arrive_once(
     assert {kind for kind, _ in lines} == {"traces", "metrics", "logs"}
     file_runs = run_spans(flatten_spans(lines))
     assert file_runs.keys() == runs.keys()
-    check_histogram(flatten_metrics(lines), file_runs)
+    check_histogram(flatten_metrics(lines), file_runs, workers)
     check_logs(flatten_logs(lines), file_runs)
 
     if xdist:  # the workers made the records and points, and shipped them: none loaded an exporter
@@ -230,4 +236,4 @@ def test_log_records_spilled_with_the_endpoint_down_and_replayed(
         assert f"{kinds['logs']} log requests" in done.stdout, done.stdout
         runs = run_spans(rx.spans())
         check_logs(rx.logs(), runs)
-        check_histogram(rx.points(), runs)
+        check_histogram(rx.points(), runs, 2 if xdist else 0)

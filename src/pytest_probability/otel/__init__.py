@@ -63,7 +63,9 @@ def configure(config: pytest.Config, *, worker: bool, facets: Sequence[Facet], n
         observers: list[RunObserver] = [RunSpans(settings, tracer(provider), parent, take=buffer.take)]
         links: list[Link] = [WorkerSpans(buffer)]
         # The instrumentation's metrics and log records, when the user set no provider of their own.
-        reader = signals.make_meter_provider(resource) if settings.metrics_on else None
+        # Each worker's metric streams are its own (OTel's single-writer rule): its id tells them apart.
+        metric_resource = Resource({"service.instance.id": str(workerinput.get("workerid", "")), **resource.attributes})
+        reader = signals.make_meter_provider(metric_resource) if settings.metrics_on else None
         if reader is not None:
             links.append(signals.WorkerMetrics(reader))
         logs = signals.LogBuffer()
