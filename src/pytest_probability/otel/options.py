@@ -44,7 +44,7 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="PROTOCOL",
         help="http/protobuf (default) or grpc (wins over OTEL_EXPORTER_OTLP_PROTOCOL).",
     )
-    group.addoption("--prob-otel-file", default=None, metavar="PATH", help="Also write spans and metrics to PATH as OTLP JSON lines (no server needed).")
+    group.addoption("--prob-otel-file", default=None, metavar="PATH", help="Also write spans, metrics and log records to PATH as OTLP JSON lines (no server needed).")
     group.addoption("--prob-otel-spill", default=None, metavar="PATH", help="Where telemetry that could not be exported is kept (default .pytest-probability/otel-spill-<time>.jsonl).")
     group.addoption("--prob-otel-timeout", default=None, metavar="SECONDS", help="Extra time export may add to the session in total (default 10).")
     group.addoption("--prob-otel-capture", choices=CAPTURE_MODES, default=None, help="all (default), or ids: keep parameter values, messages and stack traces out of everything exported.")
