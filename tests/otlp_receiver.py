@@ -24,7 +24,7 @@ HTTPS and ``OtlpReceiver("grpc", tls=(certfile, keyfile))`` gRPC over TLS
 ``tls_client_ca=<CA file>`` clients must also present a certificate signed
 by that CA (mutual TLS). Without ``tls`` nothing changes.
 
-:func:`flatten_spans` and :func:`flatten_metrics` turn protobuf requests
+:func:`flatten_spans`, :func:`flatten_metrics` and :func:`flatten_logs` turn protobuf requests
 (from a receiver or from ``otlp_json.read_file``) into flat, comparable views.
 """
 
@@ -48,11 +48,13 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 __all__ = [
     "OtlpReceiver",
+    "LogView",
     "PointView",
     "ReceivedRequest",
     "SpanView",
     "any_value_to_python",
     "attributes_to_dict",
+    "flatten_logs",
     "flatten_metrics",
     "flatten_spans",
     "wait_for",
@@ -153,6 +155,20 @@ class PointView:
     max: float | None = None
     start_time_unix_nano: int = 0
     time_unix_nano: int = 0
+    exemplars: list[tuple[str, str]] = field(default_factory=list)  # (trace_id, span_id), hex
+
+
+@dataclass
+class LogView:
+    body: Any
+    severity_number: int
+    severity_text: str
+    event_name: str
+    trace_id: str  # "" when the record has no span context
+    span_id: str
+    attributes: dict[str, Any]
+    resource: dict[str, Any]
+    scope_name: str = ""
 
 
 _SPAN_KINDS = {0: "UNSPECIFIED", 1: "INTERNAL", 2: "SERVER", 3: "CLIENT", 4: "PRODUCER", 5: "CONSUMER"}
@@ -232,6 +248,7 @@ def flatten_metrics(requests: Iterable[Any]) -> list[PointView]:
                             attributes=attributes_to_dict(dp.attributes),
                             start_time_unix_nano=dp.start_time_unix_nano,
                             time_unix_nano=dp.time_unix_nano,
+                            exemplars=[(e.trace_id.hex(), e.span_id.hex()) for e in getattr(dp, "exemplars", ())],
                             **common,
                         )
                         if which in ("sum", "gauge"):
@@ -247,6 +264,35 @@ def flatten_metrics(requests: Iterable[Any]) -> list[PointView]:
                                 view.min = dp.min if dp.HasField("min") else None
                                 view.max = dp.max if dp.HasField("max") else None
                         out.append(view)
+    return out
+
+
+def flatten_logs(requests: Iterable[Any]) -> list[LogView]:
+    """Flatten ExportLogsServiceRequests (or their serialized bytes, or ``(kind, request)`` pairs) into LogViews."""
+    out: list[LogView] = []
+    decoded = []
+    for item in requests:
+        if isinstance(item, (bytes, bytearray)):
+            item = logs_service_pb2.ExportLogsServiceRequest.FromString(bytes(item))
+        decoded.append(item)
+    for req in _requests_of(decoded, logs_service_pb2.ExportLogsServiceRequest):
+        for rl in req.resource_logs:
+            resource = attributes_to_dict(rl.resource.attributes)
+            for sl in rl.scope_logs:
+                for record in sl.log_records:
+                    out.append(
+                        LogView(
+                            body=any_value_to_python(record.body),
+                            severity_number=record.severity_number,
+                            severity_text=record.severity_text,
+                            event_name=record.event_name,
+                            trace_id=record.trace_id.hex(),
+                            span_id=record.span_id.hex(),
+                            attributes=attributes_to_dict(record.attributes),
+                            resource=resource,
+                            scope_name=sl.scope.name,
+                        )
+                    )
     return out
 
 
@@ -397,6 +443,9 @@ class OtlpReceiver:
 
     def points(self) -> list[PointView]:
         return flatten_metrics(self.metrics_requests)
+
+    def logs(self) -> list[LogView]:
+        return flatten_logs(self.logs_requests)
 
     def clear(self) -> None:
         with self._lock:

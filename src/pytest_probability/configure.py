@@ -210,8 +210,8 @@ def _export(config: pytest.Config, state: State, role: str) -> None:
                             shard=state.settings.shard)
     if export is None:
         return
-    state.observers.append(export.observer)
-    state.links.append(export.link)
+    state.observers.extend(export.observers)
+    state.links.extend(export.links)
     if export.finisher is not None:
         state.finishers.append(export.finisher)
 

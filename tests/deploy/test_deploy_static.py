@@ -149,7 +149,9 @@ def test_compose_prometheus_flags(compose):
 def test_collector_pipelines(compose):
     cfg = load(COLLECTOR)
     pipelines = cfg["service"]["pipelines"]
-    assert set(pipelines) == {"traces", "metrics"}
+    assert set(pipelines) == {"traces", "metrics", "logs"}
+    # The plugin's log records (instrumentation's events) are accepted, not refused and spilled.
+    assert [e.split("/")[0] for e in pipelines["logs"]["exporters"]] == ["debug"]
     for name, p in pipelines.items():
         for kind in ("receivers", "processors", "exporters"):
             for comp in p.get(kind, []):

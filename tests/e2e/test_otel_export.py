@@ -947,5 +947,5 @@ def test_a_client_key_the_exporter_does_not_use_gets_a_note(
         assert result.ret == 0
         assert rx.spans() == []  # the endpoint wants a client certificate
     lines = [line.strip() for line in result.outlines if "OpenTelemetry" in line]
-    assert any(line.startswith("OpenTelemetry: traces and metrics: ") and line.endswith(note) for line in lines), lines
+    assert any(line.startswith("OpenTelemetry: traces, metrics and logs: ") and line.endswith(note) for line in lines), lines
     assert any("export of traces to https://127.0.0.1:" in line for line in lines), lines

@@ -47,9 +47,9 @@ def test_auto_without_endpoint_or_file_is_off(config) -> None:
 def test_auto_turns_on_with_any_endpoint_variable(config, variable: str) -> None:
     settings = resolve(config(), {variable: ENDPOINT + "/v1/traces", "OTEL_EXPORTER_OTLP_ENDPOINT": ENDPOINT})
     assert settings is not None and settings.network
-    assert settings.protocols == {"traces": "http/protobuf", "metrics": "http/protobuf"}
+    assert settings.protocols == {"traces": "http/protobuf", "metrics": "http/protobuf", "logs": "http/protobuf"}
     # The SDK exporters read the variables themselves (and append /v1/<signal> to the base one).
-    assert settings.endpoints == {"traces": "", "metrics": ""}
+    assert settings.endpoints == {"traces": "", "metrics": "", "logs": ""}
 
 
 def test_only_one_signal_endpoint_sends_only_that_signal(config) -> None:
@@ -65,10 +65,11 @@ def test_only_one_signal_endpoint_sends_only_that_signal(config) -> None:
 @pytest.mark.parametrize(
     ("env", "endpoints"),
     [
-        ({"OTEL_TRACES_EXPORTER": "none"}, {"metrics": ""}),
-        ({"OTEL_METRICS_EXPORTER": "none"}, {"traces": ""}),
-        ({"OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": " NONE "}, {}),
-        ({"OTEL_TRACES_EXPORTER": "otlp,console"}, {"traces": "", "metrics": ""}),
+        ({"OTEL_TRACES_EXPORTER": "none"}, {"metrics": "", "logs": ""}),
+        ({"OTEL_METRICS_EXPORTER": "none"}, {"traces": "", "logs": ""}),
+        ({"OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": " NONE "}, {"logs": ""}),
+        ({"OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none", "OTEL_LOGS_EXPORTER": "none"}, {}),
+        ({"OTEL_TRACES_EXPORTER": "otlp,console"}, {"traces": "", "metrics": "", "logs": ""}),
     ],
 )
 def test_exporter_none_turns_that_signal_off(config, env: dict[str, str], endpoints: dict[str, str]) -> None:
@@ -97,8 +98,8 @@ def test_file_from_ini(config, pytester: pytest.Pytester) -> None:
 @pytest.mark.parametrize("protocol", ["http/protobuf", "grpc"])
 def test_on_without_endpoint_leaves_the_default_to_the_sdk(config, protocol: str) -> None:
     settings = resolve(config("--prob-otel=on", f"--prob-otel-protocol={protocol}"), {})
-    assert settings.endpoints == {"traces": "", "metrics": ""}
-    assert settings.protocols == {"traces": protocol, "metrics": protocol}
+    assert settings.endpoints == {"traces": "", "metrics": "", "logs": ""}
+    assert settings.protocols == {"traces": protocol, "metrics": protocol, "logs": protocol}
 
 
 @pytest.mark.parametrize(
@@ -151,13 +152,13 @@ def test_off_needs_no_valid_otel_settings(config) -> None:
 )
 def test_http_signal_paths_are_appended_to_the_option(config, option: str, traces: str, metrics: str) -> None:
     settings = resolve(config(f"--prob-otel-endpoint={option}"), {})
-    assert settings.endpoints == {"traces": traces, "metrics": metrics}
+    assert settings.endpoints == {"traces": traces, "metrics": metrics, "logs": traces.replace("/v1/traces", "/v1/logs")}
     assert signal_url(option, "traces") == traces
 
 
 def test_grpc_takes_the_endpoint_option_as_is(config) -> None:
     settings = resolve(config("--prob-otel-endpoint=http://h:4317", "--prob-otel-protocol=grpc"), {})
-    assert settings.endpoints == {"traces": "http://h:4317", "metrics": "http://h:4317"}
+    assert settings.endpoints == {"traces": "http://h:4317", "metrics": "http://h:4317", "logs": "http://h:4317"}
     bare = resolve(config("--prob-otel-endpoint=h:4317", "--prob-otel-protocol=grpc"), {})
     assert bare.endpoints["traces"] == "h:4317"  # scheme-less, as the SDK takes it (INSECURE applies)
 
@@ -168,7 +169,9 @@ def test_endpoint_option_wins_over_the_variables(config) -> None:
         "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://env-traces:4318/v1/traces",
     }
     settings = resolve(config("--prob-otel-endpoint=http://cli:4318"), env)
-    assert settings.endpoints == {"traces": "http://cli:4318/v1/traces", "metrics": "http://cli:4318/v1/metrics"}
+    assert settings.endpoints == {
+        "traces": "http://cli:4318/v1/traces", "metrics": "http://cli:4318/v1/metrics", "logs": "http://cli:4318/v1/logs"
+    }
 
 
 @pytest.mark.parametrize(
@@ -191,7 +194,7 @@ def test_unknown_protocol_option_is_a_usage_error_and_variable_a_note(config) ->
     with pytest.raises(pytest.UsageError, match=r"^--prob-otel-protocol: unknown protocol 'udp'; use one of http/protobuf, grpc$"):
         resolve(config("--prob-otel=on", "--prob-otel-protocol=udp"), {})
     settings = resolve(config("--prob-otel=on"), {"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"})
-    assert settings.protocols == {"traces": "http/protobuf", "metrics": "http/protobuf"}
+    assert settings.protocols == {"traces": "http/protobuf", "metrics": "http/protobuf", "logs": "http/protobuf"}
     assert [n for n in settings.notes if "OTEL_EXPORTER_OTLP_PROTOCOL='http/json'" in n]
 
 
@@ -369,7 +372,7 @@ def test_malformed_traceparent(config, value: str) -> None:
 def test_resolve_reads_os_environ_by_default(config, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OTEL_SDK_DISABLED", raising=False)
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://from-environ:4318")
-    assert resolve(config()).endpoints == {"traces": "", "metrics": ""}
+    assert resolve(config()).endpoints == {"traces": "", "metrics": "", "logs": ""}
     monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
     assert resolve(config()) is None
 
@@ -400,3 +403,17 @@ def test_client_certificate_variables_the_exporter_would_not_use(protocol, env, 
 
     warnings, ca = client_certificate_check("traces", protocol, env)
     assert (warnings[0] if warnings else "").startswith(warning) and len(warnings) <= 1 and ca == ca_only
+
+
+def test_logs_go_where_the_other_signals_go_and_never_turn_export_on(config) -> None:
+    """The instrumentation's log records: the endpoint option, OTEL_EXPORTER_OTLP_LOGS_ENDPOINT or the generic
+    variable; a logs endpoint alone does not turn export on."""
+    assert resolve(config(), {"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": ENDPOINT + "/v1/logs"}) is None
+    only_traces = resolve(config(), {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": ENDPOINT + "/v1/traces"})
+    assert "logs" not in only_traces.endpoints and only_traces.logs_on is False
+    both = {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": ENDPOINT + "/v1/traces", "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": ENDPOINT + "/v1/logs"}
+    assert resolve(config(), both).endpoints == {"traces": "", "logs": ""}
+    grpc = resolve(config(), {"OTEL_EXPORTER_OTLP_ENDPOINT": ENDPOINT, "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL": "grpc"})
+    assert grpc.protocols["logs"] == "grpc" and grpc.protocols["traces"] == "http/protobuf"
+    off = resolve(config("--prob-otel-file=x.jsonl"), {"OTEL_EXPORTER_OTLP_ENDPOINT": ENDPOINT, "OTEL_LOGS_EXPORTER": "none"})
+    assert "logs" not in off.endpoints and off.logs_on  # the file still gets them

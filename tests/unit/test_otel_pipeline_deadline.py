@@ -108,7 +108,7 @@ def test_a_request_answered_after_the_deadline_is_not_kept(tmp_path: Path) -> No
     p.add_encoded((span_request(1), 1))
     finish(p, [traces, metrics], [(metrics_request(), 1)])
     assert spilled(tmp_path) == ([], 0)
-    assert {name: signal.failure for name, signal in p.signals.items()} == {"traces": "", "metrics": ""}
+    assert {name: signal.failure for name, signal in p.signals.items()} == {"traces": "", "metrics": "", "logs": ""}
     assert (p.signals["traces"].sent, p.signals["metrics"].sent) == (1, 1)
 
 

@@ -363,9 +363,9 @@ def test_decode_accepts_what_the_collector_accepts():
     [
         ('{"resourceSpans": [', "invalid JSON"),
         ("[1, 2]", "expected a JSON object, got list"),
-        ('{"foo": 1}', "'resourceSpans' or 'resourceMetrics'"),
+        ('{"foo": 1}', "'resourceSpans', 'resourceMetrics' or 'resourceLogs'"),
         ('{"resourceSpans": [], "resourceMetrics": []}', "one signal"),
-        ('{"resourceLogs": []}', "logs"),
+        ('{"resourceSpans": [], "resourceLogs": []}', "found 'resourceSpans' and 'resourceLogs'"),
         (
             '{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"W47/95gDgQPSabYzgT/GDA==","name":"x"}]}]}]}',
             r"resourceSpans\[0\]\.scopeSpans\[0\]\.spans\[0\]\.traceId: expected 32 hex",
@@ -581,3 +581,34 @@ def test_wait_for_is_bounded():
     assert time.monotonic() - started < 2
     calls = iter([0, 0, "done"])
     assert wait_for(lambda: next(calls), timeout=5) == "done"
+
+
+def _log_request():
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+    from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord, ResourceLogs, ScopeLogs
+
+    record = LogRecord(
+        time_unix_nano=1, severity_number=9, event_name="gen_ai.choice", body=AnyValue(string_value="yes"),
+        trace_id=bytes.fromhex("0af7651916cd43dd8448eb211c80319c"), span_id=bytes.fromhex("b7ad6b7169203331"),
+    )
+    return logs_service_pb2.ExportLogsServiceRequest(resource_logs=[ResourceLogs(scope_logs=[ScopeLogs(log_records=[record])])])
+
+
+def test_logs_round_trip_with_hex_ids():
+    """A logs line holds the record's trace and span ids as hex, like spans, and decodes back to the request."""
+    request = _log_request()
+    line = otlp_json.request_to_line(request)
+    record = json.loads(line)["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0]
+    assert (record["traceId"], record["spanId"]) == ("0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331")
+    kind, decoded = otlp_json.decode_line(line)
+    assert kind == "logs" and decoded == request
+
+
+@pytest.mark.parametrize("protocol", ["http/protobuf", "grpc"])
+def test_sender_sends_logs_and_reads_their_partial_success(protocol):
+    request = _log_request()
+    with OtlpReceiver("grpc" if protocol == "grpc" else "http", mode="partial") as rx:
+        result = sender("logs", protocol, rx.endpoint).send(request.SerializeToString(), 5)
+        assert rx.logs_requests == [request.SerializeToString()]
+    assert result.ok and result.rejected == 1
+    assert result.reason == PARTIAL_MESSAGE

@@ -2,8 +2,9 @@
 
 Importing this package imports no OpenTelemetry module: :func:`configure`
 decides from the options whether export is on and only then imports the
-OpenTelemetry SDK (its tracer provider for the run spans, its OTLP exporters
-and encoders for sending). It hands the composition root the export's parts,
+OpenTelemetry SDK (its tracer provider for the run spans, its meter and logger
+providers for instrumentation's metrics and log records when the process has
+none, its OTLP exporters and encoders for sending). It hands the composition root the export's parts,
 each behind one of the session's extension points: the run spans (a
 :class:`~pytest_probability.protocols.RunObserver`), what travels between
 xdist workers and the controller (a :class:`~pytest_probability.protocols.Link`),
@@ -34,8 +35,8 @@ if TYPE_CHECKING:
 class Export:
     """The export's parts, for the composition root to register."""
 
-    observer: RunObserver
-    link: Link
+    observers: tuple[RunObserver, ...]
+    links: tuple[Link, ...]
     #: The flush at the session's end; None on an xdist worker (its controller exports).
     finisher: Finisher | None
 
@@ -58,15 +59,35 @@ def configure(config: pytest.Config, *, worker: bool, facets: Sequence[Facet], n
     if worker:
         from opentelemetry.sdk.resources import Resource
 
+        from . import signals
+
         workerinput = config.workerinput  # type: ignore[attr-defined]
+        resource = Resource(workerinput.get("prob_otel_resource", {}))
         buffer = WorkerBuffer()
-        provider, _ = make_provider(Resource(workerinput.get("prob_otel_resource", {})), buffer.add,
-                                    settings.capture_values)
+        provider, _ = make_provider(resource, buffer.add, settings.capture_values)
         parent = parent_context(workerinput.get("prob_otel_traceparent"), workerinput.get("prob_otel_tracestate"))
-        return Export(RunSpans(settings, tracer(provider), parent, take=buffer.take), WorkerSpans(buffer), None)
+        observers: list[RunObserver] = [RunSpans(settings, tracer(provider), parent, take=buffer.take)]
+        links: list[Link] = [WorkerSpans(buffer)]
+        # The instrumentation's metrics and log records, when the user set no provider of their own.
+        # Each worker's metric streams are its own (OTel's single-writer rule): its id tells them apart.
+        worker_id = str(workerinput.get("workerid", ""))
+        instance = resource.attributes.get("service.instance.id")  # a shard's, or the user's
+        metric_resource = Resource({**resource.attributes,
+                                    "service.instance.id": f"{instance}-{worker_id}" if instance else worker_id})
+        reader = signals.make_meter_provider(metric_resource) if settings.metrics_on else None
+        if reader is not None:
+            links.append(signals.WorkerMetrics(reader))
+        logs = signals.LogBuffer()
+        if settings.logs_on and signals.make_logger_provider(resource, logs.add) is not None:
+            observers.append(signals.RunLogs(logs))
+            links.append(signals.WorkerLogs(logs))
+        return Export(tuple(observers), tuple(links), None)
 
     from .session import Session, SessionExport, ShippedSpans
+    from .signals import ShippedLogs, ShippedMetrics
 
     session = Session(settings, config.rootpath, shard=shard)
-    return Export(RunSpans(settings, session.tracer, session.run_parent), ShippedSpans(session),
+    pipeline = session.pipeline
+    return Export((RunSpans(settings, session.tracer, session.run_parent),),
+                  (ShippedSpans(session), ShippedLogs(pipeline.add_encoded_logs), ShippedMetrics(pipeline.add_metrics)),
                   SessionExport(session, facets, notes))

@@ -113,8 +113,8 @@ def replay(file: Path, endpoint: str | None, protocol: str | None, timeout: floa
     from .send import Sender, redact_url
 
     senders: dict[str, Sender] = {}
-    rejected = {"traces": 0, "metrics": 0}
-    sent = {"traces": 0, "metrics": 0}
+    rejected = {"traces": 0, "metrics": 0, "logs": 0}
+    sent = {"traces": 0, "metrics": 0, "logs": 0}
     digest = hashlib.sha256()
     for _, raw, _, _ in lines[:done]:
         digest.update(raw + b"\n")
@@ -142,9 +142,13 @@ def replay(file: Path, endpoint: str | None, protocol: str | None, timeout: floa
         digest.update(lines[position][1] + b"\n")
         _save_progress(progress, position + 1, digest.hexdigest())
     shown = ", ".join(sorted({s.display for s in senders.values()})) or (redact_url(endpoint) if endpoint else "")
-    message = f"sent {sent['traces']} trace and {sent['metrics']} metric requests from {file} to {shown}"
-    if rejected["traces"] or rejected["metrics"]:
+    kinds = f"{sent['traces']} trace and {sent['metrics']} metric" if not sent["logs"] else (
+        f"{sent['traces']} trace, {sent['metrics']} metric and {sent['logs']} log")
+    message = f"sent {kinds} requests from {file} to {shown}"
+    if rejected["traces"] or rejected["metrics"] or rejected["logs"]:
         message += f"; the endpoint rejected {rejected['traces']} spans and {rejected['metrics']} metric points"
+        if rejected["logs"]:
+            message += f" and {rejected['logs']} log records"
     print(message, file=out)
     for sender in senders.values():
         sender.close()

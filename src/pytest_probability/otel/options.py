@@ -44,7 +44,7 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="PROTOCOL",
         help="http/protobuf (default) or grpc (wins over OTEL_EXPORTER_OTLP_PROTOCOL).",
     )
-    group.addoption("--prob-otel-file", default=None, metavar="PATH", help="Also write spans and metrics to PATH as OTLP JSON lines (no server needed).")
+    group.addoption("--prob-otel-file", default=None, metavar="PATH", help="Also write spans, metrics and log records to PATH as OTLP JSON lines (no server needed).")
     group.addoption("--prob-otel-spill", default=None, metavar="PATH", help="Where telemetry that could not be exported is kept (default .pytest-probability/otel-spill-<time>.jsonl).")
     group.addoption("--prob-otel-timeout", default=None, metavar="SECONDS", help="Extra time export may add to the session in total (default 10).")
     group.addoption("--prob-otel-capture", choices=CAPTURE_MODES, default=None, help="all (default), or ids: keep parameter values, messages and stack traces out of everything exported.")
@@ -78,6 +78,8 @@ class OtelSettings:
     tracestate: str | None = None
     notes: tuple[str, ...] = field(default=())
     metrics_on: bool = True
+    #: Whether log records are exported at all (an endpoint, or the OTLP file).
+    logs_on: bool = True
     #: OTEL_*_LIMIT variables that are not whole numbers: the SDK cannot even be
     #: imported with one set (it raises at import), so export removes them first.
     bad_limits: tuple[str, ...] = ()
@@ -192,8 +194,8 @@ def resolve(config: pytest.Config, env: Mapping[str, str] | None = None) -> Otel
     notes += [f"OpenTelemetry: {name}={_env(env, name)!r} is not a whole number; using the SDK's default" for name in bad_limits]
     file_option = str(pick(config, "prob_otel_file")[0]).strip()
     endpoint_option = config.getoption("prob_otel_endpoint")
-    protocols = {signal: _protocol(config, env, signal.upper(), notes) for signal in ("traces", "metrics")}
-    wanted = {signal: _exporter_on(env, signal, notes) for signal in ("traces", "metrics")}
+    protocols = {signal: _protocol(config, env, signal.upper(), notes) for signal in ("traces", "metrics", "logs")}
+    wanted = {signal: _exporter_on(env, signal, notes) for signal in ("traces", "metrics", "logs")}
     base_env = _env(env, "OTEL_EXPORTER_OTLP_ENDPOINT")
     endpoints: dict[str, str] = {}
     for signal in ("traces", "metrics"):
@@ -212,6 +214,13 @@ def resolve(config: pytest.Config, env: Mapping[str, str] | None = None) -> Otel
             f"OpenTelemetry: {other} are not sent: only OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT is set "
             f"(set OTEL_EXPORTER_OTLP_{other.upper()}_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT, or --prob-otel=on)"
         )
+    # The logs signal (instrumentation's log records, docs/observability.md) goes where the others go:
+    # --prob-otel-endpoint, its own variable or the generic one; it never turns export on by itself.
+    if endpoint_option:
+        base = check_url(endpoint_option, "--prob-otel-endpoint", protocols["logs"])
+        endpoints["logs"] = base if protocols["logs"] == "grpc" else signal_url(base, "logs")
+    elif _env(env, "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT") or base_env or mode == "on":
+        endpoints["logs"] = ""
     endpoints = {signal: url for signal, url in endpoints.items() if wanted[signal]}
 
     timeout = _parse_timeout(*pick(config, "prob_otel_timeout"))
@@ -249,12 +258,14 @@ def resolve(config: pytest.Config, env: Mapping[str, str] | None = None) -> Otel
         tracestate=_env(env, "TRACESTATE") or None,
         notes=tuple(notes),
         metrics_on="metrics" in endpoints or file_path is not None,
+        logs_on="logs" in endpoints or file_path is not None,
         bad_limits=bad_limits,
     )
 
 
 def _exporter_on(env: Mapping[str, str], signal: str, notes: list[str]) -> bool:
-    """OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER: ``none`` turns the signal's network export off."""
+    """OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER / OTEL_LOGS_EXPORTER: ``none`` turns the signal's
+    network export off."""
     name = f"OTEL_{signal.upper()}_EXPORTER"
     values = {v.strip().lower() for v in _env(env, name).split(",") if v.strip()}
     if not values or "otlp" in values:

@@ -4,12 +4,13 @@ File format
 -----------
 "OTLP JSON lines" is what the OpenTelemetry Collector's ``file`` exporter
 writes and its ``otlpjsonfile`` receiver reads: one JSON object per line,
-each an ``ExportTraceServiceRequest`` (``{"resourceSpans": [...]}``) or an
-``ExportMetricsServiceRequest`` (``{"resourceMetrics": [...]}``) in the
+each an ``ExportTraceServiceRequest`` (``{"resourceSpans": [...]}``), an
+``ExportMetricsServiceRequest`` (``{"resourceMetrics": [...]}``) or an
+``ExportLogsServiceRequest`` (``{"resourceLogs": [...]}``) in the
 OTLP/JSON encoding (https://opentelemetry.io/docs/specs/otlp/#json-protobuf-encoding):
 
 * field names are the lowerCamelCase JSON names of the proto fields;
-* ``traceId``/``spanId``/``parentSpanId`` (also in links and exemplars) are
+* ``traceId``/``spanId``/``parentSpanId`` (also in links, exemplars and log records) are
   lowercase hex strings, *not* base64 as in generic protobuf JSON;
   other ``bytes`` values (e.g. a ``bytesValue`` attribute) stay base64;
 * enums are integers (``"kind": 1``, ``"aggregationTemporality": 2``);
@@ -34,6 +35,7 @@ from collections.abc import Iterator
 from typing import Any, Literal, Union
 
 from google.protobuf import json_format
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
@@ -41,19 +43,23 @@ __all__ = [
     "Kind",
     "OtlpRequest",
     "decode_line",
+    "encode_logs_request",
     "encode_metrics_request",
     "encode_trace_request",
     "read_file",
     "request_to_line",
 ]
 
-Kind = Literal["traces", "metrics"]
-OtlpRequest = Union[ExportTraceServiceRequest, ExportMetricsServiceRequest]
+Kind = Literal["traces", "metrics", "logs"]
+OtlpRequest = Union[ExportTraceServiceRequest, ExportMetricsServiceRequest, ExportLogsServiceRequest]
 
 _REQUEST_TYPES: dict[str, type] = {
     "traces": ExportTraceServiceRequest,
     "metrics": ExportMetricsServiceRequest,
+    "logs": ExportLogsServiceRequest,
 }
+#: Each signal's top-level key.
+_KEYS = {"traces": "resourceSpans", "metrics": "resourceMetrics", "logs": "resourceLogs"}
 
 # Byte length of the id fields that OTLP/JSON writes as hex (in spans, links and exemplars).
 _ID_FIELDS = {"traceId": 16, "spanId": 8, "parentSpanId": 8}
@@ -66,6 +72,8 @@ _SNAKE = {
     "resourceLogs": "resource_logs",
     "scopeSpans": "scope_spans",
     "scopeMetrics": "scope_metrics",
+    "scopeLogs": "scope_logs",
+    "logRecords": "log_records",
     "traceId": "trace_id",
     "spanId": "span_id",
     "parentSpanId": "parent_span_id",
@@ -92,7 +100,10 @@ def _walk(obj: Any, where: str, names: tuple[str, ...]) -> Iterator[tuple[str, d
 
 
 def _id_holders(obj: dict, kind: Kind) -> Iterator[tuple[str, dict]]:
-    """(JSON path, object) of every span, link and exemplar of a request dict."""
+    """(JSON path, object) of every span, link, exemplar and log record of a request dict."""
+    if kind == "logs":
+        yield from _walk(obj, "$", ("resourceLogs", "scopeLogs", "logRecords"))
+        return
     if kind == "traces":
         for where, span in _walk(obj, "$", ("resourceSpans", "scopeSpans", "spans")):
             yield where, span
@@ -126,6 +137,11 @@ def encode_metrics_request(req: ExportMetricsServiceRequest) -> dict:
     return _encode(req, ExportMetricsServiceRequest, "metrics")
 
 
+def encode_logs_request(req: ExportLogsServiceRequest) -> dict:
+    """Return the OTLP/JSON dict of an ``ExportLogsServiceRequest``."""
+    return _encode(req, ExportLogsServiceRequest, "logs")
+
+
 def request_to_line(req: OtlpRequest) -> str:
     """Return one OTLP JSON line (without the trailing newline) for ``req``.
 
@@ -136,9 +152,12 @@ def request_to_line(req: OtlpRequest) -> str:
         obj = encode_trace_request(req)
     elif isinstance(req, ExportMetricsServiceRequest):
         obj = encode_metrics_request(req)
+    elif isinstance(req, ExportLogsServiceRequest):
+        obj = encode_logs_request(req)
     else:
         raise TypeError(
-            f"expected ExportTraceServiceRequest or ExportMetricsServiceRequest, got {type(req).__name__}"
+            "expected ExportTraceServiceRequest, ExportMetricsServiceRequest or ExportLogsServiceRequest, "
+            f"got {type(req).__name__}"
         )
     # NaN/Infinity are already strings ("NaN") in MessageToDict output, so
     # allow_nan=False only guards the "valid JSON" promise.
@@ -169,9 +188,9 @@ def _hex_to_b64(obj: dict, where: str) -> None:
 def decode_line(line: str, *, ignore_unknown_fields: bool = True) -> tuple[Kind, OtlpRequest]:
     """Decode one OTLP JSON line into ``(kind, protobuf request)``.
 
-    ``kind`` is ``"traces"`` or ``"metrics"``. Raises :class:`ValueError`
+    ``kind`` is ``"traces"``, ``"metrics"`` or ``"logs"``. Raises :class:`ValueError`
     saying what is wrong for malformed input (bad JSON, not an object, no
-    or several signal keys, logs, ids that are not hex of the right length,
+    or several signal keys, ids that are not hex of the right length,
     fields of the wrong type). Unknown fields are skipped like the Collector
     does unless ``ignore_unknown_fields`` is false.
     """
@@ -183,19 +202,14 @@ def decode_line(line: str, *, ignore_unknown_fields: bool = True) -> tuple[Kind,
         raise ValueError(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
     if not isinstance(obj, dict):
         raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
-    present = {
-        kind
-        for kind, key in (("traces", "resourceSpans"), ("metrics", "resourceMetrics"), ("logs", "resourceLogs"))
-        if key in obj or _SNAKE[key] in obj
-    }
-    if "logs" in present:
-        raise ValueError("OTLP logs lines ('resourceLogs') are not supported; expected traces or metrics")
+    present = [kind for kind, key in _KEYS.items() if key in obj or _SNAKE[key] in obj]
     if len(present) != 1:
         if present:
-            raise ValueError("a line must hold one signal, found both 'resourceSpans' and 'resourceMetrics'")
+            found = " and ".join(repr(_KEYS[kind]) for kind in present)
+            raise ValueError(f"a line must hold one signal, found {found}")
         keys = ", ".join(sorted(map(repr, obj))) or "none"
-        raise ValueError(f"expected a 'resourceSpans' or 'resourceMetrics' key, found keys: {keys}")
-    kind: Kind = present.pop()  # type: ignore[assignment]
+        raise ValueError(f"expected a 'resourceSpans', 'resourceMetrics' or 'resourceLogs' key, found keys: {keys}")
+    kind: Kind = present[0]  # type: ignore[assignment]
     for where, holder in _id_holders(obj, kind):
         _hex_to_b64(holder, where)
     message = _REQUEST_TYPES[kind]()

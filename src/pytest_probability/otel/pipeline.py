@@ -1,4 +1,4 @@
-"""Export in the aggregating process: spans and metrics to the endpoint, the file and the spill.
+"""Export in the aggregating process: spans, metrics and log records to the endpoint, the file and the spill.
 
 One :class:`Pipeline` per session, in the process that aggregates (a serial
 session, or the xdist controller). Spans arrive two ways: as SDK
@@ -8,6 +8,9 @@ serialized ``ExportTraceServiceRequest``, from the SDK's own encoder). A
 background thread encodes and batches them (``OTEL_BSP_MAX_EXPORT_BATCH_SIZE``
 spans, ``OTEL_BSP_SCHEDULE_DELAY``, as the SDK's batch processor reads them)
 and sends each request with :class:`~pytest_probability.otel.send.Sender`.
+Log records (from the plugin's ``LoggerProvider``, :mod:`~pytest_probability.otel.signals`)
+take the same way: SDK records from this process, or encoded by a worker (a
+serialized ``ExportLogsServiceRequest``), batched by the same thread.
 
 What the SDK does not give, and this module adds:
 
@@ -61,6 +64,7 @@ class Lines:
         self.lines = 0
         self.spans = 0
         self.points = 0
+        self.logs = 0
         self._fd: int | None = None
         self._lock = threading.Lock()
         #: Where a fresh file's lines go until the end (None: written in place).
@@ -72,6 +76,7 @@ class Lines:
         self.failure: OSError | None = None
         self.lost_spans = 0
         self.lost_points = 0
+        self.lost_logs = 0
         if fresh:
             try:
                 self._open()
@@ -126,7 +131,7 @@ class Lines:
         return fd
 
     def write(self, line: str, kind: str, count: int) -> None:
-        """One request of ``count`` spans (``kind`` traces) or metric points."""
+        """One request of ``count`` spans (``kind`` traces), metric points or log records (``logs``)."""
         data = (line + "\n").encode("utf-8")
         with self._lock:
             if self._closed:
@@ -139,12 +144,16 @@ class Lines:
             if self.failure is not None:
                 if kind == "traces":
                     self.lost_spans += count
+                elif kind == "logs":
+                    self.lost_logs += count
                 else:
                     self.lost_points += count
                 return
             self.lines += 1
             if kind == "traces":
                 self.spans += count
+            elif kind == "logs":
+                self.logs += count
             else:
                 self.points += count
 
@@ -211,26 +220,43 @@ def encode_spans(spans: list[Any]) -> bytes:
     return sdk_encode(spans).SerializeToString()
 
 
-def _merge(body: bytes) -> Any:
-    """One ExportTraceServiceRequest with one entry per resource and scope (concatenated requests repeat them)."""
-    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+def encode_logs(records: list[Any]) -> bytes:
+    from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs as sdk_encode
 
-    request = ExportTraceServiceRequest.FromString(body)
-    if len(request.resource_spans) <= 1:
+    return sdk_encode(records).SerializeToString()
+
+
+#: Per signal: the request type's module and name, and its resource, scope and item fields.
+_SHAPES = {
+    "traces": ("opentelemetry.proto.collector.trace.v1.trace_service_pb2", "ExportTraceServiceRequest",
+               "resource_spans", "scope_spans", "spans"),
+    "logs": ("opentelemetry.proto.collector.logs.v1.logs_service_pb2", "ExportLogsServiceRequest",
+             "resource_logs", "scope_logs", "log_records"),
+}
+
+
+def _merge(body: bytes, kind: str = "traces") -> Any:
+    """One request with one entry per resource and scope (concatenated requests repeat them)."""
+    import importlib
+
+    module, name, resources_field, scopes_field, items_field = _SHAPES[kind]
+    request_type = getattr(importlib.import_module(module), name)
+    request = request_type.FromString(body)
+    if len(getattr(request, resources_field)) <= 1:
         return request
-    merged = ExportTraceServiceRequest()
+    merged = request_type()
     resources: dict[bytes, tuple[Any, dict[bytes, Any]]] = {}
-    for resource_spans in request.resource_spans:
-        key = resource_spans.resource.SerializeToString(deterministic=True) + resource_spans.schema_url.encode()
+    for resource_entry in getattr(request, resources_field):
+        key = resource_entry.resource.SerializeToString(deterministic=True) + resource_entry.schema_url.encode()
         if key not in resources:
-            target = merged.resource_spans.add(resource=resource_spans.resource, schema_url=resource_spans.schema_url)
+            target = getattr(merged, resources_field).add(resource=resource_entry.resource, schema_url=resource_entry.schema_url)
             resources[key] = (target, {})
         target, scopes = resources[key]
-        for scope_spans in resource_spans.scope_spans:
-            scope_key = scope_spans.scope.SerializeToString(deterministic=True) + scope_spans.schema_url.encode()
+        for scope_entry in getattr(resource_entry, scopes_field):
+            scope_key = scope_entry.scope.SerializeToString(deterministic=True) + scope_entry.schema_url.encode()
             if scope_key not in scopes:
-                scopes[scope_key] = target.scope_spans.add(scope=scope_spans.scope, schema_url=scope_spans.schema_url)
-            scopes[scope_key].spans.extend(scope_spans.spans)
+                scopes[scope_key] = getattr(target, scopes_field).add(scope=scope_entry.scope, schema_url=scope_entry.schema_url)
+            getattr(scopes[scope_key], items_field).extend(getattr(scope_entry, items_field))
     return merged
 
 
@@ -273,7 +299,7 @@ def _bsp_setting(name: str, default: int) -> int:
 
 
 class _Request:
-    """One request on its way out: a span batch or a metrics request.
+    """One request on its way out: a span or log batch, or a metrics request.
 
     Its ``state`` moves, under the pipeline's lock, from ``pending`` to ``sending`` (a thread
     took it) to ``sent`` (the endpoint answered) or ``kept`` (spilled, by the thread after a
@@ -296,7 +322,7 @@ class Pipeline:
 
     def __init__(self, settings: OtelSettings, spill_path: Path, senders: dict[str, Sender | None]) -> None:
         self.settings = settings
-        self.signals = {name: _Signal(senders.get(name)) for name in ("traces", "metrics")}
+        self.signals = {name: _Signal(senders.get(name)) for name in ("traces", "metrics", "logs")}
         self.file = Lines(settings.file, fresh=True) if settings.file is not None else None
         self.spill = Lines(spill_path, fresh=False)
         self.file_failure = ""
@@ -304,6 +330,10 @@ class Pipeline:
         self.delay = _bsp_setting("_default_schedule_delay_millis", 5000) / 1000
         self._spans: list[Any] = []
         self._encoded: list[tuple[bytes, int]] = []
+        self._logs: list[Any] = []
+        self._encoded_logs: list[tuple[bytes, int]] = []
+        #: Metric requests that arrived before the end (xdist workers' instrumentation metrics).
+        self._metrics: list[tuple[bytes, int]] = []
         self._pending = 0
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -337,26 +367,62 @@ class Pipeline:
         if full:
             self._wake.set()
 
-    def _take(self) -> list[tuple[bytes, int]]:
+    # -- log records --------------------------------------------------------
+
+    def add_log(self, record: Any) -> None:
+        """An SDK log record this process emitted (the plugin's log record processor calls it)."""
+        with self._lock:
+            self._logs.append(record)
+            self._pending += 1
+            full = self._pending >= self.batch_size
+        if full:
+            self._wake.set()
+
+    def add_encoded_logs(self, data: Any) -> None:
+        """Log records an xdist worker encoded: (serialized ExportLogsServiceRequest, record count)."""
+        body, count = data
+        with self._lock:
+            self._encoded_logs.append((body, count))
+            self._pending += count
+            full = self._pending >= self.batch_size
+        if full:
+            self._wake.set()
+
+    # -- metrics ------------------------------------------------------------
+
+    def add_metrics(self, data: Any) -> None:
+        """A metrics request made before the end (an xdist worker's): (serialized request, point count)."""
+        body, count = data
+        with self._lock:
+            self._metrics.append((body, count))
+
+    def _waiting(self) -> bool:
+        return bool(self._spans or self._encoded or self._logs or self._encoded_logs)
+
+    def _take(self) -> list[tuple[str, bytes, int]]:
+        """Everything waiting, as requests: (signal, serialized request, span or log record count)."""
         with self._lock:
             spans, self._spans = self._spans, []
             encoded, self._encoded = self._encoded, []
+            logs, self._logs = self._logs, []
+            encoded_logs, self._encoded_logs = self._encoded_logs, []
             self._pending = 0
-        batches: list[tuple[bytes, int]] = []
-        for start in range(0, len(spans), self.batch_size):
-            part = spans[start : start + self.batch_size]
-            batches.append((encode_spans(part), len(part)))
-        body: list[bytes] = []
-        size = count = 0
-        for chunk, n in encoded:
-            if body and (count + n > self.batch_size or size + len(chunk) > BATCH_BYTES):
-                batches.append((_merge(b"".join(body)).SerializeToString(), count))
-                body, size, count = [], 0, 0
-            body.append(chunk)
-            size += len(chunk)
-            count += n
-        if body:
-            batches.append((_merge(b"".join(body)).SerializeToString(), count))
+        batches: list[tuple[str, bytes, int]] = []
+        for kind, items, ready, encode in (("traces", spans, encoded, encode_spans), ("logs", logs, encoded_logs, encode_logs)):
+            for start in range(0, len(items), self.batch_size):
+                part = items[start : start + self.batch_size]
+                batches.append((kind, encode(part), len(part)))
+            body: list[bytes] = []
+            size = count = 0
+            for chunk, n in ready:
+                if body and (count + n > self.batch_size or size + len(chunk) > BATCH_BYTES):
+                    batches.append((kind, _merge(b"".join(body), kind).SerializeToString(), count))
+                    body, size, count = [], 0, 0
+                body.append(chunk)
+                size += len(chunk)
+                count += n
+            if body:
+                batches.append((kind, _merge(b"".join(body), kind).SerializeToString(), count))
         return batches
 
     def _loop(self) -> None:
@@ -367,23 +433,23 @@ class Pipeline:
             try:
                 batches = self._take()
             except Exception as exc:  # pragma: no cover - an encoding bug must not stop the session
-                self.file_failure = self.file_failure or f"encoding spans: {exc}"
+                self.file_failure = self.file_failure or f"encoding spans or log records: {exc}"
                 batches = []
             with self._lock:
                 if self._abandoned:
                     return
-                self._inflight = [_Request(body, count, "traces") for body, count in batches]
+                self._inflight = [_Request(body, count, kind) for kind, body, count in batches]
             for batch in list(self._inflight):
-                if not self._export_spans(batch):
+                if not self._export_batch(batch):
                     break  # past the deadline: the session's end keeps the rest
             if closing or self._abandoned:
                 with self._lock:
-                    if self._abandoned or not (self._spans or self._encoded):
+                    if self._abandoned or not self._waiting():
                         return
 
     def _line(self, body: bytes, kind: str) -> str:
-        if kind == "traces":
-            return otlp_json.request_to_line(_merge(body))
+        if kind in _SHAPES:
+            return otlp_json.request_to_line(_merge(body, kind))
         from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 
         return otlp_json.request_to_line(ExportMetricsServiceRequest.FromString(body))
@@ -430,11 +496,11 @@ class Pipeline:
             self._write(self.spill, request.body, request.kind, request.count)  # under the lock: once
         return True
 
-    def _export_spans(self, batch: _Request) -> bool:
+    def _export_batch(self, batch: _Request) -> bool:
         if not batch.written:
-            self._write(self.file, batch.body, "traces", batch.count)
+            self._write(self.file, batch.body, batch.kind, batch.count)
             batch.written = True
-        if self.signals["traces"].sender is None:
+        if self.signals[batch.kind].sender is None:
             with self._lock:
                 batch.state = "sent" if batch.state == "pending" else batch.state
             return True
@@ -443,7 +509,7 @@ class Pipeline:
     # -- session end ------------------------------------------------------
 
     def finish(self, metric_requests: list[tuple[bytes, int]]) -> bool:
-        """Drain spans, send the metrics, all within the deadline; False when the deadline passed.
+        """Drain spans and log records, send the metrics, all within the deadline; False when the deadline passed.
 
         A request in flight at the deadline is waited for ``grace`` more seconds (its own timeout
         ends it by then); whatever the endpoint did not confirm is spilled, once; a signal whose
@@ -451,6 +517,8 @@ class Pipeline:
         timeout = self.settings.timeout
         with self._lock:
             self._deadline = deadline = time.monotonic() + timeout
+            metric_requests = [*metric_requests, *self._metrics]
+            self._metrics = []
         for body, points in metric_requests:  # the file first: a hanging endpoint must not keep them out
             self._write(self.file, body, "metrics", points)
         metrics = [_Request(body, points, "metrics", written=True) for body, points in metric_requests]
@@ -472,7 +540,7 @@ class Pipeline:
         timed_out = not done.is_set()
         with self._lock:
             self._abandoned = True  # nothing starts any more
-            unanswered = {"traces": 0, "metrics": 0}
+            unanswered = {"traces": 0, "metrics": 0, "logs": 0}
             kept: list[_Request] = []
             for request in [*self._inflight, *metrics]:
                 if request.state in ("pending", "sending"):
@@ -480,10 +548,10 @@ class Pipeline:
                     request.state = "kept"
                     kept.append(request)
             self._inflight = []
-        kept += [_Request(body, count, "traces") for body, count in self._take()]  # ended too late for a batch
+        kept += [_Request(body, count, kind) for kind, body, count in self._take()]  # ended too late for a batch
         for request in kept:
             if not request.written:
-                self._write(self.file, request.body, "traces", request.count)
+                self._write(self.file, request.body, request.kind, request.count)
             signal = self.signals[request.kind]
             if signal.sender is None:
                 continue

@@ -32,7 +32,7 @@ from typing import Any, Mapping, NamedTuple
 
 from ..text import clip
 
-SIGNALS = ("traces", "metrics")
+SIGNALS = ("traces", "metrics", "logs")
 REASON_LIMIT = 200
 #: A piece of a secret this long (or the whole secret, if shorter) counts as the secret.
 SECRET_PIECE = 6
@@ -160,6 +160,13 @@ def _response_types(signal: str) -> tuple[type, type]:
         )
 
         return ExportTraceServiceRequest, ExportTraceServiceResponse
+    if signal == "logs":
+        from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+            ExportLogsServiceRequest,
+            ExportLogsServiceResponse,
+        )
+
+        return ExportLogsServiceRequest, ExportLogsServiceResponse
     from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
         ExportMetricsServiceRequest,
         ExportMetricsServiceResponse,
@@ -171,6 +178,8 @@ def _response_types(signal: str) -> tuple[type, type]:
 def _grpc_exporter(signal: str, capture: _Capture, **kwargs: Any) -> Any:
     if signal == "traces":
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as Base
+    elif signal == "logs":
+        from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as Base
     else:
         from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as Base
 
@@ -212,6 +221,8 @@ def _http_exporter(signal: str, capture: _Capture, **kwargs: Any) -> Any:
         kwargs.setdefault("session", _requests_session())
     if signal == "traces":
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as Exporter
+    elif signal == "logs":
+        from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as Exporter
     else:
         from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter as Exporter
     exporter = Exporter(**kwargs)
@@ -429,7 +440,8 @@ class Sender:
         partial = getattr(response, "partial_success", None)
         if partial is None:
             return Result(True)
-        rejected = partial.rejected_spans if self.signal == "traces" else partial.rejected_data_points
+        field = {"traces": "rejected_spans", "logs": "rejected_log_records"}.get(self.signal, "rejected_data_points")
+        rejected = getattr(partial, field)
         message = scrub(partial.error_message, self.secrets) if partial.error_message else ""
         return Result(True, int(rejected), message)
 

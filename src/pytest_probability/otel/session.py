@@ -46,7 +46,7 @@ class Session:
         self.resource = resource_module.build(settings.suite, root, env, shard=shard)
         senders: dict[str, Sender | None] = {}
         warnings: dict[str, list[str]] = {}  # a warning both signals' exporters gave is one note
-        for signal in ("traces", "metrics"):
+        for signal in ("traces", "metrics", "logs"):
             endpoint = settings.endpoints.get(signal)
             if endpoint is None:
                 senders[signal] = None
@@ -55,7 +55,7 @@ class Session:
             for warning in sender.warnings:
                 warnings.setdefault(warning, []).append(signal)
             senders[signal] = sender
-        self.notes.extend(f"OpenTelemetry: {' and '.join(signals)}: {warning}" for warning, signals in warnings.items())
+        self.notes.extend(f"OpenTelemetry: {_signals_text(signals)}: {warning}" for warning, signals in warnings.items())
         spill = settings.spill or root / ".pytest-probability" / f"otel-spill-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.jsonl"
         self.pipeline = Pipeline(settings, spill, senders)
         if self.pipeline.file is not None and self.pipeline.file.shared:
@@ -63,6 +63,14 @@ class Session:
                 f"OpenTelemetry: another session is writing {settings.file}; this one appends its lines to it"
             )
         self.start_time_ns = time.time_ns()
+        # The instrumentation's metrics and log records (otel/signals.py), on the same resource and
+        # pipeline, unless the user set a provider of their own first: installed before the tracer
+        # provider, which asks the global meter provider for its own (off by default) metrics.
+        from . import signals
+
+        self.metric_reader = signals.make_meter_provider(self.resource) if settings.metrics_on else None
+        self.logger_provider = (signals.make_logger_provider(self.resource, self.pipeline.add_log)
+                                if settings.logs_on else None)
         self.provider, self.made_global = make_provider(self.resource, self.pipeline.add_span, settings.capture_values)
         self.tracer = tracer(self.provider)
         self.session_span = self.tracer.start_span(
@@ -106,6 +114,11 @@ class Session:
         if self.settings.metrics_on:
             requests = metrics_module.collect(summary, self.resource, facets, self.start_time_ns, version=__version__,
                                               counters_only=self.counters_only)
+            from .signals import collect_metrics
+
+            instrumentation = collect_metrics(self.metric_reader)
+            if instrumentation is not None:
+                requests.append(instrumentation)
         self.pipeline.finish(requests)
         return self.notes + self._outcome_notes()
 
@@ -119,12 +132,12 @@ class Session:
             notes.append(f"OpenTelemetry: export of {name} to {shown} failed ({signal.failure})")
         if spill.lines:
             notes.append(
-                f"OpenTelemetry: {spill.spans} spans and {spill.points} metric points kept in {spill.path}; "
+                f"OpenTelemetry: {_counts(spill.spans, spill.points, spill.logs)} kept in {spill.path}; "
                 f"replay: python -m pytest_probability.otel replay {spill.path}"
             )
         if spill.failure is not None:
             notes.append(
-                f"OpenTelemetry: could not keep {spill.lost_spans} spans and {spill.lost_points} metric points in "
+                f"OpenTelemetry: could not keep {_counts(spill.lost_spans, spill.lost_points, spill.lost_logs)} in "
                 f"{spill.path} ({_reason(spill.failure)}); they are lost"
                 + (f" to the endpoint but in {pipeline.file.path}" if pipeline.file is not None and pipeline.file.failure is None else "")
             )
@@ -136,12 +149,24 @@ class Session:
             )
         for name, signal in pipeline.signals.items():
             if signal.rejected:
-                unit = "spans" if name == "traces" else "metric points"
+                unit = {"traces": "spans", "logs": "log records"}.get(name, "metric points")
                 why = f" ({'; '.join(signal.rejected_messages)})" if signal.rejected_messages else ""
                 notes.append(f"OpenTelemetry: the endpoint rejected {signal.rejected} {unit}{why}; not retried")
         if pipeline.file_failure:
             notes.append(f"OpenTelemetry: writing the OTLP file failed: {pipeline.file_failure}")
         return notes
+
+
+def _signals_text(signals: list[str]) -> str:
+    """``traces and metrics``, ``traces, metrics and logs``."""
+    return " and ".join(signals) if len(signals) < 3 else f"{', '.join(signals[:-1])} and {signals[-1]}"
+
+
+def _counts(spans: int, points: int, logs: int) -> str:
+    """``4 spans and 11 metric points``, and the log records when there are any."""
+    if not logs:
+        return f"{spans} spans and {points} metric points"
+    return f"{spans} spans, {points} metric points and {logs} log records"
 
 
 def _reason(exc: OSError) -> str:
