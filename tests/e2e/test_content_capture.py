@@ -1,7 +1,7 @@
 """Transcripts from content capture (issue 21, item 6), end to end in subprocess sessions.
 
 The real ``openai`` SDK with the real ``opentelemetry-instrumentation-genai-openai`` against the tests' loopback
-server, told to capture message content (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=span_only``): a
+server, told to capture message content (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=span_and_event``): a
 failed run's transcript in the JSON and the HTML report shows the prompt and the answer without ``record_io``,
 and ``--prob-otel-capture=ids`` keeps the content out of the OTLP export (the JSON keeps it).
 """
@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from otlp_receiver import flatten_spans
+from otlp_receiver import flatten_logs, flatten_spans
 from sessions import clean_export_env
 
 from pytest_probability.otel import otlp_json
@@ -31,7 +31,7 @@ from opentelemetry.instrumentation.genai.openai import OpenAIInstrumentor
 
 os.environ["OPENAI_BASE_URL"] = genai_server.start()
 os.environ["OPENAI_API_KEY"] = "test-key"
-os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "span_only"  # read at instrument()
+os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "span_and_event"  # read at instrument()
 OpenAIInstrumentor().instrument()
 """
 
@@ -71,16 +71,21 @@ def test_a_failed_runs_transcript_comes_from_the_captured_content(folder, xdist,
         assert entry["model"] == "gpt-4o-mini-2024-07-18" and entry["source"] == "span"
     html = (folder.path / "report.html").read_text()
     assert "user: Is it raining in Oslo?" in html
-    spans = flatten_spans(list(otlp_json.read_file(folder.path / "otlp.jsonl")))
+    decoded = list(otlp_json.read_file(folder.path / "otlp.jsonl"))
+    spans = flatten_spans(decoded)
+    events = [log for log in flatten_logs(decoded) if log.event_name == "gen_ai.client.inference.operation.details"]
+    assert len(events) == 2  # the instrumentation's events, through the plugin's logger provider
     chats = [s for s in spans if s.name == "chat gpt-4o-mini"]
     assert len(chats) == 2
     runs = [s for s in spans if s.name.startswith("probability.run ")]
     assert not any(name == "gen_ai.client.inference.operation.details" for s in runs for name, _ in s.events)  # not twice
-    exported = json.dumps([dict(s.attributes) for s in spans])
+    exported = json.dumps([dict(s.attributes) for s in spans] + [repr(log) for log in events])
     if capture == "all":
         assert all("Is it raining in Oslo?" in s.attributes["gen_ai.input.messages"] for s in chats)
         assert all("gen_ai.output.messages" in s.attributes for s in chats)
+        assert "Oslo" in exported
     else:
         assert "Oslo" not in exported and "Be brief" not in exported
         assert all("gen_ai.input.messages" not in s.attributes for s in chats)
+        assert all("gen_ai.input.messages" not in log.attributes for log in events)
         assert all(s.attributes["gen_ai.usage.input_tokens"] > 0 for s in chats)  # the rest of the span is kept

@@ -78,7 +78,7 @@ def configure(config: pytest.Config, *, worker: bool, facets: Sequence[Facet], n
         if reader is not None:
             links.append(signals.WorkerMetrics(reader))
         logs = signals.LogBuffer()
-        if settings.logs_on and signals.make_logger_provider(resource, logs.add) is not None:
+        if settings.logs_on and signals.make_logger_provider(resource, logs.add, settings.capture_values) is not None:
             observers.append(signals.RunLogs(logs))
             links.append(signals.WorkerLogs(logs))
         return Export(tuple(observers), tuple(links), None)

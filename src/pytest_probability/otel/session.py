@@ -69,8 +69,10 @@ class Session:
         from . import signals
 
         self.metric_reader = signals.make_meter_provider(self.resource) if settings.metrics_on else None
-        self.logger_provider = (signals.make_logger_provider(self.resource, self.pipeline.add_log)
-                                if settings.logs_on else None)
+        self.logger_provider = (
+            signals.make_logger_provider(self.resource, self.pipeline.add_log, settings.capture_values)
+            if settings.logs_on else None
+        )
         self.provider, self.made_global = make_provider(self.resource, self.pipeline.add_span, settings.capture_values)
         self.tracer = tracer(self.provider)
         self.session_span = self.tracer.start_span(

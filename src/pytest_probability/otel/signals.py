@@ -82,8 +82,22 @@ def collect_metrics(reader: Any) -> tuple[bytes, int] | None:
     return encode_metrics(data).SerializeToString(), points
 
 
-def make_logger_provider(resource: Any, deliver: Callable[[Any], None]) -> Any | None:
-    """The plugin's global LoggerProvider handing each record to ``deliver``; None when one is set."""
+def _strip_content(record: Any) -> None:
+    """A log record (a copy) without captured message content: the content attributes, and the body of a
+    GenAI event (``gen_ai.*``: the older instrumentations' content)."""
+    from .spans import is_content
+
+    attributes = record.attributes
+    if attributes and any(is_content(key) for key in attributes):
+        record.attributes = {k: v for k, v in attributes.items() if not is_content(k)}
+    if record.body is not None and str(getattr(record, "event_name", "") or "").startswith("gen_ai."):
+        record.body = None
+
+
+def make_logger_provider(resource: Any, deliver: Callable[[Any], None], capture: bool = True) -> Any | None:
+    """The plugin's global LoggerProvider handing each record to ``deliver``; None when one is set.
+    ``capture`` False (``--prob-otel-capture=ids``): records go without captured message content (the
+    attributes of :data:`~.spans.CONTENT_ATTRIBUTES`, and a GenAI event's body)."""
     from opentelemetry import _logs
     from opentelemetry.sdk._logs import LogRecordProcessor, LoggerProvider, ReadableLogRecord
 
@@ -96,8 +110,11 @@ def make_logger_provider(resource: Any, deliver: Callable[[Any], None]) -> Any |
         def on_emit(self, log_record: Any) -> None:
             import copy
 
+            record = copy.copy(log_record.log_record)
+            if not capture:
+                _strip_content(record)
             deliver(ReadableLogRecord(
-                log_record=copy.copy(log_record.log_record), resource=log_record.resource or resource,
+                log_record=record, resource=log_record.resource or resource,
                 instrumentation_scope=log_record.instrumentation_scope, limits=log_record.limits,
             ))  # fmt: skip
 

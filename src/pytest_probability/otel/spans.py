@@ -63,6 +63,10 @@ CONTENT_ATTRIBUTES = frozenset({"gen_ai.input.messages", "gen_ai.output.messages
 CONTENT_PREFIXES = ("llm.input_messages.", "llm.output_messages.", "gen_ai.prompt.", "gen_ai.completion.")
 
 
+def is_content(key: str) -> bool:
+    return key in CONTENT_ATTRIBUTES or key.startswith(CONTENT_PREFIXES)
+
+
 def without_content(deliver: Callable[[Any], None]) -> Callable[[Any], None]:
     """``deliver`` of spans stripped of captured message content (``--prob-otel-capture=ids``): a span that
     carries any is delivered as a copy without those attributes; the others as they are."""
@@ -70,8 +74,8 @@ def without_content(deliver: Callable[[Any], None]) -> Callable[[Any], None]:
 
     def strip(span: Any) -> None:
         attributes = span.attributes
-        if attributes and any(key in CONTENT_ATTRIBUTES or key.startswith(CONTENT_PREFIXES) for key in attributes):
-            kept = {k: v for k, v in attributes.items() if not (k in CONTENT_ATTRIBUTES or k.startswith(CONTENT_PREFIXES))}
+        if attributes and any(is_content(key) for key in attributes):
+            kept = {k: v for k, v in attributes.items() if not is_content(k)}
             span = ReadableSpan(
                 name=span.name, context=span.context, parent=span.parent, resource=span.resource, attributes=kept,
                 events=span.events, links=span.links, kind=span.kind, status=span.status, start_time=span.start_time,
