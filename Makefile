@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 # JSON and HTML reports and an OTLP JSON-lines file. No server needed.
 demo: $(STAMP)
 	@mkdir -p $(DEMO_OUT)
-	-$(PY) -m pytest examples -p no:cacheprovider -q --tb=no -rN --prob-runs=10 \
+	-$(PY) -m pytest examples -p no:cacheprovider -q --tb=no -rN --prob-runs=10 --prob-prices=examples/prices.toml \
 		--prob-json=$(DEMO_OUT)/report.json --prob-html=$(DEMO_OUT)/report.html --prob-otel-file=$(DEMO_OUT)/otlp.jsonl
 	@echo "JSON report: $(DEMO_OUT)/report.json"
 	@echo "HTML report: $(DEMO_OUT)/report.html"

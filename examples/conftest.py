@@ -9,8 +9,21 @@ under pytest-xdist alike.
 
 from __future__ import annotations
 
+import importlib.util
+import os
+
 import pytest
 from simllm import SimLLM
+
+# The async example (bench_route_async.py) uses the real openai client against a loopback server,
+# instrumented by OpenTelemetry's GenAI instrumentation, whose spans carry the tokens.
+if importlib.util.find_spec("openai") and importlib.util.find_spec("opentelemetry.instrumentation.genai.openai"):
+    import fake_openai
+    from opentelemetry.instrumentation.genai.openai import OpenAIInstrumentor
+
+    os.environ["OPENAI_BASE_URL"] = fake_openai.start()
+    os.environ.setdefault("OPENAI_API_KEY", "not-a-real-key")
+    OpenAIInstrumentor().instrument()
 
 
 @pytest.fixture
