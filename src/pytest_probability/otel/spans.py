@@ -199,7 +199,8 @@ class RunSpans(RunObserver):
         if usage is not None:
             attributes.update(usage_attributes([usage]))
             attributes["probability.cost"] = usage.cost
-            attributes["probability.usage.role"] = usage.role
+            if usage.role == ROLE_JUDGE:
+                attributes["probability.usage.role"] = ROLE_JUDGE
         else:
             attributes["probability.cost"] = extra_cost
         late = self.tracer.start_span(f"{LATE_SPAN} {run.case.label}", context=self._in_context(run_span),
@@ -339,17 +340,16 @@ def transcript_attributes(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def _usage_event(span: Any, usage: Usage) -> None:
-    span.add_event(
-        "probability.usage",
-        {
-            "gen_ai.request.model": usage.model,
-            "gen_ai.usage.input_tokens": usage.input_tokens,
-            "gen_ai.usage.output_tokens": usage.output_tokens,
-            "gen_ai.usage.cache_read.input_tokens": usage.cached_input_tokens,
-            "probability.cost": usage.cost,
-            "probability.usage.role": usage.role,
-        },
-    )
+    attributes = {
+        "gen_ai.request.model": usage.model,
+        "gen_ai.usage.input_tokens": usage.input_tokens,
+        "gen_ai.usage.output_tokens": usage.output_tokens,
+        "gen_ai.usage.cache_read.input_tokens": usage.cached_input_tokens,
+        "probability.cost": usage.cost,
+    }
+    if usage.role == ROLE_JUDGE:  # the system's events stay as they were
+        attributes["probability.usage.role"] = ROLE_JUDGE
+    span.add_event("probability.usage", attributes)
 
 
 def tracer(provider: Any) -> Any:
