@@ -239,6 +239,10 @@ def handle_sigterm(config: pytest.Config, state: State) -> None:
             # let them finish; the session still ends as interrupted.
             state.terminated = True
             return
+        if state.taking:
+            # A record is being taken in: it raises once the record is in (roles.Aggregating).
+            state.interrupt_pending = True
+            return
         raise KeyboardInterrupt("SIGTERM")
 
     signal.signal(signal.SIGTERM, on_sigterm)

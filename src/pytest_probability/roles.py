@@ -54,8 +54,17 @@ class Aggregating:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.session = session
 
+    @pytest.hookimpl(tryfirst=True)  # the record is in before pytest shows the outcome
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self.intake.take(report)
+        state = self.state
+        state.taking = True
+        try:
+            self.intake.take(report)
+        finally:
+            state.taking = False
+        if state.interrupt_pending:  # a SIGTERM that came while the record was taken in
+            state.interrupt_pending = False
+            raise KeyboardInterrupt("SIGTERM")
         session = self.session
         if session is not None and report.failed and (session.shouldstop or session.shouldfail):
             self.book.stop()  # -x, --maxfail: release the verdict items waiting on other workers
@@ -126,6 +135,7 @@ class Controller(Aggregating):
         self.config = config
         self.in_flight = InFlight(state, intake, lambda: book.folder)
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.in_flight.track(report)  # before the record: the setup report carries the case
         super().pytest_runtest_logreport(report)

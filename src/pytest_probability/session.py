@@ -60,6 +60,10 @@ class State:
     #: Set while the finishers run (SIGTERM then lets them finish), and on SIGTERM during them.
     finishing: bool = False
     terminated: bool = False
+    #: Set while a report's record is being taken in: SIGTERM then waits until it is in (``interrupt_pending``),
+    #: so that no record whose outcome pytest has shown is lost.
+    taking: bool = False
+    interrupt_pending: bool = False
     #: Usage calls charged to their run after it had ended (from threads or tasks that outlived it).
     late_usage: int = 0
 
