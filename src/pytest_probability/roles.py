@@ -16,7 +16,7 @@ over to the stage that owns the concern.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generator
 
 import pytest
 
@@ -54,20 +54,28 @@ class Aggregating:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.session = session
 
-    @pytest.hookimpl(tryfirst=True)  # the record is in before pytest shows the outcome
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, None, None]:
+        """The record is in before any other plugin shows the outcome (before the yield); after them,
+        the session's own hook has set ``shouldstop`` for ``-x``/``--maxfail``."""
         state = self.state
         state.taking = True
         try:
-            self.intake.take(report)
+            self.take(report)
         finally:
             state.taking = False
-        if state.interrupt_pending:  # a SIGTERM that came while the record was taken in
-            state.interrupt_pending = False
-            raise KeyboardInterrupt("SIGTERM")
-        session = self.session
-        if session is not None and report.failed and (session.shouldstop or session.shouldfail):
-            self.book.stop()  # -x, --maxfail: release the verdict items waiting on other workers
+        try:
+            return (yield)
+        finally:
+            session = self.session
+            if session is not None and report.failed and (session.shouldstop or session.shouldfail):
+                self.book.stop()  # -x, --maxfail: release the verdict items waiting on other workers
+            if state.interrupt_pending:  # a SIGTERM that came while the record was taken in
+                state.interrupt_pending = False
+                raise KeyboardInterrupt("SIGTERM")
+
+    def take(self, report: pytest.TestReport) -> None:
+        self.intake.take(report)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -135,10 +143,9 @@ class Controller(Aggregating):
         self.config = config
         self.in_flight = InFlight(state, intake, lambda: book.folder)
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+    def take(self, report: pytest.TestReport) -> None:
         self.in_flight.track(report)  # before the record: the setup report carries the case
-        super().pytest_runtest_logreport(report)
+        super().take(report)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
