@@ -118,6 +118,8 @@ def configure(config: pytest.Config) -> State:
         _aggregating(config, state, role, book, results, intake, comparing)
     else:
         config.pluginmanager.register(Worker(state, config), "probability-worker")
+        if settings.journal is not None:
+            _resume_on_worker(config, state)
     _export(config, state, role)
     if settings.span_usage != SPAN_OFF:
         # After the export's provider (global when none is set), so that the first look finds it.
@@ -153,9 +155,10 @@ def _aggregating(config: pytest.Config, state: State, role: str, book: DecisionB
     if settings.shard is not None:
         from .report.json_report import ShardFacet
 
-        suite = str(config.getoption("prob_suite") or config.getini("prob_suite") or "").strip() or config.rootpath.name
-        state.facets.append(ShardFacet(settings.shard, state.cases, book.expected, suite,
+        state.facets.append(ShardFacet(settings.shard, state.cases, book.expected, _suite(config),
                                        compare=lambda: _compare_settings(comparing, state.cases)))
+    if settings.journal is not None:
+        state.facets.append(_journal(config, state, role, book, intake))
     state.facets += [
         # last: its JSON fields are the others' with the readings added
         ExplainFacet(results, comparing, state.stats, lambda: config.get_terminal_writer().fullwidth),
@@ -188,6 +191,70 @@ def _aggregating(config: pytest.Config, state: State, role: str, book: DecisionB
     else:
         role_object = Serial(state, intake, book, results, comparing, report)
     config.pluginmanager.register(role_object, "probability-role")
+
+
+def _suite(config: pytest.Config) -> str:
+    """The suite's name: ``--prob-suite``, else the rootdir's (what shards and journals are checked against)."""
+    return str(config.getoption("prob_suite") or config.getini("prob_suite") or "").strip() or config.rootpath.name
+
+
+def _journal(config: pytest.Config, state: State, role: str, book: DecisionBook, intake: Intake) -> Any:
+    """``--prob-journal``: the journal read back (its runs are the session's first records, and deselected)
+    and opened for appending; returns its facet. A journal that cannot be resumed from is a usage error."""
+    from .model.run import RunRecord
+    from .record import journal
+    from .report.resume import JournalFacet
+
+    settings = state.settings
+    path = settings.journal
+    assert path is not None
+    head = journal.header(_suite(config), settings.to_dict(), state.stats.to_dict())
+    try:
+        writer, contents = journal.start(path, head, state.notes, write=not config.option.collectonly)
+        cases = state.cases
+        for key, data in contents.cases.items():
+            cases[key] = CaseRef.from_dict(data)
+        resumed = [RunRecord.from_dict(data, cases) for data in contents.records]
+    except journal.JournalError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    except (KeyError, TypeError, ValueError) as exc:
+        raise pytest.UsageError(f"--prob-journal: {path} holds an entry this version cannot read ({exc!r}); give "
+                                "another path to start over") from None
+    counts: dict[str, int] = {}
+    for record in {record.nodeid: record for record in resumed}.values():  # a run reported twice counts once
+        counts[record.case.key] = counts.get(record.case.key, 0) + 1
+    book.resumed = counts
+    for record in resumed:  # as if they had just reported: rows, verdicts, early stops and budgets see them
+        intake.add(record, finished=False)
+    intake.add_late(contents.late, journaled=True)
+    intake.journal = writer
+    if writer is not None:
+        config.add_cleanup(writer.close)
+    if role == CONTROLLER:
+        # The workers collect: each deselects what was resumed, reading the journal up to this length.
+        state.links.append(journal.JournalLink(path, contents.length))
+        config.pluginmanager.register(journal.JournalHooks(lambda: book.folder), "probability-journal")
+    else:
+        state.checks.append(journal.Resume(path, contents))
+    return JournalFacet(path, resumed, writer)
+
+
+def _resume_on_worker(config: pytest.Config, state: State) -> None:
+    """An xdist worker deselects the runs its controller resumed from the journal (as of the controller's start)."""
+    from .record import journal
+
+    workerinput = config.workerinput  # type: ignore[attr-defined]
+    given = workerinput.get(journal.WORKER_INPUT)
+    if given is None:
+        return
+    path = Path(given["path"])
+    folder = workerinput.get(WORKER_CHANNEL)
+    try:
+        contents = journal.read(path, limit=given["length"])
+    except journal.JournalError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    state.checks.append(journal.Resume(path, contents, Path(folder) if folder else None,
+                                       str(workerinput.get("workerid", "gw"))))
 
 
 def _compare_settings(comparing: Comparing, cases: dict[str, Any]) -> dict[str, Any] | None:

@@ -157,7 +157,7 @@ def _write_through(path: Path, text: str) -> None:
                     stream.flush()
             except (OSError, ValueError):
                 pass
-        _write_all(own, data)
+        write_all(own, data)
         return
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK)
@@ -167,12 +167,13 @@ def _write_through(path: Path, text: str) -> None:
         raise
     try:
         os.set_blocking(fd, True)
-        _write_all(fd, data)
+        write_all(fd, data)
     finally:
         os.close(fd)
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes) -> None:
+    """Every byte of ``data`` to ``fd``, however many ``os.write`` calls it takes (one, for a regular file)."""
     view = memoryview(data)
     while view:
         written = os.write(fd, view)

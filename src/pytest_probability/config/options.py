@@ -59,6 +59,13 @@ def add_options(parser: pytest.Parser) -> None:
         help="Run only shard K of N: each case's runs are spread over N shards, which a "
              "'python -m pytest_probability merge' of their --prob-json reports judges together.",
     )
+    group.addoption(
+        "--prob-journal",
+        default=None,
+        metavar="PATH",
+        help="Append each finished run's record to PATH as it ends (flushed and fsynced); a session started "
+             "again with the same journal runs only the runs it lacks, and reports all of them.",
+    )
     stats_group = parser.getgroup("probability-stats", "pytest-probability: intervals, gates, latency, pass^k")
     stats_group.addoption("--prob-method", default=None, metavar="METHOD", help="Interval method: exact (Clopper-Pearson, default), wilson or bayes.")
     stats_group.addoption("--prob-confidence", default=None, metavar="LEVEL", help="Two-sided confidence level of intervals, e.g. 0.95 (default).")
@@ -134,6 +141,8 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("prob_delay", "Seconds to sleep between runs (default 0).", default="0")
     parser.addini("prob_shard", "K/N: run only shard K of N (--prob-shard wins; default: not sharded).", default="")
     parser.addini("prob_json", "Path of the JSON report (--prob-json wins).", default="")
+    parser.addini("prob_journal", "Path of the run journal, for resuming a killed session (--prob-journal wins).",
+                  default="")
     parser.addini("prob_html", "Path of the HTML report (--prob-html wins).", default="")
     parser.addini("prob_trace_url", "URL template of a run's trace in the HTML report, with {trace_id} (and {span_id}).", default="")
     spend = parser.getgroup("probability-spend", "pytest-probability: early stopping, budgets, retries")

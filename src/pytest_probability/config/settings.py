@@ -70,6 +70,10 @@ class Settings:
     prices: Prices | None = None
     #: ``--prob-shard=K/N``: (K, N) when this session is one shard of N, else None.
     shard: tuple[int, int] | None = None
+    #: ``--prob-journal``: the run journal (``record.journal``); None without one. Not in :meth:`to_dict`:
+    #: the journal's path is no setting of the runs (each shard has its own journal, and the merge
+    #: compares the shards' settings).
+    journal: Path | None = None
 
     @property
     def budgeted(self) -> bool:
@@ -224,6 +228,7 @@ def resolve(config: pytest.Config) -> Settings:
         span_usage=span_usage,
         prices=prices,
         shard=shard,
+        journal=_report_path(config, "prob_journal"),
         **limits,
     )
 

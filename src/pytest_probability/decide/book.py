@@ -93,6 +93,9 @@ class DecisionBook:
     #: ``--prob-shard``: the text of every verdict, which the merge decides over all shards' runs; a
     #: shard decides nothing on its part (no verdict, no early stop). None: the session decides.
     deferred: str | None = None
+    #: ``--prob-journal``: case key -> runs read back from the journal (deselected, already reported);
+    #: :meth:`expect` counts them among the case's runs.
+    resumed: dict[str, int] = field(default_factory=dict)
     #: Whether :meth:`expect` has learned the session's items.
     _learned: bool = False
 
@@ -108,7 +111,14 @@ class DecisionBook:
             self.channel = Channel()
         budget = self.budget
         limits = {"deadline": budget.deadline, "max_time": budget.max_time} if budget is not None else {}
-        return self.channel.open(limits)
+        first = self.channel.folder is None
+        folder = self.channel.open(limits)
+        if first:  # what was decided before the first worker (on records read back from a journal)
+            for key, reason in self.stopped.items():
+                self.channel.stopped(key, reason)
+            if budget is not None and budget.reached is not None:
+                self.channel.budget(budget.reason())
+        return folder
 
     # -- what the session will run ------------------------------------------------
 
@@ -139,6 +149,8 @@ class DecisionBook:
             key = keys.get(key, key)
             self.expected[key] = self.expected.get(key, 0) + 1
             runs.append((key, nodeid))
+        for key, count in self.resumed.items():
+            self.expected[key] = self.expected.get(key, 0) + count
         if self.judged:
             by_scope: dict[str, set[str]] = {scope: set() for scope in self.scopes.values()}
             for key, nodeid in runs:
@@ -147,10 +159,12 @@ class DecisionBook:
                     by_scope[scope].add(nodeid)
             self.pending = {verdict: set(by_scope[scope]) for verdict, scope in self.scopes.items()}
         if self.folder is not None:
-            # A gate item whose runs were all deselected (-k, --deselect) gets no
-            # record, so add() never publishes its verdict: publish it now.
-            for key in self.gated - set(self.expected) - self.published:
-                self.publish(key)
+            # A gate item whose runs have all reported (read back from a journal), or whose runs were
+            # all deselected (-k, --deselect: none expected), gets no record from now on, so add()
+            # never publishes its verdict: publish it now.
+            for key in self.gated - self.published:
+                if len(self.records.get(key, ())) >= self.expected.get(key, 0):
+                    self.publish(key)
             self._publish_kinds()
 
     def judged_by(self, case_key: str) -> str | None:

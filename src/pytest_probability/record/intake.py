@@ -29,6 +29,7 @@ from .wire import case_from_report, crash_record, record_from_report
 
 if TYPE_CHECKING:
     from ..session import State
+    from .journal import Journal  # only with --prob-journal
 
 
 class Intake:
@@ -37,6 +38,8 @@ class Intake:
         #: Node id -> index in ``State.records`` of its latest record (late usage amends it).
         #: Built on the first late usage (rare): one entry per run is not worth keeping otherwise.
         self._index: dict[str, int] | None = None
+        #: ``--prob-journal``: every finished run's record is appended there first.
+        self.journal: Journal | None = None
 
     def take(self, report: pytest.TestReport) -> None:
         """A report of this session: its record (a run's teardown report), and what came with it."""
@@ -56,8 +59,12 @@ class Intake:
                 if value is not None:
                     link.receive(value)
 
-    def add(self, record: RunRecord) -> None:
+    def add(self, record: RunRecord, *, finished: bool = True) -> None:
+        """``finished``: the run ended (so it goes into the journal); not a run interrupted before its end
+        (which a resumed session runs again), nor a record read back from the journal."""
         state = self.state
+        if finished and self.journal is not None:
+            self.journal.write(record)  # durable before anyone shows the run's outcome
         if self._index is not None:
             self._index[record.nodeid] = len(state.records)
         state.records.append(record)
@@ -69,10 +76,12 @@ class Intake:
         """Records of runs interrupted before their teardown (:class:`InterruptedRuns`): such a run
         sent no teardown report, so it has no record yet."""
         for each in records:
-            self.add(each if isinstance(each, RunRecord) else RunRecord.from_dict(each, self.state.cases))
+            self.add(each if isinstance(each, RunRecord) else RunRecord.from_dict(each, self.state.cases),
+                     finished=False)
 
-    def add_late(self, items: list[dict[str, Any]] | None) -> None:
-        """Charge usage recorded after its run had ended to that run (``run.context.take_late``)."""
+    def add_late(self, items: list[dict[str, Any]] | None, *, journaled: bool = False) -> None:
+        """Charge usage recorded after its run had ended to that run (``run.context.take_late``);
+        ``journaled``: read back from the journal (so not written to it again)."""
         if not items:
             return
         state = self.state
@@ -86,6 +95,8 @@ class Intake:
             data = item.get("usage")  # merged and priced where the run executed (run.context.charge)
             usage = Usage.from_dict(data) if data else None
             extra = float(item.get("extra_cost") or 0.0)
+            if self.journal is not None and not journaled:
+                self.journal.write_late(item["nodeid"], data, extra)
             state.records[index] = dataclasses.replace(
                 record,
                 usage=record.usage + ((usage,) if usage is not None else ()),

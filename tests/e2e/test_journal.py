@@ -1,0 +1,337 @@
+"""--prob-journal: sessions killed with SIGKILL mid-run (serial, and the xdist controller under -n 2) and
+started again, in subprocesses; the resumed session's report is compared with an uninterrupted one's."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from otlp_receiver import flatten_metrics
+
+XDIST = pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+
+# Outcomes fixed by the run number, so that two executions of the suite agree. Every run logs its node id
+# (one O_APPEND write) before it does anything else; KILL_AT names the run that kills its session with
+# SIGKILL, mid-run: the serial session itself, or under xdist the controller (the worker's parent) and then
+# the worker. A run kills once (the marker file `killed`), so the resumed session runs it to its end.
+BENCH = """
+import os
+import signal
+import pytest
+from pytest_probability import record_usage
+
+
+def _mark(request):
+    nodeid = request.node.nodeid
+    fd = os.open("executed.txt", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    os.write(fd, (nodeid + " " + os.environ.get("PYTEST_XDIST_WORKER", "main") + "\\n").encode())
+    os.close(fd)
+    if nodeid.endswith(os.environ.get("KILL_AT", "-")) and not os.path.exists("killed"):
+        open("killed", "w").close()
+        if os.environ.get("PYTEST_XDIST_WORKER"):
+            os.kill(os.getppid(), signal.SIGKILL)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+@pytest.mark.probability(runs=8, min_rate=0.5)
+@pytest.mark.parametrize("q", ["refund", "outage"])
+def bench_triage(request, q):
+    _mark(request)
+    record_usage(model="m", input_tokens=100, output_tokens=10, cost=0.25)
+    assert request.node.prob_run % 4 != 0 or q == "refund"
+
+
+@pytest.mark.probability(runs=5)
+def bench_plain(request):
+    _mark(request)
+    record_usage(model="m", input_tokens=1, output_tokens=1, cost=0.5)
+"""
+VOLATILE = ("duration", "elapsed", "start_time", "trace_id", "span_id")
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(os.environ):
+        if name.startswith(("OTEL_", "PYTEST_XDIST", "PYTEST_ADDOPTS", "KILL_AT")):
+            monkeypatch.delenv(name)
+
+
+def session(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly", "-o", "prob_gate_timeout=60",
+                                         *args, timeout=120)
+
+
+def load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def executed_by(pytester: pytest.Pytester) -> list[tuple[str, str]]:
+    """(node id, process) of every run executed, in order (a process: ``main``, or the xdist worker)."""
+    path = pytester.path / "executed.txt"
+    lines = path.read_text().splitlines() if path.exists() else []
+    return [tuple(line.split(" ")) if " " in line else (line, "main") for line in lines]  # type: ignore[misc]
+
+
+def executed(pytester: pytest.Pytester) -> list[str]:
+    return [nodeid for nodeid, _ in executed_by(pytester)]
+
+
+def stable(report: dict) -> dict:
+    records = {r["nodeid"]: {k: v for k, v in r.items() if k not in VOLATILE} for r in report["records"]}
+    rows = [{k: v for k, v in row.items() if k not in VOLATILE} for row in report["rows"]]
+    return {"records": records, "rows": rows, "totals": report["totals"], "gates": report.get("gates")}
+
+
+def journal_lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+@XDIST
+def test_a_session_killed_mid_run_resumes_to_the_uninterrupted_report(pytester: pytest.Pytester,
+                                                                       monkeypatch: pytest.MonkeyPatch,
+                                                                       xdist: list[str]) -> None:
+    pytester.makepyfile(bench_x=BENCH)
+    whole = session(pytester, *xdist, "--prob-json=whole.json")
+    assert whole.ret == 1  # outage's gate: 6/8 passes, exact interval [35%, 97%] against 50%: UNDECIDED
+    (pytester.path / "executed.txt").unlink()
+
+    monkeypatch.setenv("KILL_AT", "outage[run3]")
+    killed = session(pytester, *xdist, "--prob-journal=j.jsonl", "--prob-json=r.json")
+    assert killed.ret == -9, killed.stdout.str()
+    assert not (pytester.path / "r.json").exists()
+    first = executed(pytester)
+    lines = journal_lines(pytester.path / "j.jsonl")
+    assert lines[0]["journal"] == "pytest-probability" and lines[0]["format"] == 1
+    journaled = [line["record"]["nodeid"] for line in lines if "record" in line]
+    assert journaled and len(journaled) == len(set(journaled))
+    # Only the runs in flight at the kill are lost: the killing run; under xdist, each worker's runs after
+    # its last one the controller took in (its report may still have been on the way).
+    in_flight = [nodeid for nodeid in first if nodeid not in journaled]
+    assert any(n.endswith("outage[run3]") for n in in_flight)
+    for process in {p for _, p in executed_by(pytester)}:
+        mine = [n for n, p in executed_by(pytester) if p == process]
+        lost = [n in in_flight for n in mine]
+        assert lost == sorted(lost), (process, mine, journaled)  # journaled runs, then lost ones
+    if not xdist:
+        assert len(in_flight) == 1
+
+    monkeypatch.delenv("KILL_AT")
+    resumed = session(pytester, *xdist, "--prob-journal=j.jsonl", "--prob-json=r.json",
+                      "--prob-otel-file=otlp.jsonl")
+    out = resumed.stdout.str()
+    assert resumed.ret == whole.ret, out
+    second = executed(pytester)[len(first):]
+    assert sorted(second) == sorted(n for n in set(first + second) if n not in journaled)  # the rest, once each
+    assert not set(second) & set(journaled)
+    report = load(pytester.path / "r.json")
+    assert stable(report) == stable(load(pytester.path / "whole.json"))
+    costs = {r["nodeid"]: r["cost"] for r in report["records"]}
+    assert report["journal"] == {
+        "path": str(pytester.path / "j.jsonl"), "resumed_runs": len(journaled),
+        "resumed_cost": pytest.approx(sum(costs[n] for n in journaled)),
+        "resumed_tokens": sum(110 if "triage" in n else 2 for n in journaled),
+        "written_runs": len(second), "error": None}
+    assert f"Journal: {len(journaled)} run(s) resumed from {pytester.path / 'j.jsonl'}, {len(second)} run now" in out
+    # The journal now holds every run once; the metrics count them all, and say how many were resumed.
+    again = [line["record"]["nodeid"] for line in journal_lines(pytester.path / "j.jsonl") if "record" in line]
+    assert sorted(again) == sorted(costs)
+    from pytest_probability.otel import otlp_json
+
+    points = flatten_metrics(list(otlp_json.read_file(pytester.path / "otlp.jsonl")))
+    total = sum(p.value for p in points if p.name == "probability.session.runs")
+    assert total == len(costs) == 21
+    assert next(p.value for p in points if p.name == "probability.session.resumed.runs") == len(journaled)
+
+
+@XDIST
+def test_a_journal_of_every_run_resumes_all_and_runs_nothing(pytester: pytest.Pytester, xdist: list[str]) -> None:
+    """Every gate is then decided on records read back alone (under xdist, published when the first worker's
+    collection arrives, not left to wait for runs that never come); late usage is read back too."""
+    pytester.makepyfile(bench_x=BENCH, bench_late=LATE)
+    first = session(pytester, *xdist, "--prob-journal=j.jsonl", "--prob-json=first.json")
+    assert first.ret == 1
+    count = len(executed(pytester))
+    again = session(pytester, *xdist, "--prob-journal=j.jsonl", "--prob-json=again.json")
+    assert again.ret == 1, again.stdout.str()
+    assert len(executed(pytester)) == count  # nothing ran again
+    assert stable(load(pytester.path / "again.json")) == stable(load(pytester.path / "first.json"))
+    late = {r["run"]: r["cost"] for r in load(pytester.path / "again.json")["records"] if "late" in r["nodeid"]}
+    assert late == {1: 1.25, 2: 1.0}
+    again.stdout.fnmatch_lines(["*gate of triage::outage*", "*Journal: 23 run(s) resumed*, 0 run now*"])
+    assert again.duration < 30  # no gate item waited for prob_gate_timeout (60 s)
+
+
+LATE = """
+import threading
+import time
+from pytest_probability import record_usage
+from pytest_probability.run.context import current_run
+
+THREADS = []
+LATE_DONE = threading.Event()
+
+
+def late(run):
+    deadline = time.monotonic() + 20
+    while current_run() is run and time.monotonic() < deadline:
+        time.sleep(0.005)
+    record_usage(model="late", cost=0.25)
+    LATE_DONE.set()
+
+
+def bench_late(request):
+    record_usage(model="on-time", cost=1.0)
+    if request.node.prob_run == 1:
+        thread = threading.Thread(target=late, args=(current_run(),))
+        thread.start()
+        THREADS.append(thread)
+    elif THREADS:
+        LATE_DONE.wait(20)
+bench_late = __import__("pytest").mark.probability(runs=2)(bench_late)
+"""
+
+
+@pytest.mark.parametrize(("then", "named"), [
+    (["--prob-runs=4"], "runs: 1 in the journal, 4 now"),
+    (["--prob-confidence=0.9"], "stats_config.level: 0.95 in the journal, 0.9 now"),
+    (["--prob-shard=2/2"], "shard: '1/2' in the journal, '2/2' now"),
+    (["-o", "prob_suite=other"], "suite: "),
+], ids=["runs", "confidence", "shard", "suite"])
+def test_a_journal_of_other_settings_is_refused_naming_the_difference(pytester: pytest.Pytester, then: list[str],
+                                                                      named: str) -> None:
+    pytester.makepyfile(bench_x=BENCH)
+    before = ["--prob-shard=1/2"] if "--prob-shard=2/2" in then else []
+    assert session(pytester, *before, "--prob-journal=j.jsonl").ret == (0 if before else 1)  # a shard judges no gate
+    count = len(executed(pytester))
+    kept = (pytester.path / "j.jsonl").read_bytes()
+    result = session(pytester, *then, "--prob-journal=j.jsonl")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines([f"ERROR: --prob-journal: {pytester.path / 'j.jsonl'} was written by a session with "
+                                 f"other settings ({named}*"])
+    assert len(executed(pytester)) == count and (pytester.path / "j.jsonl").read_bytes() == kept
+
+
+@XDIST
+@pytest.mark.parametrize("change", ["selection", "marker"])
+def test_a_journal_of_another_suite_is_refused(pytester: pytest.Pytester, xdist: list[str], change: str) -> None:
+    pytester.makepyfile(bench_x=BENCH)
+    assert session(pytester, *xdist, "--prob-journal=j.jsonl").ret == 1
+    count = len(executed(pytester))
+    if change == "selection":
+        result = session(pytester, *xdist, "--prob-journal=j.jsonl", "-k", "triage")
+        expected = "*has runs of 1 case(s) this session does not select: bench_x.py::bench_plain*"
+    else:
+        pytester.makepyfile(bench_x=BENCH.replace("runs=5", "runs=6"))
+        result = session(pytester, *xdist, "--prob-journal=j.jsonl")
+        expected = "*has runs of case bench_x.py::bench_plain as it was before: it differs now in runs*"
+    assert result.ret == 4, result.stdout.str()
+    result.stderr.fnmatch_lines([f"ERROR: --prob-journal: {pytester.path / 'j.jsonl'} {expected}"])
+    assert len(executed(pytester)) == count  # no run executed
+
+
+def test_a_torn_last_line_is_dropped_and_a_corrupt_one_refused(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(bench_x=BENCH)
+    assert session(pytester, "--prob-journal=j.jsonl", "-k", "plain").ret == 0
+    path = pytester.path / "j.jsonl"
+    whole = path.read_bytes()
+    lines = whole.splitlines(keepends=True)
+    # The last record cut mid-line, as a kill during its write leaves it: that run runs again.
+    path.write_bytes(b"".join(lines[:-1]) + lines[-1][:40])
+    (pytester.path / "executed.txt").unlink()
+    result = session(pytester, "--prob-journal=j.jsonl", "-k", "plain", "--prob-json=r.json")
+    assert result.ret == 0, result.stdout.str()
+    assert executed(pytester) == ["bench_x.py::bench_plain::run5"]
+    assert len(journal_lines(path)) == len(lines)  # the torn line was cut off before appending
+    assert load(pytester.path / "r.json")["journal"]["resumed_runs"] == 4
+
+    path.write_bytes(lines[0] + b"{not json\n" + b"".join(lines[1:]))
+    result = session(pytester, "--prob-journal=j.jsonl", "-k", "plain")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["ERROR: --prob-journal: * line 2 is not JSON*"])
+    (pytester.path / "other.txt").write_text("hello\n")
+    result = session(pytester, "--prob-journal=other.txt", "-k", "plain")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["ERROR: --prob-journal: * line 1 is not JSON*"])
+    assert (pytester.path / "other.txt").read_text() == "hello\n"
+
+
+def test_a_journal_another_session_holds_is_refused(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(bench_x=BENCH)
+    path = pytester.path / "j.jsonl"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        result = session(pytester, "--prob-journal=j.jsonl")
+    finally:
+        os.close(fd)
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["ERROR: --prob-journal: * is in use by another session*"])
+    assert not executed(pytester)
+
+
+# Runs of 0.25 each against a budget of 1.0: the budget is reached by the fourth record.
+BUDGET = """
+import os
+import signal
+
+
+def pytest_runtest_logstart(nodeid, location):
+    if nodeid.endswith(os.environ.get("KILL_AT", "-")):
+        os.kill(os.getpid(), signal.SIGKILL)  # before the plugin asks whether the run may start
+"""
+
+
+def test_a_budget_reached_by_resumed_runs_stops_every_worker(pytester: pytest.Pytester,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The journal's runs spent the budget: under xdist no worker starts a run (the decision is published
+    before the first worker starts), and each run is reported as not executed for the budget."""
+    pytester.makeconftest(BUDGET)
+    pytester.makepyfile(bench_x=BENCH)
+    monkeypatch.setenv("KILL_AT", "refund[run5]")
+    assert session(pytester, "--prob-journal=j.jsonl", "--prob-max-cost=1.0").ret == -9
+    assert len(executed(pytester)) == 4
+    monkeypatch.delenv("KILL_AT")
+    result = session(pytester, "-n", "2", "--prob-journal=j.jsonl", "--prob-max-cost=1.0", "--prob-json=r.json")
+    assert len(executed(pytester)) == 4, result.stdout.str()  # nothing ran
+    report = load(pytester.path / "r.json")
+    assert report["journal"]["resumed_runs"] == 4 and report["journal"]["resumed_cost"] == 1.0
+    assert report["totals"]["count"] == 4
+    result.stdout.fnmatch_lines(["*Budget:  cost budget $1 reached: spent $1.0000*; 17 run(s) not executed",
+                                 "*Journal: 4 run(s) resumed from *, 0 run now; not spent again: $1.0000, 440 tokens"])
+    # Runs not executed are not journaled: a resumed session decides them again.
+    assert len([line for line in journal_lines(pytester.path / "j.jsonl") if "record" in line]) == 4
+
+
+SIGTERM = """
+import os
+import signal
+import pytest
+
+
+@pytest.mark.probability(runs=4)
+def bench_term(request):
+    fd = os.open("executed.txt", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    os.write(fd, (request.node.nodeid + "\\n").encode())
+    os.close(fd)
+    if request.node.prob_run == 3 and not os.path.exists("termed"):
+        open("termed", "w").close()
+        os.kill(os.getpid(), signal.SIGTERM)
+"""
+
+
+def test_a_run_interrupted_by_sigterm_is_not_journaled_and_runs_again(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(bench_t=SIGTERM)
+    first = session(pytester, "--prob-journal=j.jsonl", "--prob-json=r.json")
+    assert first.ret == 2
+    assert load(pytester.path / "r.json")["skipped_runs"][0]["nodeid"].endswith("::run3")  # reported as a skip
+    journaled = [line["record"]["nodeid"] for line in journal_lines(pytester.path / "j.jsonl") if "record" in line]
+    assert [n[-4:] for n in journaled] == ["run1", "run2"]
+    second = session(pytester, "--prob-journal=j.jsonl", "--prob-json=r.json")
+    assert second.ret == 0
+    assert [n[-4:] for n in executed(pytester)] == ["run1", "run2", "run3", "run3", "run4"]
+    report = load(pytester.path / "r.json")
+    assert report["totals"]["passes"] == 4 and not report.get("skipped_runs")
