@@ -228,6 +228,9 @@ def _journal(config: pytest.Config, state: State, role: str, book: DecisionBook,
         intake.add(record, finished=False)
     intake.add_late(contents.late, journaled=True)
     intake.journal = writer
+    # First of the finishers: the gates' and the reports' see the status with the resumed runs in it.
+    state.finishers.append(journal.ResumedOutcomes(resumed, lambda case: state.specs.of(case).gated,
+                                                   bool(config.option.runxfail)))
     if writer is not None:
         config.add_cleanup(writer.close)
     if role == CONTROLLER:

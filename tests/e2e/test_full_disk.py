@@ -9,6 +9,7 @@ session's process (SIGXFSZ ignored, so a write past the limit gets EFBIG), which
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -117,3 +118,24 @@ def test_a_full_disk_under_the_export_alone_keeps_the_exit_status(pytester: pyte
     notes = check_untouched(folder, result)
     assert len(notes) == 2 and all(note.startswith("OpenTelemetry: could not ") for note in notes), notes
     assert result.ret == pytest.ExitCode.OK  # exporting never changes the exit status
+
+
+def test_a_journal_on_a_full_disk_stops_with_one_note_and_the_session_keeps_every_run(
+        pytester: pytest.Pytester, full: tuple[Path, str]) -> None:
+    folder, how = full
+    pytester.makepyfile(bench_many="def bench_many():\n    pass\n")
+    # Under RLIMIT_FSIZE no file of the session may pass the limit: the report is the tmpfs case's only.
+    report_option = ["--prob-json=report.json"] if how == "tmpfs" else []
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q", "--prob-runs=200",
+                                           f"--prob-journal={folder / 'journal.jsonl'}", *report_option, timeout=120)
+    assert result.ret == 0, result.stdout.str()
+    reason = "No space left on device" if how == "tmpfs" else "File too large"
+    notes = [line.strip() for line in result.outlines if "could not" in line]
+    assert len(notes) == 1 and re.fullmatch(
+        rf"could not write to the journal {re.escape(str(folder / 'journal.jsonl'))} \({reason}\); the runs after its "
+        r"\d+ record\(s\) are not in it, and would run again on resume", notes[0]), notes
+    assert "Overall: 200/200 passed" in result.stdout.str()
+    if report_option:
+        report = json.loads((pytester.path / "report.json").read_text())
+        assert report["totals"]["count"] == 200 and report["journal"]["error"] == reason
+        assert report["journal"]["written_runs"] < 200

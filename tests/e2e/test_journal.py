@@ -335,3 +335,42 @@ def test_a_run_interrupted_by_sigterm_is_not_journaled_and_runs_again(pytester: 
     assert [n[-4:] for n in executed(pytester)] == ["run1", "run2", "run3", "run3", "run4"]
     report = load(pytester.path / "r.json")
     assert report["totals"]["passes"] == 4 and not report.get("skipped_runs")
+
+
+UNGATED = """
+import os
+import signal
+import pytest
+
+
+@pytest.mark.probability(runs=4)
+def bench_ungated(request):
+    fd = os.open("executed.txt", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    os.write(fd, (request.node.nodeid + "\\n").encode())
+    os.close(fd)
+    if request.node.prob_run == 3 and os.environ.get("KILL") and not os.path.exists("killed"):
+        open("killed", "w").close()
+        os.kill(os.getpid(), signal.SIGKILL)
+    assert request.node.prob_run != int(os.environ.get("FAILING", "0"))
+"""
+
+
+@XDIST
+@pytest.mark.parametrize("failing", [0, 2], ids=["all-pass", "run2-fails"])
+def test_the_exit_status_counts_the_resumed_runs(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+                                                  xdist: list[str], failing: int) -> None:
+    """An ungated run that failed before the kill fails the resumed session, as it failed the session that ran
+    it; and a session whose every run is resumed exits as that session would have (never 5, no tests ran)."""
+    pytester.makepyfile(bench_u=UNGATED)
+    monkeypatch.setenv("FAILING", str(failing))
+    whole = session(pytester, *xdist)
+    assert whole.ret == (1 if failing else 0)
+    monkeypatch.setenv("KILL", "1")
+    assert session(pytester, "--prob-journal=j.jsonl").ret == -9
+    monkeypatch.delenv("KILL")
+    resumed = session(pytester, *xdist, "--prob-journal=j.jsonl", "--prob-json=r.json")
+    assert resumed.ret == whole.ret, resumed.stdout.str()
+    assert load(pytester.path / "r.json")["exit_status"] == whole.ret
+    everything = session(pytester, *xdist, "--prob-journal=j.jsonl", "--prob-json=r.json")
+    assert everything.ret == whole.ret, everything.stdout.str()
+    assert load(pytester.path / "r.json")["journal"]["resumed_runs"] == 4

@@ -63,7 +63,7 @@ def add_options(parser: pytest.Parser) -> None:
         "--prob-journal",
         default=None,
         metavar="PATH",
-        help="Append each finished run's record to PATH as it ends (flushed and fsynced); a session started "
+        help="Append each finished run's record to PATH as it ends (fsynced within 50 ms); a session started "
              "again with the same journal runs only the runs it lacks, and reports all of them.",
     )
     stats_group = parser.getgroup("probability-stats", "pytest-probability: intervals, gates, latency, pass^k")

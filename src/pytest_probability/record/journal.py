@@ -1,9 +1,10 @@
 """``--prob-journal``: every finished run's record appended as the run ends, and a session resumed from it.
 
 The journal is JSON Lines (UTF-8, one object per line). Each line is written
-with one ``write`` on a descriptor opened with ``O_APPEND``, then fsynced, in
-the aggregating process (the serial session, or the xdist controller) as the
-record is taken in, before pytest shows the run's outcome:
+with one ``write`` on a descriptor opened with ``O_APPEND`` in the aggregating
+process (the serial session, or the xdist controller) as the record is taken
+in, before pytest shows the run's outcome, and fsynced right after by a
+background thread (:class:`Journal`):
 
 * the header, first: ``{"journal": "pytest-probability", "format": 1, "suite": ...,
   "settings": {...}, "stats_config": {...}}`` (the JSON report's ``settings`` and
@@ -30,6 +31,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -39,8 +41,10 @@ import pytest
 from ..collect.items import Run
 from ..files import write_all
 from ..model.run import RunRecord
-from ..protocols import Link
+from ..model.rows import Summary
+from ..protocols import Finisher, Link
 from ..text import printable
+from ..vocabulary import ERROR, FAIL
 
 MAGIC = "pytest-probability"
 FORMAT = 1
@@ -48,6 +52,9 @@ FORMAT = 1
 WORKER_INPUT = "prob_journal"
 #: A case's fields that may differ between the journal and the session: where it sits in the file.
 PLACE_FIELDS = frozenset({"order", "lineno"})
+#: Least seconds between two fsyncs of the journal (group commit): a machine crash loses at most the
+#: records of this long; a killed session none, since each record is written before its outcome shows.
+SYNC_INTERVAL = 0.05
 #: Differences named in a refusal; the rest are counted.
 SHOWN = 5
 
@@ -158,11 +165,18 @@ def case_difference(journaled: Mapping[str, Any], collected: Mapping[str, Any]) 
 
 
 class Journal:
-    """The journal's writer in the aggregating process: one line per finished run, fsynced as it ends.
+    """The journal's writer in the aggregating process: one line per finished run, as it ends.
 
-    It holds an exclusive ``flock`` until the session ends: a second session on
-    the same journal is refused. A write that fails (a full disk) stops the
-    journal with one note; the session and its reports go on.
+    Each line is one ``write`` on the main thread, before pytest shows the run's
+    outcome: from then on it is the kernel's, and survives the session being
+    killed (``kill -9``, a CI job cancelled). A background thread fsyncs it
+    (group commit: at most every :data:`SYNC_INTERVAL` seconds, each fsync
+    covering every line written before it), so that a machine crash loses at
+    most the last 50 ms of records, and the session's main thread never waits
+    for the disk (benchmarks/journal.py: the fsync is most of the cost).
+    Closing syncs what is left. It holds an exclusive ``flock`` until the session ends: a second
+    session on the same journal is refused. A write or fsync that fails (a full
+    disk) stops the journal with one note; the session and its reports go on.
     """
 
     def __init__(self, path: Path, fd: int, head: Mapping[str, Any], contents: Contents, notes: list[str]) -> None:
@@ -173,15 +187,18 @@ class Journal:
         self.failed: str | None = None
         self._cases = set(contents.cases)
         self._fd: int | None = fd
+        self._dirty = threading.Event()
+        self._closing = threading.Event()
+        self._syncer: threading.Thread | None = None
         if contents.torn:
             os.ftruncate(fd, contents.length)  # a line cut short by a kill: the journal is its whole lines
         if contents.header is None:
             self._append(_dumps({**head}) + "\n")
 
     def write(self, record: RunRecord) -> None:
-        """A finished run's record (its case first, the first time), in one write, then fsync. A run not
-        executed (decided early, a budget reached) is not one: a resumed session decides it again, on the
-        same records for a case decided early or a cost or token budget, and on its own clock for a time budget."""
+        """A finished run's record (its case first, the first time), in one write. A run not executed
+        (decided early, a budget reached) is not one: a resumed session decides it again, on the same
+        records for a case decided early or a cost or token budget, and on its own clock for a time budget."""
         if self._fd is None or record.stopped:
             return
         key = record.case.key
@@ -197,23 +214,61 @@ class Journal:
 
     def _append(self, text: str) -> bool:
         fd = self._fd
-        if fd is None:
+        if fd is None or self.failed is not None:
             return False
         try:
             write_all(fd, text.encode("utf-8"))
-            os.fsync(fd)
         except (OSError, ValueError) as exc:
-            self.failed = str(getattr(exc, "strerror", None) or exc)
-            self.notes.append(printable(f"could not write to the journal {self.path} ({self.failed}); the runs after "
-                                        f"its {self.written} record(s) are not in it, and would run again on resume"))
+            self._fail(exc)
             self.close()
             return False
+        if self._syncer is None:
+            self._syncer = threading.Thread(target=self._sync, name="pytest-probability-journal", daemon=True)
+            self._syncer.start()
+        self._dirty.set()
         return True
 
+    def _sync(self) -> None:
+        """The background fsync: after every batch of writes, until the journal closes."""
+        fd = self._fd
+        while fd is not None:
+            self._dirty.wait()
+            self._dirty.clear()
+            if self._closing.is_set():
+                return  # close() syncs what is left
+            try:
+                os.fsync(fd)
+            except OSError as exc:
+                self._fail(exc)
+                return
+            if self._closing.wait(SYNC_INTERVAL):  # the writes meanwhile wait for the next fsync
+                return
+
+    def _fail(self, exc: BaseException) -> None:
+        if self.failed is not None:
+            return
+        self.failed = str(getattr(exc, "strerror", None) or exc)
+        self.notes.append(printable(f"could not write to the journal {self.path} ({self.failed}); the runs after "
+                                    f"its {self.written} record(s) are not in it, and would run again on resume"))
+
     def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)  # and the flock with it
+        """Sync what the background thread has not, and let the file (and its lock) go."""
+        fd = self._fd
+        if fd is None:
+            return
+        self._closing.set()
+        self._dirty.set()
+        syncer = self._syncer
+        if syncer is not None and syncer is not threading.current_thread():
+            syncer.join()
+        try:
+            if self.failed is None:
+                os.fsync(fd)
+        except OSError as exc:
+            self._fail(exc)
+        finally:
             self._fd = None
+            os.close(fd)
 
 
 def start(path: Path, head: Mapping[str, Any], notes: list[str], *, write: bool = True) -> tuple[Journal | None, Contents]:
@@ -335,3 +390,26 @@ class JournalLink(Link):
 
     def worker_input(self) -> Mapping[str, Any]:
         return {WORKER_INPUT: {"path": str(self.path), "length": self.length}}
+
+
+class ResumedOutcomes(Finisher):
+    """The exit status counts the resumed runs as the session that executed them: a failed or errored run
+    fails the session as it did there (unless its case is gated: a gate item decides it, and the run was
+    xfailed), and a session whose every run was resumed ran no item, which pytest calls exit status 5, but
+    it has its runs: 0 (or 1)."""
+
+    def __init__(self, resumed: list[RunRecord], gated: Any, runxfail: bool) -> None:
+        """``gated``: whether a case's runs are gated (their failures xfailed)."""
+        self.resumed = resumed
+        self.gated = gated
+        self.runxfail = runxfail
+
+    def finish(self, session: pytest.Session, summary: Summary) -> None:
+        if not self.resumed:
+            return
+        if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            session.exitstatus = pytest.ExitCode.OK
+        if session.exitstatus == pytest.ExitCode.OK and any(
+                record.outcome in (FAIL, ERROR) and (self.runxfail or not self.gated(record.case))
+                for record in self.resumed):
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -118,19 +118,28 @@ def test_a_journal_another_process_holds_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_full_disk_stops_the_journal_with_one_note_and_the_session_goes_on(tmp_path: Path) -> None:
+    notes: list[str] = []
+    fd = os.open("/dev/full", os.O_WRONLY)  # every write: ENOSPC
+    writer = journal.Journal(tmp_path / "j.jsonl", fd, HEAD, journal.Contents(), notes)
+    writer.write(record(1))
+    writer.write(record(2))
+    writer.close()
+    assert writer.written == 0 and writer.failed == "No space left on device"
+    assert notes == [f"could not write to the journal {tmp_path / 'j.jsonl'} (No space left on device); the runs "
+                     "after its 0 record(s) are not in it, and would run again on resume"]
+
+
+def test_the_fsync_runs_on_its_own_thread_and_closing_syncs_and_ends_it(tmp_path: Path) -> None:
     path = tmp_path / "j.jsonl"
     writer = opened(path)
-    writer.write(record(1))
-    full = os.open("/dev/full", os.O_WRONLY)
-    os.dup2(full, writer._fd)  # type: ignore[arg-type]  # the same descriptor, now on a full device
-    os.close(full)
-    notes: list[str] = []
-    writer.notes = notes
-    writer.write(record(2))
-    writer.write(record(3))
-    assert writer.written == 1 and writer.failed is not None and "No space left" in writer.failed
-    assert notes == [f"could not write to the journal {path} (No space left on device); the runs after its 1 "
-                     "record(s) are not in it, and would run again on resume"]
+    for run in range(1, 4):
+        writer.write(record(run))
+    syncer = writer._syncer
+    assert syncer is not None and syncer.is_alive() and syncer.daemon
+    writer.close()
+    assert not syncer.is_alive() and writer.failed is None
+    assert len(journal.read(path).records) == 3
+    opened(path).close()  # the lock went with the file
 
 
 def test_read_stops_at_the_length_it_is_given(tmp_path: Path) -> None:
