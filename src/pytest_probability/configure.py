@@ -158,7 +158,7 @@ def _aggregating(config: pytest.Config, state: State, role: str, book: DecisionB
         state.facets.append(ShardFacet(settings.shard, state.cases, book.expected, _suite(config),
                                        compare=lambda: _compare_settings(comparing, state.cases)))
     if settings.journal is not None:
-        state.facets.append(_journal(config, state, role, book, intake))
+        _journal(config, state, role, book, intake)
     state.facets += [
         # last: its JSON fields are the others' with the readings added
         ExplainFacet(results, comparing, state.stats, lambda: config.get_terminal_writer().fullwidth),
@@ -198,9 +198,10 @@ def _suite(config: pytest.Config) -> str:
     return str(config.getoption("prob_suite") or config.getini("prob_suite") or "").strip() or config.rootpath.name
 
 
-def _journal(config: pytest.Config, state: State, role: str, book: DecisionBook, intake: Intake) -> Any:
+def _journal(config: pytest.Config, state: State, role: str, book: DecisionBook, intake: Intake) -> None:
     """``--prob-journal``: the journal read back (its runs are the session's first records, and deselected)
-    and opened for appending; returns its facet. A journal that cannot be resumed from is a usage error."""
+    and opened for appending, with its facet. A journal that cannot be resumed from is a usage error.
+    ``--collect-only`` only deselects what the journal holds: it shows what a resumed session would run."""
     from .model.run import RunRecord
     from .record import journal
     from .report.resume import JournalFacet
@@ -211,6 +212,9 @@ def _journal(config: pytest.Config, state: State, role: str, book: DecisionBook,
     head = journal.header(_suite(config), settings.to_dict(), state.stats.to_dict())
     try:
         writer, contents = journal.start(path, head, state.notes, write=not config.option.collectonly)
+        if writer is None:
+            state.checks.append(journal.Resume(path, contents))
+            return
         cases = state.cases
         for key, data in contents.cases.items():
             cases[key] = CaseRef.from_dict(data)
@@ -228,18 +232,17 @@ def _journal(config: pytest.Config, state: State, role: str, book: DecisionBook,
         intake.add(record, finished=False)
     intake.add_late(contents.late, journaled=True)
     intake.journal = writer
+    state.facets.append(JournalFacet(path, resumed, writer))
     # First of the finishers: the gates' and the reports' see the status with the resumed runs in it.
     state.finishers.append(journal.ResumedOutcomes(resumed, lambda case: state.specs.of(case).gated,
                                                    bool(config.option.runxfail)))
-    if writer is not None:
-        config.add_cleanup(writer.close)
+    config.add_cleanup(writer.close)
     if role == CONTROLLER:
         # The workers collect: each deselects what was resumed, reading the journal up to this length.
         state.links.append(journal.JournalLink(path, contents.length))
         config.pluginmanager.register(journal.JournalHooks(lambda: book.folder), "probability-journal")
     else:
         state.checks.append(journal.Resume(path, contents))
-    return JournalFacet(path, resumed, writer)
 
 
 def _resume_on_worker(config: pytest.Config, state: State) -> None:

@@ -374,3 +374,42 @@ def test_the_exit_status_counts_the_resumed_runs(pytester: pytest.Pytester, monk
     everything = session(pytester, *xdist, "--prob-journal=j.jsonl", "--prob-json=r.json")
     assert everything.ret == whole.ret, everything.stdout.str()
     assert load(pytester.path / "r.json")["journal"]["resumed_runs"] == 4
+
+
+def test_a_killed_shard_resumed_from_its_own_journal_merges_to_the_unsharded_session(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+    import sys
+
+    pytester.makepyfile(bench_x=BENCH)
+    assert session(pytester, "--prob-json=whole.json").ret == 1
+    assert session(pytester, "--prob-shard=2/2", "--prob-journal=j2.jsonl", "--prob-json=s2.json").ret == 0
+    from pytest_probability.model.case import shard_of
+
+    key = next(r["case_key"] for r in load(pytester.path / "whole.json")["records"] if "refund" in r["nodeid"])
+    run = [r for r in range(1, 9) if shard_of(key, r, 2) == 1][1]  # the second run of refund in shard 1
+    monkeypatch.setenv("KILL_AT", f"refund[run{run}]")
+    killed = session(pytester, "--prob-shard=1/2", "--prob-journal=j1.jsonl", "--prob-json=s1.json", "-n", "2")
+    assert killed.ret == -9
+    monkeypatch.delenv("KILL_AT")
+    assert session(pytester, "--prob-shard=1/2", "--prob-journal=j1.jsonl", "--prob-json=s1.json", "-n", "2").ret == 0
+    assert load(pytester.path / "s1.json")["journal"]["resumed_runs"] > 0
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    merged = subprocess.run([sys.executable, "-m", "pytest_probability", "merge", "s1.json", "s2.json", "-o", "m.json"],
+                            cwd=pytester.path, capture_output=True, text=True, timeout=120, env=env)
+    assert merged.returncode == 1, merged.stderr
+    assert stable(load(pytester.path / "m.json")) == stable(load(pytester.path / "whole.json"))
+
+
+def test_collect_only_shows_the_runs_a_resumed_session_would_run_and_writes_nothing(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytester.makepyfile(bench_u=UNGATED)
+    monkeypatch.setenv("KILL", "1")
+    assert session(pytester, "--prob-journal=j.jsonl").ret == -9
+    monkeypatch.delenv("KILL")
+    kept = (pytester.path / "j.jsonl").read_bytes()
+    result = session(pytester, "--collect-only", "-q", "--prob-journal=j.jsonl", "--prob-json=r.json")
+    assert result.ret == 0
+    listed = [line for line in result.outlines if line.startswith("bench_u.py::")]
+    assert listed == ["bench_u.py::bench_ungated::run3", "bench_u.py::bench_ungated::run4"]
+    assert (pytester.path / "j.jsonl").read_bytes() == kept and not (pytester.path / "r.json").exists()

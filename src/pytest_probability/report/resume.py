@@ -19,9 +19,9 @@ from .terminal import money
 
 
 class JournalFacet(Facet):
-    def __init__(self, path: Path, resumed: Sequence[RunRecord], journal: Any | None) -> None:
-        """``resumed``: the records read back from the journal; ``journal``: its writer (None when the
-        session writes none, as with ``--collect-only``), which counts the runs it wrote."""
+    def __init__(self, path: Path, resumed: Sequence[RunRecord], journal: Any) -> None:
+        """``resumed``: the records read back from the journal; ``journal``: its writer
+        (``record.journal.Journal``), which counts the runs it wrote and says why it stopped."""
         self.path = path
         self.runs = len({record.nodeid for record in resumed})
         self.cost = sum(record.spend for record in resumed)
@@ -31,7 +31,7 @@ class JournalFacet(Facet):
     def lines(self) -> Sequence[Line]:
         if not self.runs:
             return []
-        written = getattr(self.journal, "written", 0)
+        written = self.journal.written
         return [("", {}), (f"  Journal: {self.runs} run(s) resumed from {self.path}, {written} run now; not spent "
                            f"again: {money(self.cost)}, {self.tokens:,} tokens", {"bold": True})]
 
@@ -41,8 +41,8 @@ class JournalFacet(Facet):
             "resumed_runs": self.runs,
             "resumed_cost": self.cost,
             "resumed_tokens": self.tokens,
-            "written_runs": getattr(self.journal, "written", 0),
-            "error": getattr(self.journal, "failed", None),
+            "written_runs": self.journal.written,
+            "error": self.journal.failed,
         }}
 
     def series(self) -> list[Series]:
