@@ -83,3 +83,39 @@ def clean_export_env(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester)
     monkeypatch.delenv("TRACEPARENT", raising=False)
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(pytester.path.parent))
     pytester.makeini("[pytest]\n")
+
+
+#: A benchmark whose first run starts a thread that records usage after the run has ended (late usage),
+#: while its second run is executing: ``bench_threads.py``, run with two runs.
+LATE = """
+import threading
+import time
+from pytest_probability import record_usage
+from pytest_probability.run.context import current_run
+
+THREADS = []
+LATE_DONE = threading.Event()
+
+
+def late(run):
+    deadline = time.monotonic() + 20
+    while current_run() is run and time.monotonic() < deadline:
+        time.sleep(0.005)
+    record_usage(model="late", cost=0.25)
+    LATE_DONE.set()
+
+
+def bench_threads(request):
+    record_usage(model="on-time", cost=1.0)
+    if request.node.prob_run == 1:
+        thread = threading.Thread(target=late, args=(current_run(),))
+        thread.start()
+        THREADS.append(thread)
+    elif THREADS:
+        LATE_DONE.wait(20)  # the late usage arrives while this run executes
+
+
+def teardown():
+    for thread in THREADS:
+        thread.join(20)
+"""

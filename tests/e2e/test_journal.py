@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from otlp_receiver import flatten_metrics
+from sessions import LATE as LATE_USAGE
 
 XDIST = pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 
@@ -151,7 +152,7 @@ def test_a_session_killed_mid_run_resumes_to_the_uninterrupted_report(pytester: 
 def test_a_journal_of_every_run_resumes_all_and_runs_nothing(pytester: pytest.Pytester, xdist: list[str]) -> None:
     """Every gate is then decided on records read back alone (under xdist, published when the first worker's
     collection arrives, not left to wait for runs that never come); late usage is read back too."""
-    pytester.makepyfile(bench_x=BENCH, bench_late=LATE)
+    pytester.makepyfile(bench_x=BENCH, bench_threads=LATE)
     first = session(pytester, *xdist, "--prob-journal=j.jsonl", "--prob-json=first.json")
     assert first.ret == 1
     count = len(executed(pytester))
@@ -159,40 +160,14 @@ def test_a_journal_of_every_run_resumes_all_and_runs_nothing(pytester: pytest.Py
     assert again.ret == 1, again.stdout.str()
     assert len(executed(pytester)) == count  # nothing ran again
     assert stable(load(pytester.path / "again.json")) == stable(load(pytester.path / "first.json"))
-    late = {r["run"]: r["cost"] for r in load(pytester.path / "again.json")["records"] if "late" in r["nodeid"]}
+    late = {r["run"]: r["cost"] for r in load(pytester.path / "again.json")["records"] if "threads" in r["nodeid"]}
     assert late == {1: 1.25, 2: 1.0}
     again.stdout.fnmatch_lines(["*gate of triage::outage*", "*Journal: 23 run(s) resumed*, 0 run now*"])
     assert again.duration < 30  # no gate item waited for prob_gate_timeout (60 s)
 
 
-LATE = """
-import threading
-import time
-from pytest_probability import record_usage
-from pytest_probability.run.context import current_run
-
-THREADS = []
-LATE_DONE = threading.Event()
-
-
-def late(run):
-    deadline = time.monotonic() + 20
-    while current_run() is run and time.monotonic() < deadline:
-        time.sleep(0.005)
-    record_usage(model="late", cost=0.25)
-    LATE_DONE.set()
-
-
-def bench_late(request):
-    record_usage(model="on-time", cost=1.0)
-    if request.node.prob_run == 1:
-        thread = threading.Thread(target=late, args=(current_run(),))
-        thread.start()
-        THREADS.append(thread)
-    elif THREADS:
-        LATE_DONE.wait(20)
-bench_late = __import__("pytest").mark.probability(runs=2)(bench_late)
-"""
+#: Late usage (the first run's, recorded while the second executes), with two runs whatever --prob-runs says.
+LATE = LATE_USAGE + "\nbench_threads = __import__('pytest').mark.probability(runs=2)(bench_threads)\n"
 
 
 @pytest.mark.parametrize(("then", "named"), [

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from otlp_receiver import flatten_metrics, flatten_spans
-from sessions import section
+from sessions import LATE, section
 
 from pytest_probability.otel import otlp_json
 
@@ -413,38 +413,7 @@ def test_a_report_to_a_descriptor_goes_where_it_points(pytester: pytest.Pytester
 
 # -- item 13: numbers ------------------------------------------------------------------------
 
-LATE = """
-import threading
-import time
-from pytest_probability import record_usage
-from pytest_probability.run.context import current_run
 
-THREADS = []
-LATE_DONE = threading.Event()
-
-
-def late(run):
-    deadline = time.monotonic() + 20
-    while current_run() is run and time.monotonic() < deadline:
-        time.sleep(0.005)
-    record_usage(model="late", cost=0.25)
-    LATE_DONE.set()
-
-
-def bench_threads(request):
-    record_usage(model="on-time", cost=1.0)
-    if request.node.prob_run == 1:
-        thread = threading.Thread(target=late, args=(current_run(),))
-        thread.start()
-        THREADS.append(thread)
-    elif THREADS:
-        LATE_DONE.wait(20)  # the late usage arrives while this run executes
-
-
-def teardown():
-    for thread in THREADS:
-        thread.join(20)
-"""
 
 
 @XDIST
