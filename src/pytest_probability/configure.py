@@ -30,7 +30,7 @@ from .config.spec import Specs
 from .decide.book import DecisionBook, DecisionsLink, deferred_text
 from .decide.comparisons import ArmVerdicts, BaselineVerdicts, Comparing, requested
 from .decide.results import Results
-from .decide.settle import SettleGates
+from .decide.settle import EmptyShard, SettleGates, ShardDeselected
 from .model.case import CaseRef
 from .protocols import VerdictKind
 from .record.intake import Intake, InterruptedRuns, LateUsage
@@ -114,6 +114,8 @@ def configure(config: pytest.Config) -> State:
     intake = Intake(state) if role != WORKER else None
     state.links.append(LateUsage(intake))
     state.links.append(InterruptedRuns(intake))
+    if settings.shard is not None:
+        state.links.append(ShardDeselected(state))
     if book is not None and results is not None and intake is not None:
         _aggregating(config, state, role, book, results, intake, comparing)
     else:
@@ -163,6 +165,11 @@ def _aggregating(config: pytest.Config, state: State, role: str, book: DecisionB
         # last: its JSON fields are the others' with the readings added
         ExplainFacet(results, comparing, state.stats, lambda: config.get_terminal_writer().fullwidth),
     ]
+    empty_ok: Callable[[], bool] = lambda: False
+    if settings.shard is not None:
+        empty_shard = EmptyShard(state, bool(config.option.collectonly))
+        state.finishers.append(empty_shard)
+        empty_ok = lambda: empty_shard.empty  # noqa: E731
     state.finishers += [SettleGates(book, results), comparing]
     if settings.prices is not None:
         state.finishers.append(UnpricedModels(settings.prices.source))
@@ -179,10 +186,10 @@ def _aggregating(config: pytest.Config, state: State, role: str, book: DecisionB
         report = ReportDict(settings.to_dict(), state.facets)
         if settings.json_path is not None:
             files.check_path(settings.json_path)
-            state.finishers.append(JsonReport(settings.json_path, report, state.notes))
+            state.finishers.append(JsonReport(settings.json_path, report, state.notes, empty_ok))
         if settings.html_path is not None:
             files.check_path(settings.html_path, "--prob-html")
-            state.finishers.append(HtmlReport(settings.html_path, report, state.notes, settings.trace_url))
+            state.finishers.append(HtmlReport(settings.html_path, report, state.notes, settings.trace_url, empty_ok))
         if history is not None:
             state.finishers.append(HistoryReport(Path(history), report))
     role_object: Serial | Controller

@@ -56,6 +56,8 @@ class State:
     case_order: Any = field(default_factory=itertools.count)
     #: Runs collected so far (cases × runs), held to ``settings.max_runs``.
     runs_collected: int = 0
+    #: ``--prob-shard``: runs of other shards deselected (by this process, or by a worker, which ships it).
+    runs_of_other_shards: int = 0
     # -- the session's end ------------------------------------------------------------------
     #: Set while the finishers run (SIGTERM then lets them finish), and on SIGTERM during them.
     finishing: bool = False

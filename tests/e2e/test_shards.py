@@ -315,3 +315,22 @@ def test_the_merge_compares_with_a_baseline_as_the_session(pytester: pytest.Pyte
     # Without the baseline the merge cannot compare, and says so.
     without = merge(pytester, "s1.json", "s2.json", "-o", "merged.json")
     assert without.returncode == 2 and "--prob-baseline" in without.stderr
+
+
+def test_a_shard_whose_runs_are_all_in_other_shards_exits_0_and_writes_its_report(pytester: pytest.Pytester) -> None:
+    """More shards than runs: the empty shards executed nothing (pytest's exit status 5), but they are
+    shards all the same; the merge needs every one. A shard that collected no run at all keeps its 5."""
+    pytester.makepyfile(bench_x='import pytest\n\n\n@pytest.mark.parametrize("w", ["a", "b"])\n'
+                                'def bench_one(w):\n    pass\n')
+    whole = session(pytester, "--prob-json=whole.json")
+    assert whole.ret == 0
+    # Shards 1 and 2 under xdist: the worker tells its controller what it deselected.
+    results = shards(pytester, 5, extra={k: ["-n", "2"] for k in (1, 2)})
+    assert [r.ret for r in results] == [0] * 5, [r.stdout.str() for r in results]
+    empty = [k for k in range(1, 6) if not load(pytester, f"s{k}.json")["records"]]
+    assert len(empty) >= 3
+    result = merge(pytester, *[f"s{k}.json" for k in range(1, 6)], "-o", "merged.json")
+    assert result.returncode == 0, result.stderr
+    assert stable(load(pytester, "merged.json")["records"]) == stable(load(pytester, "whole.json")["records"])
+    nothing = session(pytester, "--prob-shard=1/5", "--prob-json=none.json", "-k", "no_such_case")
+    assert nothing.ret == 5 and not (pytester.path / "none.json").exists()

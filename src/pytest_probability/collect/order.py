@@ -37,16 +37,17 @@ def modified(config: pytest.Config, items: list[pytest.Item], state: State) -> N
         for item in run_items(items):
             item.add_marker(pytest.mark.flaky(reruns=0), append=False)
     if state.settings.shard is not None:
-        shard(config, items, *state.settings.shard)
+        state.runs_of_other_shards = shard(config, items, *state.settings.shard)
     if state.settings.transpose:
         transpose(items)
     for check in state.checks:
         check.check_items(config, items)
 
 
-def shard(config: pytest.Config, items: list[pytest.Item], index: int, count: int) -> None:
+def shard(config: pytest.Config, items: list[pytest.Item], index: int, count: int) -> int:
     """``--prob-shard=K/N``: deselect the runs of other shards (:func:`~..model.case.shard_of`). Every
-    shard collects the same items and keeps its verdict items, which defer to the merge."""
+    shard collects the same items and keeps its verdict items, which defer to the merge. Returns the
+    runs deselected."""
     from ..model.case import shard_of
 
     kept: list[pytest.Item] = []
@@ -59,6 +60,7 @@ def shard(config: pytest.Config, items: list[pytest.Item], index: int, count: in
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+    return len(dropped)
 
 
 def finished(items: list[pytest.Item]) -> None:

@@ -8,15 +8,20 @@ or ``--prob-no-gate-items``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ..model.rows import Summary
+from ..protocols import Finisher, Link
 
 if TYPE_CHECKING:
+    from ..session import State
     from .book import DecisionBook
     from .results import Results
+
+#: An xdist worker's output key: how many runs of other shards it deselected.
+SHARD_DESELECTED = "prob_shard_deselected"
 
 
 def mark_lastfailed(config: pytest.Config, nodeids: list[str]) -> None:
@@ -55,3 +60,38 @@ class SettleGates:
         if failed:
             fail_session(session)
             mark_lastfailed(session.config, [r.nodeid for row in failed for r in row.row.records])
+
+
+class EmptyShard(Finisher):
+    """``--prob-shard``: a shard whose every run is in other shards (more shards than some case has runs)
+    executed nothing, which pytest calls exit status 5 (no tests ran). It is a shard all the same: it exits
+    0 and writes its report, which the merge needs. A shard that collected no run at all (a wrong path)
+    keeps its 5."""
+
+    def __init__(self, state: State, collect_only: bool) -> None:
+        self.state = state
+        self.collect_only = collect_only
+
+    @property
+    def empty(self) -> bool:
+        """Whether this session is a shard that collected runs, all of them other shards'."""
+        return not self.collect_only and self.state.runs_of_other_shards > 0 and not self.state.records
+
+    def finish(self, session: pytest.Session, summary: Summary) -> None:
+        if self.empty and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            session.exitstatus = pytest.ExitCode.OK
+
+
+class ShardDeselected(Link):
+    """An xdist worker's count of runs deselected for other shards, for its controller's :class:`EmptyShard`."""
+
+    attribute = SHARD_DESELECTED
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+
+    def receive(self, value: Any) -> None:
+        self.state.runs_of_other_shards = max(self.state.runs_of_other_shards, int(value))
+
+    def leftover(self) -> Any:
+        return self.state.runs_of_other_shards or None

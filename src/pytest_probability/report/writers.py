@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import pytest
 
@@ -42,13 +42,17 @@ class ReportDict:
 
 
 class _ReportFile(Finisher):
-    def __init__(self, path: Path, report: ReportDict, notes: list[str]) -> None:
+    def __init__(self, path: Path, report: ReportDict, notes: list[str],
+                 empty_ok: Callable[[], bool] = lambda: False) -> None:
+        """``empty_ok``: whether a report without runs is written all the same (a shard whose runs are all
+        in other shards: the merge needs every shard's report)."""
         self.path = path
         self.report = report
         self.notes = notes
+        self.empty_ok = empty_ok
 
     def finish(self, session: pytest.Session, summary: Summary) -> None:
-        if not summary.rows:
+        if not summary.rows and not self.empty_ok():
             # No run was executed: an empty report must not replace a good one.
             if self.path.is_file():
                 self.notes.append(f"no benchmark run was executed: {self.path} was left as it was")
@@ -77,8 +81,9 @@ class JsonReport(_ReportFile):
 class HtmlReport(_ReportFile):
     """``--prob-html``: one self-contained page of the same report."""
 
-    def __init__(self, path: Path, report: ReportDict, notes: list[str], trace_url: str | None) -> None:
-        super().__init__(path, report, notes)
+    def __init__(self, path: Path, report: ReportDict, notes: list[str], trace_url: str | None,
+                 empty_ok: Callable[[], bool] = lambda: False) -> None:
+        super().__init__(path, report, notes, empty_ok)
         self.trace_url = trace_url
 
     def text(self, report: dict[str, Any]) -> str:
