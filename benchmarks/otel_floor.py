@@ -67,12 +67,19 @@ PASS_FILE = "def bench_pass():\n    pass\n"
 FAIL_FILE = "def bench_fail():\n    assert False\n"
 SLEEP_FILE = "import time\n\n\ndef bench_sleep():\n    time.sleep({seconds})\n"
 PROTOCOLS = {"http": "http/protobuf", "grpc": "grpc"}
+#: The source of ``floor_sdk.py``, the plugin of the ``imported`` variant (set once the modules are known).
+SDK_IMPORTER = ""
 SUITE = "floor"
 
-#: What the plugin puts on a failed run's span, for ``def bench_fail(): assert False`` in ``bench_fail.py``
-#: (``RunSpans._finish``): the bare loop sends the same strings.
+#: The message the plugin puts on a failed run's span for ``def bench_fail(): assert False`` (``RunSpans._finish``).
 FAIL_MESSAGE = "assert False"
-FAIL_STACK = "bench_fail.py:2: in bench_fail\n    assert False\nE   assert False"
+#: A plugin that records the modules a session imported, for the import footprint and the ``imported`` variant.
+MODULES_PLUGIN = (
+    "import os, sys\n\n\n"
+    "def pytest_unconfigure(config):\n"
+    "    with open(os.environ['PROB_FLOOR_MODULES'], 'w') as handle:\n"
+    "        handle.write('\\n'.join(sys.modules))\n"
+)
 
 
 def bare_loop(protocol: str, endpoint: str, runs: int, outcome: str) -> int:
@@ -85,6 +92,7 @@ def bare_loop(protocol: str, endpoint: str, runs: int, outcome: str) -> int:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
     from opentelemetry.trace import Status, StatusCode
+    from traceback import format_exception
 
     if protocol == "grpc":
         from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
@@ -131,14 +139,16 @@ def bare_loop(protocol: str, endpoint: str, runs: int, outcome: str) -> int:
             span.set_attributes({"probability.outcome": "pass", "test.case.result.status": "pass"})
         else:
             try:
-                assert False  # noqa: B011 - the "run"
-            except AssertionError:
-                pass
+                assert False, FAIL_MESSAGE  # noqa: B011 - the "run"
+            except AssertionError as exc:
+                # The stack as the SDK's own Span.record_exception formats it (the standard library's
+                # traceback module), under the plugin's three attribute names.
+                stack = "".join(format_exception(type(exc), exc, exc.__traceback__))
             span.set_attributes({"probability.outcome": "fail", "test.case.result.status": "fail",
                                  "error.type": "AssertionError"})
             span.set_attribute("probability.assertion", FAIL_MESSAGE)
             span.add_event("exception", {"exception.type": "AssertionError", "exception.message": FAIL_MESSAGE,
-                                         "exception.stacktrace": FAIL_STACK})
+                                         "exception.stacktrace": stack})
             span.set_status(Status(StatusCode.ERROR, f"fail in call: {FAIL_MESSAGE}"))
         span.end()
         detach(token)
@@ -177,21 +187,33 @@ def vmhwm_of(code: str, python: str, env: dict[str, str]) -> int:
     return int(out.stdout.split()[-1])
 
 
-def import_footprint(python: str, env: dict[str, str], repetitions: int = 5) -> dict[str, float]:
-    """MiB that importing the SDK and one protocol's OTLP exporters (what export on imports) adds to pytest's."""
+def session_modules(python: str, tmp: Path, args: list[str], name: str) -> list[str]:
+    """The modules (in import order) of a 10-run session with ``args``, at its end."""
+    folder = write_folder(tmp / f"modules-{name}", {"bench_pass.py": PASS_FILE, "floor_modules.py": MODULES_PLUGIN})
+    listing = folder / "modules.txt"
+    run_session_output(folder, ["-p", "floor_modules", "--prob-runs=10", *args], python=python, autoload=False,
+                       expected_items=10, extra_env={"PROB_FLOOR_MODULES": str(listing)})
+    return listing.read_text().split("\n")
+
+
+def importer(names: list[str]) -> str:
+    """Python source importing ``names`` in order (a module that cannot be imported alone is skipped)."""
+    return ("import importlib\n"
+            f"for _name in {names!r}:\n"
+            "    try:\n        importlib.import_module(_name)\n"
+            "    except Exception:\n        pass\n")
+
+
+def import_footprint(python: str, env: dict[str, str], extra: dict[str, list[str]],
+                     repetitions: int = 5) -> dict[str, float]:
+    """MiB that the modules export on imports (those of an exporting session that an export-off one does not
+    have: the SDK, the protocol's OTLP exporters and their libraries, the plugin's otel package) add to
+    ``import pytest, pytest_probability.plugin``; per protocol, median of ``repetitions`` children."""
     base = "import pytest, pytest_probability.plugin\n"
-    sdk = ("import opentelemetry.sdk.trace, opentelemetry.sdk.metrics, opentelemetry.sdk._logs\n"
-           "import opentelemetry.exporter.otlp.proto.common.trace_encoder\n")
-    exporters = {
-        "http": "import opentelemetry.exporter.otlp.proto.http.trace_exporter, "
-                "opentelemetry.exporter.otlp.proto.http.metric_exporter\n",
-        "grpc": "import opentelemetry.exporter.otlp.proto.grpc.trace_exporter, "
-                "opentelemetry.exporter.otlp.proto.grpc.metric_exporter\n",
-    }
     plain = statistics.median(vmhwm_of(base, python, env) for _ in range(repetitions))
-    return {name: round((statistics.median(vmhwm_of(base + sdk + code, python, env) for _ in range(repetitions))
-                         - plain) / 1024, 1)
-            for name, code in exporters.items()}
+    return {name: round((statistics.median(vmhwm_of(base + importer(names), python, env)
+                                           for _ in range(repetitions)) - plain) / 1024, 1)
+            for name, names in extra.items()}
 
 
 def spans_received(rx) -> int:
@@ -232,6 +254,15 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="prob-otel-floor-") as tmp:
         receivers = {name: receiver_module.OtlpReceiver(name).start() for name in args.protocols}
         try:
+            off_modules = set(session_modules(args.python, Path(tmp), ["--prob-otel=off"], "off"))
+            extra = {name: [m for m in session_modules(args.python, Path(tmp), [
+                f"--prob-otel-endpoint={rx.endpoint}", f"--prob-otel-protocol={PROTOCOLS[name]}"], name)
+                if m and m not in off_modules] for name, rx in receivers.items()}
+            sdk_modules = list(dict.fromkeys(m for names in extra.values() for m in names
+                                             if not m.startswith("pytest_probability")))
+            global SDK_IMPORTER
+            SDK_IMPORTER = importer(sdk_modules)
+            footprint = import_footprint(args.python, child_env(Path(tmp) / "pycache", autoload=False), extra)
             plan = _plan(args, receivers, n1, n2, sleeps, rss_sizes)
             kinds: dict[tuple, tuple] = {}
             for entry in plan:  # the warm-up: one session of each kind, at its smallest size
@@ -251,8 +282,6 @@ def main(argv: list[str] | None = None) -> int:
             for rx in receivers.values():
                 rx.stop()
     info["loadavg_end"] = loadavg()
-    footprint = import_footprint(args.python, child_env(Path(tempfile.gettempdir()) / "prob-floor-pycache",
-                                                        autoload=False)) if rss_sizes else {}
     result = _results(args, samples, n1, n2, sleeps, rss_sizes, footprint)
     result["machine"] = info
     if args.json:
@@ -268,6 +297,7 @@ def _plan(args, receivers, n1, n2, sleeps, rss_sizes) -> list[tuple]:
     for outcome in args.outcomes:
         for n in (n1, n2):
             plan.append(("floor", "off", n, outcome))
+            plan.append(("floor", "imported", n, outcome))
             for name in receivers:
                 plan += [("floor", f"on-{name}", n, outcome), ("floor", f"bare-{name}", n, outcome)]
     for ms, n in sleeps:
@@ -295,6 +325,9 @@ def _run(entry: tuple, receivers, tmp: Path, repetition: int, python: str) -> tu
         else:
             files = {f"bench_{detail}.py": PASS_FILE if detail == "pass" else FAIL_FILE}
         session_args = [f"--prob-runs={n}", "--tb=no", f"-o=prob_suite={SUITE}"]
+        if side == "imported":  # export off, with every module export on imports but the plugin's own
+            files["floor_sdk.py"] = SDK_IMPORTER
+            session_args += ["-p", "floor_sdk"]
         session_args += (["--prob-otel=off"] if rx is None
                          else [f"--prob-otel-endpoint={rx.endpoint}", f"--prob-otel-protocol={PROTOCOLS[name]}"])
         folder = write_folder(tmp / f"{what}-{variant}-{n}-{detail}-{repetition}", files)
@@ -334,6 +367,9 @@ def _results(args, samples, n1, n2, sleeps, rss_sizes, footprint) -> dict:
             plugin_wall = statistics.median(on - off for on, off in zip(on_wall, off_wall))
             plugin_cpu = statistics.median(on - off for on, off in zip(on_cpu, off_cpu))
             bare_w, bare_c = statistics.median(bare_wall), statistics.median(bare_cpu)
+            imp_wall, imp_cpu = slope("imported", outcome, 0), slope("imported", outcome, 1)
+            imported_wall = statistics.median(i - off for i, off in zip(imp_wall, off_wall))
+            imported_cpu = statistics.median(i - off for i, off in zip(imp_cpu, off_cpu))
             on_n2 = statistics.median(per_round(("floor", f"on-{name}", n2, outcome), 0))
             off_n2 = statistics.median(per_round(("floor", "off", n2, outcome), 0))
             out["floor"].append({
@@ -343,6 +379,7 @@ def _results(args, samples, n1, n2, sleeps, rss_sizes, footprint) -> dict:
                 "plugin_cpu_us": round(plugin_cpu, 1), "bare_cpu_us": round(bare_c, 1),
                 "cpu_ratio": round(plugin_cpu / bare_c, 2) if bare_c > 0 else None,
                 "off_us_per_run": round(statistics.median(off_wall), 1),
+                "imported_us": round(imported_wall, 1), "imported_cpu_us": round(imported_cpu, 1),
                 f"on_off_{n2}": round(on_n2 / off_n2, 3),
                 "plugin_us_rounds": [round(on - off, 1) for on, off in zip(on_wall, off_wall)],
                 "bare_us_rounds": [round(x, 1) for x in bare_wall],
@@ -374,21 +411,25 @@ def _print(result: dict) -> None:
     n1, n2 = result["sizes"]
     print(f"{result['repetitions']} rounds; marginal cost per run between {n1} and {n2} trivial runs (wall; CPU)")
     print(f"{'protocol':8} {'outcome':7} {'plugin us':>10} {'bare SDK us':>11} {'ratio':>6} "
-          f"{'plugin cpu':>10} {'bare cpu':>9} {'ratio':>6} {'off us/run':>10} {f'on/off {n2}':>12}")
+          f"{'plugin cpu':>10} {'bare cpu':>9} {'ratio':>6} {'off us/run':>10} {f'on/off {n2}':>12} "
+          f"{'imported us':>11} {'cpu':>6}")
     for row in result["floor"]:
         print(f"{row['protocol']:8} {row['outcome']:7} {row['plugin_us']:>10.1f} {row['bare_us']:>11.1f} "
               f"{row['ratio'] or 0:>6.2f} {row['plugin_cpu_us']:>10.1f} {row['bare_cpu_us']:>9.1f} "
-              f"{row['cpu_ratio'] or 0:>6.2f} {row['off_us_per_run']:>10.1f} {row[f'on_off_{n2}']:>12.3f}")
+              f"{row['cpu_ratio'] or 0:>6.2f} {row['off_us_per_run']:>10.1f} {row[f'on_off_{n2}']:>12.3f} "
+              f"{row['imported_us']:>11.1f} {row['imported_cpu_us']:>6.1f}")
+    print("imported: export off with the modules export on imports loaded (the SDK, exporters and libraries): "
+          "what their presence alone adds per run, part of the plugin's figure")
     if result["sleep"]:
         print(f"\n{'protocol':8} {'run ms':>6} {'runs':>6} {'off s':>8} {'on s':>8} {'on/off':>7} {'extra us/run':>12}")
         for row in result["sleep"]:
             print(f"{row['protocol']:8} {row['ms']:>6} {row['runs']:>6} {row['off_s']:>8.2f} {row['on_s']:>8.2f} "
                   f"{row['ratio']:>7.4f} {row['extra_us_per_run']:>12.1f}")
+    print("\nimport footprint of what export on imports, over pytest and the plugin (MiB): "
+          + ", ".join(f"{k} {v}" for k, v in result["import_footprint_mib"].items()))
     if result["rss"]:
         names = [k[3:-4] for k in result["rss"][0] if k.startswith("on_")]
-        print(f"\npeak RSS MiB (import footprint of SDK + exporters over pytest: "
-              + ", ".join(f"{k} {v}" for k, v in result["import_footprint_mib"].items()) + ")")
-        print(f"{'runs':>6} {'off':>7} " + " ".join(f"{'on ' + n:>8} {'+' + n:>7}" for n in names))
+        print(f"peak RSS MiB\n{'runs':>6} {'off':>7} " + " ".join(f"{'on ' + n:>8} {'+' + n:>7}" for n in names))
         for row in result["rss"]:
             print(f"{row['runs']:>6} {row['off_mib']:>7.1f} "
                   + " ".join(f"{row[f'on_{n}_mib']:>8.1f} {row[f'extra_{n}_mib']:>7.1f}" for n in names))
