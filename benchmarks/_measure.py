@@ -191,8 +191,10 @@ def run_session_output(
     autoload: bool,
     expected_items: int,
     extra_env: Mapping[str, str] | None = None,
+    statuses: Sequence[int] = (0,),
 ) -> tuple[Sample, str]:
-    """Run one measured session in ``folder``; return its sample and its terminal output."""
+    """Run one measured session in ``folder``; return its sample and its terminal output.
+    ``statuses``: the exit statuses that count as a finished session (1 too for failing runs)."""
     timing = folder / "timing.json"
     rss = folder / "rss.json"
     for stale in (timing, rss):
@@ -213,7 +215,7 @@ def run_session_output(
         process.returncode = os.waitstatus_to_exitcode(status)
         output.seek(0)
         text = output.read().decode(errors="replace")
-    if process.returncode != 0 or not timing.exists():
+    if process.returncode not in statuses or not timing.exists():
         raise SystemExit(f"session failed ({process.returncode}): {' '.join(command)}\n{text[-3000:]}")
     measured = json.loads(timing.read_text())
     vmhwm = json.loads(rss.read_text()).get("vmhwm_kib") if rss.exists() else None

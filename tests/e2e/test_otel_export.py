@@ -832,6 +832,85 @@ def test_a_session_whose_runs_all_skip_still_sends_its_heartbeat(pytester: pytes
     assert runs == {"pass": 0, "fail": 0, "error": 0, "skip": 3}
 
 
+STACK_BENCH = '''
+import pytest
+
+
+def check(answer):
+    __tracebackhide__ = True
+    assert answer == "yes", f"wanted yes, got {answer}"
+
+
+def helper(answer):
+    return deep(answer)
+
+
+def deep(answer):
+    raise ValueError(f"bad answer {answer}")
+
+
+@pytest.fixture
+def broken():
+    raise RuntimeError("fixture broke")
+
+
+@pytest.mark.parametrize("answer", ["no"])
+def bench_assert(answer):
+    check(answer)
+
+
+def bench_nested():
+    try:
+        helper("maybe")
+    except ValueError as exc:
+        raise KeyError("wrapped") from exc
+
+
+def bench_setup(broken):
+    pass
+'''
+
+STACK_CONFTEST = '''
+import json
+
+import pytest
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if call.excinfo is not None and call.when in ("setup", "call"):  # pytest's short report, whole traceback
+        with open("reference.jsonl", "a") as handle:
+            handle.write(json.dumps([item.nodeid, str(item._repr_failure_py(call.excinfo, style="short"))]) + "\\n")
+    return report
+'''
+
+
+@pytest.mark.parametrize("tbstyle", ["auto", "short"])
+def test_the_stacktrace_is_pytests_short_report_of_the_whole_traceback(pytester: pytest.Pytester, tbstyle: str) -> None:
+    """A failed run's ``exception.stacktrace`` is what ``item._repr_failure_py(excinfo, style="short")`` gives
+    on the whole traceback (the plugin hands it one cut above the benchmark's frame, for speed): a hidden
+    frame, a nested call with a chained exception, and a setup error."""
+    pytester.makepyfile(bench_stack=STACK_BENCH)
+    pytester.makeconftest(STACK_CONFTEST)
+    result = run(pytester, "--prob-runs=2", "--prob-otel-file=otel.jsonl", f"--tb={tbstyle}")
+    assert result.ret == 1
+    reference = dict(json.loads(line) for line in (pytester.path / "reference.jsonl").read_text().splitlines())
+    spans = flatten_spans(otlp_json.read_file(pytester.path / "otel.jsonl"))
+    got = {}
+    for span in spans:
+        for name, attributes in span.events:
+            if name == "exception":
+                got[span.attributes["pytest.nodeid"]] = attributes["exception.stacktrace"]
+    assert set(got) == set(reference) and len(got) == 6
+    assert got == reference
+    nested = got["bench_stack.py::bench_nested::run1"]
+    assert "deep" in nested and "ValueError: bad answer maybe" in nested and "KeyError" in nested
+    assert "pluggy" not in nested and "_pytest" not in nested
+    assert "check(answer)" in got["bench_stack.py::bench_assert::no[run1]"]
+    assert "fixture broke" in got["bench_stack.py::bench_setup::run2"]
+
+
 def test_attribute_values_are_truncated_to_the_sdk_limit(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     """OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT applies to run spans (parameters, messages, stack traces)."""
     from otlp_receiver import flatten_spans

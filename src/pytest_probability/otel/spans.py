@@ -211,7 +211,7 @@ class RunSpans(RunObserver):
         if not self.settings.capture_values or run.phase != call.when or run.outcome not in (FAIL, ERROR):
             return
         try:  # pytest's own short report: its traceback pruning and assertion introspection
-            run.stacktrace = str(item._repr_failure_py(call.excinfo, style="short"))
+            run.stacktrace = str(item._repr_failure_py(from_caller(item, call.excinfo), style="short"))
         except Exception:
             run.stacktrace = str(call.excinfo.getrepr(style="short"))
 
@@ -276,6 +276,50 @@ class RunSpans(RunObserver):
             description = f"{outcome} in {run.phase}: {attributes['error.type']}"
         span.add_event("exception", event)
         span.set_status(self._error(description))
+
+
+def from_caller(item: Any, excinfo: Any) -> Any:
+    """``excinfo`` with its traceback starting at the caller of the benchmark's frame, for
+    ``item._repr_failure_py``: the same report, at a fraction of the cost.
+
+    pytest's pruning (``Function._traceback_filter``) cuts the traceback at the first entry whose
+    path and first line are the benchmark function's; it computes (and ``stat``s) the path of every
+    entry before it, the twenty-odd frames of pytest and pluggy above a run, which was most of
+    a failed run's cost with export on. Here the same test is made on the first line number first,
+    the path only for a frame that has it. The traceback keeps one frame above the benchmark's, so
+    that pytest's own cut still finds the benchmark's frame after the first entry and takes the
+    same branch as on the whole traceback. Anything else (``--fulltrace``, a setup error, a
+    benchmark frame not found): ``excinfo`` as it is."""
+    if not hasattr(item, "_obj") or item.config.getoption("fulltrace", False):
+        return excinfo
+    from _pytest.compat import get_real_func
+
+    wanted = getattr(get_real_func(item.obj), "__code__", None)
+    if wanted is None:
+        return excinfo
+    path, firstlineno = _code_path(wanted), wanted.co_firstlineno
+    previous, tb = None, excinfo.tb
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_firstlineno == firstlineno and (code is wanted or _code_path(code) == path):
+            break
+        previous, tb = tb, tb.tb_next
+    if tb is None or previous is None or previous is excinfo.tb:
+        return excinfo
+    return type(excinfo).from_exc_info((excinfo.type, excinfo.value, previous))
+
+
+#: pytest's path of a code object (``Code.path``: made absolute, ``stat``-ed), once per code object.
+_PATHS: dict[Any, str] = {}
+
+
+def _code_path(code: Any) -> str:
+    path = _PATHS.get(code)
+    if path is None:
+        from _pytest._code import Code
+
+        path = _PATHS[code] = str(Code(code).path)
+    return path
 
 
 def usage_attributes(usage: list[Usage]) -> dict[str, Any]:

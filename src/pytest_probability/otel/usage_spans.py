@@ -31,6 +31,13 @@ class UsageProcessor(SpanProcessor):
     def on_end(self, span: Any) -> None:
         try:
             covered = self._covered
+            scope = span.instrumentation_scope
+            if scope is not None and scope.name == SCOPE:
+                # The plugin's own spans (a run span carries its run's usage already): never read, so
+                # their attributes are not copied either; a run span whose child had usage is let go of.
+                if covered:
+                    covered.discard(span.context.span_id)
+                return
             if covered:
                 own = span.context
                 if own is not None and own.span_id in covered:
@@ -44,14 +51,9 @@ class UsageProcessor(SpanProcessor):
             # a lookup through the SDK's mapping is a Python call (docs/performance.md, "Usage from spans").
             plain = attributes.copy() if attributes else None
             if plain and (INPUT_MESSAGES in plain or OUTPUT_MESSAGES in plain):
-                scope = span.instrumentation_scope
-                if scope is None or scope.name != SCOPE:
-                    span_transcript(plain)  # captured content: the run's transcript without record_io
+                span_transcript(plain)  # captured content: the run's transcript without record_io
             usage = usage_of(plain)
             if usage is None:
-                return
-            scope = span.instrumentation_scope
-            if scope is not None and scope.name == SCOPE:
                 return
             if charge_span(usage):
                 parent = span.parent
