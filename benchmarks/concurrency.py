@@ -216,6 +216,9 @@ def run_session(folder: Path, python: str, variant: str, n: int, runs: int, expe
         "rss_controller_mib": controller[0]["vmhwm_kib"] / 1024,
         "rss_tree_mib": sum(p["vmhwm_kib"] for p in processes) / 1024,
         "rss_worker_mib": statistics.median(p["vmhwm_kib"] for p in workers) / 1024,
+        # process CPU at unconfigure: the controller's, and a worker's (median)
+        "cpu_controller": controller[0]["cpu"],
+        "cpu_worker": statistics.median(p["cpu"] for p in workers),
     }
 
 
@@ -225,11 +228,14 @@ def measure_sessions(args: argparse.Namespace, folder: Path, variants: tuple[str
     (folder / "test_wait.py").write_text(PLAIN.format(waits=waits, runs=args.runs))
     expected = len(waits) * args.runs
     results: dict = {}
+    # The warm-up writes the bytecode cache, which every -n shares: once per variant, at the -n nearest 16
+    # (-n 1 waits for every run in turn).
+    warm = min(args.n, key=lambda n: abs(n - 16))
+    for variant in variants:
+        for _ in range(args.warmup):
+            run_session(folder, args.python, variant, warm, args.runs, expected, args.autoload)
     for n in args.n:
         samples: dict[str, list[dict]] = {v: [] for v in variants}
-        for variant in variants[: args.warmup and len(variants)]:
-            for _ in range(args.warmup):
-                run_session(folder, args.python, variant, n, args.runs, expected, args.autoload)
         for repetition in range(args.repetitions):
             for variant in order(variants, repetition):
                 load = loadavg()
@@ -320,7 +326,7 @@ def report_text(data: dict) -> str:
             header += f" | {v + ' wall':>12} {'cpu':>6} {'rss ctl/tree':>13}"
         header += " | plugin/plain wall  cpu | load"
         lines.append(header)
-        for n, result in sessions["by_n"].items():
+        for n, result in sorted(sessions["by_n"].items(), key=lambda item: int(item[0])):
             row = f"{n:>4} {result['ideal']:6.2f}"
             for v in variants:
                 m = result["medians"][v]
@@ -328,6 +334,14 @@ def report_text(data: dict) -> str:
             load = [x for x in result["load"] if x is not None]
             row += (f" | {result['ratio_plugin_plain']:10.3f} {result['ratio_plugin_plain_cpu']:6.3f} | "
                     f"{min(load):.1f}-{max(load):.1f}" if load else "")
+            lines.append(row)
+        lines.append("CPU s of one process at its unconfigure (medians): controller / a worker (median)")
+        for n, result in sorted(sessions["by_n"].items(), key=lambda item: int(item[0])):
+            row = f"{n:>4}       "
+            for v in variants:
+                m = result["medians"][v]
+                if "cpu_controller" in m:
+                    row += f" | {v:>7} {m['cpu_controller']:6.3f} / {m['cpu_worker']:6.3f}"
             lines.append(row)
         lines.append("goal (issue 25): plugin/plain wall <= 1.1 at -n 16 and -n 32")
         lines.append("")
@@ -364,7 +378,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wait", type=float, nargs=2, default=[0.5, 1.0], metavar=("LOW", "HIGH"),
                         help="the cases' waits, spread evenly (default 0.5 1.0 s)")
     parser.add_argument("-r", "--repetitions", type=int, default=3, help="sessions per variant and -n (default 3)")
-    parser.add_argument("--warmup", type=int, default=1, help="untimed sessions per variant first (default 1)")
+    parser.add_argument("--warmup", type=int, default=1,
+                        help="untimed sessions per variant first, at the -n nearest 16 (default 1)")
     parser.add_argument("--startup-repetitions", type=int, default=11, help="processes per start-up kind (default 11)")
     parser.add_argument("--no-bare", action="store_true", help="skip the variant without the plugin loaded")
     parser.add_argument("--startup-only", action="store_true", help="only the start-up breakdown")
