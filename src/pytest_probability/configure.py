@@ -18,31 +18,29 @@ from __future__ import annotations
 import signal
 import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import pytest
 
 from . import otel
 from .collect.files import rewrite_asserts
+from .collect.order import ShardDeselected
 from .config.marker import MARKER_LINE
 from .config.settings import resolve, resolve_stats
 from .config.spec import Specs
-from .decide.book import DecisionBook, DecisionsLink, deferred_text
 from .decide.comparisons import ArmVerdicts, BaselineVerdicts, Comparing, requested
-from .decide.results import Results
-from .decide.settle import EmptyShard, SettleGates, ShardDeselected
 from .model.case import CaseRef
 from .protocols import VerdictKind
 from .record.intake import Intake, InterruptedRuns, LateUsage
-from .report.comparisons import ComparisonsFacet
-from .report.explain import ExplainFacet
-from .report.spend import SpendFacet, UnpricedModels
-from .report.stats import StatsFacet
-from .roles import Controller, RetryHooks, Serial, Worker
+from .roles import RetryHooks, Worker
 from .run.announce import CaseAnnouncements
 from .run.phases import RunPhases
 from .session import STATE_KEY, State
 from .vocabulary import SPAN_OFF, WORKER_CHANNEL
+
+if TYPE_CHECKING:
+    from .decide.book import DecisionBook
+    from .decide.results import Results
 
 SERIAL, CONTROLLER, WORKER = "serial", "controller", "worker"
 
@@ -76,6 +74,11 @@ def configure(config: pytest.Config) -> State:
 
     book = results = None
     if role != WORKER:
+        # The decisions, results and outputs are the aggregating process's: imported here, so that an
+        # xdist worker's start-up does not pay for them (issue 25, benchmarks/concurrency.py).
+        from .decide.book import DecisionBook, DecisionsLink, deferred_text
+        from .decide.results import Results
+
         budget = None
         if settings.budgeted:
             from .decide.budget import Budget
@@ -148,6 +151,13 @@ def _announcer(config: pytest.Config) -> Callable[[CaseRef], None] | None:
 def _aggregating(config: pytest.Config, state: State, role: str, book: DecisionBook, results: Results,
                  intake: Intake, comparing: Comparing) -> None:
     """The outputs and the session's end, in the process that aggregates."""
+    from .decide.settle import EmptyShard, SettleGates
+    from .report.comparisons import ComparisonsFacet
+    from .report.explain import ExplainFacet
+    from .report.spend import SpendFacet, UnpricedModels
+    from .report.stats import StatsFacet
+    from .roles import Controller, Serial
+
     settings = state.settings
     state.facets += [
         StatsFacet(results, state.stats),

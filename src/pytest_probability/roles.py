@@ -21,9 +21,6 @@ from typing import TYPE_CHECKING, Any, Generator
 import pytest
 
 from .collect.order import run_items
-from .decide.book import DecisionBook
-from .decide.comparisons import Comparing
-from .decide.results import Results
 from .model.case import CaseRef
 from .record.intake import InFlight, Intake, transcript_note
 from .record.wire import run_of
@@ -34,6 +31,11 @@ from .session import State
 from .vocabulary import GATE_KIND, error_excluded_reason
 
 if TYPE_CHECKING:
+    # Types only: a worker imports this module for Worker, and need not import the decisions and results
+    # (the aggregating process's) at start-up.
+    from .decide.book import DecisionBook
+    from .decide.comparisons import Comparing
+    from .decide.results import Results
     from .report.writers import ReportDict  # only with a report option
 
 

@@ -136,3 +136,22 @@ def test_a_compare_marker_alone_starts_the_comparisons(session_dir: pytest.Pytes
     (found,) = [json.loads(p.read_text()) for p in session_dir.path.glob("modules-main-*.json")]
     assert {"decide.compare", "maths.twostats"} <= set(found["modules"])
     assert "decide.baseline" not in found["modules"]
+
+
+#: What only the aggregating process uses (decisions, results, the outputs): an xdist worker executes
+#: runs and ships their records, so its start-up does not import them (issue 25, benchmarks/concurrency.py).
+AGGREGATING_MODULES = {
+    "decide.book", "decide.results", "decide.analysis", "decide.gates", "aggregate.rows", "aggregate.inputs",
+    "maths.inputs", "report.stats", "report.spend", "report.comparisons", "report.explain", "report.inputs",
+}
+
+
+def test_an_xdist_worker_imports_none_of_the_aggregating_modules(session_dir: pytest.Pytester) -> None:
+    session_dir.makepyfile(bench_default=BENCH)
+    workers = loaded(session_dir, "-n", "2", role="worker")
+    (controller,) = [json.loads(path.read_text()) for path in session_dir.path.glob("modules-main-*.json")]
+    assert len(workers) == 2
+    assert AGGREGATING_MODULES <= set(controller["modules"])  # the control: the list is real
+    for worker in workers:
+        assert not AGGREGATING_MODULES & set(worker["modules"]), worker["modules"]
+        assert "decide.channel" in worker["modules"] and "collect.benchmark" in worker["modules"]

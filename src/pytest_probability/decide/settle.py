@@ -8,20 +8,17 @@ or ``--prob-no-gate-items``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 from ..model.rows import Summary
-from ..protocols import Finisher, Link
+from ..protocols import Finisher
 
 if TYPE_CHECKING:
     from ..session import State
     from .book import DecisionBook
     from .results import Results
-
-#: An xdist worker's output key: how many runs of other shards it deselected.
-SHARD_DESELECTED = "prob_shard_deselected"
 
 
 def mark_lastfailed(config: pytest.Config, nodeids: list[str]) -> None:
@@ -81,17 +78,3 @@ class EmptyShard(Finisher):
         if self.empty and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
             session.exitstatus = pytest.ExitCode.OK
 
-
-class ShardDeselected(Link):
-    """An xdist worker's count of runs deselected for other shards, for its controller's :class:`EmptyShard`."""
-
-    attribute = SHARD_DESELECTED
-
-    def __init__(self, state: State) -> None:
-        self.state = state
-
-    def receive(self, value: Any) -> None:
-        self.state.runs_of_other_shards = max(self.state.runs_of_other_shards, int(value))
-
-    def leftover(self) -> Any:
-        return self.state.runs_of_other_shards or None
