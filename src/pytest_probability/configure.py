@@ -24,7 +24,6 @@ import pytest
 
 from . import otel
 from .collect.files import rewrite_asserts
-from .collect.order import ShardDeselected
 from .config.marker import MARKER_LINE
 from .config.settings import resolve, resolve_stats
 from .config.spec import Specs
@@ -118,6 +117,8 @@ def configure(config: pytest.Config) -> State:
     state.links.append(LateUsage(intake))
     state.links.append(InterruptedRuns(intake))
     if settings.shard is not None:
+        from .decide.settle import ShardDeselected  # a worker ships its count of runs of other shards
+
         state.links.append(ShardDeselected(state))
     if book is not None and results is not None and intake is not None:
         _aggregating(config, state, role, book, results, intake, comparing)

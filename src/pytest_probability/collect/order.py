@@ -12,11 +12,10 @@ docs/developer-guide.md, "Gates").
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import pytest
 
-from ..protocols import Link
 from ..vocabulary import GATE_KIND
 from .items import Run, VerdictItem
 
@@ -62,26 +61,6 @@ def shard(config: pytest.Config, items: list[pytest.Item], index: int, count: in
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
     return len(dropped)
-
-
-#: An xdist worker's output key: how many runs of other shards it deselected.
-SHARD_DESELECTED = "prob_shard_deselected"
-
-
-class ShardDeselected(Link):
-    """An xdist worker's count of runs deselected for other shards (:func:`shard`), shipped at its end to
-    the controller, whose ``decide.settle.EmptyShard`` tells an empty shard from one that collected nothing."""
-
-    attribute = SHARD_DESELECTED
-
-    def __init__(self, state: State) -> None:
-        self.state = state
-
-    def receive(self, value: Any) -> None:
-        self.state.runs_of_other_shards = max(self.state.runs_of_other_shards, int(value))
-
-    def leftover(self) -> Any:
-        return self.state.runs_of_other_shards or None
 
 
 def finished(items: list[pytest.Item]) -> None:

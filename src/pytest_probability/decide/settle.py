@@ -8,12 +8,12 @@ or ``--prob-no-gate-items``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ..model.rows import Summary
-from ..protocols import Finisher
+from ..protocols import Finisher, Link
 
 if TYPE_CHECKING:
     from ..session import State
@@ -78,3 +78,22 @@ class EmptyShard(Finisher):
         if self.empty and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
             session.exitstatus = pytest.ExitCode.OK
 
+
+#: An xdist worker's output key: how many runs of other shards it deselected.
+SHARD_DESELECTED = "prob_shard_deselected"
+
+
+class ShardDeselected(Link):
+    """An xdist worker's count of runs deselected for other shards (``collect.order.shard``), shipped at its end to
+    the controller, whose :class:`EmptyShard` tells an empty shard from one that collected nothing."""
+
+    attribute = SHARD_DESELECTED
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+
+    def receive(self, value: Any) -> None:
+        self.state.runs_of_other_shards = max(self.state.runs_of_other_shards, int(value))
+
+    def leftover(self) -> Any:
+        return self.state.runs_of_other_shards or None
