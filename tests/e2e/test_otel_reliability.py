@@ -216,6 +216,29 @@ def test_each_signal_is_noted_for_what_happened_to_it(
     assert any(f"0 spans and {len(flatten_metrics(decoded))} metric points kept in" in line for line in lines), lines
 
 
+def test_a_traces_endpoint_that_never_answers_does_not_keep_the_metrics_out(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_http_receiver: OtlpReceiver
+) -> None:
+    """The session's end sent the metrics after the last span batch, on the same thread: a traces
+    endpoint that held its request (or the SDK retrying a dead one) took the whole deadline, and the
+    metrics were spilled as `the 2 s deadline passed before it was sent` (a CI failure of
+    test_a_dead_traces_endpoint_does_not_stop_the_metrics, by the SDK's backoff jitter)."""
+    with OtlpReceiver("http", mode="slow", slow_delay=SLOW_DELAY) as slow:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", slow.endpoint + "/v1/traces")
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", otlp_http_receiver.endpoint + "/v1/metrics")
+        shown = slow.endpoint
+        result, _ = run(pytester, "--prob-runs=2", f"--prob-otel-timeout={TIMEOUT:g}")
+    assert result.ret == 1
+    assert otlp_http_receiver.count("metrics") == 1 and otlp_http_receiver.points()
+    lines = otel_lines(result)
+    failed = [line for line in lines if "failed (" in line]
+    assert len(failed) == 1 and "export of traces to " + shown in failed[0], lines
+    assert "Read timed out" in failed[0], lines  # the request's own timeout, within the deadline
+    (spill,) = spill_files(pytester)
+    decoded = list(otlp_json.read_file(spill))
+    assert len(flatten_spans(decoded)) == RUNS + 1 and flatten_metrics(decoded) == []
+
+
 SDK_LINES = ("Transient error", "Failed to export", "Attempted to set connect timeout", "retrying in")
 
 

@@ -57,12 +57,23 @@ class TimedSender:
         pass
 
 
-def pipeline(tmp_path: Path, traces: TimedSender, metrics: TimedSender | None = None) -> Pipeline:
+def logs_request() -> bytes:
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+
+    request = ExportLogsServiceRequest()
+    request.resource_logs.add().scope_logs.add().log_records.add().body.string_value = "a log record"
+    return request.SerializeToString()
+
+
+def pipeline(
+    tmp_path: Path, traces: TimedSender, metrics: TimedSender | None = None, logs: TimedSender | None = None
+) -> Pipeline:
     settings = OtelSettings(
         endpoints={"traces": "", "metrics": ""}, protocols={"traces": "http/protobuf", "metrics": "http/protobuf"},
         timeout=TIMEOUT, file=None, spill=tmp_path / "spill.jsonl", capture="all", suite="s", traceparent=None,
     )  # fmt: skip
-    return Pipeline(settings, tmp_path / "spill.jsonl", {"traces": traces, "metrics": metrics})  # type: ignore[dict-item]
+    senders = {"traces": traces, "metrics": metrics, "logs": logs}
+    return Pipeline(settings, tmp_path / "spill.jsonl", senders)  # type: ignore[arg-type]
 
 
 def finish(p: Pipeline, senders: list[TimedSender], requests: list[tuple[bytes, int]]) -> None:
@@ -123,3 +134,28 @@ def test_only_the_signal_that_missed_the_deadline_is_noted(tmp_path: Path) -> No
     assert spilled(tmp_path) == ([], 1)
     assert p.signals["traces"].failure == ""
     assert p.signals["metrics"].failure == f"no answer within {TIMEOUT:g} s"
+
+
+def test_a_traces_endpoint_that_never_answers_leaves_the_metrics_their_time(tmp_path: Path) -> None:
+    """The metrics were sent after the last span batch, on one thread: a traces request held to the
+    deadline left them none (`the 0.5 s deadline passed before it was sent`)."""
+    traces = TimedSender(lambda deadline: (deadline + 60, True))  # never within the grace
+    metrics = TimedSender(lambda deadline: (deadline - TIMEOUT * 0.8, True))
+    p = pipeline(tmp_path, traces, metrics)
+    p.add_encoded((span_request(1), 1))
+    finish(p, [traces, metrics], [(metrics_request(), 1)])
+    assert (metrics.calls, p.signals["metrics"].sent, p.signals["metrics"].failure) == (1, 1, "")
+    assert p.signals["traces"].failure == f"no answer within {TIMEOUT:g} s"
+    assert spilled(tmp_path) == ([(1).to_bytes(8, "big").hex()], 0)
+
+
+def test_a_traces_endpoint_that_never_answers_leaves_the_log_records_their_time(tmp_path: Path) -> None:
+    """Span and log batches went out one after the other from one thread."""
+    traces = TimedSender(lambda deadline: (deadline + 60, True))
+    logs = TimedSender(lambda deadline: (deadline - TIMEOUT * 0.8, True))
+    p = pipeline(tmp_path, traces, logs=logs)
+    p.add_encoded((span_request(1), 1))
+    p.add_encoded_logs((logs_request(), 1))
+    finish(p, [traces, logs], [])
+    assert (logs.calls, p.signals["logs"].sent, p.signals["logs"].failure) == (1, 1, "")
+    assert p.signals["traces"].failure == f"no answer within {TIMEOUT:g} s"

@@ -439,9 +439,7 @@ class Pipeline:
                 if self._abandoned:
                     return
                 self._inflight = [_Request(body, count, kind) for kind, body, count in batches]
-            for batch in list(self._inflight):
-                if not self._export_batch(batch):
-                    break  # past the deadline: the session's end keeps the rest
+            self._export_all(list(self._inflight))
             if closing or self._abandoned:
                 with self._lock:
                     if self._abandoned or not self._waiting():
@@ -496,10 +494,34 @@ class Pipeline:
             self._write(self.spill, request.body, request.kind, request.count)  # under the lock: once
         return True
 
+    def _export_all(self, batches: list[_Request]) -> None:
+        """Send span and log batches, each signal on its own thread when both wait.
+
+        Signals go to their own endpoints: one that hangs or retries for the whole deadline must
+        not take the time of the other (``finish`` sends the metrics beside them the same way)."""
+        for batch in batches:  # the file first, from this thread only
+            if not batch.written:
+                self._write(self.file, batch.body, batch.kind, batch.count)
+                batch.written = True
+        kinds = {batch.kind for batch in batches}
+        if len(kinds) < 2:
+            self._export_kind(batches)
+            return
+        others = [threading.Thread(target=self._export_kind, args=([b for b in batches if b.kind == kind],),
+                                   name=f"pytest-probability-otel-{kind}", daemon=True) for kind in sorted(kinds)[1:]]
+        for thread in others:
+            thread.start()
+        first = min(kinds)
+        self._export_kind([batch for batch in batches if batch.kind == first])
+        for thread in others:
+            thread.join()
+
+    def _export_kind(self, batches: list[_Request]) -> None:
+        for batch in batches:
+            if not self._export_batch(batch):
+                break  # past the deadline: the session's end keeps the rest
+
     def _export_batch(self, batch: _Request) -> bool:
-        if not batch.written:
-            self._write(self.file, batch.body, batch.kind, batch.count)
-            batch.written = True
         if self.signals[batch.kind].sender is None:
             with self._lock:
                 batch.state = "sent" if batch.state == "pending" else batch.state
@@ -527,11 +549,13 @@ class Pipeline:
         def drain() -> None:
             self._closing = True
             self._wake.set()
-            self._thread.join()
+            # The metrics go out beside the last span and log batches, not after them: a traces
+            # endpoint that hangs, or retries until the deadline, must not keep them out.
             if self.signals["metrics"].sender is not None:
                 for request in metrics:
                     if not self._send(request):
                         break
+            self._thread.join()
             done.set()
 
         worker = threading.Thread(target=drain, name="pytest-probability-otel-finish", daemon=True)
