@@ -35,12 +35,26 @@ Usage::
 Prints medians and the ratios plugin/plain; the goal (issue 2) is a ratio of
 at most 1.05 in time and 1.10 in peak memory at 10,000 runs. It asserts
 nothing: it measures.
+
+**Against the published 0.3.0** (issue 24: export off, the per-run path at
+most 0.3.0's on the same trivial runs, in one run): ``--published PYTHON``
+adds a third variant, ``published``, the same ``bench_*`` file and
+``--prob-runs=N`` run by an interpreter that has pytest-probability 0.3.0
+installed, with the same pytest; the rounds rotate all three variants and a
+second ratio, plugin / published, is printed. ``--make-published DIR`` builds
+that interpreter first (``python -m venv DIR``, then
+``pip install pytest-probability==0.3.0`` and this interpreter's pytest
+version from PyPI; nothing of 0.3.0 is committed) and uses it::
+
+    .venv/bin/python benchmarks/overhead.py -n 3000 10000 --make-published .venv-0.3.0
+    .venv/bin/python benchmarks/overhead.py --published .venv-0.3.0/bin/python
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 import tempfile
 import textwrap
@@ -75,34 +89,61 @@ PLAIN_FILE = textwrap.dedent(
 )
 
 VARIANTS = ("plugin", "plain")
+#: The release issue 24's export-off goal compares with.
+PUBLISHED = "0.3.0"
 
 
 def prepare(root: Path, n: int) -> dict[str, tuple[Path, list[str]]]:
     """Write one folder per variant; return variant -> (folder, pytest arguments)."""
+    plugin = (write_folder(root / f"plugin-{n}", {"bench_overhead.py": BENCH_FILE}), [f"--prob-runs={n}", "bench_overhead.py"])
     return {
-        "plugin": (write_folder(root / f"plugin-{n}", {"bench_overhead.py": BENCH_FILE}),
-                   [f"--prob-runs={n}", "bench_overhead.py"]),
+        "plugin": plugin,
         "plain": (write_folder(root / f"plain-{n}", {"test_plain.py": PLAIN_FILE.format(n=n)}), ["test_plain.py"]),
+        "published": plugin,  # the same file and arguments, run by 0.3.0
     }
 
 
-def measure(ns: list[int], repetitions: int, warmup: int, *, python: str, autoload: bool, progress: bool) -> list[VariantResult]:
+def make_published(folder: Path, python: str) -> str:
+    """A virtualenv with pytest-probability 0.3.0 and ``python``'s pytest; its interpreter."""
+    version = subprocess.run([python, "-c", "import pytest; print(pytest.__version__)"],
+                             check=True, capture_output=True, text=True).stdout.strip()
+    interpreter = folder / "bin" / "python"
+    if not interpreter.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True)
+    subprocess.run([str(interpreter), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                    f"pytest-probability=={PUBLISHED}", f"pytest=={version}"], check=True)
+    return str(interpreter)
+
+
+def check_published(python: str) -> None:
+    """Refuse an interpreter that has not 0.3.0 installed: the comparison would be with something else."""
+    code = "import importlib.metadata as m; print(m.version('pytest-probability'))"
+    done = subprocess.run([python, "-c", code], capture_output=True, text=True)
+    if done.returncode != 0 or done.stdout.strip() != PUBLISHED:
+        raise SystemExit(f"--published {python}: pytest-probability {PUBLISHED} is not installed there "
+                         f"({done.stdout.strip() or done.stderr.strip().splitlines()[-1:]}); use --make-published DIR")
+
+
+def measure(ns: list[int], repetitions: int, warmup: int, *, python: str, autoload: bool, progress: bool,
+            published: str | None = None) -> list[VariantResult]:
     results = []
+    variants = (*VARIANTS, "published") if published else VARIANTS
+    pythons = {"plugin": python, "plain": python, "published": published or python}
     with tempfile.TemporaryDirectory(prefix="prob-overhead-") as temp:
         root = Path(temp)
         for n in ns:
             setups = prepare(root, n)
-            by_variant = {variant: VariantResult(variant, n) for variant in VARIANTS}
-            for variant in VARIANTS:
+            by_variant = {variant: VariantResult(variant, n) for variant in variants}
+            for variant in variants:
                 for _ in range(warmup):
-                    run_session(*setups[variant], python=python, autoload=autoload, expected_items=n)
+                    run_session(*setups[variant], python=pythons[variant], autoload=autoload, expected_items=n)
             for repetition in range(repetitions):
-                for variant in order(VARIANTS, repetition):
-                    sample = run_session(*setups[variant], python=python, autoload=autoload, expected_items=n)
+                for variant in order(variants, repetition):
+                    sample = run_session(*setups[variant], python=pythons[variant], autoload=autoload, expected_items=n)
                     by_variant[variant].samples.append(sample)
                     if progress:
                         print(
-                            f"  N={n:,} #{repetition + 1} {variant:6} wall {sample.wall:.3f}s "
+                            f"  N={n:,} #{repetition + 1} {variant:9} wall {sample.wall:.3f}s "
                             f"session {sample.session:.3f}s rss {sample.maxrss_kib / 1024:.1f} MiB",
                             file=sys.stderr,
                         )
@@ -122,34 +163,43 @@ COLUMNS = (
 )
 
 
-def ratios(results: list[VariantResult]) -> dict[int, dict[str, float]]:
+def ratios(results: list[VariantResult], against: str = "plain") -> dict[int, dict[str, float]]:
+    """plugin / ``against`` per N, for each metric (empty when ``against`` was not measured)."""
     out = {}
     for n in sorted({r.n for r in results}):
         plugin = next(r for r in results if r.n == n and r.variant == "plugin")
-        plain = next(r for r in results if r.n == n and r.variant == "plain")
-        out[n] = {name: plugin.median(name) / plain.median(name) for name in METRICS if plain.median(name)}
+        other = next((r for r in results if r.n == n and r.variant == against), None)
+        if other is not None:
+            out[n] = {name: plugin.median(name) / other.median(name) for name in METRICS if other.median(name)}
     return out
 
 
 def report_text(results: list[VariantResult], repetitions: int, info: dict) -> str:
     lines = [f"median of {repetitions} sessions per variant and N (fresh process each)",
              f"machine: {describe_machine(info)}", ""]
-    header = f"{'N':>7}  {'variant':8}" + "".join(f"{title:>{width}}" for _, title, width, _ in COLUMNS)
+    header = f"{'N':>7}  {'variant':9}" + "".join(f"{title:>{width}}" for _, title, width, _ in COLUMNS)
     lines.append(header)
     lines.append("-" * len(header))
+    against_published = ratios(results, "published")
     for n, r in ratios(results).items():
-        for variant in VARIANTS:
-            v = next(x for x in results if x.n == n and x.variant == variant)
+        for variant in (*VARIANTS, "published"):
+            v = next((x for x in results if x.n == n and x.variant == variant), None)
+            if v is None:
+                continue
             cells = []
             for name, _, width, form in COLUMNS:
                 value = v.median(name)
                 cells.append(f"{value / 1024:>{width}.1f}" if form is None else f"{form.format(value):>{width}}")
-            lines.append(f"{n:>7,}  {variant:8}" + "".join(cells))
-        lines.append(
-            f"{n:>7,}  {'ratio':8}" + "".join(f"{r.get(name, float('nan')):>{width}.3f}" for name, _, width, _ in COLUMNS)
-        )
+            lines.append(f"{n:>7,}  {variant:9}" + "".join(cells))
+        for label, values in (("ratio", r), ("/0.3.0", against_published.get(n))):
+            if values is not None:
+                lines.append(f"{n:>7,}  {label:9}"
+                             + "".join(f"{values.get(name, float('nan')):>{width}.3f}" for name, _, width, _ in COLUMNS))
         lines.append("")
     lines.append("ratio = plugin / plain; goal at 10,000 runs: time <= 1.05, peak RSS <= 1.10")
+    if against_published:
+        lines.append(f"/0.3.0 = plugin / published (pytest-probability {PUBLISHED}, the same runs); "
+                     "goal (issue 24): time <= 1.00")
     lines.append("wall/cpu: whole process; session: pytest_sessionstart to end of pytest_sessionfinish")
     return "\n".join(lines)
 
@@ -174,17 +224,30 @@ def report_json(results: list[VariantResult], args: argparse.Namespace, info: di
             for r in results
         ],
         "ratios": {str(n): values for n, values in ratios(results).items()},
+        "ratios_to_published": {str(n): values for n, values in ratios(results, "published").items()},
+        "published": PUBLISHED if any(r.variant == "published" for r in results) else None,
     }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_session_arguments(parser, "runs/items per session")
+    parser.add_argument("--published", metavar="PYTHON",
+                        help=f"an interpreter with pytest-probability {PUBLISHED}: adds the variant 'published'")
+    parser.add_argument("--make-published", metavar="DIR", type=Path,
+                        help=f"make (or update) a virtualenv in DIR with {PUBLISHED} from PyPI and use it")
     args = parse_session_arguments(parser, argv)
+    published = make_published(args.make_published, args.python) if args.make_published else args.published
+    if published:
+        if "/" in published:  # the sessions run in their own folders
+            published = str(Path(published).absolute())
+        check_published(published)
     info = machine(args.python)
+    if published:
+        info["published"] = machine(published, ("pytest", "pytest-probability"))
     warn_if_busy(info)
     results = measure(args.runs, args.repetitions, args.warmup, python=args.python,
-                      autoload=args.autoload, progress=not args.quiet)
+                      autoload=args.autoload, progress=not args.quiet, published=published)
     info["loadavg_end"] = loadavg()
     if args.json:
         print(json.dumps(report_json(results, args, info), indent=2))
