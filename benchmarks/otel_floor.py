@@ -26,7 +26,17 @@ the same for every variant of that protocol):
   1 us per run). The batch processor's queue is made large enough that no
   span is dropped (the plugin drops none either), and the script checks that
   every span arrived;
-- the ratio plugin / bare, per protocol and outcome;
+- **the bare SDK under pytest** (``pytestsdk``): the same spans and metric
+  points made by the SDK from pytest's own hooks (a span per item, current
+  while the item runs, ``Span.record_exception`` on a failed call), sent by
+  its ``BatchSpanProcessor`` and OTLP exporters, in a session whose plugin
+  export is off; its marginal cost is taken as the plugin's is (on minus off).
+  This is the floor of any pytest plugin that exports runs with the SDK: it
+  pays what the SDK's presence costs pytest's own per-run work (logging
+  capture walks every logger, garbage collection over a larger heap), which
+  the bare loop outside pytest does not;
+- the ratio plugin / bare, and plugin / SDK under pytest, per protocol and
+  outcome;
 - **sleeping runs**: on/off wall ratio of sessions of runs of 10 ms (and
   100 ms) per protocol, and the extra per run;
 - **peak RSS** (``VmHWM``) export off and on at 2,000 and 20,000 passing runs
@@ -167,6 +177,94 @@ def bare_loop(protocol: str, endpoint: str, runs: int, outcome: str) -> int:
     return 0
 
 
+#: The plugin of the ``pytestsdk`` variant: the bare SDK making the same spans and metric points from
+#: pytest's own hooks, in a session where the plugin's export is off. ``{protocol}``, ``{endpoint}``.
+PYTEST_SDK = """\
+import time
+
+import pytest
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.trace import Status, StatusCode
+
+if "{protocol}" == "grpc":
+    from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
+    from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+
+    _spans, _metrics = OTLPSpanExporter(endpoint="{endpoint}", insecure=True), OTLPMetricExporter(endpoint="{endpoint}", insecure=True)
+else:
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    _spans, _metrics = OTLPSpanExporter(endpoint="{endpoint}/v1/traces"), OTLPMetricExporter(endpoint="{endpoint}/v1/metrics")
+
+_resource = Resource.create({{"service.name": "pytest-probability", "test.suite.name": "{suite}"}})
+_provider = TracerProvider(resource=_resource)
+_provider.add_span_processor(BatchSpanProcessor(_spans, max_queue_size={queue}))
+_reader = PeriodicExportingMetricReader(_metrics, export_interval_millis=3_600_000)
+_meters = MeterProvider(metric_readers=[_reader], resource=_resource)
+_tracer = _provider.get_tracer("pytest_probability")
+_meter = _meters.get_meter("pytest_probability")
+_runs = _meter.create_counter("probability.runs", unit="{{run}}")
+_duration = _meter.create_histogram("probability.run.duration", unit="s")
+_session = _tracer.start_span("probability.session", attributes={{"test.suite.name": "{suite}"}})
+_parent = trace.set_span_in_context(_session)
+_open = {{}}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    started = time.perf_counter()
+    case = item.originalname if hasattr(item, "originalname") else item.name
+    attributes = {{"test.case.name": item.nodeid.rsplit("[", 1)[0], "probability.benchmark": case,
+                  "probability.case": "", "code.function.name": f"{{item.module.__name__}}.{{case}}",
+                  "code.file.path": item.location[0], "code.line.number": item.location[1] + 1,
+                  "probability.run": 1, "pytest.nodeid": item.nodeid}}
+    span = _tracer.start_span(f"probability.run {{case}}", context=_parent, attributes=attributes)
+    token = otel_context.attach(trace.set_span_in_context(span))
+    _open[item.nodeid] = [span, "pass"]
+    try:
+        return (yield)
+    finally:
+        outcome = _open.pop(item.nodeid)[1]
+        span.set_attributes({{"probability.outcome": outcome,
+                             "test.case.result.status": "pass" if outcome == "pass" else "fail"}})
+        span.end()
+        otel_context.detach(token)
+        labels = {{"test.case.name": attributes["test.case.name"], "probability.benchmark": case,
+                  "probability.case": "", "probability.outcome": outcome}}
+        _runs.add(1, labels)
+        _duration.record(time.perf_counter() - started, labels)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if call.excinfo is not None and call.when == "call":
+        span, _ = _open[item.nodeid]
+        _open[item.nodeid][1] = "fail"
+        message = str(call.excinfo.value)
+        span.set_attributes({{"error.type": call.excinfo.type.__name__, "probability.assertion": message}})
+        span.record_exception(call.excinfo.value)  # the SDK's own: the whole stack, formatted by traceback
+        span.set_status(Status(StatusCode.ERROR, f"fail in call: {{message}}"))
+    return report
+
+
+def pytest_unconfigure(config):
+    for gauge in ("probability.case.pass_fraction", "probability.session.pass_fraction",
+                  "probability.case.interval.lower", "probability.case.interval.upper"):
+        _meter.create_gauge(gauge).set(0.0)
+    _session.end()
+    _provider.shutdown()
+    _meters.shutdown()
+"""
+
+
 def run_process(command: list[str], env: dict[str, str]) -> tuple[float, float]:
     """Wall and CPU (user + system, the child's own) seconds of one process, which must exit 0."""
     start = time.perf_counter()
@@ -299,7 +397,8 @@ def _plan(args, receivers, n1, n2, sleeps, rss_sizes) -> list[tuple]:
             plan.append(("floor", "off", n, outcome))
             plan.append(("floor", "imported", n, outcome))
             for name in receivers:
-                plan += [("floor", f"on-{name}", n, outcome), ("floor", f"bare-{name}", n, outcome)]
+                plan += [("floor", f"on-{name}", n, outcome), ("floor", f"bare-{name}", n, outcome),
+                         ("floor", f"pytestsdk-{name}", n, outcome)]
     for ms, n in sleeps:
         plan.append(("sleep", "off", n, ms))
         plan += [("sleep", f"on-{name}", n, ms) for name in receivers]
@@ -328,7 +427,11 @@ def _run(entry: tuple, receivers, tmp: Path, repetition: int, python: str) -> tu
         if side == "imported":  # export off, with every module export on imports but the plugin's own
             files["floor_sdk.py"] = SDK_IMPORTER
             session_args += ["-p", "floor_sdk"]
-        session_args += (["--prob-otel=off"] if rx is None
+        if side == "pytestsdk":  # export off, the bare SDK making the spans from pytest's hooks
+            files["floor_pytest_sdk.py"] = PYTEST_SDK.format(protocol=name, endpoint=rx.endpoint, suite=SUITE,
+                                                             queue=max(2048, n + 16))
+            session_args += ["-p", "floor_pytest_sdk"]
+        session_args += (["--prob-otel=off"] if rx is None or side == "pytestsdk"
                          else [f"--prob-otel-endpoint={rx.endpoint}", f"--prob-otel-protocol={PROTOCOLS[name]}"])
         folder = write_folder(tmp / f"{what}-{variant}-{n}-{detail}-{repetition}", files)
         session, text = run_session_output(folder, session_args, python=python, autoload=False, expected_items=n,
@@ -367,6 +470,10 @@ def _results(args, samples, n1, n2, sleeps, rss_sizes, footprint) -> dict:
             plugin_wall = statistics.median(on - off for on, off in zip(on_wall, off_wall))
             plugin_cpu = statistics.median(on - off for on, off in zip(on_cpu, off_cpu))
             bare_w, bare_c = statistics.median(bare_wall), statistics.median(bare_cpu)
+            under_wall = slope(f"pytestsdk-{name}", outcome, 0)
+            under_cpu = slope(f"pytestsdk-{name}", outcome, 1)
+            pytest_w = statistics.median(u - off for u, off in zip(under_wall, off_wall))
+            pytest_c = statistics.median(u - off for u, off in zip(under_cpu, off_cpu))
             imp_wall, imp_cpu = slope("imported", outcome, 0), slope("imported", outcome, 1)
             imported_wall = statistics.median(i - off for i, off in zip(imp_wall, off_wall))
             imported_cpu = statistics.median(i - off for i, off in zip(imp_cpu, off_cpu))
@@ -380,6 +487,10 @@ def _results(args, samples, n1, n2, sleeps, rss_sizes, footprint) -> dict:
                 "cpu_ratio": round(plugin_cpu / bare_c, 2) if bare_c > 0 else None,
                 "off_us_per_run": round(statistics.median(off_wall), 1),
                 "imported_us": round(imported_wall, 1), "imported_cpu_us": round(imported_cpu, 1),
+                "pytest_sdk_us": round(pytest_w, 1), "pytest_sdk_cpu_us": round(pytest_c, 1),
+                "ratio_to_pytest_sdk": round(plugin_wall / pytest_w, 2) if pytest_w > 0 else None,
+                "cpu_ratio_to_pytest_sdk": round(plugin_cpu / pytest_c, 2) if pytest_c > 0 else None,
+                "pytest_sdk_us_rounds": [round(u - off, 1) for u, off in zip(under_wall, off_wall)],
                 f"on_off_{n2}": round(on_n2 / off_n2, 3),
                 "plugin_us_rounds": [round(on - off, 1) for on, off in zip(on_wall, off_wall)],
                 "bare_us_rounds": [round(x, 1) for x in bare_wall],
@@ -420,6 +531,14 @@ def _print(result: dict) -> None:
               f"{row['imported_us']:>11.1f} {row['imported_cpu_us']:>6.1f}")
     print("imported: export off with the modules export on imports loaded (the SDK, exporters and libraries): "
           "what their presence alone adds per run, part of the plugin's figure")
+    print(f"\n{'protocol':8} {'outcome':7} {'plugin us':>10} {'SDK under pytest us':>20} {'ratio':>6} "
+          f"{'plugin cpu':>10} {'SDK cpu':>8} {'ratio':>6}")
+    for row in result["floor"]:
+        print(f"{row['protocol']:8} {row['outcome']:7} {row['plugin_us']:>10.1f} {row['pytest_sdk_us']:>20.1f} "
+              f"{row['ratio_to_pytest_sdk'] or 0:>6.2f} {row['plugin_cpu_us']:>10.1f} "
+              f"{row['pytest_sdk_cpu_us']:>8.1f} {row['cpu_ratio_to_pytest_sdk'] or 0:>6.2f}")
+    print("SDK under pytest: export off, the bare SDK making the same spans and metric points from pytest's hooks "
+          "(span per item, record_exception on a failure), on minus off: the floor of any pytest plugin exporting runs")
     if result["sleep"]:
         print(f"\n{'protocol':8} {'run ms':>6} {'runs':>6} {'off s':>8} {'on s':>8} {'on/off':>7} {'extra us/run':>12}")
         for row in result["sleep"]:
