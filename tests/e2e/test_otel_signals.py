@@ -203,6 +203,63 @@ def test_the_users_own_providers_keep_their_signals(
     assert sum(s["logs"] for s in seen) == TOTAL
 
 
+#: Each run notes whether the OTLP log exporter is loaded, and the non-propagating loggers that pytest's
+#: log capture attaches to and detaches from in every phase; ``EMIT`` set, each run emits a log record.
+PROBE_LOGS = """
+import json, logging, os, sys
+
+from opentelemetry import _logs
+
+EVENTS = _logs.get_logger("genai.instrumentation")
+EXPORTERS = ("opentelemetry.exporter.otlp.proto.http._log_exporter",
+             "opentelemetry.exporter.otlp.proto.grpc._log_exporter")
+
+
+def bench_probe(request):
+    quiet = sorted(name for name, logger in logging.Logger.manager.loggerDict.items()
+                   if isinstance(logger, logging.Logger) and not logger.propagate)
+    with open("seen.jsonl", "a") as handle:
+        handle.write(json.dumps({"loaded": [m for m in EXPORTERS if m in sys.modules], "quiet": quiet}) + "\\n")
+    if os.environ.get("EMIT"):
+        EVENTS.emit(event_name="probe", body="a record", attributes={"nodeid": request.node.nodeid})
+"""
+
+
+@pytest.mark.parametrize("emit", [False, True], ids=["no-records", "records"])
+def test_the_log_exporter_is_made_only_for_log_records_and_its_warnings_are_noted(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, receiver: OtlpReceiver, emit: bool
+) -> None:
+    """Issue 24: the OTLP log exporter's module makes a non-propagating logger, which pytest's log capture
+    walks twice a phase in every run. A session without log records never loads it while it runs; the
+    first batch of records makes it, on the export thread. Either way what the SDK says of the logs'
+    configuration (here a malformed ``OTEL_EXPORTER_OTLP_LOGS_HEADERS``) is a note, once."""
+    pytester.makepyfile(bench_probe=PROBE_LOGS)
+    use(monkeypatch, receiver)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_LOGS_HEADERS", "not-a-header")
+    if emit:
+        monkeypatch.setenv("EMIT", "1")
+    else:
+        monkeypatch.delenv("EMIT", raising=False)
+    result = run(pytester, "--prob-otel-timeout=10")
+    assert result.ret == 0, result.stdout.str()
+    notes = [line.strip() for line in result.outlines if "OpenTelemetry" in line]
+    assert len(notes) == 1, notes
+    assert notes[0].startswith("OpenTelemetry: logs: Header format invalid!"), notes
+    assert "not-a-header" not in result.stdout.str()  # a header's text may be a secret
+    seen = [json.loads(line) for line in (pytester.path / "seen.jsonl").read_text().splitlines()]
+    assert len(seen) == RUNS
+    assert len(receiver.spans()) == RUNS + 1
+    if emit:
+        assert len(receiver.logs()) == RUNS
+    else:
+        assert receiver.logs() == []
+        for run_seen in seen:
+            assert run_seen["loaded"] == [], run_seen
+            quiet = [name for name in run_seen["quiet"] if name.startswith("opentelemetry")]
+            # The SDK's gRPC exporters share a module that imports the SDK's log export (and its logger).
+            assert quiet == ([] if receiver.protocol == "http" else ["opentelemetry.sdk._logs._internal.export.propagate.false"])
+
+
 def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

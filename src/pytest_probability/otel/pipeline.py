@@ -36,7 +36,7 @@ from opentelemetry.sdk.trace import SpanProcessor
 
 from . import otlp_json
 from .options import OtelSettings
-from .send import Result, Sender
+from .send import Deferred, Result, Sender
 
 #: A request holds at most this much encoded data, unless one span is larger:
 #: under the 4 MiB a gRPC server (the Collector) takes by default.
@@ -263,7 +263,7 @@ def _merge(body: bytes, kind: str = "traces") -> Any:
 class _Signal:
     """One signal's sender, breaker and counts."""
 
-    def __init__(self, sender: Sender | None) -> None:
+    def __init__(self, sender: Sender | Deferred | None) -> None:
         self.sender = sender
         self.failure = ""
         self.sent = 0
@@ -320,7 +320,7 @@ class _Request:
 class Pipeline:
     """Everything the aggregating process exports in one session."""
 
-    def __init__(self, settings: OtelSettings, spill_path: Path, senders: dict[str, Sender | None]) -> None:
+    def __init__(self, settings: OtelSettings, spill_path: Path, senders: dict[str, Sender | Deferred | None]) -> None:
         self.settings = settings
         self.signals = {name: _Signal(senders.get(name)) for name in ("traces", "metrics", "logs")}
         self.file = Lines(settings.file, fresh=True) if settings.file is not None else None

@@ -28,7 +28,7 @@ import logging
 import os
 import threading
 import urllib.parse
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Callable, Mapping, NamedTuple
 
 from ..text import clip
 
@@ -231,13 +231,17 @@ def _http_exporter(signal: str, capture: _Capture, **kwargs: Any) -> Any:
 
 
 class SdkWarnings(logging.Handler):
-    """Collects what the SDK logs at WARNING or above while an exporter is built."""
+    """Collects what the SDK logs at WARNING or above while an exporter is built, in the building thread
+    (the logs' exporter is built on the export thread, while the runs and their instrumentation go on)."""
 
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
         self.messages: list[str] = []
+        self.thread = threading.get_ident()
 
     def emit(self, record: logging.LogRecord) -> None:
+        if record.thread != self.thread:
+            return
         try:
             self.messages.append(record.getMessage())
         except Exception:  # pragma: no cover - a malformed log call
@@ -450,6 +454,51 @@ class Sender:
             self.exporter.shutdown()
         except Exception:  # pragma: no cover - shutting down must not fail the session
             pass
+
+
+class Deferred:
+    """A :class:`Sender` made on its first use, for the log records.
+
+    The SDK's OTLP log exporter imports ``opentelemetry.sdk._logs._internal.export``, whose module makes
+    a non-propagating logger (``…export.propagate.false``). pytest 9 attaches its two capture handlers
+    to every non-propagating logger, and takes them off again, in each phase of every run: 12 µs a run,
+    measured (docs/performance.md). Most sessions emit no log record, and never need that exporter; the
+    first batch of log records builds it, on the export thread. The session's end builds it too when
+    nothing did (:meth:`get`), so that what the SDK says of its configuration is still a note.
+    """
+
+    def __init__(self, make: Callable[[], Sender], display: str) -> None:
+        self._make = make
+        self._lock = threading.Lock()
+        self._sender: Sender | None = None
+        self._display = display
+
+    def get(self) -> Sender:
+        """The sender, built now if it was not yet (an exception from building it propagates)."""
+        with self._lock:
+            if self._sender is None:
+                self._sender = self._make()
+            return self._sender
+
+    @property
+    def built(self) -> Sender | None:
+        return self._sender
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.get().warnings
+
+    @property
+    def display(self) -> str:
+        """Where it sends: the exporter's own account once built, else the endpoint as configured."""
+        return self._sender.display if self._sender is not None else self._display
+
+    def send(self, body: bytes, timeout: float) -> Result:
+        return self.get().send(body, timeout)
+
+    def close(self) -> None:
+        if self._sender is not None:
+            self._sender.close()
 
 
 def _http2_answer(error: BaseException) -> bool:

@@ -15,6 +15,7 @@ Reliability rules (docs/observability.md):
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from pathlib import Path
@@ -29,7 +30,7 @@ from . import metrics as metrics_module
 from . import resource as resource_module
 from .options import OtelSettings
 from .pipeline import Pipeline
-from .send import Sender
+from .send import Deferred, Sender, redact_url, scrub, secrets_from_env
 from .spans import REPORT_ATTRIBUTE, make_provider, parent_context, traceparent_of, tracer
 
 
@@ -44,22 +45,22 @@ class Session:
         self.counters_only = shard is not None
         self.notes: list[str] = list(settings.notes)
         self.resource = resource_module.build(settings.suite, root, env, shard=shard)
-        senders: dict[str, Sender | None] = {}
-        warnings: dict[str, list[str]] = {}  # a warning both signals' exporters gave is one note
+        #: Each signal's sender; the logs' is made on its first use (:class:`~.send.Deferred`).
+        self.senders: dict[str, Sender | Deferred | None] = {}
         for signal in ("traces", "metrics", "logs"):
             endpoint = settings.endpoints.get(signal)
             if endpoint is None:
-                senders[signal] = None
+                self.senders[signal] = None
                 continue
-            sender = Sender(signal, settings.protocols[signal], endpoint or None, env)
-            for warning in sender.warnings:
-                warnings.setdefault(warning, []).append(signal)
-            senders[signal] = sender
-        self.notes.extend(f"OpenTelemetry: {_signals_text(signals)}: {warning}" for warning, signals in warnings.items())
+            make = functools.partial(Sender, signal, settings.protocols[signal], endpoint or None, env)
+            self.senders[signal] = (Deferred(make, redact_url(endpoint) if endpoint else "the SDK's default endpoint")
+                                    if signal == "logs" else make())
         spill = settings.spill or root / ".pytest-probability" / f"otel-spill-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.jsonl"
-        self.pipeline = Pipeline(settings, spill, senders)
+        self.pipeline = Pipeline(settings, spill, self.senders)
+        #: Notes of the session's start that follow the exporters' warnings (``warning_notes``).
+        self.later_notes: list[str] = []
         if self.pipeline.file is not None and self.pipeline.file.shared:
-            self.notes.append(
+            self.later_notes.append(
                 f"OpenTelemetry: another session is writing {settings.file}; this one appends its lines to it"
             )
         self.start_time_ns = time.time_ns()
@@ -112,6 +113,7 @@ class Session:
         """End the session span, emit metrics (the rows' and every facet's series), drain within the
         time budget; return summary notes."""
         self._end_session_span(summary, exitstatus)
+        warnings = self.warning_notes()
         requests = []
         if self.settings.metrics_on:
             requests = metrics_module.collect(summary, self.resource, facets, self.start_time_ns, version=__version__,
@@ -122,7 +124,25 @@ class Session:
             if instrumentation is not None:
                 requests.append(instrumentation)
         self.pipeline.finish(requests)
-        return self.notes + self._outcome_notes()
+        return [*self.notes, *warnings, *self.later_notes, *self._outcome_notes()]
+
+    def warning_notes(self) -> list[str]:
+        """What the SDK's exporters said of their configuration: a warning more than one signal's
+        exporter gave is one note. It builds the logs' exporter if no log record did."""
+        warnings: dict[str, list[str]] = {}
+        notes = []
+        for signal, sender in self.senders.items():
+            if sender is None:
+                continue
+            try:
+                said = sender.warnings
+            except Exception as exc:  # a deferred exporter that cannot be built: its batches were kept
+                reason = scrub(f"{type(exc).__name__}: {exc}", secrets_from_env(os.environ), 300)
+                notes.append(f"OpenTelemetry: {signal}: the exporter could not be made: {reason}")
+                continue
+            for warning in said:
+                warnings.setdefault(warning, []).append(signal)
+        return [f"OpenTelemetry: {_signals_text(signals)}: {warning}" for warning, signals in warnings.items()] + notes
 
     def _outcome_notes(self) -> list[str]:
         notes = []
