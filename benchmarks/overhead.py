@@ -48,6 +48,18 @@ version from PyPI; nothing of 0.3.0 is committed) and uses it::
 
     .venv/bin/python benchmarks/overhead.py -n 3000 10000 --make-published .venv-0.3.0
     .venv/bin/python benchmarks/overhead.py --published .venv-0.3.0/bin/python
+
+**The floors** (``--floors``): the same N runs made by a 20-line ``-p`` plugin
+with no pytest-probability code on the way, in two shapes. ``floor-function``:
+N ``pytest.Function`` items of one trivial function sharing one fixture
+closure, which is what a run of the plugin is (fixtures, marks and the async
+plugins' hooks work on it); its ratio, plugin / floor-function, is printed as
+``/Function``: what the plugin adds over pytest's own item. ``floor-item``: N
+bare ``pytest.Item`` items whose ``runtest`` calls the function, with no
+fixture, which is the shape of 0.3.0's runs (it called the function with its
+parameters only)::
+
+    .venv/bin/python benchmarks/overhead.py -n 3000 10000 -r 9 --floors --published .venv-0.3.0/bin/python
 """
 
 from __future__ import annotations
@@ -88,6 +100,45 @@ PLAIN_FILE = textwrap.dedent(
     """
 )
 
+#: The floors (``--floors``): pytest running N items of one trivial function made by a small plugin, no
+#: pytest-probability code in the way. ``floor-function``: ``pytest.Function`` items sharing one
+#: fixture closure (what a run is: fixtures, marks, the async plugins' hooks all work); ``floor-item``:
+#: bare ``pytest.Item`` items whose ``runtest`` calls the function (0.3.0's shape: no fixture at all).
+FLOOR_PLUGIN = textwrap.dedent(
+    """
+    import pytest
+
+    N = {n}
+    KIND = {kind!r}
+
+
+    class Bare(pytest.Item):
+        def __init__(self, *, function, **kwargs):
+            super().__init__(**kwargs)
+            self.function = function
+
+        def runtest(self):
+            self.function()
+
+        def reportinfo(self):
+            return self.path, 0, self.name
+
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_pycollect_makeitem(collector, name, obj):
+        if name != "floor_trivial":
+            return None
+        names = [f"floor_trivial[run{{i}}]" for i in range(1, N + 1)]
+        if KIND == "item":
+            return [Bare.from_parent(collector, name=item, function=obj) for item in names]
+        info = collector.session._fixturemanager.getfixtureinfo(node=collector, func=obj, cls=None)
+        return [pytest.Function.from_parent(collector, name=item, callobj=obj, originalname=name, fixtureinfo=info)
+                for item in names]
+    """
+)
+FLOOR_FILE = "def floor_trivial():\n    pass\n"
+FLOORS = ("floor-function", "floor-item")
+
 VARIANTS = ("plugin", "plain")
 #: The release issue 24's export-off goal compares with.
 PUBLISHED = "0.3.0"
@@ -100,6 +151,12 @@ def prepare(root: Path, n: int) -> dict[str, tuple[Path, list[str]]]:
         "plugin": plugin,
         "plain": (write_folder(root / f"plain-{n}", {"test_plain.py": PLAIN_FILE.format(n=n)}), ["test_plain.py"]),
         "published": plugin,  # the same file and arguments, run by 0.3.0
+        **{
+            floor: (write_folder(root / f"{floor}-{n}", {"test_floor.py": FLOOR_FILE,
+                                                          "floor_items.py": FLOOR_PLUGIN.format(n=n, kind=floor[6:])}),
+                    ["-p", "floor_items", "test_floor.py"])
+            for floor in FLOORS
+        },
     }
 
 
@@ -125,10 +182,11 @@ def check_published(python: str) -> None:
 
 
 def measure(ns: list[int], repetitions: int, warmup: int, *, python: str, autoload: bool, progress: bool,
-            published: str | None = None) -> list[VariantResult]:
+            published: str | None = None, floors: bool = False) -> list[VariantResult]:
     results = []
-    variants = (*VARIANTS, "published") if published else VARIANTS
-    pythons = {"plugin": python, "plain": python, "published": published or python}
+    variants = (*VARIANTS, *(("published",) if published else ()), *(FLOORS if floors else ()))
+    pythons = {variant: python for variant in variants}
+    pythons["published"] = published or python
     with tempfile.TemporaryDirectory(prefix="prob-overhead-") as temp:
         root = Path(temp)
         for n in ns:
@@ -143,7 +201,7 @@ def measure(ns: list[int], repetitions: int, warmup: int, *, python: str, autolo
                     by_variant[variant].samples.append(sample)
                     if progress:
                         print(
-                            f"  N={n:,} #{repetition + 1} {variant:9} wall {sample.wall:.3f}s "
+                            f"  N={n:,} #{repetition + 1} {variant:14} wall {sample.wall:.3f}s "
                             f"session {sample.session:.3f}s rss {sample.maxrss_kib / 1024:.1f} MiB",
                             file=sys.stderr,
                         )
@@ -177,12 +235,13 @@ def ratios(results: list[VariantResult], against: str = "plain") -> dict[int, di
 def report_text(results: list[VariantResult], repetitions: int, info: dict) -> str:
     lines = [f"median of {repetitions} sessions per variant and N (fresh process each)",
              f"machine: {describe_machine(info)}", ""]
-    header = f"{'N':>7}  {'variant':9}" + "".join(f"{title:>{width}}" for _, title, width, _ in COLUMNS)
+    header = f"{'N':>7}  {'variant':14}" + "".join(f"{title:>{width}}" for _, title, width, _ in COLUMNS)
     lines.append(header)
     lines.append("-" * len(header))
     against_published = ratios(results, "published")
+    against_floor = ratios(results, "floor-function")
     for n, r in ratios(results).items():
-        for variant in (*VARIANTS, "published"):
+        for variant in (*VARIANTS, "published", *FLOORS):
             v = next((x for x in results if x.n == n and x.variant == variant), None)
             if v is None:
                 continue
@@ -190,16 +249,19 @@ def report_text(results: list[VariantResult], repetitions: int, info: dict) -> s
             for name, _, width, form in COLUMNS:
                 value = v.median(name)
                 cells.append(f"{value / 1024:>{width}.1f}" if form is None else f"{form.format(value):>{width}}")
-            lines.append(f"{n:>7,}  {variant:9}" + "".join(cells))
-        for label, values in (("ratio", r), ("/0.3.0", against_published.get(n))):
+            lines.append(f"{n:>7,}  {variant:14}" + "".join(cells))
+        for label, values in (("ratio", r), ("/0.3.0", against_published.get(n)), ("/Function", against_floor.get(n))):
             if values is not None:
-                lines.append(f"{n:>7,}  {label:9}"
+                lines.append(f"{n:>7,}  {label:14}"
                              + "".join(f"{values.get(name, float('nan')):>{width}.3f}" for name, _, width, _ in COLUMNS))
         lines.append("")
     lines.append("ratio = plugin / plain; goal at 10,000 runs: time <= 1.05, peak RSS <= 1.10")
     if against_published:
         lines.append(f"/0.3.0 = plugin / published (pytest-probability {PUBLISHED}, the same runs); "
                      "goal (issue 24): time <= 1.00")
+    if against_floor:
+        lines.append("/Function = plugin / floor-function (pytest running N Function items of one trivial function, "
+                     "made by a 20-line plugin); floor-item: bare Items that call it, no fixtures (0.3.0's shape)")
     lines.append("wall/cpu: whole process; session: pytest_sessionstart to end of pytest_sessionfinish")
     return "\n".join(lines)
 
@@ -225,6 +287,7 @@ def report_json(results: list[VariantResult], args: argparse.Namespace, info: di
         ],
         "ratios": {str(n): values for n, values in ratios(results).items()},
         "ratios_to_published": {str(n): values for n, values in ratios(results, "published").items()},
+        "ratios_to_floor_function": {str(n): values for n, values in ratios(results, "floor-function").items()},
         "published": PUBLISHED if any(r.variant == "published" for r in results) else None,
     }
 
@@ -236,6 +299,8 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"an interpreter with pytest-probability {PUBLISHED}: adds the variant 'published'")
     parser.add_argument("--make-published", metavar="DIR", type=Path,
                         help=f"make (or update) a virtualenv in DIR with {PUBLISHED} from PyPI and use it")
+    parser.add_argument("--floors", action="store_true",
+                        help="add the floors: pytest's own Function items, and bare Items, for the same runs")
     args = parse_session_arguments(parser, argv)
     published = make_published(args.make_published, args.python) if args.make_published else args.published
     if published:
@@ -247,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
         info["published"] = machine(published, ("pytest", "pytest-probability"))
     warn_if_busy(info)
     results = measure(args.runs, args.repetitions, args.warmup, python=args.python,
-                      autoload=args.autoload, progress=not args.quiet, published=published)
+                      autoload=args.autoload, progress=not args.quiet, published=published, floors=args.floors)
     info["loadavg_end"] = loadavg()
     if args.json:
         print(json.dumps(report_json(results, args, info), indent=2))
