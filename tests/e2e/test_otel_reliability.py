@@ -212,11 +212,12 @@ def test_each_signal_is_noted_and_kept_for_what_happened_to_it(
     with OtlpReceiver("http", mode="slow", slow_delay=SLOW_DELAY) as slow:
         for signal, receiver in ((slow_signal, slow), (fast_signal, otlp_http_receiver)):
             monkeypatch.setenv(f"OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT", f"{receiver.endpoint}/v1/{signal}")
+        shown = slow.endpoint
         result, _ = run(pytester, "--prob-runs=2", f"--prob-otel-timeout={TIMEOUT:g}")
     assert result.ret == 1
     lines = otel_lines(result)
     failed = [line for line in lines if "failed (" in line]
-    assert len(failed) == 1 and f"export of {slow_signal} to {slow.endpoint}" in failed[0], lines
+    assert len(failed) == 1 and f"export of {slow_signal} to {shown}" in failed[0], lines
     (spill,) = spill_files(pytester)
     decoded = list(otlp_json.read_file(spill))
     spans, points = flatten_spans(decoded), flatten_metrics(decoded)
