@@ -503,17 +503,15 @@ class Pipeline:
             if not batch.written:
                 self._write(self.file, batch.body, batch.kind, batch.count)
                 batch.written = True
-        kinds = {batch.kind for batch in batches}
-        if len(kinds) < 2:
+        kinds = sorted({batch.kind for batch in batches})
+        if len(kinds) < 2:  # the usual case: this thread sends them
             self._export_kind(batches)
             return
-        others = [threading.Thread(target=self._export_kind, args=([b for b in batches if b.kind == kind],),
-                                   name=f"pytest-probability-otel-{kind}", daemon=True) for kind in sorted(kinds)[1:]]
-        for thread in others:
+        threads = [threading.Thread(target=self._export_kind, args=([b for b in batches if b.kind == kind],),
+                                    name=f"pytest-probability-otel-{kind}", daemon=True) for kind in kinds]
+        for thread in threads:
             thread.start()
-        first = min(kinds)
-        self._export_kind([batch for batch in batches if batch.kind == first])
-        for thread in others:
+        for thread in threads:
             thread.join()
 
     def _export_kind(self, batches: list[_Request]) -> None:
