@@ -8,6 +8,7 @@ import logging
 import threading
 from pathlib import Path
 
+import pytest
 from otlp_receiver import flatten_logs
 from pipeline_fakes import TimedSender, logs_request, pipeline, span_request
 
@@ -86,4 +87,13 @@ def test_only_the_building_threads_warnings_are_the_exporters() -> None:
         logger.warning("from the exporter")
         elsewhere.start()
         elsewhere.join(5)
+    assert caught.messages == ["from the exporter"]
+
+
+def test_the_warnings_are_kept_when_logging_records_no_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``logging.logThreads = False`` (a user's speed-up) leaves every record's thread None: then every
+    warning logged during the build is the exporter's, as before the building thread was checked."""
+    monkeypatch.setattr(logging, "logThreads", False)
+    with SdkWarnings() as caught:
+        logging.getLogger("opentelemetry.test.deferred").warning("from the exporter")
     assert caught.messages == ["from the exporter"]

@@ -240,7 +240,7 @@ class SdkWarnings(logging.Handler):
         self.thread = threading.get_ident()
 
     def emit(self, record: logging.LogRecord) -> None:
-        if record.thread != self.thread:
+        if record.thread is not None and record.thread != self.thread:  # None: logging.logThreads is off
             return
         try:
             self.messages.append(record.getMessage())
