@@ -9,6 +9,7 @@ reporting and export.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -181,7 +182,7 @@ class RunRecord:
             phase=get("phase", "call"),
             usage=tuple(Usage.from_dict(u) for u in usage) if usage else (),
             extra_cost=get("extra_cost", 0.0),
-            trace_id=get("trace_id", ""),
+            trace_id=_shared(get("trace_id", "")),
             span_id=get("span_id", ""),
             start_time=get("start_time", 0.0),
             stopped=get("stopped", ""),
@@ -189,6 +190,11 @@ class RunRecord:
             transcript=tuple(dict(t) for t in transcript) if transcript else (),
             transcript_dropped=get("transcript_dropped", 0),
         )
+
+
+def _shared(text: Any) -> Any:
+    """One string for equal texts: a session's runs share its trace id, and the records keep it."""
+    return sys.intern(text) if type(text) is str else text
 
 
 @dataclass(slots=True)

@@ -155,6 +155,9 @@ class RunSpans(RunObserver):
         self._error = lambda text: Status(StatusCode.ERROR, text)
         self._open: dict[str, tuple[Any, object]] = {}
         self._cases: dict[int, tuple[Any, str, dict[str, Any]]] = {}
+        #: The last trace id and its text: every run span is in the session's trace, and each run's
+        #: record keeps the text for as long as the session does, so the runs share one string.
+        self._trace: tuple[int, str] = (0, "")
 
     def _case_attributes(self, item: Any, case: Any) -> tuple[str, dict[str, Any]]:
         """The span name and the attributes every run of ``case`` shares (one dict per case)."""
@@ -186,7 +189,9 @@ class RunSpans(RunObserver):
         self._open[run.nodeid] = (span, token)
         context = span.get_span_context()
         if context.trace_flags.sampled:  # ids of a span that is exported, for the JSON report and exemplars
-            run.trace_id = format(context.trace_id, "032x")
+            if context.trace_id != self._trace[0]:
+                self._trace = (context.trace_id, format(context.trace_id, "032x"))
+            run.trace_id = self._trace[1]
             run.span_id = format(context.span_id, "016x")
         capture = self.settings.capture_values
         run.listeners.append(lambda recorded: _recorded_event(span, recorded, capture))
