@@ -221,25 +221,42 @@ def bench_slow(request):
 """
 
 
+# The aggregating process (serial, or the xdist controller) leaves a file per teardown report it has taken
+# in. The plugin takes a record in before any other plugin's hook sees the report, and holds a SIGTERM
+# that comes meanwhile, so a file here means the run's record is in. Under xdist the progress dot alone
+# does not: it comes with the call report, and the record travels on the teardown report after it.
+TAKEN = """
+import os
+import pathlib
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "teardown" and "PYTEST_XDIST_WORKER" not in os.environ:
+        pathlib.Path("taken-" + report.nodeid.rsplit("run", 1)[-1]).write_text(report.nodeid)
+"""
+
+
 def sigterm_after_two_runs(pytester: pytest.Pytester, *args: str) -> tuple[int, str]:
-    """Run SLOW, send SIGTERM once two runs have been reported and a third sleeps; (exit status, output)."""
+    """Run SLOW, send SIGTERM once two runs have been taken in and a third sleeps; (exit status, output)."""
     pytester.makepyfile(bench_slow=SLOW)
+    pytester.makeconftest(TAKEN)
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--prob-runs=6", "--prob-json=report.json",
                *args]
     process = subprocess.Popen(command, cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     assert process.stdout is not None
     seen = b""
     try:
-        # SIGTERM once two runs have been reported (two dots in the progress) and a third sleeps.
+        # SIGTERM once runs 1 and 2 have been taken in (and shown: two dots) and a third sleeps.
         os.set_blocking(process.stdout.fileno(), False)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and process.poll() is None:
             seen += process.stdout.read() or b""
             progress = seen.split(b" items", 1)[-1] if b" items" in seen else b""
-            if progress.count(b".") >= 2 and list(pytester.path.glob("started-*")):
+            taken = sorted(p.name for p in pytester.path.glob("taken-*"))
+            if progress.count(b".") >= 2 and taken == ["taken-1", "taken-2"] and list(pytester.path.glob("started-*")):
                 break
             time.sleep(0.05)
-        assert progress.count(b".") >= 2, seen.decode(errors="replace")
+        assert progress.count(b".") >= 2 and taken == ["taken-1", "taken-2"], (taken, seen.decode(errors="replace"))
         process.send_signal(signal.SIGTERM)
         os.set_blocking(process.stdout.fileno(), True)
         rest, _ = process.communicate(timeout=60)
