@@ -388,3 +388,59 @@ def test_collect_only_shows_the_runs_a_resumed_session_would_run_and_writes_noth
     listed = [line for line in result.outlines if line.startswith("bench_u.py::")]
     assert listed == ["bench_u.py::bench_ungated::run3", "bench_u.py::bench_ungated::run4"]
     assert (pytester.path / "j.jsonl").read_bytes() == kept and not (pytester.path / "r.json").exists()
+
+
+LAST_FAILED = """
+import os
+import signal
+import pytest
+
+
+@pytest.mark.probability(runs=4, min_rate=0.05)
+def bench_gated(request):
+    assert request.node.prob_run != 1  # 3/4 passes: the gate passes, and the failed run was xfailed
+
+
+@pytest.mark.probability(runs=4, min_rate=0.9)
+def bench_strict(request):
+    pass  # 4/4 passes cannot show 90 %: the gate fails, and --lf reruns the case whole
+
+
+@pytest.mark.probability(runs=6)
+def bench_ungated(request):
+    if request.node.prob_run == 4 and os.environ.get("KILL") and not os.path.exists("killed"):
+        open("killed", "w").close()
+        os.kill(os.getpid(), signal.SIGKILL)
+    assert request.node.prob_run not in ({2} if os.environ.get("EARLIER") else {1, 3, 5})
+"""
+
+
+@XDIST
+def test_lf_after_a_resumed_session_reruns_the_runs_that_failed_before_the_kill(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, xdist: list[str]) -> None:
+    """pytest writes ``--lf``'s cache at the session's end, which a killed session never reaches: the resumed
+    session writes its resumed runs' outcomes there too, as the killed session would have."""
+    pytester.makepyfile(bench_l=LAST_FAILED)
+
+    def pytest_with_cache(*args: str) -> pytest.RunResult:
+        return pytester.runpytest_subprocess("-p", "no:randomly", "-o", "prob_gate_timeout=60", *args, timeout=120)
+
+    # An earlier night: only ungated run 2 failed; the cache says so.
+    monkeypatch.setenv("EARLIER", "1")
+    assert pytest_with_cache().ret == 1
+    monkeypatch.delenv("EARLIER")
+    # Tonight's session is killed in ungated run 4: runs 1 and 3 failed, run 2 passed, none in the cache.
+    monkeypatch.setenv("KILL", "1")
+    assert pytest_with_cache("--prob-journal=j.jsonl").ret == -9
+    monkeypatch.delenv("KILL")
+    resumed = pytest_with_cache(*xdist, "--prob-journal=j.jsonl")
+    assert resumed.ret == 1, resumed.stdout.str()
+    assert "Journal: 11 run(s) resumed" in resumed.stdout.str()
+
+    rerun = pytest_with_cache("--lf", "--collect-only", "-q")
+    listed = [line for line in rerun.outlines if line.startswith("bench_l.py::")]
+    # Ungated runs 1 and 3 from the journal, run 5 from the resumed session; run 2 passed tonight (the
+    # older failure is gone). The strict case's gate failed over its resumed runs: the case whole, as
+    # after any failed gate. The gated case's failed run was xfailed under a gate that passed: not rerun.
+    assert listed == [*(f"bench_l.py::bench_strict::run{n}" for n in range(1, 5)), "bench_l.py::bench_strict::gate",
+                      *(f"bench_l.py::bench_ungated::run{n}" for n in (1, 3, 5))], rerun.stdout.str()

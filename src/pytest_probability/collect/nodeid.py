@@ -11,7 +11,7 @@ the string gives (docs/developer-guide.md, "The structured node id fix").
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable
 
 import pytest
 
@@ -39,3 +39,22 @@ def id_parts(parent: pytest.Collector) -> tuple[Any, str, tuple[str, ...]] | Non
     if any("::" in name or "[" in name for name in parent_id.names):
         return None
     return type(parent_id), parent_id.path, parent_id.names
+
+
+def set_lastfailed(config: pytest.Config, failed: Iterable[str] = (), passed: Iterable[str] = ()) -> None:
+    """Leave ``--lf``'s cache as a session that just ran these runs would: the ``failed`` ones are
+    rerun by the next ``--lf``, the ``passed`` ones (passed, skipped or xfailed) are not. Nothing without
+    pytest's cache plugin (``-p no:cacheprovider``)."""
+    plugin = config.pluginmanager.get_plugin("lfplugin")
+    lastfailed = getattr(plugin, "lastfailed", None)
+    if lastfailed is None:
+        return
+    try:  # pytest >= 9.1 keys lastfailed by structured node ids
+        from _pytest.nodeid import NodeId
+    except ImportError:
+        NodeId = None  # noqa: N806
+    key = NodeId.parse if NodeId is not None else str
+    for nodeid in passed:
+        lastfailed.pop(key(nodeid), None)
+    for nodeid in failed:
+        lastfailed[key(nodeid)] = True

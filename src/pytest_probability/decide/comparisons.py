@@ -30,7 +30,8 @@ from ..model.case import CaseRef
 from ..model.rows import Summary
 from ..protocols import VerdictKind
 from ..vocabulary import BASELINE_KIND, COMPARE_KIND
-from .settle import fail_session, mark_lastfailed
+from ..collect.nodeid import set_lastfailed
+from .settle import fail_session
 
 if TYPE_CHECKING:
     from ..config.compare import CompareConfig
@@ -283,8 +284,8 @@ class Comparing:
             return
         fail_session(session)
         rows = {row.case.key: row for row in summary.rows}
-        mark_lastfailed(session.config,
-                        [r.nodeid for key in result.failed_cases if key in rows for r in rows[key].records])
+        set_lastfailed(session.config,
+                       failed=[r.nodeid for key in result.failed_cases if key in rows for r in rows[key].records])
 
 
 def check_axes(items: list[Any], session: CompareSession | None) -> None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..collect.nodeid import set_lastfailed
 from ..model.rows import Summary
 from ..protocols import Finisher, Link
 
@@ -19,20 +20,6 @@ if TYPE_CHECKING:
     from ..session import State
     from .book import DecisionBook
     from .results import Results
-
-
-def mark_lastfailed(config: pytest.Config, nodeids: list[str]) -> None:
-    """Make ``--lf`` rerun these runs (every run of a case whose verdict failed), not only the failed ones."""
-    plugin = config.pluginmanager.get_plugin("lfplugin")
-    lastfailed = getattr(plugin, "lastfailed", None)
-    if lastfailed is None:
-        return
-    try:  # pytest >= 9.1 keys lastfailed by structured node ids
-        from _pytest.nodeid import NodeId
-    except ImportError:
-        NodeId = None  # noqa: N806
-    for nodeid in nodeids:
-        lastfailed[NodeId.parse(nodeid) if NodeId is not None else nodeid] = True
 
 
 def fail_session(session: pytest.Session) -> None:
@@ -56,7 +43,7 @@ class SettleGates:
         failed = self.results.analysis().failed_gates
         if failed:
             fail_session(session)
-            mark_lastfailed(session.config, [r.nodeid for row in failed for r in row.row.records])
+            set_lastfailed(session.config, failed=[r.nodeid for row in failed for r in row.row.records])  # all its runs
 
 
 class EmptyShard(Finisher):

@@ -39,6 +39,7 @@ from typing import Any, Mapping
 import pytest
 
 from ..collect.items import Run
+from ..collect.nodeid import set_lastfailed
 from ..files import write_all
 from ..model.run import RunRecord
 from ..model.rows import Summary
@@ -393,10 +394,11 @@ class JournalLink(Link):
 
 
 class ResumedOutcomes(Finisher):
-    """The exit status counts the resumed runs as the session that executed them: a failed or errored run
-    fails the session as it did there (unless its case is gated: a gate item decides it, and the run was
-    xfailed), and a session whose every run was resumed ran no item, which pytest calls exit status 5, but
-    it has its runs: 0 (or 1)."""
+    """The exit status and ``--lf``'s cache count the resumed runs as the session that executed them: a
+    failed or errored run fails the session as it did there (unless its case is gated: a gate item decides
+    it, and the run was xfailed), and the next ``--lf`` reruns it; a session whose every run was resumed ran
+    no item, which pytest calls exit status 5, but it has its runs: 0 (or 1). First of the finishers, so
+    that a failed gate's settling (every run of its case rerun by ``--lf``) comes after it."""
 
     def __init__(self, resumed: list[RunRecord], gated: Any, runxfail: bool) -> None:
         """``gated``: whether a case's runs are gated (their failures xfailed)."""
@@ -409,7 +411,10 @@ class ResumedOutcomes(Finisher):
             return
         if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
             session.exitstatus = pytest.ExitCode.OK
-        if session.exitstatus == pytest.ExitCode.OK and any(
-                record.outcome in (FAIL, ERROR) and (self.runxfail or not self.gated(record.case))
-                for record in self.resumed):
+        failed = {record.nodeid for record in self.resumed
+                  if record.outcome in (FAIL, ERROR) and (self.runxfail or not self.gated(record.case))}
+        if failed and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        # --lf: the session that executed them was killed before pytest's cache was written.
+        set_lastfailed(session.config, failed=failed,
+                       passed=[record.nodeid for record in self.resumed if record.nodeid not in failed])
