@@ -149,6 +149,16 @@ class Controller(Aggregating):
         self.in_flight.track(report)  # before the record: the setup report carries the case
         super().take(report)
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """After Ctrl-C or SIGTERM, the records of the runs whose outcome was shown, before xdist
+        stops its workers (its own ``pytest_sessionfinish``); then what every aggregating process does."""
+        queue = getattr(self.config.pluginmanager.getplugin("dsession"), "queue", None)
+        if session.exitstatus == pytest.ExitCode.INTERRUPTED and queue is not None:
+            self.in_flight.await_shown(lambda timeout: queue.get(timeout=timeout),
+                                       lambda report: self.config.hook.pytest_runtest_logreport(report=report))
+        super().pytest_sessionfinish(session)
+
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         for link in self.state.links:

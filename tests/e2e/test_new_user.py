@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 import pytest
 from otlp_receiver import flatten_metrics, flatten_spans
@@ -238,7 +239,15 @@ def pytest_runtest_logreport(report):
 
 def sigterm_after_two_runs(pytester: pytest.Pytester, *args: str) -> tuple[int, str]:
     """Run SLOW, send SIGTERM once two runs have been taken in and a third sleeps; (exit status, output)."""
-    pytester.makepyfile(bench_slow=SLOW)
+    return sigterm_when(pytester, SLOW, lambda dots, taken, path: dots >= 2 and taken == ["taken-1", "taken-2"]
+                        and bool(list(path.glob("started-*"))), *args)
+
+
+def sigterm_when(pytester: pytest.Pytester, bench: str, ready: Callable[[int, list[str], Path], bool],
+                 *args: str) -> tuple[int, str]:
+    """Run ``bench`` for 6 runs, send SIGTERM once ``ready(dots shown, taken-N files, path)``; (exit status,
+    output)."""
+    pytester.makepyfile(bench_slow=bench)
     pytester.makeconftest(TAKEN)
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--prob-runs=6", "--prob-json=report.json",
                *args]
@@ -246,17 +255,16 @@ def sigterm_after_two_runs(pytester: pytest.Pytester, *args: str) -> tuple[int, 
     assert process.stdout is not None
     seen = b""
     try:
-        # SIGTERM once runs 1 and 2 have been taken in (and shown: two dots) and a third sleeps.
         os.set_blocking(process.stdout.fileno(), False)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and process.poll() is None:
             seen += process.stdout.read() or b""
             progress = seen.split(b" items", 1)[-1] if b" items" in seen else b""
             taken = sorted(p.name for p in pytester.path.glob("taken-*"))
-            if progress.count(b".") >= 2 and taken == ["taken-1", "taken-2"] and list(pytester.path.glob("started-*")):
+            if ready(progress.count(b"."), taken, pytester.path):
                 break
-            time.sleep(0.05)
-        assert progress.count(b".") >= 2 and taken == ["taken-1", "taken-2"], (taken, seen.decode(errors="replace"))
+            time.sleep(0.02)
+        assert ready(progress.count(b"."), taken, pytester.path), (taken, seen.decode(errors="replace"))
         process.send_signal(signal.SIGTERM)
         os.set_blocking(process.stdout.fileno(), True)
         rest, _ = process.communicate(timeout=60)
@@ -296,6 +304,41 @@ def test_sigterm_ends_the_session_like_ctrl_c(pytester: pytest.Pytester, xdist: 
     for stopped in (runs[r["nodeid"]] for r in interrupted):
         assert stopped.attributes["probability.outcome"] == "skip"
         assert stopped.attributes["probability.skip.reason"] == "interrupted: KeyboardInterrupt"
+
+
+# Run 2's teardown takes a second, after its call report (its dot) has gone to the xdist controller:
+# its record, on the teardown report, is still on the way when SIGTERM comes.
+SLOW_TEARDOWN = SLOW + """
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def slow_teardown(request):
+    yield
+    if request.node.prob_run == 2:
+        pathlib.Path("tearing-2").write_text("x")
+        time.sleep(1.0)
+"""
+
+
+def test_sigterm_under_xdist_waits_for_the_record_of_a_run_it_showed(pytester: pytest.Pytester) -> None:
+    """Every run pytest showed as finished is in the report, also under xdist, where the record comes on
+    the teardown report after the outcome was shown: the controller waits for it (at most 2 s) before
+    xdist stops the workers."""
+    when: list[list[str]] = []
+
+    def ready(dots: int, taken: list[str], path: Path) -> bool:
+        when.append(taken)
+        return dots >= 2 and (path / "tearing-2").exists()
+
+    returncode, out = sigterm_when(pytester, SLOW_TEARDOWN, ready, "-n", "2")
+    assert when[-1] == ["taken-1"], when[-1]  # SIGTERM came with run 2 torn down, shown, its record not taken in
+    assert returncode == pytest.ExitCode.INTERRUPTED, out
+    data = report(pytester)
+    assert sorted(r["nodeid"] for r in data["records"]) == ["bench_slow.py::bench_slow::run1",
+                                                            "bench_slow.py::bench_slow::run2"], out
+    assert data["totals"]["cost"] == pytest.approx(1.0)
 
 
 def test_sigterm_with_the_endpoint_down_spills_what_it_could_not_send(pytester: pytest.Pytester) -> None:

@@ -13,6 +13,8 @@ every report until the session ends.
 from __future__ import annotations
 
 import dataclasses
+import time
+from queue import Empty
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -147,6 +149,16 @@ class InterruptedRuns(Link):
         return [record.to_dict() for record in context.take_interrupted()] or None
 
 
+#: Seconds the xdist controller waits, after Ctrl-C or SIGTERM, for the records of runs whose outcome it
+#: showed (:meth:`InFlight.await_shown`): a teardown report comes milliseconds after its call report.
+SHOWN_GRACE = 2.0
+
+
+def worker_of(node: Any) -> str:
+    """The id of an xdist node (a report's ``node``, an event's): ``gw0``; ``?`` when unknown."""
+    return str(getattr(getattr(node, "gateway", None), "id", "?"))
+
+
 class InFlight:
     """The xdist controller's runs executing now: which phase each last reported, and why a worker went down."""
 
@@ -159,6 +171,9 @@ class InFlight:
         self.phases: dict[str, str] = {}
         #: worker id -> why it went down (for the record of a crashed run)
         self.node_errors: dict[str, str] = {}
+        #: node id -> worker id, for runs whose outcome pytest has shown (their call report, or a setup
+        #: report that did not pass) and whose record, on the teardown report after it, has not come
+        self.shown: dict[str, str] = {}
 
     def track(self, report: pytest.TestReport) -> None:
         """Which phase of each executing run last reported: where a worker crash hit it."""
@@ -167,8 +182,37 @@ class InFlight:
             self.state.cases[case["key"]] = CaseRef.from_dict(case)
         if report.when in ("setup", "call"):
             self.phases[report.nodeid] = report.when
+            if report.when == "call" or not report.passed:
+                self.shown[report.nodeid] = worker_of(getattr(report, "node", None))
         else:
             self.phases.pop(report.nodeid, None)
+            self.shown.pop(report.nodeid, None)
+
+    def await_shown(self, get: Callable[[float], tuple[str, dict[str, Any]]], take: Callable[[Any], None],
+                    timeout: float = SHOWN_GRACE) -> None:
+        """After Ctrl-C or SIGTERM the xdist controller reads no more of its workers' events, yet the
+        record of a run whose outcome was shown travels on its teardown report, a moment behind: take
+        those teardown reports in (``take``, pytest's report hook) from ``get`` (xdist's event queue's
+        ``get``), for at most ``timeout`` seconds. Nothing else is taken: the workers are stopping, and a
+        run whose outcome was not shown is not awaited (it may sleep for minutes)."""
+        deadline = time.monotonic() + timeout
+        while self.shown:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            try:
+                name, kwargs = get(left)
+            except Empty:
+                return
+            report = kwargs.get("rep") if name == "testreport" else None
+            if report is not None and report.when == "teardown" and report.nodeid in self.shown:
+                take(report)  # track() drops it from shown
+                continue
+            if name in ("workerfinished", "errordown", "internal_error"):
+                # a worker that stopped sends nothing more: its run's record is lost with it
+                down = worker_of(kwargs.get("node"))
+                for nodeid in [n for n, worker in self.shown.items() if worker == down]:
+                    del self.shown[nodeid]
 
     def node_down(self, worker: str, error: Any) -> None:
         self.node_errors[worker] = str(error)
@@ -191,8 +235,7 @@ class InFlight:
 
     def _crash_text(self, report: pytest.TestReport) -> str:
         text = str(report.longrepr or "a worker crashed")
-        worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", None)
-        error = self.node_errors.get(str(worker)) if worker is not None else None
+        error = self.node_errors.get(worker_of(getattr(report, "node", None)))
         return f"{text} ({error})" if error else text
 
 
