@@ -1,11 +1,11 @@
 """The command line: ``report`` (the history page over sessions) and ``merge`` (shards judged as one session).
 
 ``python -m pytest_probability report DIR_OR_FILES -o report.html``
-``python -m pytest_probability merge SHARD.json... -o merged.json [--html PATH] [--otel-file PATH]``
+``python -m pytest_probability merge SHARD.json... -o merged.json [--html PATH] [--otel-file PATH] [--otel-send]``
 
-This is the command line's composition root: ``merge --otel-file`` is the one
-place outside the session's (``configure``) that imports the exporter, and
-only when asked.
+This is the command line's composition root: ``merge --otel-file`` and
+``--otel-send`` are the one place outside the session's (``configure``) that
+imports the exporter, and only when asked.
 """
 
 from __future__ import annotations
@@ -32,6 +32,13 @@ def main(argv: list[str] | None = None) -> int:
     merge.add_argument("--html", default=None, metavar="PATH", help="also write the merged HTML report")
     merge.add_argument("--otel-file", default=None, metavar="PATH",
                        help="also write the merged metrics as OTLP JSON lines (send with python -m pytest_probability.otel replay)")
+    merge.add_argument("--otel-send", action="store_true",
+                       help="also send the merged metrics over OTLP (the OTEL_EXPORTER_OTLP_* variables apply)")
+    merge.add_argument("--otel-endpoint", default=None, metavar="URL", help="send them to URL (implies --otel-send)")
+    merge.add_argument("--otel-protocol", default=None, choices=("http/protobuf", "grpc"),
+                       help="http/protobuf or grpc (default OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf)")
+    merge.add_argument("--otel-timeout", default=None, type=float, metavar="SECONDS",
+                       help="seconds per OTLP request (default 10)")
     merge.add_argument("--prob-baseline", action="append", default=[], metavar="PATH",
                        help="the baseline the shards compared with (as they were given it; repeatable, globs)")
     merge.add_argument("--trace-url", default=None, help="URL template of a run's trace in the HTML report, with {trace_id}")
@@ -60,8 +67,10 @@ def _merge(args: argparse.Namespace) -> int:
     from .report import json_report
     from .report.merge import MergeError, gate_lines, merge
 
+    sending = args.otel_send or args.otel_endpoint is not None
     try:
         trace_url = check_trace_url(args.trace_url) if args.trace_url else None
+        _check_sending(args, sending)
         merged = merge(args.paths, args.prob_baseline)
     except (MergeError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -78,22 +87,54 @@ def _merge(args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"error: cannot write {path}: {exc}", file=sys.stderr)
             return 2
-    if args.otel_file:
-        from .otel.offline import write_metrics
+    if args.otel_file or sending:
+        from .otel.offline import send_metrics, spill_path, write_metrics
 
-        path = Path(args.otel_file)
+        path = Path(args.otel_file) if args.otel_file else spill_path(Path.cwd())
         suite = merged.report_suite
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             points = write_metrics(path, merged.summary, merged.facets, suite, Path.cwd())
+            Path(str(path) + ".replayed").unlink(missing_ok=True)  # a new file: none of it was sent
         except OSError as exc:
             print(f"error: cannot write {path}: {exc}", file=sys.stderr)
             return 2
-        print(f"wrote {path} ({points} metric points)")
+        if args.otel_file:
+            print(f"wrote {path} ({points} metric points)")
+        if sending:  # never changes the exit status, as in a session
+            sent, lines = send_metrics(path, args.otel_endpoint, args.otel_protocol, args.otel_timeout,
+                                       keep=bool(args.otel_file))
+            for line in lines:
+                print(line, file=sys.stdout if sent and not line.startswith("warning:") else sys.stderr)
     for line in gate_lines(merged):
         print(line)
     print(f"wrote {args.output}" + (f" and {args.html}" if args.html else ""))
     return merged.exit_status
+
+
+def _check_sending(args: argparse.Namespace, sending: bool) -> None:
+    """The OTLP options of ``merge``, checked before anything is merged or written (ValueError)."""
+    if not sending:
+        options = (("--otel-protocol", args.otel_protocol), ("--otel-timeout", args.otel_timeout))
+        given = [name for name, value in options if value is not None]
+        if given:
+            verb = "apply" if len(given) > 1 else "applies"
+            raise ValueError(f"{' and '.join(given)} {verb} to sending the merged metrics: add --otel-send (or "
+                             "--otel-endpoint URL)")
+        return
+    if args.otel_timeout is None:
+        args.otel_timeout = 10.0
+    if not (args.otel_timeout > 0 and args.otel_timeout != float("inf")):  # NaN too
+        raise ValueError(f"--otel-timeout must be a number of seconds > 0, got {args.otel_timeout}")
+    if args.otel_endpoint is not None:
+        import pytest
+
+        from .otel.options import check_url
+
+        try:
+            check_url(args.otel_endpoint, "--otel-endpoint", args.otel_protocol or "http/protobuf")
+        except pytest.UsageError as exc:
+            raise ValueError(str(exc)) from None
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from otlp_receiver import flatten_metrics, flatten_spans
+from otlp_receiver import OtlpReceiver, flatten_metrics, flatten_spans
 from pytest_probability.model.case import shard_of
 
 # A gate that passes over all 30 runs (20/30, exact 95% interval [47%, 83%] vs bar 30%) while every run of
@@ -252,6 +252,78 @@ def test_shards_send_counters_and_the_merge_the_whole_case_gauges(pytester: pyte
     assert [{p.resource["service.instance.id"] for p in part} for part in shard_points] == [
         {"shard-1-of-2"}, {"shard-2-of-2"}]
     assert all("service.instance.id" not in p.resource for p in points)
+
+
+def point_views(points: list) -> list[tuple]:
+    return sorted((p.name, p.value, tuple(sorted(p.attributes.items()))) for p in points)
+
+
+def replay(pytester: pytest.Pytester, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.run([sys.executable, "-m", "pytest_probability.otel", "replay", *args], cwd=pytester.path,
+                          capture_output=True, text=True, timeout=120, env=env)
+
+
+@pytest.mark.parametrize("protocol", ["http", "grpc"])
+def test_the_merge_sends_its_gauges_and_keeps_what_it_could_not_send(pytester: pytest.Pytester,
+                                                                      protocol: str) -> None:
+    """``merge --otel-endpoint``: the gauges ``--otel-file`` writes, sent as replay sends them; a refusing
+    endpoint leaves them in a spill file for replay, and the merge's exit status is the night's either way."""
+    pytester.makepyfile(bench_x=BENCH + BROKEN)
+    for k in (1, 2):
+        assert session(pytester, f"--prob-shard={k}/2", f"--prob-json=s{k}.json").ret == 0
+    wire = "grpc" if protocol == "grpc" else "http/protobuf"
+    from pytest_probability.otel import otlp_json
+
+    with OtlpReceiver(protocol) as rx:
+        result = merge(pytester, "s1.json", "s2.json", "-o", "merged.json", "--otel-file", "merged.jsonl",
+                       "--otel-endpoint", rx.endpoint, "--otel-protocol", wire)
+        assert result.returncode == 1, result.stderr  # broken's gate fails over all runs
+        assert f"sent 1 metric requests to http://127.0.0.1:{rx.port}" in result.stdout, result.stdout
+        written = flatten_metrics(list(otlp_json.read_file(pytester.path / "merged.jsonl")))
+        assert written and point_views(rx.points()) == point_views(written)
+        assert rx.counts == {"traces": 0, "metrics": 1, "logs": 0}
+        # The file counts as sent: replaying it (the nightly's next step) sends nothing twice.
+        again = replay(pytester, "merged.jsonl", "--endpoint", rx.endpoint, "--protocol", wire)
+        assert again.returncode == 0 and "nothing to send" in again.stdout, again.stderr
+        # Without --otel-file, nothing is left behind once sent.
+        rx.clear()
+        result = merge(pytester, "s1.json", "s2.json", "-o", "merged.json", "--otel-endpoint", rx.endpoint,
+                       "--otel-protocol", wire)
+        assert result.returncode == 1 and point_views(rx.points()) == point_views(written), result.stderr
+        assert not list(pytester.path.glob(".pytest-probability/*"))
+
+    with OtlpReceiver(protocol, mode="refuse") as refusing:
+        result = merge(pytester, "s1.json", "s2.json", "-o", "merged.json", "--otel-endpoint", refusing.endpoint,
+                       "--otel-protocol", wire, "--otel-timeout", "3")
+    assert result.returncode == 1, result.stderr  # exporting never changes the exit status
+    spills = list(pytester.path.glob(".pytest-probability/otel-spill-*.jsonl"))
+    assert len(spills) == 1, result.stderr
+    assert "warning: the merged metrics were not sent (sending to" in result.stderr
+    assert f"python -m pytest_probability.otel replay {spills[0]}" in result.stderr
+    with OtlpReceiver(protocol) as later:
+        sent = replay(pytester, str(spills[0]), "--endpoint", later.endpoint, "--protocol", wire)
+        assert sent.returncode == 0, sent.stderr
+        assert point_views(later.points()) == point_views(written)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--otel-endpoint", "ftp://127.0.0.1:1"],
+     "--otel-endpoint: 'ftp://127.0.0.1:1' is not an http:// or https:// URL"),
+    (["--otel-send", "--otel-timeout", "0"], "--otel-timeout must be a number of seconds > 0, got 0.0"),
+    (["--otel-send", "--otel-timeout", "nan"], "--otel-timeout must be a number of seconds > 0, got nan"),
+    (["--otel-timeout", "5"], "--otel-timeout applies to sending the merged metrics: add --otel-send"),
+    (["--otel-protocol", "grpc", "--otel-timeout", "5"],
+     "--otel-protocol and --otel-timeout apply to sending the merged metrics: add --otel-send"),
+], ids=["endpoint", "timeout-zero", "timeout-nan", "timeout-alone", "protocol-and-timeout-alone"])
+def test_the_merges_otlp_options_are_checked_before_anything_is_written(pytester: pytest.Pytester, args: list[str],
+                                                                        message: str) -> None:
+    pytester.makepyfile(bench_x=BENCH)
+    for k in (1, 2):
+        assert session(pytester, f"--prob-shard={k}/2", f"--prob-json=s{k}.json").ret == 0
+    result = merge(pytester, "s1.json", "s2.json", "-o", "merged.json", *args)
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert not (pytester.path / "merged.json").exists()
 
 
 AB = """

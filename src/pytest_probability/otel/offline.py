@@ -1,14 +1,17 @@
-"""The metrics of rows decided outside a session (``python -m pytest_probability merge --otel-file``).
+"""The metrics of rows decided outside a session (``python -m pytest_probability merge --otel-file``,
+``--otel-send``).
 
 The whole-case gauges a session exports (``metrics.collect``: the rows' and
-every facet's), encoded by the SDK, written as OTLP JSON lines; send them with
-``python -m pytest_probability.otel replay FILE``. The counters are left out:
-each shard sent its own, which add.
+every facet's), encoded by the SDK, written as OTLP JSON lines; the merge sends
+that file as ``python -m pytest_probability.otel replay FILE`` does
+(:func:`send_metrics`). The counters are left out: each shard sent its own,
+which add.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Iterable
 
@@ -31,3 +34,32 @@ def write_metrics(path: Path, summary: Summary, facets: Iterable[Facet], suite: 
     text = "".join(otlp_json.request_to_line(ExportMetricsServiceRequest.FromString(body)) + "\n" for body, _ in requests)
     files.write_text(path, text)
     return sum(points for _, points in requests)
+
+
+def spill_path(root: Path) -> Path:
+    """Where the merge keeps the metrics it is to send when no ``--otel-file`` was given: removed once
+    they are sent, kept for replay when they could not be (as a session's spill file)."""
+    return root / ".pytest-probability" / f"otel-spill-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.jsonl"
+
+
+def send_metrics(path: Path, endpoint: str | None, protocol: str | None, timeout: float,
+                 keep: bool) -> tuple[bool, list[str]]:
+    """Send the metrics file ``path`` as replay does (``FILE.replayed`` counts what was sent); (sent, lines
+    to print). Sent and not ``keep``: the file is removed with its progress. Not sent: both stay, for replay."""
+    from .replay import send
+
+    result = send(path, endpoint, protocol, timeout, grpc_hint="--otel-protocol grpc")
+    lines = list(result.warnings)
+    if result.code == 0:
+        rejected = result.rejected["metrics"]
+        lines.append(f"sent {result.sent['metrics']} metric requests to {result.shown}"
+                     + (f"; the endpoint rejected {rejected} metric points" if rejected else ""))
+        if not keep:
+            for made in (path, path.with_name(path.name + ".replayed")):
+                made.unlink(missing_ok=True)
+        return True, lines
+    reason = f"sending to {result.shown} failed: {result.reason}" if result.code == 1 else "; ".join(
+        line.removeprefix("error: ") for line in result.errors)
+    lines.append(f"warning: the merged metrics were not sent ({reason}); they are kept in {path}: send them with "
+                 f"python -m pytest_probability.otel replay {path}")
+    return False, lines
