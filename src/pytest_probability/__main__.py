@@ -129,10 +129,12 @@ def _check_sending(args: argparse.Namespace, sending: bool) -> None:
     if args.otel_endpoint is not None:
         import pytest
 
-        from .otel.options import check_url
+        import os
+
+        from .otel.options import check_url, protocol_from_env
 
         try:
-            check_url(args.otel_endpoint, "--otel-endpoint", args.otel_protocol or "http/protobuf")
+            check_url(args.otel_endpoint, "--otel-endpoint", args.otel_protocol or protocol_from_env(os.environ, "metrics"))
         except pytest.UsageError as exc:
             raise ValueError(str(exc)) from None
 

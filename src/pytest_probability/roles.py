@@ -22,7 +22,7 @@ import pytest
 
 from .collect.order import run_items
 from .model.case import CaseRef
-from .record.intake import InFlight, Intake, transcript_note
+from .record.intake import InFlight, Intake, transcript_note, worker_of
 from .record.wire import run_of
 from .report import terminal
 from .run import context
@@ -154,9 +154,13 @@ class Controller(Aggregating):
         """After Ctrl-C or SIGTERM, the records of the runs whose outcome was shown, before xdist
         stops its workers (its own ``pytest_sessionfinish``); then what every aggregating process does."""
         queue = getattr(self.config.pluginmanager.getplugin("dsession"), "queue", None)
-        if session.exitstatus == pytest.ExitCode.INTERRUPTED and queue is not None:
-            self.in_flight.await_shown(lambda timeout: queue.get(timeout=timeout),
-                                       lambda report: self.config.hook.pytest_runtest_logreport(report=report))
+        if session.exitstatus == pytest.ExitCode.INTERRUPTED and queue is not None and self.in_flight.shown:
+            self.state.finishing = True  # a SIGTERM now only marks the session terminated
+            try:
+                self.in_flight.await_shown(lambda timeout: queue.get(timeout=timeout),
+                                           lambda report: self.config.hook.pytest_runtest_logreport(report=report))
+            except KeyboardInterrupt:  # a second Ctrl-C ends the wait, not the reports
+                pass
         super().pytest_sessionfinish(session)
 
     @pytest.hookimpl(optionalhook=True)
@@ -177,8 +181,9 @@ class Controller(Aggregating):
             value = output.get(link.attribute) if link.attribute is not None else None
             if value:
                 link.receive(value)
+        self.in_flight.node_finished(worker_of(node))
         if error is not None:
-            self.in_flight.node_down(str(getattr(getattr(node, "gateway", None), "id", "?")), error)
+            self.in_flight.node_down(worker_of(node), error)
             self._release_rescheduled(node)
 
     @pytest.hookimpl(optionalhook=True)

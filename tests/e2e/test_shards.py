@@ -307,6 +307,21 @@ def test_the_merge_sends_its_gauges_and_keeps_what_it_could_not_send(pytester: p
         assert point_views(later.points()) == point_views(written)
 
 
+def test_the_merge_reads_the_protocol_from_the_environment_for_a_grpc_host_and_port(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``OTEL_EXPORTER_OTLP_PROTOCOL=grpc`` and ``--otel-endpoint host:port`` (no scheme, as gRPC allows; TLS
+    then, unless ``OTEL_EXPORTER_OTLP_INSECURE``, as the SDK reads it)."""
+    pytester.makepyfile(bench_x=BENCH)
+    for k in (1, 2):
+        assert session(pytester, f"--prob-shard={k}/2", f"--prob-json=s{k}.json").ret == 0
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_INSECURE", "true")
+    with OtlpReceiver("grpc") as rx:
+        result = merge(pytester, "s1.json", "s2.json", "-o", "merged.json", "--otel-endpoint", f"127.0.0.1:{rx.port}")
+        assert result.returncode == 0, result.stderr
+        assert rx.counts["metrics"] == 1 and rx.points(), result.stdout
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["--otel-endpoint", "ftp://127.0.0.1:1"],
      "--otel-endpoint: 'ftp://127.0.0.1:1' is not an http:// or https:// URL"),

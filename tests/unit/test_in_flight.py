@@ -56,12 +56,13 @@ def test_the_teardown_of_a_shown_run_is_taken_and_nothing_else():
     tracked, taken = in_flight(report("b::run1", "setup", "gw0"), report("b::run1", "call", "gw0"))
     other = report("b::run7", "teardown", "gw1")  # a run whose outcome was never shown
     teardown = report("b::run1", "teardown", "gw0")
+    del teardown.node  # xdist's queue holds the report as it came off the wire: its handler sets the node
     events = Events(("logstart", {"node": node("gw1"), "nodeid": "b::run8"}),
                     ("testreport", {"node": node("gw1"), "rep": other}),
                     ("testreport", {"node": node("gw0"), "rep": teardown}),
                     ("testreport", {"node": node("gw1"), "rep": other}))
     tracked.await_shown(events.get, taking(tracked, taken))
-    assert taken == [teardown]
+    assert taken == [teardown] and teardown.node.gateway.id == "gw0"  # the event's node, as xdist sets it
     assert len(events.timeouts) == 3  # it stops once nothing shown is awaited: the last event stays queued
     assert events.queue.qsize() == 1 and not tracked.shown
 
@@ -97,3 +98,10 @@ def test_the_wait_ends_at_its_timeout():
     tracked.await_shown(events.get, taking(tracked, taken), timeout=0.2)
     assert taken == [] and tracked.shown == {"b::run1": "gw0"}
     assert len(events.timeouts) == 1 and 0 < events.timeouts[0] <= 0.2  # the time left, never more
+
+
+def test_a_worker_down_before_the_interrupt_is_not_waited_for():
+    """``pytest_testnodedown`` came while xdist still read its queue: nothing of that worker is awaited."""
+    tracked, taken = in_flight(report("b::run1", "call", "gw0"), report("b::run2", "call", "gw1"))
+    tracked.node_finished("gw1")
+    assert tracked.shown == {"b::run1": "gw0"}

@@ -46,9 +46,12 @@ def send_metrics(path: Path, endpoint: str | None, protocol: str | None, timeout
                  keep: bool) -> tuple[bool, list[str]]:
     """Send the metrics file ``path`` as replay does (``FILE.replayed`` counts what was sent); (sent, lines
     to print). Sent and not ``keep``: the file is removed with its progress. Not sent: both stay, for replay."""
-    from .replay import send
+    from .replay import Replayed, send
 
-    result = send(path, endpoint, protocol, timeout, grpc_hint="--otel-protocol grpc")
+    try:
+        result = send(path, endpoint, protocol, timeout, grpc_hint="--otel-protocol grpc")
+    except Exception as exc:  # noqa: BLE001 - an exporter's or the disk's: exporting never fails the merge
+        result = Replayed(1, errors=[f"error: {type(exc).__name__}: {exc}"], reason=f"{type(exc).__name__}: {exc}")
     lines = list(result.warnings)
     if result.code == 0:
         rejected = result.rejected["metrics"]
@@ -58,7 +61,8 @@ def send_metrics(path: Path, endpoint: str | None, protocol: str | None, timeout
             for made in (path, path.with_name(path.name + ".replayed")):
                 made.unlink(missing_ok=True)
         return True, lines
-    reason = f"sending to {result.shown} failed: {result.reason}" if result.code == 1 else "; ".join(
+    where = f"sending to {result.shown}" if result.shown else "sending"
+    reason = f"{where} failed: {result.reason}" if result.code == 1 else "; ".join(
         line.removeprefix("error: ") for line in result.errors)
     lines.append(f"warning: the merged metrics were not sent ({reason}); they are kept in {path}: send them with "
                  f"python -m pytest_probability.otel replay {path}")

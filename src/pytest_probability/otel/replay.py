@@ -100,8 +100,8 @@ def send(file: Path, endpoint: str | None, protocol: str | None, timeout: float,
     on an HTTP request that reached a gRPC port."""
     env = os.environ
     if endpoint:
-        try:
-            otel_options.check_url(endpoint, "--endpoint", protocol or "http/protobuf")
+        try:  # the protocol the first signal would use (a gRPC host:port is no HTTP URL)
+            otel_options.check_url(endpoint, "--endpoint", protocol or otel_options.protocol_from_env(env, "traces"))
         except Exception as exc:  # a UsageError
             return Replayed(2, errors=[f"error: {exc}"])
     failed = Replayed(2)

@@ -206,16 +206,19 @@ class InFlight:
                 return
             report = kwargs.get("rep") if name == "testreport" else None
             if report is not None and report.when == "teardown" and report.nodeid in self.shown:
+                report.node = kwargs.get("node")  # as xdist's own handler sets it (junitxml keys by it)
                 take(report)  # track() drops it from shown
                 continue
             if name in ("workerfinished", "errordown", "internal_error"):
-                # a worker that stopped sends nothing more: its run's record is lost with it
-                down = worker_of(kwargs.get("node"))
-                for nodeid in [n for n, worker in self.shown.items() if worker == down]:
-                    del self.shown[nodeid]
+                self.node_finished(worker_of(kwargs.get("node")))  # its run's record is lost with it
 
     def node_down(self, worker: str, error: Any) -> None:
         self.node_errors[worker] = str(error)
+
+    def node_finished(self, worker: str) -> None:
+        """A worker that went down sends nothing more: its shown runs are not awaited."""
+        for nodeid in [n for n, shown_by in self.shown.items() if shown_by == worker]:
+            del self.shown[nodeid]
 
     def crashed(self, nodeid: str, report: pytest.TestReport) -> RunRecord | None:
         """A worker died while executing ``nodeid``: a run that crashed is an errored run, recorded
