@@ -322,6 +322,20 @@ def test_the_merge_reads_the_protocol_from_the_environment_for_a_grpc_host_and_p
         assert rx.counts["metrics"] == 1 and rx.points(), result.stdout
 
 
+def test_a_spill_the_merge_cannot_write_is_a_warning_not_its_exit_status(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(bench_x=BENCH)
+    for k in (1, 2):
+        assert session(pytester, f"--prob-shard={k}/2", f"--prob-json=s{k}.json").ret == 0
+    (pytester.path / ".pytest-probability").write_text("a file where the spill's folder would be")
+    result = merge(pytester, "s1.json", "s2.json", "-o", "merged.json", "--otel-endpoint", "http://127.0.0.1:9")
+    assert result.returncode == 0, result.stderr  # the night's status: every gate passed
+    assert "warning: the merged metrics were not sent: cannot write" in result.stderr
+    assert (pytester.path / "merged.json").exists()
+    # An --otel-file that cannot be written is an output that failed, as --html: exit 2.
+    result = merge(pytester, "s1.json", "s2.json", "-o", "merged.json", "--otel-file", ".pytest-probability/m.jsonl")
+    assert result.returncode == 2 and "error: cannot write" in result.stderr, result.stderr
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["--otel-endpoint", "ftp://127.0.0.1:1"],
      "--otel-endpoint: 'ftp://127.0.0.1:1' is not an http:// or https:// URL"),

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from queue import Empty
 from pathlib import Path
+from queue import Empty
 from typing import TYPE_CHECKING, Any, Callable
 
 import pytest
