@@ -514,3 +514,14 @@ def test_replay_of_a_file_that_is_not_utf8_names_the_file(pytester: pytest.Pytes
         assert rx.counts == {"traces": 0, "metrics": 0, "logs": 0}
     assert done.returncode == 2
     assert str(path) in done.stderr and "UTF-8" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("timeout", ["0", "-1", "nan", "inf"])
+def test_replay_refuses_a_timeout_that_is_no_positive_number_and_sends_nothing(pytester: pytest.Pytester,
+                                                                                timeout: str) -> None:
+    path = _otlp_file(pytester)
+    with OtlpReceiver("http") as rx:
+        done = replay(path, "--endpoint", rx.endpoint, "--timeout", timeout)
+        assert rx.counts == {"traces": 0, "metrics": 0, "logs": 0}
+    assert done.returncode == 2 and "--timeout must be a number of seconds > 0" in done.stderr, done.stderr
+    assert not path.with_name(path.name + ".replayed").exists()

@@ -27,6 +27,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if not (args.timeout > 0 and args.timeout != float("inf")):  # NaN too: the SDK would wait forever or not at all
+        print(f"error: --timeout must be a number of seconds > 0, got {args.timeout}; nothing was sent", file=sys.stderr)
+        return 2
     return replay(args.file, args.endpoint, args.protocol, args.timeout)
 
 
