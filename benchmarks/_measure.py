@@ -248,6 +248,11 @@ def order(variants: Sequence[str], repetition: int) -> tuple[str, ...]:
     return tuple(variants[shift:]) + tuple(variants[:shift])
 
 
+def paired_median(a: Sequence[float], b: Sequence[float]) -> float:
+    """The median of the differences a - b, paired within each round (what two variants differ by)."""
+    return statistics.median(x - y for x, y in zip(a, b))
+
+
 def loadavg() -> list[float] | None:
     try:
         return [round(x, 2) for x in os.getloadavg()]

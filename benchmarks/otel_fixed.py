@@ -41,7 +41,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
-from _measure import child_env, loadavg, machine, describe_machine, warn_if_busy  # noqa: E402
+from _measure import child_env, describe_machine, loadavg, machine, order, paired_median, warn_if_busy  # noqa: E402
 from otlp_receiver import OtlpReceiver  # noqa: E402
 
 #: The bare SDK's once-per-session work (argv[1]: the protocol).
@@ -109,9 +109,7 @@ def measure(protocols: list[str], rounds: int, runs: int, python: str) -> dict[s
                     timed(command, folder, env)
                 got = {f"{name}_{kind}": [] for name in variants for kind in ("wall", "cpu")}
                 for index in range(rounds):
-                    names = list(variants)
-                    names = names[index % len(names):] + names[:index % len(names)]
-                    for name in names:
+                    for name in order(list(variants), index):
                         command, env = variants[name]
                         wall, cpu = timed(command, folder, env)
                         got[f"{name}_wall"].append(wall)
@@ -126,8 +124,8 @@ def summary(samples: dict[str, dict[str, list[float]]]) -> dict[str, dict[str, f
     for protocol, got in samples.items():
         row = {}
         for kind in ("wall", "cpu"):
-            plugin = statistics.median(a - b for a, b in zip(got[f"on_{kind}"], got[f"off_{kind}"]))
-            sdk = statistics.median(a - b for a, b in zip(got[f"sdk_{kind}"], got[f"python_{kind}"]))
+            plugin = paired_median(got[f"on_{kind}"], got[f"off_{kind}"])
+            sdk = paired_median(got[f"sdk_{kind}"], got[f"python_{kind}"])
             row[f"plugin_{kind}_s"] = round(plugin, 4)
             row[f"sdk_{kind}_s"] = round(sdk, 4)
             row[f"ratio_{kind}"] = round(plugin / sdk, 3) if sdk > 0 else float("nan")

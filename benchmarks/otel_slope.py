@@ -36,7 +36,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
-from _measure import child_env, describe_machine, loadavg, machine, warn_if_busy  # noqa: E402
+from _measure import child_env, describe_machine, loadavg, machine, order, paired_median, warn_if_busy  # noqa: E402
 from otel_fixed import timed  # noqa: E402
 from otlp_receiver import OtlpReceiver  # noqa: E402
 
@@ -67,8 +67,7 @@ def measure(protocols: list[str], rounds: int, sizes: tuple[int, int], sleep_ms:
                     timed(session(small), folder, env)
                 got: dict[str, list[float]] = {name: [] for name in VARIANTS}
                 for index in range(rounds):
-                    names = list(VARIANTS[index % 3:] + VARIANTS[:index % 3])
-                    for name in names:
+                    for name in order(VARIANTS, index):
                         low = timed(session(small), folder, envs[name])[0]
                         high = timed(session(large), folder, envs[name])[0]
                         got[name].append((high - low) / (large - small) * 1000)
@@ -81,8 +80,8 @@ def summary(slopes: dict[str, dict[str, list[float]]]) -> dict[str, dict[str, fl
     out = {}
     for protocol, got in slopes.items():
         row = {f"{name}_ms": round(statistics.median(got[name]), 3) for name in VARIANTS}
-        row["marginal_ms"] = round(statistics.median(a - b for a, b in zip(got["on"], got["off"])), 3)
-        row["marginal_one_batch_ms"] = round(statistics.median(a - b for a, b in zip(got["on_one_batch"], got["off"])), 3)
+        row["marginal_ms"] = round(paired_median(got["on"], got["off"]), 3)
+        row["marginal_one_batch_ms"] = round(paired_median(got["on_one_batch"], got["off"]), 3)
         out[protocol] = row
     return out
 
