@@ -91,7 +91,7 @@ build_one() {
     modfile=(-modfile "$tmp/build.mod")
   fi
   echo "building $name $VERSION ($PACKAGE)"
-  (cd "$dir" && go build -trimpath ${TAGS:+-tags "$TAGS"} -ldflags "-s -w $LDFLAGS" "${modfile[@]}" \
+  (cd "$dir" && go build -trimpath -buildvcs=false ${TAGS:+-tags "$TAGS"} -ldflags "-s -w $LDFLAGS" "${modfile[@]}" \
       -o "$tmp/$name" "$PACKAGE")
   mv -f "$tmp/$name" "$out/$name"
   stamp "$name" > "$out/$name.stamp"

@@ -12,19 +12,23 @@ to a webhook inside the test.
    nights run in order. The benchmark file is the same every night; what each
    run does (pass, fail, error) and what it costs comes from that night's
    plan, in the environment.
-2. **Ingest.** Each night's ``--prob-otel-file`` export is translated as
-   Prometheus 3's OTLP receiver stores it (``real_export.translate_file``, the
-   project's one model of that translation), its samples are placed at the
-   night's timestamp (hours before now, as the scenario says), written as
-   OpenMetrics and backfilled with ``promtool tsdb create-blocks-from
-   openmetrics`` into an empty data directory.
-3. **Evaluate.** ``prometheus`` starts on that directory with deploy/'s
-   prometheus.yml through an overlay (``prometheus_overlay``: evaluation every
-   second, the test's Alertmanagers, no scraping; the Prometheus-3-only
-   ``otlp`` section removed for a 2.x server exactly as ``promtool check
-   config`` needs it, see ``deploy_tools.accepted_prometheus_config``) and
-   copies of deploy/'s rule files that differ only in the group interval and
-   in ``for:`` (``rules_overlay``).
+2. **Ingest, through the Collector.** The stack of deploy/stack.py starts
+   (the real Collector, Jaeger v2, Prometheus 3 and Alertmanager that ``make
+   backends`` builds, with deploy/'s files, on free loopback ports). Each
+   night's ``--prob-otel-file`` export is moved in time to its night (every
+   ``*UnixNano`` timestamp shifted by the same amount: the session ran that
+   many hours ago) and sent with ``python -m pytest_probability.otel replay``
+   to the Collector, which sends the metrics to Prometheus's OTLP receiver
+   (deploy/'s translation and promotion settings; the nights are days old, so
+   Prometheus takes them in its out-of-order window, as it takes a spill
+   file replayed days late), oldest night first. No rules are loaded yet.
+3. **Evaluate.** Once the Collector has sent every point, copies of deploy/'s
+   rule files that differ only in the group interval and in ``for:``
+   (``rules_overlay``) are put in place and Prometheus reloads
+   (``POST /-/reload``, deploy's ``--web.enable-lifecycle``). Its
+   prometheus.yml is deploy/'s with the addresses rewritten and a second
+   Alertmanager added (``prometheus_overlay``), and
+   ``--rules.alert.resend-delay=2s``.
 4. **Deliver.** Two ``alertmanager`` servers: deploy/'s alertmanager.yml as
    shipped ("shipped": every alert to the receiver ``null``) and with its
    commented Slack/e-mail example switched on ("example": routes by severity).
@@ -62,9 +66,8 @@ from typing import Any, Callable
 
 import yaml
 
-from deploy_tools import accepted_prometheus_config, run, tool_version
-from promql_names import DEPLOY, PROMETHEUS_CONFIG, RULE_FILES, dashboard_expressions, datasource_expressions
-from real_export import run_session, translate_file
+from promql_names import DEPLOY, RULE_FILES, dashboard_expressions, datasource_expressions
+from real_export import run_session
 
 ALERTMANAGER_CONFIG = DEPLOY / "alertmanager" / "alertmanager.yml"
 
@@ -218,7 +221,7 @@ class Night:
     suite: str
     night: int
     timestamp: float  # seconds since the epoch
-    series: list  # otlp_to_prometheus.PromSeries
+    otlp: Path  # the session's --prob-otel-file
     rows: list[dict[str, Any]]  # the session's --prob-json rows, for checks and messages
     returncode: int
     #: The session's per-case comparisons with its baseline (the nights before):
@@ -236,8 +239,7 @@ def run_night(workdir: Path, suite: Suite, night: int, timestamp: float, run_id:
     baseline = {i["input"]: {"verdict": i.get("verdict"), "high": (i.get("ci") or {}).get("high"),
                              "p_adjusted": i.get("p_adjusted")}
                 for c in (report.get("baseline") or {}).get("comparisons", []) for i in c["inputs"]}
-    return Night(suite.name, night, timestamp, translate_file(otlp).series, report["rows"], proc.returncode,
-                 baseline)
+    return Night(suite.name, night, timestamp, otlp, report["rows"], proc.returncode, baseline)
 
 
 def run_nights(workdir: Path, now: float, scenario=SCENARIO, workers: int = 2) -> list[Night]:
@@ -261,37 +263,48 @@ def run_nights(workdir: Path, now: float, scenario=SCENARIO, workers: int = 2) -
         return [n for nights in pool.map(lambda item: suite_nights(*item), order) for n in nights]
 
 
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+def _session_time_ns(lines: list[dict]) -> int:
+    """The session's export time: the newest metric point's timeUnixNano."""
+    newest = 0
+
+    def walk(node):
+        nonlocal newest
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k == "timeUnixNano":
+                    newest = max(newest, int(v))
+                else:
+                    walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    for line in lines:
+        if "resourceMetrics" in line:
+            walk(line)
+    assert newest, "the export has no metric points"
+    return newest
 
 
-def _number(value: float) -> str:
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    return repr(float(value))
+def shift_export(source: Path, target: Path, at: float) -> Path:
+    """``source`` (an OTLP JSON-lines file) as if its session had ended at ``at``
+    (seconds since the epoch): every ``*UnixNano`` value moved by the same amount."""
+    lines = [json.loads(line) for line in source.read_text().splitlines() if line.strip()]
+    delta = int(at * 1e9) - _session_time_ns(lines)
 
+    def moved(value):
+        return str(int(value) + delta) if int(value) else value  # an unset time (0) stays unset
 
-def openmetrics(nights: list[Night]) -> str:
-    """All nights' samples as OpenMetrics text (no metadata: every series is
-    written under its stored name, as the OTLP receiver stores it), in time order."""
-    lines = []
-    for n in sorted(nights, key=lambda n: n.timestamp):
-        ts = f"{n.timestamp:.3f}"
-        for s in n.series:
-            labels = ",".join(f'{k}="{_escape(v)}"' for k, v in sorted(s.labels.items()))
-            lines.append(f"{s.name}{{{labels}}} {_number(s.value)} {ts}")
-    return "\n".join(lines) + "\n# EOF\n"
+    def shift(node):
+        if isinstance(node, dict):
+            return {k: moved(v) if k.endswith("UnixNano") else shift(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [shift(v) for v in node]
+        return node
 
-
-def backfill(promtool: str, nights: list[Night], data_dir: Path) -> str:
-    data_dir.mkdir(parents=True, exist_ok=True)
-    path = data_dir.parent / "nights.om"
-    path.write_text(openmetrics(nights))
-    out = run([promtool, "tsdb", "create-blocks-from", "openmetrics", path, data_dir], timeout=120)
-    assert out.returncode == 0, f"promtool backfill failed:\n{out.stdout}{out.stderr}"
-    return out.stdout
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("".join(json.dumps(shift(line), separators=(",", ":")) + "\n" for line in lines))
+    return target
 
 
 # ---------------------------------------------------------------------------
@@ -324,17 +337,14 @@ def rules_overlay(rule_files=RULE_FILES) -> dict[str, dict]:
     return out
 
 
-def prometheus_overlay(rules_glob: str, alertmanagers: list[str]) -> dict:
-    """deploy/'s prometheus.yml for a test server: rules from ``rules_glob``,
-    evaluation every EVALUATION_INTERVAL, alerts to ``alertmanagers``
-    (host:port), no scraping (the collector and the compose hosts are not
-    there; the benchmark data is never scraped anyway). The otlp and storage
-    sections stay as shipped."""
-    cfg = yaml.safe_load(PROMETHEUS_CONFIG.read_text())
-    cfg["global"]["evaluation_interval"] = EVALUATION_INTERVAL
-    cfg["rule_files"] = [rules_glob]
+def prometheus_overlay(text: str, alertmanagers: list[str]) -> dict:
+    """deploy/'s prometheus.yml, its addresses already rewritten (``text``), for
+    the test's server: alerts to every one of ``alertmanagers`` (host:port, the
+    stack's own first). Everything else stays as shipped: the evaluation
+    interval is the rule group's (rules_overlay), and the scrape jobs, now on
+    loopback, scrape the real Collector and Alertmanager."""
+    cfg = yaml.safe_load(text)
     cfg["alerting"]["alertmanagers"] = [{"static_configs": [{"targets": list(alertmanagers)}]}]
-    cfg["scrape_configs"] = []
     return cfg
 
 
@@ -376,46 +386,6 @@ def free_port() -> int:
 def http_json(url: str, timeout: float = 5.0) -> Any:
     with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 - loopback only
         return json.loads(resp.read())
-
-
-class Server:
-    """A binary started with ``argv``, its output in ``log``; ``stop()`` always."""
-
-    def __init__(self, name: str, argv: list[str], log: Path):
-        self.name, self.log = name, log
-        self._log_file = log.open("wb")
-        self.proc = subprocess.Popen([str(a) for a in argv], stdout=self._log_file, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL)
-
-    def log_tail(self, lines: int = 40) -> str:
-        try:
-            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return ""
-
-    def wait_ready(self, url: str, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError(f"{self.name} exited with {self.proc.returncode}:\n{self.log_tail()}")
-            try:
-                with urllib.request.urlopen(url, timeout=2) as resp:  # noqa: S310 - loopback only
-                    if resp.status == 200:
-                        return
-            except (urllib.error.URLError, OSError):
-                pass
-            time.sleep(0.1)
-        raise AssertionError(f"{self.name} not ready at {url} after {timeout:.0f}s:\n{self.log_tail()}")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-        self._log_file.close()
 
 
 class Webhook:
@@ -503,6 +473,11 @@ def _query(prom: str, expr, t: float) -> dict[str, Any]:
             "sample": result[:3] if result else []}
 
 
+def run_dashboard_queries(prom: str, t: float) -> list[dict[str, Any]]:
+    """Every PromQL expression of grafana/ (panels, variables, annotations, data sources), as Grafana sends it."""
+    return [_query(prom, e, t) for e in dashboard_expressions() + datasource_expressions()]
+
+
 def observe(prom: str, alertmanagers: dict[str, str], webhook: Webhook, started: float,
             timeout: float = 60.0) -> dict[str, Any]:
     """Wait (bounded) until what Prometheus fires is stable and delivered, then collect it."""
@@ -554,7 +529,7 @@ def observe(prom: str, alertmanagers: dict[str, str], webhook: Webhook, started:
     waited = time.monotonic() - t0
 
     t = time.time()
-    dashboard = [_query(prom, e, t) for e in dashboard_expressions() + datasource_expressions()]
+    dashboard = run_dashboard_queries(prom, t)
     rules = http_json(f"{prom}/api/v1/rules")["data"]["groups"]
     return {
         "waits": waits,
@@ -579,69 +554,78 @@ def write_yaml(path: Path, doc: Any) -> Path:
     return path
 
 
-def run_alert_path(workdir: Path, promtool: str, prometheus: str, alertmanager: str) -> dict[str, Any]:
+def run_alert_path(workdir: Path, backends: Path) -> dict[str, Any]:
+    import stack_runs
+    from backends import deploy_stack, http_json, post
+
     timings: dict[str, float] = {}
     start = time.time()
     now = start
     nights = run_nights(workdir / "nights", now)
     timings["sessions"] = time.time() - start
 
-    t = time.time()
-    data_dir = workdir / "prometheus" / "data"
-    backfill_out = backfill(promtool, nights, data_dir)
-    timings["backfill"] = time.time() - t
-
-    servers: list[Server] = []
     webhook = Webhook()
+    ports = deploy_stack.free_ports()
+    example_port = free_port()
+    rules_dir = workdir / "rules"
+    rules_dir.mkdir(parents=True)  # empty until every night is in
+    am_texts = {"shipped": ALERTMANAGER_CONFIG.read_text(),
+                "example": uncomment_example(ALERTMANAGER_CONFIG.read_text())}
+    am_configs = {name: alertmanager_overlay(text, lambda receiver, name=name: webhook.url(name, receiver))
+                  for name, text in am_texts.items()}
+    am_urls = {"shipped": f"http://127.0.0.1:{ports['alertmanager']}", "example": f"http://127.0.0.1:{example_port}"}
+    prom_cfg = prometheus_overlay(deploy_stack.prometheus_config(ports), [u.removeprefix("http://")
+                                                                         for u in am_urls.values()])
+    stack = deploy_stack.Stack(
+        workdir / "stack", ports, backends, rules_dir=rules_dir,
+        prometheus_text=yaml.safe_dump(prom_cfg, sort_keys=False),
+        alertmanager_text=yaml.safe_dump(am_configs["shipped"], sort_keys=False),
+        # Alerts sent before the notifier has discovered the Alertmanagers
+        # are dropped and resent only after this delay (default 1m).
+        prometheus_flags=deploy_stack.PROMETHEUS_FLAGS + [f"--rules.alert.resend-delay={RESEND_DELAY}"],
+        log_level="warn")
+    example_cfg = write_yaml(workdir / "alertmanager-example" / "alertmanager.yml", am_configs["example"])
+    example = deploy_stack.Program("alertmanager (example)", [
+        str(stack.binary("alertmanager")), f"--config.file={example_cfg}",
+        f"--storage.path={example_cfg.parent / 'data'}", f"--web.listen-address=127.0.0.1:{example_port}",
+        f"--web.external-url={am_urls['example']}", *deploy_stack.ALERTMANAGER_FLAGS, "--log.level=warn",
+    ], example_cfg.parent / "log.txt", [f"{am_urls['example']}/-/ready"])
+    prom = stack.prometheus
+    replays = []
     try:
-        am_texts = {"shipped": ALERTMANAGER_CONFIG.read_text(),
-                    "example": uncomment_example(ALERTMANAGER_CONFIG.read_text())}
-        am_urls: dict[str, str] = {}
-        am_configs: dict[str, dict] = {}
-        for name, text in am_texts.items():
-            port = free_port()
-            cfg = alertmanager_overlay(text, lambda receiver, name=name: webhook.url(name, receiver))
-            am_configs[name] = cfg
-            path = write_yaml(workdir / "alertmanager" / name / "alertmanager.yml", cfg)
-            url = f"http://127.0.0.1:{port}"
-            server = Server(f"alertmanager ({name})", [
-                alertmanager, f"--config.file={path}", f"--storage.path={path.parent / 'data'}",
-                f"--web.listen-address=127.0.0.1:{port}", "--cluster.listen-address=",
-                f"--web.external-url={url}/", "--log.level=warn",
-            ], path.parent / "log.txt")
-            servers.append(server)
-            am_urls[name] = url
-        for server, url in zip(servers, am_urls.values()):
-            server.wait_ready(f"{url}/-/ready")
+        example.start()
+        stack.start()
+        example.wait_ready()
+        t = time.time()
+        spans = points = 0
+        for n in sorted(nights, key=lambda n: n.timestamp):
+            shifted = shift_export(n.otlp, workdir / "shifted" / n.suite / f"night{n.night}.otlp.jsonl", n.timestamp)
+            out = stack_runs.replay(shifted, stack.otlp_http)
+            replays.append({"suite": n.suite, "night": n.night, "returncode": out.returncode,
+                            "output": (out.stdout + out.stderr)[-2000:]})
+            assert out.returncode == 0, replays[-1]
+            s, p = stack_runs.export_counts(shifted)
+            spans, points = spans + s, points + p
+        delivered = stack_runs.wait_sent(stack, spans, points, timeout=120)
+        timings["ingest"] = time.time() - t
 
-        rules_dir = workdir / "prometheus" / "rules"
         for name, doc in rules_overlay().items():
             write_yaml(rules_dir / name, doc)
-        port = free_port()
-        prom = f"http://127.0.0.1:{port}"
-        cfg = prometheus_overlay(str(rules_dir / "*.yml"), [u.removeprefix("http://") for u in am_urls.values()])
-        cfg_path = workdir / "prometheus" / "prometheus.yml"
-        cfg, stripped, check_text = accepted_prometheus_config(promtool, cfg, cfg_path)
-        prom_server = Server("prometheus", [
-            prometheus, f"--config.file={cfg_path}", f"--storage.tsdb.path={data_dir}",
-            f"--web.listen-address=127.0.0.1:{port}", f"--web.external-url={prom}/",
-            "--storage.tsdb.retention.time=30d", "--log.level=warn",
-            # Alerts sent before the notifier has discovered the Alertmanagers
-            # are dropped and resent only after this delay (default 1m).
-            f"--rules.alert.resend-delay={RESEND_DELAY}",
-        ], workdir / "prometheus" / "log.txt")
-        servers.append(prom_server)
-        t = time.time()
-        prom_server.wait_ready(f"{prom}/-/ready")
-        timings["prometheus_ready"] = time.time() - t
-        t = time.time()
+        assert post(f"{prom}/-/reload") == 200
         observed = observe(prom, am_urls, webhook, started=time.time())
-        timings["observe"] = time.time() - t
+        from promql_names import rule_expressions
+
+        recording = [{"record": e.record, "series": len(http_json(
+            f"{prom}/api/v1/query?" + urllib.parse.urlencode({"query": e.record}))["data"]["result"])}
+            for e in rule_expressions() if e.record]
+        buildinfo = {"prometheus": http_json(f"{prom}/api/v1/status/buildinfo")["data"]["version"],
+                     "alertmanager": http_json(f"{am_urls['shipped']}/api/v2/status")["versionInfo"]["version"]}
+        loaded = yaml.safe_load(http_json(f"{prom}/api/v1/status/config")["data"]["yaml"])
     finally:
-        for server in reversed(servers):
-            server.stop()
+        stack.stop()
+        example.stop()
         webhook.close()
-    logs = {s.name: s.log_tail(20) for s in servers}
+    logs = {**stack.logs(20), "alertmanager (example)": example.log_tail(20)}
     timings["total"] = time.time() - start
     return {
         **observed,
@@ -649,14 +633,14 @@ def run_alert_path(workdir: Path, promtool: str, prometheus: str, alertmanager: 
         "prometheus_url": prom,
         "alertmanager_urls": am_urls,
         "alertmanager_configs": am_configs,
-        "prometheus_config": cfg,
-        "prometheus_config_stripped": stripped,
-        "promtool_check_config": check_text,
-        "versions": {"prometheus": tool_version(prometheus), "alertmanager": tool_version(alertmanager),
-                     "promtool": tool_version(promtool)},
-        "backfill": backfill_out,
+        "prometheus_config": prom_cfg,
+        "prometheus_loaded_config": loaded,
+        "versions": buildinfo,
+        "replays": replays,
+        "recording": recording,
+        "delivered": delivered,
+        "exported": {"spans": spans, "points": points},
         "nights": [{"suite": n.suite, "night": n.night, "timestamp": n.timestamp, "returncode": n.returncode,
-                    "series": len(n.series),
                     "rows": [{k: r.get(k) for k in ("benchmark", "case_id", "passes", "fails", "errors", "status",
                                                     "cost")} for r in n.rows],
                     "baseline": n.baseline} for n in nights],

@@ -147,17 +147,21 @@ def _git(workdir: Path, *args: str) -> None:
 
 
 def run_session(workdir: Path, bench: str = BENCH, runs: int = RUNS, suite: str = SUITE,
-                env: dict[str, str] | None = None, args=()) -> tuple[subprocess.CompletedProcess, Path]:
+                env: dict[str, str] | None = None, args=(), ini: str = "[pytest]\n",
+                files: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess, Path]:
     """Run the plugin on ``bench`` in ``workdir`` (a fresh git checkout); return the process and its OTLP file.
 
     ``env`` adds to (or overrides) the nightly job's environment, e.g. another
-    ``GITHUB_RUN_ID`` per night, or what the benchmark file reads; ``args``
-    are more pytest options."""
+    ``GITHUB_RUN_ID`` per night, an OTLP endpoint, or what the benchmark file
+    reads; ``args`` are more pytest options; ``ini`` is pytest.ini's text;
+    ``files`` more files of the checkout ({name: text}, e.g. a conftest.py)."""
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "bench_nightly.py").write_text(bench)
-    (workdir / "pytest.ini").write_text("[pytest]\n")
+    (workdir / "pytest.ini").write_text(ini)
+    for name, text in (files or {}).items():
+        (workdir / name).write_text(text)
     _git(workdir, "init", "-q")
-    _git(workdir, "add", "bench_nightly.py", "pytest.ini")
+    _git(workdir, "add", "bench_nightly.py", "pytest.ini", *(files or {}))
     _git(workdir, "commit", "-q", "-m", "benchmarks")
     otlp = workdir / "otlp.jsonl"
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=no",

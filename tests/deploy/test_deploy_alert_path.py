@@ -1,5 +1,6 @@
-"""The alert path with real servers (alert_path.py): real nightly sessions,
-backfilled into a real Prometheus running deploy/'s rules, alerts routed by a
+"""The alert path with the real programs (alert_path.py): real nightly sessions,
+sent through the real Collector (deploy/'s config) into a real Prometheus 3
+(its OTLP receiver, deploy/'s prometheus.yml and rules), alerts routed by a
 real Alertmanager running deploy/'s config to a webhook in the test.
 
 One run of the path per test session (``alert_path`` fixture, shared by the
@@ -28,6 +29,7 @@ from alert_path import (
     uncomment_example,
 )
 import deploy_tools
+from backends import require_backends
 from deploy_tools import require_tool
 from promql_names import PROMETHEUS_CONFIG, RULE_FILES
 
@@ -77,14 +79,11 @@ EXPECTED_INHIBITED = {
 
 @pytest.fixture(scope="module")
 def alert_path(tmp_path_factory):
-    promtool = require_tool("promtool")
-    prometheus = require_tool("prometheus")
-    alertmanager = require_tool("alertmanager")
     require_tool("git")
+    backends = require_backends()
     from alert_path import run_alert_path
 
-    return shared(tmp_path_factory, "alert_path",
-                  lambda d: run_alert_path(d, promtool, prometheus, alertmanager))
+    return shared(tmp_path_factory, "alert_path", lambda d: run_alert_path(d, backends))
 
 
 def key(labels: dict) -> tuple[str, str, str, str]:
@@ -122,22 +121,16 @@ def _explain(observed) -> str:
             f"versions {observed['versions']}, logs {observed['logs']}")
 
 
-def test_missing_servers_skip_naming_the_debian_package(monkeypatch):
+def test_missing_tools_skip_naming_the_debian_package(monkeypatch):
     monkeypatch.setattr(deploy_tools.shutil, "which", lambda name: None)
     monkeypatch.delenv("CI", raising=False)
     with pytest.raises(pytest.skip.Exception, match=r"apt-get install .* prometheus-alertmanager\)$"):
-        require_tool("alertmanager")
+        require_tool("amtool")
     with pytest.raises(pytest.skip.Exception, match=r"apt-get install .* prometheus\)$"):
-        require_tool("prometheus")
+        require_tool("promtool")
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match="CI is set"):
-        require_tool("prometheus")
-
-
-def test_debian_names_the_alertmanager_binary_differently(monkeypatch):
-    monkeypatch.setattr(deploy_tools.shutil, "which",
-                        lambda name: "/usr/bin/prometheus-alertmanager" if name == "prometheus-alertmanager" else None)
-    assert require_tool("alertmanager") == "/usr/bin/prometheus-alertmanager"
+        require_tool("promtool")
 
 
 # ---------------------------------------------------------------------------
@@ -170,14 +163,21 @@ def test_rule_overlay_refuses_a_for_longer_than_nightly_data_can_wait(tmp_path):
     assert rules_overlay([rules])["r.yml"]["groups"][0]["rules"][0]["for"] == FOR_IN_TEST
 
 
-def test_prometheus_overlay_keeps_otlp_storage_and_rules_layout():
+def test_prometheus_overlay_changes_only_the_addresses_and_adds_an_alertmanager():
+    from backends import deploy_stack
+
+    ports = deploy_stack.free_ports()
     shipped = yaml.safe_load(PROMETHEUS_CONFIG.read_text())
-    test = prometheus_overlay("/x/rules/*.yml", ["127.0.0.1:1"])
+    rewritten = yaml.safe_load(deploy_stack.prometheus_config(ports))
+    test = prometheus_overlay(deploy_stack.prometheus_config(ports), [f"127.0.0.1:{ports['alertmanager']}", "127.0.0.1:1"])
     changed = {k for k in shipped.keys() | test.keys() if shipped.get(k) != test.get(k)}
-    assert changed == {"global", "rule_files", "alerting", "scrape_configs"}
-    assert test["global"] == {**shipped["global"], "evaluation_interval": EVALUATION_INTERVAL}
-    assert [p.rsplit("/", 1)[-1] for p in shipped["rule_files"]] == ["*.yml"]
-    assert test["alerting"] == {"alertmanagers": [{"static_configs": [{"targets": ["127.0.0.1:1"]}]}]}
+    assert changed == {"alerting", "scrape_configs"}
+    assert test["scrape_configs"] == rewritten["scrape_configs"]
+    assert test["alerting"] == {"alertmanagers": [{"static_configs": [
+        {"targets": [f"127.0.0.1:{ports['alertmanager']}", "127.0.0.1:1"]}]}]}
+    assert rewritten["alerting"]["alertmanagers"][0]["static_configs"][0]["targets"] == [
+        f"127.0.0.1:{ports['alertmanager']}"]
+    assert shipped["rule_files"] == ["rules/*.yml"]
 
 
 @pytest.mark.parametrize("variant", ["shipped", "example"])
@@ -219,6 +219,24 @@ def test_the_sessions_did_what_each_night_planned(alert_path):
                 assert (row["passes"], row["errors"], row["fails"]) == (passes, errors, suite.runs - passes - errors), \
                     (n["suite"], n["night"], bench, case)
                 assert row["cost"] == pytest.approx(suite.runs * plan["cost"])
+
+
+def test_the_nights_went_through_the_collector(alert_path):
+    """Every night's export, replayed at its night's time, sent whole by the Collector to Prometheus 3."""
+    assert alert_path["versions"]["prometheus"] == "3.13.3"
+    assert all(r["returncode"] == 0 for r in alert_path["replays"]), alert_path["replays"]
+    assert len(alert_path["replays"]) == sum(len(s.ages_h) for s in SCENARIO)
+    delivered = alert_path["delivered"]
+    assert delivered["failed_points"] == 0 and delivered["failed_spans"] == 0, delivered
+    assert delivered["points"] >= alert_path["exported"]["points"]
+    loaded = alert_path["prometheus_loaded_config"]
+    assert loaded["otlp"]["translation_strategy"] == "UnderscoreEscapingWithSuffixes"
+
+
+def test_every_recording_rule_returns_series_on_the_nights(alert_path):
+    """With nights of history even the 7-day median spend has data (one session cannot have it)."""
+    empty = [r["record"] for r in alert_path["recording"] if not r["series"]]
+    assert not empty, empty
 
 
 def test_prometheus_ran_every_shipped_rule_without_errors(alert_path):

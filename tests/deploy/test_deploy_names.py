@@ -1,8 +1,9 @@
 """Every metric and label the rules and dashboards read is one the plugin
-actually emits: compared with a real export of the plugin (a nightly session
-run in a subprocess with --prob-otel-file, see real_export.py), translated as
-Prometheus 3's OTLP receiver stores it (otlp_to_prometheus.py). Also tests the
-PromQL reader behind used_metric_names_and_labels() and the translator."""
+actually emits: compared with what a real Prometheus 3 stored from a real
+export of the plugin (a nightly session run in a subprocess, see
+real_export.py, sent through the real Collector with deploy/'s files into
+Prometheus's OTLP receiver: the ``real_export`` fixture, stored.py). Also tests
+the PromQL reader behind used_metric_names_and_labels()."""
 from __future__ import annotations
 
 import json
@@ -12,7 +13,6 @@ import pytest
 
 import promql_names as pn
 from metric_contract import ENUMERATED_LABELS, PER_SESSION_RESOURCE_ATTRIBUTES, SERVER_SIDE_LABELS
-from otlp_to_prometheus import label_name, metric_name
 from promql_names import DEPLOY
 from pytest_probability.vocabulary import OUTCOMES, STATUSES
 
@@ -59,7 +59,9 @@ def test_used_names_and_labels_are_exported(real_export):
         if name not in exported:
             problems.append(f"{name}: the plugin exports no such series (it has {sorted(exported)})")
             continue
-        unknown = labels - exported[name] - SERVER_SIDE_LABELS
+        # An attribute sent empty (an unparametrized case's probability.case) is no
+        # label in Prometheus, and the same as a missing one in PromQL.
+        unknown = labels - exported[name] - SERVER_SIDE_LABELS - real_export.empty_labels().get(name, set())
         if unknown:
             problems.append(f"{name}: labels {sorted(unknown)} are not on the exported series "
                             f"({sorted(exported[name])})")
@@ -112,15 +114,12 @@ def test_heartbeat_counts_every_run(real_export):
     assert set(heartbeat.labels) == {"job"} | pn.promoted_resource_labels()
 
 
-def test_heartbeat_of_a_session_whose_runs_were_all_skipped(tmp_path):
+def test_heartbeat_of_a_session_whose_runs_were_all_skipped(skipped_export):
     """The premise of ProbabilityNoSession's "only skipped runs" unit test: such a
     session sends the heartbeat but no session pass fraction."""
-    from deploy_tools import require_tool
-    from real_export import RUNS, SKIPPED_BENCH, SKIPPED_CASES, run_session, translate_file
+    from real_export import RUNS, SKIPPED_CASES
 
-    require_tool("git")
-    _, otlp = run_session(tmp_path / "skipped", bench=SKIPPED_BENCH)
-    export = translate_file(otlp)
+    export = skipped_export
     (heartbeat,) = export.find("probability_session_runs_total")
     assert heartbeat.value == SKIPPED_CASES * RUNS
     assert not export.find("probability_session_pass_fraction_ratio")
@@ -184,8 +183,8 @@ def test_series_per_case_as_docs_nightly_says(real_export):
     record_cost() only) and one outcome, 26 gated, 40 with two outcomes."""
     per_case: dict[tuple[str, str], int] = {}
     for s in real_export.series:
-        if "probability_case" in s.labels:
-            key = (s.labels["probability_benchmark"], s.labels["probability_case"])
+        if "test_case_name" in s.labels:  # per-case series; an unparametrized case has no probability_case
+            key = (s.labels["probability_benchmark"], s.labels.get("probability_case", ""))
             per_case[key] = per_case.get(key, 0) + 1
     assert per_case[("mixed", "fail")] == 24      # ungated, record_cost(), all runs fail
     assert per_case[("gated_fail", "")] == 26     # gated, one model, all runs fail
@@ -215,31 +214,6 @@ def test_readme_contract_table_matches_the_export(real_export):
     for name, unit in instruments.items():
         assert unit == real_export.instruments[name][1], f"README: {name} has unit {unit!r}"
     assert series == set(real_export.names_and_labels()) - {"target_info"}
-
-
-# --- the translator -----------------------------------------------------------
-@pytest.mark.parametrize("name, unit, kind, expected", [
-    ("probability.runs", "{run}", "counter", "probability_runs_total"),
-    ("probability.case.pass_fraction", "1", "gauge", "probability_case_pass_fraction_ratio"),
-    ("probability.case.gate.verdict", "", "gauge", "probability_case_gate_verdict"),
-    ("probability.run.duration", "s", "histogram", "probability_run_duration_seconds"),
-    ("requests.count", "1", "counter", "requests_count_total"),       # _ratio only for gauges
-    ("http.server.request.duration", "s", "histogram", "http_server_request_duration_seconds"),
-    ("memory.usage", "By", "gauge", "memory_usage_bytes"),
-    ("throughput", "By/s", "gauge", "throughput_bytes_per_second"),
-    ("latency_seconds", "s", "gauge", "latency_seconds"),             # unit already in the name
-    ("jobs.total", "{job}", "counter", "jobs_total"),                  # no _total_total
-    ("queue.size", "{item}", "sum", "queue_size"),                     # non-monotonic sum: no _total
-    ("a__b..c", "", "gauge", "a_b_c"),
-])
-def test_metric_name_translation(name, unit, kind, expected):
-    assert metric_name(name, unit, kind) == expected
-
-
-def test_label_name_translation():
-    assert label_name("probability.case") == "probability_case"
-    assert label_name("gen_ai.request.model") == "gen_ai_request_model"
-    assert label_name("2fa.method") == "key_2fa_method"
 
 
 # --- policy ---------------------------------------------------------------------
