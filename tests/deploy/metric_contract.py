@@ -1,11 +1,11 @@
 """What deploy/ assumes about the plugin's metrics beyond their names.
 
 The names, labels and label values themselves are NOT written down here: the
-tests derive them from a real export of the plugin (real_export.py, translated
-by otlp_to_prometheus.py as Prometheus 3 does with
-translation_strategy UnderscoreEscapingWithSuffixes), and check the rules, the
-dashboards, the promtool unit tests and the contract table of deploy/README.md
-against that. What stays here is policy that an export cannot show.
+tests read them from what a real Prometheus 3 stored from a real export of
+the plugin (real_export.py through the real Collector, stored.py), and check
+the rules, the dashboards, the promtool unit tests and the contract table of
+deploy/README.md against that. What stays here is policy that an export
+cannot show.
 """
 from __future__ import annotations
 

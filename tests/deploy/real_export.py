@@ -1,12 +1,12 @@
-"""A real pytest-probability session, and what Prometheus would store from it.
+"""A real pytest-probability session, as a nightly job runs it.
 
 ``run_session()`` runs pytest with the installed plugin in a subprocess on a
 small benchmark file, as a nightly job would (GitHub Actions variables set, a
 git checkout, ``--prob-suite``), and writes the OTLP export with
-``--prob-otel-file``. ``translate_file()`` reads that file back and turns it into
-Prometheus series with the OTLP settings of deploy/prometheus/prometheus.yml
-(see otlp_to_prometheus.py). The tests compare the rules, the dashboards and
-the promtool unit tests with that, not with a list kept by hand.
+``--prob-otel-file`` (and sends it where ``env`` says, e.g. the real Collector
+of stack_runs.py). What the real Prometheus 3 stores from it (stored.py) is
+what the tests compare the rules, the dashboards and the promtool unit tests
+with, not a list kept by hand.
 """
 from __future__ import annotations
 
@@ -16,11 +16,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import yaml
-
-from otlp_to_prometheus import Translation, translate
-from promql_names import PROMETHEUS_CONFIG
-from pytest_probability.otel import otlp_json
 
 SUITE = "nightly-demo"
 RUNS = 4
@@ -176,14 +171,3 @@ def run_session(workdir: Path, bench: str = BENCH, runs: int = RUNS, suite: str 
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr
     assert otlp.is_file() and otlp.stat().st_size, f"no OTLP file\n{proc.stdout}{proc.stderr}"
     return proc, otlp
-
-
-def prometheus_otlp_settings() -> tuple[list[str], bool]:
-    """(promote_resource_attributes, keep_identifying_resource_attributes) of prometheus.yml."""
-    otlp = yaml.safe_load(PROMETHEUS_CONFIG.read_text()).get("otlp") or {}
-    return list(otlp.get("promote_resource_attributes") or []), bool(otlp.get("keep_identifying_resource_attributes"))
-
-
-def translate_file(path: Path) -> Translation:
-    promote, keep = prometheus_otlp_settings()
-    return translate(otlp_json.read_file(path), promote, keep)
