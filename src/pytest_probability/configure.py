@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import pytest
 
 from . import otel
-from .collect.files import rewrite_asserts
+from .collect.benchfiles import rewrite_asserts
 from .config.marker import MARKER_LINE
 from .config.settings import resolve, resolve_stats
 from .config.spec import Specs
@@ -156,7 +156,7 @@ def _aggregating(config: pytest.Config, state: State, role: str, book: DecisionB
     from .report.comparisons import ComparisonsFacet
     from .report.explain import ExplainFacet
     from .report.spend import SpendFacet, UnpricedModels
-    from .report.stats import StatsFacet
+    from .report.intervals import StatsFacet
     from .roles import Controller, Serial
 
     settings = state.settings

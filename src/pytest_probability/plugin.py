@@ -14,7 +14,8 @@ from typing import Any, Generator
 
 import pytest
 
-from .collect import files, order
+from .collect import order
+from .collect import benchfiles
 from .config import options
 from .otel import options as otel_options
 from .session import get
@@ -37,21 +38,21 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> Any:
-    return files.make_module(module_path, parent, get(parent.config).settings.pattern)
+    return benchfiles.make_module(module_path, parent, get(parent.config).settings.pattern)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:
-    return files.collect_file(file_path, parent, get(parent.config).settings.pattern)
+    return benchfiles.collect_file(file_path, parent, get(parent.config).settings.pattern)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: object) -> Any:
-    return files.make_item(collector, name, obj)
+    return benchfiles.make_item(collector, name, obj)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    files.before_generate(get(metafunc.config), metafunc)
+    benchfiles.before_generate(get(metafunc.config), metafunc)
 
 
 @pytest.hookimpl(wrapper=True)

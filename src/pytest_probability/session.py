@@ -51,7 +51,7 @@ class State:
     facets: list[Facet] = field(default_factory=list)
     finishers: list[Finisher] = field(default_factory=list)
     # -- collection --------------------------------------------------------------------
-    #: The Metafunc of the benchmark being collected (``collect.files.before_generate``), while it is.
+    #: The Metafunc of the benchmark being collected (``collect.benchfiles.before_generate``), while it is.
     metafunc: Any = None
     case_order: Any = field(default_factory=itertools.count)
     #: Runs collected so far (cases × runs), held to ``settings.max_runs``.

@@ -17,7 +17,7 @@ OPTION_MODULES = {
     "decide.compare", "decide.pairs", "decide.plan", "maths.twostats", "decide.baseline", "decide.budget",
     "config.retry", "run.retries", "report.writers", "report.json_report", "report.html_report", "report.history",
     "otel.spans", "otel.session", "otel.pipeline", "otel.send", "otel.metrics",
-    "config.prices", "otel.usage_spans", "run.spanusage",
+    "config.price_file", "otel.usage_spans", "run.spanusage",
 }
 
 CONFTEST = """
@@ -121,7 +121,7 @@ def test_option_modules_are_imported_when_their_option_is_on(session_dir: pytest
         ret=0,  # without --prob-margin the baseline only reports
     )
     assert {"decide.compare", "maths.twostats", "decide.baseline", "report.json_report", "report.html_report",
-            "decide.budget", "config.retry", "config.prices"} <= set(found["modules"])
+            "decide.budget", "config.retry", "config.price_file"} <= set(found["modules"])
     assert found["heavy"] == []
 
 
@@ -141,8 +141,8 @@ def test_a_compare_marker_alone_starts_the_comparisons(session_dir: pytest.Pytes
 #: What only the aggregating process uses (decisions, results, the outputs): an xdist worker executes
 #: runs and ships their records, so its start-up does not import them (issue 25, benchmarks/concurrency.py).
 AGGREGATING_MODULES = {
-    "decide.book", "decide.results", "decide.analysis", "decide.gates", "aggregate.rows", "aggregate.inputs",
-    "maths.inputs", "report.stats", "report.spend", "report.comparisons", "report.explain", "report.inputs",
+    "decide.book", "decide.results", "decide.analysis", "decide.gates", "aggregate.cases", "aggregate.benchmarks",
+    "maths.clusters", "report.intervals", "report.spend", "report.comparisons", "report.explain", "report.benchmark_lines",
 }
 
 

@@ -15,7 +15,7 @@ from pytest_probability.maths import twostats
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.rows import Counts
 from pytest_probability.model.run import RunRecord
-from pytest_probability.aggregate.rows import row_status
+from pytest_probability.aggregate.cases import row_status
 from pytest_probability.model.rows import Row
 
 

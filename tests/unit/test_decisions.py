@@ -12,7 +12,7 @@ from pytest_probability.decide.budget import Budget
 from pytest_probability.decide.channel import ChannelReader
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.run import RunRecord, Usage
-from pytest_probability.aggregate.rows import aggregate
+from pytest_probability.aggregate.cases import aggregate
 from pytest_probability.vocabulary import BUDGET, DECIDED
 
 RUNS = 10

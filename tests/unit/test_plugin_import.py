@@ -24,7 +24,7 @@ PLUGIN_IMPORT = {
     "pytest_probability", "pytest_probability.plugin", "pytest_probability.session",
     "pytest_probability.config", "pytest_probability.config.options", "pytest_probability.config.values",
     "pytest_probability.otel", "pytest_probability.otel.options",
-    "pytest_probability.collect", "pytest_probability.collect.files", "pytest_probability.collect.order",
+    "pytest_probability.collect", "pytest_probability.collect.benchfiles", "pytest_probability.collect.order",
     "pytest_probability.collect.items", "pytest_probability.collect.nodeid",
     "pytest_probability.errors", "pytest_probability.model", "pytest_probability.model.case",
     "pytest_probability.text", "pytest_probability.vocabulary",

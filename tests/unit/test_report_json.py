@@ -16,7 +16,7 @@ from pytest_probability.report import json_report as report_json
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.run import RunRecord, Usage
 from pytest_probability.vocabulary import ERROR, FAIL, PASS, SKIP
-from pytest_probability.aggregate.rows import aggregate
+from pytest_probability.aggregate.cases import aggregate
 
 SETTINGS = {"runs": 2, "runs_from_command_line": True, "transpose": False, "delay": 0.0, "pattern": "bench_*.py"}
 

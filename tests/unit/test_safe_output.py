@@ -26,7 +26,7 @@ from pytest_probability.model.run import RunRecord, Usage
 from pytest_probability.vocabulary import PASS
 from pytest_probability.report.terminal import render
 from pytest_probability.text import LABEL_WIDTH, printable, shorten
-from pytest_probability.aggregate.rows import aggregate
+from pytest_probability.aggregate.cases import aggregate
 
 CASE = CaseRef(key="bench_x.py::bench_a", benchmark="a", case="", label="a", order=0, runs=1)
 

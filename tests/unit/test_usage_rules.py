@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 
-from pytest_probability.config.prices import parse, read
+from pytest_probability.config.price_file import parse, read
 from pytest_probability.decide.budget import Budget
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.prices import Price, Prices, unpriced_models

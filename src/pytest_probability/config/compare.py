@@ -7,14 +7,15 @@ then; a session without them never imports this module.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Tuple
 
 import pytest
 
-from ..maths import planning, twostats
+from ..maths import run_budget, twostats
 from .values import parse_fraction, parse_margin, parse_rate, parse_runs, pick, sourced
 
 
@@ -34,8 +35,8 @@ class CompareConfig:
     plan_power: float = 0.8
     #: --prob-plan's run budget (0.3.0): the true pass rate it plans for, the failure rates to catch,
     #: and the report its costs per run come from (an absolute path).
-    plan_assume: float = planning.PLAN_ASSUME
-    plan_flakes: tuple[float, ...] = planning.PLAN_FLAKES
+    plan_assume: float = run_budget.PLAN_ASSUME
+    plan_flakes: tuple[float, ...] = run_budget.PLAN_FLAKES
     plan_report: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -63,9 +64,9 @@ def resolve_compare(config: pytest.Config) -> CompareConfig:
         power = config.getoption("prob_plan_power")
         plan_power = sourced(parse_fraction, power, "--prob-plan-power") if power is not None else 0.8
         assume = config.getoption("prob_plan_assume")
-        plan_assume = planning.parse_rate(assume, "--prob-plan-assume") if assume is not None else planning.PLAN_ASSUME
+        plan_assume = parse_plan_rate(assume, "--prob-plan-assume") if assume is not None else run_budget.PLAN_ASSUME
         flakes = config.getoption("prob_plan_flake")
-        plan_flakes = planning.parse_rates(flakes, "--prob-plan-flake") if flakes is not None else planning.PLAN_FLAKES
+        plan_flakes = parse_plan_rates(flakes, "--prob-plan-flake") if flakes is not None else run_budget.PLAN_FLAKES
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
     if config.getoption("prob_margin") is not None and not (config.getoption("prob_baseline") or config.getoption("prob_history")):
@@ -100,3 +101,36 @@ def resolve_compare(config: pytest.Config) -> CompareConfig:
         plan_flakes=plan_flakes,
         plan_report=plan_report,
     )
+
+
+def parse_plan_rate(value: object, source: str = "--prob-plan-assume") -> float:
+    """A rate strictly between 0 and 1, from text or a number; ``95`` or ``"95%"`` is refused with a hint
+    (it was meant as a percentage). ``source`` names the option in the message."""
+    text = value.strip() if isinstance(value, str) else value
+    percent = isinstance(text, str) and text.endswith("%")
+    if percent:
+        text = text[:-1].strip()  # type: ignore[union-attr]
+    try:
+        number = float(text)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        number = math.nan
+    if isinstance(value, bool) or not math.isfinite(number):
+        raise ValueError(f"{source} must be a number strictly between 0 and 1, got {value!r}")
+    if 0.0 < number < 1.0 and not percent:
+        return number
+    if 0.0 < number < 100.0 and (percent or number > 1.0):
+        raise ValueError(f"{source} must be a fraction strictly between 0 and 1, not a percentage, "
+                         f"got {value!r}; did you mean {number / 100:g}?")
+    raise ValueError(f"{source} must be strictly between 0 and 1, got {value!r}")
+
+
+def parse_plan_rates(value: object, source: str = "--prob-plan-flake") -> Tuple[float, ...]:
+    """Comma-separated rates (``"0.1,0.01"``), each as :func:`parse_plan_rate`; duplicates dropped keeping the first,
+    an empty item refused."""
+    if not isinstance(value, str):
+        raise TypeError(f"{source} must be text such as '0.1,0.01', got {value!r}")
+    parts = [part.strip() for part in value.split(",")]
+    if not all(parts):
+        raise ValueError(f"{source} must be comma-separated rates strictly between 0 and 1 (e.g. 0.1,0.01), "
+                         f"got {value!r}")
+    return tuple(dict.fromkeys(parse_plan_rate(part, source) for part in parts))

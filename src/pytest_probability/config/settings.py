@@ -124,7 +124,7 @@ class StatsConfig:
     seed: int = 0
     #: Fewest inputs a function-level interval needs, and paired inputs a comparison's verdict (ini ``prob_min_inputs``).
     min_inputs: int = 10
-    #: The function-level interval over inputs (ini ``prob_inputs_interval``), as ``maths.inputs`` names it.
+    #: The function-level interval over inputs (ini ``prob_inputs_interval``), as ``maths.clusters`` names it.
     inputs_interval: str = "wilson"
 
     def to_dict(self) -> dict[str, Any]:
@@ -173,7 +173,7 @@ def stats_from_dict(data: dict[str, Any]) -> StatsConfig:
     )
 
 
-#: Ini ``prob_inputs_interval``'s values -> ``maths.inputs``' methods: the cluster-adjusted Wilson interval
+#: Ini ``prob_inputs_interval``'s values -> ``maths.clusters``' methods: the cluster-adjusted Wilson interval
 #: (the default: it keeps its coverage with few inputs), 0.3.0's percentile cluster bootstrap, Student's t.
 INPUTS_INTERVALS = {"wilson": "wilson", "bootstrap": "percentile", "t": "t"}
 INPUTS_INTERVALS_SHOWN = {method: name for name, method in INPUTS_INTERVALS.items()}
@@ -203,7 +203,7 @@ def resolve(config: pytest.Config) -> Settings:
         prices_path = _report_path(config, "prob_prices")
         prices = None
         if prices_path is not None:
-            from .prices import read  # only with the option
+            from .price_file import read  # only with the option
 
             prices = read(prices_path)
     except ValueError as exc:

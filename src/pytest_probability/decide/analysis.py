@@ -12,7 +12,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-from ..aggregate.inputs import InputsAggregate, aggregates
+from ..aggregate.benchmarks import InputsAggregate, aggregates
 from ..config.settings import StatsConfig
 from ..config.spec import CaseSpec, case_spec
 from ..maths import stats
@@ -101,7 +101,7 @@ def analyze_row(row: Row, spec: CaseSpec, config: StatsConfig, missing: int = 0,
 class Analysis:
     config: StatsConfig
     rows: list[RowAnalysis]
-    #: Each bench function's estimate over its inputs, then Overall (``aggregate.inputs``).
+    #: Each bench function's estimate over its inputs, then Overall (``aggregate.benchmarks``).
     aggregates: list[InputsAggregate]
 
     @functools.cached_property

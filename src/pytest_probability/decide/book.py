@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
-from ..aggregate.rows import row_of
+from ..aggregate.cases import row_of
 from ..config.spec import CaseSpec, Specs
 from ..model.case import CaseRef
 from ..model.outputs import Verdict

@@ -84,7 +84,7 @@ class CompareSession:
 
     def from_records(self, records: Mapping[str, Mapping[str, RunRecord]]) -> Comparisons:
         """The comparisons of the records the decision book kept, computed once per number of records."""
-        from ..aggregate.rows import row_of
+        from ..aggregate.cases import row_of
 
         token = sum(len(runs) for runs in records.values())
         if self._book_cache is None or self._book_cache[0] != token:

@@ -6,7 +6,7 @@
   runs its gate can pass with, the runs for an 80% chance to pass and the
   chance now if the case passes ``--prob-plan-assume`` of its runs, the
   chance to see a failure at each ``--prob-plan-flake`` rate, and the cost
-  projected from ``--prob-plan-report`` (the maths: ``maths.planning``);
+  projected from ``--prob-plan-report`` (the maths: ``maths.run_budget``);
 * **baselined cases**: the runs that detect a drop of the margin;
 * **A/B arms** (Miller 2024): from per-input counts of a report (the plan
   report, else the baseline), the between- and within-input variances, the
@@ -16,12 +16,14 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..config.compare import CompareConfig
 from ..config.settings import StatsConfig
 from ..config.spec import case_spec
-from ..maths import planning, twostats
+from ..maths import ab_planning, run_budget, stats, twostats
+from ..maths.checks import nonnegative, unit, whole
 from ..model.case import CaseRef
 from .pairs import arms_of, is_baselined
 
@@ -43,6 +45,87 @@ _NOTES = {
     "cost": "Planned runs times the case's cost per run in {report}; blank for a case it doesn't have.",
 }
 
+# -- the run budget's table, as 0.3.0 printed it ------------------------------------
+
+#: Shown in a gate column of an ungated case.
+_DASH = "\u2014"
+#: Suffix of the power cells of a case that also has a latency gate (those are the rate gate's alone).
+LATENCY_MARK = "*"
+
+def format_chance(chance: float) -> str:
+    """A planned chance as a whole percent, rounded half up, as 0.3.0 printed it.
+
+    ``0%`` only for exactly 0 (impossible); any positive chance shows at
+    least ``1%``; and ``100%`` never: a rate strictly between 0 and 1 never
+    makes anything certain, so a chance that rounds to 100% prints ``99%``.
+    """
+    chance = unit(chance, "chance")
+    if chance == 0.0:
+        return "0%"
+    whole = math.floor(chance * 100.0 + 0.5)
+    return f"{min(max(whole, 1), 99)}%"
+
+
+def format_runs(runs: int) -> str:
+    """A run count with thousands separators: ``10,000``."""
+    return f"{whole(runs, 'runs', 0):,}"
+
+
+def format_min_runs(runs: int | None, max_runs: int = 100_000) -> str:
+    """Column ``min runs``: the count, or ``>100,000`` when :func:`min_runs` found none up to ``max_runs``."""
+    return f">{whole(max_runs, 'max_runs', 1):,}" if runs is None else format_runs(runs)
+
+
+def format_runs_for_chance(runs: int | None, gate: run_budget.GateRule, rate: float = run_budget.PLAN_ASSUME,
+                           cap: int = run_budget.PLAN_CAP) -> str:
+    """Column ``runs for 80%``: the count, ``never`` (:func:`run_budget.never_passes`), or ``>10,000`` (``cap``)."""
+    if runs is not None:
+        return format_runs(runs)
+    if run_budget.never_passes(gate, rate):
+        return "never"
+    return f">{whole(cap, 'cap', 1):,}"
+
+
+def format_cost(cost: float | None) -> str:
+    """Column ``cost``: dollars to four places (``$0.0800``); blank for an unpriced case."""
+    return "" if cost is None else f"${nonnegative(cost, 'cost'):.4f}"
+
+
+def plan_header(flakes: Sequence[float] = run_budget.PLAN_FLAKES, gated: bool = True, priced: bool = False,
+                target: float = run_budget.PLAN_TARGET) -> list[str]:
+    """The table's header: the gate columns only when some case is gated, ``cost`` only when priced."""
+    header = ["case", "runs"]
+    if gated:
+        header += ["min runs", f"runs for {stats.format_rate(target)}", "chance now"]
+    header += [f"catch {stats.format_rate(f)}" for f in flakes]
+    if priced:
+        header.append("cost")
+    return header
+
+
+def plan_cells(plan: run_budget.CasePlan, gated: bool = True, priced: bool = False) -> list[str]:
+    """A row's cells after the case name, matching :func:`plan_header` (``gated``: some case of the suite has a
+    gate, latency included). ``—`` in an ungated row's gate columns, and in a latency-only row's power columns;
+    a row with both gates has its power cells marked :data:`LATENCY_MARK`."""
+    cells = [format_runs(plan.runs)]
+    if gated:
+        least = _DASH if plan.min_runs is None and plan.latency is None and plan.gate is None else (
+            format_min_runs(plan.min_runs))
+        if plan.gate is None:
+            cells += [least, _DASH, _DASH]
+        else:
+            mark = LATENCY_MARK if plan.latency is not None else ""
+            cells += [
+                least,
+                format_runs_for_chance(plan.runs_for_chance, plan.gate, plan.assume, plan.cap) + mark,
+                format_chance(plan.chance) + mark,  # type: ignore[arg-type]
+            ]
+    cells += [format_chance(chance) for _, chance in plan.catches]
+    if priced:
+        cells.append(format_cost(plan.cost))
+    return cells
+
+
 
 def plan_lines(items: list[Any], config: CompareConfig, baseline: Baseline | None, stats_config: StatsConfig,
                report: Baseline | None = None) -> list[str]:
@@ -60,20 +143,20 @@ def plan_lines(items: list[Any], config: CompareConfig, baseline: Baseline | Non
 
 def budget_lines(cases: dict[str, CaseRef], selected: dict[str, int], config: CompareConfig, stats_config: StatsConfig,
                  report: Baseline | None) -> list[str]:
-    plans: list[tuple[str, planning.CasePlan]] = []
+    plans: list[tuple[str, run_budget.CasePlan]] = []
     missing = 0
     for key, case in cases.items():
         try:
             spec = case_spec(dict(case.marks), case.runs, stats_config)
         except ValueError:
             continue  # collecting the case reported it
-        gate = planning.GateRule.from_spec(spec.gate) if spec.gate is not None else None
+        gate = run_budget.GateRule.from_spec(spec.gate) if spec.gate is not None else None
         per_run = None
         if report is not None:
             row = report.find(case.key, case.label)
-            per_run = planning.cost_per_run(row.cost, row.total) if row is not None and row.total else None
+            per_run = run_budget.cost_per_run(row.cost, row.total) if row is not None and row.total else None
             missing += per_run is None
-        plans.append((case.label, planning.plan_case(
+        plans.append((case.label, run_budget.plan_case(
             gate, selected[key], config.plan_assume, config.plan_flakes, per_run,
             latency_quantile=spec.latency_quantile if spec.max_latency is not None else None,
             latency_confidence=stats_config.confidence)))
@@ -81,8 +164,8 @@ def budget_lines(cases: dict[str, CaseRef], selected: dict[str, int], config: Co
         return ["  no benchmark run selected"]
     gated = any(plan.gate is not None or plan.latency is not None for _, plan in plans)
     priced = report is not None
-    header = planning.plan_header(config.plan_flakes, gated, priced)
-    rows = [[label, *planning.plan_cells(plan, gated, priced)] for label, plan in plans]
+    header = plan_header(config.plan_flakes, gated, priced)
+    rows = [[label, *plan_cells(plan, gated, priced)] for label, plan in plans]
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     lines = ["  " + "  ".join(cell.ljust(widths[0]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row)).rstrip()
              for row in [header, *rows]]
@@ -99,7 +182,7 @@ def budget_lines(cases: dict[str, CaseRef], selected: dict[str, int], config: Co
 
 def _notes(header: list[str], latency_marked: bool, config: CompareConfig, report: str) -> list[str]:
     """One note per column, wrapped at 80 characters under a name column."""
-    assume = planning.format_rate(config.plan_assume)
+    assume = stats.format_rate(config.plan_assume)
     named: list[tuple[str, str]] = []
     for column in header[1:]:
         if column == "runs":
@@ -115,7 +198,7 @@ def _notes(header: list[str], latency_marked: bool, config: CompareConfig, repor
         elif column.startswith("catch "):
             flake = column[len("catch "):]
             rate = float(flake.rstrip("%")) / 100
-            named.append((column, _NOTES["catch"].format(flake=flake, needed=f"{planning.runs_to_catch(rate):,}")))
+            named.append((column, _NOTES["catch"].format(flake=flake, needed=f"{run_budget.runs_to_catch(rate):,}")))
         elif column == "cost":
             named.append((column, _NOTES["cost"].format(report=report)))
     width = max(len(name) for name, _ in named)
@@ -213,12 +296,12 @@ def _ab_arm(name: str, members: Sequence[CaseRef], axis: str, arm: str, base: st
     paired = [cells for cells in by_input.values() if arm in cells and base in cells]
     if len(paired) < 2:
         return [f"    {name}: fewer than 2 inputs with at least 2 runs of both arms in the report: no variances"]
-    estimate = planning.paired_components([cells[arm] for cells in paired], [cells[base] for cells in paired])
+    estimate = ab_planning.paired_components([cells[arm] for cells in paired], [cells[base] for cells in paired])
     correlation = "n/a" if estimate.correlation is None else f"{estimate.correlation:.2f}"
     head = (f"    {name}: {len(paired)} inputs; between-input variance of the difference "
             f"{estimate.components.between:.4f}, within-input {estimate.components.within_a:.4f} + "
             f"{estimate.components.within_b:.4f}; correlation between the arms {correlation}")
-    text = planning.tradeoff_statement(estimate.components, delta, alpha, power)
+    text = ab_planning.tradeoff_statement(estimate.components, delta, alpha, power)
     return [head, *_wrapped("      ", text, width=100)]
 
 

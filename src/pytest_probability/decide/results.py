@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Callable
 
-from ..aggregate.rows import aggregate
+from ..aggregate.cases import aggregate
 from ..config.spec import CaseSpec
 from ..model.case import CaseRef
 from ..model.rows import Summary

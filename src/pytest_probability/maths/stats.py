@@ -1093,3 +1093,9 @@ def format_percent_interval(low: float, high: float) -> str:
     low_ = _check_probability(low, "low")
     high_ = _check_probability(high, "high")
     return f"[{_percent_text(low_):>3}, {_percent_text(high_):>4}]"
+
+
+def format_rate(rate: float) -> str:
+    """A rate as its author wrote it, in percent: 0.1 -> ``10%``, 0.975 -> ``97.5%``, 0.001 -> ``0.1%``
+    (``%g``: six significant digits)."""
+    return f"{as_real(rate, 'rate') * 100:g}%"

@@ -1,6 +1,6 @@
 """Aggregated data: run counts, usage totals per model, a case's :class:`Row` and the session's :class:`Summary`.
 
-Pure and pytest-free; built by :mod:`pytest_probability.aggregate.rows`, read
+Pure and pytest-free; built by :mod:`pytest_probability.aggregate.cases`, read
 by every decision, reporter and exporter.
 """
 

@@ -15,13 +15,13 @@ from __future__ import annotations
 import textwrap
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from ..aggregate.inputs import OVERALL, InputsAggregate
+from ..aggregate.benchmarks import OVERALL, InputsAggregate
 from ..maths import stats
 from ..model.outputs import Line
 from ..protocols import Facet
 from ..text import label_text
 from ..vocabulary import BASELINE_KIND, FAILED, PASSED, SKIPPED, UNDECIDED
-from .stats import duration
+from .intervals import duration
 
 if TYPE_CHECKING:
     from ..config.settings import StatsConfig

@@ -6,7 +6,7 @@ of one suite with the same settings, and that no run is in two of them; then
 it rebuilds every run's :class:`~pytest_probability.model.run.RunRecord`
 (``records[]`` and ``skipped_runs[]`` with the report's ``cases``) and decides
 again over all of them by the code a session uses: the one aggregator
-(``aggregate.rows.aggregate``), the analysis (``decide.analysis.analyze``:
+(``aggregate.cases.aggregate``), the analysis (``decide.analysis.analyze``:
 intervals, gates, latency, pass^k), the facets and ``json_report.build``. The
 cost is linear in the runs: one pass to check, one to aggregate.
 
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..aggregate.rows import aggregate
+from ..aggregate.cases import aggregate
 from ..config.settings import StatsConfig, stats_from_dict
 from ..config.spec import Specs
 from ..decide.analysis import Analysis, analyze
@@ -35,7 +35,7 @@ from .json_report import build, record_from_dict
 from .comparisons import ComparisonsFacet
 from .explain import ExplainFacet
 from .spend import SpendFacet
-from .stats import StatsFacet
+from .intervals import StatsFacet
 
 #: Runs named in a refusal; the rest are counted.
 SHOWN = 5

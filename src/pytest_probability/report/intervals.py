@@ -1,7 +1,7 @@
 """How intervals, gates, latency and pass^k/pass@k reach every output: the statistics' facet.
 
 :class:`StatsFacet` gives a table column for the interval and one for
-latency, the function-level lines (``report/inputs.py``), the gates and
+latency, the function-level lines (``report/benchmark_lines.py``), the gates and
 metrics sections, JSON row fields and sections, and the gate gauges. All of them read the same
 :class:`~pytest_probability.decide.analysis.Analysis`.
 """
@@ -19,7 +19,7 @@ from ..model.rows import Row
 from ..protocols import Facet
 from ..text import label_text
 from ..vocabulary import FAILED, PASSED, SKIPPED, UNDECIDED, VERDICT_VALUES
-from .inputs import aggregate_lines, metric_lines
+from .benchmark_lines import aggregate_lines, metric_lines
 from .terminal import fraction
 
 if TYPE_CHECKING:

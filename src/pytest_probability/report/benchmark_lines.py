@@ -1,6 +1,6 @@
 """The function-level and Overall lines, and the pass^k / pass@k block, in 0.3.0's layout.
 
-Read from the analysis' :class:`~pytest_probability.aggregate.inputs.InputsAggregate`
+Read from the analysis' :class:`~pytest_probability.aggregate.benchmarks.InputsAggregate`
 objects: the same numbers the JSON's ``aggregates[]`` holds::
 
       classify  N=12 inputs × k=10    75.0%  [50.0%, 100.0%]  ρ=1.00
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..aggregate.inputs import OVERALL, InputsAggregate
-from ..maths.inputs import format_change
+from ..aggregate.benchmarks import OVERALL, InputsAggregate
+from ..maths.clusters import format_change
 from ..model.outputs import Line
 from ..text import label_text
 
