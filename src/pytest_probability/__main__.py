@@ -65,14 +65,17 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _merge(args: argparse.Namespace) -> int:
+    from .features.compare.feature import Compare
+    from .features.shards.merge import MergeError, gate_lines, merge
+    from .features.spend.feature import Spend
     from .report import json_report
-    from .report.merge import MergeError, gate_lines, merge
 
     sending = args.otel_send or args.otel_endpoint is not None
     try:
         trace_url = check_trace_url(args.trace_url) if args.trace_url else None
         _check_sending(args, sending)
-        merged = merge(args.paths, args.prob_baseline)
+        # The features with a part in the merged report, in a session's order: the facets follow it.
+        merged = merge(args.paths, (Spend(), Compare(on=False)), args)
     except (MergeError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -7,10 +7,11 @@ import random
 
 import pytest
 
-from pytest_probability.config.compare import CompareConfig
-from pytest_probability.decide import baseline as baseline_mod
-from pytest_probability.decide import compare, pairs
-from pytest_probability.decide.compare import Pair
+from pytest_probability.features.compare.settings import CompareConfig
+from pytest_probability.features.compare import baseline as baseline_mod
+from pytest_probability.features.compare import pairs
+from pytest_probability.features.compare import comparisons as compare
+from pytest_probability.features.compare.comparisons import Pair
 from pytest_probability.maths import twostats
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.rows import Counts

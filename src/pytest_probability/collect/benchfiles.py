@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from ..session import State
+from . import scratch
 
 # The benchmark collector (and with it the marker, the specs and the statistics) is imported
 # when the first benchmark is found: importing the plugin, and a session without benchmark
@@ -115,12 +115,12 @@ def make_item(collector: pytest.Collector, name: str, obj: object) -> pytest.Col
     return None
 
 
-def before_generate(state: State, metafunc: pytest.Metafunc) -> None:
+def before_generate(metafunc: pytest.Metafunc) -> None:
     """``pytest_generate_tests`` of a benchmark: keep pytest-repeat from multiplying it
     (``--prob-runs`` owns repetition), and its Metafunc for its cases (``Benchmark._cases``)."""
     definition = metafunc.definition
     if not isinstance(definition.parent, (BenchModule, BenchClass)):
         return
-    state.metafunc = metafunc
+    scratch.of(metafunc.config).keep(metafunc)
     if metafunc.config.pluginmanager.hasplugin("repeat"):
         definition.add_marker(pytest.mark.repeat(1), append=False)

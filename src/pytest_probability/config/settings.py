@@ -30,6 +30,7 @@ from .values import (
     parse_whole,
     pick,
     sourced,
+    too_many_runs,
 )
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from .retry import RetryPolicy
 
 # The retry policy (config.retry) is imported only with --prob-retry, and the comparisons'
-# settings (config.compare) only when comparisons are on: the session's lazy-import rule
+# settings (features.compare.settings) only when comparisons are on: the session's lazy-import rule
 # (docs/developer-guide.md, "Lazy imports").
 
 
@@ -70,10 +71,13 @@ class Settings:
     prices: Prices | None = None
     #: ``--prob-shard=K/N``: (K, N) when this session is one shard of N, else None.
     shard: tuple[int, int] | None = None
-    #: ``--prob-journal``: the run journal (``record.journal``); None without one. Not in :meth:`to_dict`:
+    #: ``--prob-journal``: the run journal (``features.journal.file``); None without one. Not in :meth:`to_dict`:
     #: the journal's path is no setting of the runs (each shard has its own journal, and the merge
     #: compares the shards' settings).
     journal: Path | None = None
+    #: The suite's name (``--prob-suite``, else the rootdir's): what shards and journals are checked against.
+    #: Not in :meth:`to_dict` (the JSON report's ``settings``): the shard's and the journal's own fields hold it.
+    suite: str = ""
 
     @property
     def budgeted(self) -> bool:
@@ -229,16 +233,10 @@ def resolve(config: pytest.Config) -> Settings:
         prices=prices,
         shard=shard,
         journal=_report_path(config, "prob_journal"),
+        suite=str(config.getoption("prob_suite") or config.getini("prob_suite") or "").strip() or config.rootpath.name,
         **limits,
     )
 
-
-def too_many_runs(total: int, limit: int, what: str) -> str:
-    """The error for a session that would collect more than ``prob_max_runs`` runs."""
-    return (
-        f"{what} (cases × runs), more than the limit of {limit:,} runs per session; "
-        "lower the runs, select fewer cases, or raise the ini key prob_max_runs"
-    )
 
 
 def _report_path(config: pytest.Config, name: str) -> Path | None:

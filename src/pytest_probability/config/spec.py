@@ -55,6 +55,11 @@ class CaseSpec:
     def gated(self) -> bool:
         return self.gate is not None or self.max_latency is not None
 
+    @property
+    def stoppable(self) -> bool:
+        """Whether the case may stop before its last run (a gate with a ``stop`` mode)."""
+        return self.gate is not None and self.gate.stop is not None
+
 
 def case_spec(kwargs: Mapping[str, Any], runs: int, config: StatsConfig) -> CaseSpec:
     """Combine marker keywords with the session settings; raise ValueError on contradictions."""

@@ -194,3 +194,10 @@ def check_trace_url(template: str) -> str:
     if "{trace_id}" not in text or not text.startswith(("http://", "https://")):
         raise ValueError(f"ini prob_trace_url must be an http(s) URL containing {{trace_id}}, got {template!r}")
     return text
+
+def too_many_runs(total: int, limit: int, what: str) -> str:
+    """The error for a session that would collect more than ``prob_max_runs`` runs."""
+    return (
+        f"{what} (cases × runs), more than the limit of {limit:,} runs per session; "
+        "lower the runs, select fewer cases, or raise the ini key prob_max_runs"
+    )

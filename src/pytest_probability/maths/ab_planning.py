@@ -338,7 +338,7 @@ def inputs_needed(components: Components, delta: float, runs: int, alpha: float 
     paired / one-sample power formula with the per-input variance of the difference
     :func:`per_input_variance`), then moved by whole inputs so that it is exactly the smallest ``n`` with
     :func:`ab_power` >= ``power`` (whose far tail the closed form leaves out; float rounding at an integer).
-    At least 1. The plugin's A/B test over inputs needs at least 10 of them (``decide.compare.MIN_INPUTS``).
+    At least 1. The plugin's A/B test over inputs needs at least 10 of them (``features.compare.comparisons.MIN_INPUTS``).
     """
     delta = _delta(delta)
     z = _z_sum(alpha, power)

@@ -43,7 +43,7 @@ verdict (:func:`stats.interval` and :func:`stats.verdict`). It saw-tooths in
 every ``n`` from ``min runs`` up rather than bisecting.
 
 :func:`plan_case` computes a whole row (:class:`CasePlan`); ``--prob-plan`` prints it
-(``decide.plan``: the header, the cells and their formatting).
+(``features.compare.plan``: the header, the cells and their formatting).
 """
 
 from __future__ import annotations

@@ -9,22 +9,17 @@ sections (``stopping``, ``budget``), and metric series. All read the same
 
 from __future__ import annotations
 
-import warnings
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-import pytest
-
-from ..errors import ProbabilityUsageWarning
-from ..model.outputs import Line, Series, case_attributes
-from ..model.prices import unpriced_models
-from ..model.rows import Row, Summary
-from ..protocols import Facet, Finisher
-from ..vocabulary import BUDGET, DECIDED
-from .terminal import money
+from ...model.outputs import Line, Series, case_attributes
+from ...model.rows import Row, Summary
+from ...protocols import Facet
+from ...report.terminal import money
+from ...vocabulary import BUDGET, DECIDED
 
 if TYPE_CHECKING:
-    from ..decide.budget import Budget
-    from ..decide.results import Results
+    from ...decide.results import Results
+    from .budget import Budget
 
 
 def _causes(row: Row) -> dict[str, int]:
@@ -177,20 +172,3 @@ class SpendFacet(Facet):
                 used.points.append(({"probability.budget": kind}, spent[kind] / limit if limit else 1.0))
             result += [reached, used]
         return result
-
-
-class UnpricedModels(Finisher):
-    """With ``--prob-prices``: one ``ProbabilityUsageWarning`` at the session's end that lists the models
-    whose tokens had no cost recorded and no price in the file (they cost nothing anywhere)."""
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-
-    def finish(self, session: pytest.Session, summary: Summary) -> None:
-        models = unpriced_models(u for row in summary.rows if row.usage for r in row.records for u in r.usage)
-        if not models:
-            return
-        warnings.warn(ProbabilityUsageWarning(
-            f"no price in {self.source} for model(s) {', '.join(models)}, and no cost was recorded for "
-            "their tokens: they count as $0 in the table, the JSON report and the budgets; add them to the file"
-        ))

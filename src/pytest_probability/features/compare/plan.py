@@ -19,12 +19,12 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Sequence
 
-from ..config.compare import CompareConfig
-from ..config.settings import StatsConfig
-from ..config.spec import case_spec
-from ..maths import ab_planning, run_budget, stats, twostats
-from ..maths.checks import nonnegative, unit, whole
-from ..model.case import CaseRef
+from .settings import CompareConfig
+from ...config.settings import StatsConfig
+from ...config.spec import case_spec
+from ...maths import ab_planning, run_budget, stats, twostats
+from ...maths.checks import nonnegative, unit, whole
+from ...model.case import CaseRef
 from .pairs import arms_of, is_baselined
 
 if TYPE_CHECKING:

@@ -47,10 +47,10 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
-from ..config.compare import CompareConfig
-from ..maths import stats, twostats
-from ..model.outputs import Interval
-from ..vocabulary import BASELINE_KIND, FAILED, PASSED, UNDECIDED, verdict_key
+from .settings import CompareConfig
+from ...maths import stats, twostats
+from ...model.outputs import Interval
+from ...vocabulary import BASELINE_KIND, FAILED, PASSED, UNDECIDED, verdict_key
 
 if TYPE_CHECKING:
     from .baseline import Baseline  # read only with a baseline option

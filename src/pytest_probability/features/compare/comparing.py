@@ -10,7 +10,7 @@ marked ``compare=`` starts the comparisons when the outputs first ask
 beside it: ``[baseline]`` (:class:`BaselineVerdicts`) and one
 ``[compare:ARM]`` per A/B arm (:class:`ArmVerdicts`), the
 :class:`~pytest_probability.protocols.VerdictKind` objects. The comparisons'
-outputs are ``report/comparisons.py``.
+outputs are ``features/compare/facet.py``.
 
 The maths (``maths.twostats``), the comparisons themselves (:mod:`.compare`,
 :mod:`.pairs`) and the baseline reader (:mod:`.baseline`) are imported only
@@ -25,21 +25,21 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import pytest
 
-from ..config.settings import StatsConfig
-from ..model.case import CaseRef
-from ..model.rows import Summary
-from ..protocols import VerdictKind
-from ..vocabulary import BASELINE_KIND, COMPARE_KIND
-from ..collect.nodeid import set_lastfailed
-from .settle import fail_session
+from ...config.settings import StatsConfig
+from ...model.case import CaseRef
+from ...model.rows import Summary
+from ...protocols import Finisher, ItemsCheck, VerdictKind
+from ...vocabulary import BASELINE_KIND, COMPARE_KIND
+from ...collect.nodeid import set_lastfailed
+from ...decide.settle import fail_session
 
 if TYPE_CHECKING:
-    from ..config.compare import CompareConfig
-    from ..model.rows import Row
-    from ..model.run import RunRecord
+    from .settings import CompareConfig
+    from ...model.rows import Row
+    from ...model.run import RunRecord
     from .baseline import Baseline
-    from .compare import Comparisons
-    from .results import Results
+    from .comparisons import Comparisons
+    from ...decide.results import Results
 
 #: Command-line options and ini keys (with their defaults) of comparisons: any of
 #: them set, and the session compares from its start (every value validated at configure).
@@ -84,7 +84,7 @@ class CompareSession:
 
     def from_records(self, records: Mapping[str, Mapping[str, RunRecord]]) -> Comparisons:
         """The comparisons of the records the decision book kept, computed once per number of records."""
-        from ..aggregate.cases import row_of
+        from ...aggregate.cases import row_of
 
         token = sum(len(runs) for runs in records.values())
         if self._book_cache is None or self._book_cache[0] != token:
@@ -180,24 +180,32 @@ class ArmVerdicts(VerdictKind):
         return benchmark_verdict(session.from_records(records), key)
 
 
-class Comparing:
-    """The comparisons feature of one session: an :class:`~pytest_probability.protocols.ItemsCheck`
-    in every process, and a :class:`~pytest_probability.protocols.Finisher` in the aggregating one."""
+class Comparing(ItemsCheck, Finisher):
+    """The comparisons of one session: an :class:`~pytest_probability.protocols.ItemsCheck` in every
+    process, and a :class:`~pytest_probability.protocols.Finisher` in the aggregating one."""
 
-    def __init__(self, config: pytest.Config, stats: StatsConfig, results: Results | None) -> None:
-        """``results``: the aggregating process's (None on an xdist worker)."""
+    def __init__(self, config: pytest.Config, stats: StatsConfig) -> None:
         self.config = config
         self.stats = stats
-        self.results = results
+        #: The aggregating process's results (:meth:`aggregate`; None on an xdist worker).
+        self.results: Results | None = None
         self.session: CompareSession | None = None
         #: Whether --prob-plan planned some selected item (its session then exits 0).
         self.planned = False
-        #: A shard's (``--prob-shard``): nothing is compared or judged on its part of the runs.
-        self.deferred = False
+
+    def aggregate(self, results: Results) -> None:
+        """In the process that aggregates: the session's results, and the history folder made."""
+        self.results = results
+        history = self.session.config.history if self.session is not None else None
+        if history is not None:
+            try:
+                Path(history).mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise pytest.UsageError(f"--prob-history: cannot create {history}: {exc.strerror or exc}") from None
 
     def start(self) -> CompareSession:
         """The settings, the baseline read (a usage error if it cannot be), the history folder."""
-        from ..config.compare import resolve_compare
+        from .settings import resolve_compare
 
         settings = resolve_compare(self.config)
         loaded = None
@@ -213,11 +221,6 @@ class Comparing:
                 loaded = baseline_mod.load(paths) if paths else None
             except baseline_mod.BaselineError as exc:
                 raise pytest.UsageError(str(exc)) from None
-        if settings.history is not None and self.results is not None:
-            try:
-                Path(settings.history).mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise pytest.UsageError(f"--prob-history: cannot create {settings.history}: {exc.strerror or exc}") from None
         plan_report = None
         if settings.plan_report is not None:
             from . import baseline as baseline_mod
@@ -238,7 +241,7 @@ class Comparing:
         """The comparisons of the session's rows; None when nothing is compared (no option of
         comparisons, and no case marked ``compare=``: the A/B of markers alone starts here)."""
         assert self.results is not None, "comparisons are computed in the aggregating process"
-        if self.deferred:
+        if self.results.deferred:
             return None
         summary = self.results.summary()
         if self.session is None:

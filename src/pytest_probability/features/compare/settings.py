@@ -1,7 +1,7 @@
 """The comparisons' settings (baselines, A/B, ``--prob-plan``): :class:`CompareConfig`, read when comparisons are on.
 
 An option or ini key of comparisons set, or a case marked ``compare=``,
-starts the comparisons (``decide.comparisons``), which read these settings
+starts the comparisons (``features.compare.comparing``), which read these settings
 then; a session without them never imports this module.
 """
 
@@ -15,8 +15,8 @@ from typing import Any, Tuple
 
 import pytest
 
-from ..maths import run_budget, twostats
-from .values import parse_fraction, parse_margin, parse_rate, parse_runs, pick, sourced
+from ...maths import run_budget, twostats
+from ...config.values import parse_fraction, parse_margin, parse_rate, parse_runs, pick, sourced
 
 
 @dataclass(frozen=True)

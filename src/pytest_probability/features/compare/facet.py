@@ -3,22 +3,21 @@
 :class:`ComparisonsFacet` gives the ``Baseline:`` and ``Comparisons (A/B)``
 sections, the JSON report's ``comparisons`` and ``baseline`` keys, and the
 baseline gauges, all from the same
-:class:`~pytest_probability.decide.compare.Comparisons`
-(:meth:`pytest_probability.decide.comparisons.Comparing.current`).
+:class:`~pytest_probability.features.compare.comparisons.Comparisons`
+(:meth:`pytest_probability.features.compare.comparing.Comparing.current`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from ..model.case import CaseRef
-from ..model.outputs import Line, Series, case_attributes
-from ..protocols import Facet
-from ..vocabulary import BASELINE_KIND, FAILED, PASSED, UNDECIDED, VERDICT_VALUES
+from ...model.case import CaseRef
+from ...model.outputs import Line, Series, case_attributes
+from ...protocols import Facet
+from ...vocabulary import BASELINE_KIND, FAILED, PASSED, UNDECIDED, VERDICT_VALUES
 
 if TYPE_CHECKING:
-    from ..decide.compare import Comparison, Comparisons
-    from ..decide.comparisons import Comparing
+    from .comparisons import Comparison, Comparisons
 
 _MARKUP = {PASSED: {"green": True}, FAILED: {"red": True}, UNDECIDED: {"yellow": True}}
 
@@ -26,18 +25,19 @@ _MARKUP = {PASSED: {"green": True}, FAILED: {"red": True}, UNDECIDED: {"yellow":
 class ComparisonsFacet(Facet):
     """Baselines and A/B comparisons in every output; nothing when nothing is compared."""
 
-    def __init__(self, comparing: Comparing, cases: Mapping[str, CaseRef]) -> None:
-        """``cases``: the session's CaseRefs by key, which name the gauges. Without an option of
-    comparisons, nothing of them is imported until a case marked ``compare=`` has rows."""
-        self.comparing = comparing
+    def __init__(self, current: Callable[[], Comparisons | None], cases: Mapping[str, CaseRef]) -> None:
+        """``current``: the session's comparisons (``Comparing.current``; None when nothing is compared);
+        ``cases``: the session's CaseRefs by key, which name the gauges. Without an option of comparisons,
+        nothing of them is imported until a case marked ``compare=`` has rows."""
+        self.current = current
         self.cases = cases
 
     def lines(self) -> Sequence[Line]:
-        result = self.comparing.current()
+        result = self.current()
         return [] if result is None else section(result)
 
     def report_fields(self) -> Mapping[str, Any]:
-        result = self.comparing.current()
+        result = self.current()
         if result is None:
             return {"comparisons": [], "baseline": None}
         # 0.3.0's shape: the A/B arms here, the baseline's comparisons under "baseline".
@@ -45,7 +45,7 @@ class ComparisonsFacet(Facet):
                 "baseline": result.baseline_dict()}
 
     def series(self) -> list[Series]:
-        result = self.comparing.current()
+        result = self.current()
         return [] if result is None else series(result, self.cases)
 
 
@@ -82,7 +82,7 @@ def section(result: Comparisons) -> list[Line]:
 
 
 def _table(comparisons: list[Comparison], with_inputs: bool) -> list[Line]:
-    from ..decide.pairs import interval_text, p_text, points  # with the comparisons, only once something is compared
+    from .pairs import interval_text, p_text, points  # with the comparisons, only once something is compared
 
     cells: list[tuple[list[str], str, dict[str, Any]]] = []
     for c in comparisons:

@@ -12,12 +12,12 @@ from __future__ import annotations
 import statistics
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
-from ..config.compare import CompareConfig
-from ..model.outputs import Interval
-from ..model.rows import Row
-from ..maths.twostats import SIGN_FLIP_RESAMPLES
-from ..vocabulary import BASELINE_KIND, COMPARE_KIND, UNDECIDED
-from .compare import MIN_INPUTS, Comparison, Comparisons, Pair, judge_pairs, judge_pooled, pair_tests, pooled_tests
+from .settings import CompareConfig
+from ...model.outputs import Interval
+from ...model.rows import Row
+from ...maths.twostats import SIGN_FLIP_RESAMPLES
+from ...vocabulary import BASELINE_KIND, COMPARE_KIND, UNDECIDED
+from .comparisons import MIN_INPUTS, Comparison, Comparisons, Pair, judge_pairs, judge_pooled, pair_tests, pooled_tests
 
 if TYPE_CHECKING:
     from .baseline import Baseline

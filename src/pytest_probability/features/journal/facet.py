@@ -12,16 +12,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..model.outputs import Line, Series
-from ..model.run import RunRecord
-from ..protocols import Facet
-from .terminal import money
+from ...model.outputs import Line, Series
+from ...model.run import RunRecord
+from ...protocols import Facet
+from ...report.terminal import money
 
 
 class JournalFacet(Facet):
     def __init__(self, path: Path, resumed: Sequence[RunRecord], journal: Any) -> None:
         """``resumed``: the records read back from the journal; ``journal``: its writer
-        (``record.journal.Journal``), which counts the runs it wrote and says why it stopped."""
+        (``features.journal.file.Journal``), which counts the runs it wrote and says why it stopped."""
         self.path = path
         self.runs = len({record.nodeid for record in resumed})
         self.cost = sum(record.spend for record in resumed)

@@ -11,7 +11,7 @@ intervals, gates, latency, pass^k), the facets and ``json_report.build``. The
 cost is linear in the runs: one pass to check, one to aggregate.
 
 Comparisons (A/B arms, and a baseline given to the merge as the shards were
-given it) are made by the session's ``decide.comparisons.CompareSession``
+given it) are made by the session's ``features.compare.comparing.CompareSession``
 with the shards' comparison settings (``shard.compare``).
 """
 
@@ -23,22 +23,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..aggregate.cases import aggregate
-from ..config.settings import StatsConfig, stats_from_dict
-from ..config.spec import Specs
-from ..decide.analysis import Analysis, analyze
-from ..model.case import CaseRef, shard_of
-from ..model.rows import Summary
-from ..model.run import RunRecord
-from ..protocols import Facet
-from .json_report import build, record_from_dict
-from .comparisons import ComparisonsFacet
-from .explain import ExplainFacet
-from .spend import SpendFacet
-from .intervals import StatsFacet
+from ...aggregate.cases import aggregate
+from ...config.settings import StatsConfig, stats_from_dict
+from ...config.spec import Specs
+from ...decide.analysis import Analysis, analyze
+from ...model.case import CaseRef, shard_of
+from ...model.rows import Summary
+from ...model.run import RunRecord
+from ...decide.results import FixedResults
+from ...protocols import Facet
+from ...report.explain import ExplainFacet
+from ...report.intervals import StatsFacet
+from ...report.json_report import build, record_from_dict
+from ...roles.wiring import Feature, MergeWiring
 
 #: Runs named in a refusal; the rest are counted.
 SHOWN = 5
+#: A shard report's ``shard`` fields of the shards feature's own; the others are what features handed over
+#: (``Registry.handovers``: the comparisons' settings), which every shard must agree on.
+SHARD_FIELDS = frozenset({"index", "count", "suite", "runs_selected"})
 
 
 class MergeError(ValueError):
@@ -61,31 +64,8 @@ class Merged:
     report: dict[str, Any] = field(default_factory=dict)
     #: The suite's name the shards ran with (``test.suite.name`` of the merged metrics).
     report_suite: str = ""
-
-
-class _Compared:
-    """The merged comparisons (or None: nothing compared), read by the comparisons' facet and the readings
-    as a session's ``Comparing``."""
-
-    def __init__(self, result: Any) -> None:
-        self.result = result
-
-    def current(self) -> Any:
-        return self.result
-
-
-class _Fixed:
-    """The merged results, read by the facets as a session's ``Results`` (computed once)."""
-
-    def __init__(self, summary: Summary, analysis: Analysis) -> None:
-        self._summary = summary
-        self._analysis = analysis
-
-    def summary(self) -> Summary:
-        return self._summary
-
-    def analysis(self) -> Analysis:
-        return self._analysis
+    #: The facets whose lines the merge prints (the gates section, the comparisons').
+    shown: list[Facet] = field(default_factory=list)
 
 
 def load(paths: Sequence[str | Path]) -> list[tuple[Path, dict[str, Any]]]:
@@ -135,9 +115,10 @@ def check(reports: list[tuple[Path, dict[str, Any]]]) -> int:
             raise MergeError(f"{by_index[shard['index']]} and {path} are both shard {shard['index']}/{count}: "
                              "each shard is merged once")
         by_index[shard["index"]] = path
-        for name in ("settings", "stats_config", "compare"):
-            mine = _without_shard((report["shard"] if name == "compare" else report).get(name) or {})
-            theirs = _without_shard((first["shard"] if name == "compare" else first).get(name) or {})
+        handed = sorted(set(shard) - SHARD_FIELDS | set(first["shard"]) - SHARD_FIELDS)
+        for name in ("settings", "stats_config", *handed):
+            mine = _without_shard((report["shard"] if name in handed else report).get(name) or {})
+            theirs = _without_shard((first["shard"] if name in handed else first).get(name) or {})
             if mine != theirs:
                 keys = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
                 shown = "; ".join(f"{k}: {theirs.get(k)!r} in {first_path}, {mine.get(k)!r} in {path}" for k in keys)
@@ -203,54 +184,9 @@ def records_of(reports: list[tuple[Path, dict[str, Any]]], count: int, cases: di
     return records
 
 
-def _budget(settings: Mapping[str, Any], records: list[RunRecord]) -> Any:
-    """The session's budget over all shards' runs (cost and tokens add; time from the first start to
-    the last end), or None without a limit."""
-    limits = {name: settings.get(name) for name in ("max_cost", "max_tokens", "max_time")}
-    if all(v is None for v in limits.values()):
-        return None
-    from ..decide.budget import Budget
-
-    starts = [r.start_time for r in records if r.start_time]
-    budget = Budget(*limits.values(), start=min(starts) if starts else 0.0)  # type: ignore[arg-type]
-    for record in sorted(records, key=lambda r: r.start_time + r.duration):
-        budget.add(record, now=record.start_time + record.duration)
-    return budget
-
-
-def comparisons(reports: list[tuple[Path, dict[str, Any]]], baselines: Sequence[str], stats: StatsConfig,
-                summary: Summary) -> Any:
-    """The comparisons the session would have made, with the shards' settings; None when it compares nothing.
-    The shards' baseline is needed as the merge's ``--prob-baseline`` (and only then is one allowed)."""
-    path, report = reports[0]
-    settings = report["shard"].get("compare")
-    had = list(settings.get("baselines") or ()) + ([settings["history"]] if settings and settings.get("history") else []) \
-        if settings else []
-    if had and not baselines:
-        raise MergeError(f"the shards compared with a baseline ({', '.join(had)}, in {path}): give it to the "
-                         "merge too, --prob-baseline PATH")
-    if baselines and not had:
-        raise MergeError(f"--prob-baseline: the shards were run without a baseline ({path}), so their verdict "
-                         "items and runs were not judged by one; run them with it")
-    if settings is None:
-        return None
-    from ..config.compare import CompareConfig
-    from ..decide import baseline as baseline_mod
-    from ..decide.comparisons import CompareSession
-
-    config = CompareConfig(baselines=tuple(baselines), margin=settings["margin"],
-                           margin_given=settings["margin_given"], adjust=settings["adjust"],
-                           compare_axis=settings["compare"])
-    loaded = None
-    if baselines:
-        try:
-            loaded = baseline_mod.load(baseline_mod.expand(baselines, Path.cwd()))
-        except baseline_mod.BaselineError as exc:
-            raise MergeError(str(exc)) from None
-    return CompareSession(config, loaded, stats).result(summary)
-
-
-def merge(paths: Sequence[str | Path], baselines: Sequence[str] = ()) -> Merged:
+def merge(paths: Sequence[str | Path], features: Sequence[Feature] = (), options: Any = None) -> Merged:
+    """The shards' reports judged as one session: checked, their records rebuilt and aggregated, then each
+    feature's merge part (``Feature.merged``: its facets over the merged rows), the readings last."""
     reports = load(paths)
     count = check(reports)
     cases = _cases(reports)
@@ -268,23 +204,19 @@ def merge(paths: Sequence[str | Path], baselines: Sequence[str] = ()) -> Merged:
                if selected.get(row.case.key, 0) > len(row.records)}
     specs = Specs(stats)
     analysis = analyze(summary, stats, specs.of, missing)
-    results = _Fixed(summary, analysis)
-    budget = _budget(settings, records)
-    compared = comparisons(reports, baselines, stats, summary)
-    nothing = _Compared(compared)
-    facets: list[Facet] = [
-        StatsFacet(results, stats),  # type: ignore[arg-type]
-        SpendFacet(results, stats.stop, budget),  # type: ignore[arg-type]
-        ComparisonsFacet(nothing, cases),  # type: ignore[arg-type]
-        # last, as in a session: its JSON fields are the others' with the readings added
-        ExplainFacet(results, nothing, stats, lambda: 80),  # type: ignore[arg-type]
-    ]
+    results = FixedResults(summary, analysis)
+    wiring = MergeWiring(reports, settings, stats, cases, records, summary, analysis, results, options)
+    wiring.add_facet(StatsFacet(results, stats), shown=True)
+    for feature in features:
+        feature.merged(wiring)
+    # last, as in a session: its JSON fields are the others' with the readings added
+    wiring.add_facet(ExplainFacet(results, wiring, stats, lambda: 80))
     statuses = [int(report.get("exit_status", 0)) for _, report in reports]
-    exit_status = exit_status_of(statuses, failed_gates=bool(analysis.failed_gates)
-                                 or bool(compared is not None and compared.failed))
-    merged = Merged([p for p, _ in reports], count, settings, stats, summary, analysis, facets, exit_status)
+    exit_status = exit_status_of(statuses, failed_gates=bool(analysis.failed_gates) or any(wiring.failed))
+    merged = Merged([p for p, _ in reports], count, settings, stats, summary, analysis, wiring.facets, exit_status,
+                    shown=wiring.shown)
     merged.report_suite = str(first["shard"].get("suite") or "")
-    merged.report = build(summary, settings=settings, exit_status=exit_status, facets=facets)
+    merged.report = build(summary, settings=settings, exit_status=exit_status, facets=wiring.facets)
     merged.report["merged"] = {
         "shards": count,
         "files": [str(p) for p in merged.paths],
@@ -306,7 +238,7 @@ def exit_status_of(statuses: Sequence[int], *, failed_gates: bool) -> int:
 def gate_lines(merged: Merged) -> list[str]:
     """What the merge prints: the runs, the gates section as the session's table shows it."""
     # the gates section, and the comparisons' (the statistics' facet and the comparisons')
-    lines = [text for facet in (merged.facets[0], merged.facets[2]) for text, _ in facet.lines() if text.strip()]
+    lines = [text for facet in merged.shown for text, _ in facet.lines() if text.strip()]
     counts = merged.summary.counts
     rate = "" if counts.pass_rate is None or math.isnan(counts.pass_rate) else f" ({counts.pass_rate:.0%})"
     head = (f"merged {merged.count} shards: {len(merged.summary.rows)} cases, {counts.passes}/{counts.total} "
