@@ -28,15 +28,17 @@ demo: $(STAMP)
 	@echo "HTML report: $(DEMO_OUT)/report.html"
 	@echo "OTLP file:   $(DEMO_OUT)/otlp.jsonl"
 
-# The architecture's contracts (pyproject.toml, [tool.importlinter]), then the whole suite,
-# slow statistical checks included, on two cores.
+# The architecture's contracts (pyproject.toml, [tool.importlinter]), mypy --strict on the pure
+# layers ([tool.mypy]), then the whole suite, slow statistical checks included, on two cores.
 test: $(STAMP)
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 	$(PY) -m pytest -n 2 tests
 
 # Everything but the tests marked slow.
 test-fast: $(STAMP)
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 	$(PY) -m pytest -n 2 -m "not slow" tests
 
 # The plugin's tests again on pytest 8 (make test runs pytest 9).
@@ -48,6 +50,7 @@ $(STAMP8): pyproject.toml
 
 test-pytest8: $(STAMP8)
 	$(VENV8)/bin/lint-imports
+	$(VENV8)/bin/mypy
 	$(VENV8)/bin/python -m pytest -n 2 -m "not slow" tests
 
 clean:

@@ -49,13 +49,15 @@ def aggregate(records: Iterable[RunRecord]) -> Summary:
             by_case[record.case.key] = [record]
         else:
             group.append(record)
-    groups = sorted(by_case.values(), key=lambda rs: (rs[0].case.order, rs[0].case.key))
+    # Last case first, so that popping from the end builds the rows in order and lets each group go
+    # once its row is built. The keys are unique (one group per case key): no ties to keep stable.
+    groups = sorted(by_case.values(), key=lambda rs: (rs[0].case.order, rs[0].case.key), reverse=True)
     del by_case
     summary = Summary()
     total = summary.counts
     shared_counts: dict[tuple[int, int, int, int, int], Counts] = {}
-    for index, group in enumerate(groups):
-        groups[index] = None  # type: ignore[call-overload] # each group is let go once its row is built
+    while groups:
+        group = groups.pop()
         row, duplicates = _row(group, shared_counts)
         summary.duplicates += duplicates
         for record in row.records:

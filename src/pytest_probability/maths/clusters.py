@@ -171,7 +171,7 @@ def _min_inputs(min_inputs: object) -> int:
     return count
 
 
-def _values(values: Iterable[float], least: int = 1) -> list:
+def _values(values: Iterable[float], least: int = 1) -> list[float]:
     if isinstance(values, (str, bytes)):
         raise TypeError(f"values must be an iterable of numbers, got {values!r}")
     result = [stats.as_real(value, "each value") for value in values]
@@ -180,7 +180,7 @@ def _values(values: Iterable[float], least: int = 1) -> list:
     return result
 
 
-def _flags(stopped: Iterable[bool] | None, count: int) -> list:
+def _flags(stopped: Iterable[bool] | None, count: int) -> list[bool]:
     if stopped is None:
         return [False] * count
     flags = list(stopped)
@@ -192,7 +192,7 @@ def _flags(stopped: Iterable[bool] | None, count: int) -> list:
     return flags
 
 
-def check_counts(counts: Iterable[Tuple[int, int]]) -> list:
+def check_counts(counts: Iterable[Tuple[int, int]]) -> list[Tuple[int, int]]:
     """``counts`` as a list of ``(passes, total)`` integer pairs, validated.
 
     Each case needs ``total >= 1`` and ``0 <= passes <= total``; bools and
@@ -227,7 +227,7 @@ def parse_interval(value: object) -> str:
 # -- the per-case values -------------------------------------------------------------
 
 
-def fractions(counts: Iterable[Tuple[int, int]]) -> list:
+def fractions(counts: Iterable[Tuple[int, int]]) -> list[float]:
     """Per-case pass fractions ``passes / total``, in the order given."""
     return [passes / total for passes, total in check_counts(counts)]
 
@@ -256,7 +256,7 @@ def metric_value(kind: str, passes: int, total: int, k: int) -> float:
 # -- the cluster bootstrap -----------------------------------------------------------
 
 
-def bootstrap_means(values: Iterable[float], resamples: int = RESAMPLES, seed: int = SEED) -> list:
+def bootstrap_means(values: Iterable[float], resamples: int = RESAMPLES, seed: int = SEED) -> list[float]:
     """Means of ``resamples`` bootstrap resamples of ``values``, in draw order.
 
     Each resample is ``random.Random(seed).choices(values, k=len(values))``
@@ -603,7 +603,7 @@ class MetricEstimate(NamedTuple):
     method: str
 
 
-def _intervals(values: list, stopped: int, level: float, resamples: int, seed: int, min_inputs: int,
+def _intervals(values: list[float], stopped: int, level: float, resamples: int, seed: int, min_inputs: int,
                method: str, trials: float) -> Tuple[Tuple[float, float] | None, Tuple[float, float] | None, str | None]:
     """``(ci, normal_ci, suppressed)`` for the mean of ``values`` under 0.3.0's rules."""
     if len(values) < min_inputs:

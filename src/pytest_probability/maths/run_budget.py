@@ -131,8 +131,9 @@ class GateRule:
         return self._passes(passes, runs)
 
     def _passes(self, passes: int, runs: int) -> bool:
-        if self.rule == "count":
-            return passes >= self.min_passes  # type: ignore[operator]
+        min_passes = self.min_passes
+        if min_passes is not None:  # a count gate: the only rule with min_passes (__post_init__)
+            return passes >= min_passes
         low, high = stats.interval(self.method, passes, runs, self.confidence, self.prior)
         return stats.verdict(low, high, self.bar) == PASSED
 
@@ -154,8 +155,9 @@ def min_runs(gate: GateRule, max_runs: int = 100_000) -> int | None:
     """
     gate = _gate(gate)
     max_runs = whole(max_runs, "max_runs", 1)
-    if gate.rule == "count":
-        return gate.min_passes if gate.min_passes <= max_runs else None  # type: ignore[operator]
+    min_passes = gate.min_passes
+    if min_passes is not None:  # a count gate: the only rule with min_passes (GateRule.__post_init__)
+        return min_passes if min_passes <= max_runs else None
     return stats.runs_needed(gate.bar, gate.confidence, gate.method, gate.prior, max_runs)
 
 
@@ -179,8 +181,9 @@ def latency_min_runs(quantile: float, confidence: float = 0.95) -> int:
 
 @lru_cache(maxsize=4096)
 def _critical(gate: GateRule, runs: int) -> int | None:
-    if gate.rule == "count":
-        return gate.min_passes if gate.min_passes <= runs else None  # type: ignore[operator]
+    min_passes = gate.min_passes
+    if min_passes is not None:  # a count gate: the only rule with min_passes (GateRule.__post_init__)
+        return min_passes if min_passes <= runs else None
     if not gate._passes(runs, runs):
         return None
     low, high = -1, runs  # _passes(low) is False (or out of range), _passes(high) is True

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import zlib
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from ..text import clip
 
@@ -73,6 +73,10 @@ class CaseRef:
     function: str
     #: Validated ``probability`` marker keywords of the case (gates, latency), sorted.
     marks: tuple[tuple[str, Any], ...]
+    # The slots behind the properties and the cache (None: derived when read, or not built yet).
+    _label: str | None
+    _params: tuple[tuple[str, str], ...] | Mapping[str, Any]
+    _dict: dict[str, Any] | None
 
     def __init__(self, key: str, benchmark: str, case: str, label: str | None = None, order: int = 0,
                  runs: int = 0, params: tuple[tuple[str, str], ...] | Mapping[str, Any] = (), path: str = "",
@@ -126,7 +130,7 @@ class CaseRef:
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not CaseRef:
             return NotImplemented
-        return self is other or self._values() == other._values()  # type: ignore[attr-defined]
+        return self is other or self._values() == other._values()
 
     def __hash__(self) -> int:
         return hash(self._values())
@@ -141,7 +145,7 @@ class CaseRef:
     def __delattr__(self, name: str) -> None:
         raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
 
-    def __reduce__(self) -> Any:
+    def __reduce__(self) -> tuple[Callable[..., CaseRef], tuple[Any, ...]]:
         return (_case_from_values, self._values())
 
     def to_dict(self) -> dict[str, Any]:

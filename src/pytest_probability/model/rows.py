@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 from ..vocabulary import ERROR, FAIL, PASS, SKIP, STATUSES
 from .case import CaseRef
@@ -37,7 +37,7 @@ class UsageTotals:
         return dataclasses.asdict(self)
 
 
-def sum_usage(usages: Any) -> dict[str, UsageTotals]:
+def sum_usage(usages: Iterable[Usage]) -> dict[str, UsageTotals]:
     """Sum usage per model, models in order of first appearance."""
     totals: dict[str, UsageTotals] = {}
     for usage in usages:
