@@ -77,7 +77,10 @@ def parse(data: Any, where: str) -> dict[str, Price]:
 def _rate(where: str, model: str, name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"{where}: model {model!r}: {name} must be a number of dollars per million tokens, got {value!r}")
-    number = float(value)
+    try:
+        number, shown = float(value), repr(value)
+    except OverflowError:  # an integer literal beyond a float's range: JSON and TOML integers have no bound
+        number, shown = math.inf, f"an integer of {len(str(abs(value)))} digits"
     if not math.isfinite(number) or number < 0 or number > MAX_RATE:
-        raise ValueError(f"{where}: model {model!r}: {name} must be finite, at least 0 and at most {MAX_RATE:g}, got {value!r}")
+        raise ValueError(f"{where}: model {model!r}: {name} must be finite, at least 0 and at most {MAX_RATE:g}, got {shown}")
     return number
