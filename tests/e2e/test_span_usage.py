@@ -318,7 +318,15 @@ def test_a_bad_span_usage_mode_is_a_usage_error(folder):
      "model 'm': input must be finite, at least 0 and at most 1e+09, got an integer of 401 digits"),
     ("prices.toml", '["m"]\ninput = 1\noutput = 1' + "0" * 400 + "\n",
      "model 'm': output must be finite, at least 0 and at most 1e+09, got an integer of 401 digits"),
-], ids=["bad-toml", "no-output", "negative", "missing", "huge-json-int", "huge-toml-int"])
+    # an unquoted dotted name is nested tables: said so, with the quoted form
+    ("prices.toml", "[gpt-4.1]\ninput = 1\noutput = 2\n",
+     "model 'gpt-4' has a table 1 in it: a dot in a TOML table name makes nested tables, so [gpt-4.1] is "
+     'model gpt-4 with a table 1; quote a name with a dot: ["gpt-4.1"]'),
+    ("prices.toml", '["gpt-4"]\ninput = 1\noutput = 2\n\n[gpt-4.1.mini]\ninput = 1\noutput = 2\n',
+     "model 'gpt-4' has a table 1 in it: a dot in a TOML table name makes nested tables, so [gpt-4.1.mini] is "
+     'model gpt-4 with a table 1; quote a name with a dot: ["gpt-4.1.mini"]'),
+], ids=["bad-toml", "no-output", "negative", "missing", "huge-json-int", "huge-toml-int", "dotted-name",
+        "dotted-name-deeper"])
 def test_a_malformed_prices_file_is_a_usage_error_that_names_it(folder, name, text, message):
     folder.makepyfile(bench_budget=BUDGET_BENCH)
     if text is not None:
