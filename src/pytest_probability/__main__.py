@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "merge":
         return _merge(args)
     try:
-        trace_url = check_trace_url(args.trace_url) if args.trace_url else None
+        trace_url = check_trace_url(args.trace_url, source="--trace-url") if args.trace_url else None
         reports = report_history.load(report_history.report_paths(args.paths))
         page = report_history.render(reports, trace_url=trace_url)
     except ValueError as exc:
@@ -70,7 +70,7 @@ def _merge(args: argparse.Namespace) -> int:
 
     sending = args.otel_send or args.otel_endpoint is not None
     try:
-        trace_url = check_trace_url(args.trace_url) if args.trace_url else None
+        trace_url = check_trace_url(args.trace_url, source="--trace-url") if args.trace_url else None
         _check_sending(args, sending)
         merged = merge(args.paths, args.prob_baseline)
     except (MergeError, ValueError) as exc:

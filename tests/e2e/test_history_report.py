@@ -98,3 +98,15 @@ def test_the_output_path_is_written_as_the_session_reports_are(history: pytest.P
     done = build(history, "hist", "-o", "a_file/history.html")
     assert done.returncode == 2 and "error: cannot write a_file/history.html" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(("command", "output"), [("report", "out.html"), ("merge", "out.json")])
+def test_a_bad_trace_url_names_the_commands_own_option(pytester: pytest.Pytester, command: str, output: str) -> None:
+    """Issue 36, defect 13: the message named the ini key prob_trace_url, which these commands do not read."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_probability", command, "a.json", "-o", output, "--trace-url", "http://jaeger/trace/"],
+        cwd=pytester.path, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr == "error: --trace-url must be an http(s) URL containing {trace_id}, got 'http://jaeger/trace/'\n"
+    assert not (pytester.path / output).exists()
