@@ -48,8 +48,10 @@ def main(argv: list[str] | None = None) -> int:
         return _merge(args)
     try:
         trace_url = check_trace_url(args.trace_url, source="--trace-url") if args.trace_url else None
-        reports = report_history.load(report_history.report_paths(args.paths))
-        page = report_history.render(reports, trace_url=trace_url)
+        loaded = report_history.load(report_history.report_paths(args.paths))
+        for note in loaded.skipped:  # a folder's other JSON files: the page is made of the reports
+            print(f"note: {note}", file=sys.stderr)
+        page = report_history.render(loaded.reports, trace_url=trace_url)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -60,7 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"error: cannot write {output}: {exc}", file=sys.stderr)
         return 2
-    print(f"wrote {output} ({len(reports)} sessions)")
+    sessions, skipped = len(loaded.reports), len(loaded.skipped)
+    print(f"wrote {output} ({sessions} session{'s' * (sessions != 1)}"
+          + (f"; {skipped} file{'s' * (skipped != 1)} skipped)" if skipped else ")"))
     return 0
 
 
