@@ -1,4 +1,6 @@
-"""End to end: ``python -m pytest_probability report`` over three saved sessions of a --prob-history folder."""
+"""End to end: ``python -m pytest_probability report`` over three saved sessions of a --prob-history folder,
+over a folder that holds other JSON files too (skipped, each with a note), and over every malformed shape of
+a report (fuzzed: never a traceback)."""
 
 from __future__ import annotations
 

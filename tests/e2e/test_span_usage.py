@@ -327,11 +327,12 @@ def test_a_bad_span_usage_mode_is_a_usage_error(folder):
      'model gpt-4 with a table 1; quote a name with a dot: ["gpt-4.1.mini"]'),
 ], ids=["bad-toml", "no-output", "negative", "missing", "huge-json-int", "huge-toml-int", "dotted-name",
         "dotted-name-deeper"])
-def test_a_malformed_prices_file_is_a_usage_error_that_names_it(folder, name, text, message):
+@XDIST
+def test_a_malformed_prices_file_is_a_usage_error_that_names_it(folder, name, text, message, xdist):
     folder.makepyfile(bench_budget=BUDGET_BENCH)
     if text is not None:
         (folder.path / name).write_text(text)
-    result = run(folder, f"--prob-prices={name}")
+    result = run(folder, f"--prob-prices={name}", *xdist)
     assert result.ret == 4, result.stdout.str()
     error = result.stderr.str()
     assert f"prices file {folder.path / name}: " in error
