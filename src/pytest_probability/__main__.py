@@ -47,9 +47,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "merge":
         return _merge(args)
     try:
-        trace_url = check_trace_url(args.trace_url) if args.trace_url else None
-        reports = report_history.load(report_history.report_paths(args.paths))
-        page = report_history.render(reports, trace_url=trace_url)
+        trace_url = check_trace_url(args.trace_url, source="--trace-url") if args.trace_url else None
+        loaded = report_history.load(report_history.report_paths(args.paths))
+        for note in loaded.skipped:  # a folder's other JSON files: the page is made of the reports
+            print(f"note: {note}", file=sys.stderr)
+        page = report_history.render(loaded.reports, trace_url=trace_url)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -60,7 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"error: cannot write {output}: {exc}", file=sys.stderr)
         return 2
-    print(f"wrote {output} ({len(reports)} sessions)")
+    sessions, skipped = len(loaded.reports), len(loaded.skipped)
+    print(f"wrote {output} ({sessions} session{'s' * (sessions != 1)}"
+          + (f"; {skipped} file{'s' * (skipped != 1)} skipped)" if skipped else ")"))
     return 0
 
 
@@ -72,7 +76,7 @@ def _merge(args: argparse.Namespace) -> int:
 
     sending = args.otel_send or args.otel_endpoint is not None
     try:
-        trace_url = check_trace_url(args.trace_url) if args.trace_url else None
+        trace_url = check_trace_url(args.trace_url, source="--trace-url") if args.trace_url else None
         _check_sending(args, sending)
         # The features with a part in the merged report, in a session's order: the facets follow it.
         merged = merge(args.paths, (Spend(), Compare(on=False)), args)

@@ -41,16 +41,19 @@ def read(path: Path) -> Prices:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"{where}: cannot be read ({exc})") from None
+    toml = path.suffix.lower() != ".json"
     try:
-        data = json.loads(text) if path.suffix.lower() == ".json" else _loads_toml(text)
+        data = _loads_toml(text) if toml else json.loads(text)
     except ValueError as exc:  # json.JSONDecodeError and tomllib.TOMLDecodeError are ValueErrors
-        kind = "JSON" if path.suffix.lower() == ".json" else "TOML"
-        raise ValueError(f"{where}: not valid {kind}: {exc}") from None
-    return Prices(parse(data, where), source=str(path))
+        raise ValueError(f"{where}: not valid {'TOML' if toml else 'JSON'}: {exc}") from None
+    return Prices(parse(data, where, toml=toml), source=str(path))
 
 
-def parse(data: Any, where: str) -> dict[str, Price]:
-    """Validate a decoded table: ``{model: {input, output[, cached_input, cache_creation_input, reasoning]}}``."""
+def parse(data: Any, where: str, *, toml: bool = False) -> dict[str, Price]:
+    """Validate a decoded table: ``{model: {input, output[, cached_input, cache_creation_input, reasoning]}}``.
+
+    ``toml``: the table was TOML, where an unquoted ``[gpt-4.1]`` is a table ``1`` inside a model
+    ``gpt-4``; a model holding a table is refused as that, with the quoted name to write."""
     if not isinstance(data, dict):
         raise ValueError(f"{where}: must be a table of models, got {type(data).__name__}; e.g.\n{EXAMPLE}")
     if not data:
@@ -62,6 +65,8 @@ def parse(data: Any, where: str) -> dict[str, Price]:
         if not isinstance(rates, dict):
             raise ValueError(f"{where}: model {model!r} must be a table with input and output "
                              f"(dollars per million tokens), got {rates!r}")
+        if toml:
+            _dotted(where, model, rates)
         unknown = sorted(set(rates) - set(REQUIRED) - set(OPTIONAL))
         if unknown:
             raise ValueError(f"{where}: model {model!r} has unknown key(s) {', '.join(unknown)}; "
@@ -74,10 +79,31 @@ def parse(data: Any, where: str) -> dict[str, Price]:
     return table
 
 
+def _dotted(where: str, model: str, rates: dict[str, Any]) -> None:
+    """Refuse a TOML model that holds a table: an unquoted dotted name (``[gpt-4.1]``) made it."""
+    inner = next((name for name, value in rates.items() if isinstance(value, dict)), None)
+    if inner is None:
+        return
+    parts, table = [model, inner], rates[inner]
+    while True:  # [a.b.c]: follow the tables down to the one holding the rates
+        deeper = next((name for name, value in table.items() if isinstance(value, dict)), None)
+        if deeper is None:
+            break
+        parts.append(deeper)
+        table = table[deeper]
+    name = ".".join(parts)
+    raise ValueError(f"{where}: model {model!r} has a table {inner} in it: a dot in a TOML table name makes nested "
+                     f"tables, so [{name}] is model {model} with a table {inner}; quote a name with a dot: "
+                     f"[{json.dumps(name)}]")
+
+
 def _rate(where: str, model: str, name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"{where}: model {model!r}: {name} must be a number of dollars per million tokens, got {value!r}")
-    number = float(value)
+    try:
+        number, shown = float(value), repr(value)
+    except OverflowError:  # an integer literal beyond a float's range: JSON and TOML integers have no bound
+        number, shown = math.inf, f"an integer of {len(str(abs(value)))} digits"
     if not math.isfinite(number) or number < 0 or number > MAX_RATE:
-        raise ValueError(f"{where}: model {model!r}: {name} must be finite, at least 0 and at most {MAX_RATE:g}, got {value!r}")
+        raise ValueError(f"{where}: model {model!r}: {name} must be finite, at least 0 and at most {MAX_RATE:g}, got {shown}")
     return number

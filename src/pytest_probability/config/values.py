@@ -188,11 +188,12 @@ def parse_limit(value: Any, *, source: str, whole: bool = False) -> float | int 
     return number
 
 
-def check_trace_url(template: str) -> str:
-    """``prob_trace_url`` (and the history command's ``--trace-url``): an http(s) URL template naming ``{trace_id}``."""
+def check_trace_url(template: str, *, source: str = "ini prob_trace_url") -> str:
+    """``prob_trace_url`` (``source``: ``--trace-url`` for the ``report`` and ``merge`` commands): an http(s)
+    URL template naming ``{trace_id}``."""
     text = template.strip()
     if "{trace_id}" not in text or not text.startswith(("http://", "https://")):
-        raise ValueError(f"ini prob_trace_url must be an http(s) URL containing {{trace_id}}, got {template!r}")
+        raise ValueError(f"{source} must be an http(s) URL containing {{trace_id}}, got {template!r}")
     return text
 
 def too_many_runs(total: int, limit: int, what: str) -> str:

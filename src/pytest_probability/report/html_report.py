@@ -128,7 +128,7 @@ def fraction_chart(rows: list[Mapping[str, Any]]) -> str:
             colour = colours.get(str(row.get("status")), "#6a1b9a")
             parts.append(
                 f'<rect class="bar" x="{_LABEL_W}" y="{y + 3}" width="{fraction * _BAR_W:.1f}" height="{_ROW_H - 6}" '
-                f'fill="{colour}" fill-opacity="0.55"><title>{escape(row.get("label"))}: {row.get("passes")}/{row.get("total")}</title></rect>'
+                f'fill="{colour}" fill-opacity="0.55"><title>{escape(row.get("label"))}: {escape(row.get("passes"))}/{escape(row.get("total"))}</title></rect>'
             )
             ci = row.get("ci") or {}
             if ci.get("low") is not None and ci.get("high") is not None:
@@ -138,7 +138,7 @@ def fraction_chart(rows: list[Mapping[str, Any]]) -> str:
                     f'<line x1="{x1:.1f}" y1="{mid - 4:.1f}" x2="{x1:.1f}" y2="{mid + 4:.1f}"/>'
                     f'<line x1="{x2:.1f}" y1="{mid - 4:.1f}" x2="{x2:.1f}" y2="{mid + 4:.1f}"/></g>'
                 )
-            parts.append(f'<text x="{_LABEL_W + _BAR_W + 6}" y="{y + 12}">{row.get("passes")}/{row.get("total")}</text>')
+            parts.append(f'<text x="{_LABEL_W + _BAR_W + 6}" y="{y + 12}">{escape(row.get("passes"))}/{escape(row.get("total"))}</text>')
         else:
             parts.append(f'<text x="{_LABEL_W + 4}" y="{y + 12}" class="muted">no counted run</text>')
         parts.append("</g>")
@@ -197,7 +197,7 @@ def _tiles(report: Mapping[str, Any]) -> str:
 def _gate_text(gate: Mapping[str, Any] | None) -> str:
     if not gate:
         return ""
-    bar = f'≥ {gate["min_rate"]:.0%}' if gate.get("rule") == "rate" else f'≥ {gate.get("min_passes")} passes'
+    bar = f'≥ {percent(gate.get("min_rate"))}' if gate.get("rule") == "rate" else f'≥ {gate.get("min_passes")} passes'
     return f'{escape(bar)} {_status(gate.get("verdict"))}'
 
 
@@ -210,7 +210,7 @@ def _table(rows: list[Mapping[str, Any]]) -> str:
         stopped = row.get("stopped") or {}
         body.append(
             f'<tr data-case="{escape(row.get("label"))}"><td><a href="#case-{escape(row.get("nodeid"))}">{escape(row.get("label"))}</a></td>'
-            f'<td class="num">{row.get("passes", 0)}/{row.get("total", 0)}</td><td class="num">{percent(row.get("pass_fraction"))}</td>'
+            f'<td class="num">{escape(row.get("passes", 0))}/{escape(row.get("total", 0))}</td><td class="num">{percent(row.get("pass_fraction"))}</td>'
             f'<td class="num">{interval}</td><td>{_status(row.get("status"))}</td><td>{_gate_text(row.get("gate"))}</td>'
             f'<td class="num">{money(row.get("cost"))}</td><td>{escape(stopped.get("reason", ""))}</td></tr>'
         )
