@@ -12,7 +12,9 @@ and, in the aggregating process, the flush at the end (a
 :class:`~pytest_probability.protocols.Finisher`), which reads the metric
 series of the same facets every other output reads.
 
-Beside ``report/`` (neither imports the other), it may import the session,
-the protocols, the model, the configuration's parsers and the leaves; only
-the composition root imports it, and nothing outside it imports OpenTelemetry.
+A feature beside the feature packages, above the roles whose wiring it uses
+(it imports no feature package, and none imports it): it may import the
+roles' wiring, the reports' shared model, the session, the protocols, the
+model, the configuration's parsers and the leaves; only the composition roots
+import it, and nothing outside it imports OpenTelemetry.
 """
