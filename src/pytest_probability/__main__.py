@@ -70,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _merge(args: argparse.Namespace) -> int:
     from .features.compare.feature import Compare
+    from .features.scores.feature import Scores
     from .features.shards.merge import MergeError, gate_lines, merge
     from .features.spend.feature import Spend
     from .report import json_report
@@ -79,7 +80,7 @@ def _merge(args: argparse.Namespace) -> int:
         trace_url = check_trace_url(args.trace_url, source="--trace-url") if args.trace_url else None
         _check_sending(args, sending)
         # The features with a part in the merged report, in a session's order: the facets follow it.
-        merged = merge(args.paths, (Spend(), Compare(on=False)), args)
+        merged = merge(args.paths, (Spend(), Compare(on=False), Scores()), args)
     except (MergeError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -26,6 +26,7 @@ from .config.settings import Settings, resolve, resolve_stats
 from .config.spec import Specs
 from .features.compare import feature as compare
 from .features.journal import feature as journal
+from .features.scores import feature as scores
 from .features.shards import feature as shards
 from .features.spend import feature as spend
 from .otel import feature as export
@@ -34,11 +35,11 @@ from .roles.role import Role
 from .roles.wiring import Feature
 from .session import Session
 
-#: Each feature's entry, in the order its parts are wired: early stopping and budgets, comparisons, shards
+#: Each feature's entry, in the order its parts are wired: early stopping and budgets, comparisons, scores, shards
 #: and the journal (after every feature with a sink: it feeds them the records it resumes), then the export
 #: and usage from spans (after the export's tracer provider is made).
 FEATURES: tuple[Callable[[pytest.Config, Settings], Optional[Feature]], ...] = (
-    spend.feature, compare.feature, shards.feature, journal.feature, export.feature, span_usage.feature,
+    spend.feature, compare.feature, scores.feature, shards.feature, journal.feature, export.feature, span_usage.feature,
 )
 
 
@@ -62,8 +63,8 @@ def role_of(config: pytest.Config) -> type[Role]:
 def configure(config: pytest.Config) -> Session:
     config.addinivalue_line("markers", MARKER_LINE)
     settings = resolve(config)
-    specs = Specs(resolve_stats(config))
     features = [feature for entry in FEATURES if (feature := entry(config, settings)) is not None]
+    specs = Specs(resolve_stats(config), [make for feature in features for make in feature.criteria()])
     for feature in features:
         feature.prepare(config)
     role = role_of(config)(config, settings, specs, features)

@@ -14,6 +14,7 @@ protocol                  called in                          implemented by
 ========================  =================================  ====================================
 :class:`RunObserver`      the process executing runs         the run spans, usage from spans
 :class:`RunGuard`         the process executing runs         budgets
+:class:`Criterion`        every process (a case's spec)      score gates
 :class:`Decisions`        the process executing runs         the decision book (serial), the
                                                              channel's reader (xdist worker)
 :class:`VerdictKind`      collection (every process), and    comparisons' ``baseline`` and
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     import pytest
 
     from .model.case import CaseRef
-    from .model.outputs import Line, Series, Verdict
+    from .model.outputs import Judgement, Line, Series, Verdict
     from .model.rows import Row, Summary
     from .model.run import CurrentRun, RunRecord, Usage
 
@@ -129,6 +130,25 @@ class VerdictKind(Protocol):
         ...
 
 
+class Criterion(Protocol):
+    """A condition a feature adds to a case's gate (a score's bar), made from the case's marks and the session's
+    statistics settings by the feature's criterion maker (``roles.wiring.Feature.criteria``); part of the case's
+    spec, so that the case is gated (a ``[gate]`` item), judged with its gate and latency, and may stop early."""
+
+    #: What it judges (a score's name), unique among a case's criteria.
+    name: str
+    #: Whether the case may stop once it is decided (its stop mode).
+    stops: bool
+
+    def judge(self, row: Row, missing: int) -> Judgement:
+        """The verdict on the case's row; ``missing``: runs selected that never reported (cut short)."""
+        ...
+
+    def early(self, records: Sequence[RunRecord], planned: int) -> str | None:
+        """PASSED or FAILED when the runs so far decide it before the ``planned`` runs (its stop rule), else None."""
+        ...
+
+
 class ItemsCheck(Protocol):
     """Looks at the items a session will run, after every other plugin's selection (every process): those
     that :attr:`select` first, then in the order they were registered."""
@@ -148,8 +168,9 @@ class RecordLog(Protocol):
 
     def write(self, record: RunRecord) -> None: ...
 
-    def write_late(self, nodeid: str, usage: Mapping[str, Any] | None, extra_cost: float) -> None:
-        """Usage charged to a finished run after its record (late usage), as plain builtins."""
+    def write_late(self, nodeid: str, usage: Mapping[str, Any] | None, extra_cost: float,
+                   scores: Sequence[Mapping[str, Any]] = ()) -> None:
+        """Usage (or scores) charged to a finished run after its record (late usage), as plain builtins."""
 
 
 class RecordSink(Protocol):

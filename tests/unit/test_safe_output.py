@@ -189,8 +189,8 @@ def test_tokens_past_the_limit_are_a_value_error(run) -> None:
 
 def test_usage_from_a_thread_after_its_run_ended_is_charged_to_that_run_with_a_warning() -> None:
     first = context.start(CASE, 1, "bench_x.py::bench_a::run1")
-    queue = context.LateQueue()  # the run stage's, a listener of every run (RunPhases.start)
-    first.late_listeners.append(queue.add)
+    queue = context.LateQueue()  # the run stage's, every run's late_queue (RunPhases.start)
+    first.late_queue = queue
     go = threading.Event()
     done = threading.Event()
     caught: list[warnings.WarningMessage] = []
@@ -231,8 +231,8 @@ def test_a_thread_pool_serves_the_run_executing_now() -> None:
 
     with ThreadPoolExecutor(1) as pool:
         first = context.start(CASE, 1, "bench_x.py::bench_a::run1")
-        queue = context.LateQueue()  # the run stage's, a listener of every run (RunPhases.start)
-        first.late_listeners.append(queue.add)
+        queue = context.LateQueue()  # the run stage's, every run's late_queue (RunPhases.start)
+        first.late_queue = queue
         pool.submit(record_usage, model="one", cost=1.0).result(10)
         context.close(first)
         context.finish()

@@ -237,8 +237,8 @@ def test_settle_fills_prices_and_closes_then_a_late_span_follows_the_same_rules(
     assert run.usage[1].cost == pytest.approx(0.02)
     assert run.closed
     told = []
-    queue = context.LateQueue()  # the run stage's, a listener of every run (RunPhases.start)
-    run.late_listeners.append(queue.add)
+    queue = context.LateQueue()  # the run stage's, every run's late_queue (RunPhases.start)
+    run.late_queue = queue
     run.late_listeners.append(lambda late_run, usage, extra: told.append((late_run, usage)))
     context.resume(run)  # a thread still in the run's context
     _llm(tracer)  # same model as recorded: dropped under fill

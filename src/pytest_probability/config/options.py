@@ -71,6 +71,9 @@ def add_options(parser: pytest.Parser) -> None:
     stats_group.addoption("--prob-confidence", default=None, metavar="LEVEL", help="Two-sided confidence level of intervals, e.g. 0.95 (default).")
     stats_group.addoption("--prob-no-intervals", action="store_true", default=None, help="Do not show intervals in the table.")
     stats_group.addoption("--prob-min-rate", default=None, metavar="RATE", help="Gate every case on this pass rate bar, in (0, 1].")
+    stats_group.addoption("--prob-min-score", action="append", default=None, metavar="NAME=BAR",
+                          help="Gate every case on the mean of its score NAME (record_score), repeatable; a bare BAR "
+                               "gates the score named 'score'.")
     stats_group.addoption("--prob-undecided", choices=("fail", "pass"), default=None, help="What an UNDECIDED gate counts as (default fail).")
     stats_group.addoption("--prob-latency", action="store_true", default=None, help="Show each case's latency quantile with its interval.")
     stats_group.addoption("--prob-metric", action="append", default=None, metavar="METRICS", help="pass^k / pass@k estimators, comma-separated, repeatable: 'pass^3,pass@5'.")
@@ -121,6 +124,8 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("prob_prior", "Beta prior a,b of the bayes method (default 1,1).", default="1,1")
     parser.addini("prob_intervals", "Show intervals (default true).", default="true")
     parser.addini("prob_min_rate", "Pass rate bar for every case (default none).", default="")
+    parser.addini("prob_min_score", "Score bars for every case: NAME=BAR, comma-separated (default none).", default="")
+    parser.addini("prob_score_range", "LOW,HIGH: what record_score() values may be (default 0,1).", default="0,1")
     parser.addini("prob_undecided", "fail or pass: what an UNDECIDED gate counts as (default fail).", default="fail")
     parser.addini("prob_errors", "count or exclude: errored runs in gates (default count).", default="count")
     parser.addini("prob_latency", "Show latency quantiles (default false).", default="false")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..maths import stats, stopping
+from ..maths import scores, stats, stopping
 from ..vocabulary import FAILED, SPAN_FILL, SPAN_USAGE_MODES
 from .options import DEFAULT_MAX_RUNS, DEFAULT_PATTERN
 from .values import (
@@ -24,6 +24,7 @@ from .values import (
     parse_delay,
     parse_fraction,
     parse_limit,
+    parse_min_scores,
     parse_rate,
     parse_runs,
     parse_shard,
@@ -130,6 +131,10 @@ class StatsConfig:
     min_inputs: int = 10
     #: The function-level interval over inputs (ini ``prob_inputs_interval``), as ``maths.clusters`` names it.
     inputs_interval: str = "wilson"
+    #: What ``record_score()`` values may be (ini ``prob_score_range``), unless a case's mark says otherwise.
+    score_range: tuple[float, float] = (0.0, 1.0)
+    #: Score gates of every case (``--prob-min-score NAME=V``, ini ``prob_min_score``): (name, bar), by name.
+    min_scores: tuple[tuple[str, float], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report's ``stats_config``: 0.3.0's six keys first, in its order, then this version's."""
@@ -151,6 +156,10 @@ class StatsConfig:
             "gate_items": self.gate_items,
             "stop": self.stop,
             "explain": self.explain,
+            # Graded results' settings only when set: a session without scores writes the report it wrote
+            # before, and resumes a journal written before them.
+            **({"score_range": list(self.score_range)} if self.score_range != (0.0, 1.0) else {}),
+            **({"min_score": dict(self.min_scores)} if self.min_scores else {}),
         }
 
 
@@ -170,6 +179,8 @@ def stats_from_dict(data: dict[str, Any]) -> StatsConfig:
         gate_items=data["gate_items"],
         stop=data["stop"],
         explain=data["explain"],
+        score_range=(float(r[0]), float(r[1])) if (r := data.get("score_range")) else (0.0, 1.0),
+        min_scores=tuple(sorted((data.get("min_score") or {}).items())),
         resamples=data["resamples"],
         seed=data["seed"],
         min_inputs=data["min_inputs"],
@@ -309,7 +320,14 @@ def resolve_stats(config: pytest.Config) -> StatsConfig:
         seed = parse_whole(value, source=source)
         min_inputs = parse_whole(config.getini("prob_min_inputs"), source="prob_min_inputs", least=2)
         shown = parse_choice(config.getini("prob_inputs_interval"), tuple(INPUTS_INTERVALS), "ini prob_inputs_interval")
-    except ValueError as exc:
+        score_range = sourced(scores.parse_range, config.getini("prob_score_range"), "ini prob_score_range")
+        value, source = pick(config, "prob_min_score")
+        min_scores = parse_min_scores([v for v in (value if isinstance(value, list) else [value]) if str(v).strip()], source)
+        for name, bar in min_scores:
+            if not score_range[0] <= bar <= score_range[1]:
+                raise ValueError(f"{source}: the bar of {name!r}, {bar:g}, is outside the score range "
+                                 f"[{score_range[0]:g}, {score_range[1]:g}] (ini prob_score_range)")
+    except (TypeError, ValueError) as exc:
         raise pytest.UsageError(str(exc)) from None
     return StatsConfig(
         method=method,
@@ -329,4 +347,6 @@ def resolve_stats(config: pytest.Config) -> StatsConfig:
         seed=seed,
         min_inputs=min_inputs,
         inputs_interval=INPUTS_INTERVALS[shown],
+        score_range=score_range,
+        min_scores=min_scores,
     )

@@ -155,7 +155,7 @@ class CaseRef:
             # Field by field, not dataclasses.asdict (a deep copy): one case per run is common.
             cached = dict(zip(_CASE_FIELD_NAMES, self._values()))
             cached["params"] = [list(p) for p in cached["params"]]
-            cached["marks"] = [[k, list(v) if isinstance(v, tuple) else v] for k, v in self.marks]
+            cached["marks"] = [[k, _listed(v)] for k, v in self.marks]
             object.__setattr__(self, "_dict", cached)
         return cached
 
@@ -168,8 +168,18 @@ class CaseRef:
     def from_dict(cls, data: Mapping[str, Any]) -> CaseRef:
         values = {k: v for k, v in data.items() if k in _CASE_FIELDS}
         values["params"] = tuple(tuple(p) for p in values.get("params", ()))
-        values["marks"] = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in values.get("marks", ()))
+        values["marks"] = tuple((k, _tupled(v)) for k, v in values.get("marks", ()))
         return cls(**values)
+
+
+def _listed(value: Any) -> Any:
+    """A mark's value as JSON has it: tuples (a prior, a score range, bars by score name) as lists, at every depth."""
+    return [_listed(v) for v in value] if isinstance(value, tuple) else value
+
+
+def _tupled(value: Any) -> Any:
+    """The mark's value back, hashable: lists as tuples, at every depth."""
+    return tuple(_tupled(v) for v in value) if isinstance(value, list) else value
 
 
 def _derived_label(benchmark: str, case: str) -> str:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import pytest
 
 from ..model.case import CaseRef
-from ..model.run import RunRecord, Usage
+from ..model.run import RunRecord, Score, Usage
 from ..protocols import Link, Registry
 from ..run.announce import read_announced
 from ..run.recording import TRANSCRIPT_ENTRIES
@@ -100,7 +100,7 @@ class Intake:
                      finished=False)
 
     def add_late(self, items: list[dict[str, Any]] | None, *, finished: bool = True) -> None:
-        """Charge usage recorded after its run had ended to that run (``run.context.LateQueue``);
+        """Charge usage and scores recorded after their run had ended to that run (``run.context.LateQueue``);
         ``finished``: not read back from the journal (so its logs see it)."""
         if not items:
             return
@@ -114,13 +114,15 @@ class Intake:
             data = item.get("usage")  # merged and priced where the run executed (run.context.charge)
             usage = Usage.from_dict(data) if data else None
             extra = float(item.get("extra_cost") or 0.0)
+            scores = item.get("scores") or ()
             if finished:
                 for log in self.parts.logs:
-                    log.write_late(item["nodeid"], data, extra)
+                    log.write_late(item["nodeid"], data, extra, scores)
             self.records[index] = dataclasses.replace(
                 record,
                 usage=record.usage + ((usage,) if usage is not None else ()),
                 extra_cost=record.extra_cost + extra,
+                scores=record.scores + tuple(Score.from_dict(score) for score in scores),
             )
             self.late_usage += 1
             self.revision += 1

@@ -102,6 +102,10 @@ def gates_section(analysis: Analysis) -> list[Line]:
             bar = f"{bar}, {lat}" if bar else lat
             if latency_cell(result):
                 shown.append(latency_cell(result))
+        for judgement in result.judgements:  # a feature's (a score's bar)
+            bar = f"{bar}, {judgement.bar}" if bar and judgement.bar else bar or judgement.bar
+            if judgement.shown:
+                shown.append(judgement.shown)
         verdict = result.verdict or UNDECIDED
         word = _VERDICT_WORDS.get(verdict, verdict.upper())
         if notes:

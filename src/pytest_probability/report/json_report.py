@@ -20,7 +20,7 @@ import pytest
 from .. import __version__, files
 from ..model.rows import Counts, Row, Summary, UsageTotals
 from ..model.case import CaseRef
-from ..model.run import RunRecord, Usage
+from ..model.run import RunRecord, Score, Usage
 from ..protocols import Facet
 from ..vocabulary import ERROR, SKIP
 
@@ -98,6 +98,7 @@ def record_dict(record: RunRecord) -> dict[str, Any]:
         "transcript_dropped": record.transcript_dropped,
         "extra_cost": record.extra_cost,
         "start_time": record.start_time,
+        "scores": [score.to_dict() for score in record.scores],
     }
 
 
@@ -123,6 +124,7 @@ def record_from_dict(data: dict[str, Any], cases: dict[str, CaseRef]) -> RunReco
         stopped=data.get("stopped") or "",
         retries=tuple(dict(r) for r in data.get("retries") or ()),
         transcript=tuple(dict(t) for t in data.get("transcript") or ()),
+        scores=tuple(Score.from_dict(score) for score in data.get("scores") or ()),
     )
 
 

@@ -41,7 +41,7 @@ from ..session import Notes, Scope, Session
 
 if TYPE_CHECKING:
     from ..config.settings import Settings, StatsConfig
-    from ..config.spec import Specs
+    from ..config.spec import CriteriaMaker, Specs
     from ..decide.analysis import Analysis
     from ..decide.book import DecisionBook
     from ..decide.results import Results
@@ -165,6 +165,11 @@ class Feature:
 
     def prepare(self, config: pytest.Config) -> None:
         """Before the role is picked: the one place a feature may change another plugin's options."""
+
+    def criteria(self) -> Sequence[CriteriaMaker]:
+        """What makes the conditions this feature adds to a case's gate (a score's bars): asked once, by the
+        composition root, for the session's ``Specs``."""
+        return ()
 
     def every(self, wiring: Wiring) -> None:
         """Every process, before any role's parts (collection's checks and verdict kinds, the scope)."""

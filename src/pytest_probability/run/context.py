@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from ..errors import ProbabilityUsageWarning
 from ..model.case import CaseRef
-from ..model.run import CurrentRun, RunRecord, Usage
+from ..model.run import CurrentRun, RunRecord, Score, Usage
 from ..text import printable
 from ..vocabulary import ROLE_JUDGE, ROLE_SYSTEM, SOURCE_RECORD, SPAN_FILL
 
@@ -221,11 +221,26 @@ def charge(function: str, run: CurrentRun, usage: Usage | None, extra_cost: floa
 
 
 def _tell_late(run: CurrentRun, usage: Usage | None, extra_cost: float) -> None:
+    queue = run.late_queue
+    if queue is not None:
+        queue.add(run, usage, extra_cost)
     for listener in run.late_listeners:
         try:
             listener(run, usage, extra_cost)
         except Exception:  # pragma: no cover - an observer's failure must not reach the caller
             pass
+
+
+def charge_score(run: CurrentRun, score: Score) -> bool:
+    """Add a score to its run, or, once the run has ended, queue it as late (charged to its run in the
+    aggregating process). Whether it was late."""
+    with _lock:
+        late = run.closed
+        if not late:
+            run.scores.append(score)
+    if late and run.late_queue is not None:
+        run.late_queue.add_score(run, score)
+    return late
 
 
 def add_transcript(run: CurrentRun, entry: dict[str, Any], limit: int) -> bool:
@@ -240,17 +255,22 @@ def add_transcript(run: CurrentRun, entry: dict[str, Any], limit: int) -> bool:
 
 
 class LateQueue:
-    """Usage recorded after its run had ended, in the process that executed the run, until it travels to the
-    aggregating process (on the next teardown report, or in an xdist worker's output): a late listener of
-    every run (:meth:`add`), drained by :meth:`take`. Threads and tasks that outlived their run add to it."""
+    """Usage and scores recorded after their run had ended, in the process that executed the run, until they
+    travel to the aggregating process (on the next teardown report, or in an xdist worker's output): every
+    run's ``late_queue`` (:meth:`add`, :meth:`add_score`), drained by :meth:`take`. Threads and tasks that
+    outlived their run add to it."""
 
     def __init__(self) -> None:
-        self._items: list[tuple[str, Usage | None, float]] = []
+        self._items: list[tuple[str, Usage | None, float, Score | None]] = []
         self._lock = threading.Lock()
 
     def add(self, run: CurrentRun, usage: Usage | None, extra_cost: float) -> None:
         with self._lock:
-            self._items.append((run.nodeid, usage, extra_cost))
+            self._items.append((run.nodeid, usage, extra_cost, None))
+
+    def add_score(self, run: CurrentRun, score: Score) -> None:
+        with self._lock:
+            self._items.append((run.nodeid, None, 0.0, score))
 
     @property
     def pending(self) -> bool:
@@ -262,6 +282,7 @@ class LateQueue:
         with self._lock:
             items, self._items = self._items, []
         return [
-            {"nodeid": nodeid, "usage": usage.to_dict() if usage is not None else None, "extra_cost": extra}
-            for nodeid, usage, extra in items
+            {"nodeid": nodeid, "usage": usage.to_dict() if usage is not None else None, "extra_cost": extra,
+             **({"scores": [score.to_dict()]} if score is not None else {})}
+            for nodeid, usage, extra, score in items
         ]

@@ -58,7 +58,7 @@ class RunPhases:
         if not isinstance(item, Run):
             return
         run = context.start(item.prob_case, item.prob_run, item.nodeid)
-        run.late_listeners.append(self.late.add)
+        run.late_queue = self.late
         if self.announce is not None and run.case.key not in self._shipped:
             self.announce(run.case)  # learned at this run's setup report, if it comes
         for observer in self.parts.observers:

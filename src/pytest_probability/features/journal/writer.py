@@ -11,7 +11,7 @@ import fcntl
 import os
 import threading
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from ...files import write_all
 from ...model.run import RunRecord
@@ -70,8 +70,12 @@ class Journal(RecordLog):
             self._cases.add(key)
             self.written += 1
 
-    def write_late(self, nodeid: str, usage: Mapping[str, Any] | None, extra_cost: float) -> None:
-        self._append(dumps({"late": {"nodeid": nodeid, "usage": usage, "extra_cost": extra_cost}}) + "\n")
+    def write_late(self, nodeid: str, usage: Mapping[str, Any] | None, extra_cost: float,
+                   scores: Sequence[Mapping[str, Any]] = ()) -> None:
+        entry: dict[str, Any] = {"nodeid": nodeid, "usage": usage, "extra_cost": extra_cost}
+        if scores:  # a late score (record_score); without one the entry is as before
+            entry["scores"] = list(scores)
+        self._append(dumps({"late": entry}) + "\n")
 
     def _append(self, text: str) -> bool:
         fd = self._fd

@@ -202,7 +202,7 @@ def merge(paths: Sequence[str | Path], features: Sequence[Feature] = (), options
     summary = aggregate(records)
     missing = {row.case.key: selected[row.case.key] - len(row.records) for row in summary.rows
                if selected.get(row.case.key, 0) > len(row.records)}
-    specs = Specs(stats)
+    specs = Specs(stats, [make for feature in features for make in feature.criteria()])
     analysis = analyze(summary, stats, specs.of, missing)
     results = FixedResults(summary, analysis)
     wiring = MergeWiring(reports, settings, stats, cases, records, summary, analysis, results, options)
