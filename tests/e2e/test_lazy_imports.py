@@ -146,6 +146,7 @@ AGGREGATING_MODULES = {
     "decide.book", "decide.results", "decide.analysis", "decide.gates", "aggregate.cases", "aggregate.benchmarks",
     "maths.clusters", "report.intervals", "features.spend.facet", "features.spend.stopping", "features.compare.facet",
     "features.compare.readings", "report.explain", "report.benchmark_lines", "roles.serial", "roles.controller",
+    "features.scores.facet", "maths.scores",
 }
 
 

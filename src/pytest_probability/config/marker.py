@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
-from ..maths import scores, stats, stopping
-from .values import check_score_name, parse_runs, percent_hint, score_number
+from ..maths import stats, stopping
+from .values import check_score_name, parse_runs, parse_score_range, percent_hint, score_number
 
 if TYPE_CHECKING:
     from .settings import Settings
@@ -81,7 +81,7 @@ def _variant(value: Any) -> str:
 
 
 def _score_range(value: Any) -> tuple[float, float]:
-    return scores.parse_range(value)
+    return parse_score_range(value)
 
 
 def _min_score(value: Any) -> float | tuple[tuple[str, float], ...]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..maths import scores, stats, stopping
+from ..maths import stats, stopping
 from ..vocabulary import FAILED, SPAN_FILL, SPAN_USAGE_MODES
 from .options import DEFAULT_MAX_RUNS, DEFAULT_PATTERN
 from .values import (
@@ -27,6 +27,7 @@ from .values import (
     parse_min_scores,
     parse_rate,
     parse_runs,
+    parse_score_range,
     parse_shard,
     parse_whole,
     pick,
@@ -320,7 +321,7 @@ def resolve_stats(config: pytest.Config) -> StatsConfig:
         seed = parse_whole(value, source=source)
         min_inputs = parse_whole(config.getini("prob_min_inputs"), source="prob_min_inputs", least=2)
         shown = parse_choice(config.getini("prob_inputs_interval"), tuple(INPUTS_INTERVALS), "ini prob_inputs_interval")
-        score_range = sourced(scores.parse_range, config.getini("prob_score_range"), "ini prob_score_range")
+        score_range = sourced(parse_score_range, config.getini("prob_score_range"), "ini prob_score_range")
         value, source = pick(config, "prob_min_score")
         min_scores = parse_min_scores([v for v in (value if isinstance(value, list) else [value]) if str(v).strip()], source)
         for name, bar in min_scores:

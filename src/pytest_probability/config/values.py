@@ -249,3 +249,22 @@ def parse_min_scores(values: Any, source: str = "--prob-min-score") -> tuple[tup
                 raise ValueError(f"{source}: {part!r} must be NAME=BAR with a number as BAR ({exc})") from None
             bars.setdefault(name, bar)
     return tuple(sorted(bars.items()))
+
+
+def parse_score_range(value: Any) -> tuple[float, float]:
+    """A score range: ``"LOW,HIGH"`` text or a pair of numbers, finite, with LOW < HIGH."""
+    if isinstance(value, str):
+        parts = [part.strip() for part in value.split(",")]
+        try:
+            if len(parts) != 2:
+                raise ValueError
+            low, high = float(parts[0]), float(parts[1])
+        except ValueError:
+            raise ValueError(f"a score range is two numbers separated by a comma, such as 0,1; got {value!r}") from None
+    elif isinstance(value, (tuple, list)) and len(value) == 2:
+        low, high = (score_number(v, "the score range's ends") for v in value)
+    else:
+        raise TypeError(f"a score range is 'low,high' text or a pair of numbers, got {value!r}")
+    if not (math.isfinite(low) and math.isfinite(high)) or not low < high:
+        raise ValueError(f"the score range needs finite low < high, got {low:g}, {high:g}")
+    return low, high

@@ -98,12 +98,14 @@ class Scored:
         scopes = list(groups.items()) + ([(OVERALL, list(summary.rows))] if len(groups) > 1 else [])
         for scope, rows in scopes:
             for name in self.names:
-                values = [scores_of(row.records, name) for row in rows]
-                values = [v for v in values if v]
-                if not values:
-                    continue
-                rules = self.cases[next(row.case.key for row in rows if row.case.key in self.cases)].rules
-                estimate = maths.input_estimate(values, config.confidence, rules.low, rules.high,
+                scored = [(row, scores_of(row.records, name)) for row in rows if row.case.key in self.cases]
+                scored = [(row, values) for row, values in scored if values]
+                ranges = {(self.cases[row.case.key].rules.low, self.cases[row.case.key].rules.high) for row, _ in scored}
+                if len(ranges) != 1:
+                    continue  # no score of this name here, or scores on different ranges: no mean of them
+                ((low, high),) = ranges
+                values = [values for _, values in scored]
+                estimate = maths.input_estimate(values, config.confidence, low, high,
                                                 resamples=config.resamples, seed=config.seed,
                                                 min_inputs=config.min_inputs)
                 out.append({"scope": "overall" if scope == OVERALL else "function", "name": scope, "score": name,

@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from ...maths import scores as maths
 from ...maths import stopping
 from ...model.outputs import Judgement
 from ...protocols import Criterion
@@ -103,6 +102,8 @@ class ScoreGate(Criterion):
         bar = f"{self.name} >= {self.bar:g}"
         if not values:
             return Judgement(self.name, UNDECIDED, f"score {self.name!r}: none recorded: UNDECIDED", "", bar)
+        from ...maths import scores as maths  # the aggregating process's: a worker collects and never judges
+
         horizon = self._horizon(row.case)
         if horizon is not None and horizon < len(values):
             horizon = len(values)  # several scores of one name per run
@@ -125,5 +126,7 @@ class ScoreGate(Criterion):
         values = scores_of(records, self.name)
         if not values:
             return None
+        from ...maths import scores as maths  # the aggregating process's
+
         return maths.sequential_score_verdict(values, self.bar, self.confidence, self.low, self.high,
                                               max(planned, len(values)))
