@@ -148,6 +148,15 @@ class Criterion(Protocol):
         """PASSED or FAILED when the runs so far decide it before the ``planned`` runs (its stop rule), else None."""
         ...
 
+    def fewest_runs(self) -> int:
+        """The fewest runs with which it can pass at all, every run at its best (``--prob-plan``'s ``min runs``);
+        0 when no number of runs can."""
+        ...
+
+    def unreachable(self, runs: int) -> str | None:
+        """Why it cannot pass with ``runs`` runs (a warning at collection, naming what it needs), else None."""
+        ...
+
 
 class ItemsCheck(Protocol):
     """Looks at the items a session will run, after every other plugin's selection (every process): those

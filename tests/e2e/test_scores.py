@@ -345,3 +345,44 @@ def test_the_merged_shards_have_the_unsharded_sessions_scores(pytester: pytest.P
     assert [r["verdict"] for r in both["rows"]] == [r["verdict"] for r in whole["rows"]]
     assert both["score_aggregates"] == whole["score_aggregates"]
     assert both["gates"] == whole["gates"]
+
+
+def test_the_plan_and_collection_say_how_many_runs_a_score_gate_needs(pytester: pytest.Pytester) -> None:
+    """--prob-plan's min runs of a score gate is the fewest runs whose interval reaches the bar with every score
+    at the top of the range (maths.scores.fewest_runs); a case planned with fewer warns at collection."""
+    pytester.makepyfile(bench_plan="""
+import pytest
+from pytest_probability import record_score
+
+
+@pytest.mark.probability(runs=10, min_score=0.9)
+def bench_few():
+    record_score(1.0)
+
+
+@pytest.mark.probability(runs=30, min_rate=0.8, min_score={"judge": 0.7})
+def bench_both():
+    record_score(1.0, "judge")
+
+
+@pytest.mark.probability(runs=10, score_range=(1, 5), min_score=5)
+def bench_top():
+    record_score(5)
+""")
+    few, judge = maths.fewest_runs(0.9), maths.fewest_runs(0.7)
+    assert few == 47 and judge is not None and judge < 17  # min_rate=0.8 needs 17 runs, all passing
+    result = run(pytester, "--prob-plan", ret=0)
+    result.stdout.fnmatch_lines([
+        "*case *runs *min runs *runs for 80% *chance now*",
+        f"*few  * 10 * {few} *\u2014 *\u2014 *",
+        "*both  * 30 * 17 * *[*][*] * *[*][*] *",
+        "*top  * 10 *>100,000 *\u2014 *\u2014 *",
+        "*[*][*] *A score gate (min_score) also applies*",
+    ])
+    result.stdout.fnmatch_lines([
+        f"*InfeasibleGateWarning: gate of few cannot pass with 10 runs: min_score score=0.9 at 0.95 confidence "
+        f"(betting interval) needs at least {few} runs, even if every score is 1",
+        "*InfeasibleGateWarning: gate of top cannot pass with 10 runs: min_score score=5 at 0.95 confidence "
+        "(betting interval) is out of reach at any number of runs*",
+    ])
+    assert "gate of both" not in result.stdout.str()

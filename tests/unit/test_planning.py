@@ -529,3 +529,15 @@ def test_random_gates_agree_with_the_oracle():
         n = rng.randint(1, 120)
         rate = rng.uniform(0.5, 0.99)
         assert run_budget.pass_chance(gate, n, rate) == pytest.approx(oracle_chance(gate, n, rate), rel=1e-9, abs=1e-14)
+
+
+def test_a_criterions_fewest_runs_join_min_runs() -> None:
+    """A score gate's fewest runs (plan_case's others) raise the case's min runs; 0 (never) makes it none."""
+    assert run_budget.plan_case(GateRule.rate(0.8), 30, others=[40]).min_runs == 40
+    assert run_budget.plan_case(GateRule.rate(0.8), 30, others=[5]).min_runs == run_budget.min_runs(GateRule.rate(0.8))
+    assert run_budget.plan_case(None, 30, others=[12]).min_runs == 12
+    assert run_budget.plan_case(None, 30, others=[0]).min_runs is None
+    assert run_budget.plan_case(None, 30, others=[12]).others
+    assert plan_table.plan_cells(run_budget.plan_case(None, 30, others=[0]))[1] == ">100,000"
+    marked = plan_table.plan_cells(run_budget.plan_case(GateRule.rate(0.8), 30, others=[40]))
+    assert marked[2].endswith("**") and marked[3].endswith("**")

@@ -253,6 +253,10 @@ class Benchmark(pytest.Collector):
         if needed is not None:
             self.warn(InfeasibleGateWarning(printable(_latency_unreachable_message(case, spec, count, needed,
                                                                                     session.stats.confidence))))
+        for criterion in spec.criteria:
+            why = criterion.unreachable(count)
+            if why is not None:
+                self.warn(InfeasibleGateWarning(printable(f"gate of {case.label} cannot pass with {count} runs: {why}")))
         first_index = len(items)
         # One run of a parametrized case keeps the plain id (bench_x.py::bench_one::alpha), as 0.3.0
         # did: CI systems key their test history by it. An unparametrized benchmark's runs are runN.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 import pytest
 
@@ -136,6 +136,11 @@ class StatsConfig:
     score_range: tuple[float, float] = (0.0, 1.0)
     #: Score gates of every case (``--prob-min-score NAME=V``, ini ``prob_min_score``): (name, bar), by name.
     min_scores: tuple[tuple[str, float], ...] = ()
+
+    def range_of(self, marks: Mapping[str, Any]) -> tuple[float, float]:
+        """A case's score range: its mark's ``score_range``, else the session's (ini ``prob_score_range``)."""
+        low, high = marks.get("score_range") or self.score_range
+        return float(low), float(high)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report's ``stats_config``: 0.3.0's six keys first, in its order, then this version's."""

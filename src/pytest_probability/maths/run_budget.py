@@ -362,15 +362,18 @@ class CasePlan(NamedTuple):
     target: float = PLAN_TARGET
     cap: int = PLAN_CAP
     latency: float | None = None
+    #: Whether a feature's criterion (a score gate) gates the case too; its minimum is in ``min_runs``.
+    others: bool = False
 
 
 def plan_case(gate: GateRule | None, runs: int, assume: float = PLAN_ASSUME,
               flakes: Sequence[float] = PLAN_FLAKES, per_run: float | None = None,
               target: float = PLAN_TARGET, cap: int = PLAN_CAP, latency_quantile: float | None = None,
-              latency_confidence: float = 0.95) -> CasePlan:
+              latency_confidence: float = 0.95, others: Sequence[int] = ()) -> CasePlan:
     """Every column of one case's row: ``runs`` planned runs, the gate (``None``: no rate or count gate), the
     assumed true pass rate, the failure rates to catch, the cost per run from a report (``None``: unpriced),
-    and the quantile of a latency gate if it has one (``None``: none) with its confidence."""
+    the quantile of a latency gate if it has one (``None``: none) with its confidence, and the fewest runs
+    of the case's other criteria (score gates; 0: never), which ``min_runs`` includes."""
     runs = whole(runs, "runs", 0)
     assume = open_unit(assume, "assume")
     target = open_unit(target, "target")
@@ -379,11 +382,20 @@ def plan_case(gate: GateRule | None, runs: int, assume: float = PLAN_ASSUME,
     catches = tuple((f, catch_chance(f, runs)) for f in rates)
     cost = projected_cost(per_run, runs)
     latency_min = None if latency_quantile is None else latency_min_runs(latency_quantile, latency_confidence)
+    minima = [whole(n, "others", 0) for n in others]
+
+    def with_others(least: int | None) -> int | None:
+        if not minima or (least is None and gate is not None):
+            return least  # no other criterion, or the rate gate's own minimum is out of reach (None)
+        return None if 0 in minima else max([least or 0, *minima])  # 0: a criterion no count passes
+
     if gate is None:
-        return CasePlan(runs, None, latency_min, None, None, catches, cost, assume, target, cap, latency_quantile)
+        return CasePlan(runs, None, with_others(latency_min), None, None, catches, cost, assume, target, cap,
+                        latency_quantile, bool(minima))
     gate = _gate(gate)
     least = min_runs(gate)
     if latency_min is not None:
         least = max(latency_min, least if least is not None else 0)
-    return CasePlan(runs, gate, least, runs_for_chance(gate, assume, target, cap),
-                    pass_chance(gate, runs, assume), catches, cost, assume, target, cap, latency_quantile)
+    return CasePlan(runs, gate, with_others(least), runs_for_chance(gate, assume, target, cap),
+                    pass_chance(gate, runs, assume), catches, cost, assume, target, cap, latency_quantile,
+                    bool(minima))

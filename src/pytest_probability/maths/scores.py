@@ -134,6 +134,7 @@ __all__ = [
     "betting_bets",
     "check_range",
     "difference_interval",
+    "fewest_runs",
     "input_estimate",
     "log_peak_capital",
     "mean_and_sd",
@@ -1003,3 +1004,43 @@ def input_estimate(groups: Sequence[Sequence[float]], level: float = 0.95, low: 
         width_factor=factor, runs_change=runs_change, inputs_change=inputs_change, suppressed=suppressed,
         stopped=halted, method=method,
     )
+
+
+# -- planning --------------------------------------------------------------------------------------------
+
+
+def fewest_runs(bar: float, level: float = 0.95, low: float = 0.0, high: float = 1.0,
+                cap: int = 100_000) -> int | None:
+    """The fewest runs with which a score gate at ``bar`` can pass at all: every score at the top of the
+    range, the default interval's lower bound (:func:`score_interval`) at or above the bar. None when not
+    even ``cap`` runs reach it (a bar at the top of the range never passes).
+
+    That lower bound only rises with the number of runs (every score the same, the bets tuned to ``n``),
+    so the count is found by doubling, then bisection: ``log2(n)`` intervals of at most ``n`` scores.
+    """
+    lo, hi = check_range(low, high)
+    value = stats.as_real(bar, "bar")
+    level = _level(level)
+    most = stats.as_int(cap, "cap")
+    if most < 1:
+        raise ValueError(f"cap must be at least 1, got {cap!r}")
+
+    def passes(n: int) -> bool:
+        return score_interval([hi] * n, level, lo, hi).low >= value
+
+    if value >= hi:
+        return None  # the capital betting against the top of the range never grows: its bound stays below it
+    if passes(1):
+        return 1
+    below, above = 1, 2
+    while not passes(above):
+        if above >= most:
+            return None
+        below, above = above, min(2 * above, most)
+    while above - below > 1:
+        middle = (below + above) // 2
+        if passes(middle):
+            above = middle
+        else:
+            below = middle
+    return above

@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from ..vocabulary import PASS, ROLE_JUDGE, ROLE_SYSTEM, SOURCE_RECORD, UNKNOWN_MODEL
 from .case import CaseRef
@@ -84,6 +84,13 @@ class Score:
         threshold = data.get("threshold")
         return cls(str(data["name"]), float(data["value"]), None if threshold is None else float(threshold),
                    str(data.get("explanation") or ""))
+
+
+def scores_named(records: Iterable[RunRecord], name: str) -> list[float]:
+    """The values of score ``name`` in ``records``, in run order (a run's several in the order recorded):
+    the order every interval of scores is computed in (``maths.scores``), in every process."""
+    return [score.value for record in sorted(records, key=lambda r: r.run) for score in record.scores
+            if score.name == name]
 
 
 _USAGE_FIELDS = ("model", "input_tokens", "output_tokens", "cached_input_tokens", "cost",

@@ -125,9 +125,10 @@ _TEXT = _Kind("a string", lambda value: isinstance(value, str))
 
 @dataclass(frozen=True)
 class _Values:
-    """An object whose every value is ``kind`` (a transcript entry's ``truncated``)."""
+    """An object whose every value is ``kind``: a leaf (a transcript entry's ``truncated``) or a shape
+    (a row's ``scores``, by score name)."""
 
-    kind: _Kind
+    kind: Any
 
 
 #: What the history page and the newest session's sections (:func:`.html_report.sections`)
@@ -139,11 +140,14 @@ class _Values:
 _CI = {"low": _NUMBER, "high": _NUMBER}
 _COMPARISON = {"ci": _CI, "difference": _NUMBER, "margin": _NUMBER, "p_adjusted": _NUMBER, "cost_ratio": _NUMBER,
                "verdict": _TEXT, "inputs": [{}]}
+_SCORES = _Values({"mean": _NUMBER, "ci": _CI, "min_score": _NUMBER})
 SHAPE = {
     "rows": [{"pass_fraction": _NUMBER, "pass_rate": _NUMBER, "ci": _CI, "status": _TEXT, "cost": _NUMBER,
-              "passes": _WHOLE, "total": _WHOLE, "gate": {"min_rate": _NUMBER, "verdict": _TEXT}, "stopped": {}}],
+              "passes": _WHOLE, "total": _WHOLE, "gate": {"min_rate": _NUMBER, "verdict": _TEXT}, "stopped": {},
+              "scores": _SCORES}],
     "totals": {"passes": _WHOLE, "count": _WHOLE, "pass_fraction": _NUMBER, "cost": _NUMBER, "statuses": {}},
-    "records": [{"transcript": [{"truncated": _Values(_WHOLE)}]}],
+    "records": [{"transcript": [{"truncated": _Values(_WHOLE)}],
+                 "scores": [{"value": _NUMBER, "threshold": _NUMBER}]}],
     "comparisons": [_COMPARISON],
     "baseline": {"comparisons": [_COMPARISON]},
     "stopping": {},
@@ -185,6 +189,9 @@ def _mismatch(value: Any, shape: Any, path: str) -> str | None:
     if isinstance(shape, _Values):
         if not isinstance(value, dict):
             return f"{path} must be an object, got {_shown(value)}"
+        if not isinstance(shape.kind, _Kind):
+            return next((why for key, inner in value.items()
+                         if (why := _mismatch(inner, shape.kind, f"{path}.{key}")) is not None), None)
         return next((f"{path}.{key} must be {shape.kind.name}, got {_shown(inner)}"
                      for key, inner in value.items() if not shape.kind.test(inner)), None)
     return None if shape.test(value) else f"{path} must be {shape.name}, got {_shown(value)}"

@@ -78,10 +78,12 @@ def money(value: float | None) -> str:
     return "–" if not value else f"${value:.4f}"
 
 
-def _status(value: str | None) -> str:
+def _status(value: object) -> str:
+    """A status badge; a run shown for its low score may carry any outcome a report wrote."""
     if not value:
         return ""
-    return f'<span class="status s-{escape(value.lower())}">{escape(value)}</span>'
+    text = str(value)
+    return f'<span class="status s-{escape(text.lower())}">{escape(text)}</span>'
 
 
 def trace_link(template: str | None, record: Mapping[str, Any]) -> str:

@@ -37,6 +37,8 @@ class BaselineCase:
     cost: float = 0.0
     #: Reports (nights) the case appears in.
     reports: int = 0
+    #: Every score of the case in the baseline's records, by score name, in report then run order.
+    scores: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def fraction(self) -> float | None:
@@ -174,9 +176,30 @@ def load(paths: Iterable[Path], option: str = "--prob-baseline") -> Baseline:
                 case.passes = case.total = 0
                 case.cost = 0.0
                 case.reports = 0
+                case.scores = {}
             case.passes += passes
             case.total += total
             cost = row.get("cost")
             case.cost += float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else 0.0
             case.reports += 1
+        _pool_scores(baseline, data.get("records"))
     return baseline
+
+
+def _pool_scores(baseline: Baseline, records: Any) -> None:
+    """Each baseline case's scores (``records[].scores``), for the comparisons of graded results; a record of no
+    case of the rows, or a score that is no number, is left out (a report of another version)."""
+    if not isinstance(records, list):
+        return
+    for record in records:
+        if not isinstance(record, dict) or not isinstance(record.get("scores"), list):
+            continue
+        key, label = record.get("case_key"), record.get("case")
+        case = baseline.by_nodeid.get(key) if isinstance(key, str) else None
+        if case is None and isinstance(label, str):
+            case = baseline.by_label.get(label)
+        if case is None:
+            continue
+        for score in record["scores"]:
+            if isinstance(score, dict) and isinstance(score.get("name"), str) and type(score.get("value")) in (int, float):
+                case.scores.setdefault(score["name"], []).append(float(score["value"]))

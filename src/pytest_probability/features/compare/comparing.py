@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import pytest
 
 from ...config.settings import StatsConfig
+from ...config.spec import Specs
 from ...model.case import CaseRef
 from ...model.rows import Summary
 from ...protocols import Finisher, ItemsCheck, VerdictKind
@@ -72,7 +73,7 @@ class CompareSession:
 
         stats = self.stats
         return compare_all(rows, self.baseline, self.config, stats.confidence, stats.undecided, stats.min_inputs,
-                           stats.resamples, stats.seed)
+                           stats.resamples, stats.seed, stats.range_of)
 
     def result(self, summary: Summary) -> Comparisons:
         """The comparisons of the session's rows (computed once per summary)."""
@@ -184,9 +185,11 @@ class Comparing(ItemsCheck, Finisher):
     """The comparisons of one session: an :class:`~pytest_probability.protocols.ItemsCheck` in every
     process, and a :class:`~pytest_probability.protocols.Finisher` in the aggregating one."""
 
-    def __init__(self, config: pytest.Config, stats: StatsConfig) -> None:
+    def __init__(self, config: pytest.Config, specs: Specs) -> None:
+        """``specs``: the session's case specs (``--prob-plan`` reads their criteria: score gates)."""
         self.config = config
-        self.stats = stats
+        self.specs = specs
+        self.stats = specs.config
         #: The aggregating process's results (:meth:`aggregate`; None on an xdist worker).
         self.results: Results | None = None
         self.session: CompareSession | None = None
@@ -264,7 +267,7 @@ class Comparing(ItemsCheck, Finisher):
             return
         from . import plan  # its maths only when something is compared
 
-        lines = plan.plan_lines(items, self.session.config, self.session.baseline, self.stats, self.session.plan_report)
+        lines = plan.plan_lines(items, self.session.config, self.session.baseline, self.specs, self.session.plan_report)
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None and self.results is not None:
             reporter.write_sep("=", "probability: plan")

@@ -48,12 +48,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
 from .settings import CompareConfig
+from .verdicts import case_verdict, margin_verdict
 from ...maths import stats, twostats
 from ...model.outputs import Interval
 from ...vocabulary import BASELINE_KIND, FAILED, PASSED, UNDECIDED, verdict_key
 
 if TYPE_CHECKING:
     from .baseline import Baseline  # read only with a baseline option
+    from .score_pairs import ScoreComparison, ScorePair
 
 #: From this many pairs on (ini ``prob_min_inputs``), a pooled comparison treats its inputs (or
 #: cases) as a sample: sign-flip test over inputs and its inverted interval; below, no verdict.
@@ -206,14 +208,21 @@ class Comparisons:
     removed: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     baseline: Baseline | None = None
+    #: Comparisons of mean scores (``.score_pairs``), per benchmark or A/B arm and score name; each joins the
+    #: verdict item of the fractions' comparison with its key.
+    scores: list[ScoreComparison] = field(default_factory=list)
+    #: Baseline: per-case score pairs, by (case key, score name) (what the score gauges read).
+    score_cases: dict[tuple[str, str], ScorePair] = field(default_factory=dict)
 
     def passed(self, verdict: str | None) -> bool:
         return verdict == PASSED or (verdict == UNDECIDED and self.undecided == PASSED)
 
     @property
-    def failed(self) -> list[Comparison]:
-        """The benchmarks' verdicts that fail the session (FAIL, or UNDECIDED as ``--prob-undecided`` says)."""
-        return [c for c in self.comparisons if c.judged and not self.passed(c.verdict)]
+    def failed(self) -> list[Comparison | ScoreComparison]:
+        """The benchmarks' verdicts that fail the session (FAIL, or UNDECIDED as ``--prob-undecided`` says),
+        of fractions and of scores."""
+        found: list[Comparison | ScoreComparison] = [c for c in self.comparisons if c.judged and not self.passed(c.verdict)]
+        return found + [c for c in self.scores if c.judged and not self.passed(c.verdict)]
 
     @property
     def failed_cases(self) -> list[str]:
@@ -223,6 +232,14 @@ class Comparisons:
     def find(self, key: str) -> Comparison | None:
         """The comparison whose verdict item has node id ``key``."""
         return next((c for c in self.comparisons if c.key == key), None)
+
+    def scores_of(self, key: str) -> list[ScoreComparison]:
+        """The score comparisons that join the verdict item with node id ``key``."""
+        return [c for c in self.scores if c.key == key]
+
+    def comparison_dict(self, comparison: Comparison) -> dict[str, Any]:
+        """One comparison in the JSON report, with its ``scores`` (the score comparisons of its verdict)."""
+        return {**comparison.to_dict(), "scores": [c.to_dict() for c in self.scores_of(comparison.key)]}
 
     def baseline_dict(self) -> dict[str, Any] | None:
         """The JSON report's ``baseline``: 0.3.0's keys (``path``, ``created``, ``margin``, ``paired``,
@@ -237,13 +254,15 @@ class Comparisons:
             "paired": len(self.cases),
             "only_current": sorted(self.new),
             "only_baseline": sorted(self.removed),
-            "comparisons": [c.to_dict() for c in self.comparisons if c.kind == BASELINE_KIND],
+            "comparisons": [self.comparison_dict(c) for c in self.comparisons if c.kind == BASELINE_KIND],
         }
         data.update(base.to_dict())
         data.update(
             adjustment=self.config.adjust,
             changed=list(self.changed),
             verdicts={v: sum(1 for p in self.cases.values() if p.verdict == v) for v in (PASSED, FAILED, UNDECIDED)},
+            score_verdicts={v: sum(1 for p in self.score_cases.values() if p.verdict == v)
+                            for v in (PASSED, FAILED, UNDECIDED)},
         )
         return data
 
@@ -259,31 +278,6 @@ def pair_tests(pair: Pair) -> None:
         pair.p = min(1.0, 2.0 * min(pair.p_less, pair.p_greater))
 
 
-def _verdict(
-    difference: float | None,
-    low: float,
-    high: float,
-    rejected: bool,
-    drop_side: bool,
-    margin: float,
-    equivalence: bool,
-) -> tuple[str, float]:
-    """(verdict, displayed upper bound)."""
-    fail = rejected and drop_side and high < -margin
-    if not fail and high < -margin:
-        high = -margin  # the exact test did not confirm: the interval must reach the margin
-    if fail:
-        return FAILED, high
-    if equivalence:
-        if low > margin:
-            return FAILED, high
-        if low > -margin and high < margin:
-            return PASSED, high
-        return UNDECIDED, high
-    if low > -margin:
-        return PASSED, high
-    return UNDECIDED, high
-
 
 def judge_pairs(pairs: Sequence[Pair], adjustment: str, confidence: float) -> None:
     """Adjust a family of pairs and give each its interval and verdict (in place)."""
@@ -295,7 +289,7 @@ def judge_pairs(pairs: Sequence[Pair], adjustment: str, confidence: float) -> No
         tail = result.local_level / 2.0
         low, high = twostats.newcombe(pair.x1, pair.n1, pair.x2, pair.n2, tail)
         drop_side = (pair.p_less or 1.0) <= (pair.p_greater or 1.0)
-        verdict, high = _verdict(pair.difference, low, high, result.rejected, drop_side, pair.margin, pair.equivalence)
+        verdict, high = case_verdict(pair.difference, low, high, result.rejected, drop_side, pair.margin, pair.equivalence)
         pair.ci = Interval("newcombe", 1.0 - result.local_level, low, high)
         pair.verdict = verdict if pair.judged else None
     for pair in pairs:
@@ -356,17 +350,6 @@ def pooled_interval(strata: Sequence[twostats.Stratum], tail: float) -> tuple[fl
     half = -stats.normal_ppf(tail) * math.sqrt(variance) / k
     return max(-1.0, centre - half), min(1.0, centre + half), "agresti-caffo-mean"
 
-
-def margin_verdict(low: float, high: float, margin: float, equivalence: bool) -> str:
-    """0.3.0's rule for a benchmark's verdict: the interval against the margin, bounds compared unrounded
-    (a bound exactly on the margin is not past it)."""
-    if equivalence:
-        if high < -margin or low > margin:
-            return FAILED
-        return PASSED if -margin < low and high < margin else UNDECIDED
-    if high < -margin:
-        return FAILED
-    return PASSED if low > -margin else UNDECIDED
 
 
 def judge_pooled(comparisons: Sequence[Comparison], adjustment: str, confidence: float,

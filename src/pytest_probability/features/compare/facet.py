@@ -18,6 +18,7 @@ from ...vocabulary import BASELINE_KIND, FAILED, PASSED, UNDECIDED, VERDICT_VALU
 
 if TYPE_CHECKING:
     from .comparisons import Comparison, Comparisons
+    from .score_pairs import ScoreComparison
 
 _MARKUP = {PASSED: {"green": True}, FAILED: {"red": True}, UNDECIDED: {"yellow": True}}
 
@@ -41,7 +42,7 @@ class ComparisonsFacet(Facet):
         if result is None:
             return {"comparisons": [], "baseline": None}
         # 0.3.0's shape: the A/B arms here, the baseline's comparisons under "baseline".
-        return {"comparisons": [c.to_dict() for c in result.comparisons if c.kind != BASELINE_KIND],
+        return {"comparisons": [result.comparison_dict(c) for c in result.comparisons if c.kind != BASELINE_KIND],
                 "baseline": result.baseline_dict()}
 
     def series(self) -> list[Series]:
@@ -70,6 +71,10 @@ def section(result: Comparisons) -> list[Line]:
             f"{counts['undecided']} undecided ({result.config.adjust} adjustment over each family); "
             "differences in points", {}))
         lines += _table(baselined, with_inputs=True)
+        graded = [c for c in result.scores if c.kind == BASELINE_KIND]
+        if graded:
+            lines.append(("    mean scores, current minus baseline (margins are shares of each score's range):", {}))
+            lines += _score_table(graded, with_inputs=True)
         for title, labels in (("new (not compared)", result.new), ("removed", result.removed), ("changed parameters (not compared)", result.changed)):
             if labels:
                 shown = ", ".join(labels[:10]) + (f", … ({len(labels) - 10} more)" if len(labels) > 10 else "")
@@ -78,7 +83,36 @@ def section(result: Comparisons) -> list[Line]:
     if arms:
         lines += [("", {}), ("  Comparisons (A/B): arm minus baseline variant, in points", {"bold": True})]
         lines += _table(arms, with_inputs=len({p.key for c in arms for p in c.pairs}) <= 20)
+        graded = [c for c in result.scores if c.kind != BASELINE_KIND]
+        if graded:
+            lines.append(("    mean scores, arm minus baseline variant:", {}))
+            lines += _score_table(graded, with_inputs=len({p.key for c in graded for p in c.pairs}) <= 20)
     return lines
+
+
+def _score_table(comparisons: list[ScoreComparison], with_inputs: bool) -> list[Line]:
+    from .pairs import p_text  # with the comparisons, only once something is compared
+    from .score_pairs import interval_text, number
+
+    cells: list[tuple[list[str], str, dict[str, Any]]] = []
+    for c in comparisons:
+        name = f"{c.function} {c.name}" if c.kind == BASELINE_KIND else f"{c.function} [{c.axis}] {c.arm} vs {c.baseline} {c.name}"
+        extra = f"{sum(1 for p in c.pairs if p.arm and p.base)} {'cases' if c.kind == BASELINE_KIND else 'inputs'}"
+        verdict = c.verdict.upper() if c.verdict else ""
+        note = ""
+        if c.judged:
+            note = f"within ±{c.margin_points:g}" if c.equivalence else f"margin {c.margin_points:g}"
+            if c.suppressed is not None and c.verdict == UNDECIDED:
+                verdict += f" ({c.suppressed})"
+        cells.append(([name, extra, number(c.difference), interval_text(c.ci), f"p_adj {p_text(c.p_adjusted)}", note],
+                      verdict, _MARKUP.get(c.verdict or "", {"bold": True})))
+        if with_inputs:
+            for p in c.pairs:
+                verdict = p.verdict.upper() if p.verdict else ""
+                cells.append((["  " + p.label, f"n {len(p.arm)} vs {len(p.base)}", number(p.difference),
+                               interval_text(p.ci), f"p_adj {p_text(p.p_adjusted)}", p.note], verdict,
+                              _MARKUP.get(p.verdict or "", {})))
+    return _aligned(cells)
 
 
 def _table(comparisons: list[Comparison], with_inputs: bool) -> list[Line]:
@@ -106,6 +140,11 @@ def _table(comparisons: list[Comparison], with_inputs: bool) -> list[Line]:
                 frac = f"{p.x1}/{p.n1} vs {p.x2}/{p.n2}"
                 verdict = p.verdict.upper() if p.verdict else ""
                 cells.append((["  " + p.label, frac, points(p.difference), interval_text(p.ci), f"p_adj {p_text(p.p_adjusted)}", p.note], verdict, _MARKUP.get(p.verdict or "", {})))
+    return _aligned(cells)
+
+
+def _aligned(cells: list[tuple[list[str], str, dict[str, Any]]]) -> list[Line]:
+    """The comparison tables' rows: name, pairs, difference, interval, adjusted p, note, verdict."""
     if not cells:
         return []
     widths = [max(len(cell[0][i]) for cell in cells) for i in range(6)]
@@ -147,4 +186,28 @@ def series(result: Comparisons, cases: Mapping[str, CaseRef]) -> list[Series]:
             p_adjusted.points.append((attributes, pair.p_adjusted))
         if pair.verdict is not None:
             verdict.points.append((attributes, VERDICT_VALUES[pair.verdict]))
-    return [fraction, difference, lower, upper, p_adjusted, verdict]
+    return [fraction, difference, lower, upper, p_adjusted, verdict, *score_series(result, cases)]
+
+
+def score_series(result: Comparisons, cases: Mapping[str, CaseRef]) -> list[Series]:
+    """Gauges per baselined case and score name (``probability.score.name``): the baseline's mean score,
+    tonight's minus it with the interval's bounds, and the verdict. None without score comparisons."""
+    if not result.score_cases:
+        return []
+    mean = Series("probability.case.baseline.score.mean", "gauge", "1", "The case's mean score in the baseline reports, pooled")
+    difference = Series("probability.case.baseline.score.difference", "gauge", "1", "Tonight's mean score minus the baseline's")
+    lower = Series("probability.case.baseline.score.difference.lower", "gauge", "1", "Lower bound of the score difference's interval (at the adjusted level)")
+    upper = Series("probability.case.baseline.score.difference.upper", "gauge", "1", "Upper bound of the score difference's interval (at the adjusted level)")
+    verdict = Series("probability.case.baseline.score.verdict", "gauge", "", "Baseline score verdict: 1 pass, 0 undecided, -1 fail (a drop)")
+    for (key, name), pair in result.score_cases.items():
+        attributes = {**case_attributes(cases[key]), "probability.score.name": name}
+        if pair.base:
+            mean.points.append((attributes, sum(pair.base) / len(pair.base)))
+        if pair.difference is not None:
+            difference.points.append((attributes, pair.difference))
+        if pair.ci is not None:
+            lower.points.append((attributes, pair.ci.low))
+            upper.points.append((attributes, pair.ci.high))
+        if pair.verdict is not None:
+            verdict.points.append((attributes, VERDICT_VALUES[pair.verdict]))
+    return [mean, difference, lower, upper, verdict]

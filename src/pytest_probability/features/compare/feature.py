@@ -55,7 +55,7 @@ class Compare(Feature):
             config.option.tx = []
 
     def every(self, wiring: Wiring) -> None:
-        self.comparing = comparing = Comparing(wiring.config, wiring.stats)
+        self.comparing = comparing = Comparing(wiring.config, wiring.specs)
         wiring.parts.add(checks=comparing)
         # A benchmark's verdicts: its A/B arms' under margin= (the marks say, so always on), then the
         # baseline's under a margin; their items come in this order after the benchmark's runs.

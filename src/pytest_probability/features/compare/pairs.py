@@ -10,14 +10,19 @@ verdict's line (its verdict item's message).
 from __future__ import annotations
 
 import statistics
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
+from ...config.settings import StatsConfig
 from .settings import CompareConfig
 from ...model.outputs import Interval
 from ...model.rows import Row
 from ...maths.twostats import SIGN_FLIP_RESAMPLES
 from ...vocabulary import BASELINE_KIND, COMPARE_KIND, UNDECIDED
 from .comparisons import MIN_INPUTS, Comparison, Comparisons, Pair, judge_pairs, judge_pooled, pair_tests, pooled_tests
+from . import score_pairs
+
+#: A case's score range from its marks (``StatsConfig.range_of``).
+RangeOf = Callable[[Mapping[str, Any]], "tuple[float, float]"]
 
 if TYPE_CHECKING:
     from .baseline import Baseline
@@ -89,7 +94,8 @@ def baseline_margin(marks: Mapping[str, Any], config: CompareConfig) -> float | 
 
 
 def compare_baseline(result: Comparisons, rows: Sequence[Row], baseline: Baseline, min_inputs: int = MIN_INPUTS,
-                     resamples: int = SIGN_FLIP_RESAMPLES, seed: int = 0) -> None:
+                     resamples: int = SIGN_FLIP_RESAMPLES, seed: int = 0, range_of: RangeOf = StatsConfig().range_of
+                     ) -> None:
     config = result.config
     compared, result.new, result.removed, result.changed = baseline_pairs(rows, baseline, config)
     result.baseline = baseline
@@ -129,6 +135,38 @@ def compare_baseline(result: Comparisons, rows: Sequence[Row], baseline: Baselin
         pooled.append(comparison)
     judge_pooled(pooled, config.adjust, result.confidence, min_inputs)
     result.comparisons.extend(pooled)
+    _baseline_scores(result, compared, baseline, pooled, min_inputs, resamples, seed, range_of)
+
+
+def _baseline_scores(result: Comparisons, compared: Sequence[tuple[Row, Pair]], baseline: Baseline,
+                     benchmarks: Sequence[Comparison], min_inputs: int, resamples: int, seed: int,
+                     range_of: RangeOf) -> None:
+    """Tonight's mean scores against the baseline's, per case and per benchmark (``.score_pairs``)."""
+    found = [(row, pair, baseline.find(row.case.key, row.label)) for row, pair in compared]
+    with_scores = [(row, pair, case) for row, pair, case in found if case is not None and case.scores]
+    if not with_scores:
+        return
+    ranges = {row.case.key: range_of(_marks(row)) for row, _, _ in with_scores}
+    cases = score_pairs.baseline_score_pairs(with_scores, ranges)
+    score_pairs.judge_pairs([pair for _, pair in cases], result.config.adjust, result.confidence)
+    result.score_cases = {(pair.key, pair.name): pair for _, pair in cases}
+    by_scope: dict[str, dict[str, list[score_pairs.ScorePair]]] = {}
+    for row, pair in cases:
+        by_scope.setdefault(row.case.scope, {}).setdefault(pair.name, []).append(pair)
+    _pool_scores(result, [(c, by_scope[c.scope]) for c in benchmarks if c.scope in by_scope], min_inputs,
+                 resamples, seed, len(cases))
+
+
+def _pool_scores(result: Comparisons,
+                 fractions: Sequence[tuple[Comparison, Mapping[str, list[score_pairs.ScorePair]]]], min_inputs: int,
+                 resamples: int, seed: int, inputs: int) -> None:
+    """Each fractions' comparison's score comparisons (one per score name): pooled, then judged as one family."""
+    pooled = [c for fraction, by_name in fractions for c in _score_comparisons(fraction, by_name)]
+    for comparison in pooled:
+        score_pairs.pooled(comparison, result.confidence, min_inputs, resamples, seed)
+        comparison.input_family = inputs
+    score_pairs.judge_pooled(pooled, result.config.adjust, result.confidence)
+    result.scores.extend(pooled)
 
 
 def _axis_of(row: Row, config: CompareConfig) -> str | None:
@@ -156,7 +194,8 @@ def arms_of(cases: Sequence[Any], axis: str) -> tuple[str, list[str]]:
 
 
 def compare_arms(result: Comparisons, rows: Sequence[Row], min_inputs: int = MIN_INPUTS,
-                 resamples: int = SIGN_FLIP_RESAMPLES, seed: int = 0) -> None:
+                 resamples: int = SIGN_FLIP_RESAMPLES, seed: int = 0, range_of: RangeOf = StatsConfig().range_of
+                 ) -> None:
     """A/B: each value of a benchmark's compare axis against its baseline variant. Only ``margin=`` on
     the benchmark's mark judges the arms (``--prob-margin`` is the baseline's, as in 0.3.0)."""
     config = result.config
@@ -168,6 +207,7 @@ def compare_arms(result: Comparisons, rows: Sequence[Row], min_inputs: int = MIN
         groups.setdefault((row.case.scope, axis), []).append(row)
     arms: list[Comparison] = []
     all_inputs: list[Pair] = []
+    scored: list[tuple[Comparison, dict[str, list[score_pairs.ScorePair]]]] = []
     for (scope, axis), members in groups.items():
         members.sort(key=lambda r: r.case.order)
         base_value, variants = arms_of([row.case for row in members], axis)
@@ -184,12 +224,14 @@ def compare_arms(result: Comparisons, rows: Sequence[Row], min_inputs: int = MIN
                 continue
             pairs: list[Pair] = []
             unpaired: list[str] = []
+            paired_rows: list[tuple[str, Row, Row]] = []
             for input_id, cells in sorted(by_input.items()):
                 if arm not in cells or base_value not in cells:
                     if arm in cells or base_value in cells:
                         unpaired.append(input_id)
                     continue
                 arm_row, base_row = cells[arm], cells[base_value]
+                paired_rows.append((input_id, arm_row, base_row))
                 pairs.append(
                     Pair(
                         key=input_id,
@@ -226,12 +268,19 @@ def compare_arms(result: Comparisons, rows: Sequence[Row], min_inputs: int = MIN
             pooled_tests(comparison, min_inputs, resamples, seed)
             arms.append(comparison)
             all_inputs.extend(pairs)
+            ranges = {row.case.key: range_of(marks) for _, row, _ in paired_rows}
+            by_name = score_pairs.arm_score_pairs(paired_rows, ranges, margin or 0.0, equivalence, margin is not None)
+            if by_name:
+                scored.append((comparison, by_name))
     judge_pairs(all_inputs, config.adjust, result.confidence)
     judge_pooled(arms, config.adjust, result.confidence, min_inputs)
     tested_inputs = sum(1 for p in all_inputs if p.p is not None)
     for comparison in arms:
         comparison.input_family = tested_inputs
     result.comparisons.extend(arms)
+    score_inputs = [pair for _, by_name in scored for pairs in by_name.values() for pair in pairs]
+    score_pairs.judge_pairs(score_inputs, config.adjust, result.confidence)
+    _pool_scores(result, scored, min_inputs, resamples, seed, sum(1 for p in score_inputs if p.p is not None))
 
 
 def arm_correlation(pairs: Sequence[Pair]) -> float | None:
@@ -247,15 +296,28 @@ def arm_correlation(pairs: Sequence[Pair]) -> float | None:
 
 
 def compare_all(rows: Sequence[Row], baseline: Baseline | None, config: CompareConfig, confidence: float, undecided: str,
-                min_inputs: int = MIN_INPUTS, resamples: int = SIGN_FLIP_RESAMPLES, seed: int = 0) -> Comparisons:
-    """Every comparison of the session's rows: with the baseline (per case, and per benchmark), and the
-    A/B arms; ``min_inputs``, ``resamples`` and ``seed`` as ini ``prob_min_inputs``, ``--prob-bootstrap``
-    and ``--prob-seed`` say."""
+                min_inputs: int = MIN_INPUTS, resamples: int = SIGN_FLIP_RESAMPLES, seed: int = 0,
+                range_of: RangeOf = StatsConfig().range_of) -> Comparisons:
+    """Every comparison of the session's rows, of fractions and of mean scores: with the baseline (per
+    case, and per benchmark), and the A/B arms; ``min_inputs``, ``resamples`` and ``seed`` as ini
+    ``prob_min_inputs``, ``--prob-bootstrap`` and ``--prob-seed`` say, ``range_of`` each case's score range."""
     result = Comparisons(config, confidence, undecided)
     if baseline is not None:
-        compare_baseline(result, rows, baseline, min_inputs, resamples, seed)
-    compare_arms(result, rows, min_inputs, resamples, seed)
+        compare_baseline(result, rows, baseline, min_inputs, resamples, seed, range_of)
+    compare_arms(result, rows, min_inputs, resamples, seed, range_of)
     return result
+
+def _score_comparisons(fraction: Comparison, by_name: Mapping[str, list[score_pairs.ScorePair]]) -> list[score_pairs.ScoreComparison]:
+    """One benchmark's (or arm's) score comparisons, one per score name, beside its fractions' ``fraction``."""
+    out = []
+    for name, pairs in by_name.items():
+        low, high = pairs[0].low, pairs[0].high
+        out.append(score_pairs.ScoreComparison(
+            kind=fraction.kind, function=fraction.function, scope=fraction.scope, axis=fraction.axis,
+            baseline=fraction.baseline, arm=fraction.arm, name=name, pairs=pairs, margin=fraction.margin,
+            equivalence=fraction.equivalence, judged=fraction.judged, low=low, high=high,
+            adjustment=fraction.adjustment, cases=list(fraction.cases)))
+    return out
 
 
 # -- text ----------------------------------------------------------------------
@@ -322,8 +384,12 @@ def verdict_line(comparison: Comparison, with_p: bool = True) -> str:
 
 
 def benchmark_verdict(result: Comparisons, key: str) -> tuple[bool, str]:
-    """(passed, line) of the benchmark verdict item with node id ``key``."""
+    """(passed, line) of the benchmark verdict item with node id ``key``: its fractions' comparison and
+    its score comparisons (one per score name) all pass, or it fails; one line each."""
     comparison = result.find(key)
     if comparison is None:
         return result.passed(UNDECIDED), "UNDECIDED: no run of this benchmark reported"
-    return result.passed(comparison.verdict), verdict_line(comparison, with_p=False)
+    graded = result.scores_of(key)
+    passed = result.passed(comparison.verdict) and all(result.passed(c.verdict) for c in graded)
+    lines = [verdict_line(comparison, with_p=False)] + [score_pairs.verdict_line(c) for c in graded]
+    return passed, "\n".join(lines)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from .settings import CompareConfig
 from ...config.settings import StatsConfig
-from ...config.spec import case_spec
+from ...config.spec import Specs
 from ...maths import ab_planning, run_budget, stats, twostats
 from ...maths.checks import nonnegative, unit, whole
 from ...model.case import CaseRef
@@ -35,12 +35,15 @@ _NOTES = {
     "runs": "Runs planned for the case (--prob-runs, a runs= mark or prob_runs), counting only the runs -k/-m selected.",
     "min runs": "Fewest runs with which the gate can pass at all: for a pass-rate gate, only if every one of them "
                 "passes; for a latency gate, however fast they are, since with fewer its percentile's interval has "
-                "no upper end. A case with both gates needs the larger.",
+                "no upper end; for a score gate (min_score), only if every score is at the top of its range. A case "
+                "with several gates needs the largest.",
     "runs for": "Runs with which the gate passes {target} of the time if the case really passes {assume} of its runs "
                 "(--prob-plan-assume); never, if {assume} is not above the gate's bar.",
     "chance now": "The chance the gate passes with the planned runs, if the case really passes {assume} of its runs.",
     "*": "A latency gate also applies: the marked numbers are for the pass-rate gate alone, and the latency gate's "
          "runs aren't planned beyond its min runs.",
+    "**": "A score gate (min_score) also applies: the marked numbers are for the pass-rate gate alone, and the score "
+          "gate's runs aren't planned beyond its min runs (its chance would need an assumed spread of scores).",
     "catch": "The chance the planned runs show at least one failure if {flake} of runs fail; {needed} runs make it 95%.",
     "cost": "Planned runs times the case's cost per run in {report}; blank for a case it doesn't have.",
 }
@@ -51,6 +54,8 @@ _NOTES = {
 _DASH = "\u2014"
 #: Suffix of the power cells of a case that also has a latency gate (those are the rate gate's alone).
 LATENCY_MARK = "*"
+#: The same for a case that also has a score gate (or another feature's criterion).
+OTHERS_MARK = "**"
 
 def format_chance(chance: float) -> str:
     """A planned chance as a whole percent, rounded half up, as 0.3.0 printed it.
@@ -109,12 +114,12 @@ def plan_cells(plan: run_budget.CasePlan, gated: bool = True, priced: bool = Fal
     a row with both gates has its power cells marked :data:`LATENCY_MARK`."""
     cells = [format_runs(plan.runs)]
     if gated:
-        least = _DASH if plan.min_runs is None and plan.latency is None and plan.gate is None else (
-            format_min_runs(plan.min_runs))
+        least = _DASH if plan.min_runs is None and plan.latency is None and plan.gate is None and not plan.others \
+            else format_min_runs(plan.min_runs)
         if plan.gate is None:
             cells += [least, _DASH, _DASH]
         else:
-            mark = LATENCY_MARK if plan.latency is not None else ""
+            mark = OTHERS_MARK if plan.others else LATENCY_MARK if plan.latency is not None else ""
             cells += [
                 least,
                 format_runs_for_chance(plan.runs_for_chance, plan.gate, plan.assume, plan.cap) + mark,
@@ -127,12 +132,14 @@ def plan_cells(plan: run_budget.CasePlan, gated: bool = True, priced: bool = Fal
 
 
 
-def plan_lines(items: list[Any], config: CompareConfig, baseline: Baseline | None, stats_config: StatsConfig,
+def plan_lines(items: list[Any], config: CompareConfig, baseline: Baseline | None, specs: Specs,
                report: Baseline | None = None) -> list[str]:
     """What ``--prob-plan`` prints (after its ``probability: plan`` heading): the run budget of the selected
-    cases, then what the baselined and A/B-compared ones need."""
+    cases, then what the baselined and A/B-compared ones need. ``specs``: the session's case specs, with the
+    features' criteria (score gates)."""
+    stats_config = specs.config
     cases, selected = _cases(items)
-    lines = budget_lines(cases, selected, config, stats_config, report)
+    lines = budget_lines(cases, selected, config, specs, report)
     lines += comparison_lines(cases, config, baseline, stats_config)
     lines += ab_lines(cases, config, report or baseline, stats_config)
     return lines
@@ -141,13 +148,14 @@ def plan_lines(items: list[Any], config: CompareConfig, baseline: Baseline | Non
 # -- 0.3.0's run budget ----------------------------------------------------------------
 
 
-def budget_lines(cases: dict[str, CaseRef], selected: dict[str, int], config: CompareConfig, stats_config: StatsConfig,
+def budget_lines(cases: dict[str, CaseRef], selected: dict[str, int], config: CompareConfig, specs: Specs,
                  report: Baseline | None) -> list[str]:
+    stats_config = specs.config
     plans: list[tuple[str, run_budget.CasePlan]] = []
     missing = 0
     for key, case in cases.items():
         try:
-            spec = case_spec(dict(case.marks), case.runs, stats_config)
+            spec = specs.for_marks(case.marks, case.runs)
         except ValueError:
             continue  # collecting the case reported it
         gate = run_budget.GateRule.from_spec(spec.gate) if spec.gate is not None else None
@@ -159,10 +167,10 @@ def budget_lines(cases: dict[str, CaseRef], selected: dict[str, int], config: Co
         plans.append((case.label, run_budget.plan_case(
             gate, selected[key], config.plan_assume, config.plan_flakes, per_run,
             latency_quantile=spec.latency_quantile if spec.max_latency is not None else None,
-            latency_confidence=stats_config.confidence)))
+            latency_confidence=stats_config.confidence, others=[c.fewest_runs() for c in spec.criteria])))
     if not plans:
         return ["  no benchmark run selected"]
-    gated = any(plan.gate is not None or plan.latency is not None for _, plan in plans)
+    gated = any(plan.gate is not None or plan.latency is not None or plan.others for _, plan in plans)
     priced = report is not None
     header = plan_header(config.plan_flakes, gated, priced)
     rows = [[label, *plan_cells(plan, gated, priced)] for label, plan in plans]
@@ -175,12 +183,14 @@ def budget_lines(cases: dict[str, CaseRef], selected: dict[str, int], config: Co
         cost = sum(plan.cost or 0.0 for _, plan in plans)
         name = _report_name(report)
         lines.append(f"  Cost:    ${cost:.4f} projected from {name}" + (f" ({missing} cases not in it)" if missing else ""))
-    notes = _notes(header, any(plan.latency is not None and plan.gate is not None for _, plan in plans), config,
-                   _report_name(report) if report is not None else "")
+    notes = _notes(header, any(plan.latency is not None and plan.gate is not None and not plan.others
+                               for _, plan in plans), config, _report_name(report) if report is not None else "",
+                   any(plan.others and plan.gate is not None for _, plan in plans))
     return lines + [""] + notes
 
 
-def _notes(header: list[str], latency_marked: bool, config: CompareConfig, report: str) -> list[str]:
+def _notes(header: list[str], latency_marked: bool, config: CompareConfig, report: str,
+           others_marked: bool = False) -> list[str]:
     """One note per column, wrapped at 80 characters under a name column."""
     assume = stats.format_rate(config.plan_assume)
     named: list[tuple[str, str]] = []
@@ -195,6 +205,8 @@ def _notes(header: list[str], latency_marked: bool, config: CompareConfig, repor
             named.append((column, _NOTES["chance now"].format(assume=assume)))
             if latency_marked:
                 named.append(("*", _NOTES["*"]))
+            if others_marked:
+                named.append(("**", _NOTES["**"]))
         elif column.startswith("catch "):
             flake = column[len("catch "):]
             rate = float(flake.rstrip("%")) / 100

@@ -20,7 +20,8 @@ from ...maths import scores as maths
 from ...model.outputs import Line, Series, case_attributes
 from ...protocols import Facet
 from ...text import label_text
-from .rules import ScoreRules, scores_of
+from ...model.run import scores_named
+from .rules import ScoreRules
 
 if TYPE_CHECKING:
     from ...config.settings import StatsConfig
@@ -78,7 +79,7 @@ class Scored:
             return None
         found = CaseScores(rules, bars=dict(rules.bars))
         for name in names:
-            values = scores_of(row.records, name)
+            values = scores_named(row.records, name)
             found.by_name[name] = maths.summarize(values, self.config.confidence, rules.low, rules.high)
             thresholds = {score.threshold for record in row.records for score in record.scores
                           if score.name == name and score.threshold is not None}
@@ -98,7 +99,7 @@ class Scored:
         scopes = list(groups.items()) + ([(OVERALL, list(summary.rows))] if len(groups) > 1 else [])
         for scope, rows in scopes:
             for name in self.names:
-                scored = [(row, scores_of(row.records, name)) for row in rows if row.case.key in self.cases]
+                scored = [(row, scores_named(row.records, name)) for row in rows if row.case.key in self.cases]
                 scored = [(row, values) for row, values in scored if values]
                 ranges = {(self.cases[row.case.key].rules.low, self.cases[row.case.key].rules.high) for row, _ in scored}
                 if len(ranges) != 1:

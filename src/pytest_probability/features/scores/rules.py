@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ...maths import stopping
 from ...model.outputs import Judgement
+from ...model.run import scores_named
 from ...protocols import Criterion
 from ...vocabulary import FAILED, PASSED, UNDECIDED
 
@@ -55,8 +56,8 @@ def bars_of(marks: Mapping[str, Any], config: StatsConfig) -> tuple[tuple[str, f
 
 def rules_of(marks: Mapping[str, Any], config: StatsConfig) -> ScoreRules:
     """A case's rules from its marker keywords and the session's settings; ValueError for a bar outside the range."""
-    low, high = marks.get("score_range") or config.score_range
-    rules = ScoreRules(float(low), float(high), bars_of(marks, config))
+    low, high = config.range_of(marks)
+    rules = ScoreRules(low, high, bars_of(marks, config))
     for name, bar in rules.bars:
         if not rules.low <= bar <= rules.high:
             raise ValueError(f"the bar of score {name!r}, {bar:g}, is outside its score range {rules.range_text}")
@@ -71,12 +72,6 @@ def criteria(kwargs: Mapping[str, Any], runs: int, config: StatsConfig) -> Seque
     return [ScoreGate(name, bar, rules.low, rules.high, confidence, stop) for name, bar in rules.bars]
 
 
-def scores_of(records: Sequence[RunRecord], name: str) -> list[float]:
-    """The values of score ``name`` in run order (a run's several, in the order recorded)."""
-    return [score.value for record in sorted(records, key=lambda r: r.run) for score in record.scores
-            if score.name == name]
-
-
 class ScoreGate(Criterion):
     """A case's bar on the mean of one of its scores."""
 
@@ -88,6 +83,7 @@ class ScoreGate(Criterion):
         self.confidence = confidence
         self.stop = stop
         self.stops = stop == stopping.SEQUENTIAL
+        self._fewest: int | None = None
 
     def __repr__(self) -> str:
         return f"ScoreGate({self.name!r}, {self.bar:g})"
@@ -98,7 +94,7 @@ class ScoreGate(Criterion):
         return case.runs if self.stops else None
 
     def judge(self, row: Row, missing: int) -> Judgement:
-        values = scores_of(row.records, self.name)
+        values = scores_named(row.records, self.name)
         bar = f"{self.name} >= {self.bar:g}"
         if not values:
             return Judgement(self.name, UNDECIDED, f"score {self.name!r}: none recorded: UNDECIDED", "", bar)
@@ -120,10 +116,28 @@ class ScoreGate(Criterion):
                 f"[{ci.low:.3g}, {ci.high:.3g}] vs bar {self.bar:g}: {verdict.upper()}")
         return Judgement(self.name, verdict, text, shown, bar)
 
+    def fewest_runs(self) -> int:
+        """Every score at the top of the range: the fewest runs whose interval's lower bound reaches the bar
+        (computed once per gate: a spec, and its gates, are shared by the cases with the same marks)."""
+        if self._fewest is None:
+            from ...maths import scores as maths  # with a score gate only
+
+            self._fewest = maths.fewest_runs(self.bar, self.confidence, self.low, self.high) or 0
+        return self._fewest
+
+    def unreachable(self, runs: int) -> str | None:
+        needed = self.fewest_runs()
+        what = f"min_score {self.name}={self.bar:g} at {self.confidence:g} confidence (betting interval)"
+        if needed == 0:
+            return f"{what} is out of reach at any number of runs (a bar at the top of the range {self.low:g}..{self.high:g})"
+        if needed > runs:
+            return f"{what} needs at least {needed} runs, even if every score is {self.high:g}"
+        return None
+
     def early(self, records: Sequence[RunRecord], planned: int) -> str | None:
         if not self.stops:
             return None
-        values = scores_of(records, self.name)
+        values = scores_named(records, self.name)
         if not values:
             return None
         from ...maths import scores as maths  # the aggregating process's
