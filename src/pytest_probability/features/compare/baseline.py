@@ -145,19 +145,22 @@ def read_report(path: Path, option: str = "--prob-baseline") -> dict[str, Any]:
     return data
 
 
-def load(paths: Iterable[Path], option: str = "--prob-baseline") -> Baseline:
+def load(paths: Iterable[Path], option: str = "--prob-baseline", named: Mapping[Path, str] | None = None
+         ) -> Baseline:
     """Read and pool the reports; :class:`BaselineError` names the first bad one (and ``option``, the
-    option that named it: ``--prob-baseline``, ``--prob-plan-report``)."""
+    option that named it: ``--prob-baseline``, ``--prob-plan-report``; ``named`` gives another per path,
+    ``--prob-history`` for its folder's reports)."""
     baseline = Baseline()
     for path in paths:
-        data = read_report(path, option)
+        option_of = (named or {}).get(path, option)
+        data = read_report(path, option_of)
         baseline.paths.append(str(path))
         baseline.created.append(str(data.get("created", "")))
         version = (data.get("versions") or {}).get("pytest_probability") if isinstance(data.get("versions"), dict) else None
         baseline.versions.append(str(version or "0.3.0"))
         for row in data["rows"]:
             if not isinstance(row, dict) or not isinstance(row.get("case"), str):
-                raise BaselineError(f"{option}: {path}: a row without a 'case' label")
+                raise BaselineError(f"{option_of}: {path}: a row without a 'case' label")
             passes, total = _row_counts(row, str(path))
             nodeid = row.get("nodeid") if isinstance(row.get("nodeid"), str) else None
             params = row.get("params") if isinstance(row.get("params"), dict) else None

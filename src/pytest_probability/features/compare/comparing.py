@@ -218,10 +218,13 @@ class Comparing(ItemsCheck, Finisher):
             base_dir = Path(self.config.invocation_params.dir)
             try:
                 paths = baseline_mod.expand(settings.baselines, base_dir) if settings.baselines else []
+                named: dict[Path, str] = {}
                 if settings.history is not None:
                     history = Path(settings.history)
-                    paths += [p for p in baseline_mod.history_reports(history, settings.history_depth) if p not in paths]
-                loaded = baseline_mod.load(paths) if paths else None
+                    found = [p for p in baseline_mod.history_reports(history, settings.history_depth) if p not in paths]
+                    named = dict.fromkeys(found, "--prob-history")
+                    paths += found
+                loaded = baseline_mod.load(paths, named=named) if paths else None
             except baseline_mod.BaselineError as exc:
                 raise pytest.UsageError(str(exc)) from None
         plan_report = None
