@@ -125,8 +125,8 @@ class Story:
 
     @property
     def changed(self) -> bool:
-        """Whether the case entered its state on this night (a first night's ``new`` is no change)."""
-        return self.since == self.night and self.previous is not None
+        """Whether the case entered its state on this night (a first night's state is no change)."""
+        return self.previous is not None and self.previous != self.state
 
     @property
     def flake_rate(self) -> float | None:
