@@ -43,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     merge.add_argument("--prob-baseline", action="append", default=[], metavar="PATH",
                        help="the baseline the shards compared with (as they were given it; repeatable, globs)")
     merge.add_argument("--trace-url", default=None, help="URL template of a run's trace in the HTML report, with {trace_id}")
+    merge.add_argument("--prob-history", default=None, metavar="DIR",
+                       help="decide each case's state over the newest reports in DIR, and add the merged report to DIR")
     args = parser.parse_args(argv)
     if args.command == "merge":
         return _merge(args)
@@ -71,7 +73,9 @@ def main(argv: list[str] | None = None) -> int:
 def _merge(args: argparse.Namespace) -> int:
     from .features.compare.feature import Compare
     from .features.shards.merge import MergeError, gate_lines, merge
+    from .features.quarantine.feature import MergedQuarantine
     from .features.spend.feature import Spend
+    from .features.states.feature import MergedStates
     from .report import json_report
 
     sending = args.otel_send or args.otel_endpoint is not None
@@ -79,11 +83,16 @@ def _merge(args: argparse.Namespace) -> int:
         trace_url = check_trace_url(args.trace_url, source="--trace-url") if args.trace_url else None
         _check_sending(args, sending)
         # The features with a part in the merged report, in a session's order: the facets follow it.
-        merged = merge(args.paths, (Spend(), Compare(on=False)), args)
+        merged = merge(args.paths, (Spend(), Compare(on=False), MergedStates(args.prob_history), MergedQuarantine()),
+                       args)
     except (MergeError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     outputs = [(Path(args.output), lambda: json_report.dumps(merged.report))]
+    if args.prob_history:  # the night's report joins the history the next night's states are decided over
+        from .features.compare.baseline import history_name
+
+        outputs.append((Path(args.prob_history) / history_name(), lambda: json_report.dumps(merged.report)))
     if args.html:
         from .report import html_report
 
