@@ -131,6 +131,11 @@ class VerdictKind(Protocol):
         decision book kept (case key -> node id -> record), once every run of the benchmark reported."""
         ...
 
+    def fields(self, records: Mapping[str, Mapping[str, RunRecord]], key: str) -> Mapping[str, Any]:
+        """In the aggregating process: what :meth:`decide` decided, as numbers and words (``difference``,
+        ``low``, ``high``, ``margin``, ``decision``), for the verdict item's JUnit properties; none by default."""
+        return {}
+
 
 class ItemsCheck(Protocol):
     """Looks at the items a session will run, after every other plugin's selection (every process): those
