@@ -91,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
 def _merge(args: argparse.Namespace) -> int:
     from .features.compare.feature import Compare
     from .features.shards.merge import MergeError, gate_lines, merge
+    from .features.nightly.feature import Nightly, merge_summary_path, write_outputs
     from .features.quarantine.feature import MergedQuarantine
     from .features.spend.feature import Spend
     from .features.states.feature import MergedStates

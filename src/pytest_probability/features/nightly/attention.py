@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 #: Kinds of attention, worst first (the summary's order and the annotations' priority).
-FAILED_GATE, DROPPED, ERRORED, UNDECIDED_GATE, BROKEN, FAILING, FLAKY, QUARANTINED = (
-    "failed gate", "dropped", "errors", "undecided gate", "newly broken", "newly failing", "newly flaky",
-    "quarantined, failing")
-ORDER = (FAILED_GATE, DROPPED, ERRORED, UNDECIDED_GATE, BROKEN, FAILING, FLAKY, QUARANTINED)
-ICONS = {FAILED_GATE: "❌", DROPPED: "📉", ERRORED: "💥", UNDECIDED_GATE: "❔", BROKEN: "🟥", FAILING: "🟧",
-         FLAKY: "🟨", QUARANTINED: "🔒"}
+FAILED_GATE, DROPPED, ERRORED, FAILED_RUNS, UNDECIDED_GATE, BROKEN, FAILING, FLAKY, QUARANTINED = (
+    "failed gate", "dropped", "errors", "failed runs", "undecided gate", "newly broken", "newly failing",
+    "newly flaky", "quarantined, failing")
+ORDER = (FAILED_GATE, DROPPED, ERRORED, FAILED_RUNS, UNDECIDED_GATE, BROKEN, FAILING, FLAKY, QUARANTINED)
+ICONS = {FAILED_GATE: "❌", DROPPED: "📉", ERRORED: "💥", FAILED_RUNS: "✖️", UNDECIDED_GATE: "❔", BROKEN: "🟥",
+         FAILING: "🟧", FLAKY: "🟨", QUARANTINED: "🔒"}
 
 
 @dataclass(frozen=True)
@@ -140,6 +140,9 @@ def attention(report: Mapping[str, Any], trace_url: str | None = None) -> list[A
         errors = _whole(row.get("errors")) or 0
         if errors and quarantine is None:
             add(ERRORED, f"{errors} errored run{'s' * (errors != 1)}", -errors)
+        fails = _whole(row.get("fails")) or 0
+        if fails and gate is None and quarantine is None:  # an ungated case's failed runs fail the session
+            add(FAILED_RUNS, f"{fails} failed run{'s' * (fails != 1)}, no gate", -fails)
         history = row.get("history") if isinstance(row.get("history"), Mapping) else None
         if history is not None and history.get("changed"):
             kind = {"broken": BROKEN, "failing": FAILING, "flaky": FLAKY}.get(str(history.get("state")))

@@ -110,21 +110,24 @@ class CiOutputs(Finisher):
             return
         report = self.report.get(session, summary)
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-        out: TextIO = _ReporterLines(reporter) if reporter is not None else sys.stdout  # type: ignore[assignment]
+        out: TextIO = _TerminalLines(session.config) if reporter is not None else sys.stdout  # type: ignore[assignment]
         settings = self.settings
         write_outputs(report, suite=settings.suite, summary=settings.summary, appends=settings.summary_appends,
                       annotate=settings.annotations, trace_url=settings.trace_url, out=out)
 
 
-class _ReporterLines:
-    """Whole lines through pytest's terminal reporter (a workflow command must start its line)."""
+class _TerminalLines:
+    """Whole lines through pytest's terminal writer: a workflow command must start its line, and the progress
+    line (``[100%]``) may still be open."""
 
-    def __init__(self, reporter: Any) -> None:
-        self.reporter = reporter
+    def __init__(self, config: pytest.Config) -> None:
+        self.writer = config.get_terminal_writer()
 
     def write(self, text: str) -> None:
         for line in text.splitlines():
-            self.reporter.write_line(line)
+            if self.writer.width_of_current_line:
+                self.writer.line()
+            self.writer.line(line)
 
     def flush(self) -> None:
         pass
