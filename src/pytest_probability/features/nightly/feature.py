@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, TextIO
 
 import pytest
 
-from ... import files
 from ...compat import junitxml
 from ...model.rows import Row, Summary
 from ...protocols import WRITE, Facet, Finisher
@@ -61,6 +60,7 @@ def title_of(suite: str, report: Mapping[str, Any]) -> str:
 def write_summary(path: Path, text_of: Callable[[int], str], appends: bool) -> None:
     """The summary into ``path``: appended (``$GITHUB_STEP_SUMMARY``: what earlier steps' writes left counts
     against the limit) or written whole, atomically."""
+    from ... import files
     from .summary import LIMIT
 
     if not appends:
@@ -145,6 +145,8 @@ class Nightly(Feature):
         wiring.parts.add(facets=SourceFacet())
         if settings.summary is not None or settings.annotations:
             if settings.summary is not None and not settings.summary_appends:
+                from ... import files
+
                 files.check_path(settings.summary, "--prob-summary")
             wiring.parts.add(finishers=CiOutputs(settings, wiring.report()))
         if self.junit:
