@@ -26,20 +26,25 @@ from .config.settings import Settings, resolve, resolve_stats
 from .config.spec import Specs
 from .features.compare import feature as compare
 from .features.journal import feature as journal
+from .features.nightly import feature as nightly
+from .features.quarantine import feature as quarantine
 from .features.scores import feature as scores
 from .features.shards import feature as shards
 from .features.spend import feature as spend
+from .features.states import feature as states
 from .otel import feature as export
 from .otel import usage as span_usage
 from .roles.role import Role
 from .roles.wiring import Feature
 from .session import Session
 
-#: Each feature's entry, in the order its parts are wired: early stopping and budgets, comparisons, scores, shards
-#: and the journal (after every feature with a sink: it feeds them the records it resumes), then the export
-#: and usage from spans (after the export's tracer provider is made).
+#: Each feature's entry, in the order its parts are wired: early stopping and budgets, comparisons, scores,
+#: each case's state across nights, quarantine, the CI outputs, shards and the journal (after every feature
+#: with a sink: it feeds them the records it resumes), then the export and usage from spans (after the
+#: export's tracer provider is made).
 FEATURES: tuple[Callable[[pytest.Config, Settings], Optional[Feature]], ...] = (
-    spend.feature, compare.feature, scores.feature, shards.feature, journal.feature, export.feature, span_usage.feature,
+    spend.feature, compare.feature, scores.feature, states.feature, quarantine.feature, nightly.feature,
+    shards.feature, journal.feature, export.feature, span_usage.feature,
 )
 
 

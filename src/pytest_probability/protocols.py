@@ -31,6 +31,9 @@ protocol                  called in                          implemented by
                           end (``--prob-explain``)
 :class:`Finisher`         the aggregating process, once      gates, comparisons, shards, the
                                                              journal, the reports, the export
+:class:`Waiver`           the aggregating process, and the   quarantine
+                          merge, where a verdict would fail
+                          the session
 ========================  =================================  ====================================
 
 This module imports only the model: a protocol's types never reach into a stage.
@@ -128,6 +131,11 @@ class VerdictKind(Protocol):
         """In the aggregating process: (passed, one line) of verdict ``key``, from the records the
         decision book kept (case key -> node id -> record), once every run of the benchmark reported."""
         ...
+
+    def fields(self, records: Mapping[str, Mapping[str, RunRecord]], key: str) -> Mapping[str, Any]:
+        """In the aggregating process: what :meth:`decide` decided, as numbers and words (``difference``,
+        ``low``, ``high``, ``margin``, ``decision``), for the verdict item's JUnit properties; none by default."""
+        return {}
 
 
 class Criterion(Protocol):
@@ -264,6 +272,14 @@ class Readings(Protocol):
         return ()
 
 
+class Waiver(Protocol):
+    """Excuses a case from failing the session while its verdicts are still decided and shown (quarantine):
+    asked wherever a failed verdict would fail the session or mark ``--lf``'s cache (the gates'
+    settlement, the merge's exit status)."""
+
+    def waives(self, case: CaseRef) -> bool: ...
+
+
 #: :attr:`Finisher.phase`: the exit status is settled (runs executed elsewhere counted, then the verdicts),
 #: then the reports written with it, then the telemetry sent.
 COUNT, DECIDE, WRITE, EXPORT = 0, 1, 2, 3
@@ -300,6 +316,7 @@ class Registry:
     facets: tuple[Facet, ...] = ()
     readings: tuple[Readings, ...] = ()
     finishers: tuple[Finisher, ...] = ()
+    waivers: tuple[Waiver, ...] = ()
     #: What a feature hands the merge beside the records, by name (a shard's report's ``shard`` object).
     handovers: tuple[tuple[str, Callable[[], Any]], ...] = ()
 
@@ -315,6 +332,10 @@ class Registry:
             if not isinstance(current, tuple):
                 raise AttributeError(f"no extension point {name!r}")
             setattr(self, name, (*current, part))
+
+    def waived(self, case: CaseRef) -> bool:
+        """Whether a waiver excuses ``case`` from failing the session (it is quarantined)."""
+        return any(waiver.waives(case) for waiver in self.waivers)
 
     def freeze(self) -> None:
         """No more registrations; checks and finishers in their phases' order (stable within a phase)."""

@@ -80,6 +80,21 @@ class Settings:
     #: The suite's name (``--prob-suite``, else the rootdir's): what shards and journals are checked against.
     #: Not in :meth:`to_dict` (the JSON report's ``settings``): the shard's and the journal's own fields hold it.
     suite: str = ""
+    #: The CI summary's path (``--prob-summary``, else ``$GITHUB_STEP_SUMMARY``); None: no summary.
+    summary: Path | None = None
+    #: Whether the summary is appended to its file (``$GITHUB_STEP_SUMMARY``: every step's summary is one file
+    #: that steps append to) rather than written whole (``--prob-summary``).
+    summary_appends: bool = False
+    #: GitHub workflow commands (``--prob-annotations``; auto: ``GITHUB_ACTIONS=true``).
+    annotations: bool = False
+    #: ``--prob-quarantine``: the quarantine file; None without one.
+    quarantine: Path | None = None
+    #: Each case's state across nights (ini ``prob_history_window``, ``prob_flaky_bar``, ``prob_broken_runs``,
+    #: ``prob_fixed_nights``: ``maths.states.Rule``).
+    history_window: int = 14
+    flaky_bar: float = 0.95
+    broken_runs: int = 10
+    fixed_nights: int = 3
 
     @property
     def budgeted(self) -> bool:
@@ -221,6 +236,15 @@ def resolve(config: pytest.Config) -> Settings:
         if trace_url is not None:
             trace_url = check_trace_url(trace_url)
         span_usage = parse_choice(config.getini("prob_span_usage"), SPAN_USAGE_MODES, "ini prob_span_usage")
+        summary, summary_appends = _summary(config)
+        value, source = pick(config, "prob_annotations")
+        annotations = parse_choice(value, ("auto", "on", "off"), source)
+        history_window = parse_whole(config.getini("prob_history_window"), source="ini prob_history_window", least=1)
+        broken_runs = parse_whole(config.getini("prob_broken_runs"), source="ini prob_broken_runs", least=1)
+        fixed_nights = parse_whole(config.getini("prob_fixed_nights"), source="ini prob_fixed_nights", least=1)
+        flaky_bar = sourced(parse_rate, config.getini("prob_flaky_bar"), "ini prob_flaky_bar")
+        if not flaky_bar > 0.5:
+            raise ValueError(f"ini prob_flaky_bar must be above 0.5 (the failing bar), got {flaky_bar:g}")
         prices_path = _report_path(config, "prob_prices")
         prices = None
         if prices_path is not None:
@@ -250,10 +274,31 @@ def resolve(config: pytest.Config) -> Settings:
         prices=prices,
         shard=shard,
         journal=_report_path(config, "prob_journal"),
+        summary=summary,
+        summary_appends=summary_appends,
+        annotations=annotations == "on" or (annotations == "auto" and os.environ.get("GITHUB_ACTIONS") == "true"),
+        quarantine=_report_path(config, "prob_quarantine"),
+        history_window=history_window,
+        flaky_bar=flaky_bar,
+        broken_runs=broken_runs,
+        fixed_nights=fixed_nights,
         suite=str(config.getoption("prob_suite") or config.getini("prob_suite") or "").strip() or config.rootpath.name,
         **limits,
     )
 
+
+
+def _summary(config: pytest.Config) -> tuple[Path | None, bool]:
+    """(path, appended) of the CI summary: ``--prob-summary`` (or ini ``prob_summary``) written whole;
+    else ``$GITHUB_STEP_SUMMARY`` appended to; ``off`` (or nothing in a job without it): none."""
+    value, _ = pick(config, "prob_summary")
+    if str(value or "").strip().lower() == "off":
+        return None, False
+    path = _report_path(config, "prob_summary")
+    if path is not None:
+        return path, False
+    step = os.environ.get("GITHUB_STEP_SUMMARY", "").strip()
+    return (Path(step), True) if step else (None, False)
 
 
 def _report_path(config: pytest.Config, name: str) -> Path | None:

@@ -3,7 +3,9 @@
 A case whose verdict failed is rerun whole by ``--lf`` (every run marked in
 the ``lastfailed`` cache), so that its verdict can be decided again. A failed
 verdict sets exit status 1 whether or not its verdict item ran (deselected,
-or ``--prob-no-gate-items``).
+or ``--prob-no-gate-items``), unless a waiver excuses its case (quarantine:
+``protocols.Waiver``), whose verdict item was xfailed and which ``--lf``
+leaves alone.
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ class SettleGates(Finisher):
     def finish(self, session: pytest.Session, summary: Summary) -> None:
         self.book.stop()
         self.book.cleanup()
-        failed = self.results.analysis().failed_gates
+        parts = self.book.parts
+        failed = [row for row in self.results.analysis().failed_gates if not parts.waived(row.row.case)]
         if failed:
             fail_session(session)
             set_lastfailed(session.config, failed=[r.nodeid for row in failed for r in row.row.records])  # all its runs

@@ -21,8 +21,9 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from ..maths.states import STATES, Night, Rule, stories
 from ..text import clip, printable
 from . import html_report
 from .html_report import escape, money, percent
@@ -30,6 +31,8 @@ from .html_report import escape, money, percent
 #: Cases drawn as small charts (the ones that changed most first); all are in the table.
 CHARTS_SHOWN = 100
 CHANGED_SHOWN = 20
+#: Cases drawn as state strips (in the order of the charts).
+STRIPS_SHOWN = 200
 
 
 class HistoryError(ValueError):
@@ -153,6 +156,61 @@ SHAPE = {
     "stopping": {},
     "budget": {},
 }
+
+
+# -- each case's nights, for its state across them (maths.states) -------------------------------------
+
+
+@dataclass
+class Nights:
+    """The nights read, oldest first: each one's day and its cases' nights by case key."""
+
+    days: list[str] = field(default_factory=list)
+    cases: list[dict[str, Night]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+    def of(self, key: str, label: str, tonight: Night | None) -> list[Night | None]:
+        """A case's nights (None where it did not run), tonight's last."""
+        found: list[Night | None] = [night.get(key) or night.get(label) for night in self.cases]
+        return [*found, tonight]
+
+
+def day(report: Mapping[str, Any]) -> str:
+    """The day (UTC, ``YYYY-MM-DD``) of a report's session; ``created`` (local time) for 0.3.0's."""
+    text = str(report.get("created_utc") or report.get("created") or "")
+    return text[:10]
+
+
+def night_of(row: Mapping[str, Any], when: str) -> Night | None:
+    """A report row's night: its passes of its counted runs, and its stored state; None without counts."""
+    passes, total = row.get("passes"), row.get("total", row.get("count"))
+    if not isinstance(passes, int) or not isinstance(total, int) or isinstance(passes, bool) or total < 0:
+        return None
+    stored = row.get("history") if isinstance(row.get("history"), Mapping) else {}
+    text = {k: stored.get(k) if isinstance(stored.get(k), str) else None for k in ("state", "since", "first_flaky")}
+    return Night(when, min(passes, total), total, text["state"], text["since"], text["first_flaky"])
+
+
+def from_reports(reports: Sequence[Mapping[str, Any]]) -> Nights:
+    """The nights of reports already read (oldest first)."""
+    nights = Nights()
+    for report in reports:
+        when = day(report)
+        cases: dict[str, Night] = {}
+        for row in report.get("rows") or ():
+            if not isinstance(row, Mapping):
+                continue
+            night = night_of(row, when)
+            if night is None:
+                continue
+            # a 0.3.0 row has no node id: its label is its key
+            key = row.get("nodeid") if isinstance(row.get("nodeid"), str) else row.get("label") or row.get("case")
+            if isinstance(key, str) and key:
+                cases.setdefault(key, night)
+        nights.days.append(when)
+        nights.cases.append(cases)
+    return nights
+
 
 
 def problem(report: Mapping[str, Any]) -> str | None:
@@ -300,6 +358,55 @@ def spend_chart(reports: list[Mapping[str, Any]]) -> str:
     )
 
 
+#: A state's colour in the strips (the table's: red for broken and failing, amber for flaky, green for fixed).
+STATE_COLOURS = {"new": "#90a4ae", "passing": "#a5d6a7", "fixed": "#2e7d32", "flaky": "#f9a825", "failing": "#ef6c00",
+                 "broken": "#c62828"}
+
+
+def rule_of(reports: Sequence[Mapping[str, Any]]) -> Rule:
+    """The rule the newest report decided its states with (its ``states.rule``), else the defaults."""
+    for report in reversed(reports):
+        states = report.get("states")
+        given = states.get("rule") if isinstance(states, Mapping) else None
+        if isinstance(given, Mapping):
+            try:
+                return Rule(window=int(given["window"]), flaky_bar=float(given["flaky_bar"]),
+                            failing_bar=float(given["failing_bar"]), broken_runs=int(given["broken_runs"]),
+                            fixed_nights=int(given["fixed_nights"]), method=str(given["method"]),
+                            confidence=float(given["confidence"]))
+            except (KeyError, TypeError, ValueError):
+                break
+    return Rule()
+
+
+def state_strips(reports: Sequence[Mapping[str, Any]], labels: Mapping[str, str]) -> str:
+    """Per case, one square per session coloured by its state that night (``maths.states``), blank where it did
+    not run: ``svg[data-chart=states]``, each square's ``data-state``."""
+    nights = from_reports(reports)
+    rule = rule_of(reports)
+    size, gap = 12, 2
+    rows = []
+    for key, label in list(labels.items())[:STRIPS_SHOWN]:
+        found = stories(nights.of(key, label, None)[:-1], rule, keep_stored=True)
+        cells = []
+        for i, (night, told) in enumerate(zip(nights.days, found)):
+            if told is None:
+                continue
+            cells.append(f'<rect x="{i * (size + gap)}" y="0" width="{size}" height="{size}" '
+                         f'fill="{STATE_COLOURS[told.state]}" data-state="{told.state}"><title>{escape(night)}: '
+                         f'{told.state}</title></rect>')
+        width = max(1, len(nights.days)) * (size + gap)
+        rows.append(f'<tr data-case="{escape(label)}"><td>{escape(label)}</td><td><svg class="chart" data-chart="states" '
+                    f'xmlns="http://www.w3.org/2000/svg" width="{width}" height="{size}" viewBox="0 0 {width} {size}">'
+                    f'{"".join(cells)}</svg></td></tr>')
+    legend = " ".join(f'<span style="color:{STATE_COLOURS[s]}">&#9632;</span> {s}' for s in STATES)
+    more = (f'<p class="muted">{len(labels) - STRIPS_SHOWN} more cases are not drawn.</p>'
+            if len(labels) > STRIPS_SHOWN else "")
+    return (f'<section id="states"><h2>States across sessions</h2><p class="muted">{legend}; the since-clean '
+            f'interval rule, window {rule.window}, flaky below {rule.flaky_bar:g}, fixed after {rule.fixed_nights} '
+            f'clean sessions.</p><table>{"".join(rows)}</table>{more}</section>')
+
+
 def render(reports: list[Mapping[str, Any]], *, trace_url: str | None = None, title: str = "pytest-probability history") -> str:
     if not reports:
         raise HistoryError("no reports to show")
@@ -331,6 +438,7 @@ def render(reports: list[Mapping[str, Any]], *, trace_url: str | None = None, ti
         f'{"".join(changed_rows) or "<tr><td colspan=4>no case in two sessions</td></tr>"}</table></section>'
         f'<section id="trends"><h2>Pass fraction over sessions</h2><p class="muted">Band: the interval; '
         f'large red/green points: baseline verdict fail/pass.</p>{html_report.FILTER}{figures}{more}</section>'
+        f'{state_strips(reports, {key: str(entry["label"]) for key, entry in ranked})}'
         f'<h2>Newest session</h2>{latest}'
     )
     return html_report.page(title, f"{len(reports)} sessions, {len(cases)} cases", body,

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from ..model.case import CaseRef
     from ..model.rows import Summary
     from ..model.run import RunRecord
-    from ..protocols import Facet
+    from ..protocols import Facet, Waiver
     from ..record.intake import Intake
     from ..report.writers import ReportDict
     from ..run.phases import RunPhases
@@ -146,6 +146,8 @@ class MergeWiring:
     #: Whether a decision over all the runs failed (the merged session's exit status 1).
     failed: list[bool] = field(default_factory=list)
     readings: list[Any] = field(default_factory=list)
+    #: What excuses a case from failing the merged session (quarantine); its verdicts are still decided.
+    waivers: list[Waiver] = field(default_factory=list)
 
     def handover(self, name: str) -> Any:
         """What a feature handed the merge under ``name`` (the first shard's ``shard`` object's field)."""

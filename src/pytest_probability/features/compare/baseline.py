@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-HISTORY_PREFIX = "prob-report-"
+from ...vocabulary import HISTORY_PREFIX
 
 
 class BaselineError(ValueError):

@@ -133,6 +133,9 @@ class BaselineVerdicts(VerdictKind):
 
         return benchmark_verdict(self.session.from_records(records), key)
 
+    def fields(self, records: Mapping[str, Mapping[str, RunRecord]], key: str) -> Mapping[str, Any]:
+        return verdict_fields(self.session.from_records(records), key)
+
 
 class ArmVerdicts(VerdictKind):
     """The ``compare`` verdict kind: each arm of a benchmark whose mark gives ``compare=`` and
@@ -179,6 +182,21 @@ class ArmVerdicts(VerdictKind):
 
         session = self.comparing.session or self.comparing.start()
         return benchmark_verdict(session.from_records(records), key)
+
+    def fields(self, records: Mapping[str, Mapping[str, RunRecord]], key: str) -> Mapping[str, Any]:
+        session = self.comparing.session or self.comparing.start()
+        return verdict_fields(session.from_records(records), key)
+
+
+def verdict_fields(result: Comparisons, key: str) -> dict[str, Any]:
+    """A benchmark verdict's numbers (its verdict item's JUnit properties): difference, interval, margin, decision."""
+    comparison = result.find(key)
+    if comparison is None:
+        return {"decision": "undecided"}
+    ci = comparison.ci
+    return {"difference": comparison.difference, "low": ci.low if ci is not None else None,
+            "high": ci.high if ci is not None else None, "margin": comparison.margin if comparison.judged else None,
+            "paired": comparison.paired, "decision": comparison.verdict or "undecided"}
 
 
 class Comparing(ItemsCheck, Finisher):

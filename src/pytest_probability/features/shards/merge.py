@@ -212,7 +212,9 @@ def merge(paths: Sequence[str | Path], features: Sequence[Feature] = (), options
     # last, as in a session: its JSON fields are the others' with the readings added
     wiring.add_facet(ExplainFacet(results, wiring, stats, lambda: 80))
     statuses = [int(report.get("exit_status", 0)) for _, report in reports]
-    exit_status = exit_status_of(statuses, failed_gates=bool(analysis.failed_gates) or any(wiring.failed))
+    failed_gates = [row for row in analysis.failed_gates
+                    if not any(waiver.waives(row.row.case) for waiver in wiring.waivers)]  # quarantined cases
+    exit_status = exit_status_of(statuses, failed_gates=bool(failed_gates) or any(wiring.failed))
     merged = Merged([p for p, _ in reports], count, settings, stats, summary, analysis, wiring.facets, exit_status,
                     shown=wiring.shown)
     merged.report_suite = str(first["shard"].get("suite") or "")
