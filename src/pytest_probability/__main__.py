@@ -102,9 +102,13 @@ def _merge(args: argparse.Namespace) -> int:
     try:
         trace_url = check_trace_url(args.trace_url, source="--trace-url") if args.trace_url else None
         _check_sending(args, sending)
+        summary, appends = merge_summary_path(args.summary)
+        annotate = args.annotations == "on" or (args.annotations == "auto"
+                                                and os.environ.get("GITHUB_ACTIONS") == "true")
         # The features with a part in the merged report, in a session's order: the facets follow it.
         merged = merge(args.paths, (Spend(), Compare(on=False), Scores(), MergedStates(args.prob_history),
-                                    MergedQuarantine(), Nightly(None, False)), args)
+                                    MergedQuarantine(), Nightly(None, False, summary is not None or annotate)),
+                       args)
     except (MergeError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -147,8 +151,6 @@ def _merge(args: argparse.Namespace) -> int:
                                        keep=bool(args.otel_file))
             for line in lines:
                 print(line, file=sys.stdout if sent and not line.startswith("warning:") else sys.stderr)
-    summary, appends = merge_summary_path(args.summary)
-    annotate = args.annotations == "on" or (args.annotations == "auto" and os.environ.get("GITHUB_ACTIONS") == "true")
     try:
         write_outputs(merged.report, suite=merged.report_suite, summary=summary, appends=appends, annotate=annotate,
                       trace_url=trace_url, out=sys.stdout)

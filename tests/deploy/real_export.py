@@ -175,7 +175,8 @@ def run_session(workdir: Path, bench: str = BENCH, runs: int = RUNS, suite: str 
            f"--prob-json={workdir / 'report.json'}", *map(str, args)]
     if bench == BENCH:
         (workdir / "baseline.json").write_text(json.dumps(BASELINE))
-        cmd.append(f"--prob-baseline={workdir / 'baseline.json'}")
+        # The baseline's gauges, and (a history folder, empty before the first night) the states' gauges.
+        cmd += [f"--prob-baseline={workdir / 'baseline.json'}", f"--prob-history={workdir / 'history'}"]
     proc = subprocess.run(cmd, cwd=workdir, env={**session_env(workdir), **(env or {})}, capture_output=True,
                           text=True, timeout=300)
     # 1: some cases failed, which is data; anything else is a broken session.

@@ -76,7 +76,8 @@ def test_history_from_three_sessions(history: pytest.Pytester) -> None:
     dom, log = dump_dom(history.path / "out" / "history.html")
     root = parse(dom).body
     assert root.get("data-ready") == "1" and "data-errors" not in root and "data-blocked" not in root
-    assert root["data-charts"] == str(2 + 1 + 1 + 1 + 1)  # trends, spend; newest session: fraction, cost, baseline difference
+    # trends, spend, a state strip per case; newest session: fraction, cost, baseline difference
+    assert root["data-charts"] == str(2 + 1 + 2 + 1 + 1 + 1)
 
 
 def test_bad_input_is_an_error(history: pytest.Pytester) -> None:
@@ -195,7 +196,8 @@ FULL = {
     "rows": [
         {"label": "t::ok", "case": "t::ok", "nodeid": "b.py::bench_t[ok]", "passes": 10, "total": 10,
          "pass_fraction": 1.0, "pass_rate": 100.0, "ci": {"low": 0.69, "high": 1.0}, "status": "pass", "cost": 0.5,
-         "gate": {"rule": "count", "min_passes": 8, "verdict": "pass"}, "stopped": None},
+         "gate": {"rule": "count", "min_passes": 8, "verdict": "pass"}, "stopped": None,
+         "history": {"state": "fixed", "since": "2026-11-30", "first_flaky": "2026-11-20"}},
         {"label": "t::b", "case": "t::b", "nodeid": "b.py::bench_t[b]", "passes": 3, "total": 10,
          "pass_fraction": 0.3, "pass_rate": 30.0, "ci": {"low": 0.07, "high": 0.65}, "status": "flaky", "cost": 2.0,
          "gate": {"rule": "rate", "min_rate": 0.9, "verdict": "fail"},
@@ -213,6 +215,8 @@ FULL = {
     "stopping": {"mode": "curtail", "active": True, "cases_stopped": 1, "runs_saved": 10, "runs_executed": 30},
     "budget": {"reason": "cost budget $5 reached", "runs_not_executed": 4},
     "gates": {"passed": 1, "failed": 1, "undecided": 0, "skipped": 0},
+    "states": {"rule": {"window": 14, "flaky_bar": 0.95, "failing_bar": 0.5, "broken_runs": 10, "fixed_nights": 3,
+                        "method": "exact", "confidence": 0.95}},
     "baseline": {"comparisons": [{"function": "t", "arm": "current", "baseline": "baseline", "pairs": 2,
                                   "difference": -0.2, "ci": {"low": -0.5, "high": 0.1}, "p_adjusted": 0.25,
                                   "verdict": "fail", "margin": 0.05, "cost_ratio": 1.1,
@@ -225,7 +229,7 @@ FULL = {
 #: development), no pass_fraction.
 OLD = {
     "created": "2026-10-08T19:24:03", "totals": {"passes": 1, "count": 2, "cost": 0.0},
-    "rows": [{"case": "t::a", "pass_rate": 50.0, "passes": 1, "total": 2, "status": "flaky",
+    "rows": [{"case": "t::a", "pass_rate": 50.0, "passes": 1, "total": 2, "count": 2, "status": "flaky",
               "ci": {"low": 0.01, "high": 0.99}, "gate": None, "cost": 0.0}],
     "comparisons": [{"kind": "baseline", "function": "t", "inputs": [{"nodeid": "", "input": "t::a", "verdict": "pass"}]}],
     "baseline": None, "records": [],

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..maths.states import STATES, Night, Rule, stories
+from ..maths.stats import METHODS
 from ..text import clip, printable
 from . import html_report
 from .html_report import escape, money, percent
@@ -33,6 +34,8 @@ CHARTS_SHOWN = 100
 CHANGED_SHOWN = 20
 #: Cases drawn as state strips (in the order of the charts).
 STRIPS_SHOWN = 200
+#: The longest window of a report's state rule the page takes (a longer one is no rule this version wrote).
+WINDOW_MOST = 10_000
 
 
 class HistoryError(ValueError):
@@ -122,7 +125,9 @@ def _finite(value: Any) -> bool:
 
 
 _NUMBER = _Kind("a number", _finite)
-_WHOLE = _Kind("a whole number", lambda value: isinstance(value, int) and not isinstance(value, bool))
+#: A count: an integer a float holds exactly (a report's counts are runs and characters, never near 2**53).
+_WHOLE = _Kind("a whole number", lambda value: isinstance(value, int) and not isinstance(value, bool)
+               and abs(value) < 2 ** 53)
 _TEXT = _Kind("a string", lambda value: isinstance(value, str))
 
 
@@ -147,7 +152,8 @@ _SCORES = _Values({"mean": _NUMBER, "ci": _CI, "min_score": _NUMBER})
 SHAPE = {
     "rows": [{"pass_fraction": _NUMBER, "pass_rate": _NUMBER, "ci": _CI, "status": _TEXT, "cost": _NUMBER,
               "passes": _WHOLE, "total": _WHOLE, "gate": {"min_rate": _NUMBER, "verdict": _TEXT}, "stopped": {},
-              "scores": _SCORES}],
+              "scores": _SCORES, "count": _WHOLE,
+              "history": {"state": _TEXT, "since": _TEXT, "first_flaky": _TEXT}}],
     "totals": {"passes": _WHOLE, "count": _WHOLE, "pass_fraction": _NUMBER, "cost": _NUMBER, "statuses": {}},
     "records": [{"transcript": [{"truncated": _Values(_WHOLE)}],
                  "scores": [{"value": _NUMBER, "threshold": _NUMBER}]}],
@@ -155,6 +161,7 @@ SHAPE = {
     "baseline": {"comparisons": [_COMPARISON]},
     "stopping": {},
     "budget": {},
+    "states": {"rule": {}},
 }
 
 
@@ -184,7 +191,8 @@ def day(report: Mapping[str, Any]) -> str:
 def night_of(row: Mapping[str, Any], when: str) -> Night | None:
     """A report row's night: its passes of its counted runs, and its stored state; None without counts."""
     passes, total = row.get("passes"), row.get("total", row.get("count"))
-    if not isinstance(passes, int) or not isinstance(total, int) or isinstance(passes, bool) or total < 0:
+    if not isinstance(passes, int) or not isinstance(total, int) or isinstance(passes, bool) or isinstance(total, bool) \
+            or total < 0 or passes < 0:
         return None
     stored = row.get("history") if isinstance(row.get("history"), Mapping) else {}
     text = {k: stored.get(k) if isinstance(stored.get(k), str) else None for k in ("state", "since", "first_flaky")}
@@ -370,12 +378,15 @@ def rule_of(reports: Sequence[Mapping[str, Any]]) -> Rule:
         given = states.get("rule") if isinstance(states, Mapping) else None
         if isinstance(given, Mapping):
             try:
-                return Rule(window=int(given["window"]), flaky_bar=float(given["flaky_bar"]),
+                rule = Rule(window=int(given["window"]), flaky_bar=float(given["flaky_bar"]),
                             failing_bar=float(given["failing_bar"]), broken_runs=int(given["broken_runs"]),
                             fixed_nights=int(given["fixed_nights"]), method=str(given["method"]),
                             confidence=float(given["confidence"]))
-            except (KeyError, TypeError, ValueError):
-                break
+            except (KeyError, TypeError, ValueError, OverflowError):
+                break  # not a rule this version wrote: the defaults
+            if rule.method in METHODS and 0.0 < rule.confidence < 1.0 and rule.window <= WINDOW_MOST:
+                return rule
+            break
     return Rule()
 
 

@@ -134,10 +134,12 @@ class _TerminalLines:
 
 
 class Nightly(Feature):
-    def __init__(self, settings: Settings | None, junit: bool) -> None:
-        """``settings``: the session's (None in the merge, whose command line gives its own)."""
+    def __init__(self, settings: Settings | None, junit: bool, outputs: bool = False) -> None:
+        """``settings``: the session's (None in the merge, whose command line gives its own); ``outputs``: the
+        merge writes a summary or annotations."""
         self.settings = settings
         self.junit = junit
+        self.outputs = outputs
 
     def aggregating(self, wiring: Aggregation) -> None:
         settings = self.settings
@@ -157,7 +159,12 @@ class Nightly(Feature):
             wiring.register(properties, "probability-junit")
 
     def merged(self, wiring: MergeWiring) -> None:
-        wiring.add_facet(SourceFacet())
+        """``rows[].source`` as the shards had it (their sessions' outputs were on), or for the merge's own
+        summary and annotations: a merge of shards without it is the session they would have been."""
+        sourced = any(isinstance(row, Mapping) and "source" in row
+                      for _, report in wiring.reports for row in report.get("rows") or ())
+        if sourced or self.outputs:
+            wiring.add_facet(SourceFacet())
 
 
 def merge_summary_path(given: str | None) -> tuple[Path | None, bool]:
