@@ -32,8 +32,8 @@ import time
 
 import numpy as np
 
-from pytest_probability.decide import compare
-from pytest_probability.decide.compare import Pair
+from pytest_probability.features.compare import comparisons as compare
+from pytest_probability.features.compare.comparisons import Pair
 from pytest_probability.vocabulary import FAILED
 
 CASES = 100

@@ -21,7 +21,7 @@ from pytest_probability.report import html_report as report_html
 from pytest_probability.report import json_report as report_json
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.run import RunRecord, Usage
-from pytest_probability.aggregate.rows import aggregate
+from pytest_probability.aggregate.cases import aggregate
 
 
 def records(cases: int, runs: int) -> list[RunRecord]:

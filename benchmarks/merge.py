@@ -18,14 +18,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_probability.aggregate.rows import aggregate
+from pytest_probability.aggregate.cases import aggregate
 from pytest_probability.config.settings import Settings, StatsConfig
 from pytest_probability.model.case import CaseRef, shard_of
 from pytest_probability.model.run import RunRecord, Usage
 from pytest_probability.report import json_report
-from pytest_probability.report.merge import merge
-from pytest_probability.report.spend import SpendFacet
-from pytest_probability.report.stats import StatsFacet
+from pytest_probability.features.shards.merge import merge
+from pytest_probability.features.spend.facet import SpendFacet
+from pytest_probability.report.intervals import StatsFacet
 
 
 class _Results:

@@ -7,14 +7,14 @@ arms' rates joined by a Gaussian copula of correlation ``--rho``) -- it
 
 1. simulates one pilot report (``--pilot-inputs`` inputs x ``--pilot-runs``
    runs per arm) and estimates the variance components from its per-input
-   counts (``planning.paired_components``, Miller 2024);
+   counts (``ab_planning.paired_components``, Miller 2024);
 2. lets the planner choose the inputs ``n`` for 80% power at two-sided 5%
-   with ``k`` runs per input (``planning.inputs_needed``; at least the
+   with ``k`` runs per input (``ab_planning.inputs_needed``; at least the
    plugin's ``MIN_INPUTS`` = 10, below which it runs another test);
 3. simulates ``--sessions`` sessions of ``n`` fresh inputs x ``k`` runs per
    arm and counts how often the plugin's own A/B test over inputs rejects
    "no difference" at 5%: the sign-flip test ``twostats.sign_flip`` as
-   ``decide.compare.pooled_tests`` calls it (per-input differences
+   ``features.compare.comparisons.pooled_tests`` calls it (per-input differences
    ``(x1 n2 - x2 n1) / (n1 n2)``, its defaults seed 0 and 5,000 resamples (--prob-bootstrap),
    p = twice the smaller tail).
 
@@ -60,8 +60,8 @@ import time
 import numpy as np
 from scipy import stats as sps
 
-from pytest_probability.decide.compare import MIN_INPUTS
-from pytest_probability.maths import planning, stats, twostats
+from pytest_probability.features.compare.comparisons import MIN_INPUTS
+from pytest_probability.maths import ab_planning, stats, twostats
 
 BASE = 0.70
 ALPHA = 0.05
@@ -86,13 +86,13 @@ class Population:
         z2 = self.rho * z1 + math.sqrt(1 - self.rho**2) * rng.standard_normal(size)
         return sps.beta.ppf(sps.norm.cdf(z1), *self.shape_a), sps.beta.ppf(sps.norm.cdf(z2), *self.shape_b)
 
-    def true_components(self, rng: np.random.Generator, draws: int = 400_000) -> tuple[planning.Components, float]:
+    def true_components(self, rng: np.random.Generator, draws: int = 400_000) -> tuple[ab_planning.Components, float]:
         """Exact between/within variances per arm; the covariance of the rates by Monte Carlo."""
         mean_a, mean_b = BASE + self.delta, BASE
         between_a, between_b = self.icc * mean_a * (1 - mean_a), self.icc * mean_b * (1 - mean_b)
         p_a, p_b = self.draw(rng, (draws,))
         cov = float(np.cov(p_a, p_b)[0, 1])
-        components = planning.Components(
+        components = ab_planning.Components(
             between=between_a + between_b - 2 * cov,
             within_a=(1 - self.icc) * mean_a * (1 - mean_a),
             within_b=(1 - self.icc) * mean_b * (1 - mean_b),
@@ -129,7 +129,7 @@ def sign_flip_p(bits: np.ndarray, diffs: np.ndarray) -> np.ndarray:
 
 
 def plugin_p(xa: np.ndarray, xb: np.ndarray, k: int) -> float:
-    """The same p-value through twostats.sign_flip itself, called as decide.compare.pooled_tests calls it."""
+    """The same p-value through twostats.sign_flip itself, called as features.compare.comparisons.pooled_tests calls it."""
     flip = twostats.sign_flip([(int(a) * k - int(b) * k, k * k) for a, b in zip(xa, xb)])
     return min(1.0, 2.0 * min(flip.p_less, flip.p_greater))
 
@@ -181,13 +181,13 @@ def main(argv: list[str] | None = None) -> int:
         pop = Population(delta, icc, args.rho)
         truth, rate_rho = pop.true_components(rng)
         pa, pb = pop.draw(rng, (args.pilot_inputs,))
-        pilot = planning.paired_components(
+        pilot = ab_planning.paired_components(
             [(int(x), args.pilot_runs) for x in rng.binomial(args.pilot_runs, pa)],
             [(int(x), args.pilot_runs) for x in rng.binomial(args.pilot_runs, pb)],
         )
-        statements.append((delta, icc, planning.tradeoff_statement(pilot, delta, ALPHA, TARGET)))
+        statements.append((delta, icc, ab_planning.tradeoff_statement(pilot, delta, ALPHA, TARGET)))
         for k in RUNS:
-            planned_n = planning.inputs_needed(pilot, delta, k, ALPHA, TARGET)
+            planned_n = ab_planning.inputs_needed(pilot, delta, k, ALPHA, TARGET)
             n = max(planned_n, MIN_INPUTS)
             row_started = time.perf_counter()
             # Only the first rows of the quick run are verified against the (slow, pure-Python) plugin test.
@@ -195,9 +195,9 @@ def main(argv: list[str] | None = None) -> int:
             results.append({
                 "delta": delta, "icc": icc, "rho_latent": args.rho, "rho_rates": rate_rho,
                 "pilot_correlation": pilot.correlation, "runs": k, "inputs": n, "inputs_planned": planned_n,
-                "inputs_true": planning.inputs_needed(truth, delta, k, ALPHA, TARGET),
-                "planned_power": planning.ab_power(pilot, delta, n, k, ALPHA),
-                "true_power": planning.ab_power(truth, delta, n, k, ALPHA),
+                "inputs_true": ab_planning.inputs_needed(truth, delta, k, ALPHA, TARGET),
+                "planned_power": ab_planning.ab_power(pilot, delta, n, k, ALPHA),
+                "true_power": ab_planning.ab_power(truth, delta, n, k, ALPHA),
                 "sessions": sessions, **sim, "seconds": time.perf_counter() - row_started,
             })
     elapsed = time.perf_counter() - started

@@ -97,6 +97,17 @@ KNOWLEDGE: dict[str, Knowledge] = {
         timeout={"m-small": 0.2, "m-large": 0.3},
         step_by_step=0.05,
     ),
+    # summarize (graded by a rubric: bench_summarize.py)
+    "I was charged twice for order 1042": Knowledge(
+        answer="Customer charged twice for order 1042; wants the duplicate charge refunded; has the bank statement.",
+        wrong="Customer has a billing problem with an order.",
+        accuracy={"m-small": 0.6, "m-large": 0.95},
+    ),
+    "The export to CSV has failed since Monday": Knowledge(
+        answer="CSV export failing since Monday; error 'timeout at 30 s'; blocks the monthly report.",
+        wrong="Export is failing since Monday.",
+        accuracy={"m-small": 0.1, "m-large": 0.8},
+    ),
 }
 
 

@@ -17,6 +17,12 @@ import pytest
 
 pytest_plugins = ["otlp_fixtures"]
 
+# A CI job of this suite on GitHub Actions must not reach its own job summary or annotations through the
+# thousands of sessions the tests run (every one of them would append to $GITHUB_STEP_SUMMARY, and GitHub
+# refuses a summary over 1 MiB): the tests that check them set these variables themselves.
+for _name in ("GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS"):
+    os.environ.pop(_name, None)
+
 #: The warm-up session's plugin: it imports every module pytest rewrites (the packages of the
 #: installed pytest plugins, this one's included), so that each gets its rewritten bytecode on disk.
 WARM_CONFTEST = textwrap.dedent(

@@ -1,6 +1,6 @@
 """pytest-probability: run nondeterministic tests many times and report pass fractions.
 
-Public API: :func:`record_usage`, :func:`record_cost`, :func:`record_output`, :func:`record_io`,
+Public API: :func:`record_usage`, :func:`record_cost`, :func:`record_output`, :func:`record_io`, :func:`record_score`,
 :func:`judging` and :class:`TokenUsage`; the warnings :class:`ProbabilityGateWarning` (and its subclass
 :class:`InfeasibleGateWarning`), :class:`ProbabilityUsageWarning` and :class:`CurtailmentWarning`.
 
@@ -18,7 +18,7 @@ __version__ = "0.4.0"
 
 if TYPE_CHECKING:
     from .errors import CurtailmentWarning, InfeasibleGateWarning, ProbabilityGateWarning, ProbabilityUsageWarning
-    from .run.recording import TokenUsage, judging, record_cost, record_io, record_output, record_usage
+    from .run.recording import TokenUsage, judging, record_cost, record_io, record_output, record_score, record_usage
 
 #: Public name -> the module defining it.
 _PUBLIC = {
@@ -30,6 +30,7 @@ _PUBLIC = {
     "record_cost": "run.recording",
     "record_io": "run.recording",
     "record_output": "run.recording",
+    "record_score": "run.recording",
     "record_usage": "run.recording",
     "TokenUsage": "run.recording",
 }

@@ -1,7 +1,8 @@
-"""The command line: ``report`` (the history page over sessions) and ``merge`` (shards judged as one session).
+"""The command line: ``report`` (the history page over sessions), ``merge`` (shards judged as one session) and ``diff``.
 
 ``python -m pytest_probability report DIR_OR_FILES -o report.html``
 ``python -m pytest_probability merge SHARD.json... -o merged.json [--html PATH] [--otel-file PATH] [--otel-send]``
+``python -m pytest_probability diff BASE.json NEW.json [--format=markdown|text|json] [--fail-on-drop]``
 
 This is the command line's composition root: ``merge --otel-file`` and
 ``--otel-send`` are the one place outside the session's (``configure``) that
@@ -43,13 +44,34 @@ def main(argv: list[str] | None = None) -> int:
     merge.add_argument("--prob-baseline", action="append", default=[], metavar="PATH",
                        help="the baseline the shards compared with (as they were given it; repeatable, globs)")
     merge.add_argument("--trace-url", default=None, help="URL template of a run's trace in the HTML report, with {trace_id}")
+    merge.add_argument("--summary", default=None, metavar="PATH",
+                       help="write the night's CI summary (Markdown) to PATH (default: append to $GITHUB_STEP_SUMMARY "
+                            "when set; off: none)")
+    merge.add_argument("--annotations", default="auto", choices=("auto", "on", "off"),
+                       help="print GitHub workflow commands for failed, dropped and undecided cases (auto: when "
+                            "GITHUB_ACTIONS=true)")
+    merge.add_argument("--prob-history", default=None, metavar="DIR",
+                       help="decide each case's state over the newest reports in DIR, and add the merged report to DIR")
+    diff = commands.add_parser("diff", help="Compare two --prob-json reports as --prob-baseline compares a session.")
+    diff.add_argument("base", metavar="BASE.json", help="the base's report (the main branch's)")
+    diff.add_argument("new", metavar="NEW.json", help="the change's report")
+    diff.add_argument("--format", default="markdown", choices=("markdown", "text", "json"))
+    diff.add_argument("--fail-on-drop", action="store_true",
+                      help="exit 1 when a case or benchmark dropped (its verdict against the base is FAIL)")
+    diff.add_argument("--prob-margin", default=None, metavar="M", help="the drop tolerated (as --prob-margin)")
+    diff.add_argument("--prob-adjust", default="holm", choices=("holm", "bonferroni", "bh", "none"))
+    diff.add_argument("-o", "--output", default=None, help="write to this file instead of standard output")
     args = parser.parse_args(argv)
     if args.command == "merge":
         return _merge(args)
+    if args.command == "diff":
+        return _diff(args)
     try:
-        trace_url = check_trace_url(args.trace_url) if args.trace_url else None
-        reports = report_history.load(report_history.report_paths(args.paths))
-        page = report_history.render(reports, trace_url=trace_url)
+        trace_url = check_trace_url(args.trace_url, source="--trace-url") if args.trace_url else None
+        loaded = report_history.load(report_history.report_paths(args.paths))
+        for note in loaded.skipped:  # a folder's other JSON files: the page is made of the reports
+            print(f"note: {note}", file=sys.stderr)
+        page = report_history.render(loaded.reports, trace_url=trace_url)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -60,23 +82,41 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"error: cannot write {output}: {exc}", file=sys.stderr)
         return 2
-    print(f"wrote {output} ({len(reports)} sessions)")
+    sessions, skipped = len(loaded.reports), len(loaded.skipped)
+    print(f"wrote {output} ({sessions} session{'s' * (sessions != 1)}"
+          + (f"; {skipped} file{'s' * (skipped != 1)} skipped)" if skipped else ")"))
     return 0
 
 
 def _merge(args: argparse.Namespace) -> int:
+    from .features.compare.feature import Compare
+    from .features.scores.feature import Scores
+    from .features.shards.merge import MergeError, gate_lines, merge
+    from .features.nightly.feature import Nightly, merge_summary_path, write_outputs
+    from .features.quarantine.feature import MergedQuarantine
+    from .features.spend.feature import Spend
+    from .features.states.feature import MergedStates
     from .report import json_report
-    from .report.merge import MergeError, gate_lines, merge
 
     sending = args.otel_send or args.otel_endpoint is not None
     try:
-        trace_url = check_trace_url(args.trace_url) if args.trace_url else None
+        trace_url = check_trace_url(args.trace_url, source="--trace-url") if args.trace_url else None
         _check_sending(args, sending)
-        merged = merge(args.paths, args.prob_baseline)
+        summary, appends = merge_summary_path(args.summary)
+        annotate = args.annotations == "on" or (args.annotations == "auto"
+                                                and os.environ.get("GITHUB_ACTIONS") == "true")
+        # The features with a part in the merged report, in a session's order: the facets follow it.
+        merged = merge(args.paths, (Spend(), Compare(on=False), Scores(), MergedStates(args.prob_history),
+                                    MergedQuarantine(), Nightly(None, False, summary is not None or annotate)),
+                       args)
     except (MergeError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     outputs = [(Path(args.output), lambda: json_report.dumps(merged.report))]
+    if args.prob_history:  # the night's report joins the history the next night's states are decided over
+        from .features.compare.baseline import history_name
+
+        outputs.append((Path(args.prob_history) / history_name(), lambda: json_report.dumps(merged.report)))
     if args.html:
         from .report import html_report
 
@@ -111,10 +151,39 @@ def _merge(args: argparse.Namespace) -> int:
                                        keep=bool(args.otel_file))
             for line in lines:
                 print(line, file=sys.stdout if sent and not line.startswith("warning:") else sys.stderr)
+    try:
+        write_outputs(merged.report, suite=merged.report_suite, summary=summary, appends=appends, annotate=annotate,
+                      trace_url=trace_url, out=sys.stdout)
+    except OSError as exc:
+        print(f"error: cannot write the summary: {exc}", file=sys.stderr)
+        return 2
     for line in gate_lines(merged):
         print(line)
     print(f"wrote {args.output}" + (f" and {args.html}" if args.html else ""))
     return merged.exit_status
+
+
+def _diff(args: argparse.Namespace) -> int:
+    """``diff``: exit 0, 1 with ``--fail-on-drop`` and a drop, 2 for a report that cannot be read."""
+    from .config.values import parse_margin
+    from .features.compare import diff
+
+    try:
+        margin = parse_margin(args.prob_margin) if args.prob_margin is not None else None
+        found = diff.compare_reports(Path(args.base), Path(args.new), margin, args.prob_adjust)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    text = {"markdown": diff.markdown, "text": diff.text, "json": diff.dumps}[args.format](found)
+    if args.output:
+        try:
+            files.write_text(Path(args.output), text)
+        except OSError as exc:
+            print(f"error: cannot write {args.output}: {exc}", file=sys.stderr)
+            return 2
+    else:
+        sys.stdout.write(text)
+    return 1 if args.fail_on_drop and (found["dropped"] or found["benchmarks_failed"]) else 0
 
 
 def _check_sending(args: argparse.Namespace, sending: bool) -> None:

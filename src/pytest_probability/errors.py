@@ -32,3 +32,8 @@ class ProbabilityUsageWarning(pytest.PytestWarning):
 
 class GateFailed(Exception):
     """Raised by a verdict item whose verdict fails its case."""
+
+
+class ProbabilityQuarantineWarning(pytest.PytestWarning):
+    """An entry of ``--prob-quarantine`` whose until-date has passed: its cases gate again (the warning names
+    the entry and its owner)."""

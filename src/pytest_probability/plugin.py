@@ -4,7 +4,9 @@ Each hook is a line or two that hands over to the stage that owns the
 concern. The hooks of one role only (taking records in, the session's end,
 the table, xdist's controller and worker hooks) are on the role's plugin
 object (:mod:`pytest_probability.roles`), which :mod:`pytest_probability.configure`
-registers once.
+registers once. Each hook reaches the stage that owns its concern through
+``config.stash``: the session's configuration (``session.get``) and the run
+stage (``run.key.RUNS``).
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from typing import Any, Generator
 
 import pytest
 
-from .collect import files, order
+from .collect import benchfiles, order
 from .config import options
 from .otel import options as otel_options
+from .run.key import RUNS
 from .session import get
 
 # The composition root, and with it every stage, is imported at configure: importing the plugin
@@ -37,21 +40,21 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> Any:
-    return files.make_module(module_path, parent, get(parent.config).settings.pattern)
+    return benchfiles.make_module(module_path, parent, get(parent.config).settings.pattern)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:
-    return files.collect_file(file_path, parent, get(parent.config).settings.pattern)
+    return benchfiles.collect_file(file_path, parent, get(parent.config).settings.pattern)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: object) -> Any:
-    return files.make_item(collector, name, obj)
+    return benchfiles.make_item(collector, name, obj)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    files.before_generate(get(metafunc.config), metafunc)
+    benchfiles.before_generate(metafunc)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -68,8 +71,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
-    runs = get(item.config).runs
-    assert runs is not None
+    runs = item.config.stash[RUNS]
     runs.start(item)
     try:
         return (yield)
@@ -79,20 +81,20 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    get(item.config).runs.before_setup(item)  # type: ignore[union-attr]
+    item.config.stash[RUNS].before_setup(item)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
     report = yield
-    get(item.config).runs.after_phase(item, call, report)  # type: ignore[union-attr]
+    item.config.stash[RUNS].after_phase(item, call, report)
     return report
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> None:
     __tracebackhide__ = True
-    get(pyfuncitem.config).runs.check_callable(pyfuncitem)  # type: ignore[union-attr]
+    pyfuncitem.config.stash[RUNS].check_callable(pyfuncitem)
 
 
 # Plain priority, on purpose: after every tryfirst impl (anyio's runs the coroutine), before pytest's
@@ -100,4 +102,4 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> None:
 @pytest.hookimpl(specname="pytest_pyfunc_call")
 def pytest_pyfunc_call_unrun(pyfuncitem: pytest.Function) -> None:
     __tracebackhide__ = True
-    get(pyfuncitem.config).runs.check_unrun(pyfuncitem)  # type: ignore[union-attr]
+    pyfuncitem.config.stash[RUNS].check_unrun(pyfuncitem)

@@ -1,29 +1,39 @@
-"""The extension points: what a feature plugs into a session, one small protocol per kind.
+"""The extension points: what a feature plugs into a session, one small protocol per kind, and their registry.
 
 As with the OpenTelemetry SDK's span processors and exporters, a feature is
-an object per kind of contribution, registered once by the composition root
-(:mod:`pytest_probability.configure`) on the session's
-:class:`~pytest_probability.session.State`. Each protocol says in which
-process it is called and when. Where a protocol has several methods, its
-methods here do nothing: a feature subclasses it explicitly and implements
-only what it contributes.
+an object per kind of contribution, registered once at configure on the
+session's :class:`Registry` (by the role object, or by a feature package
+for the role it has parts in: :mod:`pytest_probability.roles.wiring`), which
+is frozen before collection. Each protocol says in which process it is
+called and when. Where a protocol has several methods, its methods here do
+nothing: a feature subclasses it explicitly and implements only what it
+contributes.
 
 ========================  =================================  ====================================
 protocol                  called in                          implemented by
 ========================  =================================  ====================================
-:class:`RunObserver`      the process executing runs         the run spans (``otel.spans``)
+:class:`RunObserver`      the process executing runs         the run spans, usage from spans
+:class:`RunGuard`         the process executing runs         budgets
+:class:`Criterion`        every process (a case's spec)      score gates
 :class:`Decisions`        the process executing runs         the decision book (serial), the
                                                              channel's reader (xdist worker)
-:class:`VerdictKind`      collection (every process), and    the comparisons' ``baseline`` and
+:class:`VerdictKind`      collection (every process), and    comparisons' ``baseline`` and
                           the decision book                  ``compare`` kinds
-:class:`ItemsCheck`       collection (every process)         the comparisons (axes, ``--prob-plan``)
-:class:`RecordSink`       the aggregating process            the decision book
-:class:`Link`             the xdist controller and workers   the decisions channel, late usage,
-                          (and a serial session's reports)   the export
-:class:`Facet`            the aggregating process, at the    statistics, spend, comparisons
-                          end (every output reads it)
-:class:`Finisher`         the aggregating process, once      gate settlement, the reports,
-                                                             the export
+:class:`ItemsCheck`       collection (every process)         shards, comparisons, the journal
+:class:`RecordLog`        the aggregating process, first     the journal
+:class:`RecordSink`       the aggregating process            the decision book, budgets,
+                                                             early stopping
+:class:`Link`             the xdist controller and workers   decisions, late usage, budgets,
+                          (and a serial session's reports)   shards, the journal, the export
+:class:`Facet`            the aggregating process, at the    statistics, spend, comparisons,
+                          end (every output reads it)        shards, the journal, readings
+:class:`Readings`         the aggregating process, at the    comparisons
+                          end (``--prob-explain``)
+:class:`Finisher`         the aggregating process, once      gates, comparisons, shards, the
+                                                             journal, the reports, the export
+:class:`Waiver`           the aggregating process, and the   quarantine
+                          merge, where a verdict would fail
+                          the session
 ========================  =================================  ====================================
 
 This module imports only the model: a protocol's types never reach into a stage.
@@ -31,13 +41,13 @@ This module imports only the model: a protocol's types never reach into a stage.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Mapping, Protocol, Sequence
 
 if TYPE_CHECKING:
     import pytest
 
     from .model.case import CaseRef
-    from .model.outputs import Line, Series, Verdict
+    from .model.outputs import Judgement, Line, Series, Verdict
     from .model.rows import Row, Summary
     from .model.run import CurrentRun, RunRecord, Usage
 
@@ -61,17 +71,30 @@ class RunObserver(Protocol):
     def run_closed(self, item: pytest.Item, run: CurrentRun) -> None: ...
 
 
+class RunGuard(Protocol):
+    """Asked before each run's setup in the process executing it, after the :class:`Decisions`: a reason
+    of its own for the run not to start (a budget reached)."""
+
+    def check(self, case: CaseRef) -> tuple[str, str] | None:
+        """(cause, reason) when the run must not start (``budget``), else None."""
+        ...
+
+
 class Decisions(Protocol):
     """The aggregating process's decisions, as a process executing runs sees them."""
 
     def run_decision(self, case: CaseRef) -> tuple[str, str] | None:
-        """(cause, reason) when a run of ``case`` must not start (``decided`` early, a ``budget``
-        reached), else None. Asked before each run's setup."""
+        """(cause, reason) when a run of ``case`` must not start (its case ``decided`` early), else None.
+        Asked before each run's setup."""
         ...
 
     def verdict(self, key: str) -> Verdict:
         """A verdict item's verdict (``key``: a case key, or ``<case key>[kind]``), once its runs
         have reported. Asked by the verdict item, which runs after them."""
+        ...
+
+    def flag(self, name: str) -> str | None:
+        """The text a feature published under ``name`` in the aggregating process (a budget reached), else None."""
         ...
 
 
@@ -109,23 +132,72 @@ class VerdictKind(Protocol):
         decision book kept (case key -> node id -> record), once every run of the benchmark reported."""
         ...
 
+    def fields(self, records: Mapping[str, Mapping[str, RunRecord]], key: str) -> Mapping[str, Any]:
+        """In the aggregating process: what :meth:`decide` decided, as numbers and words (``difference``,
+        ``low``, ``high``, ``margin``, ``decision``), for the verdict item's JUnit properties; none by default."""
+        return {}
 
-class ItemsCheck(Protocol):
-    """Looks at the items a session will run, after every other plugin's selection (every process)."""
 
-    def check_items(self, config: pytest.Config, items: list[pytest.Item]) -> None:
-        """May raise ``pytest.UsageError``, warn on items, or empty ``items`` (``--prob-plan``)."""
+class Criterion(Protocol):
+    """A condition a feature adds to a case's gate (a score's bar), made from the case's marks and the session's
+    statistics settings by the feature's criterion maker (``roles.wiring.Feature.criteria``); part of the case's
+    spec, so that the case is gated (a ``[gate]`` item), judged with its gate and latency, and may stop early."""
+
+    #: What it judges (a score's name), unique among a case's criteria.
+    name: str
+    #: Whether the case may stop once it is decided (its stop mode).
+    stops: bool
+
+    def judge(self, row: Row, missing: int) -> Judgement:
+        """The verdict on the case's row; ``missing``: runs selected that never reported (cut short)."""
+        ...
+
+    def early(self, records: Sequence[RunRecord], planned: int) -> str | None:
+        """PASSED or FAILED when the runs so far decide it before the ``planned`` runs (its stop rule), else None."""
+        ...
+
+    def fewest_runs(self) -> int:
+        """The fewest runs with which it can pass at all, every run at its best (``--prob-plan``'s ``min runs``);
+        0 when no number of runs can."""
+        ...
+
+    def unreachable(self, runs: int) -> str | None:
+        """Why it cannot pass with ``runs`` runs (a warning at collection, naming what it needs), else None."""
         ...
 
 
+class ItemsCheck(Protocol):
+    """Looks at the items a session will run, after every other plugin's selection (every process): those
+    that :attr:`select` first, then in the order they were registered."""
+
+    #: Whether it deselects the runs other sessions execute (a shard's): then it comes before every other check.
+    selects: ClassVar[bool] = False
+
+    def check_items(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        """May raise ``pytest.UsageError``, warn on items, deselect or empty ``items`` (``--prob-plan``)."""
+        ...
+
+
+class RecordLog(Protocol):
+    """Sees each finished run's record first, in the aggregating process, before any sink or plugin shows
+    its outcome: a durable copy (the journal). Records read back, and runs interrupted before their end,
+    are not finished runs."""
+
+    def write(self, record: RunRecord) -> None: ...
+
+    def write_late(self, nodeid: str, usage: Mapping[str, Any] | None, extra_cost: float,
+                   scores: Sequence[Mapping[str, Any]] = ()) -> None:
+        """Usage (or scores) charged to a finished run after its record (late usage), as plain builtins."""
+
+
 class RecordSink(Protocol):
-    """Takes each run's record as it arrives in the aggregating process."""
+    """Takes each run's record as it arrives in the aggregating process, in the order sinks were registered."""
 
     def add(self, record: RunRecord) -> None: ...
 
     def add_late(self, usage: Usage | None, extra_cost: float) -> None:
-        """Usage charged to a run after its record had arrived (late usage): the record in
-        ``State.records`` is amended already; a sink that sums spend adds this."""
+        """Usage charged to a run after its record had arrived (late usage): the intake's record is
+        amended already; a sink that sums spend adds this."""
 
 
 class Link(Protocol):
@@ -156,8 +228,8 @@ class Facet(Protocol):
     """One feature's part of every output, read from the session's aggregated rows at its end.
 
     The table, the JSON and HTML reports and the metrics all read the same
-    facets, so they agree; a reporter added later reads them too. A facet's
-    :meth:`cells` has the same length for every row.
+    facets, in the order they were registered, so they agree; a reporter added
+    later reads them too. A facet's :meth:`cells` has the same length for every row.
     """
 
     def cells(self, row: Row) -> Sequence[str]:
@@ -181,34 +253,92 @@ class Facet(Protocol):
         return ()
 
 
+class Readings(Protocol):
+    """A feature's part of ``--prob-explain``: a plain-language reading of each thing it shows."""
+
+    def readings(self) -> Sequence[tuple[str, str]]:
+        """(title, text) of each reading, after the statistics' own in the ``Explained`` section; any
+        reading also earns the one-line hint without the flag."""
+        return ()
+
+    def explained_fields(self) -> Mapping[str, Any]:
+        """Top-level JSON keys with an ``explanation`` beside each thing read (the facet's with readings)."""
+        return {}
+
+    def glossary(self) -> Sequence[tuple[int, str, str]]:
+        """(place, name, text) of the methods its readings use, shown under ``Methods used`` when it has
+        readings; ``place`` orders them among the statistics' entries (10 the interval, 20 inputs, 30 the
+        gate, 50 latency)."""
+        return ()
+
+
+class Waiver(Protocol):
+    """Excuses a case from failing the session while its verdicts are still decided and shown (quarantine):
+    asked wherever a failed verdict would fail the session or mark ``--lf``'s cache (the gates'
+    settlement, the merge's exit status)."""
+
+    def waives(self, case: CaseRef) -> bool: ...
+
+
+#: :attr:`Finisher.phase`: the exit status is settled (runs executed elsewhere counted, then the verdicts),
+#: then the reports written with it, then the telemetry sent.
+COUNT, DECIDE, WRITE, EXPORT = 0, 1, 2, 3
+
+
 class Finisher(Protocol):
-    """Runs once at the session's end in the aggregating process, in registration order.
+    """Runs once at the session's end in the aggregating process, in :attr:`phase` order, then in the order
+    they were registered.
 
     ``session.exitstatus`` is current (an earlier finisher may have changed it).
     An ``OSError`` becomes the note ``could not write a report: …`` and exit
     status 3; anything else a finisher must catch itself.
     """
 
+    phase: ClassVar[int] = DECIDE
+
     def finish(self, session: pytest.Session, summary: Summary) -> None: ...
 
 
-class RunHooks(Protocol):
-    """The per-run path as the hook surface (``plugin.py``) calls it; ``run.phases.RunPhases``."""
+class Registry:
+    """The session's extension points, each a tuple in registration order; frozen once the role has wired
+    every feature (before collection), after which registering raises.
 
-    def start(self, item: pytest.Item) -> None: ...
+    Only its own methods change it: a feature registers through :meth:`add`.
+    """
 
-    def end(self, item: pytest.Item) -> None: ...
+    observers: tuple[RunObserver, ...] = ()
+    guards: tuple[RunGuard, ...] = ()
+    verdict_kinds: tuple[VerdictKind, ...] = ()
+    checks: tuple[ItemsCheck, ...] = ()
+    logs: tuple[RecordLog, ...] = ()
+    sinks: tuple[RecordSink, ...] = ()
+    links: tuple[Link, ...] = ()
+    facets: tuple[Facet, ...] = ()
+    readings: tuple[Readings, ...] = ()
+    finishers: tuple[Finisher, ...] = ()
+    waivers: tuple[Waiver, ...] = ()
+    #: What a feature hands the merge beside the records, by name (a shard's report's ``shard`` object).
+    handovers: tuple[tuple[str, Callable[[], Any]], ...] = ()
 
-    def before_setup(self, item: pytest.Item) -> None: ...
+    def __init__(self) -> None:
+        self.frozen = False
 
-    def after_phase(self, item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport) -> None: ...
+    def add(self, **parts: Any) -> None:
+        """Register one part or more by extension point: ``add(facets=facet, sinks=sink)``."""
+        if self.frozen:
+            raise RuntimeError("the session's extension points are frozen once its role is wired")
+        for name, part in parts.items():
+            current = getattr(self, name)
+            if not isinstance(current, tuple):
+                raise AttributeError(f"no extension point {name!r}")
+            setattr(self, name, (*current, part))
 
-    def check_callable(self, item: pytest.Item) -> None: ...
+    def waived(self, case: CaseRef) -> bool:
+        """Whether a waiver excuses ``case`` from failing the session (it is quarantined)."""
+        return any(waiver.waives(case) for waiver in self.waivers)
 
-    def check_unrun(self, item: pytest.Item) -> None: ...
-
-    def retry_call(self, item: pytest.Item, error: BaseException) -> None: ...
-
-    def finish(self) -> list[str]:
-        """At the session's end; returns notes (module ``teardown()`` errors)."""
-        ...
+    def freeze(self) -> None:
+        """No more registrations; checks and finishers in their phases' order (stable within a phase)."""
+        self.checks = tuple(sorted(self.checks, key=lambda check: not check.selects))
+        self.finishers = tuple(sorted(self.finishers, key=lambda finisher: finisher.phase))
+        self.frozen = True

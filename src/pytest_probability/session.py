@@ -1,87 +1,96 @@
-"""The session's state, kept in ``config.stash``: its settings, its records, and what the features plugged in.
+"""The session's configuration in ``config.stash``: its settings, specs and extension points, frozen at configure.
 
-One :class:`State` per pytest config, built by the composition root
-(:mod:`pytest_probability.configure`), which also fills its extension points
-(typed by :mod:`pytest_probability.protocols`). It imports no stage: the
-stages read it, and are given what else they need when they are built.
+One :class:`Session` per pytest config, built by the role object
+(:mod:`pytest_probability.roles`) before any feature is wired, and never
+changed after: its fields are set once, and what they hold is owned by the
+object itself (the :class:`~.protocols.Registry` frozen before collection,
+the :class:`Scope` and :class:`Notes` changed only through their methods).
+What changes during a session belongs to the stage that changes it: the
+collection's scratch to ``collect.scratch``, the current run and its
+leftovers to ``run.phases.RunPhases``, the records to ``record.intake.Intake``,
+the verdicts to ``decide.book.DecisionBook``, the signal flags to
+``roles.interrupts.Interrupts``. It imports no stage: the stages read it.
 """
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import pytest
+
+from .protocols import Registry
 
 if TYPE_CHECKING:
     from .config.settings import Settings, StatsConfig
     from .config.spec import Specs
-    from .model.case import CaseRef
-    from .model.run import RunRecord
-    from .protocols import Decisions, Facet, Finisher, ItemsCheck, Link, RecordSink, RunHooks, RunObserver, VerdictKind
+    from .protocols import Decisions
 
 
-# eq and repr off: one State per session, compared by identity (field-by-field equality
-# means nothing for it, and its repr would print every record).
-@dataclass(eq=False, repr=False)
-class State:
+class Scope:
+    """Which part of the night this session holds: all of it, unless a feature divides it (a shard's).
+
+    A session holding a part (:attr:`partial`) decides nothing on it: every verdict item skips with that
+    text, no case stops early, nothing is compared, and its metrics are the series that add over the
+    parts, under its own :attr:`instance` (``service.instance.id``)."""
+
+    def __init__(self) -> None:
+        #: Why this session decides nothing (the verdict items' skip text); None: it holds the whole night.
+        self.partial: str | None = None
+        #: The resource's ``service.instance.id`` of a part (``shard-2-of-5``), unless the user gives one.
+        self.instance: str | None = None
+        #: Whether a report without runs is written all the same (a part whose runs all fell to others).
+        self.keep_empty: Callable[[], bool] = lambda: False
+
+    def divide(self, why: str, instance: str, keep_empty: Callable[[], bool]) -> None:
+        self.partial, self.instance, self.keep_empty = why, instance, keep_empty
+
+
+class Notes:
+    """Lines shown under the table (export problems, teardown errors, a feature's warnings), in order."""
+
+    def __init__(self) -> None:
+        self._lines: list[str] = []
+
+    def append(self, line: str) -> None:
+        self._lines.append(line)
+
+    def extend(self, lines: Iterator[str] | list[str] | tuple[str, ...]) -> None:
+        self._lines.extend(lines)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._lines)
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def __bool__(self) -> bool:
+        return bool(self._lines)
+
+    def __contains__(self, line: object) -> bool:
+        return line in self._lines
+
+
+# eq and repr off: one Session per pytest config, compared by identity.
+@dataclass(frozen=True, eq=False, repr=False)
+class Session:
     settings: Settings
     #: The cases' specs, and with them the session's statistics settings (``specs.config``).
     specs: Specs
-    #: The decisions runs and verdict items ask: the decision book (serial), the channel's
+    #: The decisions runs and verdict items ask: the decision book (serial, controller), the channel's
     #: reader (xdist worker); None on a worker whose controller gave no channel.
     decisions: Decisions | None = None
-    #: The per-run path (``run.phases.RunPhases``), in a process that executes runs.
-    runs: RunHooks | None = None
-    #: One CaseRef per case key, shared by the records of its runs.
-    cases: dict[str, CaseRef] = field(default_factory=dict)
-    #: The records taken in (aggregating process only).
-    records: list[RunRecord] = field(default_factory=list)
-    #: Bumped whenever ``records`` changes: what the cached results compare against.
-    revision: int = 0
-    #: Lines shown under the table (export problems, teardown errors).
-    notes: list[str] = field(default_factory=list)
-    # -- extension points (pytest_probability.protocols) --------------------------------
-    observers: list[RunObserver] = field(default_factory=list)
-    verdict_kinds: list[VerdictKind] = field(default_factory=list)
-    checks: list[ItemsCheck] = field(default_factory=list)
-    sinks: list[RecordSink] = field(default_factory=list)
-    links: list[Link] = field(default_factory=list)
-    facets: list[Facet] = field(default_factory=list)
-    finishers: list[Finisher] = field(default_factory=list)
-    # -- collection --------------------------------------------------------------------
-    #: The Metafunc of the benchmark being collected (``collect.files.before_generate``), while it is.
-    metafunc: Any = None
-    case_order: Any = field(default_factory=itertools.count)
-    #: Runs collected so far (cases × runs), held to ``settings.max_runs``.
-    runs_collected: int = 0
-    #: ``--prob-shard``: runs of other shards deselected (by this process, or by a worker, which ships it).
-    runs_of_other_shards: int = 0
-    # -- the session's end ------------------------------------------------------------------
-    #: Set while the finishers run (SIGTERM then lets them finish), and on SIGTERM during them.
-    finishing: bool = False
-    terminated: bool = False
-    #: Set while a report's record is being taken in: SIGTERM then waits until it is in (``interrupt_pending``),
-    #: so that no record whose outcome pytest has shown is lost.
-    taking: bool = False
-    interrupt_pending: bool = False
-    #: Usage calls charged to their run after it had ended (from threads or tasks that outlived it).
-    late_usage: int = 0
+    parts: Registry = field(default_factory=Registry)
+    scope: Scope = field(default_factory=Scope)
+    notes: Notes = field(default_factory=Notes)
 
     @property
     def stats(self) -> StatsConfig:
         return self.specs.config
 
-    def release(self) -> None:
-        """Drop what the session collected (records, cases) after the session."""
-        self.records = []
-        self.cases = {}
-        self.revision += 1
+
+SESSION_KEY = pytest.StashKey[Session]()
 
 
-STATE_KEY = pytest.StashKey[State]()
-
-
-def get(config: pytest.Config) -> State:
-    return config.stash[STATE_KEY]
+def get(config: pytest.Config) -> Session:
+    return config.stash[SESSION_KEY]

@@ -113,6 +113,12 @@ def benchmark_verdict_id(kind: str) -> re.Pattern[str]:
     return re.compile(rf"^(?P<scope>.+?)\[{re.escape(kind)}(?::(?P<detail>.*))?\]$")
 
 
+# -- the --prob-history folder ------------------------------------------------------
+
+#: The name of each report in a ``--prob-history`` folder: ``prob-report-<UTC time>-<pid>.json`` (sorts by
+#: time); the comparisons read the newest as the baseline, and the case states the newest as their nights.
+HISTORY_PREFIX = "prob-report-"
+
 # -- runs on the wire ----------------------------------------------------------------
 
 #: A run's node id: ``<case key>[runN]`` or ``<case key>::runN``.

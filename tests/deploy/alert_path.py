@@ -60,7 +60,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -105,6 +105,9 @@ class Benchmark:
     name: str
     cases: dict[str, list[int | tuple[int, int]]]
     min_rate: float | None = None
+    #: case id -> per night, oldest first, the mean of the "judge" score its runs record (record_score():
+    #: each run that mean -0.1, -0.05, 0, +0.05 or +0.1 in turn); no score for a case not listed.
+    scores: dict[str, list[float]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -126,8 +129,8 @@ class Suite:
 SCENARIO = [
     Suite(
         "nightly-drop", runs=20, ages_h=[120.5, 96.5, 72.5, 48.5, 24.5, 0.5],
-        story="five stable nights, then case classify/drops falls from ~95% to 40%; "
-              "the other cases move by a run or three, as chance does",
+        story="five stable nights, then case classify/drops falls from ~95% to 40% and the judge's "
+              "mean score of answer/slips from 0.85 to 0.5; the other cases move by a run or three, as chance does",
         benchmarks=[
             Benchmark("classify", {
                 "steady_high": [20, 19, 18, 20, 19, 17],
@@ -136,6 +139,9 @@ SCENARIO = [
             }),
             Benchmark("extract", {"": [20, 20, 19, 20, 20, 20]}),
             Benchmark("gated", {"": [20, 19, 20, 20, 19, 20]}, min_rate=0.5),
+            # Graded: every run passes; the judge's mean score of answer/slips falls from 0.85 to 0.5 tonight.
+            Benchmark("answer", {"steady": [20] * 6, "slips": [20] * 6},
+                      scores={"steady": [0.85, 0.84, 0.85, 0.86, 0.85, 0.84], "slips": [0.85] * 5 + [0.5]}),
         ],
         spend=[("m-small", 0.002)] * 6,
     ),
@@ -170,7 +176,7 @@ import json
 import os
 
 import pytest
-from pytest_probability import record_usage
+from pytest_probability import record_score, record_usage
 
 PLAN = json.loads(os.environ["ALERT_PATH_PLAN"])
 _runs = {}
@@ -179,6 +185,9 @@ _runs = {}
 def _run(benchmark, case):
     n = next(_runs.setdefault((benchmark, case), itertools.count()))
     record_usage(model=PLAN["model"], input_tokens=100, output_tokens=20, cost=PLAN["cost"])
+    mean = PLAN["scores"].get(benchmark, {}).get(case)
+    if mean is not None:
+        record_score(round(mean + 0.05 * (n % 5 - 2), 4), "judge")
     passes, errors = PLAN["cases"][benchmark][case]
     if n < passes:
         return
@@ -210,6 +219,7 @@ def night_plan(suite: Suite, night: int) -> dict[str, Any]:
     return {
         "model": model, "cost": cost,
         "cases": {b.name: {c: _outcome(nights[night]) for c, nights in b.cases.items()} for b in suite.benchmarks},
+        "scores": {b.name: {c: nights[night] for c, nights in b.scores.items()} for b in suite.benchmarks if b.scores},
     }
 
 
@@ -227,6 +237,8 @@ class Night:
     #: The session's per-case comparisons with its baseline (the nights before):
     #: {case label: {verdict, high, p_adjusted}} from the report's baseline comparisons.
     baseline: dict[str, dict[str, Any]]
+    #: The same for the cases' mean scores: {case label: {verdict, high, p_adjusted}} of the "judge" score.
+    scores: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def run_night(workdir: Path, suite: Suite, night: int, timestamp: float, run_id: int) -> Night:
@@ -239,7 +251,12 @@ def run_night(workdir: Path, suite: Suite, night: int, timestamp: float, run_id:
     baseline = {i["input"]: {"verdict": i.get("verdict"), "high": (i.get("ci") or {}).get("high"),
                              "p_adjusted": i.get("p_adjusted")}
                 for c in (report.get("baseline") or {}).get("comparisons", []) for i in c["inputs"]}
-    return Night(suite.name, night, timestamp, otlp, report["rows"], proc.returncode, baseline)
+    scores = {i["input"]: {"verdict": i.get("verdict"), "high": (i.get("ci") or {}).get("high"),
+                           "p_adjusted": i.get("p_adjusted")}
+              for c in (report.get("baseline") or {}).get("comparisons", []) for s in c.get("scores", [])
+              for i in s["inputs"]}
+    return Night(suite.name, night, timestamp, otlp, report["rows"], proc.returncode,
+                 baseline, scores)
 
 
 def run_nights(workdir: Path, now: float, scenario=SCENARIO, workers: int = 2) -> list[Night]:
@@ -643,7 +660,7 @@ def run_alert_path(workdir: Path, backends: Path) -> dict[str, Any]:
         "nights": [{"suite": n.suite, "night": n.night, "timestamp": n.timestamp, "returncode": n.returncode,
                     "rows": [{k: r.get(k) for k in ("benchmark", "case_id", "passes", "fails", "errors", "status",
                                                     "cost")} for r in n.rows],
-                    "baseline": n.baseline} for n in nights],
+                    "baseline": n.baseline, "scores": n.scores} for n in nights],
         "logs": logs,
         "timings": {k: round(v, 2) for k, v in timings.items()},
     }

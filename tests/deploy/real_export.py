@@ -26,7 +26,7 @@ BENCH = '''
 import itertools
 
 import pytest
-from pytest_probability import record_cost, record_usage
+from pytest_probability import record_cost, record_score, record_usage
 
 _runs = {}
 
@@ -86,18 +86,28 @@ def bench_mixed(kind):
 
 def bench_setup_error(broken):
     pass
+
+
+# Graded: a judge's score per run (0.6, 0.7, 0.8, 0.9), compared with the baseline's (0.95 each run).
+def bench_graded():
+    record_score(0.6 + nth("graded") / 10, "judge")
 '''
 #: Cases of BENCH; with RUNS runs each, all of them count in probability.session.runs.
-BENCH_CASES = 10
+BENCH_CASES = 11
 
-#: A baseline for two cases of BENCH, in 0.3.0's row shape (label, passes,
+#: A baseline for three cases of BENCH, in 0.3.0's row shape (label, passes,
 #: total), so the session exports the baseline gauges: "unsure" 4/4 against
-#: 400/400 is undecided (0), "mixed::error" 0/4 against 400/400 fails (-1).
+#: 400/400 is undecided (0), "mixed::error" 0/4 against 400/400 fails (-1);
+#: "graded" with its runs' scores (this version's records), so the score
+#: comparison's gauges are exported too.
 BASELINE = {
     "rows": [
         {"case": "unsure", "passes": 400, "fails": 0, "errors": 0, "total": 400, "pass_rate": 100.0},
         {"case": "mixed::error", "passes": 400, "fails": 0, "errors": 0, "total": 400, "pass_rate": 100.0},
-    ]
+        {"case": "graded", "passes": 4, "fails": 0, "errors": 0, "total": 4, "pass_rate": 100.0},
+    ],
+    "records": [{"case": "graded", "run": n, "outcome": "pass", "scores": [{"name": "judge", "value": 0.95}]}
+                for n in range(1, 5)],
 }
 
 #: A session whose every run is skipped: no pass fraction, but a heartbeat.
@@ -164,7 +174,8 @@ def run_session(workdir: Path, bench: str = BENCH, runs: int = RUNS, suite: str 
            f"--prob-json={workdir / 'report.json'}", *map(str, args)]
     if bench == BENCH:
         (workdir / "baseline.json").write_text(json.dumps(BASELINE))
-        cmd.append(f"--prob-baseline={workdir / 'baseline.json'}")
+        # The baseline's gauges, and (a history folder, empty before the first night) the states' gauges.
+        cmd += [f"--prob-baseline={workdir / 'baseline.json'}", f"--prob-history={workdir / 'history'}"]
     proc = subprocess.run(cmd, cwd=workdir, env={**session_env(workdir), **(env or {})}, capture_output=True,
                           text=True, timeout=300)
     # 1: some cases failed, which is data; anything else is a broken session.

@@ -38,6 +38,8 @@ from promql_names import PROMETHEUS_CONFIG, RULE_FILES
 # session's compared cases (issue 10). Below-bar and newly-flaky judge the
 # upper bound of the case's interval, not its observed fraction.
 DROP_ALERT = "ProbabilityCaseFractionDropped"
+#: The same for a mean score (record_score()): Welch's t-test adjusted over the compared cases.
+SCORE_DROP_ALERT = "ProbabilityCaseScoreDropped"
 
 #: Cases whose pass rate really changed tonight; every other case only moved by chance.
 CHANGED = {("nightly-drop", "classify", "drops"), ("nightly-harness", "api", "lookup"),
@@ -50,6 +52,8 @@ EXPECTED_FIRING = {
     # nothing for the cases that moved by chance.
     (DROP_ALERT, "nightly-drop", "classify", "drops"),
     ("ProbabilityCaseBelowBar", "nightly-drop", "classify", "drops"),
+    # ... and the case whose judge's mean score fell (every run still passes: no fraction alert).
+    (SCORE_DROP_ALERT, "nightly-drop", "answer", "slips"),
     # nightly-harness: errors in api mute api's case alerts (in Alertmanager, not here) ...
     ("ProbabilityErroredRunsHigh", "nightly-harness", "api", ""),
     ("ProbabilityCaseBelowBar", "nightly-harness", "api", "lookup"),
@@ -66,6 +70,11 @@ EXPECTED_FIRING = {
     (DROP_ALERT, "nightly-harness", "chat", "wobbly"),
     # and the new model's bill.
     ("ProbabilitySpendHigh", "nightly-harness", "", ""),
+    # The state across nights (--prob-history): the three cases that became worse tonight are flaky by
+    # the since-clean rule (their runs since three clean nights pass below 95%); none is broken.
+    ("ProbabilityCaseStateFlaky", "nightly-drop", "classify", "drops"),
+    ("ProbabilityCaseStateFlaky", "nightly-harness", "api", "lookup"),
+    ("ProbabilityCaseStateFlaky", "nightly-harness", "chat", "wobbly"),
     # nightly-missed: the night that did not come.
     ("ProbabilityNoSession", "nightly-missed", "", ""),
 }
@@ -74,6 +83,7 @@ EXPECTED_FIRING = {
 EXPECTED_INHIBITED = {
     ("ProbabilityCaseBelowBar", "nightly-harness", "api", "lookup"),
     (DROP_ALERT, "nightly-harness", "api", "lookup"),
+    ("ProbabilityCaseStateFlaky", "nightly-harness", "api", "lookup"),
 }
 
 
@@ -298,6 +308,26 @@ def test_drop_alert_for_the_dropped_case(alert_path):
     assert alert["generatorURL"].startswith(alert_path["prometheus_url"] + "/graph?")
 
 
+def test_score_drop_alert_for_the_case_whose_score_fell(alert_path):
+    """answer/slips: every run passes every night, but tonight the judge's mean score fell from 0.85 to
+    0.5. The session's per-case score verdict is FAIL (answer/steady's is not), and the alert shows its
+    interval's upper bound."""
+    tonight = next(n for n in alert_path["nights"] if n["suite"] == "nightly-drop" and n["night"] == 5)
+    assert {label: v["verdict"] for label, v in tonight["scores"].items()} == {
+        "answer::steady": "undecided", "answer::slips": "fail"}
+    earlier = [n for n in alert_path["nights"] if n["suite"] == "nightly-drop" and 0 < n["night"] < 5]
+    assert all(v["verdict"] != "fail" for n in earlier for v in n["scores"].values())
+    alert = notified(alert_path, "shipped").get((SCORE_DROP_ALERT, "nightly-drop", "answer", "slips"))
+    assert alert, "no score drop alert for answer/slips"
+    assert alert["labels"]["probability_score_name"] == "judge"
+    assert alert["annotations"]["summary"] == "answer/slips scores lower on judge than its baseline"
+    shown = re.search(r"is at most (-?[\d.]+) \(", alert["annotations"]["description"])
+    high = tonight["scores"]["answer::slips"]["high"]
+    assert shown and float(shown.group(1)) == pytest.approx(high, abs=5e-3), (alert["annotations"], high)
+    assert high < -0.05
+    assert any("slips" in u for u in _trace_links(alert["annotations"]))
+
+
 def _trace_links(annotations: dict) -> list[str]:
     urls = [u for v in annotations.values() for u in re.findall(r"https?://\S+", v)]
     return [u for u in urls if "pytest-probability" in u and ("trace" in u or "search" in u)]
@@ -312,7 +342,7 @@ def test_drop_alert_links_to_the_cases_traces(alert_path):
 def test_no_drop_alert_for_the_unchanged_cases(alert_path):
     changed = CHANGED
     unchanged = {(s.name, b.name, c) for s in SCENARIO for b in s.benchmarks for c in b.cases} - changed
-    assert len(unchanged) == 11
+    assert len(unchanged) == 13
     for am in ("shipped", "example"):
         got = notified(alert_path, am)
         dropped = {k[1:] for k in got if k[0] == DROP_ALERT}
@@ -320,7 +350,7 @@ def test_no_drop_alert_for_the_unchanged_cases(alert_path):
         # api/lookup's is muted by the errored-runs alert.
         assert dropped == changed - {("nightly-harness", "api", "lookup")}, (am, dropped)
     # The drop suite's unchanged cases raise nothing at all.
-    quiet = {k for k in firing(alert_path) if k[1] == "nightly-drop" and k[3] != "drops"}
+    quiet = {k for k in firing(alert_path) if k[1] == "nightly-drop" and k[3] not in ("drops", "slips")}
     assert not quiet, quiet
 
 

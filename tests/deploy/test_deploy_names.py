@@ -186,13 +186,15 @@ def test_series_per_case_as_docs_nightly_says(real_export):
         if "test_case_name" in s.labels:  # per-case series; an unparametrized case has no probability_case
             key = (s.labels["probability_benchmark"], s.labels.get("probability_case", ""))
             per_case[key] = per_case.get(key, 0) + 1
-    assert per_case[("mixed", "fail")] == 24      # ungated, record_cost(), all runs fail
-    assert per_case[("gated_fail", "")] == 26     # gated, one model, all runs fail
-    assert per_case[("answer", "")] == 26         # gated, one model, all runs pass
-    assert per_case[("mixed", "flaky")] == 40     # ungated, passes and fails
-    assert per_case[("mixed", "skip")] == 4 + 1   # all skipped: runs and cost only
+    state = 2  # the session runs with --prob-history, as the nightly job does: state and changed
+    assert per_case[("mixed", "fail")] == 24 + state      # ungated, record_cost(), all runs fail
+    assert per_case[("gated_fail", "")] == 26 + state     # gated, one model, all runs fail
+    assert per_case[("answer", "")] == 26 + state         # gated, one model, all runs pass
+    assert per_case[("mixed", "flaky")] == 40 + state     # ungated, passes and fails
+    assert per_case[("mixed", "skip")] == 4 + 1           # all skipped: runs and cost only, no state
     text = (DEPLOY.parent / "docs" / "nightly.md").read_text()
     assert "**24 series**" in text and "**26** gated" in text and "40 and 42" in text
+    assert "`--prob-history`\nadds 2 (its state)" in text
 
 
 def _readme_contract_table() -> list[list[str]]:

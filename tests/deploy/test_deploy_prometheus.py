@@ -94,6 +94,7 @@ def test_recording_rules_and_alerts_share_one_group():
 
 REQUIRED_ALERTS = {
     "ProbabilityCaseBelowBar", "ProbabilityCaseBelowGate", "ProbabilityCaseFractionDropped",
+    "ProbabilityCaseScoreDropped",
     "ProbabilityCaseNewlyFlaky", "ProbabilityErroredRunsHigh", "ProbabilitySpendHigh",
     "ProbabilityNoSession",
 }

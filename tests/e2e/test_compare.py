@@ -455,6 +455,20 @@ def test_bad_input_is_a_usage_error_before_any_run(pytester, nights, setup, args
     assert "passed" not in result.stdout.str()
 
 
+def test_a_corrupt_history_report_names_prob_history(pytester, nights) -> None:
+    """A report of the --prob-history folder that cannot be read names the option that found it; a
+    --prob-baseline file beside it is still named --prob-baseline."""
+    nights(2)
+    (pytester.path / "history").mkdir()
+    (pytester.path / "history" / "prob-report-20261201T000000.000000Z-1.json").write_text("{not json")
+    result = run(pytester, "--prob-history=history")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--prob-history: *prob-report-20261201T000000.000000Z-1.json is not JSON*"])
+    (pytester.path / "bad.json").write_text('{"totals": {}}')
+    both = run(pytester, "--prob-history=history", "--prob-baseline=bad.json")
+    both.stderr.fnmatch_lines(["*--prob-baseline: */bad.json is not a --prob-json report*"])
+
+
 def test_unknown_axis_in_the_marker_is_a_usage_error(pytester) -> None:
     pytester.makepyfile(bench_ab=AB.replace('compare="style"', 'compare="nope"'))
     result = run(pytester)

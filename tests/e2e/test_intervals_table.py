@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from pytest_probability.report import stats as report_stats
+from pytest_probability.report import intervals as report_stats
 from sessions import CONFTEST, alarm, section
 
 BENCH = """

@@ -14,10 +14,12 @@ import pytest
 #: Modules of options (baselines and A/B, budgets, retries, the JSON and HTML
 #: reports, the history report) and of the export: absent unless their option is on.
 OPTION_MODULES = {
-    "decide.compare", "decide.pairs", "decide.plan", "maths.twostats", "decide.baseline", "decide.budget",
+    "features.compare.comparisons", "features.compare.pairs", "features.compare.plan", "maths.twostats", "features.compare.baseline", "features.spend.budget",
     "config.retry", "run.retries", "report.writers", "report.json_report", "report.html_report", "report.history",
     "otel.spans", "otel.session", "otel.pipeline", "otel.send", "otel.metrics",
-    "config.prices", "otel.usage_spans", "run.spanusage",
+    "config.price_file", "otel.usage_spans", "run.spanusage", "report.unpriced",
+    "features.journal.file", "features.journal.writer", "features.journal.resume", "features.journal.facet",
+    "features.shards.merge", "features.compare.history", "features.compare.settings",
 }
 
 CONFTEST = """
@@ -77,7 +79,7 @@ def session_dir(pytester: pytest.Pytester) -> pytest.Pytester:
 def test_a_session_without_benchmarks_imports_no_option_module(session_dir: pytest.Pytester) -> None:
     (found,) = loaded(session_dir, "test_plain.py")
     assert not OPTION_MODULES & set(found["modules"]), found["modules"]
-    assert "decide.comparisons" in found["modules"]  # the wiring of comparisons: control that the list is real
+    assert "features.compare.comparing" in found["modules"]  # the wiring of comparisons: control that the list is real
     assert found["heavy"] == []
 
 
@@ -120,8 +122,8 @@ def test_option_modules_are_imported_when_their_option_is_on(session_dir: pytest
         "--prob-retry=1", "--prob-retry-on=ValueError", "--prob-prices=prices.toml",
         ret=0,  # without --prob-margin the baseline only reports
     )
-    assert {"decide.compare", "maths.twostats", "decide.baseline", "report.json_report", "report.html_report",
-            "decide.budget", "config.retry", "config.prices"} <= set(found["modules"])
+    assert {"features.compare.comparisons", "maths.twostats", "features.compare.baseline", "report.json_report", "report.html_report",
+            "features.spend.budget", "config.retry", "config.price_file", "report.unpriced"} <= set(found["modules"])
     assert found["heavy"] == []
 
 
@@ -134,15 +136,17 @@ def test_a_compare_marker_alone_starts_the_comparisons(session_dir: pytest.Pytes
     assert [c["arm"] for c in report["comparisons"]] == ["long"]
     assert report["baseline"] is None
     (found,) = [json.loads(p.read_text()) for p in session_dir.path.glob("modules-main-*.json")]
-    assert {"decide.compare", "maths.twostats"} <= set(found["modules"])
-    assert "decide.baseline" not in found["modules"]
+    assert {"features.compare.comparisons", "maths.twostats"} <= set(found["modules"])
+    assert "features.compare.baseline" not in found["modules"]
 
 
 #: What only the aggregating process uses (decisions, results, the outputs): an xdist worker executes
 #: runs and ships their records, so its start-up does not import them (issue 25, benchmarks/concurrency.py).
 AGGREGATING_MODULES = {
-    "decide.book", "decide.results", "decide.analysis", "decide.gates", "aggregate.rows", "aggregate.inputs",
-    "maths.inputs", "report.stats", "report.spend", "report.comparisons", "report.explain", "report.inputs",
+    "decide.book", "decide.results", "decide.analysis", "decide.gates", "aggregate.cases", "aggregate.benchmarks",
+    "maths.clusters", "report.intervals", "features.spend.facet", "features.spend.stopping", "features.compare.facet",
+    "features.compare.readings", "report.explain", "report.benchmark_lines", "roles.serial", "roles.controller",
+    "features.scores.facet", "maths.scores",
 }
 
 

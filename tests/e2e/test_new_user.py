@@ -598,3 +598,20 @@ def bench_many(i):
     assert result.ret == (pytest.ExitCode.TESTS_FAILED if xdist else pytest.ExitCode.INTERRUPTED)
     assert "4 runs of bench_many.py::bench_many::2 bring the session to 12 runs (cases × runs), more than the limit of 10" in result.stdout.str()
     assert run(pytester, *xdist, "--prob-runs=3", "-o", "prob_max_runs=9").ret == 0
+
+
+def test_make_demo_exits_0_and_says_the_failures_are_on_purpose(tmp_path: Path) -> None:
+    """Issue 36: the demo's examples fail on purpose, and make ended with its alarming 'Error 1 (ignored)'."""
+    root = Path(__file__).resolve().parents[2]
+    if not (root / "Makefile").is_file() or subprocess.run(["make", "--version"], capture_output=True).returncode:
+        pytest.skip("needs the source tree and make")
+    done = subprocess.run(
+        ["make", "-C", str(root), "-o", ".venv/.installed", "demo", f"PY={sys.executable}", f"DEMO_OUT={tmp_path}"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert "Error" not in output and "ignored" not in output
+    lines = output.splitlines()
+    assert "The examples include failing cases on purpose: the session's exit status was 1 (some tests failed)." in lines
+    assert (tmp_path / "report.json").is_file() and (tmp_path / "report.html").is_file()

@@ -706,9 +706,7 @@ def test_file_without_any_endpoint(pytester: pytest.Pytester, xdist: list[str]) 
 #: At the table, how many distinct trace id strings the aggregating process's records hold.
 TRACE_OBJECTS = """
 def pytest_terminal_summary(terminalreporter, config):
-    from pytest_probability.session import get
-
-    records = get(config).records
+    records = config.pluginmanager.get_plugin("probability-role").intake.records
     with open("trace-ids.txt", "w") as handle:
         handle.write(f"{len(records)} {len({r.trace_id for r in records})} {len({id(r.trace_id) for r in records})}")
 """

@@ -313,16 +313,31 @@ def test_a_bad_span_usage_mode_is_a_usage_error(folder):
     ("prices.json", '{"gpt-4o": {"input": 1}}', "model 'gpt-4o' has no output price"),
     ("prices.toml", '["gpt-4o"]\ninput = -1\noutput = 2\n', "model 'gpt-4o': input must be finite, at least 0"),
     ("missing.toml", None, "cannot be read"),
-])
-def test_a_malformed_prices_file_is_a_usage_error_that_names_it(folder, name, text, message):
+    # integer literals too large for a float: an OverflowError was an INTERNALERROR (exit 3)
+    ("prices.json", '{"m": {"input": 1' + "0" * 400 + ', "output": 2}}',
+     "model 'm': input must be finite, at least 0 and at most 1e+09, got an integer of 401 digits"),
+    ("prices.toml", '["m"]\ninput = 1\noutput = 1' + "0" * 400 + "\n",
+     "model 'm': output must be finite, at least 0 and at most 1e+09, got an integer of 401 digits"),
+    # an unquoted dotted name is nested tables: said so, with the quoted form
+    ("prices.toml", "[gpt-4.1]\ninput = 1\noutput = 2\n",
+     "model 'gpt-4' has a table 1 in it: a dot in a TOML table name makes nested tables, so [gpt-4.1] is "
+     'model gpt-4 with a table 1; quote a name with a dot: ["gpt-4.1"]'),
+    ("prices.toml", '["gpt-4"]\ninput = 1\noutput = 2\n\n[gpt-4.1.mini]\ninput = 1\noutput = 2\n',
+     "model 'gpt-4' has a table 1 in it: a dot in a TOML table name makes nested tables, so [gpt-4.1.mini] is "
+     'model gpt-4 with a table 1; quote a name with a dot: ["gpt-4.1.mini"]'),
+], ids=["bad-toml", "no-output", "negative", "missing", "huge-json-int", "huge-toml-int", "dotted-name",
+        "dotted-name-deeper"])
+@XDIST
+def test_a_malformed_prices_file_is_a_usage_error_that_names_it(folder, name, text, message, xdist):
     folder.makepyfile(bench_budget=BUDGET_BENCH)
     if text is not None:
         (folder.path / name).write_text(text)
-    result = run(folder, f"--prob-prices={name}")
+    result = run(folder, f"--prob-prices={name}", *xdist)
     assert result.ret == 4, result.stdout.str()
     error = result.stderr.str()
     assert f"prices file {folder.path / name}: " in error
     assert message in error
+    assert "Traceback" not in error + result.stdout.str()
     assert "passed" not in result.stdout.str()  # nothing ran
 
 

@@ -24,7 +24,7 @@ from pytest_probability.vocabulary import FAILED, PASSED, SKIPPED, UNDECIDED, VE
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.run import RunRecord
 from pytest_probability.vocabulary import ERROR, FAIL, PASS, SKIP
-from pytest_probability.aggregate.rows import aggregate
+from pytest_probability.aggregate.cases import aggregate
 from sessions import alarm
 
 _order = iter(range(100_000))

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from pytest_probability.config import retry, values
-from pytest_probability.decide import budget
+from pytest_probability.features.spend import budget
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.run import RunRecord, Usage
 

@@ -7,15 +7,16 @@ import random
 
 import pytest
 
-from pytest_probability.config.compare import CompareConfig
-from pytest_probability.decide import baseline as baseline_mod
-from pytest_probability.decide import compare, pairs
-from pytest_probability.decide.compare import Pair
+from pytest_probability.features.compare.settings import CompareConfig
+from pytest_probability.features.compare import baseline as baseline_mod
+from pytest_probability.features.compare import pairs
+from pytest_probability.features.compare import comparisons as compare
+from pytest_probability.features.compare.comparisons import Pair
 from pytest_probability.maths import twostats
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.rows import Counts
 from pytest_probability.model.run import RunRecord
-from pytest_probability.aggregate.rows import row_status
+from pytest_probability.aggregate.cases import row_status
 from pytest_probability.model.rows import Row
 
 

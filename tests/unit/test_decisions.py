@@ -1,4 +1,5 @@
-"""The decisions channel: what the controller's DecisionBook writes and a worker's ChannelReader reads."""
+"""The decisions channel: what the controller's DecisionBook writes and a worker's ChannelReader reads, with the spend
+feature's parts (early stopping, a budget) wired as an aggregating process and a worker wire them."""
 
 from __future__ import annotations
 
@@ -8,11 +9,14 @@ import time
 from pytest_probability.config.settings import StatsConfig
 from pytest_probability.config.spec import Specs
 from pytest_probability.decide.book import DecisionBook
-from pytest_probability.decide.budget import Budget
+from pytest_probability.features.spend.budget import Budget
 from pytest_probability.decide.channel import ChannelReader
+from pytest_probability.features.spend.feature import BudgetGuard, BudgetLink, BudgetSink, WorkerBudgetGuard
+from pytest_probability.features.spend.stopping import EarlyStop
 from pytest_probability.model.case import CaseRef
+from pytest_probability.protocols import Registry
 from pytest_probability.model.run import RunRecord, Usage
-from pytest_probability.aggregate.rows import aggregate
+from pytest_probability.aggregate.cases import aggregate
 from pytest_probability.vocabulary import BUDGET, DECIDED
 
 RUNS = 10
@@ -22,12 +26,49 @@ def case(key="b.py::bench_x", marks=(("min_passes", 2),)):
     return CaseRef(key=key, benchmark="x", case="", label="x", order=0, runs=RUNS, marks=marks)
 
 
+class Wired:
+    """The book with the sinks and guard of an aggregating process (the spend feature's), in their order."""
+
+    def __init__(self, config, budget=None, kinds=None):
+        parts = Registry()
+        for kind in (kinds or {}).values():
+            parts.add(verdict_kinds=kind)
+        self.book = DecisionBook(Specs(config), parts)
+        self.budget = budget
+        self.sinks = [self.book] + ([BudgetSink(budget, self.book)] if budget else []) + [EarlyStop(self.book, self.book.specs)]
+        self.guard = BudgetGuard(budget) if budget else None
+
+    def add(self, record):
+        for sink in self.sinks:
+            sink.add(record)
+
+    def run_decision(self, case):
+        return self.book.run_decision(case) or (self.guard.check(case) if self.guard else None)
+
+    def __getattr__(self, name):
+        return getattr(self.book, name)
+
+
 def book_of(config, **kw):
-    return DecisionBook(Specs(config), **kw)
+    return Wired(config, **kw)
+
+
+class WorkerDecisions:
+    """A worker's decisions: the channel's reader, and with a budget the guard its input gives it."""
+
+    def __init__(self, book, budgeted):
+        self.reader = ChannelReader(book.folder, book.specs, timeout=1.0)
+        given = BudgetLink(book.budget).worker_input()["prob_budget"] if budgeted else None
+        self.guard = WorkerBudgetGuard(self.reader, given["deadline"], given["max_time"]) if given else None
+        self.deadline = given["deadline"] if given else None
+        self.max_time = given["max_time"] if given else None
+
+    def run_decision(self, case):
+        return self.reader.run_decision(case) or (self.guard.check(case) if self.guard else None)
 
 
 def reader(book, budgeted=False):
-    return ChannelReader(book.folder, book.specs, budgeted, timeout=1.0)
+    return WorkerDecisions(book, budgeted)
 
 
 def record(c, run, outcome="pass", cost=0.0):
@@ -54,7 +95,7 @@ def test_a_decided_case_is_published_once_and_read_by_workers(tmp_path):
         # The remaining runs report as not executed; the gate verdict is published once all have.
         for run in range(3, RUNS + 1):
             book.add(RunRecord(c, run, f"{c.key}::run{run}", "skip", message=f"not run: {reason}", stopped=DECIDED))
-        published = [p for p in folder.iterdir() if p.suffix == ".json" and p.name != "session.json"]
+        published = [p for p in folder.iterdir() if p.suffix == ".json"]
         assert len(published) == 1
         data = json.loads(published[0].read_text())
         assert data["passed"] is True and data["text"].startswith("PASS: 2/2 passes, need 2: PASS; 8 run(s) not executed")

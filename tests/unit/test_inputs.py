@@ -1,4 +1,4 @@
-"""maths.inputs against scipy, statsmodels and numpy (test-only oracles), to 1e-9 relative unless told."""
+"""maths.clusters against scipy, statsmodels and numpy (test-only oracles), to 1e-9 relative unless told."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import warnings
 
 import pytest
 
-from pytest_probability.maths import inputs, stats
+from pytest_probability.maths import stats
+from pytest_probability.maths import clusters as inputs
 
 np = pytest.importorskip("numpy")
 scipy_stats = pytest.importorskip("scipy.stats")

@@ -1,4 +1,4 @@
-"""The journal's file format, read and written directly (record.journal): torn lines, refusals, a full disk."""
+"""The journal's file format, read and written directly (features.journal.file): torn lines, refusals, a full disk."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import pytest
 
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.run import RunRecord, Usage
-from pytest_probability.record import journal
+from pytest_probability.features.journal import file as journal
+from pytest_probability.features.journal import writer as journal_writer
 
 HEAD = journal.header("suite", {"runs": 3, "shard": None}, {"method": "exact", "level": 0.95})
 CASE = CaseRef(key="bench_x.py::bench_a::c", benchmark="a", case="c", runs=3)
@@ -21,8 +22,8 @@ def record(run: int, **extra: object) -> RunRecord:
     return RunRecord(case=CASE, run=run, nodeid=f"bench_x.py::bench_a::c[run{run}]", outcome="pass", **extra)  # type: ignore[arg-type]
 
 
-def opened(path: Path, notes: list[str] | None = None) -> journal.Journal:
-    writer, _ = journal.start(path, HEAD, notes if notes is not None else [])
+def opened(path: Path, notes: list[str] | None = None) -> journal_writer.Journal:
+    writer, _ = journal_writer.start(path, HEAD, notes if notes is not None else [])
     assert writer is not None
     return writer
 
@@ -81,7 +82,7 @@ def test_what_is_no_journal_is_refused_naming_the_line(tmp_path: Path, text: byt
     path = tmp_path / "j.jsonl"
     path.write_bytes(text.replace(b"HEAD", json.dumps(HEAD).encode()))
     with pytest.raises(journal.JournalError, match=says):
-        journal.start(path, HEAD, [])
+        journal_writer.start(path, HEAD, [])
     assert path.read_bytes() == text.replace(b"HEAD", json.dumps(HEAD).encode())  # left as it was
 
 
@@ -111,7 +112,7 @@ def test_a_journal_another_process_holds_is_refused(tmp_path: Path) -> None:
     fcntl.flock(fd, fcntl.LOCK_EX)
     try:
         with pytest.raises(journal.JournalError, match="is in use by another session"):
-            journal.start(path, HEAD, [])
+            journal_writer.start(path, HEAD, [])
     finally:
         os.close(fd)
     opened(path).close()  # free again
@@ -120,7 +121,7 @@ def test_a_journal_another_process_holds_is_refused(tmp_path: Path) -> None:
 def test_a_full_disk_stops_the_journal_with_one_note_and_the_session_goes_on(tmp_path: Path) -> None:
     notes: list[str] = []
     fd = os.open("/dev/full", os.O_WRONLY)  # every write: ENOSPC
-    writer = journal.Journal(tmp_path / "j.jsonl", fd, HEAD, journal.Contents(), notes)
+    writer = journal_writer.Journal(tmp_path / "j.jsonl", fd, HEAD, journal.Contents(), notes)
     writer.write(record(1))
     writer.write(record(2))
     writer.close()

@@ -10,7 +10,7 @@ import pytest
 from pytest_probability.model.case import PARAM_VALUE_LIMIT, CaseRef
 from pytest_probability.model.rows import Counts, UsageTotals, sum_usage
 from pytest_probability.model.run import RunRecord, Usage
-from pytest_probability.aggregate.rows import aggregate, row_status
+from pytest_probability.aggregate.cases import aggregate, row_status
 from pytest_probability.vocabulary import (
     ERROR,
     FAIL,

@@ -16,8 +16,11 @@ import random
 import pytest
 
 from pytest_probability.config.spec import GateSpec
-from pytest_probability.maths import planning
-from pytest_probability.maths.planning import Components, GateRule
+from pytest_probability.features.compare import settings as compare_config
+from pytest_probability.features.compare import plan as plan_table
+from pytest_probability.maths import ab_planning, run_budget, stats
+from pytest_probability.maths.ab_planning import Components
+from pytest_probability.maths.run_budget import GateRule
 
 np = pytest.importorskip("numpy")
 scipy_stats = pytest.importorskip("scipy.stats")
@@ -76,7 +79,7 @@ def test_pass_counts_are_one_upper_tail_and_the_chance_is_the_binomial_sum(name)
     gate = GATES[name]
     for n in (1, 5, 19, 20, 36, 40, 73, 100, 257):
         accepted = pass_set(gate, n)
-        critical = planning.critical_passes(gate, n)
+        critical = run_budget.critical_passes(gate, n)
         if not accepted.any():
             assert critical is None
         else:
@@ -84,7 +87,7 @@ def test_pass_counts_are_one_upper_tail_and_the_chance_is_the_binomial_sum(name)
             assert accepted[first:].all(), "the passing counts are an upper tail"
             assert critical == first
         for rate in (0.5, 0.9, 0.97, 0.999):
-            assert planning.pass_chance(gate, n, rate) == pytest.approx(
+            assert run_budget.pass_chance(gate, n, rate) == pytest.approx(
                 oracle_chance(gate, n, rate), rel=1e-9, abs=1e-14), (n, rate)
 
 
@@ -92,8 +95,8 @@ def test_pass_counts_are_one_upper_tail_and_the_chance_is_the_binomial_sum(name)
 def test_min_runs_is_the_first_all_pass_that_passes(name):
     gate = GATES[name]
     expected = next(n for n in range(1, 2000) if pass_set(gate, n)[n])
-    assert planning.min_runs(gate) == expected
-    assert planning.pass_chance(gate, expected - 1, 0.999999) == 0.0
+    assert run_budget.min_runs(gate) == expected
+    assert run_budget.pass_chance(gate, expected - 1, 0.999999) == 0.0
 
 
 @pytest.mark.parametrize("name, rate", [
@@ -104,31 +107,31 @@ def test_runs_for_chance_is_the_first_run_count_with_the_target_chance(name, rat
     gate = GATES[name]
     expected = oracle_runs_for(gate, rate, 0.8, 400)
     assert expected is not None
-    assert planning.runs_for_chance(gate, rate, 0.8, 10_000) == expected
+    assert run_budget.runs_for_chance(gate, rate, 0.8, 10_000) == expected
     # The chance saw-tooths: it is not monotone in n, which is why every n is tried.
-    assert planning.pass_chance(gate, expected, rate) >= 0.8
+    assert run_budget.pass_chance(gate, expected, rate) >= 0.8
 
 
 def test_runs_for_chance_scans_past_saw_tooth_dips():
     gate = GATES["exact 0.9"]
-    chances = [planning.pass_chance(gate, n, 0.97) for n in range(36, 101)]
+    chances = [run_budget.pass_chance(gate, n, 0.97) for n in range(36, 101)]
     assert any(later < earlier for earlier, later in zip(chances, chances[1:])), "the chance dips"
-    assert planning.runs_for_chance(gate, 0.97) == 100
+    assert run_budget.runs_for_chance(gate, 0.97) == 100
 
 
 def test_runs_for_chance_never_and_beyond_the_cap():
     gate = GATES["exact 0.9"]
-    assert planning.runs_for_chance(gate, 0.97, cap=99) is None
-    assert planning.format_runs_for_chance(None, gate, 0.97, cap=99) == ">99"
-    assert planning.runs_for_chance(gate, 0.97, cap=100) == 100
+    assert run_budget.runs_for_chance(gate, 0.97, cap=99) is None
+    assert plan_table.format_runs_for_chance(None, gate, 0.97, cap=99) == ">99"
+    assert run_budget.runs_for_chance(gate, 0.97, cap=100) == 100
     for bar in (0.97, 0.98):
         high = GateRule.rate(bar)
-        assert planning.never_passes(high, 0.97)
-        assert planning.runs_for_chance(high, 0.97) is None
-        assert planning.format_runs_for_chance(None, high, 0.97) == "never"
-    assert not planning.never_passes(GateRule.count(19), 0.5)
-    assert planning.min_runs(GateRule.rate(1.0)) is None  # the exact lower bound never reaches 1
-    assert planning.format_min_runs(None) == ">100,000"
+        assert run_budget.never_passes(high, 0.97)
+        assert run_budget.runs_for_chance(high, 0.97) is None
+        assert plan_table.format_runs_for_chance(None, high, 0.97) == "never"
+    assert not run_budget.never_passes(GateRule.count(19), 0.5)
+    assert run_budget.min_runs(GateRule.rate(1.0)) is None  # the exact lower bound never reaches 1
+    assert plan_table.format_min_runs(None) == ">100,000"
 
 
 def test_gate_rule_agrees_with_the_gate_spec_verdict():
@@ -148,17 +151,17 @@ def test_gate_rule_agrees_with_the_gate_spec_verdict():
 def test_catch_chance_is_one_minus_the_binomial_chance_of_no_failure(flake):
     for n in (0, 1, 20, 29, 40, 299, 1000):
         expected = 1.0 - scipy_stats.binom.pmf(0, n, flake)
-        assert planning.catch_chance(flake, n) == pytest.approx(expected, rel=1e-12, abs=1e-300)
+        assert run_budget.catch_chance(flake, n) == pytest.approx(expected, rel=1e-12, abs=1e-300)
     for level in (0.9, 0.95, 0.99):
-        needed = planning.runs_to_catch(flake, level)
+        needed = run_budget.runs_to_catch(flake, level)
         assert 1.0 - scipy_stats.binom.pmf(0, needed, flake) >= level
         assert needed == 1 or 1.0 - scipy_stats.binom.pmf(0, needed - 1, flake) < level
-    assert planning.catch_chance(1.0, 3) == 1.0
+    assert run_budget.catch_chance(1.0, 3) == 1.0
 
 
 def test_runs_to_catch_the_documented_flakes():
-    assert planning.runs_to_catch(0.1) == 29
-    assert planning.runs_to_catch(0.01) == 299
+    assert run_budget.runs_to_catch(0.1) == 29
+    assert run_budget.runs_to_catch(0.01) == 299
 
 
 # The table 0.3.0's --prob-plan printed (bench_plan.py in the module's report: -o prob_runs=40), as observed.
@@ -180,8 +183,8 @@ OBSERVED_030 = [
 
 @pytest.mark.parametrize("gate, runs, assume, flakes, cells", OBSERVED_030)
 def test_the_cells_of_030s_plan(gate, runs, assume, flakes, cells):
-    plan = planning.plan_case(gate, runs, assume, flakes)
-    assert planning.plan_cells(plan) == cells
+    plan = run_budget.plan_case(gate, runs, assume, flakes)
+    assert plan_table.plan_cells(plan) == cells
 
 
 # 0.3.0's --prob-plan with latency gates (bench_lat.py in the module's report), as observed.
@@ -197,7 +200,7 @@ OBSERVED_030_LATENCY = [
 
 @pytest.mark.parametrize("gate, runs, quantile, cells", OBSERVED_030_LATENCY)
 def test_the_cells_of_030s_plan_with_latency_gates(gate, runs, quantile, cells):
-    assert planning.plan_cells(planning.plan_case(gate, runs, latency_quantile=quantile)) == cells
+    assert plan_table.plan_cells(run_budget.plan_case(gate, runs, latency_quantile=quantile)) == cells
 
 
 @pytest.mark.parametrize("quantile", [0.5, 0.9, 0.95, 0.99])
@@ -207,43 +210,43 @@ def test_latency_min_runs_is_the_first_quantile_interval_with_an_upper_end(quant
     # some u <= n exists iff P(B <= n - 1) = 1 - q^n >= 1 - alpha/2 (scipy's binomial).
     half = (1 - confidence) / 2
     expected = next(n for n in range(1, 5000) if scipy_stats.binom.sf(n - 1, n, quantile) <= half)
-    assert planning.latency_min_runs(quantile, confidence) == expected
+    assert run_budget.latency_min_runs(quantile, confidence) == expected
 
 
 def test_030_header_and_cost_column():
-    assert planning.plan_header(priced=True) == [
+    assert plan_table.plan_header(priced=True) == [
         "case", "runs", "min runs", "runs for 80%", "chance now", "catch 10%", "catch 1%", "cost"]
-    assert planning.plan_header((0.05, 0.001), gated=False) == ["case", "runs", "catch 5%", "catch 0.1%"]
-    per_run = planning.cost_per_run(0.08, 40)
-    plan = planning.plan_case(GateRule.rate(0.9), 40, per_run=per_run)
-    assert planning.plan_cells(plan, priced=True)[-1] == "$0.0800"
-    assert planning.plan_cells(planning.plan_case(None, 40), gated=False, priced=True) == ["40", "99%", "33%", ""]
-    assert planning.cost_per_run(1.0, 0) is None
-    assert planning.projected_cost(None, 10) is None
+    assert plan_table.plan_header((0.05, 0.001), gated=False) == ["case", "runs", "catch 5%", "catch 0.1%"]
+    per_run = run_budget.cost_per_run(0.08, 40)
+    plan = run_budget.plan_case(GateRule.rate(0.9), 40, per_run=per_run)
+    assert plan_table.plan_cells(plan, priced=True)[-1] == "$0.0800"
+    assert plan_table.plan_cells(run_budget.plan_case(None, 40), gated=False, priced=True) == ["40", "99%", "33%", ""]
+    assert run_budget.cost_per_run(1.0, 0) is None
+    assert run_budget.projected_cost(None, 10) is None
 
 
 def test_formatting():
-    fc = planning.format_chance
+    fc = plan_table.format_chance
     assert [fc(0.0), fc(1e-12), fc(0.005), fc(0.015), fc(0.3), fc(0.994), fc(0.9951), fc(1.0)] == [
         "0%", "1%", "1%", "2%", "30%", "99%", "99%", "99%"]
-    assert [planning.format_rate(r) for r in (0.1, 0.01, 0.001, 0.975, 0.8)] == ["10%", "1%", "0.1%", "97.5%", "80%"]
-    assert planning.format_runs(10_000) == "10,000"
-    assert planning.format_cost(0.2) == "$0.2000" and planning.format_cost(None) == ""
+    assert [stats.format_rate(r) for r in (0.1, 0.01, 0.001, 0.975, 0.8)] == ["10%", "1%", "0.1%", "97.5%", "80%"]
+    assert plan_table.format_runs(10_000) == "10,000"
+    assert plan_table.format_cost(0.2) == "$0.2000" and plan_table.format_cost(None) == ""
 
 
 def test_parsing_rates():
-    assert planning.parse_rates("0.1, 0.01,0.1") == (0.1, 0.01)
-    assert planning.parse_rate("0.97") == 0.97
+    assert compare_config.parse_plan_rates("0.1, 0.01,0.1") == (0.1, 0.01)
+    assert compare_config.parse_plan_rate("0.97") == 0.97
     for bad, hint in (("95", "0.95"), ("5%", "0.05"), (97, "0.97")):
         with pytest.raises(ValueError, match=hint):
-            planning.parse_rate(bad)
+            compare_config.parse_plan_rate(bad)
     for bad in ("0", "1", "x", "nan", True, "-0.1"):
         with pytest.raises(ValueError):
-            planning.parse_rate(bad)
+            compare_config.parse_plan_rate(bad)
     with pytest.raises(ValueError, match="comma-separated"):
-        planning.parse_rates("0.1,")
+        compare_config.parse_plan_rates("0.1,")
     with pytest.raises(TypeError):
-        planning.parse_rates(0.1)
+        compare_config.parse_plan_rates(0.1)
 
 
 def test_part1_validation():
@@ -258,19 +261,19 @@ def test_part1_validation():
     with pytest.raises(ValueError, match="confidence"):
         GateRule.rate(0.9, confidence=95)
     with pytest.raises(TypeError):
-        planning.pass_chance("gate", 10, 0.9)  # type: ignore[arg-type]
+        run_budget.pass_chance("gate", 10, 0.9)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="rate"):
-        planning.pass_chance(GateRule.rate(0.9), 10, 1.2)
+        run_budget.pass_chance(GateRule.rate(0.9), 10, 1.2)
     with pytest.raises(ValueError, match="passes"):
         GateRule.rate(0.9).passes(11, 10)
     with pytest.raises(TypeError):
-        planning.catch_chance(0.1, 2.5)  # type: ignore[arg-type]
+        run_budget.catch_chance(0.1, 2.5)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="flake must be positive"):
-        planning.runs_to_catch(0.0)
+        run_budget.runs_to_catch(0.0)
     with pytest.raises(ValueError, match="target"):
-        planning.runs_for_chance(GateRule.rate(0.9), 0.97, target=1.0)
+        run_budget.runs_for_chance(GateRule.rate(0.9), 0.97, target=1.0)
     with pytest.raises(ValueError, match="assume"):
-        planning.plan_case(GateRule.rate(0.9), 40, assume=1.0)
+        run_budget.plan_case(GateRule.rate(0.9), 40, assume=1.0)
 
 
 # -- Part 2: variance components --------------------------------------------------------
@@ -287,7 +290,7 @@ def test_equal_runs_components_are_the_one_way_anova_estimates():
     rates = rng.beta(3.0, 1.5, size=n)
     outcomes = (rng.random((n, k)) < rates[:, None]).astype(float)
     counts = [(int(row.sum()), k) for row in outcomes]
-    arm = planning.arm_components(counts)
+    arm = ab_planning.arm_components(counts)
     group_means = outcomes.mean(axis=1)
     msw = ((outcomes - group_means[:, None]) ** 2).sum() / (n * (k - 1))
     msb = k * ((group_means - outcomes.mean()) ** 2).sum() / (n - 1)
@@ -308,7 +311,7 @@ def test_unequal_runs_components_by_direct_computation():
     k = np.array([c[1] for c in counts], dtype=float)
     s = x / k
     noise = np.mean(s * (1 - s) / (k - 1))
-    arm = planning.arm_components(counts)
+    arm = ab_planning.arm_components(counts)
     assert arm.between_raw == pytest.approx(np.var(s, ddof=1) - noise, rel=1e-9)
     assert arm.within == pytest.approx(np.mean(k / (k - 1) * s * (1 - s)), rel=1e-12)
 
@@ -320,7 +323,7 @@ def test_components_are_unbiased_with_unequal_runs():
     for _ in range(600):
         rates = rng.beta(2.0, 3.0, size=30)
         runs = rng.integers(2, 13, size=30)
-        arm = planning.arm_components(simulate_counts(rng, rates, runs))
+        arm = ab_planning.arm_components(simulate_counts(rng, rates, runs))
         between.append(arm.between_raw)
         within.append(arm.within)
     for values, truth in ((between, 0.04), (within, 0.2)):
@@ -345,24 +348,24 @@ def test_paired_components_covariance_and_correlation():
     p_a, p_b = paired_population(rng, 60)
     a = simulate_counts(rng, p_a, 6)
     b = simulate_counts(rng, p_b, 6)
-    est = planning.paired_components(a, b)
+    est = ab_planning.paired_components(a, b)
     fa = np.array([x / k for x, k in a])
     fb = np.array([x / k for x, k in b])
     assert est.covariance == pytest.approx(np.cov(fa, fb, ddof=1)[0, 1], rel=1e-9)
     assert est.correlation == pytest.approx(scipy_stats.pearsonr(fa, fb).statistic, rel=1e-9)
-    assert planning.paired_correlation(a, b) == est.correlation
+    assert ab_planning.paired_correlation(a, b) == est.correlation
     noise = np.mean(fa * (1 - fa) / 5) + np.mean(fb * (1 - fb) / 5)
     assert est.components.between == pytest.approx(max(0.0, np.var(fa - fb, ddof=1) - noise), rel=1e-9)
     assert est.components.between == pytest.approx(
         max(0.0, est.a.between_raw + est.b.between_raw - 2 * est.covariance), rel=1e-9)
     assert est.rate_correlation == pytest.approx(est.covariance / math.sqrt(est.a.between * est.b.between))
-    assert planning.paired_correlation([(1, 2), (1, 2)], [(0, 2), (2, 2)]) is None
+    assert ab_planning.paired_correlation([(1, 2), (1, 2)], [(0, 2), (2, 2)]) is None
 
 
 def test_paired_components_estimate_the_population():
     rng = np.random.default_rng(15)
     p_a, p_b = paired_population(rng, 5000)
-    est = planning.paired_components(simulate_counts(rng, p_a, 5), simulate_counts(rng, p_b, 5))
+    est = ab_planning.paired_components(simulate_counts(rng, p_a, 5), simulate_counts(rng, p_b, 5))
     assert est.components.between == pytest.approx(TRUE_PAIRED.between, abs=0.006)
     assert est.components.within_a == pytest.approx(TRUE_PAIRED.within_a, abs=0.006)
     assert est.components.within_b == pytest.approx(TRUE_PAIRED.within_b, abs=0.006)
@@ -375,27 +378,27 @@ def test_variance_of_the_mean_difference_matches_simulation():
     p_a, p_b = paired_population(rng, sessions * n)
     d = (rng.binomial(k, p_a) - rng.binomial(k, p_b)).reshape(sessions, n) / k
     simulated = float(np.var(d.mean(axis=1), ddof=1))
-    formula = planning.variance_of_difference(TRUE_PAIRED, n, k)
+    formula = ab_planning.variance_of_difference(TRUE_PAIRED, n, k)
     assert formula == pytest.approx((0.025 + (0.225 + 0.2) / 4) / 10)
     assert simulated == pytest.approx(formula, rel=0.04)
     # One arm: Var(mean) = (sigma_b^2 + sigma_w^2 / k) / n.
-    arm = planning.ArmEstimate(n, n * k, 0.5, 0.05, 0.2, 0.05)
+    arm = ab_planning.ArmEstimate(n, n * k, 0.5, 0.05, 0.2, 0.05)
     means_b = rng.binomial(k, rng.beta(2.0, 2.0, size=(sessions, n))).mean(axis=1) / k
-    assert float(np.var(means_b, ddof=1)) == pytest.approx(planning.variance_of_mean(arm, n, k), rel=0.04)
+    assert float(np.var(means_b, ddof=1)) == pytest.approx(ab_planning.variance_of_mean(arm, n, k), rel=0.04)
 
 
 def test_assumed_components():
-    c = planning.assumed_components(0.04, 0.09, 0.2, 0.1, 0.5)
+    c = ab_planning.assumed_components(0.04, 0.09, 0.2, 0.1, 0.5)
     assert c.between == pytest.approx(0.04 + 0.09 - 2 * 0.5 * 0.2 * 0.3)
-    assert planning.assumed_components(0.04, 0.04, 0.2, 0.2, 1.0).between == 0.0
+    assert ab_planning.assumed_components(0.04, 0.04, 0.2, 0.2, 1.0).between == 0.0
 
 
 # -- Part 2: sample size and power --------------------------------------------------------
 
 PLANS = [
-    (planning.assumed_components(0.0375, 0.0375, 0.15, 0.15, 0.6), 0.05, 1),
-    (planning.assumed_components(0.0375, 0.0375, 0.15, 0.15, 0.6), 0.10, 5),
-    (planning.assumed_components(0.1125, 0.1125, 0.075, 0.075, 0.6), 0.05, 20),
+    (ab_planning.assumed_components(0.0375, 0.0375, 0.15, 0.15, 0.6), 0.05, 1),
+    (ab_planning.assumed_components(0.0375, 0.0375, 0.15, 0.15, 0.6), 0.10, 5),
+    (ab_planning.assumed_components(0.1125, 0.1125, 0.075, 0.075, 0.6), 0.05, 20),
     (TRUE_PAIRED, 0.1, 3),
     (Components(0.0, 0.09, 0.09), 0.2, 1),
 ]
@@ -404,9 +407,9 @@ PLANS = [
 @pytest.mark.parametrize("components, delta, runs", PLANS)
 @pytest.mark.parametrize("alpha, power", [(0.05, 0.8), (0.01, 0.9), (0.1, 0.5)])
 def test_inputs_needed_and_power_match_statsmodels(components, delta, runs, alpha, power):
-    sd = math.sqrt(planning.per_input_variance(components, runs))
+    sd = math.sqrt(ab_planning.per_input_variance(components, runs))
     effect = delta / sd
-    n = planning.inputs_needed(components, delta, runs, alpha, power)
+    n = ab_planning.inputs_needed(components, delta, runs, alpha, power)
     # One-sample (paired) z-test: NormalIndPower with ratio=0, both tails, solved numerically.
     nobs = smpower.NormalIndPower().solve_power(effect_size=effect, alpha=alpha, power=power, ratio=0)
     assert n == max(1, math.ceil(nobs - 1e-9))
@@ -414,17 +417,17 @@ def test_inputs_needed_and_power_match_statsmodels(components, delta, runs, alph
     for inputs in (n - 1, n, 3 * n):
         if inputs >= 1:
             expected = smpower.NormalIndPower().power(effect, inputs, alpha, ratio=0)
-            assert planning.ab_power(components, delta, inputs, runs, alpha) == pytest.approx(expected, rel=1e-9)
+            assert ab_planning.ab_power(components, delta, inputs, runs, alpha) == pytest.approx(expected, rel=1e-9)
     # The t-test needs a little more: z vs t, about z_{1-alpha/2}^2 / 2 inputs more (Guenther 1981).
     t_nobs = smpower.tt_solve_power(effect_size=effect, alpha=alpha, power=power)
     extra = scipy_stats.norm.ppf(1 - alpha / 2) ** 2 / 2
     assert n <= math.ceil(t_nobs) <= n + math.ceil(extra) + 1
     # The minimum detectable difference with n inputs is at most delta (and above it with n - 1): statsmodels'
     # solver for the effect size, with both tails; Miller's closed form leaves the far tail out, a little larger.
-    mde = planning.detectable_difference(components, n, runs, alpha, power)
+    mde = ab_planning.detectable_difference(components, n, runs, alpha, power)
     assert mde <= delta
     if n > 1:
-        assert planning.detectable_difference(components, n - 1, runs, alpha, power) > delta
+        assert ab_planning.detectable_difference(components, n - 1, runs, alpha, power) > delta
     solved = smpower.NormalIndPower().solve_power(nobs1=n, alpha=alpha, power=power, ratio=0)
     assert mde == pytest.approx(solved * sd, rel=1e-5)  # up to the solver's tolerance
     closed = (scipy_stats.norm.ppf(1 - alpha / 2) + scipy_stats.norm.ppf(power)) * sd / math.sqrt(n)
@@ -436,10 +439,10 @@ def test_inputs_needed_closed_form():
     c = PLANS[0][0]
     z = scipy_stats.norm.ppf(0.975) + scipy_stats.norm.ppf(0.8)
     var1 = 0.03 + 0.3
-    assert planning.per_input_variance(c, 1) == pytest.approx(var1)
-    assert planning.inputs_needed(c, 0.05, 1) == math.ceil(z * z * var1 / 0.05 ** 2)
-    assert planning.inputs_floor(c, 0.05) == math.ceil(z * z * 0.03 / 0.05 ** 2)
-    assert planning.inputs_needed(Components(0.0, 0.0, 0.0), 0.05, 1) == 1
+    assert ab_planning.per_input_variance(c, 1) == pytest.approx(var1)
+    assert ab_planning.inputs_needed(c, 0.05, 1) == math.ceil(z * z * var1 / 0.05 ** 2)
+    assert ab_planning.inputs_floor(c, 0.05) == math.ceil(z * z * 0.03 / 0.05 ** 2)
+    assert ab_planning.inputs_needed(Components(0.0, 0.0, 0.0), 0.05, 1) == 1
 
 
 def narrowing_oracle(c: Components, k: int) -> float:
@@ -449,73 +452,73 @@ def narrowing_oracle(c: Components, k: int) -> float:
 @pytest.mark.parametrize("components", [PLANS[0][0], PLANS[2][0], TRUE_PAIRED, Components(0.001, 0.2, 0.25)])
 @pytest.mark.parametrize("threshold", [0.05, 0.1, 0.2])
 def test_runs_stop_helping_is_where_doubling_narrows_less_than_the_threshold(components, threshold):
-    k = planning.runs_stop_helping(components, threshold)
+    k = ab_planning.runs_stop_helping(components, threshold)
     assert k is not None
     values = [narrowing_oracle(components, j) for j in range(1, k + 50)]
     assert all(a > b for a, b in zip(values, values[1:])), "doubling helps less and less"
     assert values[k - 1] < threshold
     assert k == 1 or values[k - 2] >= threshold
-    assert planning.narrowing(components, k) == pytest.approx(values[k - 1], rel=1e-12)
+    assert ab_planning.narrowing(components, k) == pytest.approx(values[k - 1], rel=1e-12)
 
 
 def test_runs_stop_helping_edges():
-    assert planning.runs_stop_helping(Components(0.0, 0.2, 0.2)) is None  # no floor: every doubling narrows 29%
-    assert planning.narrowing(Components(0.0, 0.2, 0.2), 7) == pytest.approx(1 - 1 / math.sqrt(2))
-    assert planning.runs_stop_helping(Components(0.05, 0.0, 0.0)) == 1
-    assert planning.runs_stop_helping(Components(0.0, 0.2, 0.2), threshold=0.3) == 1
+    assert ab_planning.runs_stop_helping(Components(0.0, 0.2, 0.2)) is None  # no floor: every doubling narrows 29%
+    assert ab_planning.narrowing(Components(0.0, 0.2, 0.2), 7) == pytest.approx(1 - 1 / math.sqrt(2))
+    assert ab_planning.runs_stop_helping(Components(0.05, 0.0, 0.0)) == 1
+    assert ab_planning.runs_stop_helping(Components(0.0, 0.2, 0.2), threshold=0.3) == 1
 
 
 def test_tradeoff_rows_and_statement():
     c = PLANS[0][0]
-    rows = planning.tradeoff(c, 0.05)
+    rows = ab_planning.tradeoff(c, 0.05)
     assert [r.runs for r in rows] == [1, 2, 5, 10, 20, 50, 100]
-    assert [r.inputs for r in rows] == [planning.inputs_needed(c, 0.05, r.runs) for r in rows]
+    assert [r.inputs for r in rows] == [ab_planning.inputs_needed(c, 0.05, r.runs) for r in rows]
     assert all(r.total_runs == 2 * r.inputs * r.runs for r in rows)
     assert [r.inputs for r in rows] == sorted((r.inputs for r in rows), reverse=True)
-    assert rows[-1].inputs >= planning.inputs_floor(c, 0.05)
-    text = planning.tradeoff_statement(c, 0.05)
-    stop = planning.runs_stop_helping(c)
+    assert rows[-1].inputs >= ab_planning.inputs_floor(c, 0.05)
+    text = ab_planning.tradeoff_statement(c, 0.05)
+    stop = ab_planning.runs_stop_helping(c)
     assert f"1 run per input needs {rows[0].inputs:,} inputs" in text
     assert f"From {stop} runs per input on" in text
-    assert f"at least {planning.inputs_floor(c, 0.05):,} inputs" in text
-    assert "keep paying" in planning.tradeoff_statement(Components(0.0, 0.2, 0.2), 0.1)
+    assert f"at least {ab_planning.inputs_floor(c, 0.05):,} inputs" in text
+    assert "keep paying" in ab_planning.tradeoff_statement(Components(0.0, 0.2, 0.2), 0.1)
 
 
 def test_part2_validation():
     good = [(3, 5), (4, 5), (1, 5)]
     with pytest.raises(ValueError, match="runs"):
-        planning.arm_components([(1, 1), (0, 1)])  # one run per input can't split the components
+        ab_planning.arm_components([(1, 1), (0, 1)])  # one run per input can't split the components
     with pytest.raises(ValueError, match="passes"):
-        planning.arm_components([(6, 5), (1, 5)])
+        ab_planning.arm_components([(6, 5), (1, 5)])
     with pytest.raises(ValueError, match="at least 2 inputs"):
-        planning.arm_components([(1, 5)])
+        ab_planning.arm_components([(1, 5)])
     with pytest.raises(TypeError):
-        planning.arm_components([(True, 5), (1, 5)])
+        ab_planning.arm_components([(True, 5), (1, 5)])
     with pytest.raises(TypeError):
-        planning.arm_components("3/5")  # type: ignore[arg-type]
+        ab_planning.arm_components("3/5")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="same inputs"):
-        planning.paired_components(good, good[:2])
+        ab_planning.paired_components(good, good[:2])
     c = PLANS[0][0]
     for delta in (0.0, -0.1, 1.5):
         with pytest.raises(ValueError, match="delta"):
-            planning.inputs_needed(c, delta, 1)
+            ab_planning.inputs_needed(c, delta, 1)
     with pytest.raises(ValueError, match="alpha"):
-        planning.inputs_needed(c, 0.05, 1, alpha=1.0)
+        ab_planning.inputs_needed(c, 0.05, 1, alpha=1.0)
     with pytest.raises(ValueError, match="power must exceed"):
-        planning.inputs_needed(c, 0.05, 1, alpha=0.2, power=0.05)
+        ab_planning.inputs_needed(c, 0.05, 1, alpha=0.2, power=0.05)
     with pytest.raises(ValueError, match="runs"):
-        planning.inputs_needed(c, 0.05, 0)
+        ab_planning.inputs_needed(c, 0.05, 0)
     with pytest.raises(ValueError, match="correlation"):
-        planning.assumed_components(0.1, 0.1, 0.1, 0.1, 1.5)
+        ab_planning.assumed_components(0.1, 0.1, 0.1, 0.1, 1.5)
     with pytest.raises(ValueError, match="between_a"):
-        planning.assumed_components(-0.1, 0.1, 0.1, 0.1, 0.5)
+        ab_planning.assumed_components(-0.1, 0.1, 0.1, 0.1, 0.5)
     with pytest.raises(TypeError):
-        planning.variance_of_difference((0.1, 0.1, 0.1), 10, 1)  # type: ignore[arg-type]
+        ab_planning.variance_of_difference((0.1, 0.1, 0.1), 10, 1)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="threshold"):
-        planning.runs_stop_helping(c, 0.0)
+        ab_planning.runs_stop_helping(c, 0.0)
     # A PairedEstimate plans as its components.
-    est = planning.paired_components(good, [(2, 5), (4, 5), (0, 5)])
-    assert planning.inputs_needed(est, 0.2, 5) == planning.inputs_needed(est.components, 0.2, 5)
+    est = ab_planning.paired_components(good, [(2, 5), (4, 5), (0, 5)])
+    assert ab_planning.inputs_needed(est, 0.2, 5) == ab_planning.inputs_needed(est.components, 0.2, 5)
 
 
 def test_random_gates_agree_with_the_oracle():
@@ -525,4 +528,16 @@ def test_random_gates_agree_with_the_oracle():
                              method=rng.choice(["exact", "wilson", "bayes"]))
         n = rng.randint(1, 120)
         rate = rng.uniform(0.5, 0.99)
-        assert planning.pass_chance(gate, n, rate) == pytest.approx(oracle_chance(gate, n, rate), rel=1e-9, abs=1e-14)
+        assert run_budget.pass_chance(gate, n, rate) == pytest.approx(oracle_chance(gate, n, rate), rel=1e-9, abs=1e-14)
+
+
+def test_a_criterions_fewest_runs_join_min_runs() -> None:
+    """A score gate's fewest runs (plan_case's others) raise the case's min runs; 0 (never) makes it none."""
+    assert run_budget.plan_case(GateRule.rate(0.8), 30, others=[40]).min_runs == 40
+    assert run_budget.plan_case(GateRule.rate(0.8), 30, others=[5]).min_runs == run_budget.min_runs(GateRule.rate(0.8))
+    assert run_budget.plan_case(None, 30, others=[12]).min_runs == 12
+    assert run_budget.plan_case(None, 30, others=[0]).min_runs is None
+    assert run_budget.plan_case(None, 30, others=[12]).others
+    assert plan_table.plan_cells(run_budget.plan_case(None, 30, others=[0]))[1] == ">100,000"
+    marked = plan_table.plan_cells(run_budget.plan_case(GateRule.rate(0.8), 30, others=[40]))
+    assert marked[2].endswith("**") and marked[3].endswith("**")

@@ -12,19 +12,21 @@ import pytest_probability
 from pytest_probability import errors
 from pytest_probability.collect.items import Run
 from pytest_probability.config import marker
-from pytest_probability.decide import comparisons
+from pytest_probability.features.compare import comparing as comparisons
 from pytest_probability.maths import twostats
-from pytest_probability.report.comparisons import _MARKUP
+from pytest_probability.features.compare.facet import _MARKUP
 from pytest_probability.run import recording
 from pytest_probability.vocabulary import ADJUSTMENTS, FAILED, GATE_KIND, PASSED, UNDECIDED, VERDICT_VALUES
 
 #: What ``import pytest_probability.plugin`` may load: the hook surface, the option declarations,
-#: the session's key, and the collection hooks' light modules (docs/developer-guide.md, "Lazy imports").
+#: the session's key (with its registry's class) and the run stage's, and the collection hooks' light
+#: modules (docs/developer-guide.md, "Lazy imports").
 PLUGIN_IMPORT = {
-    "pytest_probability", "pytest_probability.plugin", "pytest_probability.session",
+    "pytest_probability", "pytest_probability.plugin", "pytest_probability.session", "pytest_probability.protocols",
+    "pytest_probability.run", "pytest_probability.run.key", "pytest_probability.collect.scratch",
     "pytest_probability.config", "pytest_probability.config.options", "pytest_probability.config.values",
     "pytest_probability.otel", "pytest_probability.otel.options",
-    "pytest_probability.collect", "pytest_probability.collect.files", "pytest_probability.collect.order",
+    "pytest_probability.collect", "pytest_probability.collect.benchfiles", "pytest_probability.collect.order",
     "pytest_probability.collect.items", "pytest_probability.collect.nodeid",
     "pytest_probability.errors", "pytest_probability.model", "pytest_probability.model.case",
     "pytest_probability.text", "pytest_probability.vocabulary",

@@ -17,7 +17,7 @@ from pytest_probability.run import recording as api
 from pytest_probability.run import report as run_report
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.run import RunRecord, Usage
-from pytest_probability.vocabulary import ERROR, FAIL, PASS, RECORD_ATTRIBUTE, SKIP, UNKNOWN_MODEL
+from pytest_probability.vocabulary import ERROR, FAIL, PASS, LATE_ATTRIBUTE, RECORD_ATTRIBUTE, SKIP, UNKNOWN_MODEL
 
 CASE = CaseRef(key="bench_x.py::bench_a", benchmark="a", case="", label="a", order=0, runs=1)
 
@@ -369,10 +369,10 @@ def test_attach_and_record_from_report_round_trip(run):
     record_cost(0.25)
     outcome.on_phase(run, phase("call", AssertionError("no")))
     report = types.SimpleNamespace(when="teardown")
-    run_report.attach(report, run)
+    run_report.attach(report, run, context.LateQueue())
     data = getattr(report, RECORD_ATTRIBUTE)
     assert json.loads(json.dumps(data)) == data  # plain builtins
-    record = record_from_report(report)
+    record = record_from_report(report, {})
     assert record == run.to_record()
     assert (record.outcome, record.cost, record.usage) == (FAIL, 0.75, (Usage("m", 3, cost=0.5),))
 
@@ -380,33 +380,45 @@ def test_attach_and_record_from_report_round_trip(run):
 def test_a_serial_session_reads_back_the_record_it_attached_not_a_rebuilt_copy(run):
     outcome.on_phase(run, phase("call", None))
     report = types.SimpleNamespace(when="teardown")
-    run_report.attach(report, run, local=True)
+    late = context.LateQueue()
+    kept = run_report.attach(report, run, late, local=True)
     assert getattr(report, RECORD_ATTRIBUTE)["case"] == {"key": run.case.key}  # this process has the case
-    kept = run_report._attached[1]
-    first = record_from_report(report)
-    assert first is kept and first == run.to_record()
-    # Read once: a second read (or another report with equal data) rebuilds it.
-    again = record_from_report(report, {run.case.key: run.case})
+    cases: dict = {}
+    first = record_from_report(report, cases, lambda: kept)
+    assert first is kept[1] and first == run.to_record()
+    assert cases == {run.case.key: run.case}  # the session learns the case from the record itself
+    # Read once (RunPhases.take_attached): a second read (or another report with equal data) rebuilds it.
+    again = record_from_report(report, cases)
     assert again == first and again is not first
     copied = types.SimpleNamespace(when="teardown")
-    run_report.attach(report, run, local=True)
-    attached = record_from_report(report)
+    attached = run_report.attach(report, run, late, local=True)
     setattr(copied, RECORD_ATTRIBUTE, dict(getattr(report, RECORD_ATTRIBUTE)))
-    run_report.attach(report, run, local=True)
-    rebuilt = record_from_report(copied, {run.case.key: run.case})
-    assert rebuilt is not attached and rebuilt == attached and rebuilt.case is run.case
+    rebuilt = record_from_report(copied, {}, lambda: attached)
+    assert rebuilt is not attached[1] and rebuilt == attached[1] and rebuilt.case is run.case
     # A worker (local=False) keeps nothing: the controller rebuilds the record from the report.
     remote = types.SimpleNamespace(when="teardown")
-    run_report.attach(remote, run)
-    assert run_report._attached is None
-    assert record_from_report(remote) == first
+    run_report.attach(remote, run, late)
+    assert record_from_report(remote, {}) == first
+
+
+def test_late_usage_waiting_travels_on_the_next_teardown_report(run):
+    late = context.LateQueue()
+    late.add(run, Usage("m", 5, 0, 0, 0.5), 0.0)
+    report = types.SimpleNamespace(when="teardown")
+    run_report.attach(report, run, late)
+    assert getattr(report, LATE_ATTRIBUTE) == [{"nodeid": run.nodeid, "usage": Usage("m", 5, 0, 0, 0.5).to_dict(),
+                                                "extra_cost": 0.0}]
+    assert not late.pending
+    quiet = types.SimpleNamespace(when="teardown")
+    run_report.attach(quiet, run, late)
+    assert not hasattr(quiet, LATE_ATTRIBUTE)
 
 
 def test_record_from_report_ignores_other_reports():
-    assert record_from_report(types.SimpleNamespace(when="teardown")) is None
+    assert record_from_report(types.SimpleNamespace(when="teardown"), {}) is None
     data = RunRecord(case=CASE, run=1, nodeid="n", outcome=PASS).to_dict()
     call_report = types.SimpleNamespace(when="call", **{RECORD_ATTRIBUTE: data})
-    assert record_from_report(call_report) is None
+    assert record_from_report(call_report, {}) is None
 
 
 # -- transcripts (record_output / record_io) ----------------------------------

@@ -16,7 +16,7 @@ from pytest_probability.report import json_report as report_json
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.run import RunRecord, Usage
 from pytest_probability.vocabulary import ERROR, FAIL, PASS, SKIP
-from pytest_probability.aggregate.rows import aggregate
+from pytest_probability.aggregate.cases import aggregate
 
 SETTINGS = {"runs": 2, "runs_from_command_line": True, "transpose": False, "delay": 0.0, "pattern": "bench_*.py"}
 
@@ -157,6 +157,7 @@ def test_build_every_field():
                 "transcript_dropped": 0,
                 "extra_cost": 0.0,
                 "start_time": 0.0,
+                "scores": [],
             },
             {
                 "case": "classify::pii",
@@ -183,6 +184,7 @@ def test_build_every_field():
                 "transcript_dropped": 0,
                 "extra_cost": 0.0,
                 "start_time": 0.0,
+                "scores": [],
             },
             {
                 "case": "always",
@@ -209,6 +211,7 @@ def test_build_every_field():
                 "transcript_dropped": 0,
                 "extra_cost": 0.0,
                 "start_time": 0.0,
+                "scores": [],
             },
         ],
         # 0.3.0: records[] holds the executed runs; a skipped run (its spend kept) is here.
@@ -238,6 +241,7 @@ def test_build_every_field():
                 "transcript_dropped": 0,
                 "extra_cost": 0.5,
                 "start_time": 0.0,
+                "scores": [],
             },
         ],
     }

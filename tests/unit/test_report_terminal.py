@@ -10,7 +10,7 @@ from pytest_probability.model.case import CaseRef
 from pytest_probability.model.run import RunRecord, Usage
 from pytest_probability.vocabulary import ERROR, FAIL, PASS, SKIP
 from pytest_probability.report.terminal import money, percent, render, status_text
-from pytest_probability.aggregate.rows import aggregate
+from pytest_probability.aggregate.cases import aggregate
 
 _order = iter(range(10_000))
 

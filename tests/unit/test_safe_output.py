@@ -26,7 +26,7 @@ from pytest_probability.model.run import RunRecord, Usage
 from pytest_probability.vocabulary import PASS
 from pytest_probability.report.terminal import render
 from pytest_probability.text import LABEL_WIDTH, printable, shorten
-from pytest_probability.aggregate.rows import aggregate
+from pytest_probability.aggregate.cases import aggregate
 
 CASE = CaseRef(key="bench_x.py::bench_a", benchmark="a", case="", label="a", order=0, runs=1)
 
@@ -189,6 +189,8 @@ def test_tokens_past_the_limit_are_a_value_error(run) -> None:
 
 def test_usage_from_a_thread_after_its_run_ended_is_charged_to_that_run_with_a_warning() -> None:
     first = context.start(CASE, 1, "bench_x.py::bench_a::run1")
+    queue = context.LateQueue()  # the run stage's, every run's late_queue (RunPhases.start)
+    first.late_queue = queue
     go = threading.Event()
     done = threading.Event()
     caught: list[warnings.WarningMessage] = []
@@ -214,7 +216,7 @@ def test_usage_from_a_thread_after_its_run_ended_is_charged_to_that_run_with_a_w
         thread.join(10)
         assert second.usage == [] and second.extra_cost == 0
         assert [u.model for u in record.usage] == ["on-time"]
-        assert context.take_late() == [
+        assert queue.take() == [
             {"nodeid": "bench_x.py::bench_a::run1", "usage": Usage("late", cost=0.25).to_dict(), "extra_cost": 0.0},
             {"nodeid": "bench_x.py::bench_a::run1", "usage": None, "extra_cost": 0.5},
         ]
@@ -229,6 +231,8 @@ def test_a_thread_pool_serves_the_run_executing_now() -> None:
 
     with ThreadPoolExecutor(1) as pool:
         first = context.start(CASE, 1, "bench_x.py::bench_a::run1")
+        queue = context.LateQueue()  # the run stage's, every run's late_queue (RunPhases.start)
+        first.late_queue = queue
         pool.submit(record_usage, model="one", cost=1.0).result(10)
         context.close(first)
         context.finish()
@@ -236,7 +240,7 @@ def test_a_thread_pool_serves_the_run_executing_now() -> None:
         try:
             pool.submit(record_usage, model="two", cost=1.0).result(10)
             assert [u.model for u in second.usage] == ["two"]
-            assert context.take_late() == []
+            assert queue.take() == []
         finally:
             context.finish()
 

@@ -6,7 +6,7 @@ import pytest
 
 from pytest_probability.config.values import parse_shard
 from pytest_probability.model.case import shard_of
-from pytest_probability.report.merge import exit_status_of
+from pytest_probability.features.shards.merge import exit_status_of
 
 
 @pytest.mark.parametrize("count", [1, 2, 3, 7])

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 
-from pytest_probability.config.prices import parse, read
-from pytest_probability.decide.budget import Budget
+from pytest_probability.config.price_file import parse, read
+from pytest_probability.features.spend.budget import Budget
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.prices import Price, Prices, unpriced_models
 from pytest_probability.model.run import Usage
@@ -237,11 +237,13 @@ def test_settle_fills_prices_and_closes_then_a_late_span_follows_the_same_rules(
     assert run.usage[1].cost == pytest.approx(0.02)
     assert run.closed
     told = []
+    queue = context.LateQueue()  # the run stage's, every run's late_queue (RunPhases.start)
+    run.late_queue = queue
     run.late_listeners.append(lambda late_run, usage, extra: told.append((late_run, usage)))
     context.resume(run)  # a thread still in the run's context
     _llm(tracer)  # same model as recorded: dropped under fill
     _llm(tracer, {"gen_ai.response.model": "embed-2", "gen_ai.usage.input_tokens": 2_000_000})
-    late = context.take_late()
+    late = queue.take()
     assert [item["usage"]["model"] for item in late] == ["embed-2"]
     assert late[0]["usage"]["cost"] == pytest.approx(0.04) and late[0]["usage"]["priced"]
     assert [(r, u.model) for r, u in told] == [(run, "embed-2")]

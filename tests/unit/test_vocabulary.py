@@ -3,11 +3,14 @@ regex, the specification, answers, for every string."""
 
 from __future__ import annotations
 
+import types
+
 import random
 
 import pytest
 
 from pytest_probability.decide.book import DecisionBook
+from pytest_probability.protocols import Registry
 from pytest_probability.vocabulary import RUN_ID, benchmark_verdict_id, parse_run_id, verdict_item_id
 
 #: The pieces node ids are made of, and the ones that trip a hand-written parser: brackets, colons,
@@ -48,7 +51,10 @@ def test_the_books_expectations_are_the_regexes() -> None:
     ids = node_ids(20_000, seed=25) + ["b.py::bench_t[run1]", "b.py::bench_t[run2]", "b.py::bench_t[gate]",
                                        "b.py::bench_t[baseline]", "b.py::bench_t[compare:few_shot]"]
     kinds = {"baseline": None, "compare": None}
-    book = DecisionBook(specs=None, kinds=dict(kinds))  # type: ignore[arg-type]
+    parts = Registry()
+    for name in kinds:
+        parts.add(verdict_kinds=types.SimpleNamespace(kind=name))
+    book = DecisionBook(specs=None, parts=parts)  # type: ignore[arg-type]
     book.expect(ids)
     judged, scopes, gated, expected = {}, {}, set(), {}
     for nodeid in ids:

@@ -1,5 +1,5 @@
-"""Aggregation: run records in, rows and the session's totals out (one aggregator, :mod:`.rows`), and
-the estimates over each bench function's inputs (:mod:`.inputs`).
+"""Aggregation: run records in, rows and the session's totals out (one aggregator, :mod:`.cases`), and
+the estimates over each benchmark's inputs (:mod:`.benchmarks`).
 
 May import the model, the maths and the leaves; never a later stage.
 """

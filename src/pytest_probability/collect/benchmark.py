@@ -24,13 +24,13 @@ from typing import Any, Iterator
 import pytest
 
 from ..config.marker import MarkerError, marker_kwargs, runs_for_case
-from ..config.settings import too_many_runs
 from ..config.spec import CaseSpec, latency_unreachable, unreachable
 from ..errors import InfeasibleGateWarning
 from ..model.case import CaseRef
-from ..session import State, get
+from ..session import Session, get
 from ..text import printable, printable_lines
 from ..vocabulary import benchmark_verdict_name, run_text, verdict_item_name, verdict_key
+from . import scratch
 from .items import Run, VerdictItem
 from .nodeid import id_parts
 
@@ -84,14 +84,14 @@ class Benchmark(pytest.Collector):
         considers is collected here, as its module is; :meth:`collect` then returns
         those items, or raises what collecting them raised (reported as this
         benchmark's collection error, as without verdicts)."""
-        state = get(self.config)
-        if not state.verdict_kinds or not state.stats.gate_items:
+        session = get(self.config)
+        if not session.parts.verdict_kinds or not session.stats.gate_items:
             return [self]
         try:
             marks = marker_kwargs(self._inherited_marks())
         except MarkerError:
             return [self]  # collect() reports it
-        kinds = [kind for kind in state.verdict_kinds if kind.considers(marks)]
+        kinds = [kind for kind in session.parts.verdict_kinds if kind.considers(marks)]
         if not kinds:
             return [self]
         try:
@@ -136,7 +136,7 @@ class Benchmark(pytest.Collector):
             if error is not None:
                 raise error
             return items
-        state = get(self.config)
+        session = get(self.config)
         code = getattr(self.obj, "__code__", None)
         path = self.path.relative_to(self.config.rootpath) if self.path.is_relative_to(self.config.rootpath) else self.path
         # Strings every case of this benchmark shares (one object, not one per case).
@@ -147,17 +147,18 @@ class Benchmark(pytest.Collector):
         callobj = self.obj if not isinstance(self.parent, pytest.Class) else None
         items: list[pytest.Item] = []
         inherited = self._inherited_marks()
-        for callspec, fixtureinfo in self._cases(state):
-            self._collect_case(state, callspec, fixtureinfo, shared, callobj, inherited, items)
-        if state.verdict_kinds:
-            self._judge(state, inherited, items)
+        collecting = scratch.of(self.config)
+        for callspec, fixtureinfo in self._cases(collecting):
+            self._collect_case(session, collecting, callspec, fixtureinfo, shared, callobj, inherited, items)
+        if session.parts.verdict_kinds:
+            self._judge(session, inherited, items)
         return items
 
-    def _judge(self, state: Any, inherited: list[pytest.Mark], items: list[pytest.Item]) -> None:
+    def _judge(self, session: Session, inherited: list[pytest.Mark], items: list[pytest.Item]) -> None:
         """The runs of the cases the benchmark's verdicts judge: their failures are xfailed (the verdict
         decides), with or without verdict items."""
         marks = marker_kwargs(inherited)  # valid: every case's marks were read with them
-        kinds = [kind for kind in state.verdict_kinds if kind.considers(marks)]
+        kinds = [kind for kind in session.parts.verdict_kinds if kind.considers(marks)]
         if not kinds:
             return
         runs = [item for item in items if isinstance(item, Run)]
@@ -176,7 +177,7 @@ class Benchmark(pytest.Collector):
                 run.prob_gated = True
                 run.prob_judged_by = kind
 
-    def _cases(self, state: Any) -> Iterator[tuple[Any, Any]]:
+    def _cases(self, collecting: scratch.Scratch) -> Iterator[tuple[Any, Any]]:
         """(callspec or None, fixture info) of each case, from pytest's own parametrization.
 
         ``Module._genfunctions`` runs ``pytest_generate_tests`` (ids, indirect
@@ -187,12 +188,12 @@ class Benchmark(pytest.Collector):
         ``files.before_generate`` kept when the hook ran. Without it (another
         collector called the hook), every template is read, as before.
         """
-        state.metafunc = None
+        collecting.take_metafunc()
         templates = iter(self.parent._genfunctions(self.name, self.obj))  # type: ignore[attr-defined]
         first = next(templates, None)
         if first is None:
             return
-        metafunc, state.metafunc = state.metafunc, None
+        metafunc = collecting.take_metafunc()
         calls = getattr(metafunc, "_calls", None)
         definition = getattr(metafunc, "definition", None)
         if definition is None or definition.name != self.name or definition.parent is not self.parent or not calls:
@@ -207,7 +208,7 @@ class Benchmark(pytest.Collector):
         for callspec in calls:
             yield callspec, fixtureinfo
 
-    def _collect_case(self, state: Any, callspec: Any, fixtureinfo: Any, shared: dict[str, Any], callobj: Any,
+    def _collect_case(self, session: Session, collecting: scratch.Scratch, callspec: Any, fixtureinfo: Any, shared: dict[str, Any], callobj: Any,
                       inherited: list[Any], items: list[pytest.Item]) -> None:
         """The runs of one case (and its verdict items) onto ``items``."""
         case_id = callspec.id if callspec is not None else ""
@@ -223,12 +224,12 @@ class Benchmark(pytest.Collector):
             kwargs = marker_kwargs(itertools.chain(callspec.marks if callspec else (), inherited))
         except MarkerError as exc:
             raise self.CollectError(printable_lines(f"{self.nodeid}: {exc}")) from None
-        count = runs_for_case(state.settings, kwargs)
-        if (too_many := take_runs(state, count, key)) is not None:
+        count = runs_for_case(session.settings, kwargs)
+        if (too_many := collecting.take_runs(count, key, session.settings.max_runs)) is not None:
             raise self.CollectError(printable_lines(too_many))
         marks = tuple(sorted((k, v) for k, v in kwargs.items() if k != "runs"))
         try:
-            spec = state.specs.for_marks(marks, count)  # one per distinct (marks, runs)
+            spec = session.specs.for_marks(marks, count)  # one per distinct (marks, runs)
         except ValueError as exc:
             raise self.CollectError(printable_lines(f"{self.nodeid}: {exc}")) from None
         benchmark = shared["benchmark"]
@@ -236,7 +237,7 @@ class Benchmark(pytest.Collector):
             key=key,
             benchmark=benchmark,
             case=case_id,
-            order=next(state.case_order),
+            order=collecting.next_order(),
             runs=count,
             # pytest's own mapping (the runs' callspec holds it): texts are made when read.
             params=callspec.params if callspec else (),
@@ -248,10 +249,14 @@ class Benchmark(pytest.Collector):
         needed = unreachable(spec, count)
         if needed is not None:
             self.warn(InfeasibleGateWarning(printable(_unreachable_message(case, spec, count, needed))))
-        needed = latency_unreachable(spec, count, state.stats.confidence)
+        needed = latency_unreachable(spec, count, session.stats.confidence)
         if needed is not None:
             self.warn(InfeasibleGateWarning(printable(_latency_unreachable_message(case, spec, count, needed,
-                                                                                    state.stats.confidence))))
+                                                                                    session.stats.confidence))))
+        for criterion in spec.criteria:
+            why = criterion.unreachable(count)
+            if why is not None:
+                self.warn(InfeasibleGateWarning(printable(f"gate of {case.label} cannot pass with {count} runs: {why}")))
         first_index = len(items)
         # One run of a parametrized case keeps the plain id (bench_x.py::bench_one::alpha), as 0.3.0
         # did: CI systems key their test history by it. An unparametrized benchmark's runs are runN.
@@ -264,7 +269,7 @@ class Benchmark(pytest.Collector):
             if spec.gated:  # the class defaults say: not gated, judged by a gate
                 run.prob_gated = True
             items.append(run)
-        if not state.stats.gate_items or not spec.gated:
+        if not session.stats.gate_items or not spec.gated:
             return
         item = VerdictItem.from_parent(self, name=verdict_item_name(case_id), case=case, lineno=case.lineno,
                                        runs=tuple(items[first_index:]))
@@ -314,14 +319,6 @@ class Benchmark(pytest.Collector):
             return Run, False
         return run_class(Run, self._asyncio_leaf), not marked
 
-
-def take_runs(state: State, count: int, case: str) -> str | None:
-    """Count a case's runs before its items exist; an error message past ``settings.max_runs``."""
-    total = state.runs_collected + count
-    if total > state.settings.max_runs:
-        return too_many_runs(total, state.settings.max_runs, f"{count:,} runs of {case} bring the session to {total:,} runs")
-    state.runs_collected = total
-    return None
 
 
 def _unreachable_message(case: CaseRef, spec: CaseSpec, runs: int, needed: int) -> str:

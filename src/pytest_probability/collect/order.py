@@ -4,7 +4,8 @@ Around every other plugin's ``pytest_collection_modifyitems``:
 :func:`select` (before them: a gate item selected alone brings its runs, so
 that ``-k``/``--deselect``/``--lf`` may then deselect them) and
 :func:`modified` (after them: runs out of pytest-rerunfailures' reach,
-``--prob-transpose``, the features' :class:`~pytest_probability.protocols.ItemsCheck`).
+``--prob-transpose``, the features' :class:`~pytest_probability.protocols.ItemsCheck`: a
+shard's deselection, A/B axes, ``--prob-plan``, the journal's runs).
 At ``pytest_collection_finish`` :func:`finished` puts each gate item after its
 last run and the other verdict items last (the no-deadlock argument of
 docs/developer-guide.md, "Gates").
@@ -12,7 +13,7 @@ docs/developer-guide.md, "Gates").
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import pytest
 
@@ -20,7 +21,7 @@ from ..vocabulary import GATE_KIND
 from .items import Run, VerdictItem
 
 if TYPE_CHECKING:
-    from ..session import State
+    from ..session import Session
 
 
 def select(items: list[pytest.Item]) -> None:
@@ -29,38 +30,18 @@ def select(items: list[pytest.Item]) -> None:
         run.ihook.pytest_itemcollected(item=run)
 
 
-def modified(config: pytest.Config, items: list[pytest.Item], state: State) -> None:
+def modified(config: pytest.Config, items: list[pytest.Item], session: Session) -> None:
     """After the ordinary ``pytest_collection_modifyitems`` hooks of other plugins and conftests."""
     if config.pluginmanager.hasplugin("rerunfailures") and _reruns_possible(config, items):
         # A rerun would replace a failed sample with a later one and bias the
         # fraction upwards: every run is sampled exactly once.
         for item in run_items(items):
             item.add_marker(pytest.mark.flaky(reruns=0), append=False)
-    if state.settings.shard is not None:
-        state.runs_of_other_shards = shard(config, items, *state.settings.shard)
-    if state.settings.transpose:
+    if session.settings.transpose:
         transpose(items)
-    for check in state.checks:
+    for check in session.parts.checks:
         check.check_items(config, items)
 
-
-def shard(config: pytest.Config, items: list[pytest.Item], index: int, count: int) -> int:
-    """``--prob-shard=K/N``: deselect the runs of other shards (:func:`~..model.case.shard_of`). Every
-    shard collects the same items and keeps its verdict items, which defer to the merge. Returns the
-    runs deselected."""
-    from ..model.case import shard_of
-
-    kept: list[pytest.Item] = []
-    dropped: list[pytest.Item] = []
-    for item in items:
-        if isinstance(item, Run) and shard_of(item.prob_case.key, item.prob_run, count) != index:
-            dropped.append(item)
-        else:
-            kept.append(item)
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
-    return len(dropped)
 
 
 def finished(items: list[pytest.Item]) -> None:

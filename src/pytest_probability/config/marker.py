@@ -12,14 +12,15 @@ import math
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from ..maths import stats, stopping
-from .values import parse_runs, percent_hint
+from .values import check_score_name, parse_runs, parse_score_range, percent_hint, score_number
 
 if TYPE_CHECKING:
     from .settings import Settings
 
 MARKER_LINE = (
     "probability(runs=N, min_rate=R, min_passes=K, confidence=C, method=M, prior=(a, b), "
-    "latency_quantile=Q, max_latency=S, stop=MODE, margin=M, equivalence=B, compare=ARG, baseline=VALUE): "
+    "latency_quantile=Q, max_latency=S, stop=MODE, margin=M, equivalence=B, compare=ARG, baseline=VALUE, "
+    "min_score=BAR, score_range=(LOW, HIGH)): "
     "runs, gates and comparisons of this benchmark or pytest.param; "
     "see pytest-probability's reference"
 )
@@ -79,6 +80,21 @@ def _variant(value: Any) -> str:
     return str(value)
 
 
+def _score_range(value: Any) -> tuple[float, float]:
+    return parse_score_range(value)
+
+
+def _min_score(value: Any) -> float | tuple[tuple[str, float], ...]:
+    """One bar (the score named ``score``), or bars by score name: ``{"faithfulness": 0.75}``."""
+    if isinstance(value, dict):
+        if not value:
+            raise ValueError("probability(min_score={...}) names no score")
+        bars = {check_score_name(name, "probability(min_score=...)'s score name"):
+                score_number(bar, f"probability(min_score=...)'s bar of {name!r}") for name, bar in value.items()}
+        return tuple(sorted(bars.items()))
+    return score_number(value, "probability(min_score=...)")
+
+
 def _named(parse: Callable[[Any], Any], keyword: str) -> Callable[[Any], Any]:
     def wrapped(value: Any) -> Any:
         try:
@@ -105,6 +121,8 @@ KEYWORDS: dict[str, Callable[[Any], Any]] = {
     "equivalence": _flag,
     "compare": _axis,
     "baseline": _variant,
+    "min_score": _min_score,
+    "score_range": _named(_score_range, "score_range"),
 }
 
 #: Keywords that are one choice: the closest mark giving any of them decides, and a farther

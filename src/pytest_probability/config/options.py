@@ -66,11 +66,35 @@ def add_options(parser: pytest.Parser) -> None:
         help="Append each finished run's record to PATH as it ends (fsynced within 50 ms); a session started "
              "again with the same journal runs only the runs it lacks, and reports all of them.",
     )
+    group.addoption(
+        "--prob-summary",
+        default=None,
+        metavar="PATH",
+        help="Write the session's CI summary (Markdown) to PATH; default: appended to $GITHUB_STEP_SUMMARY when "
+             "it is set; off: none.",
+    )
+    group.addoption(
+        "--prob-annotations",
+        choices=("auto", "on", "off"),
+        default=None,
+        help="Print GitHub workflow commands (::error, ::warning) for failed, dropped and undecided cases: auto "
+             "(default: when GITHUB_ACTIONS=true), on or off.",
+    )
+    group.addoption(
+        "--prob-quarantine",
+        default=None,
+        metavar="FILE",
+        help="A TOML list of quarantined cases (pattern, owner, reason, until): they run and are reported, "
+             "but never gate or fail the session until their date.",
+    )
     stats_group = parser.getgroup("probability-stats", "pytest-probability: intervals, gates, latency, pass^k")
     stats_group.addoption("--prob-method", default=None, metavar="METHOD", help="Interval method: exact (Clopper-Pearson, default), wilson or bayes.")
     stats_group.addoption("--prob-confidence", default=None, metavar="LEVEL", help="Two-sided confidence level of intervals, e.g. 0.95 (default).")
     stats_group.addoption("--prob-no-intervals", action="store_true", default=None, help="Do not show intervals in the table.")
     stats_group.addoption("--prob-min-rate", default=None, metavar="RATE", help="Gate every case on this pass rate bar, in (0, 1].")
+    stats_group.addoption("--prob-min-score", action="append", default=None, metavar="NAME=BAR",
+                          help="Gate every case on the mean of its score NAME (record_score), repeatable; a bare BAR "
+                               "gates the score named 'score'.")
     stats_group.addoption("--prob-undecided", choices=("fail", "pass"), default=None, help="What an UNDECIDED gate counts as (default fail).")
     stats_group.addoption("--prob-latency", action="store_true", default=None, help="Show each case's latency quantile with its interval.")
     stats_group.addoption("--prob-metric", action="append", default=None, metavar="METRICS", help="pass^k / pass@k estimators, comma-separated, repeatable: 'pass^3,pass@5'.")
@@ -114,6 +138,14 @@ def add_options(parser: pytest.Parser) -> None:
     compare_group.addoption("--prob-plan-report", default=None, metavar="PATH",
                             help="--prob-plan: an earlier --prob-json report, whose cost per run projects a cost column.")
     parser.addini("prob_history_depth", "Reports of --prob-history used as the baseline (default 7).", default="7")
+    parser.addini("prob_history_window", "Nights of --prob-history each case's state and flake rate are decided over "
+                  "(default 14).", default="14")
+    parser.addini("prob_flaky_bar", "Pass rate below which a case is flaky across nights, shown by its interval "
+                  "(default 0.95).", default="0.95")
+    parser.addini("prob_broken_runs", "Counted runs without a pass, over the latest nights, that make a case broken "
+                  "(default 10).", default="10")
+    parser.addini("prob_fixed_nights", "Nights in a row of passing every run that make a flaky, failing or broken case "
+                  "fixed (default 3).", default="3")
     parser.addini("prob_margin", "Drop a comparison tolerates (default 0).", default="")
     parser.addini("prob_adjust", "Multiplicity adjustment: holm, bonferroni, bh or none (default holm).", default="holm")
     parser.addini("prob_method", "Interval method: exact, wilson or bayes (default exact).", default="exact")
@@ -121,6 +153,8 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("prob_prior", "Beta prior a,b of the bayes method (default 1,1).", default="1,1")
     parser.addini("prob_intervals", "Show intervals (default true).", default="true")
     parser.addini("prob_min_rate", "Pass rate bar for every case (default none).", default="")
+    parser.addini("prob_min_score", "Score bars for every case: NAME=BAR, comma-separated (default none).", default="")
+    parser.addini("prob_score_range", "LOW,HIGH: what record_score() values may be (default 0,1).", default="0,1")
     parser.addini("prob_undecided", "fail or pass: what an UNDECIDED gate counts as (default fail).", default="fail")
     parser.addini("prob_errors", "count or exclude: errored runs in gates (default count).", default="count")
     parser.addini("prob_latency", "Show latency quantiles (default false).", default="false")
@@ -144,6 +178,11 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("prob_journal", "Path of the run journal, for resuming a killed session (--prob-journal wins).",
                   default="")
     parser.addini("prob_html", "Path of the HTML report (--prob-html wins).", default="")
+    parser.addini("prob_summary", "Path of the CI summary (--prob-summary wins; off: none; default "
+                  "$GITHUB_STEP_SUMMARY when set).", default="")
+    parser.addini("prob_annotations", "GitHub workflow commands: auto, on or off (default auto).", default="auto")
+    parser.addini("prob_quarantine", "Path of the quarantine file (--prob-quarantine wins), relative to the ini file.",
+                  default="")
     parser.addini("prob_trace_url", "URL template of a run's trace in the HTML report, with {trace_id} (and {span_id}).", default="")
     spend = parser.getgroup("probability-spend", "pytest-probability: early stopping, budgets, retries")
     spend.addoption("--prob-stop", default=None, metavar="MODE",

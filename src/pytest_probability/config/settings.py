@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 import pytest
 
@@ -24,12 +24,15 @@ from .values import (
     parse_delay,
     parse_fraction,
     parse_limit,
+    parse_min_scores,
     parse_rate,
     parse_runs,
+    parse_score_range,
     parse_shard,
     parse_whole,
     pick,
     sourced,
+    too_many_runs,
 )
 
 if TYPE_CHECKING:
@@ -37,7 +40,7 @@ if TYPE_CHECKING:
     from .retry import RetryPolicy
 
 # The retry policy (config.retry) is imported only with --prob-retry, and the comparisons'
-# settings (config.compare) only when comparisons are on: the session's lazy-import rule
+# settings (features.compare.settings) only when comparisons are on: the session's lazy-import rule
 # (docs/developer-guide.md, "Lazy imports").
 
 
@@ -70,10 +73,28 @@ class Settings:
     prices: Prices | None = None
     #: ``--prob-shard=K/N``: (K, N) when this session is one shard of N, else None.
     shard: tuple[int, int] | None = None
-    #: ``--prob-journal``: the run journal (``record.journal``); None without one. Not in :meth:`to_dict`:
+    #: ``--prob-journal``: the run journal (``features.journal.file``); None without one. Not in :meth:`to_dict`:
     #: the journal's path is no setting of the runs (each shard has its own journal, and the merge
     #: compares the shards' settings).
     journal: Path | None = None
+    #: The suite's name (``--prob-suite``, else the rootdir's): what shards and journals are checked against.
+    #: Not in :meth:`to_dict` (the JSON report's ``settings``): the shard's and the journal's own fields hold it.
+    suite: str = ""
+    #: The CI summary's path (``--prob-summary``, else ``$GITHUB_STEP_SUMMARY``); None: no summary.
+    summary: Path | None = None
+    #: Whether the summary is appended to its file (``$GITHUB_STEP_SUMMARY``: every step's summary is one file
+    #: that steps append to) rather than written whole (``--prob-summary``).
+    summary_appends: bool = False
+    #: GitHub workflow commands (``--prob-annotations``; auto: ``GITHUB_ACTIONS=true``).
+    annotations: bool = False
+    #: ``--prob-quarantine``: the quarantine file; None without one.
+    quarantine: Path | None = None
+    #: Each case's state across nights (ini ``prob_history_window``, ``prob_flaky_bar``, ``prob_broken_runs``,
+    #: ``prob_fixed_nights``: ``maths.states.Rule``).
+    history_window: int = 14
+    flaky_bar: float = 0.95
+    broken_runs: int = 10
+    fixed_nights: int = 3
 
     @property
     def budgeted(self) -> bool:
@@ -124,8 +145,17 @@ class StatsConfig:
     seed: int = 0
     #: Fewest inputs a function-level interval needs, and paired inputs a comparison's verdict (ini ``prob_min_inputs``).
     min_inputs: int = 10
-    #: The function-level interval over inputs (ini ``prob_inputs_interval``), as ``maths.inputs`` names it.
+    #: The function-level interval over inputs (ini ``prob_inputs_interval``), as ``maths.clusters`` names it.
     inputs_interval: str = "wilson"
+    #: What ``record_score()`` values may be (ini ``prob_score_range``), unless a case's mark says otherwise.
+    score_range: tuple[float, float] = (0.0, 1.0)
+    #: Score gates of every case (``--prob-min-score NAME=V``, ini ``prob_min_score``): (name, bar), by name.
+    min_scores: tuple[tuple[str, float], ...] = ()
+
+    def range_of(self, marks: Mapping[str, Any]) -> tuple[float, float]:
+        """A case's score range: its mark's ``score_range``, else the session's (ini ``prob_score_range``)."""
+        low, high = marks.get("score_range") or self.score_range
+        return float(low), float(high)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report's ``stats_config``: 0.3.0's six keys first, in its order, then this version's."""
@@ -147,6 +177,10 @@ class StatsConfig:
             "gate_items": self.gate_items,
             "stop": self.stop,
             "explain": self.explain,
+            # Graded results' settings only when set: a session without scores writes the report it wrote
+            # before, and resumes a journal written before them.
+            **({"score_range": list(self.score_range)} if self.score_range != (0.0, 1.0) else {}),
+            **({"min_score": dict(self.min_scores)} if self.min_scores else {}),
         }
 
 
@@ -166,6 +200,8 @@ def stats_from_dict(data: dict[str, Any]) -> StatsConfig:
         gate_items=data["gate_items"],
         stop=data["stop"],
         explain=data["explain"],
+        score_range=(float(r[0]), float(r[1])) if (r := data.get("score_range")) else (0.0, 1.0),
+        min_scores=tuple(sorted((data.get("min_score") or {}).items())),
         resamples=data["resamples"],
         seed=data["seed"],
         min_inputs=data["min_inputs"],
@@ -173,7 +209,7 @@ def stats_from_dict(data: dict[str, Any]) -> StatsConfig:
     )
 
 
-#: Ini ``prob_inputs_interval``'s values -> ``maths.inputs``' methods: the cluster-adjusted Wilson interval
+#: Ini ``prob_inputs_interval``'s values -> ``maths.clusters``' methods: the cluster-adjusted Wilson interval
 #: (the default: it keeps its coverage with few inputs), 0.3.0's percentile cluster bootstrap, Student's t.
 INPUTS_INTERVALS = {"wilson": "wilson", "bootstrap": "percentile", "t": "t"}
 INPUTS_INTERVALS_SHOWN = {method: name for name, method in INPUTS_INTERVALS.items()}
@@ -200,10 +236,19 @@ def resolve(config: pytest.Config) -> Settings:
         if trace_url is not None:
             trace_url = check_trace_url(trace_url)
         span_usage = parse_choice(config.getini("prob_span_usage"), SPAN_USAGE_MODES, "ini prob_span_usage")
+        summary, summary_appends = _summary(config)
+        value, source = pick(config, "prob_annotations")
+        annotations = parse_choice(value, ("auto", "on", "off"), source)
+        history_window = parse_whole(config.getini("prob_history_window"), source="ini prob_history_window", least=1)
+        broken_runs = parse_whole(config.getini("prob_broken_runs"), source="ini prob_broken_runs", least=1)
+        fixed_nights = parse_whole(config.getini("prob_fixed_nights"), source="ini prob_fixed_nights", least=1)
+        flaky_bar = sourced(parse_rate, config.getini("prob_flaky_bar"), "ini prob_flaky_bar")
+        if not flaky_bar > 0.5:
+            raise ValueError(f"ini prob_flaky_bar must be above 0.5 (the failing bar), got {flaky_bar:g}")
         prices_path = _report_path(config, "prob_prices")
         prices = None
         if prices_path is not None:
-            from .prices import read  # only with the option
+            from .price_file import read  # only with the option
 
             prices = read(prices_path)
     except ValueError as exc:
@@ -229,16 +274,31 @@ def resolve(config: pytest.Config) -> Settings:
         prices=prices,
         shard=shard,
         journal=_report_path(config, "prob_journal"),
+        summary=summary,
+        summary_appends=summary_appends,
+        annotations=annotations == "on" or (annotations == "auto" and os.environ.get("GITHUB_ACTIONS") == "true"),
+        quarantine=_report_path(config, "prob_quarantine"),
+        history_window=history_window,
+        flaky_bar=flaky_bar,
+        broken_runs=broken_runs,
+        fixed_nights=fixed_nights,
+        suite=str(config.getoption("prob_suite") or config.getini("prob_suite") or "").strip() or config.rootpath.name,
         **limits,
     )
 
 
-def too_many_runs(total: int, limit: int, what: str) -> str:
-    """The error for a session that would collect more than ``prob_max_runs`` runs."""
-    return (
-        f"{what} (cases × runs), more than the limit of {limit:,} runs per session; "
-        "lower the runs, select fewer cases, or raise the ini key prob_max_runs"
-    )
+
+def _summary(config: pytest.Config) -> tuple[Path | None, bool]:
+    """(path, appended) of the CI summary: ``--prob-summary`` (or ini ``prob_summary``) written whole;
+    else ``$GITHUB_STEP_SUMMARY`` appended to; ``off`` (or nothing in a job without it): none."""
+    value, _ = pick(config, "prob_summary")
+    if str(value or "").strip().lower() == "off":
+        return None, False
+    path = _report_path(config, "prob_summary")
+    if path is not None:
+        return path, False
+    step = os.environ.get("GITHUB_STEP_SUMMARY", "").strip()
+    return (Path(step), True) if step else (None, False)
 
 
 def _report_path(config: pytest.Config, name: str) -> Path | None:
@@ -311,7 +371,14 @@ def resolve_stats(config: pytest.Config) -> StatsConfig:
         seed = parse_whole(value, source=source)
         min_inputs = parse_whole(config.getini("prob_min_inputs"), source="prob_min_inputs", least=2)
         shown = parse_choice(config.getini("prob_inputs_interval"), tuple(INPUTS_INTERVALS), "ini prob_inputs_interval")
-    except ValueError as exc:
+        score_range = sourced(parse_score_range, config.getini("prob_score_range"), "ini prob_score_range")
+        value, source = pick(config, "prob_min_score")
+        min_scores = parse_min_scores([v for v in (value if isinstance(value, list) else [value]) if str(v).strip()], source)
+        for name, bar in min_scores:
+            if not score_range[0] <= bar <= score_range[1]:
+                raise ValueError(f"{source}: the bar of {name!r}, {bar:g}, is outside the score range "
+                                 f"[{score_range[0]:g}, {score_range[1]:g}] (ini prob_score_range)")
+    except (TypeError, ValueError) as exc:
         raise pytest.UsageError(str(exc)) from None
     return StatsConfig(
         method=method,
@@ -331,4 +398,6 @@ def resolve_stats(config: pytest.Config) -> StatsConfig:
         seed=seed,
         min_inputs=min_inputs,
         inputs_interval=INPUTS_INTERVALS[shown],
+        score_range=score_range,
+        min_scores=min_scores,
     )

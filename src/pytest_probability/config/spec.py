@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..maths import stats
 from ..vocabulary import FAILED, PASSED, UNDECIDED
@@ -50,13 +50,25 @@ class CaseSpec:
     gate: GateSpec | None
     latency_quantile: float
     max_latency: float | None
+    #: The conditions features add to the case's gate (its score bars): ``protocols.Criterion``.
+    criteria: tuple[Any, ...] = ()
 
     @property
     def gated(self) -> bool:
-        return self.gate is not None or self.max_latency is not None
+        return self.gate is not None or self.max_latency is not None or bool(self.criteria)
+
+    @property
+    def stoppable(self) -> bool:
+        """Whether the case may stop before its last run (a gate, or a criterion, with a ``stop`` mode)."""
+        return (self.gate is not None and self.gate.stop is not None) or any(c.stops for c in self.criteria)
 
 
-def case_spec(kwargs: Mapping[str, Any], runs: int, config: StatsConfig) -> CaseSpec:
+#: What makes a case's criteria (a feature's: ``roles.wiring.Feature.criteria``) from its marker keywords,
+#: runs and the session's statistics settings; raises ValueError on a bad combination.
+CriteriaMaker = Callable[[Mapping[str, Any], int, "StatsConfig"], Sequence[Any]]
+
+
+def case_spec(kwargs: Mapping[str, Any], runs: int, config: StatsConfig, makers: Sequence[CriteriaMaker] = ()) -> CaseSpec:
     """Combine marker keywords with the session settings; raise ValueError on contradictions."""
     min_rate = kwargs.get("min_rate")
     min_passes = kwargs.get("min_passes")
@@ -77,7 +89,8 @@ def case_spec(kwargs: Mapping[str, Any], runs: int, config: StatsConfig) -> Case
         gate = GateSpec("count", min_passes / runs, min_passes, confidence, method, prior, config.errors, stop)
     elif min_rate is not None:
         gate = GateSpec("rate", min_rate, None, confidence, method, prior, config.errors, stop)
-    return CaseSpec(gate, kwargs.get("latency_quantile", config.latency_quantile), kwargs.get("max_latency"))
+    criteria = tuple(criterion for make in makers for criterion in make(kwargs, runs, config))
+    return CaseSpec(gate, kwargs.get("latency_quantile", config.latency_quantile), kwargs.get("max_latency"), criteria)
 
 
 def latency_unreachable(spec: CaseSpec, runs: int, confidence: float) -> int | None:
@@ -123,8 +136,10 @@ class Specs:
     decisions and the verdicts ask the same cache.
     """
 
-    def __init__(self, config: StatsConfig) -> None:
+    def __init__(self, config: StatsConfig, makers: Sequence[CriteriaMaker] = ()) -> None:
+        """``makers``: the features' criteria makers (a score's bars), in the features' order."""
         self.config = config
+        self.makers = tuple(makers)
         self.cache: dict[Any, CaseSpec] = {}
 
     def of(self, case: CaseRef) -> CaseSpec:
@@ -138,7 +153,7 @@ class Specs:
         try:
             spec = self.cache.get(key)
         except TypeError:  # a keyword's value that cannot be hashed: no sharing
-            return case_spec(dict(marks), runs, self.config)
+            return case_spec(dict(marks), runs, self.config, self.makers)
         if spec is None:
-            spec = self.cache[key] = case_spec(dict(marks), runs, self.config)
+            spec = self.cache[key] = case_spec(dict(marks), runs, self.config, self.makers)
         return spec

@@ -188,9 +188,83 @@ def parse_limit(value: Any, *, source: str, whole: bool = False) -> float | int 
     return number
 
 
-def check_trace_url(template: str) -> str:
-    """``prob_trace_url`` (and the history command's ``--trace-url``): an http(s) URL template naming ``{trace_id}``."""
+def check_trace_url(template: str, *, source: str = "ini prob_trace_url") -> str:
+    """``prob_trace_url`` (``source``: ``--trace-url`` for the ``report`` and ``merge`` commands): an http(s)
+    URL template naming ``{trace_id}``."""
     text = template.strip()
     if "{trace_id}" not in text or not text.startswith(("http://", "https://")):
-        raise ValueError(f"ini prob_trace_url must be an http(s) URL containing {{trace_id}}, got {template!r}")
+        raise ValueError(f"{source} must be an http(s) URL containing {{trace_id}}, got {template!r}")
     return text
+
+def too_many_runs(total: int, limit: int, what: str) -> str:
+    """The error for a session that would collect more than ``prob_max_runs`` runs."""
+    return (
+        f"{what} (cases × runs), more than the limit of {limit:,} runs per session; "
+        "lower the runs, select fewer cases, or raise the ini key prob_max_runs"
+    )
+
+
+#: A score's name: what ``record_score(name=...)``, ``min_score={...}`` and ``--prob-min-score NAME=V`` call it.
+SCORE_NAME_LIMIT = 100
+
+
+def check_score_name(name: Any, source: str = "the score's name") -> str:
+    """A score's name: non-empty text of at most :data:`SCORE_NAME_LIMIT` characters, no control character."""
+    if not isinstance(name, str):
+        raise TypeError(f"{source} must be text, got {name!r}")
+    text = name.strip()
+    if not text or len(text) > SCORE_NAME_LIMIT or any(ord(c) < 32 or ord(c) == 127 for c in text):
+        raise ValueError(f"{source} must be 1 to {SCORE_NAME_LIMIT} printable characters, got {name!r}")
+    return text
+
+
+def score_number(value: Any, what: str) -> float:
+    """A finite real number (not a bool, not text), for a score, a threshold or a bar."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{what} must be a number, got {value!r}")
+    try:
+        number = float(value)
+    except OverflowError:
+        raise ValueError(f"{what} must be a finite number, got an integer of {len(str(abs(value)))} digits") from None
+    if not math.isfinite(number):
+        raise ValueError(f"{what} must be a finite number, got {value!r}")
+    return number
+
+
+def parse_min_scores(values: Any, source: str = "--prob-min-score") -> tuple[tuple[str, float], ...]:
+    """Score bars from the command line (``NAME=V``, repeatable) or ini ``prob_min_score`` (``NAME=V`` items
+    separated by commas or lines); a bare ``V`` is the bar of the score named ``score``. The first bar of a name
+    wins. Sorted by name."""
+    items = values if isinstance(values, (list, tuple)) else [values]
+    bars: dict[str, float] = {}
+    for item in items:
+        for part in (p.strip() for p in str(item).replace("\n", ",").split(",")):
+            if not part:
+                continue
+            name, _, text = part.rpartition("=")
+            name = check_score_name(name or "score", f"{source}: the score's name in {part!r}")
+            try:
+                bar = score_number(float(text), f"{source}: the bar of {name!r}")
+            except ValueError as exc:
+                raise ValueError(f"{source}: {part!r} must be NAME=BAR with a number as BAR ({exc})") from None
+            bars.setdefault(name, bar)
+    return tuple(sorted(bars.items()))
+
+
+def parse_score_range(value: Any) -> tuple[float, float]:
+    """A score range: ``"LOW,HIGH"`` text or a pair of numbers, finite, with LOW < HIGH."""
+    if isinstance(value, str):
+        parts = [part.strip() for part in value.split(",")]
+        try:
+            if len(parts) != 2:
+                raise ValueError
+            low, high = float(parts[0]), float(parts[1])
+        except ValueError:
+            raise ValueError(f"a score range is two numbers separated by a comma, such as 0,1; got {value!r}") from None
+    elif isinstance(value, (tuple, list)) and len(value) == 2:
+        low, high = (score_number(v, "the score range's ends") for v in value)
+    else:
+        raise TypeError(f"a score range is 'low,high' text or a pair of numbers, got {value!r}")
+    if not (math.isfinite(low) and math.isfinite(high)) or not low < high:
+        raise ValueError(f"the score range needs finite low < high, got {low:g}, {high:g}")
+    return low, high

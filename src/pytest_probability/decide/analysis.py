@@ -12,12 +12,12 @@ import functools
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-from ..aggregate.inputs import InputsAggregate, aggregates
+from ..aggregate.benchmarks import InputsAggregate, aggregates
 from ..config.settings import StatsConfig
 from ..config.spec import CaseSpec, case_spec
 from ..maths import stats
 from ..model.case import CaseRef
-from ..model.outputs import Interval, Verdict
+from ..model.outputs import Interval, Judgement, Verdict
 from ..model.rows import Row, Summary
 from ..vocabulary import FAILED, PASSED, SKIPPED, UNDECIDED
 from .gates import GateResult, LatencyResult, counts_as_pass, cut_short_text, evaluate_gate, evaluate_latency
@@ -36,14 +36,17 @@ class RowAnalysis:
     #: Runs a worker crash rescheduled past the case's gate item, which was released UNDECIDED then
     #: (``DecisionBook.release_rescheduled``): the case's verdict is UNDECIDED in every output.
     rescheduled: int = 0
+    #: The features' criteria judged (a score's bar), in the spec's order.
+    judgements: tuple[Judgement, ...] = ()
 
     @property
     def verdict(self) -> str | None:
         """The case's combined verdict: fail if any gate fails, pass if all pass, skip if all skip;
         UNDECIDED when its gate item was released on a worker crash."""
-        if self.rescheduled and (self.gate is not None or self.latency is not None):
+        if self.rescheduled and (self.gate is not None or self.latency is not None or self.judgements):
             return UNDECIDED
         verdicts = [v for v in (self.gate.verdict if self.gate else None, self.latency.verdict if self.latency else None) if v]
+        verdicts += [judgement.verdict for judgement in self.judgements]
         if not verdicts:
             return None
         if FAILED in verdicts:
@@ -94,14 +97,15 @@ def analyze_row(row: Row, spec: CaseSpec, config: StatsConfig, missing: int = 0,
         latency = evaluate_latency(row.records, spec.latency_quantile, config.confidence, spec.max_latency,
                                    cut_short=missing)
     metrics = {f"{kind}{k}": metric_value(kind, k, counts.passes, counts.total) for kind, k in config.metrics} or _NO_METRICS
-    return RowAnalysis(row, spec, interval, gate, latency, metrics, missing, rescheduled)
+    judgements = tuple(criterion.judge(row, missing) for criterion in spec.criteria)
+    return RowAnalysis(row, spec, interval, gate, latency, metrics, missing, rescheduled, judgements)
 
 
 @dataclass
 class Analysis:
     config: StatsConfig
     rows: list[RowAnalysis]
-    #: Each bench function's estimate over its inputs, then Overall (``aggregate.inputs``).
+    #: Each bench function's estimate over its inputs, then Overall (``aggregate.benchmarks``).
     aggregates: list[InputsAggregate]
 
     @functools.cached_property
@@ -171,6 +175,7 @@ def verdict_text(result: RowAnalysis, undecided: str) -> Verdict:
         high = "∞" if lat.high is None else f"{lat.high:.3g}s"
         low = "-" if lat.low is None else f"{lat.low:.3g}s"
         parts.append(f"p{lat.quantile * 100:g} latency interval [{low}, {high}] vs {lat.max_latency:g}s: {lat.verdict.upper()}")
+    parts += [judgement.text for judgement in result.judgements]
     if result.gate is not None and result.gate.missing:
         parts.append(f"{result.gate.missing} run(s) not executed")
     if result.missing:

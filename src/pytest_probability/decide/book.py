@@ -9,8 +9,8 @@ and decides:
 * a gated case's verdict, once every run of it has reported;
 * a benchmark's verdicts (``[baseline]``, ``[compare:ARM]``), once every run
   of the benchmark has reported;
-* whether a case is decided early (``--prob-stop``), and whether a budget is
-  reached.
+* which cases are decided early (``--prob-stop``: the spend feature's rule
+  stops them here), and what features publish besides (a budget reached).
 
 In a serial session it is also the session's
 :class:`~pytest_probability.protocols.Decisions` (runs and verdict items ask it
@@ -24,19 +24,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
-from ..aggregate.rows import row_of
+from ..aggregate.cases import row_of
 from ..config.spec import CaseSpec, Specs
 from ..model.case import CaseRef
 from ..model.outputs import Verdict
 from ..model.rows import Counts, Row
 from ..model.run import RunRecord, Usage
-from ..protocols import Link, VerdictKind
-from ..vocabulary import BUDGET, DECIDED, GATE_KIND, PASSED, WORKER_CHANNEL, benchmark_verdict_id, parse_run_id, verdict_item_id
-from . import gates
+from ..protocols import Link, Registry, RecordSink, VerdictKind
+from ..session import Scope
+from ..vocabulary import DECIDED, GATE_KIND, PASSED, WORKER_CHANNEL, benchmark_verdict_id, parse_run_id, verdict_item_id
 from .analysis import RowAnalysis, analyze_row, verdict_text
 
 if TYPE_CHECKING:
-    from .budget import Budget  # built only with a budget option
     from .channel import Channel  # opened only under xdist
 
 #: The verdict of a gate item selected while every run of its case was deselected (``-k``, ``-m``,
@@ -46,14 +45,8 @@ DESELECTED_TEXT = ("UNDECIDED: every run of this case was deselected (-k, -m, --
 NO_RUN_TEXT = "UNDECIDED: no run of this case reported"
 
 
-def deferred_text(index: int, count: int) -> str:
-    """A shard's verdict items' skip reason: the verdict needs every shard's runs."""
-    return (f"decided at the merge: this session is shard {index}/{count}, and the verdict is made over every "
-            "shard's runs by python -m pytest_probability merge")
-
-
 @dataclass
-class DecisionBook:
+class DecisionBook(RecordSink):
     """Which runs each judged case expects, which have reported, and the verdicts once they have.
 
     It counts every run that reports, but keeps the records only of the cases a
@@ -64,11 +57,11 @@ class DecisionBook:
     """
 
     specs: Specs
-    #: Session budgets (cost, tokens, time); None without any.
-    budget: Budget | None = None
-    #: A benchmark's verdict kinds (``baseline``, ``compare``), kind -> its decider. Under xdist a
+    #: The session's extension points: its benchmark verdict kinds (``baseline``, ``compare``). Under xdist a
     #: benchmark's verdict is published once every run of the benchmark has reported.
-    kinds: dict[str, VerdictKind] = field(default_factory=dict)
+    parts: Registry = field(default_factory=Registry)
+    #: The part of the night the session holds: a part (a shard) decides nothing.
+    scope: Scope = field(default_factory=Scope)
     #: Under xdist, where decisions are published (opened for the first worker).
     channel: Channel | None = None
     #: case key -> runs of it selected for the session (from the final items or a worker's collection)
@@ -90,35 +83,56 @@ class DecisionBook:
     #: a benchmark verdict's key -> run node ids still to report before it can be published
     pending: dict[str, set[str]] = field(default_factory=dict)
     _counts: dict[str, Counts] = field(default_factory=dict)
-    #: ``--prob-shard``: the text of every verdict, which the merge decides over all shards' runs; a
-    #: shard decides nothing on its part (no verdict, no early stop). None: the session decides.
-    deferred: str | None = None
-    #: ``--prob-journal``: case key -> runs read back from the journal (deselected, already reported);
+    #: case key -> runs read back from a journal (deselected, already reported) (:meth:`count_resumed`);
     #: :meth:`expect` counts them among the case's runs.
     resumed: dict[str, int] = field(default_factory=dict)
+    #: What features published besides verdicts and stops, by name (a budget reached): :meth:`publish_flag`.
+    flags: dict[str, str] = field(default_factory=dict)
     #: Whether :meth:`expect` has learned the session's items.
     _learned: bool = False
+    _kinds: dict[str, VerdictKind] | None = None
 
     @property
     def folder(self) -> Path | None:
         return self.channel.folder if self.channel is not None else None
 
+    @property
+    def kinds(self) -> dict[str, VerdictKind]:
+        """The benchmark verdict kinds, by name (final once the session's extension points are frozen)."""
+        if self._kinds is None or not self.parts.frozen:
+            self._kinds = {kind.kind: kind for kind in self.parts.verdict_kinds}
+        return self._kinds
+
     def open_channel(self) -> Path:
-        """The decisions folder for xdist workers, with the session's limits in it."""
+        """The decisions folder for xdist workers, with what was decided before it in it."""
         if self.channel is None:
-            from .channel import Channel
+            from .channel import Channel  # only under xdist
 
             self.channel = Channel()
-        budget = self.budget
-        limits = {"deadline": budget.deadline, "max_time": budget.max_time} if budget is not None else {}
         first = self.channel.folder is None
-        folder = self.channel.open(limits)
+        folder = self.channel.open()
         if first:  # what was decided before the first worker (on records read back from a journal)
             for key, reason in self.stopped.items():
                 self.channel.stopped(key, reason)
-            if budget is not None and budget.reached is not None:
-                self.channel.budget(budget.reason())
+            for name, text in self.flags.items():
+                self.channel.flag(name, text)
         return folder
+
+    def count_resumed(self, counts: Mapping[str, int]) -> None:
+        """Runs of each case read back from a journal: already reported, and among the case's runs."""
+        self.resumed = dict(counts)
+
+    def publish_flag(self, name: str, text: str) -> None:
+        """What a feature tells every process executing runs (a budget reached), once: a worker reads it
+        with ``ChannelReader.flag``."""
+        if name in self.flags:
+            return
+        self.flags[name] = text
+        if self.channel is not None and self.channel.folder is not None:
+            self.channel.flag(name, text)
+
+    def flag(self, name: str) -> str | None:
+        return self.flags.get(name)
 
     # -- what the session will run ------------------------------------------------
 
@@ -211,11 +225,6 @@ class DecisionBook:
                     counts.add(each.outcome, each.stopped)
             else:
                 counts.add(record.outcome, record.stopped)
-        if self.budget is not None and self.budget.add(record) and self.channel is not None:
-            self.channel.budget(self.budget.reason())
-        if (spec.gate is not None and spec.gate.stop is not None and key not in self.stopped and not record.stopped
-                and self.deferred is None):
-            self._decide_early(key, record.case, spec)
         if self.folder is not None and key in self.gated and key not in self.published:
             if len(self.records.get(key, ())) >= self.expected.get(key, 0):
                 self.publish(key)
@@ -226,24 +235,20 @@ class DecisionBook:
                 self._publish_kinds()
 
     def add_late(self, usage: Usage | None, extra_cost: float) -> None:
-        """Late usage counts in the budgets as the record it amends would have (issue 23, item 13)."""
-        if self.budget is None:
-            return
-        cost = extra_cost + (usage.cost if usage is not None else 0.0)
-        tokens = usage.input_tokens + usage.output_tokens if usage is not None else 0
-        if self.budget.add_spend(cost, tokens) and self.channel is not None:
-            self.channel.budget(self.budget.reason())
+        """Late usage changes no verdict: a run's outcome is its record's."""
 
-    def _decide_early(self, key: str, case: CaseRef, spec: CaseSpec) -> None:
-        """Stop a case whose verdict its remaining runs can no longer change (or a sequential test decided)."""
-        assert spec.gate is not None
-        reported = len(self.records[key])
-        planned = self.expected.get(key, case.runs)
-        counts = self._counts[key]
-        verdict = gates.early_verdict(spec, counts.passes, counts.fails, counts.errors, planned - reported)
-        if verdict is None:
+    def tally(self, case: CaseRef) -> tuple[int, int, Counts] | None:
+        """(runs reported, runs planned, their counts) of a case whose records are kept, else None."""
+        counts = self._counts.get(case.key)
+        if counts is None:
+            return None
+        return len(self.records[case.key]), self.expected.get(case.key, case.runs), counts
+
+    def stop_case(self, key: str, reason: str) -> None:
+        """A case decided early: its remaining runs are not executed (``run_decision``), here and on every worker.
+        A session that holds part of the night (a shard) decides nothing, so stops nothing."""
+        if self.scope.partial is not None or key in self.stopped:
             return
-        reason = f"{verdict.upper()} decided after {reported} of {planned} runs ({spec.gate.stop})"
         self.stopped[key] = reason
         if self.channel is not None:
             self.channel.stopped(key, reason)
@@ -251,14 +256,11 @@ class DecisionBook:
     # -- decisions ----------------------------------------------------------------------
 
     def run_decision(self, case: CaseRef) -> tuple[str, str] | None:
-        """(cause, reason) when a run of ``case`` must not start (decided early, a budget reached), else None."""
-        gate = self.specs.of(case).gate
-        if gate is not None and gate.stop is not None:
+        """(cause, reason) when a run of ``case`` must not start (decided early), else None."""
+        if self.stopped and self.specs.of(case).stoppable:
             reason = self.stopped.get(case.key)
             if reason is not None:
                 return DECIDED, reason
-        if self.budget is not None and (self.budget.reached is not None or self.budget.check()):
-            return BUDGET, self.budget.reason()
         return None
 
     def result(self, key: str) -> RowAnalysis | None:
@@ -270,8 +272,8 @@ class DecisionBook:
 
     def verdict(self, key: str) -> Verdict:
         """The verdict of decision ``key`` (a gated case's key, or a benchmark verdict's node id)."""
-        if self.deferred is not None:
-            return Verdict(True, self.deferred, skipped=True)
+        if self.scope.partial is not None:
+            return Verdict(True, self.scope.partial, skipped=True)
         kind = self.judged.get(key) or next(
             (k for k in self.kinds if benchmark_verdict_id(k).match(key)), None)
         if kind is not None:
@@ -335,6 +337,11 @@ class DecisionBook:
     def cleanup(self) -> None:
         if self.channel is not None:
             self.channel.cleanup()
+
+    def release(self) -> None:
+        """Let go of the records and the selection after the session."""
+        self.records = {}
+        self.expected = {}
 
 
 def _scope_in(case_key: str, scopes: Mapping[str, Any]) -> str | None:

@@ -11,8 +11,8 @@ decision               file                         read by
 a case's gate verdict  ``<sha256(key)[:32]>.json``  the case's gate item
 a verdict of a kind    ``<sha256(key[kind])>.json`` the case's ``[kind]`` item
 a case decided early   ``<sha256(key)[:32]>.stop``  the case's remaining runs
-a budget reached       ``BUDGET``                   every run not yet started
-session limits         ``session.json``             workers (the time budget)
+a feature's flag       ``flag-<name>``              the feature's guard on workers
+                       (a budget reached)           (every run not yet started)
 the session stopping   ``STOP``                     waiting verdict items
 =====================  ===========================  ==========================
 
@@ -31,19 +31,18 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+
 
 from .. import files
 from ..config.spec import Specs
 from ..model.case import CaseRef
 from ..model.outputs import Verdict
-from ..vocabulary import BUDGET, DECIDED
+from ..vocabulary import DECIDED
 
 #: How often a waiting verdict item looks for its verdict file.
 POLL_INTERVAL = 0.02
 STOP_SUFFIX = ".stop"
-BUDGET_FILE = "BUDGET"
-SESSION_FILE = "session.json"
+FLAG_PREFIX = "flag-"
 STOP_FILE = "STOP"
 
 
@@ -61,11 +60,10 @@ class Channel:
     def __init__(self) -> None:
         self.folder: Path | None = None
 
-    def open(self, limits: dict[str, Any]) -> Path:
-        """The folder, created with the session's limits in it."""
+    def open(self) -> Path:
+        """The folder, created on first use."""
         if self.folder is None:
             self.folder = Path(tempfile.mkdtemp(prefix="pytest-probability-gates-"))
-            self._write(SESSION_FILE, json.dumps(limits))
         return self.folder
 
     def _write(self, name: str, text: str) -> None:
@@ -78,8 +76,9 @@ class Channel:
     def stopped(self, key: str, reason: str) -> None:
         self._write(digest(key) + STOP_SUFFIX, reason)
 
-    def budget(self, reason: str) -> None:
-        self._write(BUDGET_FILE, reason)
+    def flag(self, name: str, text: str) -> None:
+        """A feature's flag (``budget``: its reason), which workers read with :meth:`ChannelReader.flag`."""
+        self._write(FLAG_PREFIX + name, text)
 
     def stop(self) -> None:
         """Tell waiting verdict items that no more verdicts will come."""
@@ -92,49 +91,43 @@ class Channel:
 
 
 class ChannelReader:
-    """An xdist worker's decisions: may a run start, and a verdict item's verdict.
+    """An xdist worker's decisions: may a run start, a verdict item's verdict, and a feature's flag.
 
-    One ``stat`` per check and kind of decision (case stopped, budget), only
-    when stopping or a budget applies to the run; a decision seen once is kept.
+    One ``stat`` per check, only when stopping applies to the run (a feature asks for its flag only when
+    it applies); a decision seen once is kept.
     """
 
-    def __init__(self, folder: Path, specs: Specs, budgeted: bool, timeout: float) -> None:
+    def __init__(self, folder: Path, specs: Specs, timeout: float) -> None:
         self.folder = folder
         self.specs = specs
-        self.budgeted = budgeted
         self.timeout = timeout
         self.stopped: dict[str, str] = {}
         self._paths: dict[str, str] = {}
-        self._budget = str(folder / BUDGET_FILE)
-        self.budget: str | None = None
-        try:
-            limits = json.loads((folder / SESSION_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            limits = {}
-        self.deadline: float | None = limits.get("deadline")
-        self.max_time: float | None = limits.get("max_time")
+        self._flags: dict[str, str] = {}
 
     def run_decision(self, case: CaseRef) -> tuple[str, str] | None:
-        gate = self.specs.of(case).gate
-        if gate is not None and gate.stop is not None:
-            key = case.key
-            reason = self.stopped.get(key)
-            if reason is None:
-                path = self._paths.get(key)
-                if path is None:
-                    path = self._paths[key] = str(self.folder / (digest(key) + STOP_SUFFIX))
-                if os.path.exists(path):
-                    reason = self.stopped[key] = _read(path)
-            if reason is not None:
-                return DECIDED, reason
-        if self.budgeted:
-            if self.budget is None and os.path.exists(self._budget):
-                self.budget = _read(self._budget)
-            if self.budget is None and self.deadline is not None and time.time() >= self.deadline:
-                self.budget = f"time budget {self.max_time:g}s reached"
-            if self.budget is not None:
-                return BUDGET, self.budget
+        if not self.specs.of(case).stoppable:
+            return None
+        key = case.key
+        reason = self.stopped.get(key)
+        if reason is None:
+            path = self._paths.get(key)
+            if path is None:
+                path = self._paths[key] = str(self.folder / (digest(key) + STOP_SUFFIX))
+            if os.path.exists(path):
+                reason = self.stopped[key] = _read(path)
+        if reason is not None:
+            return DECIDED, reason
         return None
+
+    def flag(self, name: str) -> str | None:
+        """What the controller published under ``name``, once it has (then kept): one ``stat`` till then."""
+        text = self._flags.get(name)
+        if text is None:
+            path = self.folder / (FLAG_PREFIX + name)
+            if os.path.exists(path):
+                text = self._flags[name] = _read(str(path))
+        return text
 
     def verdict(self, key: str) -> Verdict:
         """Wait (bounded by ini ``prob_gate_timeout``) for the controller's verdict of ``key``."""

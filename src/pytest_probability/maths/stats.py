@@ -40,7 +40,7 @@ import math
 import operator
 import re
 from functools import lru_cache
-from typing import Callable, Iterable, NamedTuple, Sequence, Tuple
+from typing import Callable, Iterable, NamedTuple, Sequence, SupportsFloat, SupportsIndex, Tuple, cast
 
 __all__ = [
     "METHODS",
@@ -88,7 +88,8 @@ def as_int(value: object, name: str) -> int:
     if isinstance(value, bool):
         raise TypeError(f"{name} must be an integer, got {value!r}")
     try:
-        return operator.index(value)  # type: ignore[arg-type]
+        # operator.index is the check: anything without __index__ raises the TypeError caught here
+        return operator.index(cast(SupportsIndex, value))
     except TypeError:
         raise TypeError(f"{name} must be an integer, got {value!r}") from None
 
@@ -98,7 +99,8 @@ def as_real(value: object, name: str) -> float:
     if isinstance(value, (bool, str, bytes)):
         raise TypeError(f"{name} must be a number, got {value!r}")
     try:
-        result = float(value)  # type: ignore[arg-type]
+        # float() is the check: anything it cannot convert raises the TypeError or ValueError caught here
+        result = float(cast(SupportsFloat, value))
     except (TypeError, ValueError):
         raise TypeError(f"{name} must be a number, got {value!r}") from None
     if not math.isfinite(result):
@@ -726,7 +728,7 @@ def _check_quantile_level(q: object) -> float:
     return q_
 
 
-def _sorted_samples(samples: Iterable[float]) -> list:
+def _sorted_samples(samples: Iterable[float]) -> list[float]:
     if isinstance(samples, (str, bytes)):
         raise TypeError(f"samples must be an iterable of numbers, got {samples!r}")
     values = []
@@ -952,7 +954,7 @@ def parse_metric(text: str) -> Tuple[str, int]:
     return "pass" + match.group(1), k
 
 
-def parse_metrics(values: Iterable[str]) -> list:
+def parse_metrics(values: Iterable[str]) -> list[Tuple[str, int]]:
     """Parse metric options, each possibly comma-separated, into ``[(kind, k), ...]``.
 
     ``["pass^1,pass^3", "pass@5", "pass^3"]`` -> ``[("pass^", 1), ("pass^", 3),
@@ -962,7 +964,7 @@ def parse_metrics(values: Iterable[str]) -> list:
     """
     if isinstance(values, str):
         values = [values]
-    result: list = []
+    result: list[Tuple[str, int]] = []
     seen = set()
     for value in values:
         if not isinstance(value, str):
@@ -1003,7 +1005,8 @@ def parse_confidence(value: object) -> float:
             number = math.nan
     else:
         try:
-            number = float(value)  # type: ignore[arg-type]
+            # float() is the check: anything it cannot convert raises the TypeError or ValueError caught here
+            number = float(cast(SupportsFloat, value))
         except (TypeError, ValueError):
             number = math.nan
     if math.isnan(number):
@@ -1093,3 +1096,9 @@ def format_percent_interval(low: float, high: float) -> str:
     low_ = _check_probability(low, "low")
     high_ = _check_probability(high, "high")
     return f"[{_percent_text(low_):>3}, {_percent_text(high_):>4}]"
+
+
+def format_rate(rate: float) -> str:
+    """A rate as its author wrote it, in percent: 0.1 -> ``10%``, 0.975 -> ``97.5%``, 0.001 -> ``0.1%``
+    (``%g``: six significant digits)."""
+    return f"{as_real(rate, 'rate') * 100:g}%"

@@ -22,7 +22,7 @@ two-sided intervals the fixed-n gates use.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Callable
 
 from ..vocabulary import FAILED, PASSED
 from . import stats
@@ -34,7 +34,7 @@ OFF = "off"
 
 
 
-def parse_mode(value: Any) -> str | None:
+def parse_mode(value: object) -> str | None:
     """``curtail``, ``sequential``; ``off``, ``none`` or empty: no stopping (``None``)."""
     if value is None:
         return None

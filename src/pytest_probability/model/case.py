@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import zlib
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from ..text import clip
 
@@ -73,6 +73,10 @@ class CaseRef:
     function: str
     #: Validated ``probability`` marker keywords of the case (gates, latency), sorted.
     marks: tuple[tuple[str, Any], ...]
+    # The slots behind the properties and the cache (None: derived when read, or not built yet).
+    _label: str | None
+    _params: tuple[tuple[str, str], ...] | Mapping[str, Any]
+    _dict: dict[str, Any] | None
 
     def __init__(self, key: str, benchmark: str, case: str, label: str | None = None, order: int = 0,
                  runs: int = 0, params: tuple[tuple[str, str], ...] | Mapping[str, Any] = (), path: str = "",
@@ -126,7 +130,7 @@ class CaseRef:
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not CaseRef:
             return NotImplemented
-        return self is other or self._values() == other._values()  # type: ignore[attr-defined]
+        return self is other or self._values() == other._values()
 
     def __hash__(self) -> int:
         return hash(self._values())
@@ -141,7 +145,7 @@ class CaseRef:
     def __delattr__(self, name: str) -> None:
         raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
 
-    def __reduce__(self) -> Any:
+    def __reduce__(self) -> tuple[Callable[..., CaseRef], tuple[Any, ...]]:
         return (_case_from_values, self._values())
 
     def to_dict(self) -> dict[str, Any]:
@@ -151,7 +155,7 @@ class CaseRef:
             # Field by field, not dataclasses.asdict (a deep copy): one case per run is common.
             cached = dict(zip(_CASE_FIELD_NAMES, self._values()))
             cached["params"] = [list(p) for p in cached["params"]]
-            cached["marks"] = [[k, list(v) if isinstance(v, tuple) else v] for k, v in self.marks]
+            cached["marks"] = [[k, _listed(v)] for k, v in self.marks]
             object.__setattr__(self, "_dict", cached)
         return cached
 
@@ -164,8 +168,18 @@ class CaseRef:
     def from_dict(cls, data: Mapping[str, Any]) -> CaseRef:
         values = {k: v for k, v in data.items() if k in _CASE_FIELDS}
         values["params"] = tuple(tuple(p) for p in values.get("params", ()))
-        values["marks"] = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in values.get("marks", ()))
+        values["marks"] = tuple((k, _tupled(v)) for k, v in values.get("marks", ()))
         return cls(**values)
+
+
+def _listed(value: Any) -> Any:
+    """A mark's value as JSON has it: tuples (a prior, a score range, bars by score name) as lists, at every depth."""
+    return [_listed(v) for v in value] if isinstance(value, tuple) else value
+
+
+def _tupled(value: Any) -> Any:
+    """The mark's value back, hashable: lists as tuples, at every depth."""
+    return tuple(_tupled(v) for v in value) if isinstance(value, list) else value
 
 
 def _derived_label(benchmark: str, case: str) -> str:

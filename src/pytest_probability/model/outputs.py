@@ -48,6 +48,19 @@ class Verdict(NamedTuple):
         return cls(bool(data["passed"]), str(data["text"]), bool(data.get("skipped", False)))
 
 
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """A feature's condition on a case's gate, judged on the case's row (a score's bar): its verdict, how the
+    gates section shows it (``shown``: the estimate, ``bar``: what it must reach) and its part of the verdict
+    item's line (``text``)."""
+
+    name: str
+    verdict: str
+    text: str
+    shown: str = ""
+    bar: str = ""
+
+
 @dataclass
 class Series:
     """One metric's points: (attributes, value), or (attributes, durations) for a histogram.

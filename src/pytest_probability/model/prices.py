@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from .run import Usage
 
@@ -77,7 +77,7 @@ class Prices:
         return dataclasses.replace(usage, cost=price.cost(usage), priced=True)
 
 
-def unpriced_models(usages: object) -> list[str]:
+def unpriced_models(usages: Iterable[Usage]) -> list[str]:
     """Models of entries with tokens and no cost (after pricing), sorted: those the table lacks."""
-    models = {u.model for u in usages if not u.cost and (u.input_tokens or u.output_tokens)}  # type: ignore[attr-defined]
+    models = {u.model for u in usages if not u.cost and (u.input_tokens or u.output_tokens)}
     return sorted(models)

@@ -1,6 +1,6 @@
 """Aggregated data: run counts, usage totals per model, a case's :class:`Row` and the session's :class:`Summary`.
 
-Pure and pytest-free; built by :mod:`pytest_probability.aggregate.rows`, read
+Pure and pytest-free; built by :mod:`pytest_probability.aggregate.cases`, read
 by every decision, reporter and exporter.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 from ..vocabulary import ERROR, FAIL, PASS, SKIP, STATUSES
 from .case import CaseRef
@@ -37,7 +37,7 @@ class UsageTotals:
         return dataclasses.asdict(self)
 
 
-def sum_usage(usages: Any) -> dict[str, UsageTotals]:
+def sum_usage(usages: Iterable[Usage]) -> dict[str, UsageTotals]:
     """Sum usage per model, models in order of first appearance."""
     totals: dict[str, UsageTotals] = {}
     for usage in usages:

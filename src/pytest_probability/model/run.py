@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from ..vocabulary import PASS, ROLE_JUDGE, ROLE_SYSTEM, SOURCE_RECORD, UNKNOWN_MODEL
 from .case import CaseRef
@@ -63,6 +63,36 @@ class Usage:
         return cls(**{name: data[name] for name in _USAGE_FIELDS if name in data})
 
 
+@dataclass(frozen=True, slots=True)
+class Score:
+    """One ``record_score()`` call: a graded result of its run (a judge's score, a similarity, a rubric's share).
+
+    ``value`` is a finite real number in the case's score range; ``threshold``, when given, makes it a
+    check (the run fails below it); ``explanation``, the grader's words (cut to a bounded length)."""
+
+    name: str
+    value: float
+    threshold: float | None = None
+    explanation: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "value": self.value, "threshold": self.threshold,
+                "explanation": self.explanation or None}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Score:
+        threshold = data.get("threshold")
+        return cls(str(data["name"]), float(data["value"]), None if threshold is None else float(threshold),
+                   str(data.get("explanation") or ""))
+
+
+def scores_named(records: Iterable[RunRecord], name: str) -> list[float]:
+    """The values of score ``name`` in ``records``, in run order (a run's several in the order recorded):
+    the order every interval of scores is computed in (``maths.scores``), in every process."""
+    return [score.value for record in sorted(records, key=lambda r: r.run) for score in record.scores
+            if score.name == name]
+
+
 _USAGE_FIELDS = ("model", "input_tokens", "output_tokens", "cached_input_tokens", "cost",
                  "cache_creation_input_tokens", "reasoning_tokens", "source", "request_model", "priced", "role")
 
@@ -99,6 +129,8 @@ class RunRecord:
     transcript: tuple[dict[str, Any], ...] = ()
     #: Transcript entries recorded past the cap (``run.recording.TRANSCRIPT_ENTRIES``) and not kept.
     transcript_dropped: int = 0
+    #: The run's graded results (``record_score``), in the order recorded.
+    scores: tuple[Score, ...] = ()
 
     @property
     def attempts(self) -> int:
@@ -148,6 +180,7 @@ class RunRecord:
             "retries": [dict(r) for r in self.retries],
             "transcript": [dict(t) for t in self.transcript],
             "transcript_dropped": self.transcript_dropped,
+            "scores": [score.to_dict() for score in self.scores],
         }
 
     @classmethod
@@ -189,6 +222,7 @@ class RunRecord:
             retries=tuple(dict(r) for r in retries) if retries else (),
             transcript=tuple(dict(t) for t in transcript) if transcript else (),
             transcript_dropped=get("transcript_dropped", 0),
+            scores=tuple(Score.from_dict(score) for score in scores) if (scores := get("scores")) else (),
         )
 
 
@@ -244,6 +278,13 @@ class CurrentRun:
     transcript: list[dict[str, Any]] = field(default_factory=list)
     #: Entries recorded once ``transcript`` held the cap, counted and not kept.
     transcript_dropped: int = 0
+    #: The run's scores (``record_score``), in the order recorded.
+    scores: list[Score] = field(default_factory=list)
+    #: What the run's scores are checked against (its range), set when the run starts by the scores
+    #: feature; None: the default range 0..1.
+    score_rules: Any = None
+    #: Where usage and scores recorded after the run's end wait to travel (the run stage's ``LateQueue``).
+    late_queue: Any = None
 
     def to_record(self) -> RunRecord:
         return RunRecord(
@@ -265,4 +306,5 @@ class CurrentRun:
             retries=tuple(self.retries),
             transcript=tuple(self.transcript),
             transcript_dropped=self.transcript_dropped,
+            scores=tuple(self.scores),
         )

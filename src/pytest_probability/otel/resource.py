@@ -53,7 +53,7 @@ def ci_attributes(env: Mapping[str, str]) -> dict[str, str]:
     return {name: value for name, value in zip(names, values) if value}
 
 
-def build(suite: str, root: Path, env: Mapping[str, str] | None = None, shard: tuple[int, int] | None = None) -> Any:
+def build(suite: str, root: Path, env: Mapping[str, str] | None = None, instance: str | None = None) -> Any:
     """The session's SDK ``Resource``.
 
     What the plugin detects (service name ``pytest-probability``, the suite, the
@@ -75,7 +75,7 @@ def build(suite: str, root: Path, env: Mapping[str, str] | None = None, shard: t
     if "service.instance.id=" not in env.get("OTEL_RESOURCE_ATTRIBUTES", ""):
         # A random instance id would make every nightly session a new set of series in Prometheus.
         merged.pop("service.instance.id", None)
-        if shard is not None:
-            # Each shard's counters are series of their own (Prometheus's `instance`), the same every night.
-            merged["service.instance.id"] = f"shard-{shard[0]}-of-{shard[1]}"
+        if instance is not None:
+            # Each part's counters (a shard's) are series of their own (Prometheus's `instance`), the same every night.
+            merged["service.instance.id"] = instance
     return Resource(merged, resource.schema_url)

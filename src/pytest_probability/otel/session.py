@@ -25,7 +25,8 @@ import pytest
 
 from .. import __version__
 from ..model.rows import Summary
-from ..protocols import Facet, Finisher, Link
+from ..protocols import EXPORT, Facet, Finisher, Link, Registry
+from ..session import Notes
 from . import metrics as metrics_module
 from . import resource as resource_module
 from .options import OtelSettings
@@ -37,14 +38,15 @@ from .spans import REPORT_ATTRIBUTE, make_provider, parent_context, traceparent_
 class Session:
     """Everything the aggregating process exports in one session."""
 
-    def __init__(self, settings: OtelSettings, root: Path, env: Any = None,
-                 shard: tuple[int, int] | None = None) -> None:
+    def __init__(self, settings: OtelSettings, root: Path, env: Any = None, instance: str | None = None,
+                 counters_only: bool = False) -> None:
+        """``instance``: the resource's ``service.instance.id`` of a session holding part of the night (a shard's),
+        whose metrics are ``counters_only`` (the series that add over the parts)."""
         env = os.environ if env is None else env
         self.settings = settings
-        #: A shard's metrics are counters only (``otel.configure``).
-        self.counters_only = shard is not None
+        self.counters_only = counters_only
         self.notes: list[str] = list(settings.notes)
-        self.resource = resource_module.build(settings.suite, root, env, shard=shard)
+        self.resource = resource_module.build(settings.suite, root, env, instance=instance)
         #: Each signal's sender; the logs' is made on its first use (:class:`~.send.Deferred`).
         self.senders: dict[str, Sender | Deferred | None] = {}
         for signal in ("traces", "metrics", "logs"):
@@ -199,14 +201,17 @@ def _reason(exc: OSError) -> str:
 class SessionExport(Finisher):
     """The export's finisher: the session span ended, the metrics sent, everything drained or spilled."""
 
-    def __init__(self, session: Session, facets: Sequence[Facet], notes: list[str]) -> None:
+    phase = EXPORT
+
+    def __init__(self, session: Session, parts: Registry, notes: Notes) -> None:
+        """``parts``: the session's extension points, whose facets' series are the metrics."""
         self.session = session
-        self.facets = facets
+        self.parts = parts
         self.notes = notes
 
     def finish(self, session: pytest.Session, summary: Summary) -> None:
         try:
-            self.notes.extend(self.session.finish(summary, int(session.exitstatus), self.facets))
+            self.notes.extend(self.session.finish(summary, int(session.exitstatus), self.parts.facets))
         except Exception as exc:  # exporting never changes an outcome or the exit status
             self.notes.append(f"OpenTelemetry: export failed unexpectedly: {type(exc).__name__}: {exc}")
 

@@ -25,9 +25,37 @@ and charges its run by context (:func:`..run.context.charge_span`).
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import pytest
 
 from ..protocols import RunObserver
+from ..roles.wiring import Aggregation, Feature, Wiring, WorkerWiring
+from ..vocabulary import SPAN_OFF
+
+if TYPE_CHECKING:
+    from ..config.settings import Settings
+
+
+def feature(config: pytest.Config, settings: Settings) -> Usage | None:
+    """Usage from spans unless ini ``prob_span_usage = off``."""
+    return Usage() if settings.span_usage != SPAN_OFF else None
+
+
+class Usage(Feature):
+    """Usage from spans, in every process that executes runs or aggregates them, once the export's tracer
+    provider (global when none is set) is in place: so that the first look finds it."""
+
+    def _observe(self, wiring: Wiring) -> None:
+        usage = SpanUsage()
+        wiring.parts.add(observers=usage)
+        usage.look()
+
+    def aggregating(self, wiring: Aggregation) -> None:
+        self._observe(wiring)
+
+    def worker(self, wiring: WorkerWiring) -> None:
+        self._observe(wiring)
 
 
 def instrumented() -> bool:

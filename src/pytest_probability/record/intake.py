@@ -2,8 +2,9 @@
 
 :class:`Intake` takes each run's record off its teardown report (and, from
 it, what features shipped with it: their :class:`~pytest_probability.protocols.Link`
-attributes), keeps it in ``State.records`` and hands it to every
-:class:`~pytest_probability.protocols.RecordSink` (the decision book).
+attributes), hands it to every :class:`~pytest_probability.protocols.RecordLog`
+(the journal), keeps it, and hands it to every
+:class:`~pytest_probability.protocols.RecordSink` (the decision book, budgets).
 :class:`InFlight` is the xdist controller's view of the runs executing now,
 which turns a worker crash into an errored record of the run it hit.
 Records are dropped from reports after use: pytest's terminal reporter keeps
@@ -21,96 +22,119 @@ from typing import TYPE_CHECKING, Any, Callable
 import pytest
 
 from ..model.case import CaseRef
-from ..model.run import RunRecord, Usage
-from ..protocols import Link
-from ..run import context
+from ..model.run import RunRecord, Score, Usage
+from ..protocols import Link, Registry
 from ..run.announce import read_announced
 from ..run.recording import TRANSCRIPT_ENTRIES
 from ..vocabulary import INTERRUPTED_ATTRIBUTE, LATE_ATTRIBUTE, RECORD_ATTRIBUTE
 from .wire import case_from_report, crash_record, record_from_report
 
 if TYPE_CHECKING:
-    from ..session import State
-    from .journal import Journal  # only with --prob-journal
+    from ..run.phases import RunPhases
 
 
 class Intake:
-    def __init__(self, state: State) -> None:
-        self.state = state
-        #: Node id -> index in ``State.records`` of its latest record (late usage amends it).
+    """The records of the session, in the aggregating process: the one owner of the records, their cases and
+    their revision (what the cached results compare against)."""
+
+    def __init__(self, parts: Registry, local: RunPhases | None = None) -> None:
+        """``parts``: the session's extension points (its logs, sinks and links); ``local``: a serial session's
+        run stage, whose last attached record is the very record on its report."""
+        self.parts = parts
+        self.local = local
+        #: The records taken in, in arrival order.
+        self.records: list[RunRecord] = []
+        #: One CaseRef per case key, shared by the records of its runs.
+        self.cases: dict[str, CaseRef] = {}
+        #: Bumped whenever ``records`` changes.
+        self.revision = 0
+        #: Usage calls charged to their run after it had ended (from threads or tasks that outlived it).
+        self.late_usage = 0
+        #: Node id -> index in ``records`` of its latest record (late usage amends it).
         #: Built on the first late usage (rare): one entry per run is not worth keeping otherwise.
         self._index: dict[str, int] | None = None
-        #: ``--prob-journal``: every finished run's record is appended there first.
-        self.journal: Journal | None = None
+
+    def learn(self, case: CaseRef | dict[str, Any]) -> CaseRef:
+        """The session's CaseRef of a case (from a worker's report, a journal, a shard's report), added once."""
+        key = case.key if isinstance(case, CaseRef) else case["key"]
+        known = self.cases.get(key)
+        if known is None:
+            known = self.cases[key] = case if isinstance(case, CaseRef) else CaseRef.from_dict(case)
+        return known
 
     def take(self, report: pytest.TestReport) -> None:
         """A report of this session: its record (a run's teardown report), and what came with it."""
-        state = self.state
-        if not state.cases:  # no run has started yet (a session without benchmarks): no record
-            return
-        record = record_from_report(report, state.cases)
+        attached = self.local.take_attached if self.local is not None else (lambda: None)
+        record = record_from_report(report, self.cases, attached)
         if record is None:
             return
         self.add(record)
         # pytest's terminal reporter keeps every report; what it carried lives on elsewhere.
         extras = report.__dict__
         del extras[RECORD_ATTRIBUTE]
-        for link in state.links:
+        for link in self.parts.links:
             if link.attribute is not None:
                 value = extras.pop(link.attribute, None)
                 if value is not None:
                     link.receive(value)
 
     def add(self, record: RunRecord, *, finished: bool = True) -> None:
-        """``finished``: the run ended (so it goes into the journal); not a run interrupted before its end
-        (which a resumed session runs again), nor a record read back from the journal."""
-        state = self.state
-        if finished and self.journal is not None:
-            self.journal.write(record)  # durable before anyone shows the run's outcome
+        """``finished``: the run ended (so its record logs see it first: the journal); not a run interrupted
+        before its end (which a resumed session runs again), nor a record read back from the journal."""
+        if finished:
+            for log in self.parts.logs:
+                log.write(record)  # durable before anyone shows the run's outcome
+        self.cases.setdefault(record.case.key, record.case)
         if self._index is not None:
-            self._index[record.nodeid] = len(state.records)
-        state.records.append(record)
-        state.revision += 1
-        for sink in state.sinks:
+            self._index[record.nodeid] = len(self.records)
+        self.records.append(record)
+        self.revision += 1
+        for sink in self.parts.sinks:
             sink.add(record)
 
     def add_interrupted(self, records: list[RunRecord] | list[dict[str, Any]]) -> None:
         """Records of runs interrupted before their teardown (:class:`InterruptedRuns`): such a run
         sent no teardown report, so it has no record yet."""
         for each in records:
-            self.add(each if isinstance(each, RunRecord) else RunRecord.from_dict(each, self.state.cases),
+            self.add(each if isinstance(each, RunRecord) else RunRecord.from_dict(each, self.cases),
                      finished=False)
 
-    def add_late(self, items: list[dict[str, Any]] | None, *, journaled: bool = False) -> None:
-        """Charge usage recorded after its run had ended to that run (``run.context.take_late``);
-        ``journaled``: read back from the journal (so not written to it again)."""
+    def add_late(self, items: list[dict[str, Any]] | None, *, finished: bool = True) -> None:
+        """Charge usage and scores recorded after their run had ended to that run (``run.context.LateQueue``);
+        ``finished``: not read back from the journal (so its logs see it)."""
         if not items:
             return
-        state = self.state
         if self._index is None:
-            self._index = {record.nodeid: i for i, record in enumerate(state.records)}
+            self._index = {record.nodeid: i for i, record in enumerate(self.records)}
         for item in items:
             index = self._index.get(item["nodeid"])
             if index is None:
                 continue  # its run never reported (interrupted): nothing to amend
-            record = state.records[index]
+            record = self.records[index]
             data = item.get("usage")  # merged and priced where the run executed (run.context.charge)
             usage = Usage.from_dict(data) if data else None
             extra = float(item.get("extra_cost") or 0.0)
-            if self.journal is not None and not journaled:
-                self.journal.write_late(item["nodeid"], data, extra)
-            state.records[index] = dataclasses.replace(
+            scores = item.get("scores") or ()
+            if finished:
+                for log in self.parts.logs:
+                    log.write_late(item["nodeid"], data, extra, scores)
+            self.records[index] = dataclasses.replace(
                 record,
                 usage=record.usage + ((usage,) if usage is not None else ()),
                 extra_cost=record.extra_cost + extra,
+                scores=record.scores + tuple(Score.from_dict(score) for score in scores),
             )
-            state.late_usage += 1
-            state.revision += 1
-            for sink in state.sinks:
+            self.late_usage += 1
+            self.revision += 1
+            for sink in self.parts.sinks:
                 sink.add_late(usage, extra)
 
     def release(self) -> None:
+        """Let go of the records and cases after the session."""
+        self.records = []
+        self.cases = {}
         self._index = None
+        self.revision += 1
 
 
 class LateUsage(Link):
@@ -119,16 +143,17 @@ class LateUsage(Link):
 
     attribute = LATE_ATTRIBUTE
 
-    def __init__(self, intake: Intake | None) -> None:
+    def __init__(self, intake: Intake | None, runs: RunPhases) -> None:
         """``intake``: the aggregating process's (None on an xdist worker, which only ships)."""
         self.intake = intake
+        self.runs = runs
 
     def receive(self, value: Any) -> None:
         assert self.intake is not None
         self.intake.add_late(value)
 
     def leftover(self) -> Any:
-        return context.take_late()
+        return self.runs.late.take()
 
 
 class InterruptedRuns(Link):
@@ -138,15 +163,16 @@ class InterruptedRuns(Link):
 
     attribute = INTERRUPTED_ATTRIBUTE
 
-    def __init__(self, intake: Intake | None) -> None:
+    def __init__(self, intake: Intake | None, runs: RunPhases) -> None:
         self.intake = intake
+        self.runs = runs
 
     def receive(self, value: Any) -> None:
         assert self.intake is not None
         self.intake.add_interrupted(value)
 
     def leftover(self) -> Any:
-        return [record.to_dict() for record in context.take_interrupted()] or None
+        return [record.to_dict() for record in self.runs.take_interrupted()] or None
 
 
 #: Seconds the xdist controller waits, after Ctrl-C or SIGTERM, for the records of runs whose outcome it
@@ -162,9 +188,8 @@ def worker_of(node: Any) -> str:
 class InFlight:
     """The xdist controller's runs executing now: which phase each last reported, and why a worker went down."""
 
-    def __init__(self, state: State, intake: Intake, folder: Callable[[], Path | None] = lambda: None) -> None:
+    def __init__(self, intake: Intake, folder: Callable[[], Path | None] = lambda: None) -> None:
         """``folder``: the decisions channel's folder, where workers announce their cases."""
-        self.state = state
         self.intake = intake
         self.folder = folder
         #: node id -> phase last reported, for runs executing now
@@ -178,8 +203,8 @@ class InFlight:
     def track(self, report: pytest.TestReport) -> None:
         """Which phase of each executing run last reported: where a worker crash hit it."""
         case = case_from_report(report)
-        if case is not None and case["key"] not in self.state.cases:
-            self.state.cases[case["key"]] = CaseRef.from_dict(case)
+        if case is not None:
+            self.intake.learn(case)
         if report.when in ("setup", "call"):
             self.phases[report.nodeid] = report.when
             if report.when == "call" or not report.passed:
@@ -226,12 +251,11 @@ class InFlight:
         None when ``nodeid`` is no run (a verdict item, a plain test: xdist's report says it all)."""
         last = self.phases.pop(nodeid, None)
         phase = {"setup": "call", "call": "teardown"}.get(last or "", "setup")
-        cases = self.state.cases
-        record = crash_record(nodeid, cases, self._crash_text(report), phase)
+        record = crash_record(nodeid, self.intake.cases, self._crash_text(report), phase)
         if record is None:  # maybe the first run of its case on that worker, dead before its setup report
-            for key, case in read_announced(self.folder()).items():
-                cases.setdefault(key, case)
-            record = crash_record(nodeid, cases, self._crash_text(report), phase)
+            for case in read_announced(self.folder()).values():
+                self.intake.learn(case)
+            record = crash_record(nodeid, self.intake.cases, self._crash_text(report), phase)
         if record is not None:
             self.intake.add(record)
         return record

@@ -9,26 +9,31 @@ CaseRefs) from an xdist worker's report.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
 from ..model.case import CaseRef
 from ..model.run import RunRecord
-from ..run import report as run_report
 from ..run.outcome import TEXT_LIMIT, first_line
 from ..text import clip
 from ..vocabulary import CASE_ATTRIBUTE, CRASH_ERROR_TYPE, ERROR, RECORD_ATTRIBUTE, parse_run_id
 
 
-def record_from_report(report: pytest.TestReport, cases: dict[str, CaseRef] | None = None) -> RunRecord | None:
-    """The run's record on its teardown report, else None."""
+def record_from_report(report: pytest.TestReport, cases: dict[str, CaseRef],
+                       attached: Callable[[], tuple[dict[str, Any], RunRecord] | None] = lambda: None
+                       ) -> RunRecord | None:
+    """The run's record on its teardown report, else None. ``attached``: in a serial session, what this
+    process attached last (``RunPhases.take_attached``); ``cases``: the session's CaseRefs by key, which
+    the record shares (a new case is added)."""
     data = getattr(report, RECORD_ATTRIBUTE, None)
     if data is None or report.when != "teardown":
         return None
-    attached = run_report.take_attached()
-    if attached is not None and attached[0] is data and (cases is None or cases.get(attached[1].case.key) is attached[1].case):
-        return attached[1]  # attached by this process to this very report: its record, not a copy
+    mine = attached()
+    if mine is not None:
+        record = mine[1]  # the case of what this process attached last is the session's (a serial session)
+        if cases.setdefault(record.case.key, record.case) is record.case and mine[0] is data:
+            return record  # attached by this process to this very report: its record, not a copy
     return RunRecord.from_dict(data, cases)
 
 

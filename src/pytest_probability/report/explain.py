@@ -15,19 +15,17 @@ from __future__ import annotations
 import textwrap
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from ..aggregate.inputs import OVERALL, InputsAggregate
+from ..aggregate.benchmarks import OVERALL, InputsAggregate
 from ..maths import stats
 from ..model.outputs import Line
 from ..protocols import Facet
 from ..text import label_text
-from ..vocabulary import BASELINE_KIND, FAILED, PASSED, SKIPPED, UNDECIDED
-from .stats import duration
+from ..vocabulary import FAILED, PASSED, SKIPPED, UNDECIDED
+from .intervals import duration
 
 if TYPE_CHECKING:
     from ..config.settings import StatsConfig
     from ..decide.analysis import RowAnalysis
-    from ..decide.compare import Comparison, Comparisons
-    from ..decide.comparisons import Comparing
     from ..decide.results import Results
 
 HINT = "Run with --prob-explain for a plain-language reading."
@@ -287,125 +285,32 @@ class Explainer:
             parts.append(f"No range is shown: {value.suppressed}.")
         return " ".join(parts)
 
-    # -- comparisons -------------------------------------------------------------------
-
-    def comparison(self, comparison: Comparison, result: Comparisons) -> str:
-        c = comparison
-        baseline = c.kind == BASELINE_KIND
-        arm = "this run" if baseline else c.arm
-        base = (f"the baseline ({', '.join(p.rsplit('/', 1)[-1] for p in result.baseline.paths)})"
-                if baseline and result.baseline is not None else "the baseline" if baseline else c.baseline)
-        unit = "cases" if baseline else "inputs"
-        where = f"the {c.paired} cases of {c.function} in both reports" if baseline else f"the {c.paired} inputs both arms ran"
-        if c.difference is None:
-            return f"No {unit} of {c.function} have counted runs on both sides, so nothing could be compared."
-        gap = abs(c.difference) * 100
-        more = "more" if c.difference > 0 else "fewer"
-        parts = [f"Over {where}, {arm} passed {gap:.1f} points {more} of its runs than {base} on average, each "
-                 f"{unit[:-1]} counting equally." if c.difference else
-                 f"Over {where}, {arm} passed as many of its runs as {base} on average."]
-        if c.ci is not None:
-            low, high = c.ci.low, c.ci.high
-            if low > 0:
-                tell = f"so {arm} probably does better than {base}"
-            elif high < 0:
-                tell = f"so {arm} probably does worse than {base}"
-            else:
-                tell = f"so the data cannot tell whether {arm} does better or worse than {base}"
-            parts.append(f"The true {'change' if baseline else 'difference'} is probably between {points(low)} and "
-                         f"{points(high)} points ({c.ci.level:.0%} confidence), {tell}.")
-            if c.suppressed is not None:
-                parts.append(f"With fewer than {self.config.min_inputs} paired {unit} (prob_min_inputs), the {unit} are "
-                             f"taken as fixed: the range holds for these {unit} only, not for {unit} like them.")
-        text = " ".join(parts)
-        paragraphs = [text]
-        p_text = p_sentence(c.p_adjusted if c.adjustment != "none" else c.p)
-        if p_text:
-            if c.family > 1:
-                if c.adjustment == "none":
-                    p_text += (f" This session makes {c.family} such comparisons and their p-values are not adjusted "
-                               "for that, so read them as exploratory (--prob-adjust=holm adjusts them).")
-                else:
-                    p_text += (f" It is adjusted ({c.adjustment}) for the {c.family} such comparisons of this session, "
-                               "so that chance alone rarely makes any of them look significant.")
-            paragraphs.append(p_text)
-        if c.judged:
-            m = f"{c.margin * 100:g}"
-            source = " (--prob-margin)" if baseline else ""
-            if c.equivalence:
-                rule = (f"Your margin{source} is {m} points: {arm} passes if it is within {m} points of {base} either way, "
-                        f"which needs the whole range between \u2212{m} and +{m} points.")
-            else:
-                rule = (f"Your margin{source} is {m} points: {arm} passes if it is at most {m} points worse than {base}, "
-                        f"which needs the whole range above \u2212{m} points.")
-            rule += {PASSED: " It is, so it passes.",
-                     FAILED: (f" The whole range is below it, so {'the benchmark dropped' if baseline else arm + ' is worse'} "
-                              "by more than the margin allows." if not c.equivalence or (c.ci and c.ci.high < -c.margin)
-                              else " The whole range is outside it, so the two differ by more than the margin allows."),
-                     UNDECIDED: (" There is no range that can decide yet, so the verdict is UNDECIDED." if c.suppressed
-                                 else " The range crosses it, so the verdict is UNDECIDED.")}.get(c.verdict or UNDECIDED, "")
-            if c.verdict == UNDECIDED:
-                rule += (" Until that's settled, it fails the test session (--prob-undecided=pass would let it through)."
-                         if self.config.undecided == FAILED else " Under --prob-undecided=pass it does not fail the session.")
-            paragraphs.append(rule)
-            if c.verdict == FAILED:
-                paragraphs.append(f"Next: look at {c.function}'s failing runs (-rx lists them)"
-                                  + (" and at what changed since the baseline." if baseline else f", or keep {c.baseline}."))
-            elif c.verdict == UNDECIDED:
-                paragraphs.append(f"Next: add {unit} to reach {self.config.min_inputs}." if c.suppressed else
-                                  f"Next: run more, or add {unit}: --prob-plan says how many.")
-        return "\n".join(paragraphs)
-
-    def baseline(self, result: Comparisons) -> str:
-        base = result.baseline
-        assert base is not None
-        names = ", ".join(p.rsplit("/", 1)[-1] for p in base.paths)
-        created = max(base.created, default="")
-        parts = [f"This run is set against an earlier report, {names}" + (f", written {created}," if created else ",")
-                 + " case by case: a case found in both is paired with itself, and each bench function's pass rate is "
-                 "compared, this run minus the baseline."]
-        if result.new:
-            parts.append(f"{len(result.new)} case{'s' if len(result.new) != 1 else ''} ran only in this run (new, or with a "
-                         "changed parametrize id): listed below the comparisons and left out of them, so "
-                         f"{'they' if len(result.new) != 1 else 'it'} can't fail the gate.")
-        if result.removed:
-            parts.append(f"{len(result.removed)} case{'s' if len(result.removed) != 1 else ''} of the baseline did not run.")
-        if result.config.margin_given:
-            parts.append(f"With --prob-margin={result.config.margin:g}, each function's verdict decides: the failing runs "
-                         "of cases found in the baseline are reported as xfailed, and a function that FAILs fails the "
-                         "test session.")
-        else:
-            parts.append("Without --prob-margin the comparison only reports: the exit status is what it would be "
-                         "without --prob-baseline.")
-        return "\n".join(parts)
-
     # -- the methods --------------------------------------------------------------------------
 
-    def glossary(self, has: Callable[[str], bool]) -> list[tuple[str, str]]:
+    def glossary(self, has: Callable[[str], bool], more: Sequence[tuple[int, str, str]] = ()) -> list[tuple[str, str]]:
+        """The methods the readings used: the statistics' own, and ``more`` (a feature's, as (place, name, text)),
+        in the order of their places."""
         config = self.config
-        entries = [("[low, high]", "The range the true pass rate probably lies in "
+        entries = [(10, "[low, high]", "The range the true pass rate probably lies in "
                     f"({_METHODS.get(config.method, config.method)}, {config.confidence:.0%} confidence).")]
         if has("inputs"):
             how = {"wilson": "a Wilson interval at the inputs' effective number of runs (Korn & Graubard)",
                    "percentile": f"a bootstrap over inputs: {config.resamples:,} re-draws, seed {config.seed}",
                    "t": "a Student t interval over the inputs"}.get(config.inputs_interval, config.inputs_interval)
-            entries.append(("N inputs \u00d7 k", f"Each input's pass fraction, averaged with each input counting equally; "
+            entries.append((20, "N inputs \u00d7 k", f"Each input's pass fraction, averaged with each input counting equally; "
                             f"the range is {how}, {config.confidence:.0%} confidence. Shown only with {config.min_inputs} "
                             "or more inputs; with fewer, the range comes out too narrow."))
-            entries.append(("\u03c1", "One-way analysis of variance on every run's pass or fail, adjusted for inputs with "
+            entries.append((21, "\u03c1", "One-way analysis of variance on every run's pass or fail, adjusted for inputs with "
                             "different run counts, kept between 0 and 1; the range scales with \u221a((1+(k\u22121)\u03c1)/k) "
                             "for k runs per input."))
         if has("gate"):
-            entries.append(("Verdict", "PASS: the whole range is above the bar. FAIL: the whole range is below it. "
+            entries.append((30, "Verdict", "PASS: the whole range is above the bar. FAIL: the whole range is below it. "
                             "UNDECIDED: the range crosses the bar, so more runs are needed."))
-        if has("comparison"):
-            entries.append(("points", "Differences in pass rate, in percentage points, arm (or this run) minus baseline; "
-                            "the range comes from the sign-flip test over inputs from "
-                            f"{config.min_inputs} paired inputs on, else from the inputs taken as fixed."))
         if has("latency"):
-            entries.append(("pNN", "A percentile of the run times; its range comes from the order statistics of the "
+            entries.append((50, "pNN", "A percentile of the run times; its range comes from the order statistics of the "
                             "timed runs, distribution-free."))
-        return entries
+        entries += more
+        return [(name, text) for _, name, text in sorted(entries, key=lambda entry: entry[0])]
 
 
 def _least_runs(quantile: float, level: float) -> int:
@@ -430,9 +335,10 @@ class ExplainFacet(Facet):
     beside each thing read in the JSON report; without the flag, a one-line hint when there is something
     worth reading. Registered after the other facets: its JSON fields are theirs with the readings added."""
 
-    def __init__(self, results: Results, comparing: Comparing, config: StatsConfig, width: Callable[[], int]) -> None:
+    def __init__(self, results: Results, parts: Any, config: StatsConfig, width: Callable[[], int]) -> None:
+        """``parts``: what holds the features' readings (``readings``: the session's registry, or the merge's)."""
         self.results = results
-        self.comparing = comparing
+        self.parts = parts
         self.config = config
         self.width = width
         self.explainer = Explainer(config)
@@ -462,22 +368,14 @@ class ExplainFacet(Facet):
                 metric["explanation"] = explain.metric(aggregate, name)
             aggregates.append(data)
         fields: dict[str, Any] = {"aggregates": aggregates}
-        result = self.comparing.current()
-        if result is not None:
-            fields["comparisons"] = [{**c.to_dict(), "explanation": explain.comparison(c, result)}
-                                     for c in result.comparisons if c.kind != BASELINE_KIND]
-            baseline = result.baseline_dict()
-            if baseline is not None:
-                listed = [c for c in result.comparisons if c.kind == BASELINE_KIND]
-                baseline["comparisons"] = [{**c.to_dict(), "explanation": explain.comparison(c, result)} for c in listed]
-                baseline["explanation"] = explain.baseline(result)
-                fields["baseline"] = baseline
+        for readings in self.parts.readings:
+            fields.update(readings.explained_fields())
         return fields
 
-    def readings(self) -> tuple[list[tuple[str, str]], set[str]]:
-        """(title, text) of every line the section reads, and the kinds of lines among them."""
+    def readings(self) -> tuple[list[tuple[str, str]], set[str], list[tuple[int, str, str]]]:
+        """(title, text) of every line the section reads, the kinds of the statistics' lines among them, and
+        the methods of the features that read lines."""
         analysis = self.results.analysis()
-        result = self.comparing.current()
         readings: list[tuple[str, str]] = []
         kinds: set[str] = set()
         explain = self.explainer
@@ -502,23 +400,21 @@ class ExplainFacet(Facet):
                 for name in aggregate.metrics:
                     readings.append((f"{label_text(aggregate.name)}: {name}", explain.metric(aggregate, name)))
                 kinds.add("metric")
-        if result is not None:
-            if result.baseline is not None:
-                readings.append(("baseline", explain.baseline(result)))
-                kinds.add("comparison")
-            for comparison in result.comparisons:
-                title = (f"baseline: {comparison.function}" if comparison.kind == BASELINE_KIND
-                         else f"compare: {comparison.function} {comparison.arm} vs {comparison.baseline}")
-                readings.append((title, explain.comparison(comparison, result)))
-                kinds.add("comparison")
-        return readings, kinds
+        more: list[tuple[int, str, str]] = []
+        for part in self.parts.readings:
+            theirs = part.readings()
+            if theirs:
+                readings += theirs
+                more += part.glossary()
+                kinds.add("feature")
+        return readings, kinds, more
 
     def lines(self) -> Sequence[Line]:
-        readings, kinds = self.readings()
+        readings, kinds, more = self.readings()
         if not self.config.explain:
             # 0.3.0's rule: a gate FAIL or UNDECIDED, a comparison, metric or baseline line, a case stopped early.
             undecided = any(r.verdict in (FAILED, UNDECIDED) for r in self.results.analysis().gated)
-            return [("", {}), (f"  {HINT}", {})] if undecided or kinds & {"comparison", "metric", "stopped"} else []
+            return [("", {}), (f"  {HINT}", {})] if undecided or kinds & {"feature", "metric", "stopped"} else []
         if not readings:
             return []
         width = max(40, self.width() - 4)
@@ -529,7 +425,7 @@ class ExplainFacet(Facet):
                 lines += [(line, {}) for line in textwrap.wrap(paragraph, width, initial_indent="    ",
                                                                 subsequent_indent="    ")]
         lines += [("", {}), ("  Methods used:", {"bold": True})]
-        for name, text in self.explainer.glossary(kinds.__contains__):
+        for name, text in self.explainer.glossary(kinds.__contains__, more):
             lines += [(line, {}) for line in textwrap.wrap(f"{name}: {text}", width, initial_indent="    ",
                                                             subsequent_indent="      ")]
         lines.append((f"  {GUIDE}", {}))

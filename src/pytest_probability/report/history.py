@@ -7,53 +7,266 @@ case the pass fraction with its interval band and the baseline verdicts
 marked, the spend per session, the cases that changed most, and the newest
 session in full (:func:`.html_report.render`'s sections). Pure apart from
 :func:`load`.
+
+A report is checked once, when it is read (:func:`problem`): every field the
+page reads, its newest session's sections included, must have the type the
+JSON report writes it with, so rendering never meets another. A file found in
+a folder that is not a report (another tool's JSON, a damaged report) is
+skipped with a note; a file named on the command line is refused.
 """
 
 from __future__ import annotations
 
 import json
+import math
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from ..maths.states import STATES, Night, Rule, stories
+from ..maths.stats import METHODS
+from ..text import clip, printable
 from . import html_report
 from .html_report import escape, money, percent
 
 #: Cases drawn as small charts (the ones that changed most first); all are in the table.
 CHARTS_SHOWN = 100
 CHANGED_SHOWN = 20
+#: Cases drawn as state strips (in the order of the charts).
+STRIPS_SHOWN = 200
+#: The longest window of a report's state rule the page takes (a longer one is no rule this version wrote).
+WINDOW_MOST = 10_000
 
 
 class HistoryError(ValueError):
     """A path that is not a readable JSON report."""
 
 
-def report_paths(arguments: Iterable[str]) -> list[Path]:
-    paths: list[Path] = []
+@dataclass(frozen=True)
+class Source:
+    """A file to read, and whether it was found in a folder (skipped if it is no report) or named."""
+
+    path: Path
+    in_folder: bool = False
+
+
+def report_paths(arguments: Iterable[str]) -> list[Source]:
+    sources: list[Source] = []
     for argument in arguments:
         path = Path(argument)
         if path.is_dir():
-            paths += sorted(p for p in path.iterdir() if p.suffix == ".json" and p.is_file())
+            sources += [Source(p, in_folder=True) for p in sorted(path.iterdir()) if p.suffix == ".json" and p.is_file()]
         elif path.is_file():
-            paths.append(path)
+            sources.append(Source(path))
         else:
-            raise HistoryError(f"{argument}: no such file or folder")
-    return paths
+            raise HistoryError(f"{printable(argument)}: no such file or folder")
+    return sources
 
 
-def load(paths: Iterable[Path]) -> list[dict[str, Any]]:
-    """The reports, oldest first (by ``created``; file order for equal or missing times)."""
-    reports = []
-    for index, path in enumerate(paths):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise HistoryError(f"{path}: not a readable JSON report ({exc})") from None
-        if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
-            raise HistoryError(f"{path}: not a pytest-probability JSON report (no 'rows')")
-        data.setdefault("_source", path.name)
+@dataclass
+class Loaded:
+    """The reports read, oldest first, and one note per file of a folder that was skipped."""
+
+    reports: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def load(sources: Iterable[Source]) -> Loaded:
+    """The reports, oldest first (by ``created``; file order for equal or missing times). A file that is
+    not a report is a :class:`HistoryError` when it was named, a note in ``skipped`` when in a folder."""
+    loaded, reports = Loaded(), []
+    for index, source in enumerate(sources):
+        data, why = _read(source.path)
+        if why is not None:
+            if not source.in_folder:
+                raise HistoryError(why)
+            loaded.skipped.append(f"skipped {why}")
+            continue
+        data.setdefault("_source", source.path.name)
         # created_utc sorts across time zones; 0.3.0's reports have only created (local time)
         reports.append((str(data.get("created_utc") or data.get("created") or ""), index, data))
-    return [data for _, _, data in sorted(reports, key=lambda item: (item[0], item[1]))]
+    loaded.reports = [data for _, _, data in sorted(reports, key=lambda item: (item[0], item[1]))]
+    return loaded
+
+
+def _read(path: Path) -> tuple[dict[str, Any], None] | tuple[None, str]:
+    """The report in ``path``, or why it is none (the path first)."""
+    where = printable(str(path))
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:  # ValueError: bad JSON or UTF-8, an integer of 4,300+ digits
+        return None, f"{where}: not a readable JSON report ({printable(str(exc))})"
+    if not isinstance(data, dict) or data.get("rows") is None:
+        return None, f"{where}: not a pytest-probability JSON report (no 'rows')"
+    why = problem(data)
+    if why is not None:
+        return None, f"{where}: not a pytest-probability JSON report ({why})"
+    return data, None
+
+
+# -- what a report must be ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """A leaf type of the report: its name in a message, and its test."""
+
+    name: str
+    test: Callable[[Any], bool]
+
+
+def _finite(value: Any) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer beyond a float's range: every chart and percentage would raise
+        return False
+
+
+_NUMBER = _Kind("a number", _finite)
+#: A count: an integer a float holds exactly (a report's counts are runs and characters, never near 2**53).
+_WHOLE = _Kind("a whole number", lambda value: isinstance(value, int) and not isinstance(value, bool)
+               and abs(value) < 2 ** 53)
+_TEXT = _Kind("a string", lambda value: isinstance(value, str))
+
+
+@dataclass(frozen=True)
+class _Values:
+    """An object whose every value is ``kind``: a leaf (a transcript entry's ``truncated``) or a shape
+    (a row's ``scores``, by score name)."""
+
+    kind: Any
+
+
+#: What the history page and the newest session's sections (:func:`.html_report.sections`)
+#: read of a report as more than text, by the type the JSON report writes it with: an
+#: object (a dict: the keys listed are checked), an array of one shape (a list of one), or
+#: a leaf. Each may be absent or null (the page shows "–" or nothing); every field not
+#: listed is only shown as text, escaped. tests/e2e/test_history_report.py checks that
+#: the page reads nothing else, and fuzzes every field.
+_CI = {"low": _NUMBER, "high": _NUMBER}
+_COMPARISON = {"ci": _CI, "difference": _NUMBER, "margin": _NUMBER, "p_adjusted": _NUMBER, "cost_ratio": _NUMBER,
+               "verdict": _TEXT, "inputs": [{}]}
+_SCORES = _Values({"mean": _NUMBER, "ci": _CI, "min_score": _NUMBER})
+SHAPE = {
+    "rows": [{"pass_fraction": _NUMBER, "pass_rate": _NUMBER, "ci": _CI, "status": _TEXT, "cost": _NUMBER,
+              "passes": _WHOLE, "total": _WHOLE, "gate": {"min_rate": _NUMBER, "verdict": _TEXT}, "stopped": {},
+              "scores": _SCORES, "count": _WHOLE,
+              "history": {"state": _TEXT, "since": _TEXT, "first_flaky": _TEXT}}],
+    "totals": {"passes": _WHOLE, "count": _WHOLE, "pass_fraction": _NUMBER, "cost": _NUMBER, "statuses": {}},
+    "records": [{"transcript": [{"truncated": _Values(_WHOLE)}],
+                 "scores": [{"value": _NUMBER, "threshold": _NUMBER}]}],
+    "comparisons": [_COMPARISON],
+    "baseline": {"comparisons": [_COMPARISON]},
+    "stopping": {},
+    "budget": {},
+    "states": {"rule": {}},
+}
+
+
+# -- each case's nights, for its state across them (maths.states) -------------------------------------
+
+
+@dataclass
+class Nights:
+    """The nights read, oldest first: each one's day and its cases' nights by case key."""
+
+    days: list[str] = field(default_factory=list)
+    cases: list[dict[str, Night]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+    def of(self, key: str, label: str, tonight: Night | None) -> list[Night | None]:
+        """A case's nights (None where it did not run), tonight's last."""
+        found: list[Night | None] = [night.get(key) or night.get(label) for night in self.cases]
+        return [*found, tonight]
+
+
+def day(report: Mapping[str, Any]) -> str:
+    """The day (UTC, ``YYYY-MM-DD``) of a report's session; ``created`` (local time) for 0.3.0's."""
+    text = str(report.get("created_utc") or report.get("created") or "")
+    return text[:10]
+
+
+def night_of(row: Mapping[str, Any], when: str) -> Night | None:
+    """A report row's night: its passes of its counted runs, and its stored state; None without counts."""
+    passes, total = row.get("passes"), row.get("total", row.get("count"))
+    if not isinstance(passes, int) or not isinstance(total, int) or isinstance(passes, bool) or isinstance(total, bool) \
+            or total < 0 or passes < 0:
+        return None
+    stored = row.get("history") if isinstance(row.get("history"), Mapping) else {}
+    text = {k: stored.get(k) if isinstance(stored.get(k), str) else None for k in ("state", "since", "first_flaky")}
+    return Night(when, min(passes, total), total, text["state"], text["since"], text["first_flaky"])
+
+
+def from_reports(reports: Sequence[Mapping[str, Any]]) -> Nights:
+    """The nights of reports already read (oldest first)."""
+    nights = Nights()
+    for report in reports:
+        when = day(report)
+        cases: dict[str, Night] = {}
+        for row in report.get("rows") or ():
+            if not isinstance(row, Mapping):
+                continue
+            night = night_of(row, when)
+            if night is None:
+                continue
+            # a 0.3.0 row has no node id: its label is its key
+            key = row.get("nodeid") if isinstance(row.get("nodeid"), str) else row.get("label") or row.get("case")
+            if isinstance(key, str) and key:
+                cases.setdefault(key, night)
+        nights.days.append(when)
+        nights.cases.append(cases)
+    return nights
+
+
+
+def problem(report: Mapping[str, Any]) -> str | None:
+    """What makes ``report`` no report the page can show (the first field that is wrong), or None."""
+    if not isinstance(report.get("rows"), list):
+        return f"rows must be an array, got {_shown(report.get('rows'))}"
+    why = _mismatch(report, SHAPE, "")
+    if why is not None:
+        return why
+    for index, row in enumerate(report["rows"]):
+        if not isinstance(row.get("label"), str) and not isinstance(row.get("case"), str):
+            return f"rows[{index}] has no label (nor case, as 0.3.0 named it)"
+    return None
+
+
+def _mismatch(value: Any, shape: Any, path: str) -> str | None:
+    if isinstance(shape, dict):
+        if not isinstance(value, dict):
+            return f"{path} must be an object, got {_shown(value)}"
+        for key, inner in shape.items():
+            if value.get(key) is not None:
+                why = _mismatch(value[key], inner, f"{path}.{key}" if path else key)
+                if why is not None:
+                    return why
+        return None
+    if isinstance(shape, list):
+        if not isinstance(value, list):
+            return f"{path} must be an array, got {_shown(value)}"
+        for index, item in enumerate(value):
+            why = _mismatch(item, shape[0], f"{path}[{index}]")
+            if why is not None:
+                return why
+        return None
+    if isinstance(shape, _Values):
+        if not isinstance(value, dict):
+            return f"{path} must be an object, got {_shown(value)}"
+        if not isinstance(shape.kind, _Kind):
+            return next((why for key, inner in value.items()
+                         if (why := _mismatch(inner, shape.kind, f"{path}.{key}")) is not None), None)
+        return next((f"{path}.{key} must be {shape.kind.name}, got {_shown(inner)}"
+                     for key, inner in value.items() if not shape.kind.test(inner)), None)
+    return None if shape.test(value) else f"{path} must be {shape.name}, got {_shown(value)}"
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 1024:
+        return f"an integer of {len(str(abs(value)))} digits"
+    return clip(repr(value), 60)
 
 
 def _key(row: Mapping[str, Any]) -> str:
@@ -153,6 +366,58 @@ def spend_chart(reports: list[Mapping[str, Any]]) -> str:
     )
 
 
+#: A state's colour in the strips (the table's: red for broken and failing, amber for flaky, green for fixed).
+STATE_COLOURS = {"new": "#90a4ae", "passing": "#a5d6a7", "fixed": "#2e7d32", "flaky": "#f9a825", "failing": "#ef6c00",
+                 "broken": "#c62828"}
+
+
+def rule_of(reports: Sequence[Mapping[str, Any]]) -> Rule:
+    """The rule the newest report decided its states with (its ``states.rule``), else the defaults."""
+    for report in reversed(reports):
+        states = report.get("states")
+        given = states.get("rule") if isinstance(states, Mapping) else None
+        if isinstance(given, Mapping):
+            try:
+                rule = Rule(window=int(given["window"]), flaky_bar=float(given["flaky_bar"]),
+                            failing_bar=float(given["failing_bar"]), broken_runs=int(given["broken_runs"]),
+                            fixed_nights=int(given["fixed_nights"]), method=str(given["method"]),
+                            confidence=float(given["confidence"]))
+            except (KeyError, TypeError, ValueError, OverflowError):
+                break  # not a rule this version wrote: the defaults
+            if rule.method in METHODS and 0.0 < rule.confidence < 1.0 and rule.window <= WINDOW_MOST:
+                return rule
+            break
+    return Rule()
+
+
+def state_strips(reports: Sequence[Mapping[str, Any]], labels: Mapping[str, str]) -> str:
+    """Per case, one square per session coloured by its state that night (``maths.states``), blank where it did
+    not run: ``svg[data-chart=states]``, each square's ``data-state``."""
+    nights = from_reports(reports)
+    rule = rule_of(reports)
+    size, gap = 12, 2
+    rows = []
+    for key, label in list(labels.items())[:STRIPS_SHOWN]:
+        found = stories(nights.of(key, label, None)[:-1], rule, keep_stored=True)
+        cells = []
+        for i, (night, told) in enumerate(zip(nights.days, found)):
+            if told is None:
+                continue
+            cells.append(f'<rect x="{i * (size + gap)}" y="0" width="{size}" height="{size}" '
+                         f'fill="{STATE_COLOURS[told.state]}" data-state="{told.state}"><title>{escape(night)}: '
+                         f'{told.state}</title></rect>')
+        width = max(1, len(nights.days)) * (size + gap)
+        rows.append(f'<tr data-case="{escape(label)}"><td>{escape(label)}</td><td><svg class="chart" data-chart="states" '
+                    f'xmlns="http://www.w3.org/2000/svg" width="{width}" height="{size}" viewBox="0 0 {width} {size}">'
+                    f'{"".join(cells)}</svg></td></tr>')
+    legend = " ".join(f'<span style="color:{STATE_COLOURS[s]}">&#9632;</span> {s}' for s in STATES)
+    more = (f'<p class="muted">{len(labels) - STRIPS_SHOWN} more cases are not drawn.</p>'
+            if len(labels) > STRIPS_SHOWN else "")
+    return (f'<section id="states"><h2>States across sessions</h2><p class="muted">{legend}; the since-clean '
+            f'interval rule, window {rule.window}, flaky below {rule.flaky_bar:g}, fixed after {rule.fixed_nights} '
+            f'clean sessions.</p><table>{"".join(rows)}</table>{more}</section>')
+
+
 def render(reports: list[Mapping[str, Any]], *, trace_url: str | None = None, title: str = "pytest-probability history") -> str:
     if not reports:
         raise HistoryError("no reports to show")
@@ -160,7 +425,7 @@ def render(reports: list[Mapping[str, Any]], *, trace_url: str | None = None, ti
     ranked = sorted(cases.items(), key=lambda item: (-(abs(change(item[1]["points"]) or 0.0)), str(item[1]["label"])))
     sessions = "".join(
         f'<tr><td class="num">{i + 1}</td><td>{escape(r.get("created", ""))}</td><td>{escape(r.get("_source", ""))}</td>'
-        f'<td class="num">{(r.get("totals") or {}).get("passes", "–")}/{(r.get("totals") or {}).get("count", "–")}</td>'
+        f'<td class="num">{escape((r.get("totals") or {}).get("passes", "–"))}/{escape((r.get("totals") or {}).get("count", "–"))}</td>'
         f'<td class="num">{money((r.get("totals") or {}).get("cost"))}</td></tr>'
         for i, r in enumerate(reports)
     )
@@ -184,6 +449,7 @@ def render(reports: list[Mapping[str, Any]], *, trace_url: str | None = None, ti
         f'{"".join(changed_rows) or "<tr><td colspan=4>no case in two sessions</td></tr>"}</table></section>'
         f'<section id="trends"><h2>Pass fraction over sessions</h2><p class="muted">Band: the interval; '
         f'large red/green points: baseline verdict fail/pass.</p>{html_report.FILTER}{figures}{more}</section>'
+        f'{state_strips(reports, {key: str(entry["label"]) for key, entry in ranked})}'
         f'<h2>Newest session</h2>{latest}'
     )
     return html_report.page(title, f"{len(reports)} sessions, {len(cases)} cases", body,

@@ -78,10 +78,12 @@ def money(value: float | None) -> str:
     return "–" if not value else f"${value:.4f}"
 
 
-def _status(value: str | None) -> str:
+def _status(value: object) -> str:
+    """A status badge; a run shown for its low score may carry any outcome a report wrote."""
     if not value:
         return ""
-    return f'<span class="status s-{escape(value.lower())}">{escape(value)}</span>'
+    text = str(value)
+    return f'<span class="status s-{escape(text.lower())}">{escape(text)}</span>'
 
 
 def trace_link(template: str | None, record: Mapping[str, Any]) -> str:
@@ -128,7 +130,7 @@ def fraction_chart(rows: list[Mapping[str, Any]]) -> str:
             colour = colours.get(str(row.get("status")), "#6a1b9a")
             parts.append(
                 f'<rect class="bar" x="{_LABEL_W}" y="{y + 3}" width="{fraction * _BAR_W:.1f}" height="{_ROW_H - 6}" '
-                f'fill="{colour}" fill-opacity="0.55"><title>{escape(row.get("label"))}: {row.get("passes")}/{row.get("total")}</title></rect>'
+                f'fill="{colour}" fill-opacity="0.55"><title>{escape(row.get("label"))}: {escape(row.get("passes"))}/{escape(row.get("total"))}</title></rect>'
             )
             ci = row.get("ci") or {}
             if ci.get("low") is not None and ci.get("high") is not None:
@@ -138,11 +140,57 @@ def fraction_chart(rows: list[Mapping[str, Any]]) -> str:
                     f'<line x1="{x1:.1f}" y1="{mid - 4:.1f}" x2="{x1:.1f}" y2="{mid + 4:.1f}"/>'
                     f'<line x1="{x2:.1f}" y1="{mid - 4:.1f}" x2="{x2:.1f}" y2="{mid + 4:.1f}"/></g>'
                 )
-            parts.append(f'<text x="{_LABEL_W + _BAR_W + 6}" y="{y + 12}">{row.get("passes")}/{row.get("total")}</text>')
+            parts.append(f'<text x="{_LABEL_W + _BAR_W + 6}" y="{y + 12}">{escape(row.get("passes"))}/{escape(row.get("total"))}</text>')
         else:
             parts.append(f'<text x="{_LABEL_W + 4}" y="{y + 12}" class="muted">no counted run</text>')
         parts.append("</g>")
     return _svg("pass-fraction", height + 4, "".join(parts), "Pass fraction per case with its interval")
+
+
+def score_chart(rows: list[Mapping[str, Any]], records: list[Mapping[str, Any]]) -> str:
+    """Each case's scores of each name: every run's score as a dot on the score's range, the mean with its
+    interval, and the bar (when gated)."""
+    values: dict[tuple[str, str], list[float]] = {}
+    for record in records:
+        for score in record.get("scores") or ():
+            if isinstance(score, Mapping) and isinstance(score.get("value"), (int, float)):
+                values.setdefault((str(record.get("case")), str(score.get("name"))), []).append(float(score["value"]))
+    lines = []
+    for row in rows:
+        for name, summary in (row.get("scores") or {}).items() if isinstance(row.get("scores"), Mapping) else ():
+            if isinstance(summary, Mapping):
+                lines.append((row, str(name), summary, values.get((str(row.get("label")), str(name)), [])))
+    if not lines:
+        return ""
+    everything = [v for *_, found in lines for v in found] + [0.0, 1.0]
+    low, high = min(everything), max(everything)
+    span = (high - low) or 1.0
+    x = lambda v: _LABEL_W + (v - low) / span * _BAR_W  # noqa: E731
+    height = 22 + _ROW_H * len(lines)
+    parts = [f'<text x="{x(low):.1f}" y="10" text-anchor="middle">{low:g}</text>',
+             f'<text x="{x(high):.1f}" y="10" text-anchor="middle">{high:g}</text>']
+    for i, (row, name, summary, found) in enumerate(lines):
+        y = 16 + i * _ROW_H
+        mid = y + _ROW_H / 2
+        label = clip(f'{row.get("label", "")} {name}', CHART_LABEL)
+        parts.append(f'<g data-case="{escape(row.get("label"))}" data-score="{escape(name)}">'
+                     f'<text x="{_LABEL_W - 6}" y="{y + 12}" text-anchor="end">{escape(label)}</text>')
+        parts.append(f'<line x1="{x(low):.1f}" y1="{mid:.1f}" x2="{x(high):.1f}" y2="{mid:.1f}" stroke="#eee"/>')
+        parts += [f'<circle class="run-score" cx="{x(v):.1f}" cy="{mid:.1f}" r="2.5" fill="#1565c0" fill-opacity="0.35"/>'
+                  for v in found]
+        ci = summary.get("ci") if isinstance(summary.get("ci"), Mapping) else {}
+        if isinstance(ci.get("low"), (int, float)) and isinstance(ci.get("high"), (int, float)):
+            parts.append(f'<line class="interval" x1="{x(ci["low"]):.1f}" y1="{mid:.1f}" x2="{x(ci["high"]):.1f}" '
+                         f'y2="{mid:.1f}" stroke="#222" stroke-width="2"/>')
+        mean = summary.get("mean")
+        if isinstance(mean, (int, float)):
+            parts.append(f'<circle class="mean" cx="{x(mean):.1f}" cy="{mid:.1f}" r="4" fill="#222"/>')
+        bar = summary.get("min_score")
+        if isinstance(bar, (int, float)):
+            parts.append(f'<line class="bar" x1="{x(bar):.1f}" y1="{y + 2}" x2="{x(bar):.1f}" y2="{y + _ROW_H - 2}" '
+                         'stroke="#c62828" stroke-dasharray="2,2"/>')
+        parts.append("</g>")
+    return _svg("scores", height + 4, "".join(parts), "Scores per case: each run's, the mean and its interval, the bar")
 
 
 def cost_chart(rows: list[Mapping[str, Any]]) -> str:
@@ -197,12 +245,33 @@ def _tiles(report: Mapping[str, Any]) -> str:
 def _gate_text(gate: Mapping[str, Any] | None) -> str:
     if not gate:
         return ""
-    bar = f'≥ {gate["min_rate"]:.0%}' if gate.get("rule") == "rate" else f'≥ {gate.get("min_passes")} passes'
+    bar = f'≥ {percent(gate.get("min_rate"))}' if gate.get("rule") == "rate" else f'≥ {gate.get("min_passes")} passes'
     return f'{escape(bar)} {_status(gate.get("verdict"))}'
 
 
+def _scores_text(scores: Any) -> str:
+    """A row's scores: ``name mean [low, high]`` per name (and the bar's verdict, when gated)."""
+    if not isinstance(scores, Mapping):
+        return ""
+    parts = []
+    for name, summary in scores.items():
+        if not isinstance(summary, Mapping):
+            continue
+        mean, ci = summary.get("mean"), summary.get("ci") or {}
+        shown = "–" if not isinstance(mean, (int, float)) else f"{mean:.3g}"
+        if isinstance(ci, Mapping) and isinstance(ci.get("low"), (int, float)) and isinstance(ci.get("high"), (int, float)):
+            shown += f' [{ci["low"]:.3g}, {ci["high"]:.3g}]'
+        bar = summary.get("min_score")
+        if isinstance(bar, (int, float)):
+            shown += f" ≥ {bar:g}"
+        parts.append(f'<span class="score" data-score="{escape(name)}">{escape(name)} {escape(shown)}</span>')
+    return "<br>".join(parts)
+
+
 def _table(rows: list[Mapping[str, Any]]) -> str:
-    head = "<tr><th>Case</th><th>Passes</th><th>Fraction</th><th>Interval</th><th>Status</th><th>Gate</th><th>Cost</th><th>Stopped</th></tr>"
+    scored = any(row.get("scores") for row in rows)
+    head = ("<tr><th>Case</th><th>Passes</th><th>Fraction</th><th>Interval</th><th>Status</th><th>Gate</th>"
+            + ("<th>Scores</th>" if scored else "") + "<th>Cost</th><th>Stopped</th></tr>")
     body = []
     for row in rows:
         ci = row.get("ci") or {}
@@ -210,9 +279,10 @@ def _table(rows: list[Mapping[str, Any]]) -> str:
         stopped = row.get("stopped") or {}
         body.append(
             f'<tr data-case="{escape(row.get("label"))}"><td><a href="#case-{escape(row.get("nodeid"))}">{escape(row.get("label"))}</a></td>'
-            f'<td class="num">{row.get("passes", 0)}/{row.get("total", 0)}</td><td class="num">{percent(row.get("pass_fraction"))}</td>'
+            f'<td class="num">{escape(row.get("passes", 0))}/{escape(row.get("total", 0))}</td><td class="num">{percent(row.get("pass_fraction"))}</td>'
             f'<td class="num">{interval}</td><td>{_status(row.get("status"))}</td><td>{_gate_text(row.get("gate"))}</td>'
-            f'<td class="num">{money(row.get("cost"))}</td><td>{escape(stopped.get("reason", ""))}</td></tr>'
+            + (f'<td>{_scores_text(row.get("scores"))}</td>' if scored else "")
+            + f'<td class="num">{money(row.get("cost"))}</td><td>{escape(stopped.get("reason", ""))}</td></tr>'
         )
     return f"<table id=\"rows\">{head}{''.join(body)}</table>"
 
@@ -281,10 +351,35 @@ def _transcript(entries: Iterable[Mapping[str, Any]], dropped: Any = 0) -> str:
     return "".join(parts)
 
 
+def _low(record: Mapping[str, Any]) -> bool:
+    """Whether a run recorded a score below its threshold (a run that passed may have, when recorded late)."""
+    for score in record.get("scores") or ():
+        if isinstance(score, Mapping):
+            value, threshold = score.get("value"), score.get("threshold")
+            if isinstance(value, (int, float)) and isinstance(threshold, (int, float)) and value < threshold:
+                return True
+    return False
+
+
+def _run_scores(scores: Any) -> str:
+    """A run's scores, each with its threshold and the grader's explanation."""
+    parts = []
+    for score in scores or ():
+        if not isinstance(score, Mapping):
+            continue
+        threshold = score.get("threshold")
+        line = f'{escape(score.get("name"))} = {escape(score.get("value"))}'
+        if threshold is not None:
+            line += f" (threshold {escape(threshold)})"
+        explanation = score.get("explanation")
+        parts.append(f'<div class="score">{line}</div>' + (f'<pre class="transcript">{escape(explanation)}</pre>' if explanation else ""))
+    return "".join(parts)
+
+
 def _runs(rows: list[Mapping[str, Any]], records: list[Mapping[str, Any]], trace_url: str | None) -> str:
     by_case: dict[str, list[Mapping[str, Any]]] = {}
     for record in records:
-        if record.get("outcome") in _OUTCOMES_SHOWN:
+        if record.get("outcome") in _OUTCOMES_SHOWN or _low(record):
             by_case.setdefault(str(record.get("case")), []).append(record)
     parts = []
     for row in rows:
@@ -300,7 +395,8 @@ def _runs(rows: list[Mapping[str, Any]], records: list[Mapping[str, Any]], trace
             runs.append(
                 f'<div class="run" data-outcome="{escape(record.get("outcome"))}"><b>run {escape(record.get("run"))}</b> '
                 f'{_status(record.get("outcome"))} <span class="muted">{escape(record.get("phase"))}</span>{link_html}'
-                f'<pre class="error">{escape(error)}</pre>{_transcript(record.get("transcript") or (), record.get("transcript_dropped"))}</div>'
+                f'<pre class="error">{escape(error)}</pre>{_run_scores(record.get("scores"))}'
+                f'{_transcript(record.get("transcript") or (), record.get("transcript_dropped"))}</div>'
             )
         more = f'<p class="muted">{len(failed) - len(shown)} more failed or errored runs in the JSON report.</p>' if len(failed) > len(shown) else ""
         parts.append(
@@ -339,6 +435,7 @@ def sections(report: Mapping[str, Any], *, trace_url: str | None = None, case_fi
     if rows:
         charts = (
             f'<section id="charts"><h2>Pass fraction</h2>{fraction_chart(rows)}'
+            + (f"<h2>Scores</h2>{score_chart(rows, records)}" if any(row.get("scores") for row in rows) else "")
             + (f"<h2>Cost per case</h2>{cost_chart(rows)}" if any(row.get("cost") for row in rows) else "")
             + "</section>"
         )

@@ -13,14 +13,14 @@ import json
 import math
 import platform
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Sequence
 
 import pytest
 
 from .. import __version__, files
 from ..model.rows import Counts, Row, Summary, UsageTotals
 from ..model.case import CaseRef
-from ..model.run import RunRecord, Usage
+from ..model.run import RunRecord, Score, Usage
 from ..protocols import Facet
 from ..vocabulary import ERROR, SKIP
 
@@ -98,6 +98,7 @@ def record_dict(record: RunRecord) -> dict[str, Any]:
         "transcript_dropped": record.transcript_dropped,
         "extra_cost": record.extra_cost,
         "start_time": record.start_time,
+        "scores": [score.to_dict() for score in record.scores],
     }
 
 
@@ -123,31 +124,8 @@ def record_from_dict(data: dict[str, Any], cases: dict[str, CaseRef]) -> RunReco
         stopped=data.get("stopped") or "",
         retries=tuple(dict(r) for r in data.get("retries") or ()),
         transcript=tuple(dict(t) for t in data.get("transcript") or ()),
+        scores=tuple(Score.from_dict(score) for score in data.get("scores") or ()),
     )
-
-
-class ShardFacet(Facet):
-    """``--prob-shard``: what the merge needs beyond the records, as top-level fields of the report."""
-
-    def __init__(self, shard: tuple[int, int], cases: Mapping[str, CaseRef], selected: Mapping[str, int],
-                 suite: str, compare: Callable[[], Mapping[str, Any] | None] = lambda: None) -> None:
-        """``cases``: the session's CaseRefs by key; ``selected``: case key -> runs selected in this shard;
-        ``suite``: the suite's name (``--prob-suite``, else the rootdir's); ``compare``: the comparisons'
-        settings, None when nothing is compared."""
-        self.suite = suite
-        self.compare = compare
-        self.shard = shard
-        self.cases = cases
-        self.selected = selected
-
-    def report_fields(self) -> Mapping[str, Any]:
-        index, count = self.shard
-        cases = sorted(self.cases.values(), key=lambda c: (c.order, c.key))
-        return {
-            "shard": {"index": index, "count": count, "suite": self.suite, "compare": self.compare(),
-                      "runs_selected": {key: n for key, n in self.selected.items() if key in self.cases}},
-            "cases": [case.to_dict() for case in cases],
-        }
 
 
 def build(summary: Summary, *, settings: dict[str, Any], exit_status: int, facets: Sequence[Facet] = ()) -> dict[str, Any]:

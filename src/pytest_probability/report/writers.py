@@ -1,4 +1,4 @@
-"""The report files, written at the session's end: ``--prob-json``, ``--prob-html`` and the ``--prob-history`` folder.
+"""The report files, written at the session's end: ``--prob-json`` and ``--prob-html`` (the history folder's: ``features.compare.history``).
 
 Each writer is a :class:`~pytest_probability.protocols.Finisher`. They write
 the same report dict (:class:`ReportDict`, built once from the rows and every
@@ -10,30 +10,31 @@ nothing, a collection error) never replaces a good report with an empty one.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import pytest
 
 from .. import files
 from ..model.rows import Summary
-from ..protocols import Facet, Finisher
+from ..session import Notes
+from ..protocols import WRITE, Finisher, Registry
 from . import json_report
 
 
 class ReportDict:
-    """The session's report dict, built once for every writer (the JSON report's shape)."""
+    """The session's report dict, built once for every writer (the JSON report's shape), from the facets
+    registered when it is built."""
 
-    def __init__(self, settings: dict[str, Any], facets: Sequence[Facet]) -> None:
+    def __init__(self, settings: dict[str, Any], parts: Registry) -> None:
         self.settings = settings
-        self.facets = facets
+        self.parts = parts
         self._built: tuple[Summary, int, dict[str, Any]] | None = None
 
     def get(self, session: pytest.Session, summary: Summary) -> dict[str, Any]:
         status = int(session.exitstatus)
         if self._built is None or self._built[0] is not summary or self._built[1] != status:
-            report = json_report.build(summary, settings=self.settings, exit_status=status, facets=self.facets)
+            report = json_report.build(summary, settings=self.settings, exit_status=status, facets=self.parts.facets)
             self._built = (summary, status, report)
         return self._built[2]
 
@@ -42,7 +43,9 @@ class ReportDict:
 
 
 class _ReportFile(Finisher):
-    def __init__(self, path: Path, report: ReportDict, notes: list[str],
+    phase = WRITE
+
+    def __init__(self, path: Path, report: ReportDict, notes: Notes,
                  empty_ok: Callable[[], bool] = lambda: False) -> None:
         """``empty_ok``: whether a report without runs is written all the same (a shard whose runs are all
         in other shards: the merge needs every shard's report)."""
@@ -81,7 +84,7 @@ class JsonReport(_ReportFile):
 class HtmlReport(_ReportFile):
     """``--prob-html``: one self-contained page of the same report."""
 
-    def __init__(self, path: Path, report: ReportDict, notes: list[str], trace_url: str | None,
+    def __init__(self, path: Path, report: ReportDict, notes: Notes, trace_url: str | None,
                  empty_ok: Callable[[], bool] = lambda: False) -> None:
         super().__init__(path, report, notes, empty_ok)
         self.trace_url = trace_url
@@ -90,20 +93,3 @@ class HtmlReport(_ReportFile):
         from . import html_report
 
         return html_report.render(report, trace_url=self.trace_url)
-
-
-class HistoryReport(Finisher):
-    """``--prob-history``: the session's report added to the folder, for a session that ran and finished normally."""
-
-    def __init__(self, folder: Path, report: ReportDict) -> None:
-        self.folder = folder
-        self.report = report
-
-    def finish(self, session: pytest.Session, summary: Summary) -> None:
-        if not summary.rows or int(session.exitstatus) not in (0, 1):
-            return
-        from ..decide.baseline import history_name
-
-        report = self.report.get(session, summary)
-        self.folder.mkdir(parents=True, exist_ok=True)
-        files.write_atomic(self.folder / history_name(), json.dumps(report, indent=2, ensure_ascii=False) + "\n")

@@ -4,9 +4,10 @@ While a run executes (setup, call and teardown) it is this process's
 *current run*. :mod:`.recording`'s public functions charge the run of the
 calling context, else of the calling thread, else the current one
 (docs/developer-guide.md, "Which run usage belongs to"). Once a run's record
-is built (:func:`close`), usage still recorded for it is *late*: it is queued
-(:func:`take_late`) and charged to it in the aggregating process, never to the
-run executing then.
+is built (:func:`close`), usage still recorded for it is *late*: it is told to
+the run's ``late_listeners`` (the run stage's :class:`LateQueue`, which ships
+it, and the run's span) and charged to it in the aggregating process, never to
+the run executing then.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from ..errors import ProbabilityUsageWarning
 from ..model.case import CaseRef
-from ..model.run import CurrentRun, RunRecord, Usage
+from ..model.run import CurrentRun, RunRecord, Score, Usage
 from ..text import printable
 from ..vocabulary import ROLE_JUDGE, ROLE_SYSTEM, SOURCE_RECORD, SPAN_FILL
 
@@ -54,11 +55,6 @@ def role_here() -> str:
     return ROLE_JUDGE if _judging.get() else ROLE_SYSTEM
 #: Threads started during a run (and still alive when it ended) -> that run.
 _thread_runs: weakref.WeakKeyDictionary[threading.Thread, CurrentRun] = weakref.WeakKeyDictionary()
-#: Usage recorded after its run had ended, waiting to travel to the aggregating process:
-#: (node id, usage or None, extra cost).
-_late: list[tuple[str, Usage | None, float]] = []
-#: Records of runs interrupted before their teardown report (Ctrl-C, SIGTERM, pytest.exit()).
-_interrupted: list[RunRecord] = []
 #: Thread pools serve whichever run submits work: their threads belong to no run.
 _POOL_MODULES = ("concurrent.futures.thread", "multiprocessing.pool")
 
@@ -183,7 +179,6 @@ def charge_span(usage: Usage) -> bool:
             return True  # a model the run recorded itself (prob_span_usage = fill)
         if run.prices is not None:
             usage = run.prices.apply(usage)
-        _late.append((run.nodeid, usage, 0.0))
     _tell_late(run, usage, 0.0)
     return True
 
@@ -210,7 +205,6 @@ def charge(function: str, run: CurrentRun, usage: Usage | None, extra_cost: floa
         if late:
             if usage is not None and run.prices is not None:
                 usage = run.prices.apply(usage)
-            _late.append((run.nodeid, usage, extra_cost))
         elif usage is not None:
             run.usage.append(usage)
         else:
@@ -227,11 +221,26 @@ def charge(function: str, run: CurrentRun, usage: Usage | None, extra_cost: floa
 
 
 def _tell_late(run: CurrentRun, usage: Usage | None, extra_cost: float) -> None:
+    queue = run.late_queue
+    if queue is not None:
+        queue.add(run, usage, extra_cost)
     for listener in run.late_listeners:
         try:
             listener(run, usage, extra_cost)
         except Exception:  # pragma: no cover - an observer's failure must not reach the caller
             pass
+
+
+def charge_score(run: CurrentRun, score: Score) -> bool:
+    """Add a score to its run, or, once the run has ended, queue it as late (charged to its run in the
+    aggregating process). Whether it was late."""
+    with _lock:
+        late = run.closed
+        if not late:
+            run.scores.append(score)
+    if late and run.late_queue is not None:
+        run.late_queue.add_score(run, score)
+    return late
 
 
 def add_transcript(run: CurrentRun, entry: dict[str, Any], limit: int) -> bool:
@@ -245,33 +254,35 @@ def add_transcript(run: CurrentRun, entry: dict[str, Any], limit: int) -> bool:
         return True
 
 
-def keep_interrupted(run: CurrentRun) -> None:
-    """``run`` ended without a teardown report: its record (a skip that says why) is kept for the
-    aggregating process (:func:`take_interrupted`), so that it is in every output, as its span is."""
-    record = close(run)
-    with _lock:
-        _interrupted.append(record)
+class LateQueue:
+    """Usage and scores recorded after their run had ended, in the process that executed the run, until they
+    travel to the aggregating process (on the next teardown report, or in an xdist worker's output): every
+    run's ``late_queue`` (:meth:`add`, :meth:`add_score`), drained by :meth:`take`. Threads and tasks that
+    outlived their run add to it."""
 
+    def __init__(self) -> None:
+        self._items: list[tuple[str, Usage | None, float, Score | None]] = []
+        self._lock = threading.Lock()
 
-def take_interrupted() -> list[RunRecord]:
-    with _lock:
-        records = list(_interrupted)
-        _interrupted.clear()
-    return records
+    def add(self, run: CurrentRun, usage: Usage | None, extra_cost: float) -> None:
+        with self._lock:
+            self._items.append((run.nodeid, usage, extra_cost, None))
 
+    def add_score(self, run: CurrentRun, score: Score) -> None:
+        with self._lock:
+            self._items.append((run.nodeid, None, 0.0, score))
 
-def take_late() -> list[dict[str, Any]]:
-    """Late usage recorded so far, as plain builtins, for the aggregating process."""
-    with _lock:
-        items = list(_late)
-        _late.clear()
-    return [
-        {"nodeid": nodeid, "usage": usage.to_dict() if usage is not None else None, "extra_cost": extra}
-        for nodeid, usage, extra in items
-    ]
+    @property
+    def pending(self) -> bool:
+        """Whether late usage is waiting (checked at every teardown report: a list's truth, no lock)."""
+        return bool(self._items)
 
-
-
-def has_late() -> bool:
-    """Whether late usage is waiting (checked at every teardown report: a list's truth, no lock)."""
-    return bool(_late)
+    def take(self) -> list[dict[str, Any]]:
+        """The late usage recorded so far, as plain builtins, for the aggregating process."""
+        with self._lock:
+            items, self._items = self._items, []
+        return [
+            {"nodeid": nodeid, "usage": usage.to_dict() if usage is not None else None, "extra_cost": extra,
+             **({"scores": [score.to_dict()]} if score is not None else {})}
+            for nodeid, usage, extra, score in items
+        ]

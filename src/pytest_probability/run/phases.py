@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 import sys
 import time
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import pytest
 
@@ -27,30 +27,41 @@ from .modules import ModuleHooks
 
 if TYPE_CHECKING:
     from ..model.case import CaseRef
-    from ..session import State
-
+    from ..model.run import RunRecord
+    from ..session import Session
 
 class RunPhases:
-    """The run stage of one executing process (``protocols.RunHooks``)."""
+    """The run stage of one process: the per-run path the hook surface calls, and what runs leave behind
+    for the aggregating process (late usage, interrupted runs, a serial session's last record)."""
 
-    def __init__(self, state: State, ships: bool, announce: Callable[[CaseRef], None] | None = None) -> None:
+    def __init__(self, session: Session, ships: bool, announce: Callable[[CaseRef], None] | None = None) -> None:
         """``ships``: this process is an xdist worker, whose records travel to the controller (not
         read back here). ``announce``: on a worker, tells the controller of each case before its
         first run here starts (``run.announce``), so that a crash in that run's setup has a record."""
-        self.state = state
+        self.session = session
+        self.settings = session.settings
+        self.parts = session.parts  # frozen before the first run: its observers and guards are final
         self.ships = ships
         self.announce = announce
-        self.observers = state.observers  # the same list: observers registered later are seen
         self.modules = ModuleHooks()
         self.started = 0
+        #: Usage recorded after its run had ended, until it travels (``LateUsage``).
+        self.late = context.LateQueue()
+        #: Records of runs interrupted before their teardown report (Ctrl-C, SIGTERM, pytest.exit()).
+        self._interrupted: list[RunRecord] = []
+        #: (report data, record) of the last record attached, in a process that aggregates.
+        self._attached: tuple[dict[str, Any], RunRecord] | None = None
+        #: Keys of the cases whose first setup report this worker has sent (with the case on it).
+        self._shipped: set[str] = set()
 
     def start(self, item: pytest.Item) -> None:
         if not isinstance(item, Run):
             return
         run = context.start(item.prob_case, item.prob_run, item.nodeid)
-        if self.announce is not None and run.case.key not in self.state.cases:
+        run.late_queue = self.late
+        if self.announce is not None and run.case.key not in self._shipped:
             self.announce(run.case)  # learned at this run's setup report, if it comes
-        for observer in self.observers:
+        for observer in self.parts.observers:
             observer.run_started(item, run)
 
     def end(self, item: pytest.Item) -> None:
@@ -63,19 +74,18 @@ class RunPhases:
                 exc = sys.exc_info()[1]
                 run.outcome = SKIP
                 run.message = f"interrupted: {type(exc).__name__}" if exc is not None else "interrupted"
-                settings = self.state.settings
+                settings = self.settings
                 context.settle(run, settings.span_usage, settings.prices)  # its span usage too, as at teardown
-            for observer in self.observers:
+            for observer in self.parts.observers:
                 observer.run_closed(item, run)
-            if interrupted:
-                context.keep_interrupted(run)
+            if interrupted:  # a skip that says why, in every output as its span is (take_interrupted)
+                self._interrupted.append(context.close(run))
         context.finish()
 
     def before_setup(self, item: pytest.Item) -> None:
         if not isinstance(item, Run):
             return
-        decisions = self.state.decisions
-        decision = decisions.run_decision(item.prob_case) if decisions is not None else None
+        decision = self._decision(item.prob_case)
         if decision is not None:
             # Decided early, or a budget reached: this run is not executed (no fixture, no delay).
             run = context.current_run()
@@ -99,9 +109,20 @@ class RunPhases:
             finally:
                 context.resume(run)
 
+    def _decision(self, case: CaseRef) -> tuple[str, str] | None:
+        """Why a run of ``case`` must not start: the decisions' (decided early), else a guard's (a budget)."""
+        decisions = self.session.decisions
+        decision = decisions.run_decision(case) if decisions is not None else None
+        if decision is None:
+            for guard in self.parts.guards:
+                decision = guard.check(case)
+                if decision is not None:
+                    break
+        return decision
+
     def _pace(self) -> None:
         """Sleep ``--prob-delay`` between runs, never before the first."""
-        delay = self.state.settings.delay
+        delay = self.settings.delay
         if self.started and delay:
             time.sleep(delay)
         self.started += 1
@@ -115,26 +136,24 @@ class RunPhases:
         outcome.on_phase(run, call)
         if item.prob_gated and report_.failed and not item.config.option.runxfail:
             self._judged_failure(item, call, report_)
-        state = self.state
-        if call.when == "setup" and run.case.key not in state.cases:
-            # Serial: records rebuilt from reports share the item's CaseRef. xdist: the
-            # controller learns each case before its first run here can crash this worker.
-            state.cases[run.case.key] = run.case
-            if self.ships:
-                setattr(report_, CASE_ATTRIBUTE, run.case.to_dict())
+        if self.ships and call.when == "setup" and run.case.key not in self._shipped:
+            # The controller learns each case before its first run here can crash this worker.
+            self._shipped.add(run.case.key)
+            setattr(report_, CASE_ATTRIBUTE, run.case.to_dict())
         if call.excinfo is not None:
-            for observer in self.observers:
+            for observer in self.parts.observers:
                 observer.phase_raised(item, run, call)
         if call.when == "teardown":
             if run.outcome is None:
                 # Setup passed but the call never ran (an interrupted session): nothing was sampled.
                 run.outcome = SKIP
                 run.message = run.message or "not run"
-            settings = state.settings
+            settings = self.settings
             context.settle(run, settings.span_usage, settings.prices)  # before the run's span reads its usage
-            for observer in self.observers:
+            for observer in self.parts.observers:
                 observer.run_finished(item, run)
-            report.attach(report_, run, local=not self.ships)
+            attached = report.attach(report_, run, self.late, local=not self.ships)
+            self._attached = None if self.ships else attached
 
     def _judged_failure(self, item: Run, call: pytest.CallInfo[None], report_: pytest.TestReport) -> None:
         """A judged case's failed report: a failed run (an assert) is xfailed, its verdict item decides;
@@ -145,7 +164,7 @@ class RunPhases:
         assert run is not None
         if outcome.classify(call.excinfo, call.when) == FAIL:
             outcome.xfail(report_, xfail_reason(kind, run.message))
-        elif kind == GATE_KIND and self.state.stats.errors == "exclude":
+        elif kind == GATE_KIND and self.session.stats.errors == "exclude":
             outcome.xfail(report_, error_excluded_reason(outcome.error_summary(run)))
 
     def check_callable(self, item: pytest.Item) -> None:
@@ -179,16 +198,19 @@ class RunPhases:
         if inspect.iscoroutinefunction(getattr(item, "obj", None)):
             raise TypeError(unrun_message(getattr(item, "originalname", item.name)))
 
-    def retry_call(self, item: pytest.Item, error: BaseException) -> None:
-        """``--prob-retry``: the call again while it raises a listed class (:mod:`.retries`)."""
-        from .retries import retry_call  # only with --prob-retry
-
-        run = context.current_run() if isinstance(item, Run) else None
-        retry_call(item, run, self.state.settings.retry, error)
-
     def finish(self) -> list[str]:
         """At the session's end: every module ``teardown()``; returns their errors."""
         return self.modules.teardown_all()
+
+    def take_attached(self) -> tuple[dict[str, Any], RunRecord] | None:
+        """The (report data, record) last attached to a teardown report in this process, once."""
+        attached, self._attached = self._attached, None
+        return attached
+
+    def take_interrupted(self) -> list[RunRecord]:
+        """The records of runs interrupted before their teardown report, once."""
+        records, self._interrupted = self._interrupted, []
+        return records
 
 
 def unrun_message(name: str) -> str:

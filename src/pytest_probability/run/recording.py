@@ -1,4 +1,5 @@
-"""The public recording API: ``record_usage``, ``record_cost``, ``record_output``, ``record_io``, ``TokenUsage``.
+"""The public recording API: ``record_usage``, ``record_cost``, ``record_output``, ``record_io``, ``record_score``,
+``TokenUsage``.
 
 Each call validates its values (a clear error names the bad one) and charges
 the current run (:mod:`.context`); usage survives failed asserts, errors and
@@ -13,11 +14,14 @@ import decimal
 import json
 import math
 import numbers
+import warnings
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from ..model.run import Usage
-from ..text import clip
+from ..config.values import check_score_name, score_number
+from ..errors import ProbabilityUsageWarning
+from ..model.run import Score, Usage
+from ..text import clip, printable
 from ..vocabulary import ROLE_JUDGE, ROLES, UNKNOWN_MODEL
 from . import context
 
@@ -281,3 +285,40 @@ def record_io(*, prompt: Any = None, output: Any = None, **fields: Any) -> dict[
     """
     return _transcript_entry("record_io", {"prompt": prompt, "output": output, **fields})
 
+
+def record_score(value: Any, name: str = "score", *, threshold: Any = None, explanation: Any = None) -> None:
+    """Record a score of the current run (any number of calls per run, several names).
+
+    ``value``: a finite real number in the case's score range; ``threshold``: the run fails when ``value``
+    is below it (an ``AssertionError`` naming the score, its value and the threshold); ``explanation``: the
+    grader's words, kept with the score (and out of the export under ``--prob-otel-capture=ids``).
+    A bad value is a ``TypeError`` or ``ValueError`` naming the run and the score.
+    """
+    __tracebackhide__ = True
+    run = context.require_current("record_score")
+    rules = run.score_rules  # the scores feature's (its case's range), else 0..1
+    low, high = (rules.low, rules.high) if rules is not None else (0.0, 1.0)
+    span = f"[{low:g}, {high:g}]"
+    where = f"record_score() in {run.nodeid}"
+    score_name = check_score_name(name, f"{where}: name")
+    number = score_number(value, f"{where}: score {score_name!r}")
+    if not low <= number <= high:
+        raise ValueError(f"{where}: score {score_name!r} is {number:g}, outside its score range {span} "
+                         "(ini prob_score_range, or the mark's score_range=)")
+    bar = None
+    if threshold is not None:
+        bar = score_number(threshold, f"{where}: the threshold of score {score_name!r}")
+        if not low <= bar <= high:
+            raise ValueError(f"{where}: the threshold of score {score_name!r} is {bar:g}, outside its score range "
+                             f"{span}")
+    if explanation is not None and not isinstance(explanation, str):
+        raise TypeError(f"{where}: the explanation of score {score_name!r} must be text, got {type(explanation).__name__}")
+    score = Score(score_name, number, bar, clip(explanation or "", TRANSCRIPT_LIMIT))
+    if context.charge_score(run, score):
+        warnings.warn(ProbabilityUsageWarning(printable(
+            f"record_score() was called after run {run.nodeid} had ended (from a thread or task that outlived it); "
+            "charged to that run" + (", whose outcome its threshold can no longer change" if bar is not None else ""))),
+            stacklevel=2)
+        return
+    if bar is not None and number < bar:
+        raise AssertionError(f"score {score_name!r} = {number:g} is below its threshold {bar:g}")

@@ -16,8 +16,10 @@ from typing import Any
 
 import pytest
 
+from ..collect.items import Run
 from ..config.retry import RetryPolicy, describe
 from ..model.run import CurrentRun
+from . import context
 
 
 def retry_call(item: pytest.Item, run: CurrentRun | None, policy: RetryPolicy | None, error: BaseException) -> None:
@@ -61,3 +63,20 @@ def _retry_event(entry: dict[str, Any]) -> None:
         )
     except Exception:  # noqa: BLE001 - an event must never break a run
         pass
+
+
+class RetryHooks:
+    """``--prob-retry``: the call phase repeated on a provider fault; registered only when retries are on."""
+
+    def __init__(self, policy: RetryPolicy) -> None:
+        self.policy = policy
+
+    # trylast: inside capture's and logging's wrappers, so a retried call is captured too.
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Any:
+        try:
+            return (yield)
+        except BaseException as exc:  # noqa: BLE001 - retry_call re-raises what it does not retry
+            error = exc
+        retry_call(item, context.current_run() if isinstance(item, Run) else None, self.policy, error)
+        return None

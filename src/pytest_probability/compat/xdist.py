@@ -1,0 +1,64 @@
+"""What pytest-xdist does not publish, in one place: its controller's event queue and the load scheduler's queues.
+
+pytest-xdist's documented interface for a plugin is its hooks
+(``pytest_configure_node``, ``pytest_testnodedown``, ``pytest_handlecrashitem``,
+``pytest_xdist_node_collection_finished``) and the ``workerinput`` /
+``workeroutput`` dicts. Two things the plugin needs have no hook:
+
+* after Ctrl-C or SIGTERM the controller reads no more of its workers'
+  events, yet the teardown reports of runs it has shown are in its queue
+  (:func:`event_queue`: ``DSession.queue``);
+* which items a crashed worker had still queued, which the load scheduler
+  hands to the others (:func:`pending_after_crash`: ``LoadScheduling.node2pending``
+  and ``.collection``).
+
+Each answers None when the name is gone (another scheduler, another
+version): the plugin then does what it did without it. pytest-xdist has no
+issue asking for either; ``tests/unit/test_compat.py`` checks both against
+the installed version.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, cast
+
+import pytest
+
+
+def workerinput(config: pytest.Config) -> Mapping[str, Any] | None:
+    """An xdist worker's ``workerinput`` (what its controller gave it); None in any other process."""
+    value = getattr(config, "workerinput", None)
+    return value if isinstance(value, dict) else None
+
+
+def workeroutput(config: pytest.Config) -> dict[str, Any]:
+    """An xdist worker's ``workeroutput``, which its controller reads when the worker goes down."""
+    output = getattr(config, "workeroutput")
+    assert isinstance(output, dict)
+    return output
+
+
+def event_queue(config: pytest.Config) -> Callable[[float], tuple[str, dict[str, Any]]] | None:
+    """The ``get`` of the controller's event queue (``DSession.queue``), or None."""
+    queue = getattr(config.pluginmanager.getplugin("dsession"), "queue", None)
+    get = getattr(queue, "get", None)
+    if get is None:
+        return None
+    return lambda timeout: cast("tuple[str, dict[str, Any]]", get(timeout=timeout))  # xdist's events: (name, kwargs)
+
+
+def pending_after_crash(config: pytest.Config, node: Any) -> list[str] | None:
+    """The node ids still queued on ``node`` after the item it crashed on (which xdist reschedules on the
+    other workers), or None when the scheduler is not the load scheduler."""
+    sched = getattr(config.pluginmanager.getplugin("dsession"), "sched", None)
+    queues = getattr(sched, "node2pending", None)
+    collection = getattr(sched, "collection", None)
+    if not isinstance(queues, dict) or collection is None:
+        return None
+    return [collection[index] for index in (queues.get(node) or [])[1:]]  # [0] is the item that crashed
+
+
+def distributes(config: pytest.Config) -> bool:
+    """Whether this process is the one in which xdist will start workers (xdist's own rule: ``--dist`` other
+    than ``no``, and not ``--collect-only``). xdist publishes no function for it."""
+    return getattr(config.option, "dist", "no") != "no" and not config.option.collectonly

@@ -1,0 +1,208 @@
+"""Baselines: earlier ``--prob-json`` reports, read and pooled by case.
+
+Pure apart from reading and writing files; pytest-free. Reads reports of this
+version (rows with ``nodeid``, ``case``, ``params``, ``passes``, ``total``)
+and of pytest-probability 0.3.0 (rows with ``case``, ``passes``, ``fails``,
+``errors``, ``total``, ``pass_rate`` in percent; no node id, no parameters).
+A case is matched by its node id when the baseline row has one, else by its
+row label (``benchmark::case_id``), which both versions write.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import glob
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from ...vocabulary import HISTORY_PREFIX
+
+
+class BaselineError(ValueError):
+    """A baseline that cannot be used: missing, unreadable, not a report."""
+
+
+@dataclass
+class BaselineCase:
+    """One case, pooled over the baseline's reports."""
+
+    label: str
+    nodeid: str | None
+    params: dict[str, str] | None
+    passes: int = 0
+    total: int = 0
+    cost: float = 0.0
+    #: Reports (nights) the case appears in.
+    reports: int = 0
+    #: Every score of the case in the baseline's records, by score name, in report then run order.
+    scores: dict[str, list[float]] = field(default_factory=dict)
+
+    @property
+    def fraction(self) -> float | None:
+        return self.passes / self.total if self.total else None
+
+
+@dataclass
+class Baseline:
+    paths: list[str] = field(default_factory=list)
+    created: list[str] = field(default_factory=list)
+    versions: list[str] = field(default_factory=list)
+    by_nodeid: dict[str, BaselineCase] = field(default_factory=dict)
+    by_label: dict[str, BaselineCase] = field(default_factory=dict)
+
+    @property
+    def cases(self) -> list[BaselineCase]:
+        seen: dict[int, BaselineCase] = {}
+        for case in list(self.by_nodeid.values()) + list(self.by_label.values()):
+            seen.setdefault(id(case), case)
+        return list(seen.values())
+
+    def find(self, nodeid: str, label: str) -> BaselineCase | None:
+        case = self.by_nodeid.get(nodeid)
+        if case is not None:
+            return case
+        case = self.by_label.get(label)
+        if case is not None and case.nodeid is None:
+            return case
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"paths": list(self.paths), "reports": len(self.paths), "created_each": list(self.created),
+                "versions": list(self.versions)}
+
+
+def expand(patterns: Iterable[str], base: Path) -> list[Path]:
+    """Paths of the reports: each pattern a path or a glob, relative to ``base``."""
+    found: list[Path] = []
+    for pattern in patterns:
+        text = os.path.expanduser(str(pattern))
+        if not os.path.isabs(text):
+            text = str(base / text)
+        if glob.has_magic(text):
+            matches = sorted(glob.glob(text))
+            if not matches:
+                raise BaselineError(f"--prob-baseline: no file matches {pattern}")
+            found.extend(Path(m) for m in matches)
+        else:
+            path = Path(text)
+            if not path.is_file():
+                raise BaselineError(f"--prob-baseline: {pattern}: no such file")
+            found.append(path)
+    unique: dict[str, Path] = {}
+    for path in found:
+        unique.setdefault(str(path.resolve()), path)
+    return list(unique.values())
+
+
+def history_reports(folder: Path, depth: int) -> list[Path]:
+    """The newest ``depth`` reports of a ``--prob-history`` folder (oldest first)."""
+    if not folder.is_dir():
+        return []
+    names = sorted(p for p in folder.iterdir() if p.name.startswith(HISTORY_PREFIX) and p.suffix == ".json")
+    return names[-depth:] if depth else []
+
+
+def history_name(now: _dt.datetime | None = None) -> str:
+    """``prob-report-20261201T021700.123456Z-<pid>.json``: sorts by time."""
+    now = now or _dt.datetime.now(_dt.timezone.utc)
+    return f"{HISTORY_PREFIX}{now.strftime('%Y%m%dT%H%M%S.%fZ')}-{os.getpid()}.json"
+
+
+def _int(row: Mapping[str, Any], key: str, source: str) -> int:
+    value = row.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise BaselineError(f"{source}: row {row.get('case')!r} has no valid {key!r} (got {value!r})")
+    return value
+
+
+def _row_counts(row: Mapping[str, Any], source: str) -> tuple[int, int]:
+    passes = _int(row, "passes", source)
+    if "total" in row:
+        total = _int(row, "total", source)
+    elif "count" in row:
+        total = _int(row, "count", source)
+    else:
+        total = passes + _int(row, "fails", source) + _int(row, "errors", source)
+    if passes > total:
+        raise BaselineError(f"{source}: row {row.get('case')!r} has more passes ({passes}) than counted runs ({total})")
+    return passes, total
+
+
+def read_report(path: Path, option: str = "--prob-baseline") -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BaselineError(f"{option}: cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise BaselineError(f"{option}: {path} is not JSON ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
+        raise BaselineError(f"{option}: {path} is not a --prob-json report (no 'rows' list)")
+    return data
+
+
+def load(paths: Iterable[Path], option: str = "--prob-baseline", named: Mapping[Path, str] | None = None
+         ) -> Baseline:
+    """Read and pool the reports; :class:`BaselineError` names the first bad one (and ``option``, the
+    option that named it: ``--prob-baseline``, ``--prob-plan-report``; ``named`` gives another per path,
+    ``--prob-history`` for its folder's reports)."""
+    baseline = Baseline()
+    for path in paths:
+        option_of = (named or {}).get(path, option)
+        data = read_report(path, option_of)
+        baseline.paths.append(str(path))
+        baseline.created.append(str(data.get("created", "")))
+        version = (data.get("versions") or {}).get("pytest_probability") if isinstance(data.get("versions"), dict) else None
+        baseline.versions.append(str(version or "0.3.0"))
+        for row in data["rows"]:
+            if not isinstance(row, dict) or not isinstance(row.get("case"), str):
+                raise BaselineError(f"{option_of}: {path}: a row without a 'case' label")
+            passes, total = _row_counts(row, str(path))
+            nodeid = row.get("nodeid") if isinstance(row.get("nodeid"), str) else None
+            params = row.get("params") if isinstance(row.get("params"), dict) else None
+            label = row["case"]
+            case = baseline.by_nodeid.get(nodeid) if nodeid else baseline.by_label.get(label)
+            if case is None:
+                case = BaselineCase(label, nodeid, {str(k): str(v) for k, v in params.items()} if params is not None else None)
+                if nodeid:
+                    baseline.by_nodeid[nodeid] = case
+                    baseline.by_label.setdefault(label, case)
+                else:
+                    baseline.by_label[label] = case
+            elif params is not None and case.params is not None and {str(k): str(v) for k, v in params.items()} != case.params:
+                # Parameters changed between baseline nights: the newest wins.
+                case.params = {str(k): str(v) for k, v in params.items()}
+                case.passes = case.total = 0
+                case.cost = 0.0
+                case.reports = 0
+                case.scores = {}
+            case.passes += passes
+            case.total += total
+            cost = row.get("cost")
+            case.cost += float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else 0.0
+            case.reports += 1
+        _pool_scores(baseline, data.get("records"))
+    return baseline
+
+
+def _pool_scores(baseline: Baseline, records: Any) -> None:
+    """Each baseline case's scores (``records[].scores``), for the comparisons of graded results; a record of no
+    case of the rows, or a score that is no number, is left out (a report of another version)."""
+    if not isinstance(records, list):
+        return
+    for record in records:
+        if not isinstance(record, dict) or not isinstance(record.get("scores"), list):
+            continue
+        key, label = record.get("case_key"), record.get("case")
+        case = baseline.by_nodeid.get(key) if isinstance(key, str) else None
+        if case is None and isinstance(label, str):
+            case = baseline.by_label.get(label)
+        if case is None:
+            continue
+        for score in record["scores"]:
+            if isinstance(score, dict) and isinstance(score.get("name"), str) and type(score.get("value")) in (int, float):
+                case.scores.setdefault(score["name"], []).append(float(score["value"]))

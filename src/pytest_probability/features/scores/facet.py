@@ -1,0 +1,217 @@
+"""Graded results in every output: each case's mean score with its interval, and each benchmark's over its inputs.
+
+:class:`ScoresFacet` reads the session's rows once per summary
+(:class:`Scored`): for each case and score name, n, the mean, the standard
+deviation and the interval of the mean (``maths.scores.summarize``, at the
+session's confidence, on the case's range); for each benchmark (and Overall,
+across benchmarks) and score name, the mean over its inputs with the cluster
+bootstrap (``maths.scores.input_estimate``). It gives a table column (one
+score name in the session) or a ``Scores`` block (several), the JSON's
+``rows[].scores`` and ``score_aggregates``, and the score gauges. A session that records no score gets no column, no block, and
+empty fields.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+from ...maths import scores as maths
+from ...model.outputs import Line, Series, case_attributes
+from ...protocols import Facet
+from ...text import label_text
+from ...model.run import scores_named
+from .rules import ScoreRules
+
+if TYPE_CHECKING:
+    from ...config.settings import StatsConfig
+    from ...decide.results import Results
+    from ...model.case import CaseRef
+    from ...model.rows import Row, Summary
+
+OVERALL = "Overall"
+
+
+@dataclass
+class CaseScores:
+    """One case's scores by name: the summary, the threshold its runs gave (when one), and runs below it."""
+
+    rules: ScoreRules
+    by_name: dict[str, maths.ScoreSummary] = field(default_factory=dict)
+    thresholds: dict[str, float] = field(default_factory=dict)
+    below: dict[str, int] = field(default_factory=dict)
+    bars: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {}
+        for name, summary in self.by_name.items():
+            data = summary.to_dict()
+            if name in self.thresholds:
+                data["threshold"] = self.thresholds[name]
+                data["below"] = self.below.get(name, 0)
+            if name in self.bars:
+                data["min_score"] = self.bars[name]
+            out[name] = data
+        for name, bar in self.bars.items():  # a bar whose score no run recorded
+            out.setdefault(name, {"n": 0, "mean": None, "sd": None, "ci": None, "min_score": bar})
+        return out
+
+
+class Scored:
+    """The session's scores, computed once per summary."""
+
+    def __init__(self, summary: Summary, config: StatsConfig, rules: Callable[[CaseRef], ScoreRules]) -> None:
+        self.config = config
+        self.cases: dict[str, CaseScores] = {}
+        self.names: list[str] = []
+        seen: dict[str, None] = {}
+        for row in summary.rows:
+            found = self._case(row, rules(row.case))
+            if found is not None:
+                self.cases[row.case.key] = found
+                seen.update(dict.fromkeys(found.by_name))
+        self.names = list(seen)
+        self.aggregates = self._aggregates(summary) if self.names else []
+
+    def _case(self, row: Row, rules: ScoreRules) -> CaseScores | None:
+        names = list(dict.fromkeys(score.name for record in row.records for score in record.scores))
+        if not names and not rules.bars:
+            return None
+        found = CaseScores(rules, bars=dict(rules.bars))
+        for name in names:
+            values = scores_named(row.records, name)
+            found.by_name[name] = maths.summarize(values, self.config.confidence, rules.low, rules.high)
+            thresholds = {score.threshold for record in row.records for score in record.scores
+                          if score.name == name and score.threshold is not None}
+            if len(thresholds) == 1:
+                (threshold,) = thresholds
+                found.thresholds[name] = threshold
+                found.below[name] = sum(1 for value in values if value < threshold)
+        return found
+
+    def _aggregates(self, summary: Summary) -> list[dict[str, Any]]:
+        """Each benchmark's (then, across benchmarks, Overall's) mean score over its inputs, per score name."""
+        config = self.config
+        groups: dict[str, list[Row]] = {}
+        for row in summary.rows:
+            groups.setdefault(row.case.benchmark, []).append(row)
+        out = []
+        scopes = list(groups.items()) + ([(OVERALL, list(summary.rows))] if len(groups) > 1 else [])
+        for scope, rows in scopes:
+            for name in self.names:
+                scored = [(row, scores_named(row.records, name)) for row in rows if row.case.key in self.cases]
+                scored = [(row, values) for row, values in scored if values]
+                ranges = {(self.cases[row.case.key].rules.low, self.cases[row.case.key].rules.high) for row, _ in scored}
+                if len(ranges) != 1:
+                    continue  # no score of this name here, or scores on different ranges: no mean of them
+                ((low, high),) = ranges
+                values = [values for _, values in scored]
+                estimate = maths.input_estimate(values, config.confidence, low, high,
+                                                resamples=config.resamples, seed=config.seed,
+                                                min_inputs=config.min_inputs)
+                out.append({"scope": "overall" if scope == OVERALL else "function", "name": scope, "score": name,
+                            **_estimate_dict(estimate)})
+        return out
+
+
+def _estimate_dict(estimate: maths.ScoreInputsEstimate) -> dict[str, Any]:
+    return {
+        "inputs": estimate.inputs,
+        "mean": estimate.estimate,
+        "ci": estimate.ci.to_dict() if estimate.ci else None,
+        "icc": estimate.icc,
+        "runs_change": estimate.runs_change,
+        "inputs_change": estimate.inputs_change,
+        "suppressed": estimate.suppressed,
+        "method": estimate.method,
+    }
+
+
+def score_text(summary: maths.ScoreSummary) -> str:
+    """``0.82 [0.74, 0.88]``; the mean alone with one score."""
+    if summary.mean is None:
+        return ""
+    if summary.ci is None or summary.n < 2:
+        return f"{summary.mean:.3g}"
+    return f"{summary.mean:.3g} [{summary.ci.low:.3g}, {summary.ci.high:.3g}]"
+
+
+class ScoresFacet(Facet):
+    """Graded results in every output; nothing (and empty fields) without a score."""
+
+    def __init__(self, results: Results, config: StatsConfig, rules: Callable[[CaseRef], ScoreRules]) -> None:
+        self.results = results
+        self.config = config
+        self.rules = rules
+        self._cache: tuple[Any, Scored] | None = None
+
+    def scored(self) -> Scored:
+        summary = self.results.summary()
+        if self._cache is None or self._cache[0] is not summary:
+            self._cache = (summary, Scored(summary, self.config, self.rules))
+        return self._cache[1]
+
+    def cells(self, row: Row) -> Sequence[str]:
+        scored = self.scored()
+        if len(scored.names) != 1:
+            return ("",)  # no score, or several: the Scores block
+        found = scored.cases.get(row.case.key)
+        summary = found.by_name.get(scored.names[0]) if found is not None else None
+        if summary is None:
+            return ("",)
+        return (f"{scored.names[0]} {score_text(summary)}",)
+
+    def lines(self) -> Sequence[Line]:
+        scored = self.scored()
+        lines: list[Line] = []
+        if len(scored.names) > 1:
+            rows: list[tuple[str, str, str]] = []
+            labels = {row.case.key: label_text(row.label) for row in self.results.summary().rows}
+            for key, found in scored.cases.items():
+                for name, summary in found.by_name.items():
+                    rows.append((labels.get(key, key), name, f"{score_text(summary)}  n={summary.n}"))
+            if rows:
+                widths = [max(len(r[i]) for r in rows) for i in range(2)]
+                level = f"{self.config.confidence:.0%}"
+                lines += [("", {}), (f"  Scores: mean [{level} interval]", {"bold": True})]
+                lines += [(f"    {label.ljust(widths[0])}  {name.ljust(widths[1])}  {text}", {}) for label, name, text in rows]
+        shown = [a for a in scored.aggregates if a["ci"] is not None]  # as the fractions': shown with enough inputs
+        if shown and len(scored.cases) > 1:
+            lines += [("", {}), ("  Scores over inputs:", {"bold": True})]
+            for aggregate in shown:
+                head = f"    {label_text(aggregate['name'])}  {aggregate['score']}  {aggregate['inputs']} inputs"
+                if aggregate["ci"] is None:
+                    lines.append((f"{head}  interval hidden: {aggregate['suppressed']}", {}))
+                    continue
+                ci = aggregate["ci"]
+                text = f"{head}  {aggregate['mean']:.3g} [{ci['low']:.3g}, {ci['high']:.3g}]"
+                if aggregate["icc"] is not None:
+                    text += f"  \u03c1={aggregate['icc']:.2f}"
+                lines.append((text, {"bold": aggregate["scope"] == "overall"}))
+        return lines
+
+    def row_fields(self, row: Row) -> Mapping[str, Any]:
+        found = self.scored().cases.get(row.case.key)
+        return {"scores": found.to_dict() if found is not None else {}}
+
+    def report_fields(self) -> Mapping[str, Any]:
+        return {"score_aggregates": self.scored().aggregates}
+
+    def series(self) -> list[Series]:
+        scored = self.scored()
+        if not scored.names:
+            return []
+        mean = Series("probability.case.score.mean", "gauge", "1", "The case's mean score, per score name")
+        lower = Series("probability.case.score.lower", "gauge", "1", "Lower bound of the mean score's interval")
+        upper = Series("probability.case.score.upper", "gauge", "1", "Upper bound of the mean score's interval")
+        rows = {row.case.key: row for row in self.results.summary().rows}
+        for key, found in scored.cases.items():
+            row = rows[key]
+            for name, summary in found.by_name.items():
+                attributes = {**case_attributes(row.case), "probability.score.name": name}
+                if summary.mean is not None:
+                    mean.points.append((attributes, summary.mean))
+                if summary.ci is not None:
+                    lower.points.append((attributes, summary.ci.low))
+                    upper.points.append((attributes, summary.ci.high))
+        return [mean, lower, upper]

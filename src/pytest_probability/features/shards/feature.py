@@ -1,0 +1,158 @@
+"""Shards as one feature: a session that runs shard K of N (``--prob-shard``), in every role.
+
+=============  ==========================================================================
+role           parts
+=============  ==========================================================================
+every          the session's scope divided (it decides nothing: every verdict at the
+               merge), :class:`Deselect` (the runs of other shards deselected, before any
+               other check) and :class:`Deselected` (a worker's count of them, shipped)
+aggregating    the note, :class:`ShardFacet` (what the merge needs in the report:
+               the shard, the suite, the features' handovers, the cases) and
+               :class:`EmptyShard` (a shard whose runs all fell to others exits 0)
+=============  ==========================================================================
+
+The merge itself is :mod:`.merge`, which ``python -m pytest_probability merge`` runs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+import pytest
+
+from ...collect.items import Run
+from ...model.case import CaseRef, shard_of
+from ...protocols import COUNT, Facet, Finisher, ItemsCheck, Link, Registry
+from ...roles.wiring import Aggregation, Feature, Wiring
+
+if TYPE_CHECKING:
+    from ...config.settings import Settings
+    from ...model.rows import Summary
+    from ...record.intake import Intake
+
+#: An xdist worker's output key: how many runs of other shards it deselected.
+DESELECTED = "prob_shard_deselected"
+
+
+def feature(config: pytest.Config, settings: Settings) -> Shards | None:
+    return Shards(*settings.shard) if settings.shard is not None else None
+
+
+def deferred_text(index: int, count: int) -> str:
+    """A shard's verdict items' skip reason: the verdict needs every shard's runs."""
+    return (f"decided at the merge: this session is shard {index}/{count}, and the verdict is made over every "
+            "shard's runs by python -m pytest_probability merge")
+
+
+class Shards(Feature):
+    def __init__(self, index: int, count: int) -> None:
+        self.index = index
+        self.count = count
+        self.deselect = Deselect(index, count)
+        self.empty: EmptyShard | None = None
+
+    def every(self, wiring: Wiring) -> None:
+        wiring.scope.divide(deferred_text(self.index, self.count), f"shard-{self.index}-of-{self.count}",
+                            lambda: self.empty is not None and self.empty.empty)
+        wiring.parts.add(checks=self.deselect, links=Deselected(self.deselect))
+
+    def aggregating(self, wiring: Aggregation) -> None:
+        wiring.notes.append(f"shard {self.index}/{self.count}: its gates, baselines and comparisons are decided at the "
+                            "merge (python -m pytest_probability merge)")
+        self.empty = EmptyShard(self.deselect, wiring.intake, bool(wiring.config.option.collectonly))
+        wiring.parts.add(facets=ShardFacet((self.index, self.count), wiring.intake.cases, wiring.book.expected,
+                                           wiring.settings.suite, wiring.parts),
+                         finishers=self.empty)
+
+
+class Deselect(ItemsCheck):
+    """The runs of other shards deselected (``model.case.shard_of``), before any other check. Every shard
+    collects the same items and keeps its verdict items, which defer to the merge; under xdist every worker
+    deselects the same runs, so their collections agree."""
+
+    selects = True
+
+    def __init__(self, index: int, count: int) -> None:
+        self.index = index
+        self.count = count
+        #: Runs of other shards deselected (by this process, or the most a worker shipped).
+        self.runs = 0
+
+    def check_items(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        kept: list[pytest.Item] = []
+        dropped: list[pytest.Item] = []
+        for item in items:
+            if isinstance(item, Run) and shard_of(item.prob_case.key, item.prob_run, self.count) != self.index:
+                dropped.append(item)
+            else:
+                kept.append(item)
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = kept
+        self.runs = len(dropped)
+
+    def received(self, runs: int) -> None:
+        self.runs = max(self.runs, runs)
+
+
+class Deselected(Link):
+    """An xdist worker's count of runs deselected for other shards, shipped at its end to the controller,
+    whose :class:`EmptyShard` tells an empty shard from one that collected nothing."""
+
+    attribute = DESELECTED
+
+    def __init__(self, deselect: Deselect) -> None:
+        self.deselect = deselect
+
+    def receive(self, value: Any) -> None:
+        self.deselect.received(int(value))
+
+    def leftover(self) -> Any:
+        return self.deselect.runs or None
+
+
+class EmptyShard(Finisher):
+    """A shard whose every run is in other shards (more shards than some case has runs) executed nothing,
+    which pytest calls exit status 5 (no tests ran). It is a shard all the same: it exits 0 and writes its
+    report, which the merge needs. A shard that collected no run at all (a wrong path) keeps its 5."""
+
+    phase = COUNT
+
+    def __init__(self, deselect: Deselect, intake: Intake, collect_only: bool) -> None:
+        self.deselect = deselect
+        self.intake = intake
+        self.collect_only = collect_only
+
+    @property
+    def empty(self) -> bool:
+        """Whether this session is a shard that collected runs, all of them other shards'."""
+        return not self.collect_only and self.deselect.runs > 0 and not self.intake.records
+
+    def finish(self, session: pytest.Session, summary: Summary) -> None:
+        if self.empty and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            session.exitstatus = pytest.ExitCode.OK
+
+
+class ShardFacet(Facet):
+    """What the merge needs beyond the records, as top-level fields of the report: the shard, the suite, what
+    each feature hands the merge (``Registry.handovers``: the comparisons' settings), the runs selected, the cases."""
+
+    def __init__(self, shard: tuple[int, int], cases: Mapping[str, CaseRef], selected: Mapping[str, int],
+                 suite: str, parts: Registry) -> None:
+        """``cases``: the session's CaseRefs by key; ``selected``: case key -> runs selected in this shard."""
+        self.shard = shard
+        self.cases = cases
+        self.selected = selected
+        self.suite = suite
+        self.parts = parts
+
+    def report_fields(self) -> Mapping[str, Any]:
+        index, count = self.shard
+        cases = sorted(self.cases.values(), key=lambda c: (c.order, c.key))
+        handed: dict[str, Callable[[], Any]] = dict(self.parts.handovers)
+        return {
+            "shard": {"index": index, "count": count, "suite": self.suite,
+                      **{name: give() for name, give in handed.items()},
+                      "runs_selected": {key: n for key, n in self.selected.items() if key in self.cases}},
+            "cases": [case.to_dict() for case in cases],
+        }

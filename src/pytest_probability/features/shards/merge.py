@@ -1,0 +1,248 @@
+"""``python -m pytest_probability merge``: the shards' ``--prob-json`` reports judged as one session.
+
+Each shard (``--prob-shard=K/N``) ran part of every case's runs and deferred
+every whole-case decision. The merge checks that the reports are the N shards
+of one suite with the same settings, and that no run is in two of them; then
+it rebuilds every run's :class:`~pytest_probability.model.run.RunRecord`
+(``records[]`` and ``skipped_runs[]`` with the report's ``cases``) and decides
+again over all of them by the code a session uses: the one aggregator
+(``aggregate.cases.aggregate``), the analysis (``decide.analysis.analyze``:
+intervals, gates, latency, pass^k), the facets and ``json_report.build``. The
+cost is linear in the runs: one pass to check, one to aggregate.
+
+Comparisons (A/B arms, and a baseline given to the merge as the shards were
+given it) are made by the session's ``features.compare.comparing.CompareSession``
+with the shards' comparison settings (``shard.compare``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from ...aggregate.cases import aggregate
+from ...config.settings import StatsConfig, stats_from_dict
+from ...config.spec import Specs
+from ...decide.analysis import Analysis, analyze
+from ...model.case import CaseRef, shard_of
+from ...model.rows import Summary
+from ...model.run import RunRecord
+from ...decide.results import FixedResults
+from ...protocols import Facet
+from ...report.explain import ExplainFacet
+from ...report.intervals import StatsFacet
+from ...report.json_report import build, record_from_dict
+from ...roles.wiring import Feature, MergeWiring
+
+#: Runs named in a refusal; the rest are counted.
+SHOWN = 5
+#: A shard report's ``shard`` fields of the shards feature's own; the others are what features handed over
+#: (``Registry.handovers``: the comparisons' settings), which every shard must agree on.
+SHARD_FIELDS = frozenset({"index", "count", "suite", "runs_selected"})
+
+
+class MergeError(ValueError):
+    """The reports cannot be merged (exit status 2); the message names the files and the runs."""
+
+
+@dataclass
+class Merged:
+    """The shards' runs, and everything decided over them."""
+
+    paths: list[Path]
+    count: int
+    settings: dict[str, Any]
+    stats: StatsConfig
+    summary: Summary
+    analysis: Analysis
+    facets: list[Facet]
+    #: The status a single session would have had.
+    exit_status: int
+    report: dict[str, Any] = field(default_factory=dict)
+    #: The suite's name the shards ran with (``test.suite.name`` of the merged metrics).
+    report_suite: str = ""
+    #: The facets whose lines the merge prints (the gates section, the comparisons').
+    shown: list[Facet] = field(default_factory=list)
+
+
+def load(paths: Sequence[str | Path]) -> list[tuple[Path, dict[str, Any]]]:
+    reports = []
+    for given in paths:
+        path = Path(given)
+        try:
+            report = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise MergeError(f"cannot read {path}: {exc.strerror or exc}") from None
+        except ValueError as exc:
+            raise MergeError(f"{path} is not a JSON report: {exc}") from None
+        if not isinstance(report, dict) or "records" not in report:
+            raise MergeError(f"{path} is not a --prob-json report")
+        if not isinstance(report.get("shard"), dict) or "cases" not in report:
+            raise MergeError(f"{path} is not a shard's report (no shard and cases fields): run each shard with "
+                             "--prob-shard=K/N --prob-json=PATH")
+        reports.append((path, report))
+    if not reports:
+        raise MergeError("no report to merge")
+    return reports
+
+
+def _without_shard(settings: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in settings.items() if k != "shard"}
+
+
+def _runs_text(nodeids: list[str]) -> str:
+    shown = ", ".join(nodeids[:SHOWN])
+    return shown + (f" and {len(nodeids) - SHOWN} more" if len(nodeids) > SHOWN else "")
+
+
+def check(reports: list[tuple[Path, dict[str, Any]]]) -> int:
+    """The shards' count N, once the reports are checked to be the N shards of one suite and settings."""
+    first_path, first = reports[0]
+    count = first["shard"]["count"]
+    by_index: dict[int, Path] = {}
+    for path, report in reports:
+        shard = report["shard"]
+        if shard["count"] != count:
+            raise MergeError(f"{first_path} is shard {first['shard']['index']}/{count} and {path} is shard "
+                             f"{shard['index']}/{shard['count']}: the shards of one session have the same N")
+        if shard.get("suite") != first["shard"].get("suite"):
+            raise MergeError(f"{first_path} is of suite {first['shard'].get('suite')!r} and {path} of suite "
+                             f"{shard.get('suite')!r}: the shards of one session run one suite")
+        if shard["index"] in by_index:
+            raise MergeError(f"{by_index[shard['index']]} and {path} are both shard {shard['index']}/{count}: "
+                             "each shard is merged once")
+        by_index[shard["index"]] = path
+        handed = sorted(set(shard) - SHARD_FIELDS | set(first["shard"]) - SHARD_FIELDS)
+        for name in ("settings", "stats_config", *handed):
+            mine = _without_shard((report["shard"] if name in handed else report).get(name) or {})
+            theirs = _without_shard((first["shard"] if name in handed else first).get(name) or {})
+            if mine != theirs:
+                keys = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+                shown = "; ".join(f"{k}: {theirs.get(k)!r} in {first_path}, {mine.get(k)!r} in {path}" for k in keys)
+                raise MergeError(f"{path} and {first_path} were run with different settings ({name}: {shown}); "
+                                 "the shards of one session share every setting but --prob-shard")
+    missing = [f"{k}/{count}" for k in range(1, count + 1) if k not in by_index]
+    if missing:
+        given = ", ".join(f"{k}/{count} ({by_index[k]})" for k in sorted(by_index))
+        raise MergeError(f"shard {', '.join(missing)} missing: got {given}; merge all {count} shards")
+    return count
+
+
+def _cases(reports: list[tuple[Path, dict[str, Any]]]) -> dict[str, CaseRef]:
+    """Every shard's cases by key; a case two shards describe differently means two suites."""
+    cases: dict[str, CaseRef] = {}
+    seen: dict[str, tuple[Path, dict[str, Any]]] = {}
+    for path, report in reports:
+        for data in report["cases"]:
+            key = data["key"]
+            before = seen.get(key)
+            if before is None:
+                seen[key] = (path, data)
+                cases[key] = CaseRef.from_dict(data)
+            elif before[1] != data:
+                fields = sorted(k for k in set(data) | set(before[1]) if data.get(k) != before[1].get(k))
+                raise MergeError(f"{path} and {before[0]} are not shards of one suite: case {key} differs in "
+                                 f"{', '.join(fields)}")
+    return cases
+
+
+def records_of(reports: list[tuple[Path, dict[str, Any]]], count: int, cases: dict[str, CaseRef]) -> list[RunRecord]:
+    """Every shard's records, checked: a run in two reports, twice in one, or in the wrong shard is refused."""
+    where: dict[str, Path] = {}
+    repeated: dict[tuple[Path, Path], list[str]] = {}
+    misplaced: dict[Path, list[str]] = {}
+    records: list[RunRecord] = []
+    for path, report in reports:
+        index = report["shard"]["index"]
+        for name in ("records", "skipped_runs"):
+            for data in report.get(name) or ():
+                nodeid = data["nodeid"]
+                before = where.get(nodeid)
+                if before is not None:
+                    repeated.setdefault((before, path), []).append(nodeid)
+                    continue
+                where[nodeid] = path
+                key = data.get("case_key")
+                if key not in cases:
+                    raise MergeError(f"{path}: run {nodeid} names no case of the report's cases")
+                if shard_of(key, data["run"], count) != index:
+                    misplaced.setdefault(path, []).append(nodeid)
+                records.append(record_from_dict(data, cases))
+    if repeated:
+        (a, b), nodeids = next(iter(repeated.items()))
+        same = "twice in " + str(a) if a == b else f"in both {a} and {b}"
+        total = sum(len(v) for v in repeated.values())
+        raise MergeError(f"{total} run(s) are {same}: {_runs_text(nodeids)}; the shards overlap or a report "
+                         "was given twice")
+    if misplaced:
+        path, nodeids = next(iter(misplaced.items()))
+        raise MergeError(f"{path} has {len(nodeids)} run(s) of other shards: {_runs_text(nodeids)}; the shards "
+                         "overlap (was it run with another --prob-shard, or without its deselection?)")
+    return records
+
+
+def merge(paths: Sequence[str | Path], features: Sequence[Feature] = (), options: Any = None) -> Merged:
+    """The shards' reports judged as one session: checked, their records rebuilt and aggregated, then each
+    feature's merge part (``Feature.merged``: its facets over the merged rows), the readings last."""
+    reports = load(paths)
+    count = check(reports)
+    cases = _cases(reports)
+    records = records_of(reports, count, cases)
+    first = reports[0][1]
+    settings = dict(first["settings"])
+    settings["shard"] = None
+    stats = stats_from_dict(first["stats_config"])
+    selected: dict[str, int] = {}
+    for _, report in reports:
+        for key, runs in report["shard"].get("runs_selected", {}).items():
+            selected[key] = selected.get(key, 0) + runs
+    summary = aggregate(records)
+    missing = {row.case.key: selected[row.case.key] - len(row.records) for row in summary.rows
+               if selected.get(row.case.key, 0) > len(row.records)}
+    specs = Specs(stats, [make for feature in features for make in feature.criteria()])
+    analysis = analyze(summary, stats, specs.of, missing)
+    results = FixedResults(summary, analysis)
+    wiring = MergeWiring(reports, settings, stats, cases, records, summary, analysis, results, options)
+    wiring.add_facet(StatsFacet(results, stats), shown=True)
+    for feature in features:
+        feature.merged(wiring)
+    # last, as in a session: its JSON fields are the others' with the readings added
+    wiring.add_facet(ExplainFacet(results, wiring, stats, lambda: 80))
+    statuses = [int(report.get("exit_status", 0)) for _, report in reports]
+    failed_gates = [row for row in analysis.failed_gates
+                    if not any(waiver.waives(row.row.case) for waiver in wiring.waivers)]  # quarantined cases
+    exit_status = exit_status_of(statuses, failed_gates=bool(failed_gates) or any(wiring.failed))
+    merged = Merged([p for p, _ in reports], count, settings, stats, summary, analysis, wiring.facets, exit_status,
+                    shown=wiring.shown)
+    merged.report_suite = str(first["shard"].get("suite") or "")
+    merged.report = build(summary, settings=settings, exit_status=exit_status, facets=wiring.facets)
+    merged.report["merged"] = {
+        "shards": count,
+        "files": [str(p) for p in merged.paths],
+        "exit_statuses": statuses,
+    }
+    return merged
+
+
+def exit_status_of(statuses: Sequence[int], *, failed_gates: bool) -> int:
+    """The status one session over all the runs would have had: a shard's interruption or error (2 to 5)
+    first; then 1 if a shard's own runs failed it (an ungated run or a normal test) or a gate decided
+    over all the runs failed; else 0."""
+    for status in statuses:
+        if status not in (0, 1, 5):  # 5: every run of the shard was in other shards
+            return status
+    return 1 if failed_gates or 1 in statuses else 0
+
+
+def gate_lines(merged: Merged) -> list[str]:
+    """What the merge prints: the runs, the gates section as the session's table shows it."""
+    # the gates section, and the comparisons' (the statistics' facet and the comparisons')
+    lines = [text for facet in merged.shown for text, _ in facet.lines() if text.strip()]
+    counts = merged.summary.counts
+    rate = "" if counts.pass_rate is None or math.isnan(counts.pass_rate) else f" ({counts.pass_rate:.0%})"
+    head = (f"merged {merged.count} shards: {len(merged.summary.rows)} cases, {counts.passes}/{counts.total} "
+            f"runs passed{rate}, exit status {merged.exit_status}")
+    return [head, *lines]

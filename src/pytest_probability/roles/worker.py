@@ -1,0 +1,72 @@
+"""An xdist worker: it executes runs and ships what they produced; the controller aggregates.
+
+Its decisions are the channel's reader (the folder its controller gave it),
+its runs ship their records (and announce each case before its first run,
+so that a crash in that run's setup still has a record), and at its end each
+link's leftover goes into its ``workeroutput``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+import pytest
+
+from ..compat import xdist
+from ..protocols import Registry
+from ..run.announce import CaseAnnouncements
+from ..session import Scope
+from ..vocabulary import WORKER_CHANNEL
+from .role import Role
+from .wiring import WorkerWiring
+
+if TYPE_CHECKING:
+    from ..config.settings import Settings
+    from ..config.spec import Specs
+    from ..decide.channel import ChannelReader
+    from ..model.case import CaseRef
+
+
+class Worker(Role):
+    name = "probability-worker"
+    ships = True
+
+    @property
+    def workerinput(self) -> dict[str, object]:
+        return dict(xdist.workerinput(self.config) or {})
+
+    @property
+    def folder(self) -> Path | None:
+        folder = self.workerinput.get(WORKER_CHANNEL)
+        return Path(str(folder)) if folder is not None else None
+
+    def decisions(self, settings: Settings, specs: Specs, parts: Registry, scope: Scope) -> ChannelReader | None:
+        folder = self.folder
+        if folder is None:
+            return None
+        from ..decide.channel import ChannelReader  # only where a controller opened a channel
+
+        return ChannelReader(folder, specs, settings.gate_timeout)
+
+    def announcer(self) -> Callable[[CaseRef], None] | None:
+        folder = self.folder
+        if folder is None:
+            return None
+        return CaseAnnouncements(folder, str(self.workerinput.get("workerid", "gw"))).announce
+
+    def wire(self) -> None:
+        wiring = WorkerWiring(self.config, self.session, self.runs, self.workerinput, self.folder)
+        for feature in self.features:
+            feature.worker(wiring)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """Module teardowns, then what is left to ship (late usage, spans ended after the last run)."""
+        self.runs.finish()  # their errors are the controller's to show: none reach it from here
+        output = xdist.workeroutput(self.config)
+        for link in self.session.parts.links:
+            if link.attribute is not None:
+                value = link.leftover()
+                if value is not None:
+                    output[link.attribute] = value
