@@ -229,6 +229,7 @@ class Stack:
         self.prometheus_flags = list(PROMETHEUS_FLAGS if prometheus_flags is None else prometheus_flags)
         self.log_level = log_level
         self.programs: dict[str, Program] = {}
+        self._config_paths: dict[str, Path] | None = None
 
     # URLs
     @property
@@ -258,7 +259,10 @@ class Stack:
         return path
 
     def write_configs(self) -> dict[str, Path]:
-        """Write every program's configuration into workdir/config; returns their paths."""
+        """Write every program's configuration into workdir/config, once; returns their paths.
+        (Not again for each program: a program that is starting would read a file being rewritten.)"""
+        if self._config_paths is not None:
+            return self._config_paths
         config = self.workdir / "config"
         (config / "prometheus").mkdir(parents=True, exist_ok=True)
         paths = {
@@ -279,6 +283,7 @@ class Stack:
             rules.symlink_to(self.rules_dir.resolve(), target_is_directory=True)
         text = ALERTMANAGER_CONFIG.read_text() if self.alertmanager_text is None else self.alertmanager_text
         paths["alertmanager"].write_text(text)
+        self._config_paths = paths
         return paths
 
     def validate_collector_config(self) -> subprocess.CompletedProcess:
