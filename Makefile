@@ -8,7 +8,7 @@ DEMO_OUT ?= demo-output
 VENV8 ?= .venv-pytest8
 STAMP8 := $(VENV8)/.installed
 
-.PHONY: demo test test-fast test-pytest8 venv clean
+.PHONY: demo test test-fast test-pytest8 backends stack venv clean
 
 venv: $(STAMP)
 
@@ -60,6 +60,18 @@ test-pytest8: $(STAMP8)
 	$(VENV8)/bin/lint-imports
 	$(VENV8)/bin/mypy
 	$(VENV8)/bin/python -m pytest -n 2 -m "not slow" tests
+
+# deploy/'s programs (the OpenTelemetry Collector, Jaeger v2, Prometheus 3, Alertmanager), built from
+# their pinned Go modules into $PROB_BACKENDS_DIR (default ~/.cache/pytest-probability/backends) by
+# deploy/build-backends.sh: a no-op when they are up to date. Needs Go and the Go module proxy; the
+# tests of tests/deploy that run them skip without them (fail under CI). deploy/README.md, "Without containers".
+backends:
+	bash deploy/build-backends.sh
+
+# Those programs on 127.0.0.1 with deploy/'s configuration files, without containers; Ctrl-C stops
+# them. It prints which URL shows what (deploy/README.md, "Without containers").
+stack: backends
+	$(PYTHON) deploy/stack.py
 
 clean:
 	rm -rf $(VENV) $(VENV8) $(DEMO_OUT) build src/*.egg-info

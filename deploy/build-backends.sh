@@ -27,8 +27,8 @@
 # deploy/backends/<name>/ folder) matches the one written beside it when it was
 # built; then nothing is run, so a second call takes well under a second.
 # Go's own caches (GOMODCACHE, GOCACHE) stay where Go keeps them, outside the
-# repository. PROB_BACKENDS_JOBS=N builds N programs at once (default 1: on
-# two cores, one build at a time is as fast, see deploy/README.md).
+# repository. PROB_BACKENDS_JOBS=N builds N programs at once (default 1: each
+# Go build already uses every core).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"

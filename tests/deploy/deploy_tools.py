@@ -16,18 +16,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+#: tool -> the Debian package that has it. The servers the tests run are not
+#: here: they are the releases of compose.yaml, built by `make backends`
+#: (backends.py).
 TOOLS = {
     "promtool": "prometheus",
     "amtool": "prometheus-alertmanager",
-    "prometheus": "prometheus",
-    "alertmanager": "prometheus-alertmanager",
     "git": "git",
-}
-
-#: Other names a tool goes by: Debian installs the Alertmanager server as
-#: prometheus-alertmanager, the upstream release as alertmanager.
-ALIASES = {
-    "alertmanager": ("alertmanager", "prometheus-alertmanager"),
 }
 
 
@@ -36,10 +31,9 @@ def in_ci() -> bool:
 
 
 def require_tool(name: str) -> str:
-    for candidate in ALIASES.get(name, (name,)):
-        path = shutil.which(candidate)
-        if path:
-            return path
+    path = shutil.which(name)
+    if path:
+        return path
     package = TOOLS[name]
     msg = (f"{name} is not installed (Debian: apt-get install -y --no-install-recommends {package})")
     if in_ci():
