@@ -48,11 +48,8 @@ from __future__ import annotations
 
 import http.server
 import json
-import math
 import os
 import re
-import socket
-import subprocess
 import threading
 import time
 import traceback
@@ -66,6 +63,7 @@ from typing import Any, Callable
 
 import yaml
 
+from backends import deploy_stack, http_json, post
 from promql_names import DEPLOY, RULE_FILES, dashboard_expressions, datasource_expressions
 from real_export import run_session
 
@@ -394,17 +392,6 @@ def alertmanager_overlay(text: str, webhook_url: Callable[[str], str]) -> dict:
 # ---------------------------------------------------------------------------
 # Servers
 # ---------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def http_json(url: str, timeout: float = 5.0) -> Any:
-    with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 - loopback only
-        return json.loads(resp.read())
-
-
 class Webhook:
     """Alertmanager's webhook receiver: every POST kept as (path, JSON body)."""
 
@@ -573,7 +560,6 @@ def write_yaml(path: Path, doc: Any) -> Path:
 
 def run_alert_path(workdir: Path, backends: Path) -> dict[str, Any]:
     import stack_runs
-    from backends import deploy_stack, http_json, post
 
     timings: dict[str, float] = {}
     start = time.time()
@@ -583,7 +569,7 @@ def run_alert_path(workdir: Path, backends: Path) -> dict[str, Any]:
 
     webhook = Webhook()
     ports = deploy_stack.free_ports()
-    example_port = free_port()
+    example_port = deploy_stack.free_port()
     rules_dir = workdir / "rules"
     rules_dir.mkdir(parents=True)  # empty until every night is in
     am_texts = {"shipped": ALERTMANAGER_CONFIG.read_text(),

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import sys
 import time
@@ -153,12 +152,6 @@ def stored_series(prom: str, job: str = "pytest-probability", at: float | None =
     return out
 
 
-def same_number(a: float, b: float) -> bool:
-    if math.isnan(a) or math.isnan(b):
-        return math.isnan(a) and math.isnan(b)
-    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
-
-
 def jaeger_traces(jaeger: str, service: str, tags: dict[str, str] | None = None, operation: str | None = None,
                   limit: int = 50) -> list[dict]:
     """Jaeger's query API as its UI searches: /api/traces?service=...&tags={...}."""
@@ -168,14 +161,6 @@ def jaeger_traces(jaeger: str, service: str, tags: dict[str, str] | None = None,
     if operation:
         params["operation"] = operation
     return http_json(f"{jaeger}/api/traces?" + urllib.parse.urlencode(params), timeout=30)["data"] or []
-
-
-def jaeger_trace(jaeger: str, trace_id: str) -> list[dict]:
-    status, body = http_status(f"{jaeger}/api/traces/{trace_id}")
-    if status == 404:
-        return []
-    assert status == 200, (status, body[:500])
-    return json.loads(body)["data"] or []
 
 
 def tags_of(item: dict) -> dict[str, Any]:

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
-import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +27,14 @@ from backends import (
     collector_metric,
     deploy_stack,
     http_json,
+    http_status,
+    jaeger_traces,
     prom_query,
     stored_series,
     wait_for,
 )
 from promql_names import rule_expressions
-from real_export import BENCH_CASES, RUNS, SKIPPED_BENCH, run_session, session_env
+from real_export import SKIPPED_BENCH, run_session, session_env
 from stored import read_points, span_ids
 
 #: Span batches leave the plugin every 200 ms (the SDK's default is 5 s).
@@ -225,19 +227,10 @@ def run_errored_run(workdir: Path, backends: Path) -> dict[str, Any]:
 
 
 def _search(jaeger: str, tags: dict | None, operation: str | None = None) -> list[dict]:
-    params = {"service": "pytest-probability", "limit": "20", "lookback": "1h"}
-    if tags:
-        params["tags"] = json.dumps(tags)
-    if operation:
-        params["operation"] = operation
-    return http_json(f"{jaeger}/api/traces?" + urllib.parse.urlencode(params), timeout=30)["data"] or []
+    return jaeger_traces(jaeger, "pytest-probability", tags, operation, limit=20)
 
 
 def _links(jaeger: str, html: str) -> list[dict]:
-    import re
-
-    from backends import http_status
-
     out = []
     for href in re.findall(r'<a class="trace" href="([^"]+)"', html):
         href = href.replace("&amp;", "&")
@@ -256,9 +249,6 @@ def replay(path: Path, endpoint: str, timeout: float = 120) -> subprocess.Comple
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     return subprocess.run([sys.executable, "-m", "pytest_probability.otel", "replay", str(path),
                            "--endpoint", endpoint], capture_output=True, text=True, timeout=timeout, env=env)
-
-
-__all__ = ["BENCH_CASES", "RUNS", "session_env"]
 
 
 # ---------------------------------------------------------------------------
@@ -359,9 +349,7 @@ def run_collector_outage(workdir: Path, backends: Path) -> dict[str, Any]:
 
 def _jaeger_span_ids(jaeger: str) -> list[str]:
     """Every span id of every trace of service pytest-probability that Jaeger holds, repeats kept."""
-    params = {"service": "pytest-probability", "limit": "100", "lookback": "2d"}
-    traces = http_json(f"{jaeger}/api/traces?" + urllib.parse.urlencode(params), timeout=30)["data"] or []
-    return [s["spanID"] for t in traces for s in t["spans"]]
+    return [s["spanID"] for t in jaeger_traces(jaeger, "pytest-probability", limit=100) for s in t["spans"]]
 
 
 # ---------------------------------------------------------------------------
