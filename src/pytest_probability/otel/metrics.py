@@ -23,6 +23,8 @@ import bisect
 import time
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+
 from ..model.outputs import Series, case_attributes
 from ..model.rows import Summary
 from ..model.run import RunRecord
@@ -135,15 +137,15 @@ def _chunks(items: Sequence[Series], size: int) -> Iterator[list[tuple[Series, i
 
 def temporalities() -> tuple[Any, Any]:
     """(counter, histogram) temporality, as the SDK's OTLP metric exporters read the preference variable."""
-    from opentelemetry.exporter.otlp.proto.common._internal.metrics_encoder import OTLPMetricExporterMixin
-    from opentelemetry.sdk.metrics import Counter, Histogram
+    from opentelemetry.exporter.otlp.proto.common._internal.metrics_encoder import OTLPMetricExporterMixin  # metrics on
+    from opentelemetry.sdk.metrics import Counter, Histogram  # metrics on
 
     preferred = OTLPMetricExporterMixin._get_temporality(None, {})  # type: ignore[arg-type]
     return preferred[Counter], preferred[Histogram]
 
 
 def _exemplars(records: list[RunRecord], value: Callable[[RunRecord], float]) -> list[Any]:
-    from opentelemetry.sdk.metrics import Exemplar
+    from opentelemetry.sdk.metrics import Exemplar  # metrics on
 
     return [
         Exemplar(
@@ -158,7 +160,7 @@ def _exemplars(records: list[RunRecord], value: Callable[[RunRecord], float]) ->
 
 
 def _metric(item: Series, start: int, end: int, start_ns: int, now_ns: int, temporality: tuple[Any, Any]) -> Any:
-    from opentelemetry.sdk.metrics.export import Gauge, Histogram, HistogramDataPoint, Metric, NumberDataPoint, Sum
+    from opentelemetry.sdk.metrics.export import Gauge, Histogram, HistogramDataPoint, Metric, NumberDataPoint, Sum  # metrics on
 
     points = []
     for index in range(start, end):
@@ -202,9 +204,8 @@ def collect(
 
     ``counters_only``: a shard's, without gauges; ``gauges_only``: the merge's, whose counters its shards
     sent (see :func:`additive`)."""
-    from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
-    from opentelemetry.sdk.metrics.export import MetricsData, ResourceMetrics, ScopeMetrics
-    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+    from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics  # metrics on
+    from opentelemetry.sdk.metrics.export import MetricsData, ResourceMetrics, ScopeMetrics  # metrics on
 
     now = time.time_ns()
     start = start_time_ns or now
