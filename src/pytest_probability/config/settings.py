@@ -207,7 +207,7 @@ def resolve(config: pytest.Config) -> Settings:
         prices_path = _report_path(config, "prob_prices")
         prices = None
         if prices_path is not None:
-            from .price_file import read  # only with the option
+            from .price_file import read  # only with --prob-prices
 
             prices = read(prices_path)
     except ValueError as exc:
@@ -265,7 +265,7 @@ def _retry_policy(config: pytest.Config) -> RetryPolicy | None:
         raise ValueError(f"{source} must be zero or more, got {text!r}")
     if retries == 0:
         return None
-    from .retry import RetryPolicy, split_names
+    from .retry import RetryPolicy, split_names  # only with --prob-retry
 
     classes, classes_source = pick(config, "prob_retry_on")
     names = split_names(classes)

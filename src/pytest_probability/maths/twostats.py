@@ -37,6 +37,7 @@ builds on). Group 1 is always *tonight* (or the arm), group 2 the baseline
 from __future__ import annotations
 
 import math
+import random
 from functools import lru_cache
 from typing import Iterable, NamedTuple, Sequence
 
@@ -308,8 +309,6 @@ def sign_flip(differences: Sequence[tuple[int, int]], seed: int = 0, resamples: 
         patterns = range(1, 2**k)
         exact = True
     else:
-        import random
-
         rng = random.Random(seed)
         drawn: list[int] = []
         if resamples < 1:

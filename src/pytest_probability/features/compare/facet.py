@@ -82,7 +82,7 @@ def section(result: Comparisons) -> list[Line]:
 
 
 def _table(comparisons: list[Comparison], with_inputs: bool) -> list[Line]:
-    from .pairs import interval_text, p_text, points  # with the comparisons, only once something is compared
+    from .pairs import interval_text, p_text, points  # only once something is compared
 
     cells: list[tuple[list[str], str, dict[str, Any]]] = []
     for c in comparisons:
