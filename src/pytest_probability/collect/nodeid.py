@@ -31,9 +31,9 @@ def set_nodeid(node: pytest.Item, nodeid: str) -> None:
     """
     structured = getattr(node, "_id", None)
     if structured is not None:
-        node._id = type(structured).parse(nodeid)  # type: ignore[attr-defined]
+        node._id = type(structured).parse(nodeid)
     else:
-        node._nodeid = nodeid  # type: ignore[attr-defined]
+        node._nodeid = nodeid  # type: ignore[attr-defined]  # pytest < 9.1's Node: a string id, no _id
 
 
 def id_parts(parent: pytest.Collector) -> tuple[Any, str, tuple[str, ...]] | None:

@@ -82,7 +82,7 @@ def xfail(report: pytest.TestReport, reason: str) -> None:
     """Report a judged case's failed report as xfailed, with ``reason``
     (:func:`~pytest_probability.vocabulary.xfail_reason`): its verdict item decides."""
     report.outcome = "skipped"
-    report.wasxfail = printable(reason)  # type: ignore[attr-defined]  # pytest prints it as is
+    report.wasxfail = printable(reason)  # pytest prints it as is
 
 
 def error_summary(run: CurrentRun) -> str:
