@@ -186,7 +186,7 @@ def _grpc_exporter(signal: str, capture: _Capture, **kwargs: Any) -> Any:
     else:
         from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as Base  # grpc only
 
-    class Exporter(Base):  # type: ignore[misc, valid-type]
+    class Exporter(Base):
         def _initialize_channel_and_stub(self) -> None:
             super()._initialize_channel_and_stub()
             self._client = _GrpcStub(self._client, capture)

@@ -51,10 +51,10 @@ def make_meter_provider(resource: Any) -> Any | None:
 
     if not _unset(metrics.get_meter_provider()):
         return None
-    mixin = OTLPMetricExporterMixin
+    mixin = OTLPMetricExporterMixin()  # the SDK's OTLP exporters' reading of the preference variables
     reader = InMemoryMetricReader(
-        preferred_temporality=mixin._get_temporality(None, {}),  # type: ignore[arg-type]
-        preferred_aggregation=mixin._get_aggregation(None, {}),  # type: ignore[arg-type]
+        preferred_temporality=mixin._get_temporality({}),
+        preferred_aggregation=mixin._get_aggregation({}),
     )
     provider = MeterProvider(metric_readers=[reader], resource=resource)
     metrics.set_meter_provider(provider)

@@ -54,7 +54,7 @@ def make_provider(resource: Any, deliver: Callable[[Any], None], capture: bool =
     from .pipeline import Collect  # export on: usage from spans imports this module without the export
 
     provider = TracerProvider(resource=resource)
-    provider.add_span_processor(Collect(deliver if capture else without_content(deliver)))  # type: ignore[arg-type]
+    provider.add_span_processor(Collect(deliver if capture else without_content(deliver)))
     made_global = isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
     if made_global:
         trace.set_tracer_provider(provider)
