@@ -159,7 +159,7 @@ def stats_from_dict(data: dict[str, Any]) -> StatsConfig:
     return StatsConfig(
         method=data["method"],
         confidence=data["level"],
-        prior=tuple(data["prior"]),  # type: ignore[arg-type]
+        prior=tuple(data["prior"]),
         intervals=data["intervals"],
         min_rate=data["min_rate"],
         undecided=data["undecided"],

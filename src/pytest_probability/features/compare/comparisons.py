@@ -289,7 +289,8 @@ def judge_pairs(pairs: Sequence[Pair], adjustment: str, confidence: float) -> No
     """Adjust a family of pairs and give each its interval and verdict (in place)."""
     alpha = 1.0 - confidence
     tested = [p for p in pairs if p.p is not None]
-    for pair, result in zip(tested, twostats.adjust([p.p for p in tested], adjustment, alpha)):  # type: ignore[misc]
+    pvalues = [p.p for p in pairs if p.p is not None]
+    for pair, result in zip(tested, twostats.adjust(pvalues, adjustment, alpha)):
         pair.p_adjusted = result.p_adjusted
         pair.local_level = result.local_level
         tail = result.local_level / 2.0
@@ -375,7 +376,8 @@ def judge_pooled(comparisons: Sequence[Comparison], adjustment: str, confidence:
     and, under a margin, its verdict (:func:`margin_verdict`; UNDECIDED below ``min_inputs`` pairs)."""
     alpha = 1.0 - confidence
     tested = [c for c in comparisons if c.p is not None]
-    for comparison, result in zip(tested, twostats.adjust([c.p for c in tested], adjustment, alpha)):  # type: ignore[misc]
+    pvalues = [c.p for c in comparisons if c.p is not None]
+    for comparison, result in zip(tested, twostats.adjust(pvalues, adjustment, alpha)):
         comparison.p_adjusted = result.p_adjusted
         comparison.local_level = result.local_level
     for comparison in comparisons:

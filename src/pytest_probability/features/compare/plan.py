@@ -115,10 +115,11 @@ def plan_cells(plan: run_budget.CasePlan, gated: bool = True, priced: bool = Fal
             cells += [least, _DASH, _DASH]
         else:
             mark = LATENCY_MARK if plan.latency is not None else ""
+            assert plan.chance is not None  # a gated case's plan has its chance (run_budget.plan_case)
             cells += [
                 least,
                 format_runs_for_chance(plan.runs_for_chance, plan.gate, plan.assume, plan.cap) + mark,
-                format_chance(plan.chance) + mark,  # type: ignore[arg-type]
+                format_chance(plan.chance) + mark,
             ]
     cells += [format_chance(chance) for _, chance in plan.catches]
     if priced:

@@ -11,7 +11,7 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Tuple
+from typing import Any, SupportsFloat, SupportsIndex, Tuple
 
 import pytest
 
@@ -108,10 +108,11 @@ def parse_plan_rate(value: object, source: str = "--prob-plan-assume") -> float:
     (it was meant as a percentage). ``source`` names the option in the message."""
     text = value.strip() if isinstance(value, str) else value
     percent = isinstance(text, str) and text.endswith("%")
-    if percent:
-        text = text[:-1].strip()  # type: ignore[union-attr]
+    if isinstance(text, str) and percent:
+        text = text[:-1].strip()
     try:
-        number = float(text)  # type: ignore[arg-type]
+        # What float() takes: text, or an object with __float__ or __index__ (anything else is not a number).
+        number = float(text) if isinstance(text, (str, SupportsFloat, SupportsIndex)) else math.nan
     except (TypeError, ValueError):
         number = math.nan
     if isinstance(value, bool) or not math.isfinite(number):
