@@ -270,7 +270,8 @@ class Benchmark(pytest.Collector):
         cls, mark = self._run_class(case, callspec, fixtureinfo, extra) if self.prob_async else (Run, False)
         first = self._run(case, case_id, 1, callspec, fixtureinfo, extra, plain, cls, mark)
         for index in range(1, count + 1):
-            run = first if index == 1 else self._run(case, case_id, index, callspec, fixtureinfo, extra, cls=cls, mark=mark)
+            run = first if index == 1 else self._run(case, case_id, index, callspec, fixtureinfo, extra,
+                                                     cls=cls, mark=mark)
             if spec.gated:  # the class defaults say: not gated, judged by a gate
                 run.prob_gated = True
             items.append(run)
@@ -301,7 +302,8 @@ class Benchmark(pytest.Collector):
             run.add_marker("asyncio")  # auto mode: what pytest-asyncio does to a test it takes
         return run
 
-    def _run_class(self, case: CaseRef, callspec: Any, fixtureinfo: Any, extra: dict[str, Any]) -> tuple[type[Run], bool]:
+    def _run_class(self, case: CaseRef, callspec: Any, fixtureinfo: Any,
+                   extra: dict[str, Any]) -> tuple[type[Run], bool]:
         """(the class an async case's runs are built from, whether each needs the ``asyncio`` marker).
 
         A case pytest-asyncio would own, were it a test (its ``asyncio`` marker on the

@@ -222,7 +222,7 @@ def encode_spans(spans: list[Any]) -> bytes:
 
 
 def encode_logs(records: list[Any]) -> bytes:
-    from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs as sdk_encode  # once there are log records
+    from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs as sdk_encode  # once there are logs
 
     return sdk_encode(records).SerializeToString()
 
@@ -288,7 +288,7 @@ class _Signal:
 
 
 def _bsp_setting(name: str, default: int) -> int:
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor  # the aggregating process's (a worker batches nothing)
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor  # the aggregating process's: its batches
 
     try:
         value = int(getattr(BatchSpanProcessor, name)())  # the SDK reads (and warns about) OTEL_BSP_*
