@@ -132,7 +132,8 @@ class StatsConfig:
     inputs_interval: str = "wilson"
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON report's ``stats_config``: 0.3.0's six keys first, in its order, then this version's."""
+        """The JSON report's ``stats_config``: its six base keys (``method`` to ``min_inputs``) first, in this
+        order, then the rest."""
         return {
             "method": self.method,
             "level": self.confidence,
@@ -178,7 +179,7 @@ def stats_from_dict(data: dict[str, Any]) -> StatsConfig:
 
 
 #: Ini ``prob_inputs_interval``'s values -> ``maths.clusters``' methods: the cluster-adjusted Wilson interval
-#: (the default: it keeps its coverage with few inputs), 0.3.0's percentile cluster bootstrap, Student's t.
+#: (the default: it keeps its coverage with few inputs), the percentile cluster bootstrap, Student's t.
 INPUTS_INTERVALS = {"wilson": "wilson", "bootstrap": "percentile", "t": "t"}
 INPUTS_INTERVALS_SHOWN = {method: name for name, method in INPUTS_INTERVALS.items()}
 

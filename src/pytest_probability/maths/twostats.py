@@ -262,7 +262,7 @@ def adjust(pvalues: Sequence[float], method: str, alpha: float) -> list[Adjusted
 # -- sign-flip test over inputs ------------------------------------------------------
 
 EXACT_SIGN_FLIP_INPUTS = 16
-#: Monte Carlo sign patterns beyond EXACT_SIGN_FLIP_INPUTS inputs: the default of --prob-bootstrap (0.3.0's).
+#: Monte Carlo sign patterns beyond EXACT_SIGN_FLIP_INPUTS inputs: the default of --prob-bootstrap.
 SIGN_FLIP_RESAMPLES = 5_000
 
 
