@@ -264,8 +264,8 @@ class Benchmark(pytest.Collector):
             self.warn(InfeasibleGateWarning(printable(_latency_unreachable_message(case, spec, count, needed,
                                                                                     session.stats.confidence))))
         first_index = len(items)
-        # One run of a parametrized case keeps the plain id (bench_x.py::bench_one::alpha), as 0.3.0
-        # did: CI systems key their test history by it. An unparametrized benchmark's runs are runN.
+        # One run of a parametrized case keeps the plain id (bench_x.py::bench_one::alpha): CI systems
+        # key their test history by it. An unparametrized benchmark's runs are runN.
         plain = count == 1 and bool(case_id)
         cls, mark = self._run_class(case, callspec, fixtureinfo, extra) if self.prob_async else (Run, False)
         first = self._run(case, case_id, 1, callspec, fixtureinfo, extra, plain, cls, mark)
@@ -346,7 +346,7 @@ def _latency_unreachable_message(case: CaseRef, spec: CaseSpec, runs: int, neede
 
 
 #: Marker keywords of a benchmark's comparisons, which judge its cases together: the benchmark's
-#: mark only (0.3.0 rejected them on a pytest.param mark too).
+#: mark only (a usage error on a pytest.param mark).
 PER_BENCHMARK = ("compare", "baseline", "margin", "equivalence")
 
 

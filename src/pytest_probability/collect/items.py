@@ -124,7 +124,7 @@ class VerdictItem(pytest.Item):
         verdict = decisions.verdict(self.prob_key)
         if verdict.skipped:
             pytest.skip(printable(f"{self.prob_label}: {verdict.text}"))
-        # JUnit XML's <property name="probability_verdict">, as 0.3.0 wrote it, passed or failed.
+        # JUnit XML's <property name="probability_verdict">, passed or failed: CI tools read it.
         self.user_properties.append(("probability_verdict", verdict.text))
         if not verdict.passed:
             raise GateFailed(verdict.text)

@@ -87,7 +87,8 @@ def row_series(summary: Summary) -> list[Series]:
                 duration.exemplars[len(duration.points)] = failed[outcome][-EXEMPLARS:]
             duration.points.append(({**case, "probability.outcome": outcome}, values))
         for role, per_model in ((ROLE_SYSTEM, row.usage), (ROLE_JUDGE, row.judge_usage)):
-            # The judge's points carry probability.usage.role=judge; the system's keep their series as before.
+            # The judge's points carry probability.usage.role=judge; the system's carry no role, so that their
+            # series do not split.
             extra = {"probability.usage.role": ROLE_JUDGE} if role == ROLE_JUDGE else {}
             for model, usage in per_model.items():
                 cost.points.append(({**case, "gen_ai.request.model": model, **extra}, usage.cost))

@@ -157,8 +157,8 @@ class RunPhases:
 
     def _judged_failure(self, item: Run, call: pytest.CallInfo[None], report_: pytest.TestReport) -> None:
         """A judged case's failed report: a failed run (an assert) is xfailed, its verdict item decides;
-        an errored one fails the session as always (as in 0.3.0), unless ini ``prob_errors = exclude``
-        leaves errors out of its gate."""
+        an errored one fails the session as any error does (ini ``prob_errors = count``, the default), unless
+        ini ``prob_errors = exclude`` leaves errors out of its gate."""
         kind = item.prob_judged_by
         run = context.current_run()
         assert run is not None
