@@ -136,7 +136,7 @@ class BaselineVerdicts(VerdictKind):
 class ArmVerdicts(VerdictKind):
     """The ``compare`` verdict kind: each arm of a benchmark whose mark gives ``compare=`` and
     ``margin=`` gets ``bench_x[compare:ARM]``, and every failing run of the benchmark's compared cases
-    is xfailed (0.3.0: "a margin gates the function"). Always on: the marks say."""
+    is xfailed: a margin gates the function, whose arms' verdicts decide. Always on: the marks say."""
 
     kind = COMPARE_KIND
 
@@ -270,7 +270,7 @@ class Comparing(ItemsCheck, Finisher):
             reporter.write_sep("=", "probability: plan")
             for line in lines:
                 reporter.write_line(line)
-        self.planned = bool(items)  # nothing selected stays exit status 5, as in 0.3.0
+        self.planned = bool(items)  # nothing selected stays exit status 5 (no tests collected)
         config.hook.pytest_deselected(items=list(items))
         items[:] = []
 

@@ -23,8 +23,9 @@ Method (docs/user-guide.md, "Comparing and catching drops"):
   its per-benchmark ones; its A/B arms; its A/B inputs) is adjusted with
   ``--prob-adjust``. A per-case interval is drawn at the hypothesis's *local
   level* (twostats.adjust), so it excludes the null exactly when the adjusted
-  test rejects. A pooled interval is drawn at the session's confidence, as
-  0.3.0 drew it: its adjusted p is reported beside it.
+  test rejects. A pooled interval is drawn at the session's confidence,
+  unadjusted (a benchmark's verdict reads it): its adjusted p is reported
+  beside it.
 * **Per-case verdicts** (what the drop alerts read) against ``margin`` ``m``:
   FAIL when the adjusted exact test rejects in the direction of a drop and
   the upper bound is below ``-m``; PASS when the lower bound is above ``-m``
@@ -34,7 +35,7 @@ Method (docs/user-guide.md, "Comparing and catching drops"):
   displayed upper bound is raised to ``-m`` so that the interval agrees with
   the verdict.
 * **A benchmark's verdict** (its ``[baseline]`` or ``[compare:ARM]`` item;
-  only under a margin), 0.3.0's rule: PASS when the pooled interval lies above
+  only under a margin): PASS when the pooled interval lies above
   ``-m`` (within ``(-m, m)`` with ``equivalence``), FAIL when it lies below
   ``-m`` (or above ``m`` with ``equivalence``), UNDECIDED otherwise, and
   UNDECIDED with fewer than ``min_inputs`` pairs, whose inputs are taken as
@@ -225,8 +226,8 @@ class Comparisons:
         return next((c for c in self.comparisons if c.key == key), None)
 
     def baseline_dict(self) -> dict[str, Any] | None:
-        """The JSON report's ``baseline``: 0.3.0's keys (``path``, ``created``, ``margin``, ``paired``,
-        ``only_current``, ``only_baseline``, ``comparisons``, one per benchmark), then this version's."""
+        """The JSON report's ``baseline``: its base keys (``path``, ``created``, ``margin``, ``paired``,
+        ``only_current``, ``only_baseline``, ``comparisons``, one per benchmark) first, then the rest."""
         if self.baseline is None:
             return None
         base = self.baseline
@@ -359,8 +360,8 @@ def pooled_interval(strata: Sequence[twostats.Stratum], tail: float) -> tuple[fl
 
 
 def margin_verdict(low: float, high: float, margin: float, equivalence: bool) -> str:
-    """0.3.0's rule for a benchmark's verdict: the interval against the margin, bounds compared unrounded
-    (a bound exactly on the margin is not past it)."""
+    """A benchmark's verdict: the interval against the margin, bounds compared unrounded (a bound exactly on
+    the margin is not past it)."""
     if equivalence:
         if high < -margin or low > margin:
             return FAILED

@@ -40,7 +40,7 @@ class ComparisonsFacet(Facet):
         result = self.current()
         if result is None:
             return {"comparisons": [], "baseline": None}
-        # 0.3.0's shape: the A/B arms here, the baseline's comparisons under "baseline".
+        # The A/B arms here, the baseline's comparisons under "baseline".
         return {"comparisons": [c.to_dict() for c in result.comparisons if c.kind != BASELINE_KIND],
                 "baseline": result.baseline_dict()}
 

@@ -33,7 +33,7 @@ class CompareConfig:
     plan: bool = False
     plan_drop: float = 0.2
     plan_power: float = 0.8
-    #: --prob-plan's run budget (0.3.0): the true pass rate it plans for, the failure rates to catch,
+    #: --prob-plan's run budget: the true pass rate it plans for, the failure rates to catch,
     #: and the report its costs per run come from (an absolute path).
     plan_assume: float = run_budget.PLAN_ASSUME
     plan_flakes: tuple[float, ...] = run_budget.PLAN_FLAKES
@@ -75,7 +75,7 @@ def resolve_compare(config: pytest.Config) -> CompareConfig:
     if axis is not None and not str(axis).strip():
         raise pytest.UsageError("--prob-compare needs the name of a parametrize argument")
     if axis is None:
-        axis = str(config.getini("prob_compare")).strip() or None  # its default, as in 0.3.0
+        axis = str(config.getini("prob_compare")).strip() or None  # the ini key: the suite's default axis
     plan_report = config.getoption("prob_plan_report")
     if plan_report is not None:
         text = os.path.expanduser(str(plan_report))
