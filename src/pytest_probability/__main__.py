@@ -16,6 +16,8 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from . import files
 from .config.values import check_trace_url
 from .report import history as report_history
@@ -89,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    from .features.compare.feature import Compare
+    from .features.compare.feature import Compare  # merge only: the report command does not pay for it
     from .features.scores.feature import Scores
     from .features.shards.merge import MergeError, gate_lines, merge
     from .features.nightly.feature import Nightly, merge_summary_path, write_outputs
@@ -118,7 +120,7 @@ def _merge(args: argparse.Namespace) -> int:
 
         outputs.append((Path(args.prob_history) / history_name(), lambda: json_report.dumps(merged.report)))
     if args.html:
-        from .report import html_report
+        from .report import html_report  # only with --html
 
         outputs.append((Path(args.html), lambda: html_report.render(merged.report, trace_url=trace_url)))
     for path, text in outputs:
@@ -129,7 +131,7 @@ def _merge(args: argparse.Namespace) -> int:
             print(f"error: cannot write {path}: {exc}", file=sys.stderr)
             return 2
     if args.otel_file or sending:
-        from .otel.offline import send_metrics, spill_path, write_metrics
+        from .otel.offline import send_metrics, spill_path, write_metrics  # only with --otel-file or --otel-send
 
         path = Path(args.otel_file) if args.otel_file else spill_path(Path.cwd())
         suite = merged.report_suite
@@ -201,9 +203,7 @@ def _check_sending(args: argparse.Namespace, sending: bool) -> None:
     if not (args.otel_timeout > 0 and args.otel_timeout != float("inf")):  # NaN too
         raise ValueError(f"--otel-timeout must be a number of seconds > 0, got {args.otel_timeout}")
     if args.otel_endpoint is not None:
-        import pytest
-
-        from .otel.options import check_url, protocol_from_env
+        from .otel.options import check_url, protocol_from_env  # only with --otel-endpoint
 
         try:
             check_url(args.otel_endpoint, "--otel-endpoint", args.otel_protocol or protocol_from_env(os.environ, "metrics"))

@@ -53,14 +53,14 @@ def role_of(config: pytest.Config) -> type[Role]:
     will start workers (``compat.xdist.distributes``); otherwise the session is serial."""
     # Each role's module only in its own process: a worker's start-up pays for no aggregating module.
     if xdist.workerinput(config) is not None:
-        from .roles.worker import Worker
+        from .roles.worker import Worker  # a worker's only
 
         return Worker
     if xdist.distributes(config):
-        from .roles.controller import Controller
+        from .roles.controller import Controller  # the controller's only
 
         return Controller
-    from .roles.serial import Serial
+    from .roles.serial import Serial  # a serial session's only
 
     return Serial
 

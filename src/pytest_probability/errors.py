@@ -16,14 +16,12 @@ class ProbabilityGateWarning(pytest.PytestWarning):
 class InfeasibleGateWarning(ProbabilityGateWarning):
     """A gate that cannot pass even if every run passes (too few runs for its bar at its confidence),
     or a benchmark's baseline verdict that cannot pass (fewer paired cases than ``prob_min_inputs``).
-    0.3.0's name, at collection, pointing at the benchmark."""
+    Issued at collection, pointing at the benchmark."""
 
 
 class CurtailmentWarning(pytest.PytestWarning):
-    """0.3.0 warned with it at start-up when ``--prob-stop`` ran under pytest-xdist without
-    ``--dist loadgroup`` (no case could stop early then). Cases stop early under any xdist
-    scheduling here, so it is never issued; it exists so that ``-W`` and ``filterwarnings``
-    entries naming it keep working."""
+    """Never issued: cases stop early under any xdist scheduling, so there is nothing to warn of. The
+    class exists so that ``-W`` and ``filterwarnings`` entries naming it keep working."""
 
 
 class ProbabilityUsageWarning(pytest.PytestWarning):

@@ -14,12 +14,15 @@ def leaf(error: BaseException) -> BaseException:
     """The one exception inside ``error`` when it is an exception group holding exactly one (nested
     groups of one included), else ``error``."""
     current = error
-    while _is_group(current) and len(current.exceptions) == 1:  # type: ignore[attr-defined]
-        current = current.exceptions[0]  # type: ignore[attr-defined]
-    return error if _is_group(current) else current
+    while (members := _members(current)) is not None and len(members) == 1:
+        current = members[0]
+    return error if _members(current) is not None else current
 
 
-def _is_group(error: BaseException) -> bool:
+def _members(error: BaseException) -> tuple[BaseException, ...] | None:
+    """The exceptions of an exception group; None for any other exception."""
     # Built in from Python 3.11; on 3.10 trio raises the exceptiongroup backport's class of the same name.
-    return isinstance(getattr(error, "exceptions", None), tuple) and any(
-        klass.__name__ == "BaseExceptionGroup" for klass in type(error).__mro__)
+    members = getattr(error, "exceptions", None)
+    if isinstance(members, tuple) and any(klass.__name__ == "BaseExceptionGroup" for klass in type(error).__mro__):
+        return members
+    return None

@@ -33,7 +33,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    from . import configure
+    from . import configure  # at configure: the plugin's import declares the options only
 
     configure.configure(config)
 

@@ -66,13 +66,13 @@ ASYNC_MARKERS = frozenset({"asyncio", "anyio", "trio"})
 #: which judge its cases together: the comparison with the baseline, and one A/B arm's.
 BASELINE_KIND = "baseline"
 COMPARE_KIND = "compare"
-#: What the xfail reason of a judged case's failing run calls each kind (0.3.0's words).
+#: What the xfail reason of a judged case's failing run calls each kind (fixed words: logs and scripts match them).
 _XFAIL_WORDS = {GATE_KIND: "gate", BASELINE_KIND: "baseline", COMPARE_KIND: "comparison"}
 
 
 def xfail_reason(kind: str, message: str) -> str:
     """Why a judged case's failing run is reported as xfailed: ``probability gate: <its message>``
-    (``comparison`` for an A/B margin, ``baseline`` for ``--prob-margin``), as in 0.3.0."""
+    (``comparison`` for an A/B margin, ``baseline`` for ``--prob-margin``)."""
     return f"probability {_XFAIL_WORDS.get(kind, kind)}: {message or 'AssertionError'}"
 
 

@@ -1,7 +1,7 @@
 """Function-level and Overall estimates: each bench function's mean pass rate over its inputs.
 
 Pure and pytest-free. From the session's rows, :func:`aggregates` builds one
-:class:`InputsAggregate` per bench function (by name, as 0.3.0 grouped and sorted them:
+:class:`InputsAggregate` per bench function (grouped and sorted by name:
 same-named functions of different files are one), then one for the whole
 session: the mean of the per-case pass fractions with its interval over
 inputs, ICC(1), the runs-or-inputs projection, and pass^k / pass@k averaged
@@ -19,7 +19,7 @@ from ..maths import clusters
 from ..model.rows import Row
 from ..vocabulary import DECIDED
 
-#: The interval's method as the JSON's ``ci.method`` names it (0.3.0 called the percentile one "bootstrap").
+#: The interval's method as the JSON's ``ci.method`` names it: the percentile interval is "bootstrap" there.
 JSON_METHODS = {clusters.WILSON: "wilson", clusters.PERCENTILE: "bootstrap", clusters.STUDENT_T: "t"}
 FUNCTION, OVERALL = "function", "overall"
 
@@ -44,7 +44,8 @@ class InputsAggregate:
     functions: int = 1
 
     def to_dict(self) -> dict[str, Any]:
-        """0.3.0's ``aggregates[]`` entry, then this version's keys."""
+        """The JSON's ``aggregates[]`` entry: its base keys (``scope`` to ``stopped``) first, in a fixed order,
+        then ``runs_change``, ``inputs_change`` and ``cost``."""
         est = self.estimate
         return {
             "scope": self.scope,
@@ -88,15 +89,15 @@ class InputsAggregate:
 
     @property
     def shown(self) -> bool:
-        """Whether the terminal has a line for it (0.3.0's rule): ``prob_min_inputs`` inputs, and, for
-        Overall, more than one function. The JSON lists every aggregate."""
+        """Whether the terminal has a line for it: ``prob_min_inputs`` inputs, and, for Overall, more than
+        one function. The JSON lists every aggregate."""
         return self.estimate.inputs >= self.min_inputs and (self.scope == FUNCTION or self.functions > 1)
 
 
 def aggregates(rows: Sequence[Row], metrics: Sequence[tuple[str, int]] = (), *, level: float = 0.95,
                resamples: int = clusters.RESAMPLES, seed: int = clusters.SEED, min_inputs: int = clusters.MIN_INPUTS,
                interval: str = clusters.WILSON) -> list[InputsAggregate]:
-    """One aggregate per bench function, by name, then Overall (0.3.0's order); ``[]`` without a counted run.
+    """One aggregate per bench function, sorted by name, then Overall; ``[]`` without a counted run.
 
     A case counts with every counted run (errors as non-passes, whatever ``prob_errors`` says); a case
     without one is left out. Cases enter in case-id order (what the bootstrap draws from)."""

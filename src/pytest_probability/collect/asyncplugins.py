@@ -57,7 +57,7 @@ def asyncio_leaf(probe: pytest.Function) -> type | None:
     coroutine, or an async generator: that stays our own error, not pytest-asyncio's xfail)."""
     if not probe.config.pluginmanager.hasplugin(ASYNCIO):
         return None
-    from pytest_asyncio.plugin import AsyncGenerator, PytestAsyncioFunction
+    from pytest_asyncio.plugin import AsyncGenerator, PytestAsyncioFunction  # an optional plugin: only when active
 
     leaf = PytestAsyncioFunction.item_subclass_for(probe)
     return None if leaf is None or leaf is AsyncGenerator else leaf

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _pytest.assertion.rewrite import assertstate_key
 
 from . import scratch
 
@@ -37,8 +38,6 @@ def rewrite_asserts(config: pytest.Config, pattern: str) -> None:
     added to the hook only: ``python_files`` itself is left as the user set it.
     Nothing to do with ``--assert=plain`` (no hook).
     """
-    from _pytest.assertion.rewrite import assertstate_key
-
     hook = getattr(config.stash.get(assertstate_key, None), "hook", None)
     if hook is None:
         return
@@ -99,7 +98,7 @@ def make_item(collector: pytest.Collector, name: str, obj: object) -> pytest.Col
             return None
         if in_module and not _defined_here(function, collector.obj):
             return None
-        from .benchmark import Benchmark
+        from .benchmark import Benchmark  # when the first benchmark is found
 
         inner = getattr(getattr(function, "hypothesis", None), "inner_test", function)
         if inspect.iscoroutinefunction(inner):

@@ -47,6 +47,8 @@ class Benchmark(pytest.Collector):
         #: An ``async def`` benchmark (maybe under ``@given``): its runs may be an async plugin's.
         inner = getattr(getattr(obj, "hypothesis", None), "inner_test", obj)
         self.prob_async = inspect.iscoroutinefunction(inner)
+        #: Whether a run found the function callable: the other runs need not look (``RunPhases.check_callable``).
+        self.prob_callable = False
         #: pytest-asyncio's leaf class for its runs: False until asked (:meth:`_run_class`).
         self._asyncio_leaf: Any = False
 
@@ -66,6 +68,14 @@ class Benchmark(pytest.Collector):
         if case_id:
             return cls(path=path, names=(*names, case_id), params=run_text(run))
         return cls(path=path, names=(*names, run_text(run)))
+
+    @property
+    def owner(self) -> pytest.Module | pytest.Class:
+        """The module or class the benchmark function is defined in: its parent (``benchfiles.make_item``
+        makes benchmarks in benchmark files and ``Bench*`` classes only)."""
+        parent = self.parent
+        assert isinstance(parent, (pytest.Module, pytest.Class)), parent
+        return parent
 
     @property
     def benchmark_name(self) -> str:
@@ -119,7 +129,7 @@ class Benchmark(pytest.Collector):
             for detail, judged in kind.verdicts(cases):
                 name = benchmark_verdict_name(self.name, kind.kind, detail)
                 what = kind.kind  # the verdict's line names the benchmark (and the arm)
-                item = VerdictItem.from_parent(self.parent, name=name, case=None, lineno=cases[0].lineno if cases else 0,
+                item = VerdictItem.from_parent(self.owner, name=name, case=None, lineno=cases[0].lineno if cases else 0,
                                                kind=kind.kind, runs=tuple(r for r in runs if r.prob_case.key in judged),
                                                key=verdict_key(self.nodeid, kind.kind, detail), label=what)
                 item.own_markers.extend(marks)
@@ -172,10 +182,10 @@ class Benchmark(pytest.Collector):
                 if why is not None:
                     self.warn(InfeasibleGateWarning(printable(why)))
         for run in runs:
-            kind = judged_by.get(run.prob_case.key)  # type: ignore[union-attr]
-            if kind is not None and not run.prob_gated:  # a gate's xfail reason wins
+            by = judged_by.get(run.prob_case.key)
+            if by is not None and not run.prob_gated:  # a gate's xfail reason wins
                 run.prob_gated = True
-                run.prob_judged_by = kind
+                run.prob_judged_by = by
 
     def _cases(self, collecting: scratch.Scratch) -> Iterator[tuple[Any, Any]]:
         """(callspec or None, fixture info) of each case, from pytest's own parametrization.
@@ -189,7 +199,7 @@ class Benchmark(pytest.Collector):
         collector called the hook), every template is read, as before.
         """
         collecting.take_metafunc()
-        templates = iter(self.parent._genfunctions(self.name, self.obj))  # type: ignore[attr-defined]
+        templates = iter(self.owner._genfunctions(self.name, self.obj))
         first = next(templates, None)
         if first is None:
             return
@@ -258,14 +268,14 @@ class Benchmark(pytest.Collector):
             if why is not None:
                 self.warn(InfeasibleGateWarning(printable(f"gate of {case.label} cannot pass with {count} runs: {why}")))
         first_index = len(items)
-        # One run of a parametrized case keeps the plain id (bench_x.py::bench_one::alpha), as 0.3.0
-        # did: CI systems key their test history by it. An unparametrized benchmark's runs are runN.
+        # One run of a parametrized case keeps the plain id (bench_x.py::bench_one::alpha): CI systems
+        # key their test history by it. An unparametrized benchmark's runs are runN.
         plain = count == 1 and bool(case_id)
-        cls, mark = self._run_class(callspec, fixtureinfo, extra) if self.prob_async else (Run, False)
-        first = self._run(case_id, 1, callspec, fixtureinfo, extra, plain, cls, mark)
+        cls, mark = self._run_class(case, callspec, fixtureinfo, extra) if self.prob_async else (Run, False)
+        first = self._run(case, case_id, 1, callspec, fixtureinfo, extra, plain, cls, mark)
         for index in range(1, count + 1):
-            run = first if index == 1 else self._run(case_id, index, callspec, fixtureinfo, extra, cls=cls, mark=mark)
-            run.prob_case = case
+            run = first if index == 1 else self._run(case, case_id, index, callspec, fixtureinfo, extra,
+                                                     cls=cls, mark=mark)
             if spec.gated:  # the class defaults say: not gated, judged by a gate
                 run.prob_gated = True
             items.append(run)
@@ -279,7 +289,7 @@ class Benchmark(pytest.Collector):
             item.keywords[case_id] = True
         items.append(item)
 
-    def _run(self, case_id: str, index: int, callspec: Any, fixtureinfo: Any, extra: dict[str, Any],
+    def _run(self, case: CaseRef, case_id: str, index: int, callspec: Any, fixtureinfo: Any, extra: dict[str, Any],
              plain: bool = False, cls: type[Run] = Run, mark: bool = False) -> Run:
         run = cls.from_parent(
             self,
@@ -288,6 +298,7 @@ class Benchmark(pytest.Collector):
             fixtureinfo=fixtureinfo,
             originalname=self.name,
             run=index,
+            case=case,
             case_id=case_id,
             **extra,
         )
@@ -295,7 +306,8 @@ class Benchmark(pytest.Collector):
             run.add_marker("asyncio")  # auto mode: what pytest-asyncio does to a test it takes
         return run
 
-    def _run_class(self, callspec: Any, fixtureinfo: Any, extra: dict[str, Any]) -> tuple[type[Run], bool]:
+    def _run_class(self, case: CaseRef, callspec: Any, fixtureinfo: Any,
+                   extra: dict[str, Any]) -> tuple[type[Run], bool]:
         """(the class an async case's runs are built from, whether each needs the ``asyncio`` marker).
 
         A case pytest-asyncio would own, were it a test (its ``asyncio`` marker on the
@@ -314,7 +326,7 @@ class Benchmark(pytest.Collector):
         if self._asyncio_leaf is False:  # one probe per benchmark: the leaf depends on the function only
             self._asyncio_leaf = asyncio_leaf(Run.from_parent(self, name="probe", callspec=callspec,
                                                               fixtureinfo=fixtureinfo, originalname=self.name,
-                                                              run=1, **extra))
+                                                              run=1, case=case, **extra))
         if self._asyncio_leaf is None:
             return Run, False
         return run_class(Run, self._asyncio_leaf), not marked
@@ -338,7 +350,7 @@ def _latency_unreachable_message(case: CaseRef, spec: CaseSpec, runs: int, neede
 
 
 #: Marker keywords of a benchmark's comparisons, which judge its cases together: the benchmark's
-#: mark only (0.3.0 rejected them on a pytest.param mark too).
+#: mark only (a usage error on a pytest.param mark).
 PER_BENCHMARK = ("compare", "baseline", "margin", "equivalence")
 
 

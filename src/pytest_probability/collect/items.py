@@ -9,7 +9,7 @@ failing runs are reported as xfailed, so the verdict decides the exit status.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol, cast
 
 import pytest
 
@@ -21,6 +21,20 @@ from ..vocabulary import ASYNC_MARKERS, GATE_KIND, verdict_key
 from .nodeid import set_nodeid
 
 
+class BenchmarkNode(Protocol):
+    """What a run reads and marks on its benchmark (``collect.benchmark.Benchmark``, whose module is
+    imported once the first benchmark is found)."""
+
+    #: An ``async def`` benchmark: its runs may be an async plugin's.
+    prob_async: bool
+    #: An earlier run found the function callable (not a generator, not an un-awaited coroutine).
+    prob_callable: bool
+
+    @property
+    def owner(self) -> pytest.Module | pytest.Class:
+        """The module or class the benchmark function is defined in."""
+
+
 class Run(pytest.Function):
     """One run of a case: a real pytest item with fresh function-scoped fixtures."""
 
@@ -29,10 +43,8 @@ class Run(pytest.Function):
     #: What decides it: "gate", or a verdict kind ("baseline"); set by Benchmark.collect.
     prob_judged_by = GATE_KIND
 
-    def __init__(self, name: str, parent: Any, *, run: int, case_id: str = "", case: CaseRef | None = None,
-                 **kw: Any) -> None:
+    def __init__(self, name: str, parent: Any, *, run: int, case: CaseRef, case_id: str = "", **kw: Any) -> None:
         super().__init__(name, parent, **kw)
-        #: The case (set by the Benchmark once the first run's markers have given it).
         self.prob_case = case
         self.prob_run = run
         built = parent.run_id(case_id, run, plain=name == case_id) if hasattr(self, "_id") else None
@@ -40,6 +52,11 @@ class Run(pytest.Function):
             self._id = built
         else:
             set_nodeid(self, f"{parent.nodeid}::{name}")
+
+    @property
+    def benchmark(self) -> BenchmarkNode:
+        """The benchmark this run belongs to: its parent, as ``Benchmark._run`` makes every run."""
+        return cast(BenchmarkNode, self.parent)
 
     # The benchmark function lives on the Benchmark's parent (module or class),
     # not on the Benchmark collector itself.
@@ -52,14 +69,14 @@ class Run(pytest.Function):
             return self._instance
 
     def _getinstance(self) -> Any:
-        owner = self.parent.parent
+        owner = self.benchmark.owner
         if isinstance(owner, pytest.Class):
             return owner.newinstance() if hasattr(owner, "newinstance") else owner.obj()
         return None
 
     def _getobj(self) -> Any:
         instance = self.instance
-        owner = instance if instance is not None else self.parent.parent.obj  # type: ignore[union-attr]
+        owner = instance if instance is not None else self.benchmark.owner.obj
         return getattr(owner, self.originalname)
 
 
@@ -89,11 +106,14 @@ class VerdictItem(pytest.Item):
         self.prob_kind = kind
         #: The Run items it judges, as collected (selecting the item alone brings them).
         self.prob_runs = runs
-        assert case is not None or key is not None, "a benchmark's verdict item needs its key"
+        if case is not None:
+            key = key if key is not None else verdict_key(case.key, kind)
+            label = label if label is not None else f"gate of {case.label}"
+        assert key is not None and label is not None, "a benchmark's verdict item needs its key and label"
         #: The decision key (a gate's is its case key; a benchmark verdict's, its node id).
-        self.prob_key = key if key is not None else verdict_key(case.key, kind)  # type: ignore[union-attr]
+        self.prob_key = key
         #: What its failure names: ``gate of cls::drop``, ``baseline comparison of cls``.
-        self.prob_label = label if label is not None else f"gate of {case.label}"  # type: ignore[union-attr]
+        self.prob_label = label
         self._lineno = lineno
         set_nodeid(self, f"{parent.nodeid}::{name}")
 
@@ -104,7 +124,7 @@ class VerdictItem(pytest.Item):
         verdict = decisions.verdict(self.prob_key)
         if verdict.skipped:
             pytest.skip(printable(f"{self.prob_label}: {verdict.text}"))
-        # JUnit XML's <property name="probability_verdict">, as 0.3.0 wrote it, passed or failed.
+        # JUnit XML's <property name="probability_verdict">, passed or failed: CI tools read it.
         self.user_properties.append(("probability_verdict", verdict.text))
         if not verdict.passed:
             raise GateFailed(verdict.text)

@@ -11,9 +11,16 @@ the string gives (docs/developer-guide.md, "The structured node id fix").
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import pytest
+
+try:  # pytest >= 9.1 keys lastfailed by structured node ids
+    from _pytest.nodeid import NodeId
+except ImportError:  # older pytest: by the node id strings
+    _lastfailed_key: Callable[[str], object] = str
+else:
+    _lastfailed_key = NodeId.parse
 
 
 def set_nodeid(node: pytest.Item, nodeid: str) -> None:
@@ -24,9 +31,9 @@ def set_nodeid(node: pytest.Item, nodeid: str) -> None:
     """
     structured = getattr(node, "_id", None)
     if structured is not None:
-        node._id = type(structured).parse(nodeid)  # type: ignore[attr-defined]
+        node._id = type(structured).parse(nodeid)
     else:
-        node._nodeid = nodeid  # type: ignore[attr-defined]
+        node._nodeid = nodeid  # type: ignore[attr-defined]  # pytest < 9.1's Node: a string id, no _id
 
 
 def id_parts(parent: pytest.Collector) -> tuple[Any, str, tuple[str, ...]] | None:
@@ -49,11 +56,7 @@ def set_lastfailed(config: pytest.Config, failed: Iterable[str] = (), passed: It
     lastfailed = getattr(plugin, "lastfailed", None)
     if lastfailed is None:
         return
-    try:  # pytest >= 9.1 keys lastfailed by structured node ids
-        from _pytest.nodeid import NodeId
-    except ImportError:
-        NodeId = None  # noqa: N806
-    key = NodeId.parse if NodeId is not None else str
+    key = _lastfailed_key
     for nodeid in passed:
         lastfailed.pop(key(nodeid), None)
     for nodeid in failed:

@@ -73,14 +73,15 @@ def add_gate_runs(items: list[pytest.Item]) -> list[pytest.Item]:
     if not gates:
         return []
     present = {id(item) for item in items if isinstance(item, Run)}
-    alone = {id(gate) for gate in gates if not any(id(run) in present for run in gate.prob_runs)}
+    alone = {id(gate): gate for gate in gates if not any(id(run) in present for run in gate.prob_runs)}
     if not alone:
         return []
     added: list[pytest.Item] = []
     result: list[pytest.Item] = []
     for item in items:
-        if id(item) in alone and id(item.prob_runs[0]) not in present:  # type: ignore[attr-defined]
-            runs = item.prob_runs  # type: ignore[attr-defined]
+        gate = alone.get(id(item))
+        if gate is not None and id(gate.prob_runs[0]) not in present:
+            runs = gate.prob_runs
             result.extend(runs)
             added.extend(runs)
             present.update(id(run) for run in runs)  # a gate item named twice brings them once
@@ -121,10 +122,10 @@ def order_gates(items: list[pytest.Item]) -> None:
 def transpose(items: list[pytest.Item]) -> None:
     """Reorder runs run-major in place (gate items after every run); other items keep their places."""
     positions = [i for i, item in enumerate(items) if isinstance(item, (Run, VerdictItem))]
-    last = max((item.prob_run for item in items if isinstance(item, Run)), default=0)  # type: ignore[attr-defined]
+    last = max((item.prob_run for item in items if isinstance(item, Run)), default=0)
     ordered = sorted(
         (items[i] for i in positions),
-        key=lambda item: item.prob_run if isinstance(item, Run) else last + 1,  # type: ignore[attr-defined]
+        key=lambda item: item.prob_run if isinstance(item, Run) else last + 1,
     )
     for position, item in zip(positions, ordered):
         items[position] = item

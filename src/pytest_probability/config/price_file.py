@@ -28,9 +28,9 @@ EXAMPLE = '["gpt-4o"]\ninput = 2.5\noutput = 10\ncached_input = 1.25'
 
 def _loads_toml(text: str) -> dict[str, Any]:
     if sys.version_info >= (3, 11):
-        import tomllib
+        import tomllib  # a TOML prices file only
     else:  # pragma: no cover - Python 3.10: pytest's own dependency
-        import tomli as tomllib
+        import tomli as tomllib  # a TOML prices file only
     return tomllib.loads(text)
 
 

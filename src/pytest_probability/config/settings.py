@@ -158,7 +158,8 @@ class StatsConfig:
         return float(low), float(high)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON report's ``stats_config``: 0.3.0's six keys first, in its order, then this version's."""
+        """The JSON report's ``stats_config``: its six base keys (``method`` to ``min_inputs``) first, in this
+        order, then the rest."""
         return {
             "method": self.method,
             "level": self.confidence,
@@ -189,7 +190,7 @@ def stats_from_dict(data: dict[str, Any]) -> StatsConfig:
     return StatsConfig(
         method=data["method"],
         confidence=data["level"],
-        prior=tuple(data["prior"]),  # type: ignore[arg-type]
+        prior=tuple(data["prior"]),
         intervals=data["intervals"],
         min_rate=data["min_rate"],
         undecided=data["undecided"],
@@ -210,7 +211,7 @@ def stats_from_dict(data: dict[str, Any]) -> StatsConfig:
 
 
 #: Ini ``prob_inputs_interval``'s values -> ``maths.clusters``' methods: the cluster-adjusted Wilson interval
-#: (the default: it keeps its coverage with few inputs), 0.3.0's percentile cluster bootstrap, Student's t.
+#: (the default: it keeps its coverage with few inputs), the percentile cluster bootstrap, Student's t.
 INPUTS_INTERVALS = {"wilson": "wilson", "bootstrap": "percentile", "t": "t"}
 INPUTS_INTERVALS_SHOWN = {method: name for name, method in INPUTS_INTERVALS.items()}
 
@@ -248,7 +249,7 @@ def resolve(config: pytest.Config) -> Settings:
         prices_path = _report_path(config, "prob_prices")
         prices = None
         if prices_path is not None:
-            from .price_file import read  # only with the option
+            from .price_file import read  # only with --prob-prices
 
             prices = read(prices_path)
     except ValueError as exc:
@@ -327,7 +328,7 @@ def _retry_policy(config: pytest.Config) -> RetryPolicy | None:
         raise ValueError(f"{source} must be zero or more, got {text!r}")
     if retries == 0:
         return None
-    from .retry import RetryPolicy, split_names
+    from .retry import RetryPolicy, split_names  # only with --prob-retry
 
     classes, classes_source = pick(config, "prob_retry_on")
     names = split_names(classes)

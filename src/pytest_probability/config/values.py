@@ -70,7 +70,7 @@ def parse_runs(value: Any, *, source: str = "--prob-runs") -> int:
 
 def parse_whole(value: Any, *, source: str, least: int | None = None) -> int:
     """A whole number (``least`` or more when given): ``--prob-bootstrap``, ``--prob-seed``,
-    ``prob_min_inputs``, as 0.3.0 worded their errors."""
+    ``prob_min_inputs``; the errors say ``must be an integer`` and ``must be at least N``."""
     number = _whole(value, source, "an integer")
     if least is not None and number < least:
         raise ValueError(f"{source} must be at least {least}, got {value!r}")

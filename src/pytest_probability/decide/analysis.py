@@ -120,8 +120,9 @@ class Analysis:
     def gate_totals(self) -> dict[str, int]:
         totals = {"passed": 0, "failed": 0, "undecided": 0, "skipped": 0}
         names = {PASSED: "passed", FAILED: "failed", UNDECIDED: "undecided", SKIPPED: "skipped"}
-        for row in self.gated:
-            totals[names[row.verdict]] += 1  # type: ignore[index]
+        for row in self.rows:
+            if row.verdict is not None:  # the gated rows
+                totals[names[row.verdict]] += 1
         return totals
 
     @property

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 
 def fail_session(session: pytest.Session) -> None:
     """A verdict failed: the session fails (exit status 1), also when no verdict item failed it
-    (``--prob-no-gate-items``, or the item deselected by ``-k``, ``-m`` or ``--deselect``), as in
-    0.3.0. A verdict is never counted twice: the exit status is 1 either way."""
+    (``--prob-no-gate-items``, or the item deselected by ``-k``, ``-m`` or ``--deselect``): a failed
+    verdict is never lost with its item. A verdict is never counted twice: the exit status is 1 either way."""
     if session.exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 

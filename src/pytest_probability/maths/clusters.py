@@ -56,9 +56,8 @@ The methods (docs/statistics.md, "Averages over inputs"; docs/reference.md,
   10 inputs of 5 runs and of 1). Near a rate of 1 (0.95) every interval
   under-covers with few inputs of many runs, the Wilson one by far the
   least. The plugin therefore uses the Wilson interval by default (ini
-  ``prob_inputs_interval = wilson``); ``bootstrap`` gives 0.3.0's percentile
-  interval, number for number. Here the functions' own default stays the
-  percentile interval, 0.3.0's.
+  ``prob_inputs_interval = wilson``); ``bootstrap`` gives the percentile
+  interval. Here the functions' own default stays the percentile interval.
 * **ICC(1)** (:func:`icc`): the intraclass correlation ρ of the per-run 0/1
   outcomes by a one-way random-effects ANOVA with inputs as groups (Fisher
   1925; Shrout & Fleiss 1979, ICC(1)), with the adjusted average group size
@@ -73,7 +72,8 @@ The methods (docs/statistics.md, "Averages over inputs"; docs/reference.md,
   :func:`stats.pass_hat_k` / :func:`stats.pass_at_k` (Chen et al. 2021), with
   the same interval; the other cases are left out.
 * **Aggregates** (:func:`input_estimate`, :func:`metric_estimate`): all of the
-  above for one function (or the session), with 0.3.0's suppression rules;
+  above for one function (or the session), with no interval under
+  ``min_inputs`` inputs or over a case stopped early (:func:`_intervals`);
   the report code builds its JSON and lines from the returned tuples.
 """
 
@@ -132,7 +132,7 @@ SEED = 0
 MIN_INPUTS = 10
 
 #: The function-level interval: the cluster bootstrap's percentile interval
-#: (0.3.0's, the default), the Student t interval on the per-case values, or
+#: (these functions' default; the plugin's is Wilson), the Student t interval on the per-case values, or
 #: the cluster-adjusted Wilson interval.
 PERCENTILE = "percentile"
 STUDENT_T = "t"
@@ -605,7 +605,8 @@ class MetricEstimate(NamedTuple):
 
 def _intervals(values: list[float], stopped: int, level: float, resamples: int, seed: int, min_inputs: int,
                method: str, trials: float) -> Tuple[Tuple[float, float] | None, Tuple[float, float] | None, str | None]:
-    """``(ci, normal_ci, suppressed)`` for the mean of ``values`` under 0.3.0's rules."""
+    """``(ci, normal_ci, suppressed)`` for the mean of ``values``: none with fewer than ``min_inputs`` values
+    or with a case stopped early (``suppressed`` says which)."""
     if len(values) < min_inputs:
         # Too few inputs: the bootstrap's spread underestimates the uncertainty.
         return None, None, fewer_inputs(min_inputs)

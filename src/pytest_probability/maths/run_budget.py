@@ -4,7 +4,7 @@ Pure and standard-library only, like :mod:`stats` (whose intervals and
 verdict it reuses, so a plan agrees with the verdict a session would give).
 Every public function validates its arguments (:mod:`checks`).
 
-0.3.0 printed one row per case with the columns
+The table has one row per case with the columns
 ``case  runs  min runs  runs for 80%  chance now  catch 10%  catch 1%  cost``.
 ``runs`` is the case's planned run count (after ``-k``/``-m`` selection) and
 is not computed here; each other column is one function:
@@ -286,7 +286,7 @@ def runs_for_chance(gate: GateRule, rate: float = PLAN_ASSUME, target: float = P
                     cap: int = PLAN_CAP) -> int | None:
     """Column ``runs for 80%``: the fewest runs whose :func:`pass_chance` at ``rate`` is at least ``target``.
 
-    Method (exact, as 0.3.0): ``None`` when :func:`never_passes` (shown
+    Method (exact): ``None`` when :func:`never_passes` (shown
     ``never``), and when ``cap`` runs themselves fall short of ``target``
     (shown ``>10,000``). Otherwise every ``n`` from :func:`min_runs` up is
     tried in turn, because the chance saw-tooths in ``n``: the passing count

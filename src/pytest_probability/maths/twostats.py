@@ -37,6 +37,7 @@ builds on). Group 1 is always *tonight* (or the arm), group 2 the baseline
 from __future__ import annotations
 
 import math
+import random
 from functools import lru_cache
 from typing import Iterable, NamedTuple, Sequence
 
@@ -261,7 +262,7 @@ def adjust(pvalues: Sequence[float], method: str, alpha: float) -> list[Adjusted
 # -- sign-flip test over inputs ------------------------------------------------------
 
 EXACT_SIGN_FLIP_INPUTS = 16
-#: Monte Carlo sign patterns beyond EXACT_SIGN_FLIP_INPUTS inputs: the default of --prob-bootstrap (0.3.0's).
+#: Monte Carlo sign patterns beyond EXACT_SIGN_FLIP_INPUTS inputs: the default of --prob-bootstrap.
 SIGN_FLIP_RESAMPLES = 5_000
 
 
@@ -308,8 +309,6 @@ def sign_flip(differences: Sequence[tuple[int, int]], seed: int = 0, resamples: 
         patterns = range(1, 2**k)
         exact = True
     else:
-        import random
-
         rng = random.Random(seed)
         drawn: list[int] = []
         if resamples < 1:

@@ -40,9 +40,9 @@ class Export(Feature):
         of the part (``shard-K-of-N``, unless ``OTEL_RESOURCE_ATTRIBUTES`` gives one), so that each part's
         counters are series of their own, which add, rather than overwrite each other (the merge writes the
         gauges)."""
-        from .session import Session, SessionExport, ShippedSpans  # the aggregating process's exporters
-        from .signals import ShippedLogs, ShippedMetrics
-        from .spans import RunSpans
+        from .session import Session, SessionExport, ShippedSpans  # export on, the aggregating process's
+        from .signals import ShippedLogs, ShippedMetrics  # export on
+        from .spans import RunSpans  # export on
 
         scope = wiring.scope
         session = Session(self.settings, wiring.config.rootpath, instance=scope.instance,
@@ -56,8 +56,8 @@ class Export(Feature):
     def worker(self, wiring: WorkerWiring) -> None:
         from opentelemetry.sdk.resources import Resource  # export on: a worker makes its runs' spans
 
-        from . import signals
-        from .spans import RunSpans, WorkerBuffer, WorkerSpans, make_provider, parent_context, tracer
+        from . import signals  # export on
+        from .spans import RunSpans, WorkerBuffer, WorkerSpans, make_provider, parent_context, tracer  # export on
 
         settings, workerinput = self.settings, wiring.workerinput
         resource = Resource(workerinput.get("prob_otel_resource", {}))

@@ -23,6 +23,8 @@ import bisect
 import time
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+
 from ..model.outputs import Series, case_attributes
 from ..model.rows import Summary
 from ..model.run import RunRecord
@@ -85,17 +87,18 @@ def row_series(summary: Summary) -> list[Series]:
                 duration.exemplars[len(duration.points)] = failed[outcome][-EXEMPLARS:]
             duration.points.append(({**case, "probability.outcome": outcome}, values))
         for role, per_model in ((ROLE_SYSTEM, row.usage), (ROLE_JUDGE, row.judge_usage)):
-            # The judge's points carry probability.usage.role=judge; the system's keep their series as before.
+            # The judge's points carry probability.usage.role=judge; the system's carry no role, so that their
+            # series do not split.
             extra = {"probability.usage.role": ROLE_JUDGE} if role == ROLE_JUDGE else {}
             for model, usage in per_model.items():
                 cost.points.append(({**case, "gen_ai.request.model": model, **extra}, usage.cost))
                 for kind, value in (("input", usage.input_tokens), ("output", usage.output_tokens), ("cache_read", usage.cached_input_tokens)):
                     key = (case["test.case.name"].split("::", 1)[0], row.case.benchmark, model, kind, role)
-                    token_totals[key] = token_totals.get(key, 0) + value  # type: ignore[index]
+                    token_totals[key] = token_totals.get(key, 0) + value
         unattributed = sum(r.extra_cost for r in row.records)
         if unattributed or not row.usage:
             cost.points.append((case, unattributed))
-    for (path, benchmark, model, kind, role), value in token_totals.items():  # type: ignore[misc]
+    for (path, benchmark, model, kind, role), value in token_totals.items():
         attributes = {"code.file.path": path, "probability.benchmark": benchmark, "gen_ai.request.model": model}
         if role == ROLE_JUDGE:
             attributes["probability.usage.role"] = ROLE_JUDGE
@@ -135,15 +138,15 @@ def _chunks(items: Sequence[Series], size: int) -> Iterator[list[tuple[Series, i
 
 def temporalities() -> tuple[Any, Any]:
     """(counter, histogram) temporality, as the SDK's OTLP metric exporters read the preference variable."""
-    from opentelemetry.exporter.otlp.proto.common._internal.metrics_encoder import OTLPMetricExporterMixin
-    from opentelemetry.sdk.metrics import Counter, Histogram
+    from opentelemetry.exporter.otlp.proto.common._internal.metrics_encoder import OTLPMetricExporterMixin  # metrics on
+    from opentelemetry.sdk.metrics import Counter, Histogram  # metrics on
 
-    preferred = OTLPMetricExporterMixin._get_temporality(None, {})  # type: ignore[arg-type]
+    preferred = OTLPMetricExporterMixin()._get_temporality({})
     return preferred[Counter], preferred[Histogram]
 
 
 def _exemplars(records: list[RunRecord], value: Callable[[RunRecord], float]) -> list[Any]:
-    from opentelemetry.sdk.metrics import Exemplar
+    from opentelemetry.sdk.metrics import Exemplar  # metrics on
 
     return [
         Exemplar(
@@ -158,7 +161,7 @@ def _exemplars(records: list[RunRecord], value: Callable[[RunRecord], float]) ->
 
 
 def _metric(item: Series, start: int, end: int, start_ns: int, now_ns: int, temporality: tuple[Any, Any]) -> Any:
-    from opentelemetry.sdk.metrics.export import Gauge, Histogram, HistogramDataPoint, Metric, NumberDataPoint, Sum
+    from opentelemetry.sdk.metrics.export import Gauge, Histogram, HistogramDataPoint, Metric, NumberDataPoint, Sum  # metrics on
 
     points = []
     for index in range(start, end):
@@ -202,9 +205,8 @@ def collect(
 
     ``counters_only``: a shard's, without gauges; ``gauges_only``: the merge's, whose counters its shards
     sent (see :func:`additive`)."""
-    from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
-    from opentelemetry.sdk.metrics.export import MetricsData, ResourceMetrics, ScopeMetrics
-    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+    from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics  # metrics on
+    from opentelemetry.sdk.metrics.export import MetricsData, ResourceMetrics, ScopeMetrics  # metrics on
 
     now = time.time_ns()
     start = start_time_ns or now

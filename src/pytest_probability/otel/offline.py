@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Iterable
 
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
+
 from .. import __version__, files
 from ..model.rows import Summary
 from ..protocols import Facet
@@ -24,8 +26,6 @@ from . import resource as resource_module
 
 def write_metrics(path: Path, summary: Summary, facets: Iterable[Facet], suite: str, root: Path) -> int:
     """Write the metric requests of ``summary`` to ``path``; the number of data points."""
-    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
-
     resource = resource_module.build(suite, root, os.environ)
     starts = [r.start_time for row in summary.rows for r in row.records if r.start_time]
     start_ns = int(min(starts) * 1e9) if starts else None
@@ -46,7 +46,7 @@ def send_metrics(path: Path, endpoint: str | None, protocol: str | None, timeout
                  keep: bool) -> tuple[bool, list[str]]:
     """Send the metrics file ``path`` as replay does (``FILE.replayed`` counts what was sent); (sent, lines
     to print). Sent and not ``keep``: the file is removed with its progress. Not sent: both stay, for replay."""
-    from .replay import Replayed, send
+    from .replay import Replayed, send  # only with --otel-send
 
     try:
         result = send(path, endpoint, protocol, timeout, grpc_hint="--otel-protocol grpc")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -105,9 +106,7 @@ def signal_url(base: str, signal: str) -> str:
 
 def check_url(url: str, source: str, protocol: str = "http/protobuf") -> str:
     """An endpoint given on the command line: http(s)://host[:port][/path] (gRPC: also host:port)."""
-    import urllib.parse
-
-    from .send import redact_url
+    from .send import redact_url  # an export module: only with an endpoint
 
     text = url.strip()
     try:

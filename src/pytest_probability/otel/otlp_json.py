@@ -59,7 +59,7 @@ _REQUEST_TYPES: dict[str, type] = {
     "logs": ExportLogsServiceRequest,
 }
 #: Each signal's top-level key.
-_KEYS = {"traces": "resourceSpans", "metrics": "resourceMetrics", "logs": "resourceLogs"}
+_KEYS: dict[Kind, str] = {"traces": "resourceSpans", "metrics": "resourceMetrics", "logs": "resourceLogs"}
 
 # Byte length of the id fields that OTLP/JSON writes as hex (in spans, links and exemplars).
 _ID_FIELDS = {"traceId": 16, "spanId": 8, "parentSpanId": 8}
@@ -209,7 +209,7 @@ def decode_line(line: str, *, ignore_unknown_fields: bool = True) -> tuple[Kind,
             raise ValueError(f"a line must hold one signal, found {found}")
         keys = ", ".join(sorted(map(repr, obj))) or "none"
         raise ValueError(f"expected a 'resourceSpans', 'resourceMetrics' or 'resourceLogs' key, found keys: {keys}")
-    kind: Kind = present[0]  # type: ignore[assignment]
+    kind = present[0]
     for where, holder in _id_holders(obj, kind):
         _hex_to_b64(holder, where)
     message = _REQUEST_TYPES[kind]()

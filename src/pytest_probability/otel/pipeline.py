@@ -26,12 +26,15 @@ What the SDK does not give, and this module adds:
 
 from __future__ import annotations
 
+import importlib
 import os
+import stat
 import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
 
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 from opentelemetry.sdk.trace import SpanProcessor
 
 from . import otlp_json
@@ -93,8 +96,6 @@ class Lines:
         return self._fd
 
     def _open_fresh(self) -> int:
-        import stat
-
         try:
             special = not stat.S_ISREG(os.stat(self.path).st_mode)
         except OSError:
@@ -107,7 +108,7 @@ class Lines:
         for _ in range(20):
             fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
             try:
-                import fcntl
+                import fcntl  # POSIX only
             except ImportError:  # pragma: no cover - Windows: no concurrent-session detection
                 os.ftruncate(fd, 0)
                 break
@@ -215,13 +216,13 @@ class Collect(SpanProcessor):
 
 
 def encode_spans(spans: list[Any]) -> bytes:
-    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans as sdk_encode
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans as sdk_encode  # once there are spans
 
     return sdk_encode(spans).SerializeToString()
 
 
 def encode_logs(records: list[Any]) -> bytes:
-    from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs as sdk_encode
+    from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs as sdk_encode  # once there are logs
 
     return sdk_encode(records).SerializeToString()
 
@@ -237,8 +238,6 @@ _SHAPES = {
 
 def _merge(body: bytes, kind: str = "traces") -> Any:
     """One request with one entry per resource and scope (concatenated requests repeat them)."""
-    import importlib
-
     module, name, resources_field, scopes_field, items_field = _SHAPES[kind]
     request_type = getattr(importlib.import_module(module), name)
     request = request_type.FromString(body)
@@ -289,7 +288,7 @@ class _Signal:
 
 
 def _bsp_setting(name: str, default: int) -> int:
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor  # the aggregating process's: its batches
 
     try:
         value = int(getattr(BatchSpanProcessor, name)())  # the SDK reads (and warns about) OTEL_BSP_*
@@ -448,8 +447,6 @@ class Pipeline:
     def _line(self, body: bytes, kind: str) -> str:
         if kind in _SHAPES:
             return otlp_json.request_to_line(_merge(body, kind))
-        from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
-
         return otlp_json.request_to_line(ExportMetricsServiceRequest.FromString(body))
 
     def _write(self, lines: Lines | None, body: bytes, kind: str, count: int) -> None:

@@ -26,6 +26,7 @@ from typing import Any
 
 from . import options as otel_options
 from . import otlp_json
+from .send import Sender, redact_url
 
 
 def digest(lines: list[bytes]) -> str:
@@ -122,8 +123,6 @@ def send(file: Path, endpoint: str | None, protocol: str | None, timeout: float,
         if done == len(lines):
             return Replayed(0, done=f"nothing to send: all {done} requests of {file} were sent before ({progress}; "
                                     "delete it to send them again)")
-    from .send import Sender, redact_url
-
     result = Replayed(0)
     senders: dict[str, Sender] = {}
     rejected = result.rejected

@@ -13,6 +13,8 @@ import subprocess
 from pathlib import Path
 from typing import Any, Mapping
 
+from opentelemetry.sdk.resources import OTELResourceDetector, Resource
+
 DEFAULT_SERVICE_NAME = "pytest-probability"
 
 
@@ -62,8 +64,6 @@ def build(suite: str, root: Path, env: Mapping[str, str] | None = None, instance
     ``OTEL_RESOURCE_ATTRIBUTES`` and ``OTEL_SERVICE_NAME`` (the SDK's
     ``OTELResourceDetector``) are merged over it, so what the user set wins.
     """
-    from opentelemetry.sdk.resources import OTELResourceDetector, Resource
-
     env = os.environ if env is None else env
     attributes: dict[str, Any] = {"service.name": DEFAULT_SERVICE_NAME, "test.suite.name": suite}
     revision = git_revision(root)

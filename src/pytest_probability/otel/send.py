@@ -32,6 +32,9 @@ from typing import Any, Callable, Mapping, NamedTuple
 
 from ..text import clip
 
+# OpenTelemetry, grpc and requests are imported where a sender is built or sends: ``otel.options`` imports
+# this module (``redact_url``) at configure, before anything is sent.
+
 SIGNALS = ("traces", "metrics", "logs")
 REASON_LIMIT = 200
 #: A piece of a secret this long (or the whole secret, if shorter) counts as the secret.
@@ -154,20 +157,20 @@ class _GrpcStub:
 
 def _response_types(signal: str) -> tuple[type, type]:
     if signal == "traces":
-        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (  # when sending
             ExportTraceServiceRequest,
             ExportTraceServiceResponse,
         )
 
         return ExportTraceServiceRequest, ExportTraceServiceResponse
     if signal == "logs":
-        from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+        from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (  # when sending
             ExportLogsServiceRequest,
             ExportLogsServiceResponse,
         )
 
         return ExportLogsServiceRequest, ExportLogsServiceResponse
-    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (  # when sending
         ExportMetricsServiceRequest,
         ExportMetricsServiceResponse,
     )
@@ -177,13 +180,13 @@ def _response_types(signal: str) -> tuple[type, type]:
 
 def _grpc_exporter(signal: str, capture: _Capture, **kwargs: Any) -> Any:
     if signal == "traces":
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as Base
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as Base  # grpc only
     elif signal == "logs":
-        from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as Base
+        from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as Base  # grpc only
     else:
-        from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as Base
+        from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as Base  # grpc only
 
-    class Exporter(Base):  # type: ignore[misc, valid-type]
+    class Exporter(Base):
         def _initialize_channel_and_stub(self) -> None:
             super()._initialize_channel_and_stub()
             self._client = _GrpcStub(self._client, capture)
@@ -204,7 +207,7 @@ def _requests_session() -> Any:
     ``verify`` at each request, so with either set the SDK's certificate
     setting would be ignored.
     """
-    import requests
+    import requests  # http/protobuf only
 
     class Session(requests.Session):
         def merge_environment_settings(self, *args: Any, **kwargs: Any) -> Any:
@@ -220,11 +223,11 @@ def _http_exporter(signal: str, capture: _Capture, **kwargs: Any) -> Any:
     if not any(name.startswith("OTEL_PYTHON_EXPORTER_OTLP_HTTP") and name.endswith("CREDENTIAL_PROVIDER") for name in os.environ):
         kwargs.setdefault("session", _requests_session())
     if signal == "traces":
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as Exporter
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as Exporter  # http/protobuf only
     elif signal == "logs":
-        from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as Exporter
+        from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as Exporter  # http/protobuf only
     else:
-        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter as Exporter
+        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter as Exporter  # http/protobuf only
     exporter = Exporter(**kwargs)
     exporter._client._transport = _HttpTransport(exporter._client._transport, capture)
     return exporter
@@ -358,7 +361,7 @@ class Sender:
         kwargs: dict[str, Any] = {"endpoint": endpoint} if endpoint else {}
         certificate_warnings, ca_only = client_certificate_check(signal, protocol, os.environ if env is None else env)
         if ca_only is not None:  # half a client pair: grpc would abort the process
-            from opentelemetry.exporter.otlp.proto.grpc.exporter import _load_credentials
+            from opentelemetry.exporter.otlp.proto.grpc.exporter import _load_credentials  # grpc only
 
             kwargs["credentials"] = _load_credentials(ca_only, None, None)
         with SdkWarnings() as logged:
@@ -383,7 +386,7 @@ class Sender:
 
     def send(self, body: bytes, timeout: float) -> Result:
         """Send one serialized Export*ServiceRequest, retrying (the SDK's rules) within ``timeout`` seconds."""
-        from opentelemetry import context
+        from opentelemetry import context  # when sending
 
         # As the SDK's batch processor does: an instrumented HTTP client (requests, grpc)
         # must not make spans of the export itself.
@@ -504,7 +507,7 @@ class Deferred:
 def _http2_answer(error: BaseException) -> bool:
     """Whether an HTTP/1.1 request got HTTP/2 frames back (a gRPC server's SETTINGS or GOAWAY frame,
     which http.client reads as a bad status line): the OTLP/HTTP exporter was pointed at a gRPC port."""
-    import http.client
+    import http.client  # only to read a failed request
 
     seen: set[int] = set()
     todo: list[Any] = [error]
@@ -523,7 +526,7 @@ def _http2_answer(error: BaseException) -> bool:
 
 def _defaults(protocol: str) -> dict[str, Any]:
     if protocol == "grpc":
-        from grpc import Compression
+        from grpc import Compression  # grpc only
 
         return {"compression": Compression.NoCompression, "timeout": 10.0}
     return {"timeout": 10.0}

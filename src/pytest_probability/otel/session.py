@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import pytest
+from opentelemetry import trace
+from opentelemetry.trace import Status, StatusCode
 
 from .. import __version__
 from ..model.rows import Summary
@@ -29,6 +31,7 @@ from ..protocols import EXPORT, Facet, Finisher, Link, Registry
 from ..session import Notes
 from . import metrics as metrics_module
 from . import resource as resource_module
+from . import signals
 from .options import OtelSettings
 from .pipeline import Pipeline
 from .send import Deferred, Sender, redact_url, scrub, secrets_from_env
@@ -69,8 +72,6 @@ class Session:
         # The instrumentation's metrics and log records (otel/signals.py), on the same resource and
         # pipeline, unless the user set a provider of their own first: installed before the tracer
         # provider, which asks the global meter provider for its own (off by default) metrics.
-        from . import signals
-
         self.metric_reader = signals.make_meter_provider(self.resource) if settings.metrics_on else None
         self.logger_provider = (
             signals.make_logger_provider(self.resource, self.pipeline.add_log, settings.capture_values)
@@ -83,14 +84,10 @@ class Session:
             context=parent_context(settings.traceparent, settings.tracestate),
             attributes={"test.suite.name": settings.suite},
         )
-        from opentelemetry import trace
-
         self.run_parent = trace.set_span_in_context(self.session_span)
         self.traceparent = traceparent_of(self.session_span)
 
     def _end_session_span(self, summary: Summary, exitstatus: int) -> None:
-        from opentelemetry.trace import Status, StatusCode
-
         counts = summary.counts
         span = self.session_span
         attributes: dict[str, Any] = {
@@ -120,9 +117,7 @@ class Session:
         if self.settings.metrics_on:
             requests = metrics_module.collect(summary, self.resource, facets, self.start_time_ns, version=__version__,
                                               counters_only=self.counters_only)
-            from .signals import collect_metrics
-
-            instrumentation = collect_metrics(self.metric_reader)
+            instrumentation = signals.collect_metrics(self.metric_reader)
             if instrumentation is not None:
                 requests.append(instrumentation)
         self.pipeline.finish(requests)

@@ -26,11 +26,16 @@ end), its log records on teardown reports: no worker talks to the network.
 
 from __future__ import annotations
 
+import copy
 import threading
 from typing import Any, Callable
 
+from opentelemetry import metrics
+
 from ..model.run import CurrentRun
 from ..protocols import Link, RunObserver
+from .pipeline import encode_logs
+from .spans import is_content
 
 #: Teardown-report attribute (and ``workeroutput`` key) of a worker's encoded log records: (bytes, count).
 LOGS_ATTRIBUTE = "prob_otel_logs"
@@ -40,17 +45,16 @@ METRICS_ATTRIBUTE = "prob_otel_metrics"
 
 def make_meter_provider(resource: Any) -> Any | None:
     """The reader of the plugin's global MeterProvider, or None when a global one is already set."""
-    from opentelemetry import metrics
-    from opentelemetry.exporter.otlp.proto.common._internal.metrics_encoder import OTLPMetricExporterMixin
-    from opentelemetry.sdk.metrics import MeterProvider
-    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.exporter.otlp.proto.common._internal.metrics_encoder import OTLPMetricExporterMixin  # metrics on
+    from opentelemetry.sdk.metrics import MeterProvider  # metrics on
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader  # metrics on
 
     if not _unset(metrics.get_meter_provider()):
         return None
-    mixin = OTLPMetricExporterMixin
+    mixin = OTLPMetricExporterMixin()  # the SDK's OTLP exporters' reading of the preference variables
     reader = InMemoryMetricReader(
-        preferred_temporality=mixin._get_temporality(None, {}),  # type: ignore[arg-type]
-        preferred_aggregation=mixin._get_aggregation(None, {}),  # type: ignore[arg-type]
+        preferred_temporality=mixin._get_temporality({}),
+        preferred_aggregation=mixin._get_aggregation({}),
     )
     provider = MeterProvider(metric_readers=[reader], resource=resource)
     metrics.set_meter_provider(provider)
@@ -63,7 +67,7 @@ def collect_metrics(reader: Any) -> tuple[bytes, int] | None:
     """What the reader's provider recorded so far, as one serialized request and its point count."""
     if reader is None:
         return None
-    from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
+    from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics  # metrics on
 
     try:
         data = reader.get_metrics_data()
@@ -85,8 +89,6 @@ def collect_metrics(reader: Any) -> tuple[bytes, int] | None:
 def _strip_content(record: Any) -> None:
     """A log record (a copy) without captured message content: the content attributes, and the body of a
     GenAI event (``gen_ai.*``: the older instrumentations' content)."""
-    from .spans import is_content
-
     attributes = record.attributes
     if attributes and any(is_content(key) for key in attributes):
         record.attributes = {k: v for k, v in attributes.items() if not is_content(k)}
@@ -98,8 +100,8 @@ def make_logger_provider(resource: Any, deliver: Callable[[Any], None], capture:
     """The plugin's global LoggerProvider handing each record to ``deliver``; None when one is set.
     ``capture`` False (``--prob-otel-capture=ids``): records go without captured message content (the
     attributes of :data:`~.spans.CONTENT_ATTRIBUTES`, and a GenAI event's body)."""
-    from opentelemetry import _logs
-    from opentelemetry.sdk._logs import LogRecordProcessor, LoggerProvider, ReadableLogRecord
+    from opentelemetry import _logs  # logs on
+    from opentelemetry.sdk._logs import LogRecordProcessor, LoggerProvider, ReadableLogRecord  # logs on
 
     if not _unset(_logs.get_logger_provider()):
         return None
@@ -108,8 +110,6 @@ def make_logger_provider(resource: Any, deliver: Callable[[Any], None], capture:
         """Hands each emitted log record on, frozen as the SDK's batch processor freezes it."""
 
         def on_emit(self, log_record: Any) -> None:
-            import copy
-
             record = copy.copy(log_record.log_record)
             if not capture:
                 _strip_content(record)
@@ -154,8 +154,6 @@ class LogBuffer:
             records, self._records = self._records, []
         if not records:
             return None
-        from .pipeline import encode_logs
-
         return encode_logs(records), len(records)
 
 

@@ -22,6 +22,13 @@ import json
 import threading
 from typing import Any, Callable
 
+from _pytest._code import Code
+from _pytest.compat import get_real_func
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.trace import Status, StatusCode
+
 from .. import __version__
 from ..model.outputs import case_name
 from ..model.run import CurrentRun, Usage
@@ -44,13 +51,10 @@ LATE_SPAN = "probability.late_usage"
 def make_provider(resource: Any, deliver: Callable[[Any], None], capture: bool = True) -> tuple[Any, bool]:
     """The plugin's TracerProvider (SDK sampler and limits from OTEL_*); made global when none is set.
     ``capture`` False (``--prob-otel-capture=ids``): spans are delivered without captured message content."""
-    from opentelemetry import trace
-    from opentelemetry.sdk.trace import TracerProvider
-
-    from .pipeline import Collect
+    from .pipeline import Collect  # export on: usage from spans imports this module without the export
 
     provider = TracerProvider(resource=resource)
-    provider.add_span_processor(Collect(deliver if capture else without_content(deliver)))  # type: ignore[arg-type]
+    provider.add_span_processor(Collect(deliver if capture else without_content(deliver)))
     made_global = isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
     if made_global:
         trace.set_tracer_provider(provider)
@@ -70,8 +74,6 @@ def is_content(key: str) -> bool:
 def without_content(deliver: Callable[[Any], None]) -> Callable[[Any], None]:
     """``deliver`` of spans stripped of captured message content (``--prob-otel-capture=ids``): a span that
     carries any is delivered as a copy without those attributes; the others as they are."""
-    from opentelemetry.sdk.trace import ReadableSpan
-
     def strip(span: Any) -> None:
         attributes = span.attributes
         if attributes and any(is_content(key) for key in attributes):
@@ -90,7 +92,7 @@ def parent_context(traceparent: str | None, tracestate: str | None = None) -> An
     """The context a W3C traceparent (and tracestate) describes, or None."""
     if not traceparent:
         return None
-    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator  # only with a traceparent
 
     carrier = {"traceparent": traceparent}
     if tracestate:
@@ -119,7 +121,7 @@ class WorkerBuffer:
             spans, self._spans = self._spans, []
         if not spans:
             return None
-        from .pipeline import encode_spans
+        from .pipeline import encode_spans  # export on: usage from spans imports this module without the export
 
         return encode_spans(spans), len(spans)
 
@@ -142,10 +144,6 @@ class RunSpans(RunObserver):
     def __init__(self, settings: OtelSettings, tracer: Any, parent: Any, take: Callable[[], Any] | None = None) -> None:
         """``parent``: the context of the session span. ``take``: on an xdist worker, what
         returns the spans ended so far, encoded, for the teardown report."""
-        from opentelemetry import context as otel_context
-        from opentelemetry import trace
-        from opentelemetry.trace import Status, StatusCode
-
         self.settings = settings
         self.tracer = tracer
         self.parent = parent
@@ -297,8 +295,6 @@ def from_caller(item: Any, excinfo: Any) -> Any:
     benchmark frame not found): ``excinfo`` as it is."""
     if not hasattr(item, "_obj") or item.config.getoption("fulltrace", False):
         return excinfo
-    from _pytest.compat import get_real_func
-
     wanted = getattr(get_real_func(item.obj), "__code__", None)
     if wanted is None:
         return excinfo
@@ -321,8 +317,6 @@ _PATHS: dict[Any, str] = {}
 def _code_path(code: Any) -> str:
     path = _PATHS.get(code)
     if path is None:
-        from _pytest._code import Code
-
         path = _PATHS[code] = str(Code(code).path)
     return path
 

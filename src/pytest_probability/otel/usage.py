@@ -107,7 +107,7 @@ class SpanUsage(RunObserver):
             self._seen = provider
             self._hook(provider)
         elif isinstance(provider, trace.ProxyTracerProvider) and instrumented():
-            from opentelemetry.sdk.trace import TracerProvider
+            from opentelemetry.sdk.trace import TracerProvider  # only when an instrumentor has no SDK provider
 
             made = TracerProvider()
             trace.set_tracer_provider(made)
@@ -121,7 +121,7 @@ class SpanUsage(RunObserver):
         if id(provider) in self._hooked:
             return
         if self.processor is None:
-            from .usage_spans import UsageProcessor
+            from .usage_spans import UsageProcessor  # once an SDK provider is global: it imports the SDK
 
             self.processor = UsageProcessor()
         provider.add_span_processor(self.processor)

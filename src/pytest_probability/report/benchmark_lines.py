@@ -1,4 +1,4 @@
-"""The function-level and Overall lines, and the pass^k / pass@k block, in 0.3.0's layout.
+"""The function-level and Overall lines, and the pass^k / pass@k block.
 
 Read from the analysis' :class:`~pytest_probability.aggregate.benchmarks.InputsAggregate`
 objects: the same numbers the JSON's ``aggregates[]`` holds::
@@ -19,7 +19,8 @@ from ..text import label_text
 
 
 def percent(value: float) -> str:
-    """One decimal and ``%``; ``0.0%`` and ``100.0%`` only for exactly 0 and 1 (0.3.0's rule)."""
+    """One decimal and ``%``; ``0.0%`` and ``100.0%`` only for exactly 0 and 1 (a rounded 0 or 1 would claim
+    what was not seen)."""
     text = f"{value * 100:.1f}"
     if text == "100.0" and value < 1:
         text = "99.9"

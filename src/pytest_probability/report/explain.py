@@ -1,4 +1,4 @@
-"""``--prob-explain``: a plain-language reading of every line, as 0.3.0 gave one.
+"""``--prob-explain``: a plain-language reading of every line.
 
 Pure text from the analysis and the comparisons: :class:`Explainer` reads a
 row, its gate and latency, a function-level line, a metric, a comparison and
@@ -65,7 +65,7 @@ def _runs(count: int) -> str:
 
 
 def p_sentence(p: float | None) -> str:
-    """What a p-value means, in the words 0.3.0 used."""
+    """What a p-value means, in plain words."""
     if p is None:
         return ""
     if p < 0.001:
@@ -412,7 +412,8 @@ class ExplainFacet(Facet):
     def lines(self) -> Sequence[Line]:
         readings, kinds, more = self.readings()
         if not self.config.explain:
-            # 0.3.0's rule: a gate FAIL or UNDECIDED, a comparison, metric or baseline line, a case stopped early.
+            # The hint when there is something worth reading: a gate FAIL or UNDECIDED, a comparison, metric or
+            # baseline line, a case stopped early.
             undecided = any(r.verdict in (FAILED, UNDECIDED) for r in self.results.analysis().gated)
             return [("", {}), (f"  {HINT}", {})] if undecided or kinds & {"feature", "metric", "stopped"} else []
         if not readings:

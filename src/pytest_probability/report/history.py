@@ -83,7 +83,7 @@ def load(sources: Iterable[Source]) -> Loaded:
             loaded.skipped.append(f"skipped {why}")
             continue
         data.setdefault("_source", source.path.name)
-        # created_utc sorts across time zones; 0.3.0's reports have only created (local time)
+        # created_utc sorts across time zones; a report without it has only created (local time)
         reports.append((str(data.get("created_utc") or data.get("created") or ""), index, data))
     loaded.reports = [data for _, _, data in sorted(reports, key=lambda item: (item[0], item[1]))]
     return loaded
@@ -274,9 +274,8 @@ def _key(row: Mapping[str, Any]) -> str:
 
 
 def _baseline_verdicts(report: Mapping[str, Any]) -> dict[str, str]:
-    """Case key -> its per-case baseline verdict. The baseline's comparisons are under ``baseline``
-    (0.3.0's shape, and this version's from 0.4.0 on); reports of 0.4.0's development kept them in
-    the top-level ``comparisons``, with ``kind`` ``baseline``."""
+    """Case key -> its per-case baseline verdict. The baseline's comparisons are under ``baseline``; those in
+    the top-level ``comparisons`` with ``kind`` ``baseline`` are read too."""
     verdicts = {}
     baseline = report.get("baseline")
     listed = (baseline.get("comparisons") if isinstance(baseline, Mapping) else None) or [
@@ -300,7 +299,7 @@ def series(reports: list[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
             key = _key(row)
             entry = cases.setdefault(key, {"label": row.get("label") or row.get("case") or key, "points": [None] * len(reports)})
             fraction = row.get("pass_fraction")
-            if fraction is None and row.get("pass_rate") is not None:  # a 0.3.0 report: percent
+            if fraction is None and row.get("pass_rate") is not None:  # a report with pass_rate only: percent
                 fraction = row["pass_rate"] / 100.0
             ci = row.get("ci") or {}
             entry["points"][index] = {

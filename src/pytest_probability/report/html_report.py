@@ -308,7 +308,7 @@ def _comparisons(comparisons: Iterable[Mapping[str, Any]]) -> str:
 
 
 def _all_comparisons(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The baseline's comparisons (under ``baseline``, 0.3.0's shape), then the A/B arms'."""
+    """The baseline's comparisons (under the report's ``baseline``), then the A/B arms' (its ``comparisons``)."""
     baseline = report.get("baseline")
     listed = baseline.get("comparisons") if isinstance(baseline, Mapping) else None
     return [*(listed or ()), *(report.get("comparisons") or ())]

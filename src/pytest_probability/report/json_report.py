@@ -1,8 +1,8 @@
 """The JSON report (``--prob-json``): rows, totals and raw per-run records.
 
-Field names that pytest-probability 0.3.0 also wrote keep their 0.3.0 name
-and meaning (``case``, ``pass_rate`` in percent, ``elapsed``, ``error``,
-``runs``, ...), so tools built for it keep working. See docs/reference.md
+A field keeps its name and meaning once written (``case``, ``pass_rate`` in
+percent, ``elapsed``, ``error``, ``runs``, ...), so that tools reading the
+reports keep working; new fields are added beside them. See docs/reference.md
 for every field.
 """
 
@@ -71,7 +71,7 @@ def row_dict(row: Row) -> dict[str, Any]:
 
 
 def record_dict(record: RunRecord) -> dict[str, Any]:
-    # As in 0.3.0: for errored runs only (a failed assert is a fail, not an error).
+    # For errored runs only (a failed assert is a fail, not an error).
     error = f"{record.error_type}: {record.error_text}" if record.outcome == ERROR and record.error_type else None
     return {
         "case": record.case.label,
@@ -141,7 +141,7 @@ def build(summary: Summary, *, settings: dict[str, Any], exit_status: int, facet
         rows.append(data)
     report = {
         "schema_version": SCHEMA_VERSION,
-        # 0.3.0's local time without an offset, and the same instant in UTC with one.
+        # Local time without an offset, and the same instant in UTC with one.
         "created": now.astimezone().strftime("%Y-%m-%dT%H:%M:%S"),
         "created_utc": now.isoformat(timespec="seconds"),
         "versions": {
@@ -162,7 +162,7 @@ def build(summary: Summary, *, settings: dict[str, Any], exit_status: int, facet
             "statuses": summary.status_counts,
         },
         "rows": rows,
-        # 0.3.0: one record per executed run; runs that skipped or were not executed are apart.
+        # One record per executed run; runs that skipped or were not executed are apart.
         "records": [record_dict(r) for r in summary.records if r.outcome != SKIP],
         "skipped_runs": [record_dict(r) for r in summary.records if r.outcome == SKIP],
     }

@@ -90,6 +90,6 @@ class HtmlReport(_ReportFile):
         self.trace_url = trace_url
 
     def text(self, report: dict[str, Any]) -> str:
-        from . import html_report
+        from . import html_report  # only with --prob-html
 
         return html_report.render(report, trace_url=self.trace_url)

@@ -56,7 +56,7 @@ class Aggregating(Role):
 
             parts.add(finishers=UnpricedModels(settings.prices.source))
         if settings.json_path is not None or settings.html_path is not None:
-            from .. import files
+            from .. import files  # only with a report option
             from ..report.writers import HtmlReport, JsonReport  # only with a report option
 
             if settings.json_path is not None:
@@ -79,7 +79,7 @@ class Aggregating(Role):
     def report_dict(self) -> ReportDict:
         """The report dict the report files share, made on the first ask (its module only with a report option)."""
         if self.report is None:
-            from ..report.writers import ReportDict
+            from ..report.writers import ReportDict  # only with a report option
 
             self.report = ReportDict(self.session.settings.to_dict(), self.session.parts)
         return self.report

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Callable
 import pytest
 
 from ..compat import xdist
+from ..decide.channel import ChannelReader
 from ..protocols import Registry
 from ..run.announce import CaseAnnouncements
 from ..session import Scope
@@ -24,7 +25,6 @@ from .wiring import WorkerWiring
 if TYPE_CHECKING:
     from ..config.settings import Settings
     from ..config.spec import Specs
-    from ..decide.channel import ChannelReader
     from ..model.case import CaseRef
 
 
@@ -45,8 +45,6 @@ class Worker(Role):
         folder = self.folder
         if folder is None:
             return None
-        from ..decide.channel import ChannelReader  # only where a controller opened a channel
-
         return ChannelReader(folder, specs, settings.gate_timeout)
 
     def announcer(self) -> Callable[[CaseRef], None] | None:

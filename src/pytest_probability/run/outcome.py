@@ -82,10 +82,11 @@ def xfail(report: pytest.TestReport, reason: str) -> None:
     """Report a judged case's failed report as xfailed, with ``reason``
     (:func:`~pytest_probability.vocabulary.xfail_reason`): its verdict item decides."""
     report.outcome = "skipped"
-    report.wasxfail = printable(reason)  # type: ignore[attr-defined]  # pytest prints it as is
+    report.wasxfail = printable(reason)  # pytest prints it as is
 
 
 def error_summary(run: CurrentRun) -> str:
-    """``Type: first line`` of an errored run, as 0.3.0's records and xfail reasons put it."""
+    """``Type: first line`` of an errored run: what the xfail reason of an error left out of its gate
+    (ini ``prob_errors = exclude``) says."""
     text = first_line(run.error_text or "")
     return f"{run.error_type}: {text}" if text else str(run.error_type or "error")

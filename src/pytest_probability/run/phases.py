@@ -93,7 +93,7 @@ class RunPhases:
                 run.stopped = decision[0]
             pytest.skip(printable(f"not run: {decision[1]}"))
         self._pace()
-        if item.parent.prob_async:  # type: ignore[union-attr]
+        if item.benchmark.prob_async:
             function = item.obj
             run = context.current_run()
             if run is not None and inspect.iscoroutinefunction(function):
@@ -157,8 +157,8 @@ class RunPhases:
 
     def _judged_failure(self, item: Run, call: pytest.CallInfo[None], report_: pytest.TestReport) -> None:
         """A judged case's failed report: a failed run (an assert) is xfailed, its verdict item decides;
-        an errored one fails the session as always (as in 0.3.0), unless ini ``prob_errors = exclude``
-        leaves errors out of its gate."""
+        an errored one fails the session as any error does (ini ``prob_errors = count``, the default), unless
+        ini ``prob_errors = exclude`` leaves errors out of its gate."""
         kind = item.prob_judged_by
         run = context.current_run()
         assert run is not None
@@ -172,8 +172,8 @@ class RunPhases:
         __tracebackhide__ = True
         if not isinstance(item, Run):
             return
-        parent = item.parent
-        if getattr(parent, "prob_callable", False):
+        benchmark = item.benchmark
+        if benchmark.prob_callable:
             return  # an earlier run of this benchmark passed: so do the others (one function)
         function = getattr(item, "obj", None)
         name = getattr(item, "originalname", item.name)
@@ -183,7 +183,7 @@ class RunPhases:
                 "not yield (use a fixture for setup that yields)"
             )
         if not inspect.iscoroutinefunction(function):
-            parent.prob_callable = True  # type: ignore[union-attr]
+            benchmark.prob_callable = True
 
     def check_unrun(self, item: pytest.Item) -> None:
         """Raise for an async benchmark's run that no async plugin ran. Called from a
@@ -193,7 +193,7 @@ class RunPhases:
         trylast impl, which would fail the run (pytest 9) or skip it (pytest 8). An error, never a
         failed run: the benchmark was not sampled."""
         __tracebackhide__ = True
-        if not isinstance(item, Run) or not item.parent.prob_async:  # type: ignore[union-attr]
+        if not isinstance(item, Run) or not item.benchmark.prob_async:
             return
         if inspect.iscoroutinefunction(getattr(item, "obj", None)):
             raise TypeError(unrun_message(getattr(item, "originalname", item.name)))

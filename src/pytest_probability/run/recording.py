@@ -42,7 +42,7 @@ _USAGE_FIELDS = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_
 
 @dataclass
 class TokenUsage:
-    """One model's calls within a run, to pass to :func:`record_usage` (0.3.0's public type; any object
+    """One model's calls within a run, to pass to :func:`record_usage` (a public type; any object
     or dict with these names does as well). Mutable, so that it can be filled in as calls return."""
 
     model: str = ""

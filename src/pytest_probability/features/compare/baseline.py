@@ -1,11 +1,11 @@
 """Baselines: earlier ``--prob-json`` reports, read and pooled by case.
 
-Pure apart from reading and writing files; pytest-free. Reads reports of this
-version (rows with ``nodeid``, ``case``, ``params``, ``passes``, ``total``)
-and of pytest-probability 0.3.0 (rows with ``case``, ``passes``, ``fails``,
-``errors``, ``total``, ``pass_rate`` in percent; no node id, no parameters).
-A case is matched by its node id when the baseline row has one, else by its
-row label (``benchmark::case_id``), which both versions write.
+Pure apart from reading and writing files; pytest-free. Reads reports whose
+rows have ``nodeid``, ``case``, ``params``, ``passes`` and ``total``, and
+reports whose rows have no node id and no parameters (``case``, ``passes``,
+``fails``, ``errors``, ``total``, ``pass_rate`` in percent). A case is
+matched by its node id when the baseline row has one, else by its row label
+(``benchmark::case_id``), which every report has.
 """
 
 from __future__ import annotations

@@ -69,7 +69,7 @@ class CompareSession:
     _book_cache: tuple[int, Comparisons] | None = field(default=None, repr=False)
 
     def compare(self, rows: Sequence[Row]) -> Comparisons:
-        from .pairs import compare_all
+        from .pairs import compare_all  # only once something is compared
 
         stats = self.stats
         return compare_all(rows, self.baseline, self.config, stats.confidence, stats.undecided, stats.min_inputs,
@@ -85,7 +85,7 @@ class CompareSession:
 
     def from_records(self, records: Mapping[str, Mapping[str, RunRecord]]) -> Comparisons:
         """The comparisons of the records the decision book kept, computed once per number of records."""
-        from ...aggregate.cases import row_of
+        from ...aggregate.cases import row_of  # the aggregating process's: a worker's start-up does not pay for it
 
         token = sum(len(runs) for runs in records.values())
         if self._book_cache is None or self._book_cache[0] != token:
@@ -114,7 +114,7 @@ class BaselineVerdicts(VerdictKind):
             self.session.config.margin_given or ("margin" in marks and "compare" not in marks))
 
     def verdicts(self, cases: Sequence[CaseRef]) -> Sequence[tuple[str, frozenset[str]]]:
-        from .pairs import is_baselined
+        from .pairs import is_baselined  # only once something is compared
 
         baselined = frozenset(case.key for case in cases
                               if is_baselined(self.session.baseline, case.key, case.label, dict(case.params)))
@@ -129,7 +129,7 @@ class BaselineVerdicts(VerdictKind):
                 f"than prob_min_inputs ({needed}), so it is UNDECIDED whatever its runs do (add cases)")
 
     def decide(self, records: Mapping[str, Mapping[str, RunRecord]], key: str) -> tuple[bool, str]:
-        from .pairs import benchmark_verdict
+        from .pairs import benchmark_verdict  # only once something is compared
 
         return benchmark_verdict(self.session.from_records(records), key)
 
@@ -140,7 +140,7 @@ class BaselineVerdicts(VerdictKind):
 class ArmVerdicts(VerdictKind):
     """The ``compare`` verdict kind: each arm of a benchmark whose mark gives ``compare=`` and
     ``margin=`` gets ``bench_x[compare:ARM]``, and every failing run of the benchmark's compared cases
-    is xfailed (0.3.0: "a margin gates the function"). Always on: the marks say."""
+    is xfailed: a margin gates the function, whose arms' verdicts decide. Always on: the marks say."""
 
     kind = COMPARE_KIND
 
@@ -151,7 +151,7 @@ class ArmVerdicts(VerdictKind):
         return "compare" in marks and "margin" in marks
 
     def verdicts(self, cases: Sequence[CaseRef]) -> Sequence[tuple[str, frozenset[str]]]:
-        from .pairs import arms_of
+        from .pairs import arms_of  # only once something is compared
 
         if not cases:
             return []
@@ -161,7 +161,7 @@ class ArmVerdicts(VerdictKind):
         return [(arm, compared) for arm in variants if arm != base]
 
     def infeasible(self, cases: Sequence[CaseRef], detail: str, judged: frozenset[str]) -> str | None:
-        from .pairs import arms_of
+        from .pairs import arms_of  # only once something is compared
 
         axis = dict(cases[0].marks)["compare"]
         base, _ = arms_of(cases, axis)
@@ -178,7 +178,7 @@ class ArmVerdicts(VerdictKind):
                 "(add inputs)")
 
     def decide(self, records: Mapping[str, Mapping[str, RunRecord]], key: str) -> tuple[bool, str]:
-        from .pairs import benchmark_verdict
+        from .pairs import benchmark_verdict  # only once something is compared
 
         session = self.comparing.session or self.comparing.start()
         return benchmark_verdict(session.from_records(records), key)
@@ -226,12 +226,12 @@ class Comparing(ItemsCheck, Finisher):
 
     def start(self) -> CompareSession:
         """The settings, the baseline read (a usage error if it cannot be), the history folder."""
-        from .settings import resolve_compare
+        from .settings import resolve_compare  # only once something is compared
 
         settings = resolve_compare(self.config)
         loaded = None
         if settings.baselines or settings.history is not None:
-            from . import baseline as baseline_mod
+            from . import baseline as baseline_mod  # only with --prob-baseline or --prob-history
 
             base_dir = Path(self.config.invocation_params.dir)
             try:
@@ -247,7 +247,7 @@ class Comparing(ItemsCheck, Finisher):
                 raise pytest.UsageError(str(exc)) from None
         plan_report = None
         if settings.plan_report is not None:
-            from . import baseline as baseline_mod
+            from . import baseline as baseline_mod  # only with --prob-plan-report
 
             try:
                 plan_report = baseline_mod.load([Path(settings.plan_report)], "--prob-plan-report")
@@ -286,7 +286,7 @@ class Comparing(ItemsCheck, Finisher):
         check_axes(items, self.session)
         if self.session is None or not self.session.config.plan:
             return
-        from . import plan  # its maths only when something is compared
+        from . import plan  # only with --prob-plan
 
         lines = plan.plan_lines(items, self.session.config, self.session.baseline, self.specs, self.session.plan_report)
         reporter = config.pluginmanager.get_plugin("terminalreporter")
@@ -294,7 +294,7 @@ class Comparing(ItemsCheck, Finisher):
             reporter.write_sep("=", "probability: plan")
             for line in lines:
                 reporter.write_line(line)
-        self.planned = bool(items)  # nothing selected stays exit status 5, as in 0.3.0
+        self.planned = bool(items)  # nothing selected stays exit status 5 (no tests collected)
         config.hook.pytest_deselected(items=list(items))
         items[:] = []
 

@@ -23,8 +23,9 @@ Method (docs/user-guide.md, "Comparing and catching drops"):
   its per-benchmark ones; its A/B arms; its A/B inputs) is adjusted with
   ``--prob-adjust``. A per-case interval is drawn at the hypothesis's *local
   level* (twostats.adjust), so it excludes the null exactly when the adjusted
-  test rejects. A pooled interval is drawn at the session's confidence, as
-  0.3.0 drew it: its adjusted p is reported beside it.
+  test rejects. A pooled interval is drawn at the session's confidence,
+  unadjusted (a benchmark's verdict reads it): its adjusted p is reported
+  beside it.
 * **Per-case verdicts** (what the drop alerts read) against ``margin`` ``m``:
   FAIL when the adjusted exact test rejects in the direction of a drop and
   the upper bound is below ``-m``; PASS when the lower bound is above ``-m``
@@ -34,7 +35,7 @@ Method (docs/user-guide.md, "Comparing and catching drops"):
   displayed upper bound is raised to ``-m`` so that the interval agrees with
   the verdict.
 * **A benchmark's verdict** (its ``[baseline]`` or ``[compare:ARM]`` item;
-  only under a margin), 0.3.0's rule: PASS when the pooled interval lies above
+  only under a margin): PASS when the pooled interval lies above
   ``-m`` (within ``(-m, m)`` with ``equivalence``), FAIL when it lies below
   ``-m`` (or above ``m`` with ``equivalence``), UNDECIDED otherwise, and
   UNDECIDED with fewer than ``min_inputs`` pairs, whose inputs are taken as
@@ -242,8 +243,8 @@ class Comparisons:
         return {**comparison.to_dict(), "scores": [c.to_dict() for c in self.scores_of(comparison.key)]}
 
     def baseline_dict(self) -> dict[str, Any] | None:
-        """The JSON report's ``baseline``: 0.3.0's keys (``path``, ``created``, ``margin``, ``paired``,
-        ``only_current``, ``only_baseline``, ``comparisons``, one per benchmark), then this version's."""
+        """The JSON report's ``baseline``: its base keys (``path``, ``created``, ``margin``, ``paired``,
+        ``only_current``, ``only_baseline``, ``comparisons``, one per benchmark) first, then the rest."""
         if self.baseline is None:
             return None
         base = self.baseline
@@ -283,7 +284,8 @@ def judge_pairs(pairs: Sequence[Pair], adjustment: str, confidence: float) -> No
     """Adjust a family of pairs and give each its interval and verdict (in place)."""
     alpha = 1.0 - confidence
     tested = [p for p in pairs if p.p is not None]
-    for pair, result in zip(tested, twostats.adjust([p.p for p in tested], adjustment, alpha)):  # type: ignore[misc]
+    pvalues = [p.p for p in pairs if p.p is not None]
+    for pair, result in zip(tested, twostats.adjust(pvalues, adjustment, alpha)):
         pair.p_adjusted = result.p_adjusted
         pair.local_level = result.local_level
         tail = result.local_level / 2.0
@@ -358,7 +360,8 @@ def judge_pooled(comparisons: Sequence[Comparison], adjustment: str, confidence:
     and, under a margin, its verdict (:func:`margin_verdict`; UNDECIDED below ``min_inputs`` pairs)."""
     alpha = 1.0 - confidence
     tested = [c for c in comparisons if c.p is not None]
-    for comparison, result in zip(tested, twostats.adjust([c.p for c in tested], adjustment, alpha)):  # type: ignore[misc]
+    pvalues = [c.p for c in comparisons if c.p is not None]
+    for comparison, result in zip(tested, twostats.adjust(pvalues, adjustment, alpha)):
         comparison.p_adjusted = result.p_adjusted
         comparison.local_level = result.local_level
     for comparison in comparisons:

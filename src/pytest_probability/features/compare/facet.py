@@ -41,7 +41,7 @@ class ComparisonsFacet(Facet):
         result = self.current()
         if result is None:
             return {"comparisons": [], "baseline": None}
-        # 0.3.0's shape: the A/B arms here, the baseline's comparisons under "baseline".
+        # The A/B arms here, the baseline's comparisons under "baseline".
         return {"comparisons": [result.comparison_dict(c) for c in result.comparisons if c.kind != BASELINE_KIND],
                 "baseline": result.baseline_dict()}
 
@@ -116,7 +116,7 @@ def _score_table(comparisons: list[ScoreComparison], with_inputs: bool) -> list[
 
 
 def _table(comparisons: list[Comparison], with_inputs: bool) -> list[Line]:
-    from .pairs import interval_text, p_text, points  # with the comparisons, only once something is compared
+    from .pairs import interval_text, p_text, points  # only once something is compared
 
     cells: list[tuple[list[str], str, dict[str, Any]]] = []
     for c in comparisons:

@@ -23,7 +23,7 @@ import pytest
 
 from ...compat import xdist
 from ...roles.wiring import Aggregation, Feature, MergeWiring, Wiring
-from .comparing import ArmVerdicts, BaselineVerdicts, Comparing, requested
+from .comparing import ArmVerdicts, BaselineVerdicts, CompareSession, Comparing, requested
 
 if TYPE_CHECKING:
     from ...config.settings import Settings
@@ -66,8 +66,8 @@ class Compare(Feature):
                 wiring.parts.add(verdict_kinds=BaselineVerdicts(comparing, compared))
 
     def aggregating(self, wiring: Aggregation) -> None:
-        from .facet import ComparisonsFacet  # an aggregating process's outputs
-        from .readings import ComparisonReadings
+        from .facet import ComparisonsFacet  # the aggregating process's: a worker's start-up does not pay for it
+        from .readings import ComparisonReadings  # the aggregating process's
 
         comparing = self.comparing
         assert comparing is not None
@@ -88,8 +88,8 @@ class Compare(Feature):
             wiring.parts.add(finishers=HistoryReport(Path(history), wiring.report()))
 
     def merged(self, wiring: MergeWiring) -> None:
-        from .facet import ComparisonsFacet
-        from .readings import ComparisonReadings
+        from .facet import ComparisonsFacet  # the aggregating process's (here the merge's)
+        from .readings import ComparisonReadings  # the aggregating process's
 
         result = merged_comparisons(wiring)
         wiring.add_facet(ComparisonsFacet(lambda: result, wiring.cases), shown=True)
@@ -126,8 +126,7 @@ def merged_comparisons(wiring: MergeWiring) -> Comparisons | None:
     if settings is None:
         return None
     from . import baseline as baseline_mod  # only when the shards compared
-    from .comparing import CompareSession
-    from .settings import CompareConfig
+    from .settings import CompareConfig  # only when the shards compared
 
     config = CompareConfig(baselines=baselines, margin=settings["margin"], margin_given=settings["margin_given"],
                            adjust=settings["adjust"], compare_axis=settings["compare"])

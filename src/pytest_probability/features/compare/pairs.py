@@ -87,7 +87,7 @@ def is_baselined(baseline: Baseline | None, key: str, label: str, params: Mappin
 def baseline_margin(marks: Mapping[str, Any], config: CompareConfig) -> float | None:
     """The margin a benchmark's baseline verdict is judged against: ``margin=`` on the mark of a
     benchmark without ``compare=``, else ``--prob-margin`` (or ini ``prob_margin``); None without
-    either, and the comparison only reports (as in 0.3.0)."""
+    either, and the comparison only reports (no verdict item, no exit status)."""
     if "margin" in marks and "compare" not in marks:
         return float(marks["margin"])
     return config.margin if config.margin_given else None
@@ -197,7 +197,7 @@ def compare_arms(result: Comparisons, rows: Sequence[Row], min_inputs: int = MIN
                  resamples: int = SIGN_FLIP_RESAMPLES, seed: int = 0, range_of: RangeOf = StatsConfig().range_of
                  ) -> None:
     """A/B: each value of a benchmark's compare axis against its baseline variant. Only ``margin=`` on
-    the benchmark's mark judges the arms (``--prob-margin`` is the baseline's, as in 0.3.0)."""
+    the benchmark's mark judges the arms (``--prob-margin`` is the baseline's only)."""
     config = result.config
     groups: dict[tuple[str, str], list[Row]] = {}
     for row in rows:
@@ -341,7 +341,7 @@ def p_text(p: float | None) -> str:
 
 
 def pp(value: float) -> str:
-    """Percentage points as 0.3.0 printed them: ``+10.0``, ``−25.0`` (a real minus), ``0.0``."""
+    """Percentage points: ``+10.0``, ``−25.0`` (a real minus), ``0.0``."""
     text = f"{value * 100:+.1f}"
     if text in ("+0.0", "-0.0"):
         return "0.0"
@@ -357,7 +357,7 @@ def margin_text(margin: float, equivalence: bool) -> str:
 
 
 def verdict_line(comparison: Comparison, with_p: bool = True) -> str:
-    """One benchmark verdict's line, as 0.3.0 wrote it (its verdict item's message has no p):
+    """One benchmark verdict's line, in a fixed layout (its verdict item's message has no p):
     ``cls  current − baseline  −25.0 pp [−37.5, −12.5]  12 paired, 1 unpaired  ≥−5 pp  FAIL``."""
     if comparison.kind == BASELINE_KIND:
         head = f"{comparison.function}  current \u2212 baseline"

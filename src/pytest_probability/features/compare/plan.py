@@ -2,7 +2,7 @@
 
 ``--prob-plan`` prints :func:`plan_lines` and runs nothing:
 
-* **0.3.0's run budget**, one row per selected case: its runs, the fewest
+* **the run budget**, one row per selected case: its runs, the fewest
   runs its gate can pass with, the runs for an 80% chance to pass and the
   chance now if the case passes ``--prob-plan-assume`` of its runs, the
   chance to see a failure at each ``--prob-plan-flake`` rate, and the cost
@@ -30,7 +30,7 @@ from .pairs import arms_of, is_baselined
 if TYPE_CHECKING:
     from .baseline import Baseline
 
-#: What each column of the run budget means (0.3.0's notes); ``{...}`` filled per session.
+#: What each column of the run budget means (the notes under the table); ``{...}`` filled per session.
 _NOTES = {
     "runs": "Runs planned for the case (--prob-runs, a runs= mark or prob_runs), counting only the runs -k/-m selected.",
     "min runs": "Fewest runs with which the gate can pass at all: for a pass-rate gate, only if every one of them "
@@ -48,7 +48,7 @@ _NOTES = {
     "cost": "Planned runs times the case's cost per run in {report}; blank for a case it doesn't have.",
 }
 
-# -- the run budget's table, as 0.3.0 printed it ------------------------------------
+# -- the run budget's table ---------------------------------------------------------
 
 #: Shown in a gate column of an ungated case.
 _DASH = "\u2014"
@@ -58,7 +58,7 @@ LATENCY_MARK = "*"
 OTHERS_MARK = "**"
 
 def format_chance(chance: float) -> str:
-    """A planned chance as a whole percent, rounded half up, as 0.3.0 printed it.
+    """A planned chance as a whole percent, rounded half up.
 
     ``0%`` only for exactly 0 (impossible); any positive chance shows at
     least ``1%``; and ``100%`` never: a rate strictly between 0 and 1 never
@@ -120,10 +120,11 @@ def plan_cells(plan: run_budget.CasePlan, gated: bool = True, priced: bool = Fal
             cells += [least, _DASH, _DASH]
         else:
             mark = OTHERS_MARK if plan.others else LATENCY_MARK if plan.latency is not None else ""
+            assert plan.chance is not None  # a gated case's plan has its chance (run_budget.plan_case)
             cells += [
                 least,
                 format_runs_for_chance(plan.runs_for_chance, plan.gate, plan.assume, plan.cap) + mark,
-                format_chance(plan.chance) + mark,  # type: ignore[arg-type]
+                format_chance(plan.chance) + mark,
             ]
     cells += [format_chance(chance) for _, chance in plan.catches]
     if priced:
@@ -145,7 +146,7 @@ def plan_lines(items: list[Any], config: CompareConfig, baseline: Baseline | Non
     return lines
 
 
-# -- 0.3.0's run budget ----------------------------------------------------------------
+# -- the run budget ----------------------------------------------------------------------
 
 
 def budget_lines(cases: dict[str, CaseRef], selected: dict[str, int], config: CompareConfig, specs: Specs,

@@ -11,7 +11,7 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Tuple
+from typing import Any, SupportsFloat, SupportsIndex, Tuple
 
 import pytest
 
@@ -33,7 +33,7 @@ class CompareConfig:
     plan: bool = False
     plan_drop: float = 0.2
     plan_power: float = 0.8
-    #: --prob-plan's run budget (0.3.0): the true pass rate it plans for, the failure rates to catch,
+    #: --prob-plan's run budget: the true pass rate it plans for, the failure rates to catch,
     #: and the report its costs per run come from (an absolute path).
     plan_assume: float = run_budget.PLAN_ASSUME
     plan_flakes: tuple[float, ...] = run_budget.PLAN_FLAKES
@@ -75,7 +75,7 @@ def resolve_compare(config: pytest.Config) -> CompareConfig:
     if axis is not None and not str(axis).strip():
         raise pytest.UsageError("--prob-compare needs the name of a parametrize argument")
     if axis is None:
-        axis = str(config.getini("prob_compare")).strip() or None  # its default, as in 0.3.0
+        axis = str(config.getini("prob_compare")).strip() or None  # the ini key: the suite's default axis
     plan_report = config.getoption("prob_plan_report")
     if plan_report is not None:
         text = os.path.expanduser(str(plan_report))
@@ -108,10 +108,11 @@ def parse_plan_rate(value: object, source: str = "--prob-plan-assume") -> float:
     (it was meant as a percentage). ``source`` names the option in the message."""
     text = value.strip() if isinstance(value, str) else value
     percent = isinstance(text, str) and text.endswith("%")
-    if percent:
-        text = text[:-1].strip()  # type: ignore[union-attr]
+    if isinstance(text, str) and percent:
+        text = text[:-1].strip()
     try:
-        number = float(text)  # type: ignore[arg-type]
+        # What float() takes: text, or an object with __float__ or __index__ (anything else is not a number).
+        number = float(text) if isinstance(text, (str, SupportsFloat, SupportsIndex)) else math.nan
     except (TypeError, ValueError):
         number = math.nan
     if isinstance(value, bool) or not math.isfinite(number):

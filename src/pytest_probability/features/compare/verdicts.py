@@ -36,8 +36,8 @@ def case_verdict(
 
 
 def margin_verdict(low: float, high: float, margin: float, equivalence: bool) -> str:
-    """0.3.0's rule for a benchmark's verdict: the interval against the margin, bounds compared unrounded
-    (a bound exactly on the margin is not past it)."""
+    """A benchmark's verdict: the interval against the margin, bounds compared unrounded (a bound exactly on
+    the margin is not past it)."""
     if equivalence:
         if high < -margin or low > margin:
             return FAILED

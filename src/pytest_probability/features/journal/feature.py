@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from ...model.run import RunRecord
 from ...roles.wiring import Aggregation, Feature, WorkerWiring
 
 if TYPE_CHECKING:
@@ -42,11 +43,10 @@ class Journal(Feature):
         self.contents: Contents | None = None
 
     def aggregating(self, wiring: Aggregation) -> None:
-        from ...model.run import RunRecord
-        from . import file
-        from .facet import JournalFacet
-        from .resume import ResumedOutcomes
-        from .writer import start
+        from . import file  # only with --prob-journal
+        from .facet import JournalFacet  # only with --prob-journal
+        from .resume import ResumedOutcomes  # only with --prob-journal
+        from .writer import start  # only with --prob-journal
 
         path, config = self.path, wiring.config
         head = file.header(wiring.settings.suite, wiring.settings.to_dict(), wiring.stats.to_dict())
@@ -77,13 +77,13 @@ class Journal(Feature):
         config.add_cleanup(writer.close)
 
     def serial(self, wiring: Aggregation) -> None:
-        from .resume import Resume
+        from .resume import Resume  # only with --prob-journal
 
         assert self.contents is not None
         wiring.parts.add(checks=Resume(self.path, self.contents))
 
     def controller(self, wiring: Aggregation) -> None:
-        from .resume import JournalHooks, JournalLink
+        from .resume import JournalHooks, JournalLink  # only with --prob-journal
 
         assert self.contents is not None
         # The workers collect: each deselects what was resumed, reading the journal up to this length.
@@ -93,8 +93,8 @@ class Journal(Feature):
 
     def worker(self, wiring: WorkerWiring) -> None:
         """Deselect the runs the controller resumed from the journal (as of the controller's start)."""
-        from . import file
-        from .resume import WORKER_INPUT, Resume
+        from . import file  # only with --prob-journal
+        from .resume import WORKER_INPUT, Resume  # only with --prob-journal
 
         given = wiring.workerinput.get(WORKER_INPUT)
         if given is None:

@@ -54,8 +54,8 @@ def row_field(row: Row) -> dict[str, Any]:
     word = reason.split(" ", 1)[0]
     return {
         "stopped": {
-            # 0.3.0's keys: runs executed before the stop, runs planned, runs not executed, the early
-            # verdict, and what the runs not executed would have cost.
+            # The base keys: runs executed before the stop, runs planned, runs not executed, the early
+            # verdict, and what the runs not executed would have cost; then the rest.
             "after": executed,
             "planned": executed + row.counts.stopped,
             "skipped": row.counts.stopped,
@@ -99,7 +99,8 @@ class SpendFacet(Facet):
         return {"stopping": self.stopping_section(), "budget": self.budget_section()}
 
     def stopping_section(self) -> dict[str, Any]:
-        """The JSON's ``stopping``: always an object, as in 0.3.0 (``mode`` ``off`` without stopping)."""
+        """The JSON's ``stopping``: always an object (``mode`` ``off`` without stopping), so that a path into it
+        never meets a null."""
         summary = self.results.summary()
         found = totals(summary)
         executed = summary.counts.total + summary.counts.skipped

@@ -58,8 +58,7 @@ class Spend(Feature):
         return Budget(settings.max_cost, settings.max_tokens, settings.max_time)
 
     def aggregating(self, wiring: Aggregation) -> None:
-        from .facet import SpendFacet  # an aggregating process's: a worker's start-up does not pay for outputs
-
+        from .facet import SpendFacet  # the aggregating process's: a worker's start-up does not pay for it
         from .stopping import EarlyStop  # the aggregating process's: it reads the decision book
 
         self.budget = budget = self._make_budget()
@@ -82,7 +81,7 @@ class Spend(Feature):
             wiring.parts.add(guards=WorkerBudgetGuard(decisions, given.get("deadline"), given.get("max_time")))
 
     def merged(self, wiring: MergeWiring) -> None:
-        from .facet import SpendFacet
+        from .facet import SpendFacet  # the aggregating process's (here the merge's)
 
         wiring.add_facet(SpendFacet(wiring.results, wiring.stats.stop, replay(wiring.settings, wiring.records)))
 
