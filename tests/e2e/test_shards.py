@@ -439,6 +439,35 @@ def test_a_shard_whose_runs_are_all_in_other_shards_exits_0_and_writes_its_repor
 
 # -- issue 36: shards of another suite, malformed reports, bounds and path clashes -------------------------------
 
+OTHER_FILE = """
+import pytest
+
+
+@pytest.mark.probability(runs=4, min_rate=0.5)
+def bench_b(request):
+    assert request.node.prob_run % 2
+"""
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_shards_of_two_versions_of_the_suite_are_refused(pytester: pytest.Pytester, xdist: list[str]) -> None:
+    """Issue 36, defect 1: shard 1/2 ran without bench_b.py and shard 2/2 with it (same suite name, same
+    settings). Merged, bench_b would be judged on the runs of one shard; the merge refuses, naming both files."""
+    pytester.makepyfile(bench_a=BENCH)
+    assert session(pytester, *xdist, "--prob-shard=1/2", "--prob-json=s1.json").ret == 0
+    pytester.makepyfile(bench_b=OTHER_FILE)
+    assert session(pytester, *xdist, "--prob-shard=2/2", "--prob-json=s2.json").ret == 0
+    message = refused(pytester, "s1.json", "s2.json")
+    assert message.startswith("error: s2.json and s1.json are not shards of one suite: they collected different "
+                              "cases (3 cases, 42 runs in s1.json; 4 cases, 46 runs in s2.json)"), message
+    # The same suite in both: merged, as the unsharded session.
+    assert session(pytester, *xdist, "--prob-shard=1/2", "--prob-json=s1.json").ret == 0
+    whole = session(pytester, "--prob-json=whole.json")
+    merged = merge(pytester, "s1.json", "s2.json", "-o", "merged.json")
+    assert merged.returncode == whole.ret == 1, merged.stderr  # bench_b's gate: 2/4 against 0.5, UNDECIDED
+    assert load(pytester, "merged.json")["rows"] == load(pytester, "whole.json")["rows"]
+
+
 def shard_report(pytester: pytest.Pytester) -> dict:
     """A real shard's report (1/2 of BENCH), with a record, a skipped run and a case of each kind."""
     return load(pytester, "s1.json")

@@ -3,8 +3,8 @@
 Each shard (``--prob-shard=K/N``) ran part of every case's runs and deferred
 every whole-case decision. The merge checks each report's shape once, as it
 reads it (:func:`check_shape`: every field it reads, by its path), then that
-the reports are the N shards of one suite with the same settings, and that no
-run is in two of them; then
+the reports are the N shards of one suite (the same cases collected) with the
+same settings, and that no run is in two of them; then
 it rebuilds every run's :class:`~pytest_probability.model.run.RunRecord`
 (``records[]`` and ``skipped_runs[]`` with the report's ``cases``) and decides
 again over all of them by the code a session uses: the one aggregator
@@ -46,7 +46,7 @@ from ...roles.wiring import Feature, MergeWiring
 SHOWN = 5
 #: A shard report's ``shard`` fields of the shards feature's own; the others are what features handed over
 #: (``Registry.handovers``: the comparisons' settings), which every shard must agree on.
-SHARD_FIELDS = frozenset({"index", "count", "suite", "runs_selected"})
+SHARD_FIELDS = frozenset({"index", "count", "suite", "collected", "runs_selected"})
 #: The ``settings`` fields the merge reads, and their kinds (the others are compared between shards only).
 SETTINGS_FIELDS: dict[str, shape.Kind] = {
     "runs": shape.whole(1),
@@ -56,6 +56,7 @@ SETTINGS_FIELDS: dict[str, shape.Kind] = {
     "prices": shape.or_null(shape.TEXT),
     "shard": shape.or_null(shape.TEXT),
 }
+COLLECTED_FIELDS: dict[str, shape.Kind] = {"cases": shape.whole(0), "runs": shape.whole(0), "digest": shape.NAME}
 
 
 class MergeError(ValueError):
@@ -120,6 +121,9 @@ def check_shape(report: Mapping[str, Any]) -> None:
     shape.field(shard, "index", "shard", (lambda v: type(v) is int and 1 <= v <= count,
                                           f"a whole number from 1 to {count} (shard.count)"))
     shape.field(shard, "suite", "shard", shape.TEXT, required=False)
+    collected = shape.field(shard, "collected", "shard", shape.or_null(shape.OBJECT), required=False)
+    if collected is not None:
+        shape.fields(collected, "shard.collected", COLLECTED_FIELDS, frozenset(COLLECTED_FIELDS))
     selected = shape.field(shard, "runs_selected", "shard", shape.OBJECT, required=False) or {}
     for key, runs in selected.items():
         if type(runs) is not int or runs < 0:
@@ -183,6 +187,12 @@ def check(reports: list[tuple[Path, dict[str, Any]]]) -> int:
                 shown = "; ".join(f"{k}: {theirs.get(k)!r} in {first_path}, {mine.get(k)!r} in {path}" for k in keys)
                 raise MergeError(f"{path} and {first_path} were run with different settings ({name}: {shown}); "
                                  "the shards of one session share every setting but --prob-shard")
+        mine, theirs = shard.get("collected"), first["shard"].get("collected")
+        if mine is not None and theirs is not None and mine != theirs:
+            raise MergeError(f"{path} and {first_path} are not shards of one suite: they collected different cases "
+                             f"({theirs['cases']} cases, {theirs['runs']} runs in {first_path}; {mine['cases']} cases, "
+                             f"{mine['runs']} runs in {path}); run every shard on the same checkout, files and "
+                             "selection (-k, -m)")
     missing = count - len(by_index)
     if missing:
         names = [f"{k}/{count}" for k in range(1, count + 1) if k not in by_index][:SHOWN]
