@@ -78,6 +78,7 @@ def _merge(args: argparse.Namespace) -> int:
     try:
         trace_url = check_trace_url(args.trace_url, source="--trace-url") if args.trace_url else None
         _check_sending(args, sending)
+        _check_outputs(args)
         # The features with a part in the merged report, in a session's order: the facets follow it.
         merged = merge(args.paths, (Spend(), Compare(on=False)), args)
     except (MergeError, ValueError) as exc:
@@ -122,6 +123,25 @@ def _merge(args: argparse.Namespace) -> int:
         print(line)
     print(f"wrote {args.output}" + (f" and {args.html}" if args.html else ""))
     return merged.exit_status
+
+
+#: The merge's outputs: option, what it writes.
+OUTPUTS = (("output", "-o", "report"), ("html", "--html", "HTML report"), ("otel_file", "--otel-file", "metrics file"))
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """No output of the merge replaces one of its inputs (the merge could not be run again) or another of its
+    outputs (ValueError, before anything is read or written)."""
+    outputs = [(option, what, Path(getattr(args, name))) for name, option, what in OUTPUTS
+               if getattr(args, name) is not None]
+    for i, (option, what, path) in enumerate(outputs):
+        for given in args.paths:
+            if files.same_file(path, Path(given)):
+                raise ValueError(f"{option} {path} is {given}, one of the reports to merge: give the merged {what} "
+                                 "another path (writing it there would lose that shard's report)")
+        for other, _, earlier in outputs[:i]:
+            if files.same_file(path, earlier):
+                raise ValueError(f"{option} {path} is also {other} {earlier}: give the merged {what} another path")
 
 
 def _check_sending(args: argparse.Namespace, sending: bool) -> None:

@@ -581,6 +581,26 @@ def test_missing_shards_are_counted_not_listed(two_shards: pytest.Pytester) -> N
     assert result.returncode == 2 and "huge.json: shard.count must be a whole number from 1 to 1000" in result.stderr
 
 
+@pytest.mark.parametrize("output", [["-o", "s1.json"], ["-o", "./s2.json"], ["-o", "link.json"],
+                                    ["-o", "merged.json", "--html", "s2.json"],
+                                    ["-o", "merged.json", "--otel-file", "s1.json"],
+                                    ["-o", "merged.json", "--html", "merged.json"]],
+                         ids=["output", "output-spelled-otherwise", "output-symlink", "html", "otel-file",
+                              "html-is-output"])
+def test_an_output_of_the_merge_that_is_one_of_its_inputs_is_refused(two_shards: pytest.Pytester,
+                                                                     output: list[str]) -> None:
+    """Issue 36, defect 4: ``merge … -o`` equal to one of its inputs would overwrite that shard's report, so the
+    merge could not be run again."""
+    (two_shards.path / "link.json").symlink_to("s1.json")
+    before = {name: (two_shards.path / name).read_bytes() for name in ("s1.json", "s2.json")}
+    result = merge(two_shards, "s1.json", "s2.json", *output)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.startswith("error: "), result.stderr
+    assert "give the merged" in result.stderr, result.stderr
+    assert {name: (two_shards.path / name).read_bytes() for name in before} == before
+    assert not (two_shards.path / "merged.json").exists()
+
+
 RICH = """
 import pytest
 from pytest_probability import record_output, record_usage
