@@ -444,3 +444,41 @@ def test_lf_after_a_resumed_session_reruns_the_runs_that_failed_before_the_kill(
     # after any failed gate. The gated case's failed run was xfailed under a gate that passed: not rerun.
     assert listed == [*(f"bench_l.py::bench_strict::run{n}" for n in range(1, 5)), "bench_l.py::bench_strict::gate",
                       *(f"bench_l.py::bench_ungated::run{n}" for n in (1, 3, 5))], rerun.stdout.str()
+
+
+# -- issue 36: corrupt records, moved checkouts, paths that are no journal -------------------------------------
+
+PRICES = '[m]\ninput = 1.0\noutput = 2.0\n'
+
+
+@XDIST
+def test_a_journal_moved_with_its_checkout_resumes(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+                                                   xdist: list[str]) -> None:
+    """Issue 36, defect 5: the journal's header held the prices file's absolute path, so a journal moved with
+    its checkout (a CI cache restored into another workspace) was refused (exit 4). The prices' content is
+    what is compared."""
+    before, after = pytester.path / "ws-1" / "proj", pytester.path / "ws-2" / "proj"
+    before.mkdir(parents=True)
+    (before / "bench_x.py").write_text(BENCH, encoding="utf-8")
+    (before / "prices.toml").write_text(PRICES, encoding="utf-8")
+    monkeypatch.chdir(before)
+    whole = session(pytester, *xdist, "--prob-prices=prices.toml", "--prob-json=whole.json")
+    assert whole.ret == 1
+    (before / "executed.txt").unlink()
+    monkeypatch.setenv("KILL_AT", "outage[run3]")
+    assert session(pytester, *xdist, "--prob-prices=prices.toml", "--prob-journal=j.jsonl").ret == -9
+    monkeypatch.delenv("KILL_AT")
+    after.parent.mkdir()
+    before.rename(after)
+    monkeypatch.chdir(after)
+    resumed = session(pytester, *xdist, "--prob-prices=prices.toml", "--prob-journal=j.jsonl", "--prob-json=r.json")
+    assert resumed.ret == 1, resumed.stdout.str() + resumed.stderr.str()
+    report = load(after / "r.json")
+    assert report["journal"]["resumed_runs"] > 0
+    assert stable(report) == stable(load(after / "whole.json"))
+    # Other prices are other settings: refused, naming the digest.
+    (after / "prices.toml").write_text(PRICES.replace("1.0", "1.5"), encoding="utf-8")
+    refused = session(pytester, *xdist, "--prob-prices=prices.toml", "--prob-journal=j.jsonl")
+    assert refused.ret == 4
+    refused.stderr.fnmatch_lines(["ERROR: --prob-journal: * was written by a session with other settings "
+                                  "(prices_digest: 'sha256:*"])

@@ -601,6 +601,49 @@ def test_an_output_of_the_merge_that_is_one_of_its_inputs_is_refused(two_shards:
     assert not (two_shards.path / "merged.json").exists()
 
 
+PRICED = """
+from pytest_probability import record_usage
+import pytest
+
+
+@pytest.mark.probability(runs=6, min_rate=0.1)
+def bench_priced():
+    record_usage(model="m", input_tokens=1000, output_tokens=100)
+"""
+
+
+def test_shards_run_in_different_checkout_folders_merge(pytester: pytest.Pytester) -> None:
+    """Issue 36, defect 5: each shard's report held the absolute path of its prices file, so shards of two CI
+    workspaces were refused as of other settings. The prices' content is compared (``settings.prices_digest``)."""
+    checkouts = [pytester.path / "runner-1" / "proj", pytester.path / "runner-2" / "proj"]
+    for k, checkout in enumerate(checkouts, start=1):
+        checkout.mkdir(parents=True)
+        (checkout / "bench_x.py").write_text(PRICED, encoding="utf-8")
+        (checkout / "prices.toml").write_text('[m]\ninput = 1.0\noutput = 2.0\n', encoding="utf-8")
+        result = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--prob-shard={k}/2",
+                                 "--prob-prices=prices.toml", f"--prob-json={pytester.path / f's{k}.json'}"],
+                                cwd=checkout, capture_output=True, text=True, timeout=120,
+                                env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+        assert result.returncode == 0, result.stdout + result.stderr
+    first, second = load(pytester, "s1.json"), load(pytester, "s2.json")
+    assert first["settings"]["prices"] == str(checkouts[0] / "prices.toml")  # where it was, as before
+    assert first["settings"]["prices_digest"] == second["settings"]["prices_digest"]
+    assert first["settings"]["prices_digest"].startswith("sha256:")
+    merged = merge(pytester, "s1.json", "s2.json", "-o", "merged.json")
+    assert merged.returncode == 0, merged.stderr
+    assert load(pytester, "merged.json")["totals"]["cost"] == pytest.approx(6 * (1000 * 1.0 + 100 * 2.0) / 1e6)
+    # Other prices are other settings.
+    (pytester.path / "merged.json").unlink()
+    (checkouts[1] / "prices.toml").write_text('[m]\ninput = 1.5\noutput = 2.0\n', encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--prob-shard=2/2",
+                             "--prob-prices=prices.toml", f"--prob-json={pytester.path / 's2.json'}"],
+                            cwd=checkouts[1], capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert result.returncode == 0, result.stdout + result.stderr
+    message = refused(pytester, "s1.json", "s2.json")
+    assert "s2.json and s1.json were run with different settings (settings: prices_digest: 'sha256:" in message, message
+
+
 RICH = """
 import pytest
 from pytest_probability import record_output, record_usage

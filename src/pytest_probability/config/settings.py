@@ -42,6 +42,13 @@ if TYPE_CHECKING:
 # (docs/developer-guide.md, "Lazy imports").
 
 
+#: The fields of :meth:`Settings.to_dict` that say where a file was, not what it held (the prices file's
+#: absolute path): shards run in other checkout folders, and a journal moved with its checkout, differ in
+#: them and nothing else. The merge and the journal compare every other field, among them the digest of
+#: that file's content (``prices_digest``).
+PATH_FIELDS = frozenset({"prices"})
+
+
 @dataclass(frozen=True)
 class Settings:
     """The session's options, validated."""
@@ -100,6 +107,7 @@ class Settings:
             "retry": self.retry.to_dict() if self.retry is not None else None,
             "span_usage": self.span_usage,
             "prices": self.prices.source if self.prices is not None else None,
+            "prices_digest": self.prices.digest if self.prices is not None else None,
             "shard": f"{self.shard[0]}/{self.shard[1]}" if self.shard is not None else None,
         }
 

@@ -18,8 +18,9 @@ background thread (``writer.Journal``):
 
 A session started with a journal that exists reads it first (:func:`read`). A
 journal of another suite or other settings is refused (:func:`differences`,
-exit status 4, naming the difference). Otherwise its records are the session's
-first records, and ``resume.Resume`` deselects their runs, so that only the runs
+exit status 4, naming the difference; where a file was,
+``config.settings.PATH_FIELDS``, is no difference). Otherwise its records are
+the session's first records, and ``resume.Resume`` deselects their runs, so that only the runs
 the journal lacks are executed. A killed session (``kill -9``) loses only the
 run in flight: a last line cut short is dropped, and cut off the file before
 the session appends. A line that is not JSON anywhere else means the file is
@@ -33,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from ...config.settings import PATH_FIELDS
 
 MAGIC = "pytest-probability"
 FORMAT = 1
@@ -129,6 +131,8 @@ def differences(found: Mapping[str, Any], wanted: Mapping[str, Any]) -> list[str
     for part in ("settings", "stats_config"):
         theirs, mine = found.get(part) or {}, wanted.get(part) or {}
         for key in sorted(set(theirs) | set(mine)):
+            if part == "settings" and key in PATH_FIELDS:
+                continue  # where the prices file was: its digest is compared (a journal moved with its checkout)
             if theirs.get(key) != mine.get(key):
                 name = key if part == "settings" else f"{part}.{key}"
                 out.append(f"{name}: {theirs.get(key)!r} in the journal, {mine.get(key)!r} now")

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ...aggregate.cases import aggregate
-from ...config.settings import StatsConfig, stats_from_dict
+from ...config.settings import PATH_FIELDS, StatsConfig, stats_from_dict
 from ...config.values import MAX_SHARDS
 from ...config.spec import Specs
 from ...decide.analysis import Analysis, analyze
@@ -54,6 +54,7 @@ SETTINGS_FIELDS: dict[str, shape.Kind] = {
     "max_tokens": shape.or_null(shape.whole(0)),
     "max_time": shape.or_null(shape.number(0)),
     "prices": shape.or_null(shape.TEXT),
+    "prices_digest": shape.or_null(shape.TEXT),
     "shard": shape.or_null(shape.TEXT),
 }
 COLLECTED_FIELDS: dict[str, shape.Kind] = {"cases": shape.whole(0), "runs": shape.whole(0), "digest": shape.NAME}
@@ -147,8 +148,10 @@ def check_shape(report: Mapping[str, Any]) -> None:
                                 f"{record['nodeid']})")
 
 
-def _without_shard(settings: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in settings.items() if k != "shard"}
+def _compared(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings the shards must agree on: all but the shard, and where a file was (``PATH_FIELDS``: the
+    prices' digest is compared, not the path of their file, which differs between checkout folders)."""
+    return {k: v for k, v in settings.items() if k != "shard" and k not in PATH_FIELDS}
 
 
 def _counted(names: list[str], total: int) -> str:
@@ -180,8 +183,8 @@ def check(reports: list[tuple[Path, dict[str, Any]]]) -> int:
         by_index[shard["index"]] = path
         handed = sorted(set(shard) - SHARD_FIELDS | set(first["shard"]) - SHARD_FIELDS)
         for name in ("settings", "stats_config", *handed):
-            mine = _without_shard((report["shard"] if name in handed else report).get(name) or {})
-            theirs = _without_shard((first["shard"] if name in handed else first).get(name) or {})
+            mine = _compared((report["shard"] if name in handed else report).get(name) or {})
+            theirs = _compared((first["shard"] if name in handed else first).get(name) or {})
             if mine != theirs:
                 keys = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
                 shown = "; ".join(f"{k}: {theirs.get(k)!r} in {first_path}, {mine.get(k)!r} in {path}" for k in keys)
