@@ -16,15 +16,17 @@ background thread (``writer.Journal``):
 * ``{"late": {"nodeid": ..., "usage": ..., "extra_cost": ...}}``, usage charged to
   a run after its record (late usage).
 
-A session started with a journal that exists reads it first (:func:`read`). A
-journal of another suite or other settings is refused (:func:`differences`,
-exit status 4, naming the difference; where a file was,
+A session started with a journal that exists reads it first (:func:`read`),
+and checks every entry's fields as it reads it (``record.shape``): a line that
+is no journal entry is refused naming the line and the field, before any run.
+A journal of another suite or other settings is refused
+(:func:`differences`, exit status 4, naming the difference; where a file was,
 ``config.settings.PATH_FIELDS``, is no difference). Otherwise its records are
-the session's first records, and ``resume.Resume`` deselects their runs, so that only the runs
-the journal lacks are executed. A killed session (``kill -9``) loses only the
-run in flight: a last line cut short is dropped, and cut off the file before
-the session appends. A line that is not JSON anywhere else means the file is
-no journal (or was edited): refused.
+the session's first records, and ``resume.Resume`` deselects their runs, so
+that only the runs the journal lacks are executed. A killed session
+(``kill -9``) loses only the run in flight: a last line cut short is dropped,
+and cut off the file before the session appends. A line that is not JSON
+anywhere else means the file is no journal (or was edited): refused.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ...config.settings import PATH_FIELDS
+from ...record import shape
 
 MAGIC = "pytest-probability"
 FORMAT = 1
@@ -42,6 +45,14 @@ FORMAT = 1
 PLACE_FIELDS = frozenset({"order", "lineno"})
 #: Differences named in a refusal; the rest are counted.
 SHOWN = 5
+
+#: The header's fields that a session compares with its own (:func:`differences`).
+HEADER_FIELDS: dict[str, shape.Kind] = {"suite": shape.TEXT, "settings": shape.OBJECT, "stats_config": shape.OBJECT}
+#: A late entry's fields (``writer.Journal.write_late``).
+LATE_FIELDS: dict[str, shape.Kind] = {"nodeid": shape.NAME, "usage": shape.or_null(shape.OBJECT),
+                                      "extra_cost": shape.number()}
+#: Why a line is refused, after what is wrong with it.
+EDITED = "the file is no journal of pytest-probability, or was edited; give another path to start over"
 
 #: One journal line's JSON: compact, strict.
 dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
@@ -77,7 +88,8 @@ def header(suite: str, settings: Mapping[str, Any], stats_config: Mapping[str, A
 
 def read(path: Path, limit: int | None = None) -> Contents:
     """The journal at ``path`` (empty Contents when there is none yet); ``limit``: read only its first
-    ``limit`` bytes (an xdist worker reads what its controller resumed from, not what it appends since)."""
+    ``limit`` bytes (an xdist worker reads what its controller resumed from, not what it appends since).
+    Every entry is checked as it is read (:class:`JournalError` naming the line and the field)."""
     try:
         with open(path, "rb") as handle:
             data = handle.read() if limit is None else handle.read(limit)
@@ -94,9 +106,8 @@ def read(path: Path, limit: int | None = None) -> Contents:
         number += 1
         try:
             entry = json.loads(line)
-        except ValueError:
-            raise JournalError(f"--prob-journal: {path} line {number} is not JSON: the file is no journal of "
-                               "pytest-probability, or was edited; give another path to start over") from None
+        except (ValueError, RecursionError):
+            raise JournalError(f"--prob-journal: {path} line {number} is not JSON: {EDITED}") from None
         if number == 1:
             if not isinstance(entry, dict) or entry.get("journal") != MAGIC:
                 raise JournalError(f"--prob-journal: {path} is not a journal of pytest-probability (its first line "
@@ -105,11 +116,19 @@ def read(path: Path, limit: int | None = None) -> Contents:
                 raise JournalError(f"--prob-journal: {path} is in journal format {entry.get('format')!r}, and this "
                                    f"version reads format {FORMAT}; finish it with the version that wrote it, or "
                                    "start over with another path")
+            try:
+                shape.fields(entry, "header", HEADER_FIELDS, frozenset(HEADER_FIELDS))
+            except shape.Malformed as exc:
+                raise JournalError(f"--prob-journal: {path} line 1: {exc}; {EDITED}") from None
             contents.header = entry
             continue
         if not isinstance(entry, dict) or len(entry) != 1:
             raise JournalError(f"--prob-journal: {path} line {number} is no journal entry")
         (kind, value), = entry.items()
+        try:
+            _check_entry(kind, value, contents)
+        except shape.Malformed as exc:
+            raise JournalError(f"--prob-journal: {path} line {number}: {exc}; {EDITED}") from None
         if kind == "record":
             contents.records.append(value)
         elif kind == "case":
@@ -121,6 +140,20 @@ def read(path: Path, limit: int | None = None) -> Contents:
     if contents.header is None and contents.length:
         raise JournalError(f"--prob-journal: {path} has no journal header")
     return contents
+
+
+def _check_entry(kind: str, value: Any, contents: Contents) -> None:
+    """One entry's fields, as the writer wrote them: a record's case described by a line before it."""
+    if kind == "record":
+        key = shape.check_record(value, "record", shape.JOURNAL)
+        if key not in contents.cases:
+            raise shape.Malformed(f"record of case {key!r}, which no line before it describes")
+    elif kind == "case":
+        shape.check_case(value, "case")
+    elif kind == "late":
+        shape.fields(shape.an_object(value, "late"), "late", LATE_FIELDS, frozenset({"nodeid"}))
+        if value.get("usage") is not None:
+            shape.check_usage(value["usage"], "late.usage")
 
 
 def differences(found: Mapping[str, Any], wanted: Mapping[str, Any]) -> list[str]:
