@@ -550,6 +550,25 @@ def test_a_journal_moved_with_its_checkout_resumes(pytester: pytest.Pytester, mo
                                   "(prices_digest: 'sha256:*"])
 
 
+@XDIST
+@pytest.mark.parametrize("kind", ["device", "fifo"])
+def test_a_journal_path_that_is_no_regular_file_is_a_usage_error(pytester: pytest.Pytester, xdist: list[str],
+                                                                 kind: str) -> None:
+    """Issue 36, defect 7: ``--prob-journal=/dev/full`` read the device forever (and a FIFO blocked the open)."""
+    pytester.makepyfile(bench_x=BENCH)
+    if kind == "device":
+        path = Path("/dev/full")
+    else:
+        path = pytester.path / "j.fifo"
+        os.mkfifo(path)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *xdist, f"--prob-journal={path}", timeout=60)
+    assert result.ret == 4, result.stdout.str() + result.stderr.str()
+    what = "a character device" if kind == "device" else "a FIFO"
+    result.stderr.fnmatch_lines([f"ERROR: --prob-journal: {path} is not a regular file ({what}); give the path of a "
+                                 "journal, or of a file to create"])
+    assert not executed(pytester)
+
+
 def test_no_corrupt_journal_entry_gets_past_the_read(pytester: pytest.Pytester) -> None:
     """Issue 36, defect 6, at large: 300 journals each with a field of one entry removed or replaced by a value
     of another kind (seeded). Reading refuses each (a usage error) or what it read rebuilds into records that

@@ -19,7 +19,8 @@ background thread (``writer.Journal``):
 A session started with a journal that exists reads it first (:func:`read`),
 and checks every entry's fields as it reads it (``record.shape``): a line that
 is no journal entry is refused naming the line and the field, before any run.
-A journal of another suite or other settings is refused
+A path that is not a regular file (a device such as ``/dev/full``, a FIFO) is
+refused too. A journal of another suite or other settings is refused
 (:func:`differences`, exit status 4, naming the difference; where a file was,
 ``config.settings.PATH_FIELDS``, is no difference). Otherwise its records are
 the session's first records, and ``resume.Resume`` deselects their runs, so
@@ -32,6 +33,8 @@ anywhere else means the file is no journal (or was edited): refused.
 from __future__ import annotations
 
 import json
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -86,17 +89,38 @@ def header(suite: str, settings: Mapping[str, Any], stats_config: Mapping[str, A
             "stats_config": dict(stats_config)}
 
 
+def not_regular(path: Path, mode: int) -> JournalError:
+    """The refusal of a path that is no regular file: reading a device such as ``/dev/full`` never ends, and
+    neither does opening a FIFO nobody reads."""
+    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+             (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"))
+    kind = next((name for test, name in kinds if test(mode)), "not a regular file")
+    return JournalError(f"--prob-journal: {path} is not a regular file ({kind}); give the path of a journal, or of a "
+                        "file to create")
+
+
 def read(path: Path, limit: int | None = None) -> Contents:
     """The journal at ``path`` (empty Contents when there is none yet); ``limit``: read only its first
     ``limit`` bytes (an xdist worker reads what its controller resumed from, not what it appends since).
     Every entry is checked as it is read (:class:`JournalError` naming the line and the field)."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read() if limit is None else handle.read(limit)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO opens at once, to be refused
     except FileNotFoundError:
         return Contents()
     except OSError as exc:
         raise JournalError(f"--prob-journal: cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise not_regular(path, mode)
+        with os.fdopen(fd, "rb") as handle:
+            fd = -1  # the handle owns it now
+            data = handle.read() if limit is None else handle.read(limit)
+    except OSError as exc:
+        raise JournalError(f"--prob-journal: cannot read {path}: {exc.strerror or exc}") from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
     contents = Contents()
     end = data.rfind(b"\n") + 1
     contents.length = end
