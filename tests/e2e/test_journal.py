@@ -569,6 +569,26 @@ def test_a_journal_path_that_is_no_regular_file_is_a_usage_error(pytester: pytes
     assert not executed(pytester)
 
 
+@XDIST
+@pytest.mark.parametrize("report", ["--prob-json", "--prob-html", "link"])
+def test_a_journal_path_that_is_a_reports_path_is_refused(pytester: pytest.Pytester, xdist: list[str],
+                                                          report: str) -> None:
+    """Issue 36, defect 8: the report written at the end replaced the journal, and the same command then
+    exited 4. The clash is refused at the start (also through a symlink)."""
+    pytester.makepyfile(bench_x=BENCH)
+    journal = "r.json"
+    if report == "link":
+        (pytester.path / "link.json").symlink_to("r.json")
+        journal, report = "link.json", "--prob-json"
+    result = session(pytester, *xdist, f"--prob-journal={journal}", f"{report}=r.json")
+    assert result.ret == 4, result.stdout.str() + result.stderr.str()
+    result.stderr.fnmatch_lines([f"ERROR: --prob-journal: {pytester.path / journal} is also the {report} path "
+                                 f"({pytester.path / 'r.json'}): the report would replace the journal at the "
+                                 "session's end; give each its own path"])
+    assert not executed(pytester)
+    assert not (pytester.path / "r.json").exists()
+
+
 def test_no_corrupt_journal_entry_gets_past_the_read(pytester: pytest.Pytester) -> None:
     """Issue 36, defect 6, at large: 300 journals each with a field of one entry removed or replaced by a value
     of another kind (seeded). Reading refuses each (a usage error) or what it read rebuilds into records that
