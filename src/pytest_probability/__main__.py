@@ -137,8 +137,8 @@ def _check_outputs(args: argparse.Namespace) -> None:
     for i, (option, what, path) in enumerate(outputs):
         for given in args.paths:
             if files.same_file(path, Path(given)):
-                raise ValueError(f"{option} {path} is {given}, one of the reports to merge: give the merged {what} "
-                                 "another path (writing it there would lose that shard's report)")
+                raise ValueError(f"{option} {path} would replace {given}, one of the reports to merge: give the "
+                                 f"merged {what} another path")
         for other, _, earlier in outputs[:i]:
             if files.same_file(path, earlier):
                 raise ValueError(f"{option} {path} is also {other} {earlier}: give the merged {what} another path")
