@@ -82,16 +82,19 @@ def shown(value: Any) -> str:
 def field(data: Mapping[str, Any], name: str, where: str, kind: Kind, *, required: bool = True) -> Any:
     """``data[name]`` when it is of ``kind``; raises :class:`Malformed` naming ``where.name`` otherwise (and
     when it is missing, if ``required``). A missing optional field is None."""
-    path = f"{where}.{name}" if where else name
     if name not in data:
         if required:
-            raise Malformed(f"{path} is missing")
+            raise Malformed(f"{_path(where, name)} is missing")
         return None
     value = data[name]
     test, what = kind
     if not test(value):
-        raise Malformed(f"{path} must be {what}, got {shown(value)}")
+        raise Malformed(f"{_path(where, name)} must be {what}, got {shown(value)}")
     return value
+
+
+def _path(where: str, name: str) -> str:
+    return f"{where}.{name}" if where else name
 
 
 def fields(data: Mapping[str, Any], where: str, kinds: Mapping[str, Kind], required: frozenset[str] = frozenset()
