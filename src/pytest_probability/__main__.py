@@ -104,6 +104,7 @@ def _merge(args: argparse.Namespace) -> int:
     try:
         trace_url = check_trace_url(args.trace_url, source="--trace-url") if args.trace_url else None
         _check_sending(args, sending)
+        _check_outputs(args)
         summary, appends = merge_summary_path(args.summary)
         annotate = args.annotations == "on" or (args.annotations == "auto"
                                                 and os.environ.get("GITHUB_ACTIONS") == "true")
@@ -186,6 +187,25 @@ def _diff(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return 1 if args.fail_on_drop and (found["dropped"] or found["benchmarks_failed"]) else 0
+
+
+#: The merge's outputs: option, what it writes.
+OUTPUTS = (("output", "-o", "report"), ("html", "--html", "HTML report"), ("otel_file", "--otel-file", "metrics file"))
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """No output of the merge replaces one of its inputs (the merge could not be run again) or another of its
+    outputs (ValueError, before anything is read or written)."""
+    outputs = [(option, what, Path(getattr(args, name))) for name, option, what in OUTPUTS
+               if getattr(args, name) is not None]
+    for i, (option, what, path) in enumerate(outputs):
+        for given in args.paths:
+            if files.same_file(path, Path(given)):
+                raise ValueError(f"{option} {path} would replace {given}, one of the reports to merge: give the "
+                                 f"merged {what} another path")
+        for other, _, earlier in outputs[:i]:
+            if files.same_file(path, earlier):
+                raise ValueError(f"{option} {path} is also {other} {earlier}: give the merged {what} another path")
 
 
 def _check_sending(args: argparse.Namespace, sending: bool) -> None:

@@ -4,7 +4,9 @@
 (or a symlink's target: the link stays), through for a FIFO, a character
 device or an open descriptor (``/dev/stdout``), never onto a block device.
 :func:`check_path` refuses at start, before any run, a path that could not be
-written. A leaf: standard library and pytest (for the usage error) only.
+written, and :func:`same_file` tells two paths of one file (one output over
+another, or over an input). A leaf: standard library and pytest (for the
+usage error) only.
 """
 
 from __future__ import annotations
@@ -43,6 +45,21 @@ def check_path(path: Path, option: str = "--prob-json") -> None:
         raise pytest.UsageError(f"{option}: the folder {parent} is not writable")
     if target.exists() and not os.access(target, os.W_OK):
         raise pytest.UsageError(f"{option}: {path} exists and is not writable")
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Whether writing ``a`` would replace the regular file ``b`` (or the reverse): the same path once
+    symlinks are followed, or the same file by another name (a hard link). A device, a FIFO or a descriptor
+    (``/dev/stdout``) is written through, never replaced: it clashes with nothing."""
+    for path in (a, b):
+        if _special_kind(path) is not None:
+            return False
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return False
 
 
 def _proc_path(path: Path) -> str | None:

@@ -481,3 +481,34 @@ def test_unknown_baseline_variant_is_a_usage_error(pytester) -> None:
     result = run(pytester)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "ab: probability(baseline='verbose') is not a value of 'style' (its values: cot, terse)" in result.stderr.str()
+
+
+PLAIN = """
+import pytest
+
+
+@pytest.mark.probability(runs=3)
+@pytest.mark.parametrize("q", ["a", "b"])
+def bench_plain(q):
+    pass
+"""
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_an_ini_compare_axis_that_no_selected_benchmark_has_compares_nothing(pytester, xdist) -> None:
+    """Issue 36, 0.3.0 parity: ini ``prob_compare``, shared by a repository's jobs, names an axis that the
+    benchmarks a job selects may lack. As in 0.3.0, the functions that have it are compared, and with none
+    nothing; ``--prob-compare`` on the command line stays an error (docs/migrating-from-0.3.md)."""
+    pytester.makeconftest(CONFTEST)
+    pytester.makeini("[pytest]\nprob_compare = style\n")
+    pytester.makepyfile(bench_ab=AB.replace('compare="style", baseline="terse", margin=0.1', ""), bench_plain=PLAIN)
+    alone = run(pytester, *xdist, "bench_plain.py", "--prob-json=plain.json")
+    assert alone.ret == 0, alone.stdout.str() + alone.stderr.str()
+    assert json.loads((pytester.path / "plain.json").read_text())["comparisons"] == []
+    both = run(pytester, *xdist, "--prob-json=both.json")
+    assert both.ret == 1, both.stdout.str()  # terse's failing runs: ungated
+    [arm] = json.loads((pytester.path / "both.json").read_text())["comparisons"]
+    assert (arm["function"], arm["baseline"], arm["arm"]) == ("ab", "cot", "terse")
+    given = run(pytester, "bench_plain.py", "--prob-compare=style")  # serial: a worker's usage error is exit 3
+    assert given.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--prob-compare=style: no benchmark has a parametrize argument 'style'" in given.stderr.str()

@@ -444,3 +444,219 @@ def test_lf_after_a_resumed_session_reruns_the_runs_that_failed_before_the_kill(
     # after any failed gate. The gated case's failed run was xfailed under a gate that passed: not rerun.
     assert listed == [*(f"bench_l.py::bench_strict::run{n}" for n in range(1, 5)), "bench_l.py::bench_strict::gate",
                       *(f"bench_l.py::bench_ungated::run{n}" for n in (1, 3, 5))], rerun.stdout.str()
+
+
+# -- issue 36: corrupt records, moved checkouts, paths that are no journal -------------------------------------
+
+def _edit_record(field: str, value: object):
+    def edit(lines: list[dict]) -> list[dict]:
+        record = next(line for line in lines if "record" in line)["record"]
+        if value is DELETE:
+            del record[field]
+        else:
+            record[field] = value
+        return lines
+    return edit
+
+
+def _edit_case(field: str, value: object):
+    def edit(lines: list[dict]) -> list[dict]:
+        case = next(line for line in lines if "case" in line)["case"]
+        if value is DELETE:
+            del case[field]
+        else:
+            case[field] = value
+        return lines
+    return edit
+
+
+DELETE = object()
+#: what: (the journal edited, the line the refusal names, what it says of that line)
+CORRUPT = {
+    "outcome": (_edit_record("outcome", "maybe"), 3, "record.outcome must be one of pass, fail, error, skip, got 'maybe'"),
+    "run-text": (_edit_record("run", "one"), 3, "record.run must be a whole number of at least 1, got 'one'"),
+    "no-nodeid": (_edit_record("nodeid", DELETE), 3, "record.nodeid is missing"),
+    "no-case": (_edit_record("case", DELETE), 3, "record.case is missing"),
+    "duration": (_edit_record("duration", "fast"), 3, "record.duration must be a number of at least 0, got 'fast'"),
+    "message": (_edit_record("message", None), 3, "record.message must be text, got None"),
+    "usage": (_edit_record("usage", [{"model": "m", "input_tokens": -1}]), 3,
+              "record.usage[0].input_tokens must be a whole number of at least 0, got -1"),
+    "case-key": (_edit_case("key", DELETE), 2, "case.key is missing"),
+    "case-runs": (_edit_case("runs", "5"), 2, "case.runs must be a whole number of at least 1, got '5'"),
+    "case-marks": (_edit_case("marks", [["runs", "x"]]), 2, "case.marks[0]: probability(runs=...)"),
+    "record-before-its-case": (lambda lines: [line for line in lines if "case" not in line], 2,
+                               "record of case 'bench_x.py::bench_plain', which no line before it describes"),
+    "late": (lambda lines: [*lines, {"late": {"nodeid": 3, "usage": None, "extra_cost": 0.0}}], 8,
+             "late.nodeid must be text, not empty, got 3"),
+    "score": (_edit_record("scores", [{"name": "score", "value": "0.5"}]), 3,
+              "record.scores[0].value must be a finite number, got '0.5'"),
+    "late-score": (lambda lines: [*lines, {"late": {"nodeid": "bench_x.py::bench_plain[run1]", "usage": None,
+                                                    "extra_cost": 0.0, "scores": [{"value": 0.5}]}}], 8,
+                   "late.scores[0].name is missing"),
+    "record-not-object": (lambda lines: [*lines, {"record": 5}], 8, "record must be an object, got 5"),
+}
+
+
+@XDIST
+@pytest.mark.parametrize("what", list(CORRUPT))
+def test_a_corrupt_journal_record_is_refused_before_any_run(pytester: pytest.Pytester, xdist: list[str],
+                                                            what: str) -> None:
+    """Issue 36, defect 6: an unknown outcome was an internal error (exit 3), ``"run": "one"`` was taken in and
+    failed the session at its end without a JSON report. Every entry's fields are checked when the journal is
+    read, before any run: exit 4, naming the line and the field."""
+    edit, number, named = CORRUPT[what]
+    pytester.makepyfile(bench_x=BENCH)
+    assert session(pytester, "--prob-journal=j.jsonl", "-k", "plain").ret == 0
+    path = pytester.path / "j.jsonl"
+    lines = edit(journal_lines(path))
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    count = len(executed(pytester))
+    result = session(pytester, *xdist, "--prob-journal=j.jsonl", "-k", "plain", "--prob-json=r.json")
+    assert result.ret == 4, result.stdout.str() + result.stderr.str()
+    assert f"ERROR: --prob-journal: {path} line {number}: {named}" in result.stderr.str()  # (no fnmatch: [0])
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    assert len(executed(pytester)) == count  # no run executed
+
+
+PRICES = '[m]\ninput = 1.0\noutput = 2.0\n'
+
+
+@XDIST
+def test_a_journal_moved_with_its_checkout_resumes(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+                                                   xdist: list[str]) -> None:
+    """Issue 36, defect 5: the journal's header held the prices file's absolute path, so a journal moved with
+    its checkout (a CI cache restored into another workspace) was refused (exit 4). The prices' content is
+    what is compared."""
+    before, after = pytester.path / "ws-1" / "proj", pytester.path / "ws-2" / "proj"
+    before.mkdir(parents=True)
+    (before / "bench_x.py").write_text(BENCH, encoding="utf-8")
+    (before / "prices.toml").write_text(PRICES, encoding="utf-8")
+    monkeypatch.chdir(before)
+    whole = session(pytester, *xdist, "--prob-prices=prices.toml", "--prob-json=whole.json")
+    assert whole.ret == 1
+    (before / "executed.txt").unlink()
+    monkeypatch.setenv("KILL_AT", "outage[run3]")
+    assert session(pytester, *xdist, "--prob-prices=prices.toml", "--prob-journal=j.jsonl").ret == -9
+    monkeypatch.delenv("KILL_AT")
+    after.parent.mkdir()
+    before.rename(after)
+    monkeypatch.chdir(after)
+    resumed = session(pytester, *xdist, "--prob-prices=prices.toml", "--prob-journal=j.jsonl", "--prob-json=r.json")
+    assert resumed.ret == 1, resumed.stdout.str() + resumed.stderr.str()
+    report = load(after / "r.json")
+    assert report["journal"]["resumed_runs"] > 0
+    assert stable(report) == stable(load(after / "whole.json"))
+    # Other prices are other settings: refused, naming the digest.
+    (after / "prices.toml").write_text(PRICES.replace("1.0", "1.5"), encoding="utf-8")
+    refused = session(pytester, *xdist, "--prob-prices=prices.toml", "--prob-journal=j.jsonl")
+    assert refused.ret == 4
+    refused.stderr.fnmatch_lines(["ERROR: --prob-journal: * was written by a session with other settings "
+                                  "(prices_digest: 'sha256:*"])
+
+
+@XDIST
+@pytest.mark.parametrize("kind", ["device", "fifo"])
+def test_a_journal_path_that_is_no_regular_file_is_a_usage_error(pytester: pytest.Pytester, xdist: list[str],
+                                                                 kind: str) -> None:
+    """Issue 36, defect 7: ``--prob-journal=/dev/full`` read the device forever (and a FIFO blocked the open)."""
+    pytester.makepyfile(bench_x=BENCH)
+    if kind == "device":
+        path = Path("/dev/full")
+    else:
+        path = pytester.path / "j.fifo"
+        os.mkfifo(path)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *xdist, f"--prob-journal={path}", timeout=60)
+    assert result.ret == 4, result.stdout.str() + result.stderr.str()
+    what = "a character device" if kind == "device" else "a FIFO"
+    result.stderr.fnmatch_lines([f"ERROR: --prob-journal: {path} is not a regular file ({what}); give the path of a "
+                                 "journal, or of a file to create"])
+    assert not executed(pytester)
+
+
+@XDIST
+@pytest.mark.parametrize("report", ["--prob-json", "--prob-html", "link"])
+def test_a_journal_path_that_is_a_reports_path_is_refused(pytester: pytest.Pytester, xdist: list[str],
+                                                          report: str) -> None:
+    """Issue 36, defect 8: the report written at the end replaced the journal, and the same command then
+    exited 4. The clash is refused at the start (also through a symlink)."""
+    pytester.makepyfile(bench_x=BENCH)
+    journal = "r.json"
+    if report == "link":
+        (pytester.path / "link.json").symlink_to("r.json")
+        journal, report = "link.json", "--prob-json"
+    result = session(pytester, *xdist, f"--prob-journal={journal}", f"{report}=r.json")
+    assert result.ret == 4, result.stdout.str() + result.stderr.str()
+    result.stderr.fnmatch_lines([f"ERROR: --prob-journal: {pytester.path / journal} is also the {report} path "
+                                 f"({pytester.path / 'r.json'}): the report would replace the journal at the "
+                                 "session's end; give each its own path"])
+    assert not executed(pytester)
+    assert not (pytester.path / "r.json").exists()
+
+
+def test_no_corrupt_journal_entry_gets_past_the_read(pytester: pytest.Pytester) -> None:
+    """Issue 36, defect 6, at large: 300 journals each with a field of one entry removed or replaced by a value
+    of another kind (seeded). Reading refuses each (a usage error) or what it read rebuilds into records that
+    the aggregator, the analysis and the reports take; nothing else escapes."""
+    import random
+
+    from pytest_probability.aggregate.cases import aggregate
+    from pytest_probability.config.settings import StatsConfig
+    from pytest_probability.config.spec import Specs
+    from pytest_probability.decide.analysis import analyze
+    from pytest_probability.features.journal import file
+    from pytest_probability.model.case import CaseRef
+    from pytest_probability.model.run import RunRecord
+    from pytest_probability.report import html_report, json_report
+
+    pytester.makepyfile(bench_x=BENCH, bench_threads=LATE)
+    assert session(pytester, "--prob-journal=j.jsonl").ret == 1
+    lines = journal_lines(pytester.path / "j.jsonl")
+    assert {kind for line in lines for kind in line} >= {"journal", "case", "record", "late"}
+    junk = [None, 0, -1, 1.5, float("nan"), 10**30, "", "x", [], {}, [1], {"a": 1}, True, ["a", "b"], [["a"]],
+            [["runs", 0]], [["min_passes", 99]]]
+    rng = random.Random(36)
+    path = pytester.path / "bad.jsonl"
+    for _ in range(300):
+        edited = list(lines)
+        i = rng.randrange(1, len(edited))
+        edited[i] = _mutated(edited[i], rng, junk)
+        path.write_text("".join(json.dumps(line) + "\n" for line in edited), encoding="utf-8")
+        try:
+            contents = file.read(path)
+        except file.JournalError:
+            continue
+        cases = {key: CaseRef.from_dict(data) for key, data in contents.cases.items()}
+        records = [RunRecord.from_dict(data, cases) for data in contents.records]
+        specs = Specs(StatsConfig())
+        summary = aggregate(records)
+        analyze(summary, StatsConfig(), specs.of, {})
+        report = json_report.build(summary, settings={}, exit_status=0)
+        json_report.dumps(report)
+        html_report.render(report, trace_url=None)
+
+
+def _mutated(entry: dict, rng, junk: list) -> dict:
+    entry = json.loads(json.dumps(entry))
+    paths = []
+
+    def walk(value: object, prefix: tuple) -> None:
+        if prefix:
+            paths.append(prefix)
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                walk(inner, prefix + (key,))
+        elif isinstance(value, list):
+            for n, inner in enumerate(value[:3]):
+                walk(inner, prefix + (n,))
+
+    walk(entry, ())
+    *inner, last = rng.choice(paths)
+    target = entry
+    for part in inner:
+        target = target[part]
+    if isinstance(target, dict) and rng.random() < 0.3:
+        target.pop(last, None)
+    else:
+        target[last] = json.loads(json.dumps(rng.choice(junk)))
+    return entry

@@ -107,6 +107,7 @@ def test_every_field_and_values_consistent_with_the_table(project):
         "retry": None,
         "span_usage": "fill",
         "prices": None,
+        "prices_digest": None,
         "shard": None,
     }
     assert report["exit_status"] == 1

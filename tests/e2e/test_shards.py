@@ -435,3 +435,302 @@ def test_a_shard_whose_runs_are_all_in_other_shards_exits_0_and_writes_its_repor
     assert stable(load(pytester, "merged.json")["records"]) == stable(load(pytester, "whole.json")["records"])
     nothing = session(pytester, "--prob-shard=1/5", "--prob-json=none.json", "-k", "no_such_case")
     assert nothing.ret == 5 and not (pytester.path / "none.json").exists()
+
+
+# -- issue 36: shards of another suite, malformed reports, bounds and path clashes -------------------------------
+
+OTHER_FILE = """
+import pytest
+
+
+@pytest.mark.probability(runs=4, min_rate=0.5)
+def bench_b(request):
+    assert request.node.prob_run % 2
+"""
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_shards_of_two_versions_of_the_suite_are_refused(pytester: pytest.Pytester, xdist: list[str]) -> None:
+    """Issue 36, defect 1: shard 1/2 ran without bench_b.py and shard 2/2 with it (same suite name, same
+    settings). Merged, bench_b would be judged on the runs of one shard; the merge refuses, naming both files."""
+    pytester.makepyfile(bench_a=BENCH)
+    assert session(pytester, *xdist, "--prob-shard=1/2", "--prob-json=s1.json").ret == 0
+    pytester.makepyfile(bench_b=OTHER_FILE)
+    assert session(pytester, *xdist, "--prob-shard=2/2", "--prob-json=s2.json").ret == 0
+    message = refused(pytester, "s1.json", "s2.json")
+    assert message.startswith("error: s2.json and s1.json are not shards of one suite: they collected different "
+                              "cases (3 cases, 42 runs in s1.json; 4 cases, 46 runs in s2.json)"), message
+    # The same suite in both: merged, as the unsharded session.
+    assert session(pytester, *xdist, "--prob-shard=1/2", "--prob-json=s1.json").ret == 0
+    whole = session(pytester, "--prob-json=whole.json")
+    merged = merge(pytester, "s1.json", "s2.json", "-o", "merged.json")
+    assert merged.returncode == whole.ret == 1, merged.stderr  # bench_b's gate: 2/4 against 0.5, UNDECIDED
+    assert load(pytester, "merged.json")["rows"] == load(pytester, "whole.json")["rows"]
+
+
+def shard_report(pytester: pytest.Pytester) -> dict:
+    """A real shard's report (1/2 of BENCH), with a record, a skipped run and a case of each kind."""
+    return load(pytester, "s1.json")
+
+
+def _set(report: dict, path: tuple, value: object) -> None:
+    *inner, last = path
+    target = report
+    for part in inner:
+        target = target[part]
+    if value is DELETE:
+        del target[last]
+    else:
+        target[last] = value
+
+
+DELETE = object()
+MALFORMED = {
+    # what: (the field's path in the report, the value put there (DELETE: removed), what the error names)
+    "no-shard-count": (("shard", "count"), DELETE, "shard.count is missing"),
+    "no-shard-index": (("shard", "index"), DELETE, "shard.index is missing"),
+    "shard-index-text": (("shard", "index"), "1", "shard.index must be a whole number from 1 to"),
+    "shard-count-float": (("shard", "count"), 2.0, "shard.count must be a whole number from 1 to 1000"),
+    "shard-index-above-count": (("shard", "index"), 3, "shard.index must be a whole number from 1 to 2 (shard.count)"),
+    "shard-count-huge": (("shard", "count"), 10**9, "shard.count must be a whole number from 1 to 1000, got 1000000000"),
+    "shard-suite": (("shard", "suite"), 7, "shard.suite must be text"),
+    "runs-selected": (("shard", "runs_selected"), [], "shard.runs_selected must be an object"),
+    "runs-selected-value": (("shard", "runs_selected", "bench_x.py::bench_uneven"), "ten",
+                            "shard.runs_selected['bench_x.py::bench_uneven'] must be a whole number"),
+    "collected": (("shard", "collected"), "abc", "shard.collected must be an object or null"),
+    "compare": (("shard", "compare"), [1], "shard.compare must be an object or null"),
+    "no-cases": (("cases",), DELETE, "cases is missing"),
+    "cases-object": (("cases",), {}, "cases must be an array"),
+    "case-not-object": (("cases", 0), "bench_x.py::bench_uneven", "cases[0] must be an object"),
+    "no-case-key": (("cases", 0, "key"), DELETE, "cases[0].key is missing"),
+    "case-key-number": (("cases", 0, "key"), 3, "cases[0].key must be text"),
+    "case-runs": (("cases", 0, "runs"), "30", "cases[0].runs must be a whole number of at least 1"),
+    "case-params": (("cases", 0, "params"), [["word"]], "cases[0].params[0] must be a pair [name, text]"),
+    "case-marks": (("cases", 0, "marks"), [["min_rate", 7]], "cases[0].marks[0]: probability(min_rate=...) must be in (0, 1]"),
+    "case-mark-unknown": (("cases", 0, "marks"), [["nope", 1]], "cases[0].marks[0]: 'nope' is no probability() keyword"),
+    "no-records": (("records",), DELETE, "records is missing"),
+    "records-object": (("records",), {}, "records must be an array"),
+    "skipped-runs": (("skipped_runs",), 3, "skipped_runs must be an array"),
+    "record-not-object": (("records", 0), None, "records[0] must be an object"),
+    "no-record-nodeid": (("records", 0, "nodeid"), DELETE, "records[0].nodeid is missing"),
+    "no-record-run": (("records", 0, "run"), DELETE, "records[0].run is missing"),
+    "record-run-text": (("records", 0, "run"), "one", "records[0].run must be a whole number of at least 1, got 'one'"),
+    "record-run-zero": (("records", 0, "run"), 0, "records[0].run must be a whole number of at least 1, got 0"),
+    "no-record-case-key": (("records", 0, "case_key"), DELETE, "records[0].case_key is missing"),
+    "record-outcome": (("records", 0, "outcome"), "maybe", "records[0].outcome must be one of pass, fail, error, skip, got 'maybe'"),
+    "record-duration": (("records", 0, "duration"), "1s", "records[0].duration must be a number of at least 0"),
+    "record-phase": (("records", 0, "phase"), "lunch", "records[0].phase must be one of setup, call, teardown"),
+    "record-message": (("records", 0, "message"), 5, "records[0].message must be text or null"),
+    "record-usage": (("records", 0, "usage"), [{"model": "m", "input_tokens": "many"}],
+                     "records[0].usage[0].input_tokens must be a whole number of at least 0"),
+    "record-usage-list": (("records", 0, "usage"), {"model": "m"}, "records[0].usage must be an array"),
+    "record-retries": (("records", 0, "retries"), [3], "records[0].retries[0] must be an object"),
+    "record-stopped": (("records", 0, "stopped"), "bored", "records[0].stopped must be one of decided, budget or null"),
+    "record-scores": (("records", 0, "scores"), {"name": "score"}, "records[0].scores must be an array"),
+    "record-score-value": (("records", 0, "scores"), [{"name": "score", "value": "high"}],
+                           "records[0].scores[0].value must be a finite number"),
+    "record-score-name": (("records", 0, "scores"), [{"name": "", "value": 0.5}],
+                          "records[0].scores[0].name must be text, not empty"),
+    "record-score-threshold": (("records", 0, "scores"), [{"name": "score", "value": 0.5, "threshold": "x"}],
+                               "records[0].scores[0].threshold must be a finite number or null"),
+    "no-settings": (("settings",), DELETE, "settings is missing"),
+    "settings-budget": (("settings", "max_cost"), "5", "settings.max_cost must be a number of at least 0 or null"),
+    "no-stats-config": (("stats_config",), DELETE, "stats_config is missing"),
+    "stats-config-level": (("stats_config", "level"), "high", "stats_config.level"),
+    "stats-config-missing-key": (("stats_config", "method"), DELETE, "stats_config.method is missing"),
+    "exit-status": (("exit_status",), "0", "exit_status must be a whole number"),
+}
+
+
+@pytest.mark.parametrize("what", list(MALFORMED))
+def test_a_malformed_shard_report_is_refused_naming_the_file_and_the_field(two_shards: pytest.Pytester,
+                                                                            what: str) -> None:
+    """Issue 36, defect 2: every malformed input is exit 2 with ``error:``, the file and the field; never a
+    traceback (exit 1, which the documented CI script tolerates)."""
+    field, value, named = MALFORMED[what]
+    report = shard_report(two_shards)
+    assert report["records"] and report["cases"]
+    _set(report, field, value)
+    (two_shards.path / "bad.json").write_text(json.dumps(report), encoding="utf-8")
+    result = merge(two_shards, "bad.json", "s2.json", "-o", "merged.json")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("error: bad.json: "), result.stderr
+    assert named in result.stderr, result.stderr
+    assert not (two_shards.path / "merged.json").exists()
+
+
+def test_a_shard_count_beyond_the_bound_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    """Issue 36, defect 3: N is at most 1000 (a shard per CI job)."""
+    pytester.makepyfile(bench_x="def bench_ok():\n    pass\n")
+    for value in ("1/1000000000", "1/1001"):
+        result = pytester.runpytest("-p", "no:cacheprovider", f"--prob-shard={value}")
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        assert f"--prob-shard must be K/N with 1 <= K <= N <= 1000, got '{value}'" in result.stderr.str()
+    assert pytester.runpytest("-p", "no:cacheprovider", "--prob-shard=1000/1000").ret == 0
+
+
+def test_missing_shards_are_counted_not_listed(two_shards: pytest.Pytester) -> None:
+    """Issue 36, defect 3: the missing-shard message of a report of shard 1/1000 counts the other 999."""
+    report = load(two_shards, "s1.json")
+    report["shard"]["count"] = 1000
+    report["records"] = [r for r in report["records"] if shard_of(r["case_key"], r["run"], 1000) == 1]
+    report["skipped_runs"] = []
+    (two_shards.path / "one.json").write_text(json.dumps(report), encoding="utf-8")
+    message = refused(two_shards, "one.json")
+    assert "999 shards missing (2/1000, 3/1000, 4/1000, 5/1000, 6/1000 and 994 more): got 1/1000 (one.json); " \
+           "merge all 1000 shards" in message, message
+    assert len(message) < 300
+    # A hand-edited N far beyond the bound is refused as such, at once.
+    report["shard"]["count"] = 10**9
+    (two_shards.path / "huge.json").write_text(json.dumps(report), encoding="utf-8")
+    result = merge(two_shards, "huge.json", "-o", "merged.json")
+    assert result.returncode == 2 and "huge.json: shard.count must be a whole number from 1 to 1000" in result.stderr
+
+
+@pytest.mark.parametrize("output", [["-o", "s1.json"], ["-o", "./s2.json"], ["-o", "link.json"],
+                                    ["-o", "merged.json", "--html", "s2.json"],
+                                    ["-o", "merged.json", "--otel-file", "s1.json"],
+                                    ["-o", "merged.json", "--html", "merged.json"]],
+                         ids=["output", "output-spelled-otherwise", "output-symlink", "html", "otel-file",
+                              "html-is-output"])
+def test_an_output_of_the_merge_that_is_one_of_its_inputs_is_refused(two_shards: pytest.Pytester,
+                                                                     output: list[str]) -> None:
+    """Issue 36, defect 4: ``merge … -o`` equal to one of its inputs would overwrite that shard's report, so the
+    merge could not be run again."""
+    (two_shards.path / "link.json").symlink_to("s1.json")
+    before = {name: (two_shards.path / name).read_bytes() for name in ("s1.json", "s2.json")}
+    result = merge(two_shards, "s1.json", "s2.json", *output)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.startswith("error: "), result.stderr
+    assert "give the merged" in result.stderr, result.stderr
+    assert {name: (two_shards.path / name).read_bytes() for name in before} == before
+    assert not (two_shards.path / "merged.json").exists()
+
+
+PRICED = """
+from pytest_probability import record_usage
+import pytest
+
+
+@pytest.mark.probability(runs=6, min_rate=0.1)
+def bench_priced():
+    record_usage(model="m", input_tokens=1000, output_tokens=100)
+"""
+
+
+def test_shards_run_in_different_checkout_folders_merge(pytester: pytest.Pytester) -> None:
+    """Issue 36, defect 5: each shard's report held the absolute path of its prices file, so shards of two CI
+    workspaces were refused as of other settings. The prices' content is compared (``settings.prices_digest``)."""
+    checkouts = [pytester.path / "runner-1" / "proj", pytester.path / "runner-2" / "proj"]
+    for k, checkout in enumerate(checkouts, start=1):
+        checkout.mkdir(parents=True)
+        (checkout / "bench_x.py").write_text(PRICED, encoding="utf-8")
+        (checkout / "prices.toml").write_text('[m]\ninput = 1.0\noutput = 2.0\n', encoding="utf-8")
+        result = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--prob-shard={k}/2",
+                                 "--prob-prices=prices.toml", f"--prob-json={pytester.path / f's{k}.json'}"],
+                                cwd=checkout, capture_output=True, text=True, timeout=120,
+                                env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+        assert result.returncode == 0, result.stdout + result.stderr
+    first, second = load(pytester, "s1.json"), load(pytester, "s2.json")
+    assert first["settings"]["prices"] == str(checkouts[0] / "prices.toml")  # where it was, as before
+    assert first["settings"]["prices_digest"] == second["settings"]["prices_digest"]
+    assert first["settings"]["prices_digest"].startswith("sha256:")
+    merged = merge(pytester, "s1.json", "s2.json", "-o", "merged.json")
+    assert merged.returncode == 0, merged.stderr
+    assert load(pytester, "merged.json")["totals"]["cost"] == pytest.approx(6 * (1000 * 1.0 + 100 * 2.0) / 1e6)
+    # Other prices are other settings.
+    (pytester.path / "merged.json").unlink()
+    (checkouts[1] / "prices.toml").write_text('[m]\ninput = 1.5\noutput = 2.0\n', encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--prob-shard=2/2",
+                             "--prob-prices=prices.toml", f"--prob-json={pytester.path / 's2.json'}"],
+                            cwd=checkouts[1], capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert result.returncode == 0, result.stdout + result.stderr
+    message = refused(pytester, "s1.json", "s2.json")
+    assert "s2.json and s1.json were run with different settings (settings: prices_digest: 'sha256:" in message, message
+
+
+RICH = """
+import pytest
+from pytest_probability import record_output, record_usage
+
+
+@pytest.mark.probability(runs=6, min_rate=0.3, max_latency=5.0)
+def bench_gated(request):
+    record_usage(model="m", input_tokens=10, output_tokens=3, cost=0.01)
+    record_output("hello", prompt="p")
+    assert request.node.prob_run % 3
+
+
+@pytest.mark.probability(runs=4, compare="style", baseline="a", margin=0.1)
+@pytest.mark.parametrize("style", ["a", "b"])
+@pytest.mark.parametrize("q", list("abcdefghijkl"))
+def bench_ab(style, q, request):
+    if request.node.prob_run == 2:
+        pytest.skip("skipped on purpose")
+    assert style == "a" or request.node.prob_run != 3
+"""
+JUNK = [None, 0, -1, 1.5, float("nan"), 10**30, "", "x", [], {}, [1], {"a": 1}, True, ["a", "b"], [["a"]]]
+
+
+def paths_in(value: object, prefix: tuple = ()):
+    """Every path into a JSON value (the first three items of each array)."""
+    if prefix:
+        yield prefix
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield from paths_in(inner, prefix + (key,))
+    elif isinstance(value, list):
+        for i, inner in enumerate(value[:3]):
+            yield from paths_in(inner, prefix + (i,))
+
+
+def mutated(value: object, rng, junk: list) -> object:
+    """``value`` with one or two fields removed or replaced by junk of another kind."""
+    value = json.loads(json.dumps(value))
+    paths = list(paths_in(value))
+    for _ in range(rng.choice([1, 1, 2])):
+        *inner, last = rng.choice(paths)
+        target = value
+        try:
+            for part in inner:
+                target = target[part]
+            if isinstance(target, dict) and rng.random() < 0.3:
+                target.pop(last, None)
+            else:
+                target[last] = json.loads(json.dumps(rng.choice(junk)))
+        except (KeyError, IndexError, TypeError):
+            continue
+    return value
+
+
+def test_no_malformed_shard_report_gives_a_traceback(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 36, defect 2, at large: 300 shard reports each with a field or two removed or replaced by a value
+    of another kind (seeded). The merge refuses each with its error (exit 2) or merges it; nothing else
+    escapes it, nor the writing of what it merged."""
+    import argparse
+    import random
+
+    from pytest_probability.features.compare.feature import Compare
+    from pytest_probability.features.shards.merge import gate_lines, merge as merge_reports
+    from pytest_probability.features.spend.feature import Spend
+    from pytest_probability.report import html_report, json_report
+
+    pytester.makepyfile(bench_x=RICH)
+    for k in (1, 2):
+        assert session(pytester, f"--prob-shard={k}/2", f"--prob-json=s{k}.json", "--prob-max-cost=100").ret == 0
+    base = load(pytester, "s1.json")
+    assert base["records"] and base["skipped_runs"] and base["shard"]["compare"] and base["cases"]
+    monkeypatch.chdir(pytester.path)
+    rng = random.Random(36)
+    for _ in range(300):
+        (pytester.path / "bad.json").write_text(json.dumps(mutated(base, rng, JUNK)), encoding="utf-8")
+        try:
+            merged = merge_reports(["bad.json", "s2.json"], (Spend(), Compare(on=False)),
+                                   argparse.Namespace(prob_baseline=[]))
+        except ValueError:  # the merge's errors (MergeError among them): exit 2 with error:
+            continue
+        json_report.dumps(merged.report)
+        html_report.render(merged.report, trace_url=None)
+        gate_lines(merged)

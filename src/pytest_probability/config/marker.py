@@ -85,7 +85,10 @@ def _score_range(value: Any) -> tuple[float, float]:
 
 
 def _min_score(value: Any) -> float | tuple[tuple[str, float], ...]:
-    """One bar (the score named ``score``), or bars by score name: ``{"faithfulness": 0.75}``."""
+    """One bar (the score named ``score``), or bars by score name: ``{"faithfulness": 0.75}``, or those bars as
+    the parsed mark holds them and a report's ``cases[].marks`` writes them, ``[[name, bar], ...]``."""
+    if isinstance(value, (list, tuple)) and all(isinstance(p, (list, tuple)) and len(p) == 2 for p in value):
+        value = dict(value)
     if isinstance(value, dict):
         if not value:
             raise ValueError("probability(min_score={...}) names no score")

@@ -77,8 +77,14 @@ def parse_whole(value: Any, *, source: str, least: int | None = None) -> int:
     return number
 
 
+#: Most shards of one session (``--prob-shard=K/N``, N at most this): one CI job each, and more jobs than
+#: any CI runs at once. The merge refuses a report of more, rather than count what it lacks for hours.
+MAX_SHARDS = 1000
+
+
 def parse_shard(value: Any, *, source: str = "--prob-shard") -> tuple[int, int] | None:
-    """``K/N``: this session is shard K of N (whole numbers, 1 <= K <= N); empty: not sharded."""
+    """``K/N``: this session is shard K of N (whole numbers, 1 <= K <= N <= :data:`MAX_SHARDS`); empty: not
+    sharded."""
     text = str(value if value is not None else "").strip()
     if not text:
         return None
@@ -88,6 +94,8 @@ def parse_shard(value: Any, *, source: str = "--prob-shard") -> tuple[int, int] 
     k, n = int(index), int(count)
     if n < 1 or not 1 <= k <= n:
         raise ValueError(f"{source} must be K/N with 1 <= K <= N, got {text!r}")
+    if n > MAX_SHARDS:
+        raise ValueError(f"{source} must be K/N with 1 <= K <= N <= {MAX_SHARDS}, got {text!r}")
     return k, n
 
 

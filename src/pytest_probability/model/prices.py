@@ -12,6 +12,8 @@ counted twice.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
@@ -52,6 +54,15 @@ class Prices:
 
     table: Mapping[str, Price]
     source: str = ""
+
+    @property
+    def digest(self) -> str:
+        """``sha256:`` and the hex digest of the table as read (each model's rates, by name): what the prices
+        are, not where their file was. The same prices in another folder, or reformatted (comments, order,
+        TOML or JSON), have the same digest."""
+        table = {model: dataclasses.asdict(price) for model, price in self.table.items()}
+        text = json.dumps(table, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def match(self, model: str, request_model: str = "") -> Price | None:
         """Exact model, exact request model, then the longest name that prefixes either."""

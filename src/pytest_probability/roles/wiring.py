@@ -190,3 +190,7 @@ class Feature:
 
     def merged(self, wiring: MergeWiring) -> None:
         """The merge of the shards' reports."""
+
+    def check_handover(self, shard: Mapping[str, Any]) -> None:
+        """The merge, before it merges: what this feature handed over in a shard's ``shard`` object
+        (``Registry.handovers``) checked; a ``ValueError`` names the field that is malformed."""

@@ -316,8 +316,10 @@ class Comparing(ItemsCheck, Finisher):
 
 
 def check_axes(items: list[Any], session: CompareSession | None) -> None:
-    """An A/B axis that names no parametrize argument is a usage error, before any run."""
-    option_axis = session.config.compare_axis if session is not None else None  # --prob-compare
+    """An A/B axis that names no parametrize argument is a usage error, before any run: a marker's
+    ``compare=`` that its function lacks, or a ``--prob-compare`` that no selected benchmark has (ini
+    ``prob_compare`` compares those that have it, and with none nothing, as in 0.3.0)."""
+    option_axis = session.config.compare_axis if session is not None else None  # --prob-compare, ini prob_compare
     cases = {item.prob_case.key: item.prob_case for item in items if getattr(item, "prob_case", None) is not None}
     for case in cases.values():
         axis = dict(case.marks).get("compare")
@@ -338,5 +340,7 @@ def check_axes(items: list[Any], session: CompareSession | None) -> None:
         if value not in variants[(benchmark, axis)]:
             known = ", ".join(sorted(variants[(benchmark, axis)]))
             raise pytest.UsageError(f"{benchmark}: probability(baseline={value!r}) is not a value of {axis!r} (its values: {known})")
-    if option_axis is not None and cases and not any(option_axis in dict(case.params) for case in cases.values()):
+    given = session is not None and session.config.axis_given  # --prob-compare; ini prob_compare: no error
+    if given and option_axis is not None and cases and not any(option_axis in dict(case.params)
+                                                              for case in cases.values()):
         raise pytest.UsageError(f"--prob-compare={option_axis}: no benchmark has a parametrize argument {option_axis!r}")

@@ -17,12 +17,14 @@ merged      the comparisons over every shard's rows, with the shards' settings
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 import pytest
 
 from ...compat import xdist
+from ...record import shape
 from ...roles.wiring import Aggregation, Feature, MergeWiring, Wiring
+from ...vocabulary import ADJUSTMENTS
 from .comparing import ArmVerdicts, BaselineVerdicts, CompareSession, Comparing, requested
 
 if TYPE_CHECKING:
@@ -32,6 +34,16 @@ if TYPE_CHECKING:
 
 #: The merge's name of the comparisons' settings (a shard's report's ``shard.compare``).
 HANDOVER = "compare"
+#: The comparisons' settings as a shard hands them over (:func:`handover`), and the kind of each.
+HANDOVER_FIELDS: dict[str, shape.Kind] = {
+    "baselines": shape.ARRAY,
+    "history": shape.or_null(shape.TEXT),
+    "history_depth": shape.whole(1),
+    "margin": shape.number(0),
+    "margin_given": shape.BOOL,
+    "adjust": shape.one_of(*ADJUSTMENTS),
+    "compare": shape.or_null(shape.TEXT),
+}
 
 
 def feature(config: pytest.Config, settings: Settings) -> Compare:
@@ -86,6 +98,16 @@ class Compare(Feature):
             from .history import HistoryReport  # only with --prob-history
 
             wiring.parts.add(finishers=HistoryReport(Path(history), wiring.report()))
+
+    def check_handover(self, shard: Mapping[str, Any]) -> None:
+        handed = shard.get(HANDOVER)
+        if handed is None:
+            return
+        where = f"shard.{HANDOVER}"
+        shape.fields(shape.an_object(handed, where), where, HANDOVER_FIELDS, frozenset(HANDOVER_FIELDS))
+        if not all(isinstance(baseline, str) for baseline in handed["baselines"]):
+            raise shape.Malformed(f"{where}.baselines must be an array of paths, got "
+                                  f"{shape.shown(handed['baselines'])}")
 
     def merged(self, wiring: MergeWiring) -> None:
         from .facet import ComparisonsFacet  # the aggregating process's (here the merge's)

@@ -30,6 +30,9 @@ class CompareConfig:
     margin_given: bool = False
     adjust: str = "holm"
     compare_axis: str | None = None
+    #: The axis came from ``--prob-compare`` (an axis no selected benchmark has is then a usage error); from
+    #: ini ``prob_compare``, shared by a repository's jobs, it compares the benchmarks that have it, as in 0.3.0.
+    axis_given: bool = False
     plan: bool = False
     plan_drop: float = 0.2
     plan_power: float = 0.8
@@ -94,6 +97,7 @@ def resolve_compare(config: pytest.Config) -> CompareConfig:
         margin_given=margin_given,
         adjust=adjust,
         compare_axis=str(axis).strip() if axis is not None else None,
+        axis_given=config.getoption("prob_compare") is not None,
         plan=bool(config.getoption("prob_plan")),
         plan_drop=plan_drop,
         plan_power=plan_power,

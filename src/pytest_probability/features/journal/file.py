@@ -13,26 +13,34 @@ background thread (``writer.Journal``):
   first record of that case (in the same write as that record);
 * ``{"record": {...}}``, a finished run: the record as it travels between
   processes, its case by key;
-* ``{"late": {"nodeid": ..., "usage": ..., "extra_cost": ...}}``, usage charged to
+* ``{"late": {"nodeid": ..., "usage": ..., "extra_cost": ..., "scores": [...]}}``, usage or scores charged to
   a run after its record (late usage).
 
-A session started with a journal that exists reads it first (:func:`read`). A
-journal of another suite or other settings is refused (:func:`differences`,
-exit status 4, naming the difference). Otherwise its records are the session's
-first records, and ``resume.Resume`` deselects their runs, so that only the runs
-the journal lacks are executed. A killed session (``kill -9``) loses only the
-run in flight: a last line cut short is dropped, and cut off the file before
-the session appends. A line that is not JSON anywhere else means the file is
-no journal (or was edited): refused.
+A session started with a journal that exists reads it first (:func:`read`),
+and checks every entry's fields as it reads it (``record.shape``): a line that
+is no journal entry is refused naming the line and the field, before any run.
+A path that is not a regular file (a device such as ``/dev/full``, a FIFO) is
+refused too. A journal of another suite or other settings is refused
+(:func:`differences`, exit status 4, naming the difference; where a file was,
+``config.settings.PATH_FIELDS``, is no difference). Otherwise its records are
+the session's first records, and ``resume.Resume`` deselects their runs, so
+that only the runs the journal lacks are executed. A killed session
+(``kill -9``) loses only the run in flight: a last line cut short is dropped,
+and cut off the file before the session appends. A line that is not JSON
+anywhere else means the file is no journal (or was edited): refused.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from ...config.settings import PATH_FIELDS
+from ...record import shape
 
 MAGIC = "pytest-probability"
 FORMAT = 1
@@ -40,6 +48,14 @@ FORMAT = 1
 PLACE_FIELDS = frozenset({"order", "lineno"})
 #: Differences named in a refusal; the rest are counted.
 SHOWN = 5
+
+#: The header's fields that a session compares with its own (:func:`differences`).
+HEADER_FIELDS: dict[str, shape.Kind] = {"suite": shape.TEXT, "settings": shape.OBJECT, "stats_config": shape.OBJECT}
+#: A late entry's fields (``writer.Journal.write_late``).
+LATE_FIELDS: dict[str, shape.Kind] = {"nodeid": shape.NAME, "usage": shape.or_null(shape.OBJECT),
+                                      "extra_cost": shape.number(), "scores": shape.ARRAY}
+#: Why a line is refused, after what is wrong with it.
+EDITED = "the file is no journal of pytest-probability, or was edited; give another path to start over"
 
 #: One journal line's JSON: compact, strict.
 dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
@@ -73,16 +89,38 @@ def header(suite: str, settings: Mapping[str, Any], stats_config: Mapping[str, A
             "stats_config": dict(stats_config)}
 
 
+def not_regular(path: Path, mode: int) -> JournalError:
+    """The refusal of a path that is no regular file: reading a device such as ``/dev/full`` never ends, and
+    neither does opening a FIFO nobody reads."""
+    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+             (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"))
+    kind = next((name for test, name in kinds if test(mode)), "not a regular file")
+    return JournalError(f"--prob-journal: {path} is not a regular file ({kind}); give the path of a journal, or of a "
+                        "file to create")
+
+
 def read(path: Path, limit: int | None = None) -> Contents:
     """The journal at ``path`` (empty Contents when there is none yet); ``limit``: read only its first
-    ``limit`` bytes (an xdist worker reads what its controller resumed from, not what it appends since)."""
+    ``limit`` bytes (an xdist worker reads what its controller resumed from, not what it appends since).
+    Every entry is checked as it is read (:class:`JournalError` naming the line and the field)."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read() if limit is None else handle.read(limit)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO opens at once, to be refused
     except FileNotFoundError:
         return Contents()
     except OSError as exc:
         raise JournalError(f"--prob-journal: cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise not_regular(path, mode)
+        with os.fdopen(fd, "rb") as handle:
+            fd = -1  # the handle owns it now
+            data = handle.read() if limit is None else handle.read(limit)
+    except OSError as exc:
+        raise JournalError(f"--prob-journal: cannot read {path}: {exc.strerror or exc}") from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
     contents = Contents()
     end = data.rfind(b"\n") + 1
     contents.length = end
@@ -92,9 +130,8 @@ def read(path: Path, limit: int | None = None) -> Contents:
         number += 1
         try:
             entry = json.loads(line)
-        except ValueError:
-            raise JournalError(f"--prob-journal: {path} line {number} is not JSON: the file is no journal of "
-                               "pytest-probability, or was edited; give another path to start over") from None
+        except (ValueError, RecursionError):
+            raise JournalError(f"--prob-journal: {path} line {number} is not JSON: {EDITED}") from None
         if number == 1:
             if not isinstance(entry, dict) or entry.get("journal") != MAGIC:
                 raise JournalError(f"--prob-journal: {path} is not a journal of pytest-probability (its first line "
@@ -103,11 +140,19 @@ def read(path: Path, limit: int | None = None) -> Contents:
                 raise JournalError(f"--prob-journal: {path} is in journal format {entry.get('format')!r}, and this "
                                    f"version reads format {FORMAT}; finish it with the version that wrote it, or "
                                    "start over with another path")
+            try:
+                shape.fields(entry, "header", HEADER_FIELDS, frozenset(HEADER_FIELDS))
+            except shape.Malformed as exc:
+                raise JournalError(f"--prob-journal: {path} line 1: {exc}; {EDITED}") from None
             contents.header = entry
             continue
         if not isinstance(entry, dict) or len(entry) != 1:
             raise JournalError(f"--prob-journal: {path} line {number} is no journal entry")
         (kind, value), = entry.items()
+        try:
+            _check_entry(kind, value, contents)
+        except shape.Malformed as exc:
+            raise JournalError(f"--prob-journal: {path} line {number}: {exc}; {EDITED}") from None
         if kind == "record":
             contents.records.append(value)
         elif kind == "case":
@@ -121,6 +166,21 @@ def read(path: Path, limit: int | None = None) -> Contents:
     return contents
 
 
+def _check_entry(kind: str, value: Any, contents: Contents) -> None:
+    """One entry's fields, as the writer wrote them: a record's case described by a line before it."""
+    if kind == "record":
+        key = shape.check_record(value, "record", shape.JOURNAL)
+        if key not in contents.cases:
+            raise shape.Malformed(f"record of case {key!r}, which no line before it describes")
+    elif kind == "case":
+        shape.check_case(value, "case")
+    elif kind == "late":
+        shape.fields(shape.an_object(value, "late"), "late", LATE_FIELDS, frozenset({"nodeid"}))
+        if value.get("usage") is not None:
+            shape.check_usage(value["usage"], "late.usage")
+        shape.check_scores(value.get("scores") or [], "late.scores")
+
+
 def differences(found: Mapping[str, Any], wanted: Mapping[str, Any]) -> list[str]:
     """What differs between a journal's header and this session's, one text per setting."""
     out = []
@@ -129,6 +189,8 @@ def differences(found: Mapping[str, Any], wanted: Mapping[str, Any]) -> list[str
     for part in ("settings", "stats_config"):
         theirs, mine = found.get(part) or {}, wanted.get(part) or {}
         for key in sorted(set(theirs) | set(mine)):
+            if part == "settings" and key in PATH_FIELDS:
+                continue  # where the prices file was: its digest is compared (a journal moved with its checkout)
             if theirs.get(key) != mine.get(key):
                 name = key if part == "settings" else f"{part}.{key}"
                 out.append(f"{name}: {theirs.get(key)!r} in the journal, {mine.get(key)!r} now")

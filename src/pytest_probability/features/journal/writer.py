@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import stat
 import threading
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -18,7 +19,7 @@ from ...model.run import RunRecord
 from ...protocols import RecordLog
 from ...session import Notes
 from ...text import printable
-from .file import Contents, JournalError, differences, dumps, read, refusal
+from .file import Contents, JournalError, differences, dumps, not_regular, read, refusal
 
 #: Least seconds between two fsyncs of the journal (group commit): a machine crash loses at most the
 #: records of this long; a killed session none, since each record is written before its outcome shows.
@@ -141,6 +142,12 @@ def start(path: Path, head: Mapping[str, Any], notes: Notes, *, write: bool = Tr
     check that this session may resume from it. Raises :class:`JournalError` when it is refused."""
     if path.is_dir():
         raise JournalError(f"--prob-journal: {path} is a directory; give a file path")
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:  # none yet (or unreachable: the open says why)
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        raise not_regular(path, mode)  # before the open: a FIFO's blocks until someone reads it
     fd = _open_locked(path) if write else None
     try:
         contents = read(path)
@@ -159,9 +166,15 @@ def _open_locked(path: Path) -> int:
     """The journal opened for appending, with an exclusive ``flock`` held until it is closed."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+        # O_NONBLOCK: a FIFO put there since the check is refused (ENXIO), not waited on
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NONBLOCK, 0o644)
     except OSError as exc:
         raise JournalError(f"--prob-journal: cannot open {path}: {exc.strerror or exc}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise not_regular(path, mode)
+    os.set_blocking(fd, True)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:

@@ -7,7 +7,8 @@ every          the session's scope divided (it decides nothing: every verdict at
                merge), :class:`Deselect` (the runs of other shards deselected, before any
                other check) and :class:`Deselected` (a worker's count of them, shipped)
 aggregating    the note, :class:`ShardFacet` (what the merge needs in the report:
-               the shard, the suite, the features' handovers, the cases) and
+               the shard, the suite and what identifies the cases it collected
+               (:func:`collected_suite`), the features' handovers, the cases) and
                :class:`EmptyShard` (a shard whose runs all fell to others exits 0)
 =============  ==========================================================================
 
@@ -16,7 +17,9 @@ The merge itself is :mod:`.merge`, which ``python -m pytest_probability merge`` 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+import hashlib
+import json
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 import pytest
 
@@ -60,9 +63,26 @@ class Shards(Feature):
         wiring.notes.append(f"shard {self.index}/{self.count}: its gates, baselines and comparisons are decided at the "
                             "merge (python -m pytest_probability merge)")
         self.empty = EmptyShard(self.deselect, wiring.intake, bool(wiring.config.option.collectonly))
+        deselect = self.deselect
         wiring.parts.add(facets=ShardFacet((self.index, self.count), wiring.intake.cases, wiring.book.expected,
-                                           wiring.settings.suite, wiring.parts),
+                                           wiring.settings.suite, wiring.parts, lambda: deselect.collected),
                          finishers=self.empty)
+
+
+def collected_suite(cases: Iterable[CaseRef]) -> dict[str, Any]:
+    """What identifies the suite a shard collected, before its deselection: its cases, their runs, and the
+    digest of every case's key, runs and marks (``sha256:…``). The shards of one session collect the same
+    cases, with the same specs; the merge refuses shards that differ in it (one ran without a file the
+    other had)."""
+    digest = hashlib.sha256()
+    count = runs = 0
+    for case in sorted(cases, key=lambda c: c.key):
+        marks = [[name, list(value) if isinstance(value, tuple) else value] for name, value in case.marks]
+        digest.update(json.dumps([case.key, case.runs, marks], separators=(",", ":"), default=str).encode("utf-8"))
+        digest.update(b"\n")
+        count += 1
+        runs += case.runs
+    return {"cases": count, "runs": runs, "digest": "sha256:" + digest.hexdigest()}
 
 
 class Deselect(ItemsCheck):
@@ -77,10 +97,15 @@ class Deselect(ItemsCheck):
         self.count = count
         #: Runs of other shards deselected (by this process, or the most a worker shipped).
         self.runs = 0
+        #: What identifies the cases collected (:func:`collected_suite`), by this process or shipped by a worker;
+        #: None before collection (or when every worker died before its end).
+        self.collected: dict[str, Any] | None = None
 
     def check_items(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         kept: list[pytest.Item] = []
         dropped: list[pytest.Item] = []
+        self.collected = collected_suite({item.prob_case.key: item.prob_case for item in items
+                                    if isinstance(item, Run)}.values())
         for item in items:
             if isinstance(item, Run) and shard_of(item.prob_case.key, item.prob_run, self.count) != self.index:
                 dropped.append(item)
@@ -91,13 +116,16 @@ class Deselect(ItemsCheck):
             items[:] = kept
         self.runs = len(dropped)
 
-    def received(self, runs: int) -> None:
+    def received(self, runs: int, collected: dict[str, Any] | None) -> None:
         self.runs = max(self.runs, runs)
+        if collected is not None:
+            self.collected = collected  # every worker collects the same items
 
 
 class Deselected(Link):
-    """An xdist worker's count of runs deselected for other shards, shipped at its end to the controller,
-    whose :class:`EmptyShard` tells an empty shard from one that collected nothing."""
+    """An xdist worker's count of runs deselected for other shards and what identifies the cases it collected,
+    shipped at its end to the controller: its :class:`EmptyShard` tells an empty shard from one that collected
+    nothing, and its :class:`ShardFacet` writes the collected suite into the report."""
 
     attribute = DESELECTED
 
@@ -105,10 +133,11 @@ class Deselected(Link):
         self.deselect = deselect
 
     def receive(self, value: Any) -> None:
-        self.deselect.received(int(value))
+        self.deselect.received(int(value["runs"]), value.get("collected"))
 
     def leftover(self) -> Any:
-        return self.deselect.runs or None
+        deselect = self.deselect
+        return {"runs": deselect.runs, "collected": deselect.collected} if deselect.collected is not None else None
 
 
 class EmptyShard(Finisher):
@@ -134,24 +163,27 @@ class EmptyShard(Finisher):
 
 
 class ShardFacet(Facet):
-    """What the merge needs beyond the records, as top-level fields of the report: the shard, the suite, what
-    each feature hands the merge (``Registry.handovers``: the comparisons' settings), the runs selected, the cases."""
+    """What the merge needs beyond the records, as top-level fields of the report: the shard, the suite and
+    the cases it collected, what each feature hands the merge (``Registry.handovers``: the comparisons'
+    settings), the runs selected, the cases."""
 
     def __init__(self, shard: tuple[int, int], cases: Mapping[str, CaseRef], selected: Mapping[str, int],
-                 suite: str, parts: Registry) -> None:
-        """``cases``: the session's CaseRefs by key; ``selected``: case key -> runs selected in this shard."""
+                 suite: str, parts: Registry, collected: Callable[[], dict[str, Any] | None] = lambda: None) -> None:
+        """``cases``: the session's CaseRefs by key; ``selected``: case key -> runs selected in this shard;
+        ``collected``: what identifies the cases collected (:func:`collected_suite`), once known."""
         self.shard = shard
         self.cases = cases
         self.selected = selected
         self.suite = suite
         self.parts = parts
+        self.collected = collected
 
     def report_fields(self) -> Mapping[str, Any]:
         index, count = self.shard
         cases = sorted(self.cases.values(), key=lambda c: (c.order, c.key))
         handed: dict[str, Callable[[], Any]] = dict(self.parts.handovers)
         return {
-            "shard": {"index": index, "count": count, "suite": self.suite,
+            "shard": {"index": index, "count": count, "suite": self.suite, "collected": self.collected(),
                       **{name: give() for name, give in handed.items()},
                       "runs_selected": {key: n for key, n in self.selected.items() if key in self.cases}},
             "cases": [case.to_dict() for case in cases],

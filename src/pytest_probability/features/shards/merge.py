@@ -1,8 +1,10 @@
 """``python -m pytest_probability merge``: the shards' ``--prob-json`` reports judged as one session.
 
 Each shard (``--prob-shard=K/N``) ran part of every case's runs and deferred
-every whole-case decision. The merge checks that the reports are the N shards
-of one suite with the same settings, and that no run is in two of them; then
+every whole-case decision. The merge checks each report's shape once, as it
+reads it (:func:`check_shape`: every field it reads, by its path), then that
+the reports are the N shards of one suite (the same cases collected) with the
+same settings, and that no run is in two of them; then
 it rebuilds every run's :class:`~pytest_probability.model.run.RunRecord`
 (``records[]`` and ``skipped_runs[]`` with the report's ``cases``) and decides
 again over all of them by the code a session uses: the one aggregator
@@ -24,7 +26,8 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ...aggregate.cases import aggregate
-from ...config.settings import StatsConfig, stats_from_dict
+from ...config.settings import PATH_FIELDS, StatsConfig, stats_from_dict
+from ...config.values import MAX_SHARDS
 from ...config.spec import Specs
 from ...decide.analysis import Analysis, analyze
 from ...model.case import CaseRef, shard_of
@@ -32,6 +35,8 @@ from ...model.rows import Summary
 from ...model.run import RunRecord
 from ...decide.results import FixedResults
 from ...protocols import Facet
+from ...record import shape
+from ...record.shape import Malformed
 from ...report.explain import ExplainFacet
 from ...report.intervals import StatsFacet
 from ...report.json_report import build, record_from_dict
@@ -41,7 +46,18 @@ from ...roles.wiring import Feature, MergeWiring
 SHOWN = 5
 #: A shard report's ``shard`` fields of the shards feature's own; the others are what features handed over
 #: (``Registry.handovers``: the comparisons' settings), which every shard must agree on.
-SHARD_FIELDS = frozenset({"index", "count", "suite", "runs_selected"})
+SHARD_FIELDS = frozenset({"index", "count", "suite", "collected", "runs_selected"})
+#: The ``settings`` fields the merge reads, and their kinds (the others are compared between shards only).
+SETTINGS_FIELDS: dict[str, shape.Kind] = {
+    "runs": shape.whole(1),
+    "max_cost": shape.or_null(shape.number(0)),
+    "max_tokens": shape.or_null(shape.whole(0)),
+    "max_time": shape.or_null(shape.number(0)),
+    "prices": shape.or_null(shape.TEXT),
+    "prices_digest": shape.or_null(shape.TEXT),
+    "shard": shape.or_null(shape.TEXT),
+}
+COLLECTED_FIELDS: dict[str, shape.Kind] = {"cases": shape.whole(0), "runs": shape.whole(0), "digest": shape.NAME}
 
 
 class MergeError(ValueError):
@@ -68,7 +84,8 @@ class Merged:
     shown: list[Facet] = field(default_factory=list)
 
 
-def load(paths: Sequence[str | Path]) -> list[tuple[Path, dict[str, Any]]]:
+def load(paths: Sequence[str | Path], features: Sequence[Feature] = ()) -> list[tuple[Path, dict[str, Any]]]:
+    """Every report read and its shape checked (:func:`check_shape`, with each feature's handover)."""
     reports = []
     for given in paths:
         path = Path(given)
@@ -76,21 +93,70 @@ def load(paths: Sequence[str | Path]) -> list[tuple[Path, dict[str, Any]]]:
             report = json.loads(path.read_text(encoding="utf-8"))
         except OSError as exc:
             raise MergeError(f"cannot read {path}: {exc.strerror or exc}") from None
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
             raise MergeError(f"{path} is not a JSON report: {exc}") from None
-        if not isinstance(report, dict) or "records" not in report:
+        if not isinstance(report, dict) or "records" not in report and "shard" not in report:
             raise MergeError(f"{path} is not a --prob-json report")
-        if not isinstance(report.get("shard"), dict) or "cases" not in report:
+        if "shard" not in report:
             raise MergeError(f"{path} is not a shard's report (no shard and cases fields): run each shard with "
                              "--prob-shard=K/N --prob-json=PATH")
+        try:
+            check_shape(report)
+            for feature in features:
+                feature.check_handover(report["shard"])
+        except ValueError as exc:  # Malformed, and what stats_from_dict and the features raise
+            raise MergeError(f"{path}: {exc}") from None
         reports.append((path, report))
     if not reports:
         raise MergeError("no report to merge")
     return reports
 
 
-def _without_shard(settings: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in settings.items() if k != "shard"}
+def check_shape(report: Mapping[str, Any]) -> None:
+    """Every field of a shard's report that the merge reads, checked once, before anything is merged:
+    :class:`~pytest_probability.record.shape.Malformed` (a ``ValueError``) names the first one missing or of
+    another kind by its path (``shard.count``, ``records[3].run``, ``cases[0].marks[1]``)."""
+    shard = shape.field(report, "shard", "", shape.OBJECT)
+    count = shape.field(shard, "count", "shard", (lambda v: type(v) is int and 1 <= v <= MAX_SHARDS,
+                                                   f"a whole number from 1 to {MAX_SHARDS}"))
+    shape.field(shard, "index", "shard", (lambda v: type(v) is int and 1 <= v <= count,
+                                          f"a whole number from 1 to {count} (shard.count)"))
+    shape.field(shard, "suite", "shard", shape.TEXT, required=False)
+    collected = shape.field(shard, "collected", "shard", shape.or_null(shape.OBJECT), required=False)
+    if collected is not None:
+        shape.fields(collected, "shard.collected", COLLECTED_FIELDS, frozenset(COLLECTED_FIELDS))
+    selected = shape.field(shard, "runs_selected", "shard", shape.OBJECT, required=False) or {}
+    for key, runs in selected.items():
+        if type(runs) is not int or runs < 0:
+            raise Malformed(f"shard.runs_selected[{key!r}] must be a whole number of at least 0, got "
+                            f"{shape.shown(runs)}")
+    for name in sorted(set(shard) - SHARD_FIELDS):  # what features handed over: checked by each (check_handover)
+        shape.field(shard, name, "shard", shape.or_null(shape.OBJECT))
+    shape.fields(shape.field(report, "settings", "", shape.OBJECT), "settings", SETTINGS_FIELDS)
+    stats_from_dict(shape.field(report, "stats_config", "", shape.OBJECT))
+    shape.field(report, "exit_status", "", shape.whole(0), required=False)
+    keys = set()
+    for i, case in enumerate(shape.field(report, "cases", "", shape.ARRAY)):
+        shape.check_case(case, f"cases[{i}]")
+        keys.add(case["key"])
+    for name in ("records", "skipped_runs"):
+        entries = shape.field(report, name, "", shape.ARRAY, required=name == "records") or ()
+        for i, record in enumerate(entries):
+            key = shape.check_record(record, f"{name}[{i}]", shape.REPORT)
+            if key not in keys:
+                raise Malformed(f"{name}[{i}].case_key {key!r} is no case of the report's cases (run "
+                                f"{record['nodeid']})")
+
+
+def _compared(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings the shards must agree on: all but the shard, and where a file was (``PATH_FIELDS``: the
+    prices' digest is compared, not the path of their file, which differs between checkout folders)."""
+    return {k: v for k, v in settings.items() if k != "shard" and k not in PATH_FIELDS}
+
+
+def _counted(names: list[str], total: int) -> str:
+    """The first :data:`SHOWN` of ``names`` (``total`` in all), and how many more."""
+    return ", ".join(names[:SHOWN]) + (f" and {total - SHOWN} more" if total > SHOWN else "")
 
 
 def _runs_text(nodeids: list[str]) -> str:
@@ -117,17 +183,26 @@ def check(reports: list[tuple[Path, dict[str, Any]]]) -> int:
         by_index[shard["index"]] = path
         handed = sorted(set(shard) - SHARD_FIELDS | set(first["shard"]) - SHARD_FIELDS)
         for name in ("settings", "stats_config", *handed):
-            mine = _without_shard((report["shard"] if name in handed else report).get(name) or {})
-            theirs = _without_shard((first["shard"] if name in handed else first).get(name) or {})
+            mine = _compared((report["shard"] if name in handed else report).get(name) or {})
+            theirs = _compared((first["shard"] if name in handed else first).get(name) or {})
             if mine != theirs:
                 keys = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
                 shown = "; ".join(f"{k}: {theirs.get(k)!r} in {first_path}, {mine.get(k)!r} in {path}" for k in keys)
                 raise MergeError(f"{path} and {first_path} were run with different settings ({name}: {shown}); "
                                  "the shards of one session share every setting but --prob-shard")
-    missing = [f"{k}/{count}" for k in range(1, count + 1) if k not in by_index]
+        mine, theirs = shard.get("collected"), first["shard"].get("collected")
+        if mine is not None and theirs is not None and mine != theirs:
+            raise MergeError(f"{path} and {first_path} are not shards of one suite: they collected different cases "
+                             f"({theirs['cases']} cases, {theirs['runs']} runs in {first_path}; {mine['cases']} cases, "
+                             f"{mine['runs']} runs in {path}); run every shard on the same checkout, files and "
+                             "selection (-k, -m)")
+    missing = count - len(by_index)
     if missing:
-        given = ", ".join(f"{k}/{count} ({by_index[k]})" for k in sorted(by_index))
-        raise MergeError(f"shard {', '.join(missing)} missing: got {given}; merge all {count} shards")
+        names = [f"{k}/{count}" for k in range(1, count + 1) if k not in by_index][:SHOWN]
+        given = _counted([f"{k}/{count} ({by_index[k]})" for k in sorted(by_index)[:SHOWN]], len(by_index))
+        what = f"shard {names[0]}" if missing == 1 else f"{missing} shards"
+        shown = "" if missing == 1 else f" ({_counted(names, missing)})"
+        raise MergeError(f"{what} missing{shown}: got {given}; merge all {count} shards")
     return count
 
 
@@ -165,9 +240,7 @@ def records_of(reports: list[tuple[Path, dict[str, Any]]], count: int, cases: di
                     repeated.setdefault((before, path), []).append(nodeid)
                     continue
                 where[nodeid] = path
-                key = data.get("case_key")
-                if key not in cases:
-                    raise MergeError(f"{path}: run {nodeid} names no case of the report's cases")
+                key = data["case_key"]  # a case of the report's (check_shape)
                 if shard_of(key, data["run"], count) != index:
                     misplaced.setdefault(path, []).append(nodeid)
                 records.append(record_from_dict(data, cases))
@@ -187,7 +260,7 @@ def records_of(reports: list[tuple[Path, dict[str, Any]]], count: int, cases: di
 def merge(paths: Sequence[str | Path], features: Sequence[Feature] = (), options: Any = None) -> Merged:
     """The shards' reports judged as one session: checked, their records rebuilt and aggregated, then each
     feature's merge part (``Feature.merged``: its facets over the merged rows), the readings last."""
-    reports = load(paths)
+    reports = load(paths, features)
     count = check(reports)
     cases = _cases(reports)
     records = records_of(reports, count, cases)

@@ -1,0 +1,250 @@
+"""The shape of the records and cases read back from files: a shard's report (the merge) and the journal.
+
+A file another process wrote (or a person edited) is checked field by field
+before anything is rebuilt from it: a field that is missing, of another type
+or out of range raises :class:`Malformed` naming the field by its path
+(``records[3].run``, ``case.marks[0]``), so that its reader refuses the file
+with that text (the merge: exit status 2; the journal: a usage error)
+instead of failing later with a traceback. Fields this version does not know
+are left alone (a newer writer's).
+
+Two forms of a record are read: the JSON report's ``records[]`` (``REPORT``:
+its case by ``case_key``, empty texts written as null) and the record as it
+travels between processes, which the journal keeps (``JOURNAL``: its case as
+``{"key": ...}``, every text a string).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Mapping
+
+from ..config.marker import KEYWORDS
+from ..config.settings import StatsConfig
+from ..config.spec import case_spec
+from ..text import shorten
+from ..vocabulary import BUDGET, DECIDED, OUTCOMES, ROLES, SOURCE_RECORD, SOURCE_SPAN
+
+#: The two forms of a record: a JSON report's, and the journal's (as it travels between processes).
+REPORT, JOURNAL = "report", "journal"
+#: The phases a run's outcome is decided in.
+PHASES = ("setup", "call", "teardown")
+#: Longest text of a bad value shown in the message.
+SHOWN = 60
+
+
+class Malformed(ValueError):
+    """A field read back from a file is missing or of the wrong kind; the message names it by its path."""
+
+
+#: A field's kind: whether a value is one, and what the message says it must be.
+Kind = tuple[Callable[[Any], bool], str]
+
+
+def _is_whole(value: Any) -> bool:
+    return type(value) is int
+
+
+def _is_number(value: Any) -> bool:
+    return type(value) in (int, float) and math.isfinite(value)
+
+
+def whole(least: int) -> Kind:
+    return (lambda v: _is_whole(v) and v >= least), f"a whole number of at least {least}"
+
+
+def number(least: float | None = None) -> Kind:
+    if least is None:
+        return _is_number, "a finite number"
+    return (lambda v: _is_number(v) and v >= least), f"a number of at least {least:g}"
+
+
+def one_of(*values: str) -> Kind:
+    return (lambda v: isinstance(v, str) and v in values), "one of " + ", ".join(values)
+
+
+def or_null(kind: Kind) -> Kind:
+    test, what = kind
+    return (lambda v: v is None or test(v)), f"{what} or null"
+
+
+TEXT: Kind = (lambda v: isinstance(v, str)), "text"
+NAME: Kind = (lambda v: isinstance(v, str) and bool(v)), "text, not empty"
+BOOL: Kind = (lambda v: isinstance(v, bool)), "true or false"
+OBJECT: Kind = (lambda v: isinstance(v, dict)), "an object"
+ARRAY: Kind = (lambda v: isinstance(v, list)), "an array"
+
+
+def shown(value: Any) -> str:
+    return shorten(repr(value), SHOWN)
+
+
+def field(data: Mapping[str, Any], name: str, where: str, kind: Kind, *, required: bool = True) -> Any:
+    """``data[name]`` when it is of ``kind``; raises :class:`Malformed` naming ``where.name`` otherwise (and
+    when it is missing, if ``required``). A missing optional field is None."""
+    if name not in data:
+        if required:
+            raise Malformed(f"{_path(where, name)} is missing")
+        return None
+    value = data[name]
+    test, what = kind
+    if not test(value):
+        raise Malformed(f"{_path(where, name)} must be {what}, got {shown(value)}")
+    return value
+
+
+def _path(where: str, name: str) -> str:
+    return f"{where}.{name}" if where else name
+
+
+def fields(data: Mapping[str, Any], where: str, kinds: Mapping[str, Kind], required: frozenset[str] = frozenset()
+           ) -> None:
+    """Every field of ``kinds`` that ``data`` has checked (those in ``required`` must be there)."""
+    for name, kind in kinds.items():
+        field(data, name, where, kind, required=name in required)
+
+
+def an_object(value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        raise Malformed(f"{where} must be an object, got {shown(value)}")
+    return value
+
+
+def an_array(value: Any, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise Malformed(f"{where} must be an array, got {shown(value)}")
+    return value
+
+
+# -- usage and cases --------------------------------------------------------------------
+
+_TOKENS = whole(0)
+USAGE_FIELDS: dict[str, Kind] = {
+    "model": TEXT,
+    "input_tokens": _TOKENS,
+    "output_tokens": _TOKENS,
+    "cached_input_tokens": _TOKENS,
+    "cost": number(),
+    "cache_creation_input_tokens": _TOKENS,
+    "reasoning_tokens": _TOKENS,
+    "source": one_of(SOURCE_RECORD, SOURCE_SPAN),
+    "request_model": TEXT,
+    "priced": BOOL,
+    "role": one_of(*ROLES),
+}
+
+
+def check_usage(data: Any, where: str) -> None:
+    """One usage entry (``model.run.Usage.to_dict``)."""
+    fields(an_object(data, where), where, USAGE_FIELDS)
+
+
+CASE_FIELDS: dict[str, Kind] = {
+    "key": NAME,
+    "benchmark": TEXT,
+    "case": TEXT,
+    "label": TEXT,
+    "order": whole(0),
+    "runs": whole(1),
+    "params": ARRAY,
+    "path": TEXT,
+    "lineno": whole(0),
+    "function": TEXT,
+    "marks": ARRAY,
+}
+CASE_REQUIRED = frozenset({"key", "benchmark", "case"})
+
+
+def check_case(data: Any, where: str) -> None:
+    """A case (``model.case.CaseRef.to_dict``): its fields, its parameters as ``[name, text]`` pairs, and its
+    marks as ``[keyword, value]`` pairs that the ``probability`` marker accepts."""
+    case = an_object(data, where)
+    fields(case, where, CASE_FIELDS, CASE_REQUIRED)
+    for i, pair in enumerate(case.get("params") or ()):
+        if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(p, str) for p in pair)):
+            raise Malformed(f"{where}.params[{i}] must be a pair [name, text], got {shown(pair)}")
+    for i, pair in enumerate(case.get("marks") or ()):
+        if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)):
+            raise Malformed(f"{where}.marks[{i}] must be a pair [keyword, value], got {shown(pair)}")
+        parse = KEYWORDS.get(pair[0])
+        if parse is None:
+            raise Malformed(f"{where}.marks[{i}]: {pair[0]!r} is no probability() keyword")
+        try:
+            parse(pair[1])
+        except (TypeError, ValueError) as exc:
+            raise Malformed(f"{where}.marks[{i}]: {exc}") from None
+    if case.get("marks") and "runs" in case:  # keywords that contradict each other (min_rate and min_passes)
+        try:
+            case_spec({name: value for name, value in case["marks"]}, case["runs"], StatsConfig())
+        except (TypeError, ValueError) as exc:
+            raise Malformed(f"{where}.marks: {exc}") from None
+
+
+SCORE_FIELDS: dict[str, Kind] = {
+    "name": NAME,
+    "value": number(),
+    "threshold": or_null(number()),
+    "explanation": or_null(TEXT),
+}
+SCORE_REQUIRED = frozenset({"name", "value"})
+
+
+def check_score(data: Any, where: str) -> None:
+    """One score (``model.run.Score.to_dict``): a name, a finite value, a finite threshold or null."""
+    fields(an_object(data, where), where, SCORE_FIELDS, SCORE_REQUIRED)
+
+
+def check_scores(data: Any, where: str) -> None:
+    """A run's scores: an array of :func:`check_score` entries."""
+    for i, entry in enumerate(an_array(data, where)):
+        check_score(entry, f"{where}[{i}]")
+
+
+# -- records ------------------------------------------------------------------------------
+
+def _record_fields(form: str) -> dict[str, Kind]:
+    text = TEXT if form == JOURNAL else or_null(TEXT)
+    return {
+        "run": whole(1),
+        "nodeid": NAME,
+        "outcome": one_of(*OUTCOMES),
+        "duration": number(0),
+        "message": text,
+        "error_type": text,
+        "error_text": text,
+        "phase": one_of(*PHASES),
+        "usage": ARRAY,
+        "extra_cost": number(),
+        "trace_id": text,
+        "span_id": text,
+        "start_time": number(0),
+        "stopped": one_of("", DECIDED, BUDGET) if form == JOURNAL else or_null(one_of(DECIDED, BUDGET)),
+        "retries": ARRAY,
+        "transcript": ARRAY,
+        "transcript_dropped": whole(0),
+        "scores": ARRAY,
+    }
+
+
+RECORD_FIELDS = {form: _record_fields(form) for form in (REPORT, JOURNAL)}
+RECORD_REQUIRED = frozenset({"run", "nodeid", "outcome"})
+
+
+def check_record(data: Any, where: str, form: str = REPORT) -> str:
+    """A run's record in ``form`` (:data:`REPORT` or :data:`JOURNAL`); returns the key of its case."""
+    record = an_object(data, where)
+    fields(record, where, RECORD_FIELDS[form], RECORD_REQUIRED)
+    if form == JOURNAL:
+        key = field(an_object(field(record, "case", where, OBJECT), f"{where}.case"), "key", f"{where}.case", NAME)
+    else:
+        key = field(record, "case_key", where, NAME)
+    for i, entry in enumerate(record.get("usage") or ()):
+        check_usage(entry, f"{where}.usage[{i}]")
+    check_scores(record.get("scores") or [], f"{where}.scores")
+    for i, entry in enumerate(record.get("retries") or ()):
+        an_object(entry, f"{where}.retries[{i}]")
+    for i, entry in enumerate(record.get("transcript") or ()):
+        cut = an_object(entry, f"{where}.transcript[{i}]").get("truncated")
+        if cut is not None and not (isinstance(cut, dict) and all(_is_whole(v) for v in cut.values())):
+            raise Malformed(f"{where}.transcript[{i}].truncated must be an object of lengths, got {shown(cut)}")
+    return str(key)
