@@ -37,9 +37,9 @@ def rewrite_asserts(config: pytest.Config, pattern: str) -> None:
     added to the hook only: ``python_files`` itself is left as the user set it.
     Nothing to do with ``--assert=plain`` (no hook).
     """
-    from _pytest.assertion.rewrite import assertstate_key
+    from ..compat.pytest import rewriting_hook
 
-    hook = getattr(config.stash.get(assertstate_key, None), "hook", None)
+    hook = rewriting_hook(config)
     if hook is None:
         return
     hook.fnpats = [*hook.fnpats, *(glob for glob in pattern.split() if glob not in hook.fnpats)]

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from ..compat.pytest import OwnedFunction, set_structured_id, structured_id
 from ..errors import GateFailed
 from ..model.case import CaseRef
 from ..session import get
@@ -21,8 +22,9 @@ from ..vocabulary import ASYNC_MARKERS, GATE_KIND, verdict_key
 from .nodeid import set_nodeid
 
 
-class Run(pytest.Function):
-    """One run of a case: a real pytest item with fresh function-scoped fixtures."""
+class Run(OwnedFunction):
+    """One run of a case: a real pytest item with fresh function-scoped fixtures. Its function lives on the
+    Benchmark's parent (module or class), not on the Benchmark collector itself (``OwnedFunction``)."""
 
     #: Whether a gate decides this run's case (its failures are then xfailed); set on gated runs only.
     prob_gated = False
@@ -35,32 +37,11 @@ class Run(pytest.Function):
         #: The case (set by the Benchmark once the first run's markers have given it).
         self.prob_case = case
         self.prob_run = run
-        built = parent.run_id(case_id, run, plain=name == case_id) if hasattr(self, "_id") else None
+        built = parent.run_id(case_id, run, plain=name == case_id) if structured_id(self) is not None else None
         if built is not None:
-            self._id = built
+            set_structured_id(self, built)
         else:
             set_nodeid(self, f"{parent.nodeid}::{name}")
-
-    # The benchmark function lives on the Benchmark's parent (module or class),
-    # not on the Benchmark collector itself.
-    @property
-    def instance(self) -> Any:
-        try:
-            return self._instance
-        except AttributeError:
-            self._instance = self._getinstance()
-            return self._instance
-
-    def _getinstance(self) -> Any:
-        owner = self.parent.parent
-        if isinstance(owner, pytest.Class):
-            return owner.newinstance() if hasattr(owner, "newinstance") else owner.obj()
-        return None
-
-    def _getobj(self) -> Any:
-        instance = self.instance
-        owner = instance if instance is not None else self.parent.parent.obj  # type: ignore[union-attr]
-        return getattr(owner, self.originalname)
 
 
 class VerdictItem(pytest.Item):
