@@ -40,40 +40,44 @@ class Export(Feature):
         of the part (``shard-K-of-N``, unless ``OTEL_RESOURCE_ATTRIBUTES`` gives one), so that each part's
         counters are series of their own, which add, rather than overwrite each other (the merge writes the
         gauges)."""
-        from .session import Session, SessionExport, ShippedSpans  # the aggregating process's exporters
-        from .signals import ShippedLogs, ShippedMetrics
+        from .link import Inbox  # the aggregating process's exporters
+        from .session import Session, SessionExport
         from .spans import RunSpans
 
         scope = wiring.scope
         session = Session(self.settings, wiring.config.rootpath, instance=scope.instance,
                           counters_only=scope.partial is not None)
-        pipeline = session.pipeline
-        wiring.parts.add(observers=RunSpans(self.settings, session.tracer, session.run_parent))
-        for link in (ShippedSpans(session), ShippedLogs(pipeline.add_encoded_logs), ShippedMetrics(pipeline.add_metrics)):
-            wiring.parts.add(links=link)
+        wiring.parts.add(observers=RunSpans(self.settings, session.tracer, session.run_parent),
+                         links=Inbox(session.forward, session.worker_input))
         wiring.parts.add(finishers=SessionExport(session, wiring.parts, wiring.notes))
 
     def worker(self, wiring: WorkerWiring) -> None:
+        """The worker's providers export into its outbox, which its teardown reports and its end empty."""
         from opentelemetry.sdk.resources import Resource  # export on: a worker makes its runs' spans
 
         from . import signals
-        from .spans import RunSpans, WorkerBuffer, WorkerSpans, make_provider, parent_context, tracer
+        from .exporters import span_processor
+        from .link import Outbox
+        from .spans import RunSpans, make_provider, parent_context, tracer
 
         settings, workerinput = self.settings, wiring.workerinput
         resource = Resource(workerinput.get("prob_otel_resource", {}))
-        buffer = WorkerBuffer()
-        provider, _ = make_provider(resource, buffer.add, settings.capture_values)
+        outbox = Outbox()
+        processor = span_processor(outbox.add, settings.capture_values)
+        provider, _ = make_provider(resource, processor)
         parent = parent_context(workerinput.get("prob_otel_traceparent"), workerinput.get("prob_otel_tracestate"))
-        wiring.parts.add(observers=RunSpans(settings, tracer(provider), parent, take=buffer.take), links=WorkerSpans(buffer))
+        wiring.parts.add(observers=RunSpans(settings, tracer(provider), parent))
+        outbox.per_run.append(processor.force_flush)
         # The instrumentation's metrics and log records, when the user set no provider of their own.
         # Each worker's metric streams are its own (OTel's single-writer rule): its id tells them apart.
         worker_id = str(workerinput.get("workerid", ""))
         instance = resource.attributes.get("service.instance.id")  # a shard's, or the user's
         metric_resource = Resource({**resource.attributes,
                                     "service.instance.id": f"{instance}-{worker_id}" if instance else worker_id})
-        reader = signals.make_meter_provider(metric_resource) if settings.metrics_on else None
+        reader = signals.make_meter_provider(metric_resource, outbox.add) if settings.metrics_on else None
         if reader is not None:
-            wiring.parts.add(links=signals.WorkerMetrics(reader))
-        logs = signals.LogBuffer()
-        if settings.logs_on and signals.make_logger_provider(resource, logs.add, settings.capture_values) is not None:
-            wiring.parts.add(observers=signals.RunLogs(logs), links=signals.WorkerLogs(logs))
+            outbox.flushes.append(reader.force_flush)
+        logs = signals.make_logger_provider(resource, outbox.add, settings.capture_values) if settings.logs_on else None
+        if logs is not None:
+            outbox.per_run.append(logs.force_flush)
+        wiring.parts.add(observers=outbox, links=outbox)

@@ -46,6 +46,7 @@ __all__ = [
     "encode_logs_request",
     "encode_metrics_request",
     "encode_trace_request",
+    "parse",
     "read_file",
     "request_to_line",
 ]
@@ -140,6 +141,11 @@ def encode_metrics_request(req: ExportMetricsServiceRequest) -> dict:
 def encode_logs_request(req: ExportLogsServiceRequest) -> dict:
     """Return the OTLP/JSON dict of an ``ExportLogsServiceRequest``."""
     return _encode(req, ExportLogsServiceRequest, "logs")
+
+
+def parse(kind: str, body: bytes) -> OtlpRequest:
+    """The request of signal ``kind`` that ``body`` serializes."""
+    return _REQUEST_TYPES[kind].FromString(body)  # type: ignore[no-any-return]
 
 
 def request_to_line(req: OtlpRequest) -> str:

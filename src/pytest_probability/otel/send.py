@@ -3,18 +3,10 @@
 The SDK's OTLP exporters (``opentelemetry-exporter-otlp-proto-http`` and
 ``-grpc``) do the transport and its configuration: endpoints, per-signal
 variables, headers, TLS and mTLS, compression, timeouts, ``INSECURE``, retries.
-Their ``export()`` takes SDK objects and returns a bare SUCCESS or FAILURE;
-it never reads an OTLP partial success. The plugin needs more: the reason of a
-failure (for the note), the rejected count of a partial success, and sending a
-request that is already encoded (spans from xdist workers, lines of a spill
-file). So :class:`Sender` uses each exporter one level below ``export()``:
-
-* HTTP: ``exporter._client.export(body)`` (the SDK's retrying client, which
-  takes serialized bytes), with the exporter's transport wrapped to keep the
-  last response, whose body is the ``Export*ServiceResponse``;
-* gRPC: ``exporter._export(request)`` (the SDK's retry loop) with
-  ``_translate_data`` passing the ready request through, and the stub wrapped
-  to keep the response or the ``RpcError``.
+:class:`Sender` gives one of them a request that is already encoded and reads
+its answer: the reason of a failure (for the note) and the rejected count of a
+partial success. ``export()`` does neither, so the exporter is used one level
+below it, in :mod:`pytest_probability.compat.otel`, which says why.
 
 Everything shown to people goes through :func:`scrub`: header values and
 URL credentials are replaced *before* the text is cut, and so is any piece of
@@ -30,7 +22,9 @@ import threading
 import urllib.parse
 from typing import Any, Callable, Mapping, NamedTuple
 
+from ..compat import otel as compat
 from ..text import clip
+from . import otlp_json
 
 SIGNALS = ("traces", "metrics", "logs")
 REASON_LIMIT = 200
@@ -106,95 +100,31 @@ def redact_url(url: str) -> str:
     return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
-class _Capture:
-    """What the last request of one sender got (filled by the transport or stub wrappers)."""
-
-    def __init__(self) -> None:
-        self.response: Any = None
-        self.error = ""
-
-
-class _HttpTransport:
-    """The SDK's HTTP transport, keeping each response."""
-
-    def __init__(self, inner: Any, capture: _Capture) -> None:
-        self._inner = inner
-        self._capture = capture
-
-    def request(self, *args: Any, **kwargs: Any) -> Any:
-        result = self._inner.request(*args, **kwargs)
-        self._capture.response = result
-        return result
-
-    def is_connection_error(self, exception: Any) -> bool:
-        return self._inner.is_connection_error(exception)
-
-    def close(self) -> None:
-        self._inner.close()
-
-
-class _GrpcStub:
-    """The SDK's gRPC stub, keeping each response or error."""
-
-    def __init__(self, inner: Any, capture: _Capture) -> None:
-        self._inner = inner
-        self._capture = capture
-
-    def Export(self, request: Any, metadata: Any = None, timeout: Any = None) -> Any:  # noqa: N802 - gRPC's name
-        try:
-            response = self._inner.Export(request=request, metadata=metadata, timeout=timeout)
-        except Exception as exc:
-            code = getattr(exc, "code", None)
-            details = getattr(exc, "details", None)
-            self._capture.error = f"gRPC {code().name}: {details()}" if callable(code) and callable(details) else repr(exc)
-            raise
-        self._capture.response = response
-        return response
-
-
-def _response_types(signal: str) -> tuple[type, type]:
+def _response_type(signal: str) -> type:
     if signal == "traces":
-        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-            ExportTraceServiceRequest,
-            ExportTraceServiceResponse,
-        )
-
-        return ExportTraceServiceRequest, ExportTraceServiceResponse
-    if signal == "logs":
-        from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
-            ExportLogsServiceRequest,
-            ExportLogsServiceResponse,
-        )
-
-        return ExportLogsServiceRequest, ExportLogsServiceResponse
-    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
-        ExportMetricsServiceRequest,
-        ExportMetricsServiceResponse,
-    )
-
-    return ExportMetricsServiceRequest, ExportMetricsServiceResponse
-
-
-def _grpc_exporter(signal: str, capture: _Capture, **kwargs: Any) -> Any:
-    if signal == "traces":
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as Base
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse as Response
     elif signal == "logs":
-        from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as Base
+        from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse as Response
     else:
-        from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as Base
+        from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceResponse as Response
+    return Response
 
-    class Exporter(Base):  # type: ignore[misc, valid-type]
-        def _initialize_channel_and_stub(self) -> None:
-            super()._initialize_channel_and_stub()
-            self._client = _GrpcStub(self._client, capture)
 
-        def _translate_data(self, data: Any, *args: Any) -> Any:
-            return data  # already an Export*ServiceRequest
-
-        def _count_data(self, data: Any) -> int:
-            return 0
-
-    return Exporter(**kwargs)
+def _exporter_class(signal: str, protocol: str) -> type:
+    if protocol == "grpc":
+        if signal == "traces":
+            from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as Exporter
+        elif signal == "logs":
+            from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as Exporter
+        else:
+            from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as Exporter
+    elif signal == "traces":
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as Exporter
+    elif signal == "logs":
+        from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as Exporter
+    else:
+        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter as Exporter
+    return Exporter  # type: ignore[no-any-return]
 
 
 def _requests_session() -> Any:
@@ -216,18 +146,23 @@ def _requests_session() -> Any:
     return Session()
 
 
-def _http_exporter(signal: str, capture: _Capture, **kwargs: Any) -> Any:
-    if not any(name.startswith("OTEL_PYTHON_EXPORTER_OTLP_HTTP") and name.endswith("CREDENTIAL_PROVIDER") for name in os.environ):
+def _build(signal: str, protocol: str, **kwargs: Any) -> Any:
+    if protocol != "grpc" and not any(name.startswith("OTEL_PYTHON_EXPORTER_OTLP_HTTP") and name.endswith("CREDENTIAL_PROVIDER")
+                                      for name in os.environ):
         kwargs.setdefault("session", _requests_session())
-    if signal == "traces":
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as Exporter
-    elif signal == "logs":
-        from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as Exporter
-    else:
-        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter as Exporter
-    exporter = Exporter(**kwargs)
-    exporter._client._transport = _HttpTransport(exporter._client._transport, capture)
-    return exporter
+    return compat.exporter(signal, protocol, _exporter_class(signal, protocol), **kwargs)
+
+
+def _credentials(certificate: str) -> Any:
+    """gRPC channel credentials trusting the CA in ``certificate`` alone (no client pair)."""
+    import grpc
+
+    try:
+        with open(certificate, "rb") as handle:
+            root = handle.read()
+    except OSError:
+        root = None
+    return grpc.ssl_channel_credentials(root_certificates=root)
 
 
 class SdkWarnings(logging.Handler):
@@ -351,51 +286,39 @@ class Sender:
         #: What a note tells someone whose HTTP request reached a gRPC port.
         self.grpc_hint = grpc_hint
         self.protocol = protocol
-        self.capture = _Capture()
         self.warnings: list[str] = []
         self.secrets = secrets_from_env(os.environ if env is None else env, (endpoint,))
-        build = _grpc_exporter if protocol == "grpc" else _http_exporter
         kwargs: dict[str, Any] = {"endpoint": endpoint} if endpoint else {}
         certificate_warnings, ca_only = client_certificate_check(signal, protocol, os.environ if env is None else env)
         if ca_only is not None:  # half a client pair: grpc would abort the process
-            from opentelemetry.exporter.otlp.proto.grpc.exporter import _load_credentials
-
-            kwargs["credentials"] = _load_credentials(ca_only, None, None)
+            kwargs["credentials"] = _credentials(ca_only)
         with SdkWarnings() as logged:
             try:
-                self.exporter = build(signal, self.capture, **kwargs)
+                self.exporter = _build(signal, protocol, **kwargs)
             except Exception as exc:  # an OTEL_* value the exporter refuses (gRPC raises where HTTP warns)
                 logged.messages.append(f"{type(exc).__name__}: {exc}; using the SDK's defaults for it")
-                self.exporter = build(signal, self.capture, **kwargs, **_defaults(protocol))
-        if not (protocol == "grpc" and self.exporter._insecure):  # plaintext gRPC reads no TLS variable
+                self.exporter = _build(signal, protocol, **kwargs, **_defaults(protocol))
+        if not (protocol == "grpc" and compat.insecure(self.exporter)):  # plaintext gRPC reads no TLS variable
             logged.messages += certificate_warnings
         self.warnings = [scrub(message, self.secrets, 300) for message in logged.messages]
-        if protocol == "grpc":
-            scheme = "http" if self.exporter._insecure else "https"
-            self.display = f"{scheme}://{redact_url(str(self.exporter._endpoint))}"
-        else:
-            self.display = redact_url(str(self.exporter._client._endpoint))
-        self.timeout = float(self.exporter._timeout if protocol == "grpc" else self.exporter._client._timeout)
-        self._types = _response_types(signal)
+        self.display = redact_url(compat.endpoint(self.exporter, protocol))
+        self.timeout = compat.timeout(self.exporter, protocol)
+        self._response = _response_type(signal)
+        self._lock = threading.Lock()
         #: What the SDK logged during this sender's sends (kept out of stderr by ROUTED), the latest last.
         self.logged: list[str] = []
         ROUTED.install()
 
     def send(self, body: bytes, timeout: float) -> Result:
         """Send one serialized Export*ServiceRequest, retrying (the SDK's rules) within ``timeout`` seconds."""
-        from opentelemetry import context
-
-        # As the SDK's batch processor does: an instrumented HTTP client (requests, grpc)
-        # must not make spans of the export itself.
-        token = context.attach(context.set_value(context._SUPPRESS_INSTRUMENTATION_KEY, True))
         logged: list[str] = []
         outer = getattr(ROUTED.local, "sink", None)
         ROUTED.local.sink = logged
         try:
-            result = self._send(body, timeout)
+            with self._lock, compat.suppressed():  # as the SDK's processors: no spans of the export itself
+                result = self._send(body, timeout)
         finally:
             ROUTED.local.sink = outer
-            context.detach(token)
             self.logged = (self.logged + [scrub(message, self.secrets) for message in logged])[-20:]
         if not result.ok and logged and (result.reason == "no answer" or "timeout to 0" in result.reason):
             # No reason, or the SDK's retry started with no time left (urllib3's "Attempted to set
@@ -405,49 +328,24 @@ class Sender:
         return result
 
     def _send(self, body: bytes, timeout: float) -> Result:
-        timeout = max(0.001, min(self.timeout, timeout))
-        self.capture.response, self.capture.error = None, ""
-        if self.protocol == "grpc":
-            self.exporter._timeout = timeout
-            request = self._types[0].FromString(body)
-            ok = self.exporter._export(request).name == "SUCCESS"
-            response = self.capture.response
-            reason = self.capture.error or "no answer"
-        else:
-            self.exporter._client._timeout = timeout
-            result = self.exporter._client.export(body)
-            ok = result.success
-            response = None
-            reason = ""
-            http = self.capture.response
-            if ok and http is not None:
-                try:
-                    response = self._types[1].FromString(http.content())
-                except Exception:  # not a protobuf answer: a success all the same
-                    response = None
-            elif not ok:
-                if result.status_code is not None:
-                    body_text = ""
-                    try:
-                        body_text = http.content().decode("utf-8", "replace") if http is not None else ""
-                    except Exception:
-                        pass
-                    reason = f"HTTP {result.status_code} {result.reason or ''} {body_text}"
-                else:
-                    error = result.error or (http.error if http is not None else None)
-                    reason = f"{type(error).__name__}: {error}" if error else "no answer"
-                    if error is not None and _http2_answer(error):
-                        reason = ("the endpoint answered with HTTP/2 frames: it looks like an OTLP/gRPC endpoint; "
-                                  f"use {self.grpc_hint}")
-        if not ok:
+        request = otlp_json.parse(self.signal, body) if self.protocol == "grpc" else None
+        sent = compat.send(self.exporter, self.protocol, request, body, max(0.001, min(self.timeout, timeout)))
+        if not sent.ok:
+            reason = sent.reason
+            if sent.error is not None and _http2_answer(sent.error):
+                reason = ("the endpoint answered with HTTP/2 frames: it looks like an OTLP/gRPC endpoint; "
+                          f"use {self.grpc_hint}")
             return Result(False, 0, scrub(reason, self.secrets))
+        try:
+            response = self._response.FromString(sent.answer) if sent.answer else None
+        except Exception:  # not a protobuf answer: a success all the same
+            response = None
         partial = getattr(response, "partial_success", None)
         if partial is None:
             return Result(True)
         field = {"traces": "rejected_spans", "logs": "rejected_log_records"}.get(self.signal, "rejected_data_points")
-        rejected = getattr(partial, field)
         message = scrub(partial.error_message, self.secrets) if partial.error_message else ""
-        return Result(True, int(rejected), message)
+        return Result(True, int(getattr(partial, field)), message)
 
     def close(self) -> None:
         try:

@@ -8,30 +8,27 @@ library, also through a tracer obtained at import) is a child of the run span
 and takes the same path. A user's own provider stays in charge of its spans;
 they keep the run span as parent through the context.
 
-Each run's span is current through setup, call and teardown. In a serial
-session the processor hands ended spans straight to the pipeline. On an xdist
-worker it keeps them, and at the run's teardown report every span ended so
-far (the run span and its children) is encoded with the SDK's encoder and
-travels on the report (``report.prob_span``); spans ended after the last run
-travel in ``workeroutput``. No worker talks to the network.
+Each run's span is current through setup, call and teardown. The provider's
+one processor is the SDK's ``BatchSpanProcessor`` (:mod:`.exporters`): in the
+aggregating process its batches go to the traces' guard, on an xdist worker to
+the worker's outbox, which the next teardown report empties (:mod:`.link`). No
+worker talks to the network.
 """
 
 from __future__ import annotations
 
 import json
-import threading
-from typing import Any, Callable
+from typing import Any
 
 from .. import __version__
 from ..model.outputs import case_name
+from ..compat import pytest as compat
 from ..model.run import CurrentRun, Usage
-from ..protocols import Link, RunObserver
+from ..protocols import RunObserver
 from ..text import clip
 from ..vocabulary import ERROR, FAIL, PASS, ROLE_JUDGE, SKIP, SOURCE_SPAN
 from .options import OtelSettings
 
-#: Report attribute that carries a run's encoded spans: (bytes, span count).
-REPORT_ATTRIBUTE = "prob_span"
 MESSAGE_LIMIT = 4096
 STACK_LIMIT = 16384
 SCOPE = "pytest_probability"
@@ -41,49 +38,18 @@ TRANSCRIPT_EVENT = "gen_ai.client.inference.operation.details"
 LATE_SPAN = "probability.late_usage"
 
 
-def make_provider(resource: Any, deliver: Callable[[Any], None], capture: bool = True) -> tuple[Any, bool]:
-    """The plugin's TracerProvider (SDK sampler and limits from OTEL_*); made global when none is set.
-    ``capture`` False (``--prob-otel-capture=ids``): spans are delivered without captured message content."""
+def make_provider(resource: Any, processor: Any) -> tuple[Any, bool]:
+    """The plugin's TracerProvider (SDK sampler and limits from OTEL_*) with its one processor; made global
+    when none is set. Not shut down at exit: the session's end flushes it, within its deadline."""
     from opentelemetry import trace
     from opentelemetry.sdk.trace import TracerProvider
 
-    from .pipeline import Collect
-
-    provider = TracerProvider(resource=resource)
-    provider.add_span_processor(Collect(deliver if capture else without_content(deliver)))  # type: ignore[arg-type]
+    provider = TracerProvider(resource=resource, shutdown_on_exit=False)
+    provider.add_span_processor(processor)
     made_global = isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
     if made_global:
         trace.set_tracer_provider(provider)
     return provider, made_global
-
-
-#: Attributes that hold captured message content: the GenAI conventions', OpenInference's.
-CONTENT_ATTRIBUTES = frozenset({"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
-                                "gen_ai.tool.definitions", "input.value", "output.value"})
-CONTENT_PREFIXES = ("llm.input_messages.", "llm.output_messages.", "gen_ai.prompt.", "gen_ai.completion.")
-
-
-def is_content(key: str) -> bool:
-    return key in CONTENT_ATTRIBUTES or key.startswith(CONTENT_PREFIXES)
-
-
-def without_content(deliver: Callable[[Any], None]) -> Callable[[Any], None]:
-    """``deliver`` of spans stripped of captured message content (``--prob-otel-capture=ids``): a span that
-    carries any is delivered as a copy without those attributes; the others as they are."""
-    from opentelemetry.sdk.trace import ReadableSpan
-
-    def strip(span: Any) -> None:
-        attributes = span.attributes
-        if attributes and any(is_content(key) for key in attributes):
-            kept = {k: v for k, v in attributes.items() if not is_content(k)}
-            span = ReadableSpan(
-                name=span.name, context=span.context, parent=span.parent, resource=span.resource, attributes=kept,
-                events=span.events, links=span.links, kind=span.kind, status=span.status, start_time=span.start_time,
-                end_time=span.end_time, instrumentation_scope=span.instrumentation_scope,
-            )
-        deliver(span)
-
-    return strip
 
 
 def parent_context(traceparent: str | None, tracestate: str | None = None) -> Any:
@@ -103,45 +69,11 @@ def traceparent_of(span: Any) -> str:
     return f"00-{context.trace_id:032x}-{context.span_id:016x}-{int(context.trace_flags):02x}"
 
 
-class WorkerBuffer:
-    """Spans ended in an xdist worker, until the next teardown report takes them."""
-
-    def __init__(self) -> None:
-        self._spans: list[Any] = []
-        self._lock = threading.Lock()
-
-    def add(self, span: Any) -> None:
-        with self._lock:
-            self._spans.append(span)
-
-    def take(self) -> tuple[bytes, int] | None:
-        with self._lock:
-            spans, self._spans = self._spans, []
-        if not spans:
-            return None
-        from .pipeline import encode_spans
-
-        return encode_spans(spans), len(spans)
-
-
-class WorkerSpans(Link):
-    """An xdist worker's side: the spans ended after its last run are shipped in its output."""
-
-    attribute = REPORT_ATTRIBUTE
-
-    def __init__(self, buffer: WorkerBuffer) -> None:
-        self.buffer = buffer
-
-    def leftover(self) -> Any:
-        return self.buffer.take()
-
-
 class RunSpans(RunObserver):
     """Each run's span, made in the process executing it (a :class:`~pytest_probability.protocols.RunObserver`)."""
 
-    def __init__(self, settings: OtelSettings, tracer: Any, parent: Any, take: Callable[[], Any] | None = None) -> None:
-        """``parent``: the context of the session span. ``take``: on an xdist worker, what
-        returns the spans ended so far, encoded, for the teardown report."""
+    def __init__(self, settings: OtelSettings, tracer: Any, parent: Any) -> None:
+        """``parent``: the context of the session span."""
         from opentelemetry import context as otel_context
         from opentelemetry import trace
         from opentelemetry.trace import Status, StatusCode
@@ -149,7 +81,6 @@ class RunSpans(RunObserver):
         self.settings = settings
         self.tracer = tracer
         self.parent = parent
-        self.take = take
         self._attach, self._detach = otel_context.attach, otel_context.detach
         self._in_context = trace.set_span_in_context
         self._error = lambda text: Status(StatusCode.ERROR, text)
@@ -216,16 +147,12 @@ class RunSpans(RunObserver):
         if not self.settings.capture_values or run.phase != call.when or run.outcome not in (FAIL, ERROR):
             return
         try:  # pytest's own short report: its traceback pruning and assertion introspection
-            run.stacktrace = str(item._repr_failure_py(from_caller(item, call.excinfo), style="short"))
+            run.stacktrace = compat.short_report(item, from_caller(item, call.excinfo))
         except Exception:
             run.stacktrace = str(call.excinfo.getrepr(style="short"))
 
     def run_finished(self, item: Any, run: CurrentRun) -> None:
         self._close(run, finished=True)
-        if self.take is not None:
-            encoded = self.take()
-            if encoded is not None:
-                run.report_extras[REPORT_ATTRIBUTE] = encoded
 
     def run_closed(self, item: Any, run: CurrentRun) -> None:
         """The run ended without a teardown report (interrupted): close its span, with the outcome
@@ -284,8 +211,8 @@ class RunSpans(RunObserver):
 
 
 def from_caller(item: Any, excinfo: Any) -> Any:
-    """``excinfo`` with its traceback starting at the caller of the benchmark's frame, for
-    ``item._repr_failure_py``: the same report, at a fraction of the cost.
+    """``excinfo`` with its traceback starting at the caller of the benchmark's frame, for pytest's
+    short report (``compat.pytest.short_report``): the same report, at a fraction of the cost.
 
     pytest's pruning (``Function._traceback_filter``) cuts the traceback at the first entry whose
     path and first line are the benchmark function's; it computes (and ``stat``s) the path of every
@@ -295,11 +222,9 @@ def from_caller(item: Any, excinfo: Any) -> Any:
     that pytest's own cut still finds the benchmark's frame after the first entry and takes the
     same branch as on the whole traceback. Anything else (``--fulltrace``, a setup error, a
     benchmark frame not found): ``excinfo`` as it is."""
-    if not hasattr(item, "_obj") or item.config.getoption("fulltrace", False):
+    if not compat.has_function(item) or item.config.getoption("fulltrace", False):
         return excinfo
-    from _pytest.compat import get_real_func
-
-    wanted = getattr(get_real_func(item.obj), "__code__", None)
+    wanted = getattr(compat.real_function(item.obj), "__code__", None)
     if wanted is None:
         return excinfo
     path, firstlineno = _code_path(wanted), wanted.co_firstlineno
@@ -321,9 +246,7 @@ _PATHS: dict[Any, str] = {}
 def _code_path(code: Any) -> str:
     path = _PATHS.get(code)
     if path is None:
-        from _pytest._code import Code
-
-        path = _PATHS[code] = str(Code(code).path)
+        path = _PATHS[code] = compat.code_path(code)
     return path
 
 
