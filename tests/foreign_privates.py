@@ -139,24 +139,28 @@ def _resolve(target: str) -> object | None:
 
 
 @lru_cache(maxsize=None)
-def class_privates(klass: type) -> frozenset[str]:
-    """The private names of a foreign class and its foreign bases: its attributes and methods, and what its
-    methods set on ``self`` (read from their source)."""
+def class_attributes(klass: type) -> frozenset[str]:
+    """The names of a class and its bases: their attributes and methods, and what their methods set on
+    ``self`` (read from their source)."""
     names: set[str] = set()
     for base in klass.__mro__:
-        if not _foreign(base.__module__):
-            continue
-        names |= {name for name in vars(base) if private(name)}
+        names |= set(vars(base))
         try:
-            source = inspect.getsource(base)
-        except (OSError, TypeError):
-            continue
-        try:
-            tree = ast.parse(textwrap.dedent(source))
-        except SyntaxError:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(base)))
+        except (OSError, TypeError, SyntaxError):
             continue
         names |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)
-                  and isinstance(n.value, ast.Name) and n.value.id == "self" and private(n.attr)}
+                  and isinstance(n.value, ast.Name) and n.value.id == "self"}
+    return frozenset(names)
+
+
+@lru_cache(maxsize=None)
+def class_privates(klass: type) -> frozenset[str]:
+    """The private names of a class's foreign bases (and the class itself when it is foreign)."""
+    names: set[str] = set()
+    for base in klass.__mro__:
+        if _foreign(base.__module__):
+            names |= {name for name in class_attributes(base) if private(name)}
     return frozenset(names)
 
 
@@ -253,8 +257,10 @@ def uses(package: Path) -> list[Use]:
                     if _foreign(alias.name) and _private_module(alias.name):
                         use(node, f"import of the private module {alias.name}")
         inside: dict[int, frozenset[str]] = {}  # id of a node in a class with foreign bases -> their privates
+        in_class: set[int] = set()  # ids of the nodes of every class body: where self and cls are the class's
         for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef):
+                in_class.update(id(item) for item in ast.walk(node))
                 theirs = _foreign_privates_of(node, bound)
                 if theirs is None:
                     continue
@@ -267,7 +273,7 @@ def uses(package: Path) -> list[Use]:
             if name in DOCUMENTED:
                 continue
             root = _root(obj) if isinstance(obj, (ast.Name, ast.Attribute)) else None
-            if isinstance(obj, ast.Name) and obj.id in ("self", "cls"):
+            if isinstance(obj, ast.Name) and obj.id in ("self", "cls") and id(obj) in in_class:
                 if name in inside.get(id(obj), frozenset()):
                     use(node, f"its foreign base's private attribute {name} of self")
                 continue

@@ -25,6 +25,10 @@ its OTLP exporters send, through public interfaces. What they do not publish:
   attributes (open-telemetry/opentelemetry-python#2843 moved them there; no issue asks for a getter).
 * **The log records' encoder** (:func:`encode_logs`: ``…proto.common._log_encoder``; the trace and metrics
   encoders are public modules, the logs one keeps the underscore of the logs signal's other modules).
+* **An instrumentor's instance, if one was made** (:func:`instrumentor_instance`): opentelemetry-instrumentation's
+  ``BaseInstrumentor`` subclasses are singletons kept in ``_instance``; calling the class makes one, which
+  an instrumentor's ``__init__`` may do work for (its public ``is_instrumented_by_opentelemetry`` then says
+  whether ``instrument()`` was called).
 * **Suppressing instrumentation** around a send that is not the SDK's own (:func:`suppressed`:
   ``opentelemetry.context._SUPPRESS_INSTRUMENTATION_KEY``, which the SDK's processors set for their sends;
   the public helper is in opentelemetry-instrumentation, not a dependency).
@@ -175,6 +179,11 @@ def encode_logs(records: Any) -> Any:
     from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs as sdk_encode_logs
 
     return sdk_encode_logs(records)
+
+
+def instrumentor_instance(cls: type) -> Any | None:
+    """The one instance of a ``BaseInstrumentor`` subclass, or None when none was made (never made here)."""
+    return cls.__dict__.get("_instance")
 
 
 @contextmanager

@@ -64,12 +64,14 @@ def instrumented() -> bool:
     base = getattr(module, "BaseInstrumentor", None)
     if base is None:
         return False
+    from ..compat.otel import instrumentor_instance
+
     stack = list(base.__subclasses__())
     while stack:
         cls = stack.pop()
         stack.extend(cls.__subclasses__())
-        instance = cls.__dict__.get("_instance")
-        if instance is not None and getattr(instance, "_is_instrumented_by_opentelemetry", False):
+        instance = instrumentor_instance(cls)
+        if instance is not None and instance.is_instrumented_by_opentelemetry:
             return True
     return False
 
