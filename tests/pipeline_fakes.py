@@ -11,7 +11,8 @@ from pathlib import Path
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from pytest_probability.otel.export import Guard, Lines, drain
+from pytest_probability.files import Lines
+from pytest_probability.otel.export import Guard, drain
 from pytest_probability.otel.send import Result
 
 TIMEOUT = 0.5

@@ -96,7 +96,7 @@ def _merge(args: argparse.Namespace) -> int:
             print(f"error: cannot write {path}: {exc}", file=sys.stderr)
             return 2
     if args.otel_file or sending:
-        from .otel.offline import send_metrics, spill_path, write_metrics
+        from .otel.replay import send_metrics, spill_path, write_metrics
 
         path = Path(args.otel_file) if args.otel_file else spill_path(Path.cwd())
         suite = merged.report_suite
@@ -141,7 +141,7 @@ def _check_sending(args: argparse.Namespace, sending: bool) -> None:
     if args.otel_endpoint is not None:
         import pytest
 
-        from .otel.options import check_url, protocol_from_env
+        from .config.otel import check_url, protocol_from_env
 
         try:
             check_url(args.otel_endpoint, "--otel-endpoint", args.otel_protocol or protocol_from_env(os.environ, "metrics"))

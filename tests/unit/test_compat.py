@@ -100,8 +100,8 @@ NEEDED: list[tuple[str, str, str | Callable[[], Any], tuple[str, ...]]] = [
      ("_fixtureinfo", "_getobj", "_instance", "_repr_failure_py", "_obj")),
     ("pytest", "compat.pytest.metafunc_calls", "_pytest.python:Metafunc", ("_calls",)),
     ("pytest", "compat.pytest.rewriting_hook", "_pytest.assertion.rewrite:", ("assertstate_key",)),
-    ("pytest", "compat.pytest.real_function", "_pytest.compat:", ("get_real_func",)),
-    ("pytest", "compat.pytest.code_path", "_pytest._code:", ("Code",)),
+    ("pytest", "compat.pytest.from_caller", "_pytest.compat:", ("get_real_func",)),
+    ("pytest", "compat.pytest.from_caller", "_pytest._code:", ("Code",)),
     ("pytest-xdist", "compat.xdist.event_queue, pending_after_crash", "xdist.dsession:DSession", ("queue", "sched")),
     ("pytest-xdist", "compat.xdist.pending_after_crash", "xdist.scheduler.load:LoadScheduling",
      ("node2pending", "collection")),
@@ -118,7 +118,7 @@ NEEDED: list[tuple[str, str, str | Callable[[], Any], tuple[str, ...]]] = [
     ("opentelemetry-exporter-otlp-proto-common", "compat.otel.encode_logs",
      "opentelemetry.exporter.otlp.proto.common._log_encoder:", ("encode_logs",)),
     ("opentelemetry-api", "compat.otel.suppressed", "opentelemetry.context:", ("_SUPPRESS_INSTRUMENTATION_KEY",)),
-    ("opentelemetry-instrumentation", "compat.otel.instrumentor_instance",
+    ("opentelemetry-instrumentation", "compat.otel.instrumented",
      "opentelemetry.instrumentation.instrumentor:BaseInstrumentor", ("_instance", "is_instrumented_by_opentelemetry")),
 ]
 

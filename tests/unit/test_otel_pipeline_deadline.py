@@ -50,7 +50,7 @@ def test_a_batch_that_fails_just_before_the_deadline_is_spilled_once(tmp_path: P
     finish(p, [traces], [])
     ids, _ = spilled(tmp_path)
     assert ids == [(1).to_bytes(8, "big").hex()], ids
-    assert p.spill.spans == 1 and p.spill.lines == 1
+    assert p.spill.counts == {"traces": 1} and p.spill.lines == 1
     assert traces.calls == 1
 
 

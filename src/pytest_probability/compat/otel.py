@@ -25,10 +25,10 @@ its OTLP exporters send, through public interfaces. What they do not publish:
   attributes (open-telemetry/opentelemetry-python#2843 moved them there; no issue asks for a getter).
 * **The log records' encoder** (:func:`encode_logs`: ``…proto.common._log_encoder``; the trace and metrics
   encoders are public modules, the logs one keeps the underscore of the logs signal's other modules).
-* **An instrumentor's instance, if one was made** (:func:`instrumentor_instance`): opentelemetry-instrumentation's
-  ``BaseInstrumentor`` subclasses are singletons kept in ``_instance``; calling the class makes one, which
-  an instrumentor's ``__init__`` may do work for (its public ``is_instrumented_by_opentelemetry`` then says
-  whether ``instrument()`` was called).
+* **Whether an instrumentor was instrumented** (:func:`instrumented`): opentelemetry-instrumentation's
+  ``BaseInstrumentor`` subclasses are singletons kept in ``_instance``; calling a class makes one, which
+  its ``__init__`` may do work for (a made one's public ``is_instrumented_by_opentelemetry`` says whether
+  ``instrument()`` was called). No registry of instrumentors is public.
 * **Suppressing instrumentation** around a send that is not the SDK's own (:func:`suppressed`:
   ``opentelemetry.context._SUPPRESS_INSTRUMENTATION_KEY``, which the SDK's processors set for their sends;
   the public helper is in opentelemetry-instrumentation, not a dependency).
@@ -181,9 +181,20 @@ def encode_logs(records: Any) -> Any:
     return sdk_encode_logs(records)
 
 
-def instrumentor_instance(cls: type) -> Any | None:
-    """The one instance of a ``BaseInstrumentor`` subclass, or None when none was made (never made here)."""
-    return cls.__dict__.get("_instance")
+def instrumented() -> bool:
+    """Whether an OpenTelemetry instrumentor (a ``BaseInstrumentor`` subclass) has been instrumented; none is
+    made here (an instrumentor's instance is looked up, never made)."""
+    import sys
+
+    base = getattr(sys.modules.get("opentelemetry.instrumentation.instrumentor"), "BaseInstrumentor", None)
+    stack = list(base.__subclasses__()) if base is not None else []
+    while stack:
+        cls = stack.pop()
+        stack.extend(cls.__subclasses__())
+        instance = cls.__dict__.get("_instance")
+        if instance is not None and instance.is_instrumented_by_opentelemetry:
+            return True
+    return False
 
 
 @contextmanager

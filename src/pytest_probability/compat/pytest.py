@@ -18,9 +18,9 @@ these there is no public name:
 * :func:`rewriting_hook`: the assertion rewriting hook, to give it the benchmark files' patterns
   (``assertstate_key``; ``register_assert_rewrite`` takes module names, not file patterns:
   pytest-dev/pytest#6377);
-* :func:`short_report`, :func:`real_function`, :func:`code_path`, :func:`has_function`: pytest's own
-  short report of a failure (``Item._repr_failure_py``, ``_pytest.compat.get_real_func``,
-  ``_pytest._code.Code``, ``Function._obj``), so that a run span's stack trace is what pytest prints.
+* :func:`short_report`: pytest's own short report of a failure (``Item._repr_failure_py``), so that a
+  run span's stack trace is what pytest prints, made cheaply (:func:`from_caller`: ``Function._obj``,
+  ``_pytest.compat.get_real_func``, ``_pytest._code.Code``, to cut the traceback as pytest does).
 
 Each is checked against the installed pytest by ``tests/unit/test_compat.py``, which fails naming the
 missing name; ``make test-pytest8`` and ``make test`` run it at both ends of the supported range.
@@ -103,24 +103,50 @@ def rewriting_hook(config: pytest.Config) -> Any | None:
 
 
 def short_report(item: Any, excinfo: Any) -> str:
-    """pytest's short report of a failure of ``item``: its traceback pruning and assertion introspection."""
-    return str(item._repr_failure_py(excinfo, style="short"))
+    """pytest's short report of a failure of ``item``: its traceback pruning and assertion introspection,
+    made on the traceback from the benchmark's caller down (:func:`from_caller`)."""
+    return str(item._repr_failure_py(from_caller(item, excinfo), style="short"))
 
 
-def has_function(item: Any) -> bool:
-    """Whether the item's Python function has been looked up already (it is what a failure's report cuts at)."""
-    return hasattr(item, "_obj")
+def from_caller(item: Any, excinfo: Any) -> Any:
+    """``excinfo`` with its traceback starting at the caller of the benchmark's frame, for pytest's
+    short report: the same report, at a fraction of the cost.
 
-
-def real_function(obj: Any) -> Any:
-    """The function under pytest's wrappers, as its traceback pruning finds it."""
+    pytest's pruning (``Function._traceback_filter``) cuts the traceback at the first entry whose
+    path and first line are the benchmark function's; it computes (and ``stat``s) the path of every
+    entry before it, the twenty-odd frames of pytest and pluggy above a run, which was most of
+    a failed run's cost with export on. Here the same test is made on the first line number first,
+    the path only for a frame that has it. The traceback keeps one frame above the benchmark's, so
+    that pytest's own cut still finds the benchmark's frame after the first entry and takes the
+    same branch as on the whole traceback. Anything else (``--fulltrace``, a setup error, a
+    benchmark frame not found): ``excinfo`` as it is."""
+    if not hasattr(item, "_obj") or item.config.getoption("fulltrace", False):
+        return excinfo
     from _pytest.compat import get_real_func
 
-    return get_real_func(obj)
+    wanted = getattr(get_real_func(item.obj), "__code__", None)
+    if wanted is None:
+        return excinfo
+    path, firstlineno = _code_path(wanted), wanted.co_firstlineno
+    previous, tb = None, excinfo.tb
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_firstlineno == firstlineno and (code is wanted or _code_path(code) == path):
+            break
+        previous, tb = tb, tb.tb_next
+    if tb is None or previous is None or previous is excinfo.tb:
+        return excinfo
+    return type(excinfo).from_exc_info((excinfo.type, excinfo.value, previous))
 
 
-def code_path(code: Any) -> str:
-    """pytest's path of a code object (``Code.path``: made absolute, ``stat``-ed)."""
-    from _pytest._code import Code
+#: pytest's path of a code object (``Code.path``: made absolute, ``stat``-ed), once per code object.
+_PATHS: dict[Any, str] = {}
 
-    return str(Code(code).path)
+
+def _code_path(code: Any) -> str:
+    path = _PATHS.get(code)
+    if path is None:
+        from _pytest._code import Code
+
+        path = _PATHS[code] = str(Code(code).path)
+    return path

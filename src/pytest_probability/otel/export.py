@@ -1,18 +1,13 @@
 """Each signal's way out in the aggregating process: the OTLP file, the endpoint, the spill, the deadline.
 
-The SDK's processors and readers batch; their exporters (:mod:`.exporters`) encode each batch and hand
-the request to the signal's :class:`Guard`, on the processor's thread; an xdist worker's batches arrive
-encoded (:mod:`.link`) and the guard sends them on a thread of its own, one at a time. What the SDK does
-not give, and the guard adds:
-
-* every request in the OTLP JSON-lines file first (:class:`Lines`, one whole line per ``O_APPEND`` write);
-* one breaker per signal: the first failed request sends every later one of that signal to the spill
-  file, and leaves the other signals alone;
-* a partial success counts as a success: its rejected items are counted and reported, never spilled and
-  never retried;
-* the session end's deadline (``--prob-otel-timeout``): no request starts after it, one in flight is
-  waited for a short grace (its answer, not the clock, says whether it is kept), and whatever the endpoint
-  did not confirm is spilled, once (:meth:`Guard.abandon`).
+The SDK's processors and readers hand each encoded batch (:mod:`.exporters`) to the signal's
+:class:`Guard`, on their thread; an xdist worker's requests are forwarded, and the guard batches and sends
+them on a thread of its own. What the SDK does not give, and the guard adds: every request in the OTLP
+file first; one breaker per signal (a failed request sends that signal's later ones to the spill file, the
+others carry on); a partial success counted as a success (its rejected items reported, never spilled nor
+retried); and the session end's deadline (:func:`drain`): no request starts after it, one in flight is
+waited for a short grace (its answer, not the clock, says whether it is kept), and whatever the endpoint
+did not confirm is spilled, once.
 """
 
 from __future__ import annotations
@@ -21,179 +16,20 @@ import os
 import queue
 import threading
 import time
-from pathlib import Path
 from typing import Any, Callable
 
 from . import otlp_json
+from ..files import Lines
 from .send import Deferred, Result, Sender
 
 #: The most the session's end waits past its deadline for the answer to a request in flight.
 GRACE = 2.0
-#: A request holds at most this much encoded data, unless one item is larger: under the 4 MiB a gRPC
-#: server (the Collector) takes by default.
+#: A forwarded batch holds at most this much, unless one item is larger: under a gRPC server's default 4 MiB.
 BATCH_BYTES = 2 << 20
 #: Wakes a guard's thread at the session's end.
 _WAKE = object()
 #: What a request counts, per signal, in the notes and the files.
 UNITS = {"traces": "spans", "metrics": "metric points", "logs": "log records"}
-
-
-class Lines:
-    """An OTLP JSON-lines file: one request per line, each line written whole by one ``O_APPEND`` write.
-
-    ``fresh`` (the OTLP file): the session's lines go to ``PATH.partial`` beside it (a symlink's
-    target), renamed over ``PATH`` at :meth:`close`, so a previous file stays whole until this session
-    has a file to put in its place: a session that crashes or is killed leaves it as it was (and its
-    own lines in ``PATH.partial``, until the next session starts). If another session is writing the
-    same file right now (it holds the lock on ``PATH.partial``), both append whole lines to that one
-    partial file and ``shared`` says so; the session that started it renames it. A FIFO or a device
-    is written through. Not fresh (the spill file): appended to, created on the first line.
-    """
-
-    def __init__(self, path: Path, fresh: bool) -> None:
-        self.path = path
-        self.fresh = fresh
-        self.shared = False
-        self.lines = 0
-        self.spans = 0
-        self.points = 0
-        self.logs = 0
-        self._fd: int | None = None
-        self._lock = threading.Lock()
-        #: Where a fresh file's lines go until the end (None: written in place).
-        self._partial: Path | None = None
-        self._target: Path | None = None
-        self._closed = False
-        #: The first write that failed (a full disk, a file size limit): nothing more is written, and
-        #: a fresh file is not put in place. What could not be written is counted.
-        self.failure: OSError | None = None
-        self.lost_spans = 0
-        self.lost_points = 0
-        self.lost_logs = 0
-        if fresh:
-            try:
-                self._open()
-            except OSError as exc:
-                self.failure = exc
-
-    def _open(self) -> int:
-        if self._fd is None:
-            if self.fresh:
-                self._fd = self._open_fresh()
-            else:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        return self._fd
-
-    def _open_fresh(self) -> int:
-        import stat
-
-        try:
-            special = not stat.S_ISREG(os.stat(self.path).st_mode)
-        except OSError:
-            special = False
-        if special:  # a FIFO, /dev/stdout, /dev/null: written through, never replaced
-            return os.open(self.path, os.O_WRONLY | os.O_APPEND)
-        target = Path(os.path.realpath(self.path))
-        partial = target.with_name(target.name + ".partial")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        for _ in range(20):
-            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-            try:
-                import fcntl
-            except ImportError:  # pragma: no cover - Windows: no concurrent-session detection
-                os.ftruncate(fd, 0)
-                break
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held until close
-            except OSError:
-                self.shared = True  # another session is writing it: append to its partial file
-                return fd
-            try:
-                same = os.fstat(fd).st_ino == os.stat(partial).st_ino
-            except OSError:
-                same = False
-            if same:
-                os.ftruncate(fd, 0)  # a crashed session's leftover, or nothing
-                break
-            os.close(fd)  # the session we waited for renamed it into place meanwhile: start a new one
-        else:  # pragma: no cover - twenty sessions finishing at once
-            self.shared = True
-            return fd
-        self._partial, self._target = partial, target
-        return fd
-
-    def write(self, line: str, kind: str, count: int) -> None:
-        """One request of ``count`` spans (``kind`` traces), metric points or log records (``logs``)."""
-        data = (line + "\n").encode("utf-8")
-        with self._lock:
-            if self._closed:
-                return  # a send that outlived the session's end: the end already kept its batch
-            if self.failure is None:
-                try:
-                    self._write_line(data)
-                except OSError as exc:
-                    self.failure = exc
-            if self.failure is not None:
-                if kind == "traces":
-                    self.lost_spans += count
-                elif kind == "logs":
-                    self.lost_logs += count
-                else:
-                    self.lost_points += count
-                return
-            self.lines += 1
-            if kind == "traces":
-                self.spans += count
-            elif kind == "logs":
-                self.logs += count
-            else:
-                self.points += count
-
-    def _write_line(self, data: bytes) -> None:
-        fd = self._open()
-        size = None
-        if not self.shared:
-            try:
-                size = os.fstat(fd).st_size
-            except OSError:
-                pass
-        view = memoryview(data)
-        try:
-            while view:  # a regular file takes it in one write unless the disk is full
-                view = view[os.write(fd, view) :]
-        except OSError:
-            if size is not None and len(view) < len(data):
-                try:
-                    os.ftruncate(fd, size)  # no line cut short: the file stays as it was before it
-                except OSError:
-                    pass
-            raise
-
-    def close(self) -> None:
-        """Put a fresh file in place (when something was written to it); then no more lines."""
-        with self._lock:
-            self._closed = True
-            if self._fd is None:
-                return
-            fd, self._fd = self._fd, None
-            try:
-                if self._partial is not None and self._target is not None:
-                    if self.failure is None and os.fstat(fd).st_size:
-                        try:
-                            os.fsync(fd)
-                        except OSError as exc:  # a full disk may only show here
-                            self.failure = exc
-                    if self.failure is not None or os.fstat(fd).st_size == 0:
-                        os.unlink(self._partial)  # nothing (whole) to put in the previous file's place
-                    else:
-                        try:
-                            os.chmod(self._partial, os.stat(self._target).st_mode & 0o777)
-                        except OSError:
-                            pass  # no previous file: the partial file's own mode
-                        os.replace(self._partial, self._target)
-            finally:
-                os.close(fd)
 
 
 def _setting(name: str, default: int) -> int:
@@ -211,9 +47,8 @@ def grace(timeout: float) -> float:
 
 
 class _Request:
-    """One request on its way out. Its ``state`` moves, under its guard's lock, from ``pending`` to
-    ``sending`` to ``sent`` (the endpoint answered) or ``kept`` (spilled): whoever moves it to ``kept``
-    writes it to the spill file, so a request is spilled once, and never when the endpoint confirmed it."""
+    """One request. Its ``state`` moves, under its guard's lock, from ``pending`` to ``sending`` to ``sent``
+    or ``kept``: whoever keeps it spills it, so once, and never when the endpoint confirmed it."""
 
     __slots__ = ("body", "count", "written", "state")
 
@@ -229,8 +64,7 @@ class Guard:
         self.kind, self.sender, self.file, self.spill, self.timeout = kind, sender, file, spill, timeout
         #: The breaker: why the first failed request failed ("" while none did).
         self.failure = ""
-        self.sent = 0
-        self.rejected = 0
+        self.sent = self.rejected = 0
         self.rejected_messages: list[str] = []
         #: A file write that failed for another reason than the disk (the disk's is each file's own).
         self.file_failure = ""
@@ -254,9 +88,9 @@ class Guard:
         return all(results)
 
     def forward(self, body: bytes, count: int) -> bool:
-        """A request encoded elsewhere (an xdist worker's run): sent on this guard's own thread, with the
-        others that arrive within ``OTEL_BSP_SCHEDULE_DELAY``, up to ``OTEL_BSP_MAX_EXPORT_BATCH_SIZE`` items
-        (concatenated: a protobuf concatenation is their merge), as the SDK's batch processor would."""
+        """A request encoded elsewhere (an xdist worker's run), sent on this guard's thread with those that
+        arrive within ``OTEL_BSP_SCHEDULE_DELAY``, up to ``OTEL_BSP_MAX_EXPORT_BATCH_SIZE`` items, as the SDK's
+        batch processor would (concatenated: a protobuf concatenation is their merge)."""
         with self._lock:
             if self._queue is None:
                 self._queue = queue.SimpleQueue()
@@ -294,9 +128,8 @@ class Guard:
                     self._idle.set()
 
     def _track(self, body: bytes, count: int) -> _Request:
-        request = _Request(body, count)
         with self._lock:
-            self._open.append(request)
+            self._open.append(request := _Request(body, count))
         return request
 
     def _write(self, lines: Lines | None, request: _Request) -> None:
@@ -368,8 +201,7 @@ class Guard:
             if self._queue is not None:
                 self._queue.put(_WAKE)
 
-    def wait(self, until: float) -> bool:
-        """Until the forwarded requests are all sent (or ``until``, monotonic); whether they were."""
+    def wait(self, until: float) -> bool:  # until the forwarded requests are all sent, at most ``until``
         return self._idle.wait(max(0.0, until - time.monotonic()))
 
     def abandon(self) -> None:
@@ -402,10 +234,10 @@ class Guard:
 
 
 def drain(guards: dict[str, Guard], jobs: list[Callable[[], Any]], timeout: float, files: list[Lines | None]) -> bool:
-    """The session's end: run ``jobs`` (flushing the processors and readers, sending the metrics), each on
-    its own thread, and wait for the guards' forwarded requests, all within ``timeout`` and its grace: a
-    signal that hangs, or retries until the deadline, takes no time from the others. Then whatever was not
-    confirmed is kept, and the files are closed. False when the deadline passed."""
+    """The session's end: ``jobs`` (flushing the processors and readers, sending the metrics) each on its own
+    thread (one that hangs takes no time from the others), and the guards' forwarded requests, within
+    ``timeout`` and its grace; then whatever was not confirmed is kept, and the files closed. False when the
+    deadline passed."""
     deadline = time.monotonic() + timeout
     for guard in guards.values():
         guard.end(deadline)

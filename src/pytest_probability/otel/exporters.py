@@ -1,28 +1,42 @@
 """The plugin's part of each signal in the SDK's own shapes: exporters behind the SDK's processors and readers.
 
 Every process that exports builds the SDK's processors: a ``BatchSpanProcessor`` on the plugin's tracer
-provider, a ``BatchLogRecordProcessor`` on its logger provider (made by the first log record,
-:class:`LazyLogs`), a metric reader on its meter providers. They batch, and hand each batch to one of
-these exporters, which encode it with the SDK's OTLP encoders and hand the request on (``deliver(kind,
-body, count)``): in the aggregating process to the signal's :class:`~.export.Guard` (the OTLP file, the
-endpoint, the spill), on an xdist worker to its :class:`~.link.Outbox`. Under ``--prob-otel-capture=ids``
-they apply the capture policy first (:func:`redact_span`, :func:`redact_log`), so every span, event and log
-record the session exports goes without message content, messages and stack traces, wherever it goes.
+provider, a ``BatchLogRecordProcessor`` on its logger provider (made by the first record, :class:`LazyLogs`),
+a metric reader on its meter provider. Their exporters here encode each batch with the SDK's OTLP encoders
+and ``deliver(kind, body, count)`` it: in the aggregating process to the signal's :class:`~.export.Guard`,
+on an xdist worker to its :class:`Outbox`. Under ``--prob-otel-capture=ids`` they apply the capture
+policy first (:func:`redact_span`, :func:`redact_log`), so no span, event or log record exported, wherever
+it goes, holds message content, messages or stack traces.
+
+An xdist worker's processors deliver into its :class:`Outbox`, the one way from workers to the controller
+for every signal: each run's teardown flushes the span and log processors into it, so that the run's spans
+and log records travel on its teardown report with its record, and the worker's end flushes its metric
+reader too and ships the rest in its ``workeroutput``; no worker talks to the network. The controller's
+side is its export session (:class:`~.session.Session`, a link too).
+
+The meter and logger providers are for instrumentation (the GenAI instrumentation's histograms and
+events): installed as the global ones only when the process has none (a provider the user set first keeps
+its signal); the meter provider's reader has no period, collected at the process's end.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import math
+import os
+import threading
 from typing import Any, Callable, Sequence
 
 from opentelemetry.sdk._logs import LogRecordProcessor
 from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, MetricsData
 from opentelemetry.sdk.trace import Event, ReadableSpan
-from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.trace import Status
 
 from ..compat import otel as compat
+from ..model.run import CurrentRun
+from ..protocols import Link, RunObserver
 from .spans import SCOPE
 
 #: (kind, serialized request, spans, points or log records) -> whether it was taken.
@@ -61,12 +75,10 @@ def redact_span(span: Any) -> Any:
     for event in span.events:
         kept = _kept(event.attributes)
         events.append(event if kept is None else Event(event.name, kept, event.timestamp))
-    changed = [new is not old for new, old in zip(events, span.events)]
-    scope = span.instrumentation_scope
-    status = span.status
+    scope, status = span.instrumentation_scope, span.status
     if status.description and (scope is None or scope.name != SCOPE):
         status = Status(status.status_code)
-    if attributes is None and not any(changed) and status is span.status:
+    if attributes is None and status is span.status and all(new is old for new, old in zip(events, span.events)):
         return span
     return ReadableSpan(
         name=span.name, context=span.context, parent=span.parent, resource=span.resource,
@@ -100,9 +112,6 @@ class SpanOut(SpanExporter):
         batch = spans if self.capture else [redact_span(span) for span in spans]
         ok = self.deliver("traces", encode_spans(batch).SerializeToString(), len(batch))
         return SpanExportResult.SUCCESS if ok else SpanExportResult.FAILURE
-
-    def shutdown(self) -> None:
-        pass
 
 
 class MetricOut(MetricExporter):
@@ -166,11 +175,9 @@ def split(data: MetricsData, size: int) -> list[tuple[MetricsData, int]]:
 
 
 class LazyLogs(LogRecordProcessor):
-    """The plugin's log record processor: a ``BatchLogRecordProcessor`` behind a log exporter like
-    :class:`SpanOut`, made by the first log record. The SDK's log export module, which the batch processor
-    comes from, makes a non-propagating logger, and pytest's log capture attaches its handlers to every
-    such logger in every phase of every run (docs/performance.md): a session without log records never
-    imports it."""
+    """The plugin's log record processor: a ``BatchLogRecordProcessor`` made by the first log record. Its
+    module makes a non-propagating logger, which pytest's log capture attaches to in every phase of every
+    run (docs/performance.md): a session without log records never imports it."""
 
     def __init__(self, deliver: Deliver, capture: bool = True) -> None:
         self.deliver, self.capture = deliver, capture
@@ -178,7 +185,10 @@ class LazyLogs(LogRecordProcessor):
 
     def on_emit(self, log_record: Any) -> None:
         if self.processor is None:
-            self.processor = log_processor(self.deliver, self.capture)
+            from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+
+            self.processor = BatchLogRecordProcessor(_log_exporter(self.deliver, self.capture),
+                                                     max_queue_size=queue_size("OTEL_BLRP_MAX_QUEUE_SIZE"))
         self.processor.on_emit(log_record)
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
@@ -189,9 +199,9 @@ class LazyLogs(LogRecordProcessor):
             self.processor.shutdown()
 
 
-def log_processor(deliver: Deliver, capture: bool) -> Any:
-    """The SDK's ``BatchLogRecordProcessor`` exporting through ``deliver``."""
-    from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, LogRecordExporter, LogRecordExportResult
+def _log_exporter(deliver: Deliver, capture: bool) -> Any:
+    """The log record exporter behind the plugin's ``BatchLogRecordProcessor``, like :class:`SpanOut`."""
+    from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
 
     class LogOut(LogRecordExporter):  # type: ignore[misc]
         def export(self, batch: Sequence[Any]) -> Any:
@@ -205,19 +215,94 @@ def log_processor(deliver: Deliver, capture: bool) -> Any:
         def force_flush(self, timeout_millis: int = 30000) -> bool:
             return True
 
-    return BatchLogRecordProcessor(LogOut(), max_queue_size=queue_size("OTEL_BLRP_MAX_QUEUE_SIZE"))
+    return LogOut()
 
 
 def queue_size(variable: str) -> int | None:
     """A batch processor's queue: the user's ``OTEL_B*P_MAX_QUEUE_SIZE``, else room for every item of a
     session (the SDK's default, 2,048, drops items while a slow endpoint holds one request)."""
-    import os
-
     return None if os.environ.get(variable, "").strip() else 1 << 30
 
 
 def span_processor(deliver: Deliver, capture: bool) -> Any:
     """The SDK's ``BatchSpanProcessor`` exporting through ``deliver`` (``OTEL_BSP_*`` apply)."""
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
-
     return BatchSpanProcessor(SpanOut(deliver, capture), max_queue_size=queue_size("OTEL_BSP_MAX_QUEUE_SIZE"))
+
+
+def make_meter_provider(resource: Any, deliver: Deliver) -> Any | None:
+    """The reader of the plugin's global MeterProvider (through :class:`MetricOut`), or None when a global
+    one is already set."""
+    from opentelemetry import metrics
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+
+    if not _unset(metrics.get_meter_provider()):
+        return None
+    reader = PeriodicExportingMetricReader(MetricOut(deliver), export_interval_millis=math.inf)
+    provider = MeterProvider(metric_readers=[reader], resource=resource, shutdown_on_exit=False)
+    metrics.set_meter_provider(provider)
+    return reader if metrics.get_meter_provider() is provider else None
+
+
+def make_logger_provider(resource: Any, deliver: Deliver, capture: bool = True) -> LazyLogs | None:
+    """The processor of the plugin's global LoggerProvider; None when a global one is set. ``capture``
+    False (``--prob-otel-capture=ids``): records go without their body and withheld attributes."""
+    from opentelemetry import _logs
+    from opentelemetry.sdk._logs import LoggerProvider
+
+    if not _unset(_logs.get_logger_provider()):
+        return None
+    processor = LazyLogs(deliver, capture)
+    provider = LoggerProvider(resource=resource, shutdown_on_exit=False)
+    provider.add_log_record_processor(processor)
+    _logs.set_logger_provider(provider)
+    return processor if _logs.get_logger_provider() is provider else None
+
+
+def _unset(provider: Any) -> bool:
+    """Whether a global provider is still the API's proxy one, i.e. nobody set one (not even a no-op one)."""
+    return type(provider).__name__.startswith(("_Proxy", "Proxy"))
+
+
+#: The teardown-report attribute and ``workeroutput`` key: a list of (signal, serialized request, count).
+ATTRIBUTE = "prob_otel"
+
+
+class Outbox(RunObserver, Link):
+    """A worker's side: what its processors exported, on the next teardown report; the rest at its end."""
+
+    attribute = ATTRIBUTE
+
+    def __init__(self) -> None:
+        self._items: list[tuple[str, bytes, int]] = []
+        self._lock = threading.Lock()
+        #: What flushes the worker's span and log processors into this outbox, at each run's teardown: a run's
+        #: spans and records travel with its record, also when the controller stops the workers at once.
+        self.per_run: list[Callable[[], Any]] = []
+        #: What flushes its metric reader too, at its end.
+        self.flushes: list[Callable[[], Any]] = []
+
+    def add(self, kind: str, body: bytes, count: int) -> bool:
+        with self._lock:
+            self._items.append((kind, body, count))
+        return True
+
+    def take(self) -> list[tuple[str, bytes, int]]:
+        with self._lock:
+            items, self._items = self._items, []
+        return items
+
+    def run_finished(self, item: Any, run: CurrentRun) -> None:
+        for flush in self.per_run:
+            flush()
+        items = self.take()
+        if items:
+            run.report_extras[ATTRIBUTE] = items
+
+    def leftover(self) -> Any:
+        for flush in (*self.per_run, *self.flushes):
+            try:
+                flush()
+            except Exception:  # pragma: no cover - a worker's end must not fail on its telemetry
+                pass
+        return self.take() or None

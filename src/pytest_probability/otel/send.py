@@ -15,23 +15,16 @@ them (a server may echo a cut token).
 
 from __future__ import annotations
 
-import base64
+import importlib
 import logging
 import os
 import threading
-import urllib.parse
 from typing import Any, Callable, Mapping, NamedTuple
 
 from ..compat import otel as compat
-from ..text import clip
+from ..config.otel import client_certificate_check, secrets_from_env
+from ..text import redact_url, scrub
 from . import otlp_json
-
-SIGNALS = ("traces", "metrics", "logs")
-REASON_LIMIT = 200
-#: A piece of a secret this long (or the whole secret, if shorter) counts as the secret.
-SECRET_PIECE = 6
-_SCAN_LIMIT = 65536
-
 
 class Result(NamedTuple):
     ok: bool
@@ -39,101 +32,27 @@ class Result(NamedTuple):
     reason: str = ""
 
 
-def secrets_from_env(env: Mapping[str, str], urls: tuple[str | None, ...] = ()) -> list[str]:
-    """Every value that must never be shown: header values, URL user info and query values."""
-    found: list[str] = []
-    for name, value in env.items():
-        if name.startswith("OTEL_EXPORTER_OTLP") and name.endswith("HEADERS"):
-            for item in value.split(","):
-                name_part, sep, raw = item.partition("=")
-                raw = raw.strip() if sep else item.strip()  # a malformed item may be all secret
-                for text in (raw, urllib.parse.unquote(raw)):
-                    found.append(text)
-                    found += text.replace(":", " ").split()  # "Bearer abc": the token alone too
-        if name.startswith("OTEL_EXPORTER_OTLP") and name.endswith("ENDPOINT"):
-            urls = (*urls, value)
-    for url in urls:
-        try:
-            parts = urllib.parse.urlsplit((url or "").strip())
-        except ValueError:
-            continue
-        userinfo = parts.netloc.rpartition("@")[0]
-        if userinfo:
-            user, _, password = userinfo.partition(":")
-            plain = f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password)}"
-            found += [userinfo, user, password, urllib.parse.unquote(password), plain]
-            found.append(base64.b64encode(plain.encode()).decode())
-        for _, value in urllib.parse.parse_qsl(parts.query):
-            found.append(value)
-    return [s for s in dict.fromkeys(found) if len(s) >= 3]
-
-
-def scrub(text: str, secrets: list[str], limit: int = REASON_LIMIT) -> str:
-    """Control characters out, every secret (or piece of one) redacted, then cut to ``limit``."""
-    text = "".join(ch if ch.isprintable() else " " for ch in str(text)[:_SCAN_LIMIT])
-    marked = bytearray(len(text))
-    for secret in secrets:
-        size = min(len(secret), SECRET_PIECE)
-        pieces = {secret[i : i + size] for i in range(len(secret) - size + 1)}
-        for i in range(len(text) - size + 1):
-            if text[i : i + size] in pieces:
-                marked[i : i + size] = b"\1" * size
-    out: list[str] = []
-    for ch, secret in zip(text, marked):
-        if not secret:
-            out.append(ch)
-        elif not out or out[-1] != "[redacted]":
-            out.append("[redacted]")
-    clean = " ".join("".join(out).split())
-    return clip(clean, limit)
-
-
-def redact_url(url: str) -> str:
-    """Drop user info, query and fragment: they may hold credentials."""
-    try:
-        parts = urllib.parse.urlsplit(url.strip())
-    except ValueError:
-        return "<malformed URL>"
-    if not parts.netloc:
-        return url.strip().split("?")[0].split("@")[-1]
-    host = parts.netloc.rpartition("@")[2]
-    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
+#: Per signal: the request's service module (its response type), and the SDK exporter class of each protocol.
+_SERVICES = {"traces": ("trace.v1.trace_service_pb2", "ExportTraceServiceResponse", "trace_exporter", "OTLPSpanExporter"),
+             "metrics": ("metrics.v1.metrics_service_pb2", "ExportMetricsServiceResponse", "metric_exporter",
+                         "OTLPMetricExporter"),
+             "logs": ("logs.v1.logs_service_pb2", "ExportLogsServiceResponse", "_log_exporter", "OTLPLogExporter")}
 
 
 def _response_type(signal: str) -> type:
-    if signal == "traces":
-        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse as Response
-    elif signal == "logs":
-        from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse as Response
-    else:
-        from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceResponse as Response
-    return Response
+    module, name, _, _ = _SERVICES[signal]
+    return getattr(importlib.import_module(f"opentelemetry.proto.collector.{module}"), name)  # type: ignore[no-any-return]
 
 
 def _exporter_class(signal: str, protocol: str) -> type:
-    if protocol == "grpc":
-        if signal == "traces":
-            from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as Exporter
-        elif signal == "logs":
-            from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as Exporter
-        else:
-            from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as Exporter
-    elif signal == "traces":
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as Exporter
-    elif signal == "logs":
-        from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as Exporter
-    else:
-        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter as Exporter
-    return Exporter  # type: ignore[no-any-return]
+    _, _, module, name = _SERVICES[signal]
+    package = "grpc" if protocol == "grpc" else "http"
+    return getattr(importlib.import_module(f"opentelemetry.exporter.otlp.proto.{package}.{module}"), name)  # type: ignore[no-any-return]
 
 
 def _requests_session() -> Any:
-    """A requests session that keeps the CA the exporter set (OTEL_EXPORTER_OTLP_*CERTIFICATE).
-
-    requests lets REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE replace a session's
-    ``verify`` at each request, so with either set the SDK's certificate
-    setting would be ignored.
-    """
+    """A requests session that keeps the CA the exporter set (``OTEL_EXPORTER_OTLP_*CERTIFICATE``): requests
+    lets ``REQUESTS_CA_BUNDLE`` / ``CURL_CA_BUNDLE`` replace a session's ``verify`` at each request."""
     import requests
 
     class Session(requests.Session):
@@ -166,8 +85,8 @@ def _credentials(certificate: str) -> Any:
 
 
 class SdkWarnings(logging.Handler):
-    """Collects what the SDK logs at WARNING or above while an exporter is built, in the building thread
-    (the logs' exporter is built on the export thread, while the runs and their instrumentation go on)."""
+    """What the SDK logs at WARNING or above while an exporter is built, in the building thread (the logs'
+    exporter is built on an export thread, while the runs and their instrumentation go on)."""
 
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
@@ -190,64 +109,14 @@ class SdkWarnings(logging.Handler):
         logging.getLogger("opentelemetry").removeHandler(self)
 
 
-def client_certificate_check(signal: str, protocol: str, env: Mapping[str, str]) -> tuple[list[str], str | None]:
-    """What the SDK's exporter would silently not use of the client certificate variables (mTLS),
-    and, for gRPC, the CA to use alone when the exporter would read half a pair.
-
-    The HTTP exporter reads each of the key and the certificate from the signal's variable, else
-    the generic one, and sends a key only with a certificate. The gRPC exporter reads a pair only
-    beside a CA (the signal's ``…_CERTIFICATE`` and its pair, else the generic ones), and half a
-    pair makes grpc abort the whole process (``Check failed: cert_chain != nullptr``): then the
-    plugin gives the exporter credentials with the CA alone.
-    """
-
-    def name(kind: str, own: bool) -> str:
-        return f"OTEL_EXPORTER_OTLP_{signal.upper()}_{kind}" if own else f"OTEL_EXPORTER_OTLP_{kind}"
-
-    def value(variable: str) -> str:
-        return env.get(variable, "").strip()
-
-    kinds = ("CLIENT_KEY", "CLIENT_CERTIFICATE")
-    present = [name(kind, own) for own in (True, False) for kind in kinds if value(name(kind, own))]
-    if not present:
-        return [], None
-    if protocol != "grpc":
-        key = next((n for n in (name("CLIENT_KEY", True), name("CLIENT_KEY", False)) if value(n)), None)
-        cert = next((n for n in (name("CLIENT_CERTIFICATE", True), name("CLIENT_CERTIFICATE", False)) if value(n)), None)
-        if key and not cert:
-            return [f"{key} is set without a client certificate ({name('CLIENT_CERTIFICATE', False)}); "
-                    "the key is not used and no client certificate is sent"], None
-        return [], None
-    own = bool(value(name("CERTIFICATE", True)))
-    if not own and not value(name("CERTIFICATE", False)):
-        return [f"{' and '.join(present)} apply over gRPC only beside a CA certificate "
-                f"({name('CERTIFICATE', False)}); no client certificate is sent"], None
-    read = [name(kind, own) for kind in kinds]
-    unread = [n for n in present if n not in read]
-    warnings = []
-    if unread:
-        warnings.append(f"{' and '.join(unread)} not read: over gRPC, with {name('CERTIFICATE', own)} set, "
-                        f"the exporter reads {' and '.join(read)}")
-    ca_only = None
-    if sum(1 for n in read if value(n)) == 1:
-        (alone,) = [n for n in read if value(n)]
-        other = read[1] if alone == read[0] else read[0]
-        warnings.append(f"{alone} is set without {other}; no client certificate is sent")
-        ca_only = value(name("CERTIFICATE", own))
-    return warnings, ca_only
-
-
 class _Routed(logging.Filter):
     """Keeps what the SDK's exporters log during the plugin's own sends out of the logging system.
 
-    Installed (once) on the SDK's exporter loggers, it passes every record but those logged in a
-    thread that is inside :meth:`Sender.send`: the SDK logs each failure and each retry there
-    (``Transient error … retrying``, ``Failed to export spans batch due to timeout…``), and with no
-    handler of pytest's at that moment (``-p no:logging``, a send still running after the session's
-    end, the replay command) Python's last-resort handler printed them to stderr, beside the
-    plugin's own note of the same failure. They go to the sending :class:`Sender` instead (its
-    ``logged``); a user's own exporters, and the user's handlers, levels and filters, are untouched.
-    """
+    On the SDK's exporter loggers, it passes every record but those logged in a thread inside
+    :meth:`Sender.send` (each retry and failure: ``Transient error … retrying``), which Python's
+    last-resort handler would print to stderr beside the plugin's note of the same failure when no
+    handler of pytest's is there (``-p no:logging``, the replay command): they go to the sending
+    :class:`Sender`'s ``logged``. A user's own exporters, handlers, levels and filters are untouched."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -355,21 +224,14 @@ class Sender:
 
 
 class Deferred:
-    """A :class:`Sender` made on its first use, for the log records.
-
-    The SDK's OTLP log exporter imports ``opentelemetry.sdk._logs._internal.export``, whose module makes
-    a non-propagating logger (``…export.propagate.false``). pytest 9 attaches its two capture handlers
-    to every non-propagating logger, and takes them off again, in each phase of every run: 12 µs a run,
-    measured (docs/performance.md). Most sessions emit no log record, and never need that exporter; the
-    first batch of log records builds it, on the export thread. The session's end builds it too when
-    nothing did (:meth:`get`), so that what the SDK says of its configuration is still a note.
-    """
+    """A :class:`Sender` made on its first use, for the log records: the SDK's OTLP log exporter imports
+    the SDK's log export module, whose non-propagating logger pytest's log capture attaches to in each
+    phase of every run (docs/performance.md). The first batch of log records builds it, on an export
+    thread; the session's end, when nothing did, so that what the SDK says of its configuration is a note."""
 
     def __init__(self, make: Callable[[], Sender], display: str) -> None:
-        self._make = make
-        self._lock = threading.Lock()
+        self._make, self._display, self._lock = make, display, threading.Lock()
         self._sender: Sender | None = None
-        self._display = display
 
     def get(self) -> Sender:
         """The sender, built now if it was not yet (an exception from building it propagates)."""

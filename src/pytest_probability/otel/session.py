@@ -1,16 +1,7 @@
-"""The aggregating process's export session: providers, guards, session span, the end's deadline, notes.
+"""The aggregating process's export session: providers, guards, the session span, the end, the notes.
 
-Reliability rules (docs/observability.md):
-
-* exporting never changes an outcome or the exit status;
-* a failed request opens that signal's breaker: its later data goes straight
-  to the spill file, so a dead endpoint costs one request timeout, and the
-  other signal carries on;
-* the end of the session starts no request after ``--prob-otel-timeout``,
-  and waits a short grace for one in flight then; whatever the endpoint did
-  not confirm is spilled, once, and nothing it confirmed is;
-* a partial success is a success: the rejected count is reported, nothing
-  is spilled.
+Exporting never changes an outcome or the exit status; the guards (:mod:`.export`) keep the other
+reliability rules of docs/observability.md.
 """
 
 from __future__ import annotations
@@ -24,20 +15,27 @@ from typing import Any, Callable, Mapping, Sequence
 import pytest
 
 from .. import __version__
+from ..config.otel import OtelSettings, secrets_from_env
+from ..files import Lines
 from ..model.rows import Summary
-from ..protocols import EXPORT, Facet, Finisher, Registry
+from ..protocols import EXPORT, Facet, Finisher, Link, Registry
 from ..session import Notes
+from ..text import redact_url, scrub
+from . import exporters
 from . import metrics as metrics_module
 from . import resource as resource_module
-from .export import UNITS, Guard, Lines, drain
-from .exporters import MetricOut, span_processor
-from .options import OtelSettings
-from .send import Deferred, Sender, redact_url, scrub, secrets_from_env
+from .export import UNITS, Guard, drain
+from .exporters import ATTRIBUTE
+from .send import Deferred, Sender
 from .spans import make_provider, parent_context, traceparent_of, tracer
 
 
-class Session:
-    """Everything the aggregating process exports in one session."""
+class Session(Link):
+    """Everything the aggregating process exports in one session, and the link that gives each xdist worker
+    the session span's context and the resource (its run spans are children of the session span: one
+    trace) and takes each worker's requests (:class:`~.exporters.Outbox`) to their signal's guard."""
+
+    attribute = ATTRIBUTE
 
     def __init__(self, settings: OtelSettings, root: Path, env: Any = None, instance: str | None = None,
                  counters_only: bool = False) -> None:
@@ -62,20 +60,14 @@ class Session:
                           if signal == "logs" else make())
             self.guards[signal] = Guard(signal, sender, self.file, self.spill, settings.timeout)
         #: Notes of the session's start that follow the exporters' warnings (``warning_notes``).
-        self.later_notes: list[str] = []
-        if self.file is not None and self.file.shared:
-            self.later_notes.append(
-                f"OpenTelemetry: another session is writing {settings.file}; this one appends its lines to it"
-            )
-        # The instrumentation's metrics and log records (otel/signals.py), on the same resource and
-        # guards, unless the user set a provider of their own first: installed before the tracer
-        # provider, which asks the global meter provider for its own (off by default) metrics.
-        from . import signals
-
-        self.metric_reader = signals.make_meter_provider(self.resource, self.deliver) if settings.metrics_on else None
-        self.log_processor = (signals.make_logger_provider(self.resource, self.deliver, settings.capture_values)
+        self.later_notes = [f"OpenTelemetry: another session is writing {settings.file}; this one appends its lines to it"
+                            ] if self.file is not None and self.file.shared else []
+        # The instrumentation's metrics and log records, unless the user set a provider of their own first:
+        # installed before the tracer provider, which asks the global meter provider for its own metrics.
+        self.metric_reader = exporters.make_meter_provider(self.resource, self.deliver) if settings.metrics_on else None
+        self.log_processor = (exporters.make_logger_provider(self.resource, self.deliver, settings.capture_values)
                               if settings.logs_on else None)
-        self.span_processor = span_processor(self.deliver, settings.capture_values)
+        self.span_processor = exporters.span_processor(self.deliver, settings.capture_values)
         self.provider, self.made_global = make_provider(self.resource, self.span_processor)
         self.tracer = tracer(self.provider)
         self.session_span = self.tracer.start_span(
@@ -92,13 +84,12 @@ class Session:
         """A request of this process's processors and readers: to its signal's guard, now."""
         return self.guards[kind].export(body, count)
 
-    def forward(self, kind: str, body: bytes, count: int) -> None:
-        """A request an xdist worker encoded: to its signal's guard, on the guard's thread."""
-        self.guards[kind].forward(body, count)
+    def receive(self, value: Any) -> None:
+        """An xdist worker's requests: each to its signal's guard, sent on the guard's thread."""
+        for kind, body, count in value:
+            self.guards[kind].forward(bytes(body), count)
 
     def worker_input(self) -> Mapping[str, Any]:
-        """What each xdist worker needs: the session span's context (its run spans are children of it, the
-        session is one trace) and the resource."""
         return {
             "prob_otel_traceparent": self.traceparent,
             "prob_otel_tracestate": self.session_span.get_span_context().trace_state.to_header(),
@@ -129,24 +120,14 @@ class Session:
         span.end()
 
     def finish(self, summary: Summary, exitstatus: int, facets: Sequence[Facet] = ()) -> list[str]:
-        """End the session span, emit metrics (the rows' and every facet's series), drain within the
-        time budget; return summary notes."""
+        """End the session span; flush every processor and reader and send the row metrics (the rows' and
+        every facet's series), each signal on its own thread, within the deadline (:func:`~.export.drain`);
+        return the notes."""
         self._end_session_span(summary, exitstatus)
         warnings = self.warning_notes()
-        rows = None
-        if self.settings.metrics_on:
-            rows = metrics_module.collect(summary, self.resource, facets, version=__version__,
-                                          counters_only=self.counters_only)
-        self.drain(rows)
-        return [*self.notes, *warnings, *self.later_notes, *self._outcome_notes()]
-
-    def drain(self, rows: Any) -> bool:
-        """Flush every processor and reader and send the row metrics (``rows``, the SDK's ``MetricsData``),
-        each signal on its own thread, within the deadline: one that hangs, or retries until the deadline,
-        takes no time from the others. Past the deadline and its grace, whatever was not confirmed is kept
-        for replay. False when the deadline passed."""
-        timeout = self.settings.timeout
-        requests = MetricOut(self.deliver).requests(rows) if rows is not None else []
+        rows = (metrics_module.collect(summary, self.resource, facets, version=__version__, counters_only=self.counters_only)
+                if self.settings.metrics_on else None)
+        requests = exporters.MetricOut(self.deliver).requests(rows) if rows is not None else []
 
         def send_metrics() -> None:
             self.guards["metrics"].send_all(requests)
@@ -156,7 +137,8 @@ class Session:
         jobs: list[Callable[[], Any]] = [self.span_processor.force_flush, send_metrics]
         if self.log_processor is not None:
             jobs.append(self.log_processor.force_flush)
-        return drain(self.guards, jobs, timeout, [self.file, self.spill])
+        drain(self.guards, jobs, self.settings.timeout, [self.file, self.spill])
+        return [*self.notes, *warnings, *self.later_notes, *self._outcome_notes()]
 
     def warning_notes(self) -> list[str]:
         """What the SDK's exporters said of their configuration: a warning more than one signal's
@@ -184,21 +166,14 @@ class Session:
                 shown = guard.sender.display if guard.sender is not None else ""
                 notes.append(f"OpenTelemetry: export of {name} to {shown} failed ({guard.failure})")
         if spill.lines:
-            notes.append(
-                f"OpenTelemetry: {_counts(spill.spans, spill.points, spill.logs)} kept in {spill.path}; "
-                f"replay: python -m pytest_probability.otel replay {spill.path}"
-            )
+            notes.append(f"OpenTelemetry: {_counts(spill.counts)} kept in {spill.path}; "
+                         f"replay: python -m pytest_probability.otel replay {spill.path}")
         if spill.failure is not None:
-            notes.append(
-                f"OpenTelemetry: could not keep {_counts(spill.lost_spans, spill.lost_points, spill.lost_logs)} in "
-                f"{spill.path} ({_reason(spill.failure)}); they are lost"
-                + (f" to the endpoint but in {file.path}" if file is not None and file.failure is None else "")
-            )
+            notes.append(f"OpenTelemetry: could not keep {_counts(spill.lost)} in {spill.path} ({_reason(spill.failure)}); "
+                         "they are lost" + (f" to the endpoint but in {file.path}" if file is not None and file.failure is None else ""))
         if file is not None and file.failure is not None:
-            notes.append(
-                f"OpenTelemetry: could not write the OTLP file {file.path} ({_reason(file.failure)}); "
-                + ("the previous file was left as it was" if file.path.exists() else "it was not written")
-            )
+            notes.append(f"OpenTelemetry: could not write the OTLP file {file.path} ({_reason(file.failure)}); "
+                         + ("the previous file was left as it was" if file.path.exists() else "it was not written"))
         for name, guard in self.guards.items():
             if guard.rejected:
                 why = f" ({'; '.join(guard.rejected_messages)})" if guard.rejected_messages else ""
@@ -214,8 +189,9 @@ def _signals_text(signals: list[str]) -> str:
     return " and ".join(signals) if len(signals) < 3 else f"{', '.join(signals[:-1])} and {signals[-1]}"
 
 
-def _counts(spans: int, points: int, logs: int) -> str:
+def _counts(counts: dict[str, int]) -> str:
     """``4 spans and 11 metric points``, and the log records when there are any."""
+    spans, points, logs = (counts.get(kind, 0) for kind in ("traces", "metrics", "logs"))
     if not logs:
         return f"{spans} spans and {points} metric points"
     return f"{spans} spans, {points} metric points and {logs} log records"

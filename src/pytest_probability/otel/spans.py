@@ -1,33 +1,26 @@
 """Run spans: SDK spans, made where the run executes, exported where rows are aggregated.
 
-The plugin builds an SDK ``TracerProvider`` with the session's resource and
-one span processor (:class:`~pytest_probability.otel.pipeline.Collect`). If
-the process has no global tracer provider yet, it becomes the global one, so
-every span made inside a run (by the user's code or an instrumentation
-library, also through a tracer obtained at import) is a child of the run span
-and takes the same path. A user's own provider stays in charge of its spans;
-they keep the run span as parent through the context.
-
-Each run's span is current through setup, call and teardown. The provider's
-one processor is the SDK's ``BatchSpanProcessor`` (:mod:`.exporters`): in the
-aggregating process its batches go to the traces' guard, on an xdist worker to
-the worker's outbox, which the next teardown report empties (:mod:`.link`). No
-worker talks to the network.
+The plugin's SDK ``TracerProvider`` has the session's resource and one processor, the SDK's
+``BatchSpanProcessor`` (:mod:`.exporters`). When the process has no global tracer provider yet it becomes
+the global one, so every span made inside a run (by the user's code or an instrumentation, also through a
+tracer obtained at import) is a child of the run span and takes the same path; a user's own provider stays
+in charge of its spans, which keep the run span as parent through the context. Each run's span is current
+through setup, call and teardown.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from .. import __version__
-from ..model.outputs import case_name
 from ..compat import pytest as compat
+from ..model.outputs import case_name
 from ..model.run import CurrentRun, Usage
+from ..run.spanusage import judge_attributes, transcript_attributes, usage_attributes
 from ..protocols import RunObserver
 from ..text import clip
-from ..vocabulary import ERROR, FAIL, PASS, ROLE_JUDGE, SKIP, SOURCE_SPAN
-from .options import OtelSettings
+from ..vocabulary import ERROR, FAIL, PASS, ROLE_JUDGE, SKIP
+from ..config.otel import OtelSettings
 
 MESSAGE_LIMIT = 4096
 STACK_LIMIT = 16384
@@ -147,7 +140,7 @@ class RunSpans(RunObserver):
         if not self.settings.capture_values or run.phase != call.when or run.outcome not in (FAIL, ERROR):
             return
         try:  # pytest's own short report: its traceback pruning and assertion introspection
-            run.stacktrace = compat.short_report(item, from_caller(item, call.excinfo))
+            run.stacktrace = compat.short_report(item, call.excinfo)
         except Exception:
             run.stacktrace = str(call.excinfo.getrepr(style="short"))
 
@@ -210,108 +203,13 @@ class RunSpans(RunObserver):
         span.set_status(self._error(description))
 
 
-def from_caller(item: Any, excinfo: Any) -> Any:
-    """``excinfo`` with its traceback starting at the caller of the benchmark's frame, for pytest's
-    short report (``compat.pytest.short_report``): the same report, at a fraction of the cost.
-
-    pytest's pruning (``Function._traceback_filter``) cuts the traceback at the first entry whose
-    path and first line are the benchmark function's; it computes (and ``stat``s) the path of every
-    entry before it, the twenty-odd frames of pytest and pluggy above a run, which was most of
-    a failed run's cost with export on. Here the same test is made on the first line number first,
-    the path only for a frame that has it. The traceback keeps one frame above the benchmark's, so
-    that pytest's own cut still finds the benchmark's frame after the first entry and takes the
-    same branch as on the whole traceback. Anything else (``--fulltrace``, a setup error, a
-    benchmark frame not found): ``excinfo`` as it is."""
-    if not compat.has_function(item) or item.config.getoption("fulltrace", False):
-        return excinfo
-    wanted = getattr(compat.real_function(item.obj), "__code__", None)
-    if wanted is None:
-        return excinfo
-    path, firstlineno = _code_path(wanted), wanted.co_firstlineno
-    previous, tb = None, excinfo.tb
-    while tb is not None:
-        code = tb.tb_frame.f_code
-        if code.co_firstlineno == firstlineno and (code is wanted or _code_path(code) == path):
-            break
-        previous, tb = tb, tb.tb_next
-    if tb is None or previous is None or previous is excinfo.tb:
-        return excinfo
-    return type(excinfo).from_exc_info((excinfo.type, excinfo.value, previous))
-
-
-#: pytest's path of a code object (``Code.path``: made absolute, ``stat``-ed), once per code object.
-_PATHS: dict[Any, str] = {}
-
-
-def _code_path(code: Any) -> str:
-    path = _PATHS.get(code)
-    if path is None:
-        path = _PATHS[code] = compat.code_path(code)
-    return path
-
-
-def usage_attributes(usage: list[Usage]) -> dict[str, Any]:
-    """A run's usage (recorded and read off spans) as GenAI attributes: token sums, its parts when
-    any, the model when there is one, and ``probability.usage.span_tokens`` (the tokens read off spans)."""
-    attributes: dict[str, Any] = {
-        "gen_ai.usage.input_tokens": sum(u.input_tokens for u in usage),
-        "gen_ai.usage.output_tokens": sum(u.output_tokens for u in usage),
-        "gen_ai.usage.cache_read.input_tokens": sum(u.cached_input_tokens for u in usage),
-    }
-    creation = sum(u.cache_creation_input_tokens for u in usage)
-    if creation:
-        attributes["gen_ai.usage.cache_creation.input_tokens"] = creation
-    reasoning = sum(u.reasoning_tokens for u in usage)
-    if reasoning:
-        attributes["gen_ai.usage.reasoning.output_tokens"] = reasoning
-    spans = sum(u.input_tokens + u.output_tokens for u in usage if u.source == SOURCE_SPAN)
-    if spans:
-        attributes["probability.usage.span_tokens"] = spans
-    models = {u.model for u in usage}
-    if len(models) == 1:
-        attributes["gen_ai.request.model"] = models.pop()
-    return attributes
-
-
-def judge_attributes(usage: list[Usage]) -> dict[str, Any]:
-    """The judge's usage of a run (``judging()``), apart from the system's GenAI attributes."""
-    return {
-        "probability.judge.input_tokens": sum(u.input_tokens for u in usage),
-        "probability.judge.output_tokens": sum(u.output_tokens for u in usage),
-        "probability.judge.cost": sum(u.cost for u in usage),
-    }
-
-
 def _recorded_event(span: Any, recorded: Any, capture: bool) -> None:
     """A span event for what ``record_usage`` (always) or ``record_output``/``record_io`` (capture ``all``) recorded."""
-    if isinstance(recorded, Usage):
-        _usage_event(span, recorded)
-    elif capture:
-        span.add_event(TRANSCRIPT_EVENT, transcript_attributes(recorded))
-
-
-def _messages(role: str, text: str) -> str:
-    return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}], ensure_ascii=False)
-
-
-def transcript_attributes(entry: dict[str, Any]) -> dict[str, Any]:
-    """One transcript entry as GenAI content attributes: ``prompt`` as ``gen_ai.input.messages``
-    (a user message), ``output`` as ``gen_ai.output.messages`` (an assistant message), both JSON
-    strings as the conventions allow on spans; other fields as ``probability.transcript.<name>``."""
-    attributes: dict[str, Any] = {}
-    for name, value in entry.items():
-        if name == "truncated":
-            attributes["probability.transcript.truncated"] = sorted(value)
-        elif name == "prompt":
-            attributes["gen_ai.input.messages"] = _messages("user", value)
-        elif name == "output":
-            attributes["gen_ai.output.messages"] = _messages("assistant", value)
-        else:
-            attributes[f"probability.transcript.{name}"] = value
-    return attributes
-
-
-def _usage_event(span: Any, usage: Usage) -> None:
+    if not isinstance(recorded, Usage):
+        if capture:
+            span.add_event(TRANSCRIPT_EVENT, transcript_attributes(recorded))
+        return
+    usage = recorded
     attributes = {
         "gen_ai.request.model": usage.model,
         "gen_ai.usage.input_tokens": usage.input_tokens,
