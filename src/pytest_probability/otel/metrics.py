@@ -12,6 +12,7 @@ trace-based exemplar filter keeps as an exemplar (a view's reservoir keeps :data
 
 from __future__ import annotations
 
+from inspect import signature
 from typing import Any, Iterable
 
 from ..model.outputs import Series
@@ -59,8 +60,9 @@ def collect(
     def reservoir(**_: Any) -> Any:  # the explicit-bucket aggregation passes its bounds, for its own reservoir
         return SimpleFixedSizeExemplarReservoir(size=EXEMPLARS)
 
-    views = [View(instrument_name=name, meter_name=SCOPE, aggregation_cardinality_limit=CARDINALITY,
-                  exemplar_reservoir_factory=lambda aggregation: reservoir,
+    # The SDK's limit of 2,000 attribute sets per series came with 1.45.1, and its way out with it.
+    limit = {"aggregation_cardinality_limit": CARDINALITY} if "aggregation_cardinality_limit" in signature(View).parameters else {}
+    views = [View(instrument_name=name, meter_name=SCOPE, **limit, exemplar_reservoir_factory=lambda aggregation: reservoir,
                   **({"aggregation": ExplicitBucketHistogramAggregation(DURATION_BUCKETS)}
                      if kind == "histogram" else {}))
              for name, kind in {item.name: item.kind for item in items}.items()]
