@@ -8,7 +8,7 @@ DEMO_OUT ?= demo-output
 VENV8 ?= .venv-pytest8
 STAMP8 := $(VENV8)/.installed
 
-.PHONY: demo test test-fast test-pytest8 backends stack venv clean
+.PHONY: demo test test-fast test-pytest8 test-otel-lowest test-xdist-lowest test-ranges backends stack venv clean
 
 venv: $(STAMP)
 
@@ -49,14 +49,16 @@ test-fast: $(STAMP)
 	$(VENV)/bin/mypy
 	$(PY) -m pytest -n 2 -m "not slow" tests
 
-# The plugin's tests again on pytest 8 (make test runs pytest 9).
+# The plugin's tests again on the lowest pytest pyproject.toml allows (make test runs the newest 9).
+PYTEST_LOWEST ?= pytest==8.3.0
 $(STAMP8): pyproject.toml
 	$(PYTHON) -m venv $(VENV8)
 	$(VENV8)/bin/python -m pip install --quiet --upgrade pip
-	$(VENV8)/bin/python -m pip install --quiet -e '.[test]' 'pytest>=8.3,<9'
+	$(VENV8)/bin/python -m pip install --quiet -e '.[test]' '$(PYTEST_LOWEST)'
 	touch $(STAMP8)
 
 test-pytest8: $(STAMP8)
+	$(VENV8)/bin/python -m pytest --version
 	$(VENV8)/bin/lint-imports
 	$(VENV8)/bin/mypy
 	$(VENV8)/bin/python -m pytest -n 2 -m "not slow" tests
@@ -73,5 +75,44 @@ backends:
 stack: backends
 	$(PYTHON) deploy/stack.py
 
+# The lowest end of the supported ranges (pyproject.toml; make test runs the newest of everything).
+# test-otel-lowest: the OpenTelemetry-facing tests (the export end to end, its unit tests, the compat
+# check, tests/deploy) at the lowest opentelemetry-sdk and -exporter-otlp. test-xdist-lowest: the
+# sessions under xdist (every test with an xdist, worker, crash or SIGTERM case) and the compat check at
+# the lowest pytest-xdist. Each keeps its own virtual environment, rebuilt when pyproject.toml changes.
+OTEL_LOWEST ?= 1.45.0
+XDIST_LOWEST ?= 3.5.0
+VENV_OTEL ?= .venv-otel-lowest
+VENV_XDIST ?= .venv-xdist-lowest
+OTEL_TESTS := tests/e2e/test_otel_export.py tests/e2e/test_otel_pipeline.py tests/e2e/test_otel_reliability.py \
+	tests/e2e/test_otel_signals.py tests/e2e/test_content_capture.py tests/e2e/test_span_usage.py tests/e2e/test_transcripts.py \
+	tests/unit/test_otel_options.py tests/unit/test_otel_pipeline_deadline.py tests/unit/test_otel_deferred_sender.py \
+	tests/unit/test_otel_resource.py tests/unit/test_otlp_receiver_and_codec.py tests/unit/test_usage_rules.py \
+	tests/unit/test_compat.py tests/deploy
+
+$(VENV_OTEL)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV_OTEL)
+	$(VENV_OTEL)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV_OTEL)/bin/python -m pip install --quiet -e '.[test]' 'opentelemetry-sdk==$(OTEL_LOWEST)' \
+		'opentelemetry-exporter-otlp==$(OTEL_LOWEST)' 'opentelemetry-api==$(OTEL_LOWEST)'
+	touch $@
+
+test-otel-lowest: $(VENV_OTEL)/.installed
+	$(VENV_OTEL)/bin/python -m pip list 2>/dev/null | grep -E '^opentelemetry-(sdk|exporter-otlp) '
+	$(VENV_OTEL)/bin/python -m pytest -n 2 $(OTEL_TESTS)
+
+$(VENV_XDIST)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV_XDIST)
+	$(VENV_XDIST)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV_XDIST)/bin/python -m pip install --quiet -e '.[test]' 'pytest-xdist==$(XDIST_LOWEST)'
+	touch $@
+
+test-xdist-lowest: $(VENV_XDIST)/.installed
+	$(VENV_XDIST)/bin/python -m pip list 2>/dev/null | grep -E '^pytest-xdist '
+	$(VENV_XDIST)/bin/python -m pytest -n 2 -m "not slow" -k "xdist or worker or crash or sigterm or compat" \
+		tests/e2e tests/unit/test_compat.py tests/unit/test_in_flight.py
+
+test-ranges: test-pytest8 test-otel-lowest test-xdist-lowest
+
 clean:
-	rm -rf $(VENV) $(VENV8) $(DEMO_OUT) build src/*.egg-info
+	rm -rf $(VENV) $(VENV8) $(VENV_OTEL) $(VENV_XDIST) $(DEMO_OUT) build src/*.egg-info

@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from pytest_probability.features.compare import comparisons as compare
+from pytest_probability.features.compare import judging as compare
 from pytest_probability.features.compare.comparisons import Pair
 from pytest_probability.vocabulary import FAILED
 

@@ -4,7 +4,9 @@
 (prompt tokens with a cached part, completion tokens with a reasoning part),
 or streams it (``stream: true``, the usage in the last chunk). Every answer's
 usage is appended, one JSON line each, to the file named by ``GENAI_USAGE_LOG``
-(when set), so a test can sum what the server billed. Copied into pytester
+(when set), so a test can sum what the server billed. The model ``refuse`` gets
+an HTTP 400 whose error message is ``REFUSED_MESSAGE`` (the OpenAI SDK raises
+``BadRequestError: Error code: 400 - …``). Copied into pytester
 folders as ``genai_server.py``; ``start()`` serves on 127.0.0.1 in a daemon thread.
 """
 
@@ -17,6 +19,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 RESPONSE_SUFFIX = "-2024-07-18"
+#: The error message of the answer to the model ``refuse``.
+REFUSED_MESSAGE = "SERVER-SECRET-7Q2: your prompt mentions the account"
 
 
 def _usage(rng: random.Random) -> dict:
@@ -40,6 +44,14 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+        if body.get("model") == "refuse":
+            error = json.dumps({"error": {"message": REFUSED_MESSAGE, "type": "invalid_request_error"}}).encode()
+            self.send_response(400)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(error)))
+            self.end_headers()
+            self.wfile.write(error)
+            return
         with self.lock:
             usage = _usage(self.rng)
             answer = self.rng.choice(["yes", "no", "maybe"])

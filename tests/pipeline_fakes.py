@@ -1,7 +1,8 @@
-"""Fakes for the export pipeline's unit tests: requests made by hand, and a sender whose timing is exact.
+"""Fakes for the export's unit tests: requests made by hand, and a sender whose timing is exact.
 
-The pipeline itself runs for real (tests/unit/test_otel_pipeline_deadline.py,
-tests/unit/test_otel_deferred_sender.py)."""
+The guards and the session's end run for real (tests/unit/test_otel_pipeline_deadline.py,
+tests/unit/test_otel_deferred_sender.py): :class:`End` holds one guard per signal, as the session does,
+and ends them as ``Session.drain`` does, with the metrics sent on a thread of their own."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from pathlib import Path
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from pytest_probability.otel.options import OtelSettings
-from pytest_probability.otel.pipeline import Pipeline
+from pytest_probability.files import Lines
+from pytest_probability.otel.export import Guard, drain
 from pytest_probability.otel.send import Result
 
 TIMEOUT = 0.5
@@ -63,12 +64,19 @@ def logs_request() -> bytes:
     return request.SerializeToString()
 
 
+class End:
+    """A session's guards over the fake senders, and its end."""
+
+    def __init__(self, tmp_path: Path, senders: dict[str, object]) -> None:
+        self.spill = Lines(tmp_path / "spill.jsonl", fresh=False)
+        self.guards = {kind: Guard(kind, senders.get(kind), None, self.spill, TIMEOUT)  # type: ignore[arg-type]
+                       for kind in ("traces", "metrics", "logs")}
+
+    def finish(self, metric_requests: list[tuple[bytes, int]]) -> bool:
+        return drain(self.guards, [lambda: self.guards["metrics"].send_all(metric_requests)], TIMEOUT, [self.spill])
+
+
 def pipeline(
-    tmp_path: Path, traces: TimedSender, metrics: TimedSender | None = None, logs: TimedSender | None = None
-) -> Pipeline:
-    settings = OtelSettings(
-        endpoints={"traces": "", "metrics": ""}, protocols={"traces": "http/protobuf", "metrics": "http/protobuf"},
-        timeout=TIMEOUT, file=None, spill=tmp_path / "spill.jsonl", capture="all", suite="s", traceparent=None,
-    )  # fmt: skip
-    senders = {"traces": traces, "metrics": metrics, "logs": logs}
-    return Pipeline(settings, tmp_path / "spill.jsonl", senders)  # type: ignore[arg-type]
+    tmp_path: Path, traces: TimedSender, metrics: TimedSender | None = None, logs: object | None = None
+) -> End:
+    return End(tmp_path, {"traces": traces, "metrics": metrics, "logs": logs})

@@ -132,7 +132,7 @@ def _merge(args: argparse.Namespace) -> int:
             print(f"error: cannot write {path}: {exc}", file=sys.stderr)
             return 2
     if args.otel_file or sending:
-        from .otel.offline import send_metrics, spill_path, write_metrics  # only with --otel-file or --otel-send
+        from .otel.replay import send_metrics, spill_path, write_metrics  # only with --otel-file or --otel-send
 
         path = Path(args.otel_file) if args.otel_file else spill_path(Path.cwd())
         suite = merged.report_suite
@@ -223,7 +223,7 @@ def _check_sending(args: argparse.Namespace, sending: bool) -> None:
     if not (args.otel_timeout > 0 and args.otel_timeout != float("inf")):  # NaN too
         raise ValueError(f"--otel-timeout must be a number of seconds > 0, got {args.otel_timeout}")
     if args.otel_endpoint is not None:
-        from .otel.options import check_url, protocol_from_env  # only with --otel-endpoint
+        from .config.otel import check_url, protocol_from_env  # only with --otel-endpoint
 
         try:
             check_url(args.otel_endpoint, "--otel-endpoint", args.otel_protocol or protocol_from_env(os.environ, "metrics"))

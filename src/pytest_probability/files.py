@@ -1,8 +1,11 @@
-"""One safe file writer for every file the plugin writes: reports, the history, the decisions channel.
+"""One safe file writer for every file the plugin writes: reports, the history, the decisions channel,
+the OTLP file and the spill.
 
 :func:`write_text` writes by the kind of path: atomically for a regular file
 (or a symlink's target: the link stays), through for a FIFO, a character
 device or an open descriptor (``/dev/stdout``), never onto a block device.
+:class:`Lines` writes a file line by line, each line whole, the file put in
+place at the end (or appended to).
 :func:`check_path` refuses at start, before any run, a path that could not be
 written, and :func:`same_file` tells two paths of one file (one output over
 another, or over an input). A leaf: standard library and pytest (for the
@@ -17,6 +20,7 @@ import re
 import stat
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -195,3 +199,148 @@ def write_all(fd: int, data: bytes) -> None:
     while view:
         written = os.write(fd, view)
         view = view[written:]
+
+
+class Lines:
+    """A file of lines, each written whole by one ``O_APPEND`` write (the OTLP JSON-lines file and the spill).
+
+    ``fresh`` (the OTLP file): the session's lines go to ``PATH.partial`` beside it (a symlink's
+    target), renamed over ``PATH`` at :meth:`close`, so a previous file stays whole until this session
+    has a file to put in its place: a session that crashes or is killed leaves it as it was (and its
+    own lines in ``PATH.partial``, until the next session starts). If another session is writing the
+    same file right now (it holds the lock on ``PATH.partial``), both append whole lines to that one
+    partial file and ``shared`` says so; the session that started it renames it. A FIFO or a device
+    is written through. Not fresh (the spill file): appended to, created on the first line.
+    """
+
+    def __init__(self, path: Path, fresh: bool) -> None:
+        self.path = path
+        self.fresh = fresh
+        self.shared = False
+        self.lines = 0
+        #: Items written, and items that could not be, per kind (what each line counts: spans, points).
+        self.counts: dict[str, int] = {}
+        self.lost: dict[str, int] = {}
+        self._fd: int | None = None
+        self._lock = threading.Lock()
+        #: Where a fresh file's lines go until the end (None: written in place).
+        self._partial: Path | None = None
+        self._target: Path | None = None
+        self._closed = False
+        #: The first write that failed (a full disk, a file size limit): nothing more is written, and
+        #: a fresh file is not put in place. What could not be written is counted.
+        self.failure: OSError | None = None
+        if fresh:
+            try:
+                self._open()
+            except OSError as exc:
+                self.failure = exc
+
+    def _open(self) -> int:
+        if self._fd is None:
+            if self.fresh:
+                self._fd = self._open_fresh()
+            else:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        return self._fd
+
+    def _open_fresh(self) -> int:
+        import stat
+
+        try:
+            special = not stat.S_ISREG(os.stat(self.path).st_mode)
+        except OSError:
+            special = False
+        if special:  # a FIFO, /dev/stdout, /dev/null: written through, never replaced
+            return os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        target = Path(os.path.realpath(self.path))
+        partial = target.with_name(target.name + ".partial")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        for _ in range(20):
+            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            try:
+                import fcntl
+            except ImportError:  # pragma: no cover - Windows: no concurrent-session detection
+                os.ftruncate(fd, 0)
+                break
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held until close
+            except OSError:
+                self.shared = True  # another session is writing it: append to its partial file
+                return fd
+            try:
+                same = os.fstat(fd).st_ino == os.stat(partial).st_ino
+            except OSError:
+                same = False
+            if same:
+                os.ftruncate(fd, 0)  # a crashed session's leftover, or nothing
+                break
+            os.close(fd)  # the session we waited for renamed it into place meanwhile: start a new one
+        else:  # pragma: no cover - twenty sessions finishing at once
+            self.shared = True
+            return fd
+        self._partial, self._target = partial, target
+        return fd
+
+    def write(self, line: str, kind: str, count: int) -> None:
+        """One line holding ``count`` items of ``kind``."""
+        data = (line + "\n").encode("utf-8")
+        with self._lock:
+            if self._closed:
+                return  # a send that outlived the session's end: the end already kept its batch
+            if self.failure is None:
+                try:
+                    self._write_line(data)
+                except OSError as exc:
+                    self.failure = exc
+            if self.failure is not None:
+                self.lost[kind] = self.lost.get(kind, 0) + count
+                return
+            self.lines += 1
+            self.counts[kind] = self.counts.get(kind, 0) + count
+
+    def _write_line(self, data: bytes) -> None:
+        fd = self._open()
+        size = None
+        if not self.shared:
+            try:
+                size = os.fstat(fd).st_size
+            except OSError:
+                pass
+        view = memoryview(data)
+        try:
+            while view:  # a regular file takes it in one write unless the disk is full
+                view = view[os.write(fd, view) :]
+        except OSError:
+            if size is not None and len(view) < len(data):
+                try:
+                    os.ftruncate(fd, size)  # no line cut short: the file stays as it was before it
+                except OSError:
+                    pass
+            raise
+
+    def close(self) -> None:
+        """Put a fresh file in place (when something was written to it); then no more lines."""
+        with self._lock:
+            self._closed = True
+            if self._fd is None:
+                return
+            fd, self._fd = self._fd, None
+            try:
+                if self._partial is not None and self._target is not None:
+                    if self.failure is None and os.fstat(fd).st_size:
+                        try:
+                            os.fsync(fd)
+                        except OSError as exc:  # a full disk may only show here
+                            self.failure = exc
+                    if self.failure is not None or os.fstat(fd).st_size == 0:
+                        os.unlink(self._partial)  # nothing (whole) to put in the previous file's place
+                    else:
+                        try:
+                            os.chmod(self._partial, os.stat(self._target).st_mode & 0o777)
+                        except OSError:
+                            pass  # no previous file: the partial file's own mode
+                        os.replace(self._partial, self._target)
+            finally:
+                os.close(fd)

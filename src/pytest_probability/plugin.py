@@ -18,7 +18,7 @@ import pytest
 
 from .collect import benchfiles, order
 from .config import options
-from .otel import options as otel_options
+from .config import otel as otel_options
 from .run.key import RUNS
 from .session import get
 

@@ -1,17 +1,27 @@
-"""Text made safe to keep and to show: cut to a length, control characters escaped, long labels shortened.
+"""Text made safe to keep and to show: cut to a length, control characters escaped, long labels shortened,
+secrets redacted.
 
 A leaf: pure and standard-library only. Every value the plugin keeps (a
 message, a parameter, a transcript value, a span attribute) is cut by
-:func:`clip`, and everything it prints goes through :func:`printable`.
+:func:`clip`, and everything it prints goes through :func:`printable`; what an
+exporter or an endpoint said goes through :func:`scrub`, and an endpoint is
+shown by :func:`redact_url`.
 """
 
 from __future__ import annotations
 
 import re
+import urllib.parse
 
 #: Longest label (and model name) the table shows; longer ones keep their start and end
 #: around an ellipsis. The JSON report and the spans keep them whole.
 LABEL_WIDTH = 80
+
+#: The longest reason a note shows.
+REASON_LIMIT = 200
+#: A piece of a secret this long (or the whole secret, if shorter) counts as the secret.
+SECRET_PIECE = 6
+_SCAN_LIMIT = 65536
 
 #: C0 and C1 control characters, DEL, and the Unicode line and paragraph separators.
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -46,3 +56,35 @@ def shorten(text: str, width: int = LABEL_WIDTH) -> str:
 def label_text(text: str) -> str:
     """A label as the terminal shows it: control characters escaped, then shortened."""
     return shorten(printable(text))
+
+
+def scrub(text: str, secrets: list[str], limit: int = REASON_LIMIT) -> str:
+    """Control characters out, every secret (or piece of one) redacted, then cut to ``limit``."""
+    text = "".join(ch if ch.isprintable() else " " for ch in str(text)[:_SCAN_LIMIT])
+    marked = bytearray(len(text))
+    for secret in secrets:
+        size = min(len(secret), SECRET_PIECE)
+        pieces = {secret[i : i + size] for i in range(len(secret) - size + 1)}
+        for i in range(len(text) - size + 1):
+            if text[i : i + size] in pieces:
+                marked[i : i + size] = b"\1" * size
+    out: list[str] = []
+    for ch, hidden in zip(text, marked):
+        if not hidden:
+            out.append(ch)
+        elif not out or out[-1] != "[redacted]":
+            out.append("[redacted]")
+    clean = " ".join("".join(out).split())
+    return clip(clean, limit)
+
+
+def redact_url(url: str) -> str:
+    """Drop user info, query and fragment: they may hold credentials."""
+    try:
+        parts = urllib.parse.urlsplit(url.strip())
+    except ValueError:
+        return "<malformed URL>"
+    if not parts.netloc:
+        return url.strip().split("?")[0].split("@")[-1]
+    host = parts.netloc.rpartition("@")[2]
+    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))

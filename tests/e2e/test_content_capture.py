@@ -1,4 +1,5 @@
-"""Transcripts from content capture (issue 21, item 6), end to end in subprocess sessions.
+"""Transcripts from content capture (issue 21, item 6), and what ``--prob-otel-capture=ids`` keeps out of the
+export of spans that are not the plugin's (issue 36, defect 11), end to end in subprocess sessions.
 
 The real ``openai`` SDK with the real ``opentelemetry-instrumentation-genai-openai`` against the tests' loopback
 server, told to capture message content (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=span_and_event``): a
@@ -89,3 +90,58 @@ def test_a_failed_runs_transcript_comes_from_the_captured_content(folder, xdist,
         assert all("gen_ai.input.messages" not in s.attributes for s in chats)
         assert all("gen_ai.input.messages" not in log.attributes for log in events)
         assert all(s.attributes["gen_ai.usage.input_tokens"] > 0 for s in chats)  # the rest of the span is kept
+
+
+#: A user's span that records an exception and a status with a message, and the OpenAI instrumentation's
+#: span of a refused request, whose status is ``Error code: 400 - {…SERVER-SECRET…}`` (issue 36, defect 11).
+USER_SECRETS = ("USER-SECRET-1K9", "USER-SECRET-2M4", "SERVER-SECRET-7Q2")
+REFUSED = """
+import openai
+from opentelemetry import trace
+from opentelemetry.trace import Status, StatusCode
+
+
+def bench_refused():
+    with trace.get_tracer("user.code").start_as_current_span("user.lookup") as span:
+        try:
+            raise LookupError("USER-SECRET-1K9 not in the ledger")
+        except LookupError as exc:
+            span.record_exception(exc)
+            span.set_status(Status(StatusCode.ERROR, "lookup failed: USER-SECRET-2M4"))
+    try:
+        openai.OpenAI().chat.completions.create(model="refuse", messages=[{"role": "user", "content": "hi"}])
+    except openai.BadRequestError:
+        pass
+"""
+
+
+@XDIST
+@pytest.mark.parametrize("capture", ["all", "ids"])
+def test_capture_ids_keeps_the_messages_of_every_span_out_of_the_file_and_the_spill(folder, xdist, capture) -> None:
+    """Defect 11: a user's span kept its ``exception.message``, ``exception.stacktrace`` and status
+    description, and the OpenAI instrumentation's span its status ``Error code: 400 - <server message>``,
+    in the OTLP file and in the spill file, under ``--prob-otel-capture=ids``."""
+    import socket
+
+    folder.makepyfile(bench_capture=REFUSED)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    result = folder.runpytest_subprocess("-p", "no:cacheprovider", "--prob-runs=2", "--prob-otel-file=otlp.jsonl",
+                                         f"--prob-otel-endpoint=http://127.0.0.1:{port}", "--prob-otel-timeout=2",
+                                         "--prob-otel-spill=spill.jsonl", f"--prob-otel-capture={capture}", *xdist,
+                                         timeout=180)
+    assert result.ret == 0, result.stdout.str()
+    for name in ("otlp.jsonl", "spill.jsonl"):
+        spans = flatten_spans(list(otlp_json.read_file(folder.path / name)))
+        user = [s for s in spans if s.name == "user.lookup"]
+        chats = [s for s in spans if s.name == "chat refuse"]
+        assert len(user) == 2 and len(chats) == 2, sorted({s.name for s in spans})
+        assert all(s.status_code == "ERROR" for s in user + chats)  # the error is kept, and its type
+        recorded = [attrs for s in user for name, attrs in s.events if name == "exception"]
+        assert len(recorded) == 2 and all(attrs["exception.type"] == "LookupError" for attrs in recorded)
+        text = (folder.path / name).read_text()
+        for secret in USER_SECRETS:
+            assert (secret in text) == (capture == "all"), (name, secret)
+        if capture == "ids":
+            assert "Traceback" not in text and "Error code: 400" not in text

@@ -14,9 +14,9 @@ import pytest
 #: Modules of options (baselines and A/B, budgets, retries, the JSON and HTML
 #: reports, the history report) and of the export: absent unless their option is on.
 OPTION_MODULES = {
-    "features.compare.comparisons", "features.compare.pairs", "features.compare.plan", "maths.twostats", "features.compare.baseline", "features.spend.budget",
+    "features.compare.comparisons", "features.compare.judging", "features.compare.pairs", "features.compare.plan", "maths.twostats", "features.compare.baseline", "features.spend.budget",
     "config.retry", "run.retries", "report.writers", "report.json_report", "report.html_report", "report.history",
-    "otel.spans", "otel.session", "otel.pipeline", "otel.send", "otel.metrics",
+    "otel.spans", "otel.session", "otel.export", "otel.exporters", "otel.send", "otel.metrics", "report.series",
     "config.price_file", "otel.usage_spans", "run.spanusage", "report.unpriced",
     "features.journal.file", "features.journal.writer", "features.journal.resume", "features.journal.facet",
     "features.shards.merge", "features.compare.history", "features.compare.settings",
@@ -145,8 +145,8 @@ def test_a_compare_marker_alone_starts_the_comparisons(session_dir: pytest.Pytes
 AGGREGATING_MODULES = {
     "decide.book", "decide.results", "decide.analysis", "decide.gates", "aggregate.cases", "aggregate.benchmarks",
     "maths.clusters", "report.intervals", "features.spend.facet", "features.spend.stopping", "features.compare.facet",
-    "features.compare.readings", "report.explain", "report.benchmark_lines", "roles.serial", "roles.controller",
-    "features.scores.facet", "maths.scores",
+    "features.compare.readings", "report.explain", "report.readings", "report.benchmark_lines", "roles.serial",
+    "roles.controller", "features.scores.facet", "maths.scores",
 }
 
 

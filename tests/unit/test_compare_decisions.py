@@ -10,7 +10,7 @@ import pytest
 from pytest_probability.features.compare.settings import CompareConfig
 from pytest_probability.features.compare import baseline as baseline_mod
 from pytest_probability.features.compare import pairs
-from pytest_probability.features.compare import comparisons as compare
+from pytest_probability.features.compare import judging as compare
 from pytest_probability.features.compare.comparisons import Pair
 from pytest_probability.maths import twostats
 from pytest_probability.model.case import CaseRef

@@ -1,4 +1,4 @@
-"""report/explain.py: the plain-language readings' numbers, against 0.3.0's documented samples."""
+"""report/readings.py and report/explain.py: the plain-language readings' numbers, against 0.3.0's documented samples."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from pytest_probability.config.settings import StatsConfig
 from pytest_probability.config.spec import case_spec
 from pytest_probability.maths import stats
-from pytest_probability.report import explain
+from pytest_probability.report import readings as explain
 
 
 def test_p_values_read_as_0_3_0_read_them():

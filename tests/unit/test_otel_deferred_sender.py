@@ -1,5 +1,5 @@
 """The logs' sender made on its first use (issue 24), and the SDK's warnings read from the building
-thread only. The pipeline runs for real with the fake senders of test_otel_pipeline_deadline.py;
+thread only. The guards run for real with the fake senders of test_otel_pipeline_deadline.py;
 the sessions that load (or never load) the real OTLP log exporter are in tests/e2e/test_otel_signals.py."""
 
 from __future__ import annotations
@@ -39,21 +39,21 @@ def test_a_session_without_log_records_never_makes_the_logs_sender(tmp_path: Pat
     maker = Maker()
     traces = answering()
     p = pipeline(tmp_path, traces, logs=Deferred(maker, "http://logs"))  # type: ignore[arg-type]
-    p.add_encoded((span_request(1), 1))
+    p.guards["traces"].forward(span_request(1), 1)
     p.finish([])
     assert traces.calls == 1
     assert maker.builds == 0
-    assert p.signals["logs"].sender.built is None  # type: ignore[union-attr]
+    assert p.guards["logs"].sender.built is None  # type: ignore[union-attr]
 
 
 def test_the_first_log_batch_makes_the_sender_once(tmp_path: Path) -> None:
     maker = Maker()
     logs = Deferred(maker, "http://logs")
     p = pipeline(tmp_path, answering(), logs=logs)  # type: ignore[arg-type]
-    p.add_encoded_logs((logs_request(), 1))
+    p.guards["logs"].forward(logs_request(), 1)
     p.finish([])
     assert maker.builds == 1 and maker.sender.calls == 1
-    assert p.signals["logs"].sent == 1 and not p.signals["logs"].failure
+    assert p.guards["logs"].sent == 1 and not p.guards["logs"].failure
     # Threads asking at once get the one sender.
     again = Maker()
     deferred = Deferred(again, "http://logs")
@@ -69,9 +69,9 @@ def test_the_first_log_batch_makes_the_sender_once(tmp_path: Path) -> None:
 def test_a_logs_sender_that_cannot_be_made_keeps_the_records_and_says_why(tmp_path: Path) -> None:
     logs = Deferred(Maker(ValueError("no such certificate")), "http://logs")
     p = pipeline(tmp_path, answering(), logs=logs)  # type: ignore[arg-type]
-    p.add_encoded_logs((logs_request(), 1))
+    p.guards["logs"].forward(logs_request(), 1)
     p.finish([])
-    signal = p.signals["logs"]
+    signal = p.guards["logs"]
     assert signal.failure == "ValueError: no such certificate"
     assert logs.display == "http://logs"  # never built: the endpoint as configured
     kept = flatten_logs(list(otlp_json.read_file(tmp_path / "spill.jsonl")))

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_probability.otel import options
-from pytest_probability.otel.options import check_traceparent, check_url, resolve, signal_url
-from pytest_probability.otel.send import redact_url, scrub, secrets_from_env
+from pytest_probability.config import otel as options
+from pytest_probability.config.otel import check_traceparent, check_url, resolve, signal_url
+from pytest_probability.config.otel import secrets_from_env
+from pytest_probability.text import redact_url, scrub
 
 ENDPOINT = "http://collector.example:4318"
 TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -399,7 +400,7 @@ def test_home_is_expanded_in_paths(config) -> None:
     ],
 )
 def test_client_certificate_variables_the_exporter_would_not_use(protocol, env, warning, ca_only) -> None:
-    from pytest_probability.otel.send import client_certificate_check
+    from pytest_probability.config.otel import client_certificate_check
 
     warnings, ca = client_certificate_check("traces", protocol, env)
     assert (warnings[0] if warnings else "").startswith(warning) and len(warnings) <= 1 and ca == ca_only

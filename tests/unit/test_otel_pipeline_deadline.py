@@ -1,5 +1,5 @@
-"""The export pipeline at the session's deadline: every request kept at most once, and never one the
-endpoint confirmed (issue 23, items 3 and 4). The pipeline runs for real, with a fake sender whose
+"""The export at the session's deadline: every request kept at most once, and never one the endpoint
+confirmed (issue 23, items 3 and 4). The guards and the end run for real, with a fake sender whose
 timing is exact; the end-to-end sessions against slow receivers are in tests/e2e/test_otel_reliability.py."""
 
 from __future__ import annotations
@@ -9,15 +9,21 @@ from pathlib import Path
 
 import pytest
 from otlp_receiver import flatten_metrics, flatten_spans
-from pipeline_fakes import TIMEOUT, TimedSender, logs_request, metrics_request, pipeline, span_request
+from pipeline_fakes import TIMEOUT, End, TimedSender, logs_request, metrics_request, pipeline, span_request
 
 from pytest_probability.otel import otlp_json
-from pytest_probability.otel.pipeline import Pipeline
 
 
-def finish(p: Pipeline, senders: list[TimedSender], requests: list[tuple[bytes, int]]) -> None:
+def finish(p: End, senders: list[TimedSender], requests: list[tuple[bytes, int]],
+           spans: int = 1, logs: int = 0) -> None:
+    """The session's end, with ``spans`` and ``logs`` requests of workers arriving as it begins (sent at
+    once, on their guards' threads: in flight when the deadline starts)."""
     for sender in senders:
         sender.deadline = time.monotonic() + TIMEOUT
+    for index in range(spans):
+        p.guards["traces"].forward(span_request(index + 1), 1)
+    for _ in range(logs):
+        p.guards["logs"].forward(logs_request(), 1)
     p.finish(requests)
 
 
@@ -41,11 +47,10 @@ def test_a_batch_that_fails_just_before_the_deadline_is_spilled_once(tmp_path: P
         write(*args)  # type: ignore[arg-type]
 
     p.spill.write = slow_write  # type: ignore[method-assign]
-    p.add_encoded((span_request(1), 1))
     finish(p, [traces], [])
     ids, _ = spilled(tmp_path)
     assert ids == [(1).to_bytes(8, "big").hex()], ids
-    assert p.spill.spans == 1 and p.spill.lines == 1
+    assert p.spill.counts == {"traces": 1} and p.spill.lines == 1
     assert traces.calls == 1
 
 
@@ -55,24 +60,22 @@ def test_a_request_answered_after_the_deadline_is_not_kept(tmp_path: Path) -> No
     traces = TimedSender(lambda deadline: (deadline - TIMEOUT / 2, True))
     metrics = TimedSender(lambda deadline: (deadline + 0.2, True))  # answered 0.2 s past the deadline
     p = pipeline(tmp_path, traces, metrics)
-    p.add_encoded((span_request(1), 1))
     finish(p, [traces, metrics], [(metrics_request(), 1)])
     assert spilled(tmp_path) == ([], 0)
-    assert {name: signal.failure for name, signal in p.signals.items()} == {"traces": "", "metrics": "", "logs": ""}
-    assert (p.signals["traces"].sent, p.signals["metrics"].sent) == (1, 1)
+    assert {name: signal.failure for name, signal in p.guards.items()} == {"traces": "", "metrics": "", "logs": ""}
+    assert (p.guards["traces"].sent, p.guards["metrics"].sent) == (1, 1)
 
 
 def test_only_the_signal_that_missed_the_deadline_is_noted(tmp_path: Path) -> None:
     traces = TimedSender(lambda deadline: (deadline - TIMEOUT / 2, True))
     metrics = TimedSender(lambda deadline: (deadline + 60, True))  # never within the grace
     p = pipeline(tmp_path, traces, metrics)
-    p.add_encoded((span_request(1), 1))
     started = time.monotonic()
     finish(p, [traces, metrics], [(metrics_request(), 1)])
     assert time.monotonic() - started < TIMEOUT + TIMEOUT + 1  # the deadline and its grace, not 60 s
     assert spilled(tmp_path) == ([], 1)
-    assert p.signals["traces"].failure == ""
-    assert p.signals["metrics"].failure == f"no answer within {TIMEOUT:g} s"
+    assert p.guards["traces"].failure == ""
+    assert p.guards["metrics"].failure == f"no answer within {TIMEOUT:g} s"
 
 
 def test_a_traces_endpoint_that_never_answers_leaves_the_metrics_their_time(tmp_path: Path) -> None:
@@ -81,10 +84,9 @@ def test_a_traces_endpoint_that_never_answers_leaves_the_metrics_their_time(tmp_
     traces = TimedSender(lambda deadline: (deadline + 60, True))  # never within the grace
     metrics = TimedSender(lambda deadline: (deadline - TIMEOUT * 0.8, True))
     p = pipeline(tmp_path, traces, metrics)
-    p.add_encoded((span_request(1), 1))
     finish(p, [traces, metrics], [(metrics_request(), 1)])
-    assert (metrics.calls, p.signals["metrics"].sent, p.signals["metrics"].failure) == (1, 1, "")
-    assert p.signals["traces"].failure == f"no answer within {TIMEOUT:g} s"
+    assert (metrics.calls, p.guards["metrics"].sent, p.guards["metrics"].failure) == (1, 1, "")
+    assert p.guards["traces"].failure == f"no answer within {TIMEOUT:g} s"
     assert spilled(tmp_path) == ([(1).to_bytes(8, "big").hex()], 0)
 
 
@@ -93,8 +95,6 @@ def test_a_traces_endpoint_that_never_answers_leaves_the_log_records_their_time(
     traces = TimedSender(lambda deadline: (deadline + 60, True))
     logs = TimedSender(lambda deadline: (deadline - TIMEOUT * 0.8, True))
     p = pipeline(tmp_path, traces, logs=logs)
-    p.add_encoded((span_request(1), 1))
-    p.add_encoded_logs((logs_request(), 1))
-    finish(p, [traces, logs], [])
-    assert (logs.calls, p.signals["logs"].sent, p.signals["logs"].failure) == (1, 1, "")
-    assert p.signals["traces"].failure == f"no answer within {TIMEOUT:g} s"
+    finish(p, [traces, logs], [], logs=1)
+    assert (logs.calls, p.guards["logs"].sent, p.guards["logs"].failure) == (1, 1, "")
+    assert p.guards["traces"].failure == f"no answer within {TIMEOUT:g} s"

@@ -24,8 +24,9 @@ from pytest_probability.vocabulary import ADJUSTMENTS, FAILED, GATE_KIND, PASSED
 PLUGIN_IMPORT = {
     "pytest_probability", "pytest_probability.plugin", "pytest_probability.session", "pytest_probability.protocols",
     "pytest_probability.run", "pytest_probability.run.key", "pytest_probability.collect.scratch",
+    "pytest_probability.compat", "pytest_probability.compat.pytest",
     "pytest_probability.config", "pytest_probability.config.options", "pytest_probability.config.values",
-    "pytest_probability.otel", "pytest_probability.otel.options",
+    "pytest_probability.config.otel",
     "pytest_probability.collect", "pytest_probability.collect.benchfiles", "pytest_probability.collect.order",
     "pytest_probability.collect.items", "pytest_probability.collect.nodeid",
     "pytest_probability.errors", "pytest_probability.model", "pytest_probability.model.case",

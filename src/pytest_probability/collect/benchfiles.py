@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _pytest.assertion.rewrite import assertstate_key
 
 from . import scratch
 
@@ -38,7 +37,9 @@ def rewrite_asserts(config: pytest.Config, pattern: str) -> None:
     added to the hook only: ``python_files`` itself is left as the user set it.
     Nothing to do with ``--assert=plain`` (no hook).
     """
-    hook = getattr(config.stash.get(assertstate_key, None), "hook", None)
+    from ..compat.pytest import rewriting_hook  # at configure, once
+
+    hook = rewriting_hook(config)
     if hook is None:
         return
     hook.fnpats = [*hook.fnpats, *(glob for glob in pattern.split() if glob not in hook.fnpats)]

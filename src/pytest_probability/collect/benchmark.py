@@ -23,6 +23,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from ..compat.pytest import case_templates, fixtureinfo as fixtures_of, metafunc_calls
 from ..config.marker import MarkerError, marker_kwargs, runs_for_case
 from ..config.spec import CaseSpec, latency_unreachable, unreachable
 from ..errors import InfeasibleGateWarning
@@ -199,24 +200,24 @@ class Benchmark(pytest.Collector):
         collector called the hook), every template is read, as before.
         """
         collecting.take_metafunc()
-        templates = iter(self.owner._genfunctions(self.name, self.obj))
+        templates = case_templates(self.owner, self.name, self.obj)
         first = next(templates, None)
         if first is None:
             return
         metafunc = collecting.take_metafunc()
-        calls = getattr(metafunc, "_calls", None)
+        calls = metafunc_calls(metafunc)
         definition = getattr(metafunc, "definition", None)
         if definition is None or definition.name != self.name or definition.parent is not self.parent or not calls:
-            yield getattr(first, "callspec", None), first._fixtureinfo
+            yield getattr(first, "callspec", None), fixtures_of(first)
             for template in templates:
-                yield getattr(template, "callspec", None), template._fixtureinfo
+                yield getattr(template, "callspec", None), fixtures_of(template)
             return
         close = getattr(templates, "close", None)  # a generator: the other templates are never built
         if close is not None:
             close()
-        fixtureinfo = first._fixtureinfo
+        shared = fixtures_of(first)
         for callspec in calls:
-            yield callspec, fixtureinfo
+            yield callspec, shared
 
     def _collect_case(self, session: Session, collecting: scratch.Scratch, callspec: Any, fixtureinfo: Any, shared: dict[str, Any], callobj: Any,
                       inherited: list[Any], items: list[pytest.Item]) -> None:

@@ -18,6 +18,7 @@ from ..model.case import CaseRef
 from ..session import get
 from ..text import printable, printable_lines
 from ..vocabulary import ASYNC_MARKERS, GATE_KIND, verdict_key
+from ..compat.pytest import OwnedFunction, set_structured_id, structured_id
 from .nodeid import set_nodeid
 
 
@@ -35,8 +36,9 @@ class BenchmarkNode(Protocol):
         """The module or class the benchmark function is defined in."""
 
 
-class Run(pytest.Function):
-    """One run of a case: a real pytest item with fresh function-scoped fixtures."""
+class Run(OwnedFunction):
+    """One run of a case: a real pytest item with fresh function-scoped fixtures. Its function lives on the
+    Benchmark's parent (module or class), not on the Benchmark collector itself (``OwnedFunction``)."""
 
     #: Whether a gate decides this run's case (its failures are then xfailed); set on gated runs only.
     prob_gated = False
@@ -47,9 +49,9 @@ class Run(pytest.Function):
         super().__init__(name, parent, **kw)
         self.prob_case = case
         self.prob_run = run
-        built = parent.run_id(case_id, run, plain=name == case_id) if hasattr(self, "_id") else None
+        built = parent.run_id(case_id, run, plain=name == case_id) if structured_id(self) is not None else None
         if built is not None:
-            self._id = built
+            set_structured_id(self, built)
         else:
             set_nodeid(self, f"{parent.nodeid}::{name}")
 
@@ -57,27 +59,6 @@ class Run(pytest.Function):
     def benchmark(self) -> BenchmarkNode:
         """The benchmark this run belongs to: its parent, as ``Benchmark._run`` makes every run."""
         return cast(BenchmarkNode, self.parent)
-
-    # The benchmark function lives on the Benchmark's parent (module or class),
-    # not on the Benchmark collector itself.
-    @property
-    def instance(self) -> Any:
-        try:
-            return self._instance
-        except AttributeError:
-            self._instance = self._getinstance()
-            return self._instance
-
-    def _getinstance(self) -> Any:
-        owner = self.benchmark.owner
-        if isinstance(owner, pytest.Class):
-            return owner.newinstance() if hasattr(owner, "newinstance") else owner.obj()
-        return None
-
-    def _getobj(self) -> Any:
-        instance = self.instance
-        owner = instance if instance is not None else self.benchmark.owner.obj
-        return getattr(owner, self.originalname)
 
 
 class VerdictItem(pytest.Item):

@@ -1,6 +1,6 @@
 """Node ids of runs and verdict items that ``--lf``, ``--nf`` and ``--sw`` can match.
 
-pytest >= 9.1 keeps a structured node id (``node._id``: ``path``, ``names``,
+pytest >= 9.1 keeps a structured node id (``compat.pytest.structured_id``: ``path``, ``names``,
 ``params``) that those options compare with ids parsed from the cache. A
 run's name is ``identify_pii[run3]``; built as a child of its benchmark its id
 would be ``names=(…, "bench_classify", "identify_pii[run3]"), params=None``,
@@ -11,36 +11,31 @@ the string gives (docs/developer-guide.md, "The structured node id fix").
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 import pytest
 
-try:  # pytest >= 9.1 keys lastfailed by structured node ids
-    from _pytest.nodeid import NodeId
-except ImportError:  # older pytest: by the node id strings
-    _lastfailed_key: Callable[[str], object] = str
-else:
-    _lastfailed_key = NodeId.parse
+from ..compat.pytest import lastfailed_key, set_string_id, set_structured_id, structured_id
 
 
 def set_nodeid(node: pytest.Item, nodeid: str) -> None:
     """Give an item of a benchmark the node id ``nodeid`` (``<benchmark>::<case>[runN]``).
 
     pytest >= 9.1: the structured id parsed from the string; older pytest keeps
-    the string in ``node._nodeid``.
+    the string.
     """
-    structured = getattr(node, "_id", None)
+    structured = structured_id(node)
     if structured is not None:
-        node._id = type(structured).parse(nodeid)
+        set_structured_id(node, type(structured).parse(nodeid))
     else:
-        node._nodeid = nodeid  # type: ignore[attr-defined]  # pytest < 9.1's Node: a string id, no _id
+        set_string_id(node, nodeid)
 
 
 def id_parts(parent: pytest.Collector) -> tuple[Any, str, tuple[str, ...]] | None:
     """(NodeId class, path, names) of a benchmark whose runs' structured ids can be built from
     its own; None where parsing a run's string could split it another way (a ``::`` in the
     path or a name, a ``[`` in a name, a bracket on the benchmark's id)."""
-    parent_id = getattr(parent, "_id", None)
+    parent_id = structured_id(parent)
     if parent_id is None or parent_id.params is not None or "::" in parent_id.path:
         return None
     if any("::" in name or "[" in name for name in parent_id.names):
@@ -56,7 +51,7 @@ def set_lastfailed(config: pytest.Config, failed: Iterable[str] = (), passed: It
     lastfailed = getattr(plugin, "lastfailed", None)
     if lastfailed is None:
         return
-    key = _lastfailed_key
+    key = lastfailed_key()  # pytest >= 9.1 keys lastfailed by structured node ids
     for nodeid in passed:
         lastfailed.pop(key(nodeid), None)
     for nodeid in failed:

@@ -1,8 +1,11 @@
 """The one place per dependency that uses what it does not publish: each name with the public interface it lacks.
 
-``xdist.py``: pytest-xdist's controller and scheduler internals (its event
-queue after an interrupt, a crashed worker's pending items). Each function
-degrades to what the plugin did without it when the name is gone, and
-``tests/unit/test_compat.py`` fails with a clear message when a supported
-version lacks it.
+``pytest.py``: pytest's collection internals (a function's cases as pytest makes them, node ids ``--lf``
+matches, the rewriting hook) and its short failure report. ``xdist.py``: pytest-xdist's controller and
+scheduler internals (its event queue after an interrupt, a crashed worker's pending items). ``otel.py``:
+the OTLP exporters one level below ``export()`` (an encoded request, its answer), their metric
+preferences, the log encoder, instrumentation suppression; only ``otel/`` imports it (the forbidden
+contract's one exception). Outside this package no module uses another distribution's private name
+(``tests/foreign_privates.py``, checked by ``tests/unit/test_compat.py``), and ``tests/unit/test_compat.py``
+fails with a clear message when a supported version lacks a name used here.
 """

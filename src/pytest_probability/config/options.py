@@ -1,4 +1,4 @@
-"""The options and ini keys of pytest-probability (OpenTelemetry's are in ``otel/options.py``).
+"""The options and ini keys of pytest-probability (OpenTelemetry's are in ``config/otel.py``).
 
 Declared here, at every start-up (``pytest_addoption``), and read once at
 configure by :mod:`.settings`. Declaring them needs nothing heavier than this

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 from ..config.spec import CaseSpec, GateSpec
 from ..maths import stats, stopping
-from ..model.outputs import Interval, Verdict
+from ..model.outputs import Interval
 from ..model.run import RunRecord
 from ..vocabulary import ERROR, FAIL, FAILED, PASS, PASSED, SKIPPED, UNDECIDED
 

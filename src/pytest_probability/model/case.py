@@ -9,7 +9,6 @@ import dataclasses
 import zlib
 from typing import Any, Callable, Mapping
 
-from ..text import clip
 
 #: Longest parameter text kept (the JSON, spans and HTML); longer values are cut with "…".
 PARAM_VALUE_LIMIT = 256

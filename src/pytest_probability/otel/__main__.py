@@ -1,8 +1,5 @@
-"""``python -m pytest_probability.otel replay FILE``: send a spill (or any OTLP JSON-lines) file.
-
-The command line only; what it does, and the rules that make it resumable, are in
-:mod:`pytest_probability.otel.replay`.
-"""
+"""``python -m pytest_probability.otel replay FILE``: send a spill (or any OTLP JSON-lines) file; the command
+line of :mod:`pytest_probability.otel.replay`, which says what it does."""
 
 from __future__ import annotations
 
@@ -10,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import options as otel_options
+from ..config import otel as otel_options
 from .replay import replay
 
 

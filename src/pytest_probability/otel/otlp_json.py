@@ -1,7 +1,5 @@
-"""OTLP JSON-lines codec and a minimal OTLP sender.
+"""The OTLP JSON-lines codec: protobuf requests to lines with hex ids, and back.
 
-File format
------------
 "OTLP JSON lines" is what the OpenTelemetry Collector's ``file`` exporter
 writes and its ``otlpjsonfile`` receiver reads: one JSON object per line,
 each an ``ExportTraceServiceRequest`` (``{"resourceSpans": [...]}``), an
@@ -21,9 +19,6 @@ OTLP/JSON encoding (https://opentelemetry.io/docs/specs/otlp/#json-protobuf-enco
 Decoding is lenient where the Collector is: snake_case field names, enum
 names, numbers for 64-bit integers, upper-case hex and unknown fields
 (skipped) are accepted.
-
-Sending a decoded line is :mod:`pytest_probability.otel.send`'s (the SDK's
-exporters). This module imports no pytest.
 """
 
 from __future__ import annotations
@@ -38,17 +33,6 @@ from google.protobuf import json_format
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-
-__all__ = [
-    "Kind",
-    "OtlpRequest",
-    "decode_line",
-    "encode_logs_request",
-    "encode_metrics_request",
-    "encode_trace_request",
-    "read_file",
-    "request_to_line",
-]
 
 Kind = Literal["traces", "metrics", "logs"]
 OtlpRequest = Union[ExportTraceServiceRequest, ExportMetricsServiceRequest, ExportLogsServiceRequest]
@@ -114,54 +98,31 @@ def _id_holders(obj: dict, kind: Kind) -> Iterator[tuple[str, dict]]:
             yield from _walk(_get(metric, name), f"{where}.{name}", ("dataPoints", "exemplars"))
 
 
-def _encode(req: Any, expected: type, kind: Kind) -> dict:
-    if not isinstance(req, expected):
-        raise TypeError(f"expected {expected.__name__}, got {type(req).__name__}")
+def encode_request(req: OtlpRequest) -> dict:
+    """The OTLP/JSON dict of a request."""
+    kind = next((kind for kind, cls in _REQUEST_TYPES.items() if isinstance(req, cls)), None)
+    if kind is None:
+        raise TypeError(f"expected an Export*ServiceRequest, got {type(req).__name__}")
     # Only options that exist in every protobuf release we support: int64 as
     # strings, defaults omitted and json_name keys are the defaults anyway.
     out = json_format.MessageToDict(req, preserving_proto_field_name=False, use_integers_for_enums=True)
-    for _, holder in _id_holders(out, kind):
+    for _, holder in _id_holders(out, kind):  # type: ignore[arg-type]
         for name in _ID_FIELDS:
             if holder.get(name):
                 holder[name] = base64.b64decode(holder[name]).hex()
     return out
 
 
-def encode_trace_request(req: ExportTraceServiceRequest) -> dict:
-    """Return the OTLP/JSON dict of an ``ExportTraceServiceRequest``."""
-    return _encode(req, ExportTraceServiceRequest, "traces")
-
-
-def encode_metrics_request(req: ExportMetricsServiceRequest) -> dict:
-    """Return the OTLP/JSON dict of an ``ExportMetricsServiceRequest``."""
-    return _encode(req, ExportMetricsServiceRequest, "metrics")
-
-
-def encode_logs_request(req: ExportLogsServiceRequest) -> dict:
-    """Return the OTLP/JSON dict of an ``ExportLogsServiceRequest``."""
-    return _encode(req, ExportLogsServiceRequest, "logs")
+def parse(kind: str, body: bytes) -> OtlpRequest:
+    """The request of signal ``kind`` that ``body`` serializes."""
+    return _REQUEST_TYPES[kind].FromString(body)  # type: ignore[no-any-return]
 
 
 def request_to_line(req: OtlpRequest) -> str:
-    """Return one OTLP JSON line (without the trailing newline) for ``req``.
-
-    The line is pure ASCII (non-ASCII characters are ``\\u`` escaped), so it
-    can be written with any encoding that is a superset of ASCII.
-    """
-    if isinstance(req, ExportTraceServiceRequest):
-        obj = encode_trace_request(req)
-    elif isinstance(req, ExportMetricsServiceRequest):
-        obj = encode_metrics_request(req)
-    elif isinstance(req, ExportLogsServiceRequest):
-        obj = encode_logs_request(req)
-    else:
-        raise TypeError(
-            "expected ExportTraceServiceRequest, ExportMetricsServiceRequest or ExportLogsServiceRequest, "
-            f"got {type(req).__name__}"
-        )
-    # NaN/Infinity are already strings ("NaN") in MessageToDict output, so
-    # allow_nan=False only guards the "valid JSON" promise.
-    return json.dumps(obj, separators=(",", ":"), allow_nan=False)
+    """One OTLP JSON line (without the trailing newline), pure ASCII (non-ASCII characters ``\\u``
+    escaped). NaN and infinities are strings in ``MessageToDict``'s output already: ``allow_nan=False``
+    only guards the "valid JSON" promise."""
+    return json.dumps(encode_request(req), separators=(",", ":"), allow_nan=False)
 
 
 def _hex_to_b64(obj: dict, where: str) -> None:

@@ -1,5 +1,7 @@
-"""Sending an OTLP JSON-lines file, resumably: ``python -m pytest_probability.otel replay FILE``, and
-``python -m pytest_probability merge --otel-send``.
+"""Sending an OTLP JSON-lines file, resumably: ``python -m pytest_probability.otel replay FILE``; and the
+metrics of rows decided outside a session (``python -m pytest_probability merge --otel-file``, ``--otel-send``):
+the whole-case gauges (the counters are left out: each shard sent its own, which add), written as OTLP JSON
+lines (:func:`write_metrics`) and sent as replay sends a file (:func:`send_metrics`).
 
 Replay is resumable and never sends a line twice:
 
@@ -20,13 +22,17 @@ import hashlib
 import json
 import os
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
-from . import options as otel_options
-from . import otlp_json
-from .send import Sender, redact_url
+from .. import __version__, files
+from ..config import otel as otel_options
+from ..model.rows import Summary
+from ..protocols import Facet
+from . import metrics, otlp_json
+from . import resource as resource_module
 
 
 def digest(lines: list[bytes]) -> str:
@@ -38,9 +44,7 @@ def digest(lines: list[bytes]) -> str:
 
 
 def save_progress(path: Path, sent: int, sha256: str) -> None:
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(json.dumps({"sent": sent, "sha256": sha256}), encoding="utf-8")
-    os.replace(temporary, path)
+    files.write_atomic(path, json.dumps({"sent": sent, "sha256": sha256}), durable=False)
 
 
 def read(file: Path, errors: list[str]) -> list[tuple[int, bytes, str, Any]] | None:
@@ -77,19 +81,17 @@ def read(file: Path, errors: list[str]) -> list[tuple[int, bytes, str, Any]] | N
 
 @dataclass
 class Replayed:
-    """What sending a file did: ``code`` 0 (everything sent, or nothing was left), 1 (a request failed)
-    or 2 (bad input, nothing sent); ``errors`` and ``warnings`` are lines for stderr, ``done`` the line
-    for stdout."""
+    """What sending a file did: ``code`` 0 (everything sent, or nothing was left), 1 (a request failed) or
+    2 (bad input, nothing sent); lines for stderr (``errors``, ``warnings``) and stdout (``done``); requests
+    ``sent`` and items ``rejected`` (a partial success) per signal; where they went (redacted, ``shown``)
+    and why the failed one failed."""
 
     code: int
     done: str = ""
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    #: requests sent, per signal
     sent: dict[str, int] = field(default_factory=lambda: {"traces": 0, "metrics": 0, "logs": 0})
-    #: spans, metric points and log records the endpoint rejected (a partial success), per signal
     rejected: dict[str, int] = field(default_factory=lambda: {"traces": 0, "metrics": 0, "logs": 0})
-    #: where they went (redacted), and why the failed one failed
     shown: str = ""
     reason: str = ""
 
@@ -123,6 +125,9 @@ def send(file: Path, endpoint: str | None, protocol: str | None, timeout: float,
         if done == len(lines):
             return Replayed(0, done=f"nothing to send: all {done} requests of {file} were sent before ({progress}; "
                                     "delete it to send them again)")
+    from ..text import redact_url
+    from .send import Sender
+
     result = Replayed(0)
     senders: dict[str, Sender] = {}
     rejected = result.rejected
@@ -176,3 +181,47 @@ def replay(file: Path, endpoint: str | None, protocol: str | None, timeout: floa
     if result.done:
         print(result.done, file=out)
     return result.code
+
+
+def write_metrics(path: Path, summary: Summary, facets: Iterable[Facet], suite: str, root: Path) -> int:
+    """Write the metric requests of ``summary`` to ``path``; the number of data points."""
+    from .exporters import MetricOut
+
+    resource = resource_module.build(suite, root, os.environ)
+    # The gauges only: each shard sent its counters, as series of its own, which add.
+    data = metrics.collect(summary, resource, facets, version=__version__, gauges_only=True)
+    requests = MetricOut(lambda *_: True).requests(data) if data is not None else []
+    text = "".join(otlp_json.request_to_line(otlp_json.parse("metrics", body)) + "\n" for body, _ in requests)
+    files.write_text(path, text)
+    return sum(points for _, points in requests)
+
+
+def spill_path(root: Path) -> Path:
+    """Where the merge keeps the metrics it is to send when no ``--otel-file`` was given: removed once
+    they are sent, kept for replay when they could not be (as a session's spill file)."""
+    return root / ".pytest-probability" / f"otel-spill-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.jsonl"
+
+
+def send_metrics(path: Path, endpoint: str | None, protocol: str | None, timeout: float,
+                 keep: bool) -> tuple[bool, list[str]]:
+    """Send the metrics file ``path`` as replay does (``FILE.replayed`` counts what was sent); (sent, lines
+    to print). Sent and not ``keep``: the file is removed with its progress. Not sent: both stay, for replay."""
+    try:
+        result = send(path, endpoint, protocol, timeout, grpc_hint="--otel-protocol grpc")
+    except Exception as exc:  # noqa: BLE001 - an exporter's or the disk's: exporting never fails the merge
+        result = Replayed(1, errors=[f"error: {type(exc).__name__}: {exc}"], reason=f"{type(exc).__name__}: {exc}")
+    lines = list(result.warnings)
+    if result.code == 0:
+        rejected = result.rejected["metrics"]
+        lines.append(f"sent {result.sent['metrics']} metric requests to {result.shown}"
+                     + (f"; the endpoint rejected {rejected} metric points" if rejected else ""))
+        if not keep:
+            for made in (path, path.with_name(path.name + ".replayed")):
+                made.unlink(missing_ok=True)
+        return True, lines
+    where = f"sending to {result.shown}" if result.shown else "sending"
+    reason = f"{where} failed: {result.reason}" if result.code == 1 else "; ".join(
+        line.removeprefix("error: ") for line in result.errors)
+    lines.append(f"warning: the merged metrics were not sent ({reason}); they are kept in {path}: send them with "
+                 f"python -m pytest_probability.otel replay {path}")
+    return False, lines

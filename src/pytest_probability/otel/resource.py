@@ -1,9 +1,8 @@
 """The resource every span and metric of a session carries.
 
-``service.name`` defaults to ``pytest-probability`` unless OTEL_SERVICE_NAME
-or OTEL_RESOURCE_ATTRIBUTES name one; the git revision and the CI run come
-from the environment, and OTEL_RESOURCE_ATTRIBUTES wins over all of them. No ``service.instance.id``: series must stay the same
-from one nightly session to the next.
+``service.name`` defaults to ``pytest-probability`` unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES
+name one; the git revision and the CI run come from the environment, and OTEL_RESOURCE_ATTRIBUTES wins over
+all of them. No ``service.instance.id``: series must stay the same from one nightly session to the next.
 """
 
 from __future__ import annotations

@@ -1,16 +1,7 @@
-"""The aggregating process's export session: provider, session span, pipeline, notes.
+"""The aggregating process's export session: providers, guards, the session span, the end, the notes.
 
-Reliability rules (docs/observability.md):
-
-* exporting never changes an outcome or the exit status;
-* a failed request opens that signal's breaker: its later data goes straight
-  to the spill file, so a dead endpoint costs one request timeout, and the
-  other signal carries on;
-* the end of the session starts no request after ``--prob-otel-timeout``,
-  and waits a short grace for one in flight then; whatever the endpoint did
-  not confirm is spilled, once, and nothing it confirmed is;
-* a partial success is a success: the rejected count is reported, nothing
-  is spilled.
+Exporting never changes an outcome or the exit status; the guards (:mod:`.export`) keep the other
+reliability rules of docs/observability.md.
 """
 
 from __future__ import annotations
@@ -19,27 +10,32 @@ import functools
 import os
 import time
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import pytest
-from opentelemetry import trace
-from opentelemetry.trace import Status, StatusCode
 
 from .. import __version__
+from ..config.otel import OtelSettings, secrets_from_env
+from ..files import Lines
 from ..model.rows import Summary
 from ..protocols import EXPORT, Facet, Finisher, Link, Registry
 from ..session import Notes
+from ..text import redact_url, scrub
+from . import exporters
 from . import metrics as metrics_module
 from . import resource as resource_module
-from . import signals
-from .options import OtelSettings
-from .pipeline import Pipeline
-from .send import Deferred, Sender, redact_url, scrub, secrets_from_env
-from .spans import REPORT_ATTRIBUTE, make_provider, parent_context, traceparent_of, tracer
+from .export import UNITS, Guard, drain
+from .exporters import ATTRIBUTE
+from .send import Deferred, Sender
+from .spans import make_provider, parent_context, traceparent_of, tracer
 
 
-class Session:
-    """Everything the aggregating process exports in one session."""
+class Session(Link):
+    """Everything the aggregating process exports in one session, and the link that gives each xdist worker
+    the session span's context and the resource (its run spans are children of the session span: one
+    trace) and takes each worker's requests (:class:`~.exporters.Outbox`) to their signal's guard."""
+
+    attribute = ATTRIBUTE
 
     def __init__(self, settings: OtelSettings, root: Path, env: Any = None, instance: str | None = None,
                  counters_only: bool = False) -> None:
@@ -50,44 +46,59 @@ class Session:
         self.counters_only = counters_only
         self.notes: list[str] = list(settings.notes)
         self.resource = resource_module.build(settings.suite, root, env, instance=instance)
-        #: Each signal's sender; the logs' is made on its first use (:class:`~.send.Deferred`).
-        self.senders: dict[str, Sender | Deferred | None] = {}
+        spill = settings.spill or root / ".pytest-probability" / f"otel-spill-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.jsonl"
+        self.file = Lines(settings.file, fresh=True) if settings.file is not None else None
+        self.spill = Lines(spill, fresh=False)
+        #: Each signal's guard; the logs' sender is made on its first use (:class:`~.send.Deferred`).
+        self.guards: dict[str, Guard] = {}
         for signal in ("traces", "metrics", "logs"):
             endpoint = settings.endpoints.get(signal)
-            if endpoint is None:
-                self.senders[signal] = None
-                continue
-            make = functools.partial(Sender, signal, settings.protocols[signal], endpoint or None, env)
-            self.senders[signal] = (Deferred(make, redact_url(endpoint) if endpoint else "the SDK's default endpoint")
-                                    if signal == "logs" else make())
-        spill = settings.spill or root / ".pytest-probability" / f"otel-spill-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.jsonl"
-        self.pipeline = Pipeline(settings, spill, self.senders)
+            sender: Sender | Deferred | None = None
+            if endpoint is not None:
+                make = functools.partial(Sender, signal, settings.protocols[signal], endpoint or None, env)
+                sender = (Deferred(make, redact_url(endpoint) if endpoint else "the SDK's default endpoint")
+                          if signal == "logs" else make())
+            self.guards[signal] = Guard(signal, sender, self.file, self.spill, settings.timeout)
         #: Notes of the session's start that follow the exporters' warnings (``warning_notes``).
-        self.later_notes: list[str] = []
-        if self.pipeline.file is not None and self.pipeline.file.shared:
-            self.later_notes.append(
-                f"OpenTelemetry: another session is writing {settings.file}; this one appends its lines to it"
-            )
-        self.start_time_ns = time.time_ns()
-        # The instrumentation's metrics and log records (otel/signals.py), on the same resource and
-        # pipeline, unless the user set a provider of their own first: installed before the tracer
-        # provider, which asks the global meter provider for its own (off by default) metrics.
-        self.metric_reader = signals.make_meter_provider(self.resource) if settings.metrics_on else None
-        self.logger_provider = (
-            signals.make_logger_provider(self.resource, self.pipeline.add_log, settings.capture_values)
-            if settings.logs_on else None
-        )
-        self.provider, self.made_global = make_provider(self.resource, self.pipeline.add_span, settings.capture_values)
+        self.later_notes = [f"OpenTelemetry: another session is writing {settings.file}; this one appends its lines to it"
+                            ] if self.file is not None and self.file.shared else []
+        # The instrumentation's metrics and log records, unless the user set a provider of their own first:
+        # installed before the tracer provider, which asks the global meter provider for its own metrics.
+        self.metric_reader = exporters.make_meter_provider(self.resource, self.deliver) if settings.metrics_on else None
+        self.log_processor = (exporters.make_logger_provider(self.resource, self.deliver, settings.capture_values)
+                              if settings.logs_on else None)
+        self.span_processor = exporters.span_processor(self.deliver, settings.capture_values)
+        self.provider, self.made_global = make_provider(self.resource, self.span_processor)
         self.tracer = tracer(self.provider)
         self.session_span = self.tracer.start_span(
             "probability.session",
             context=parent_context(settings.traceparent, settings.tracestate),
             attributes={"test.suite.name": settings.suite},
         )
+        from opentelemetry import trace
+
         self.run_parent = trace.set_span_in_context(self.session_span)
         self.traceparent = traceparent_of(self.session_span)
 
+    def deliver(self, kind: str, body: bytes, count: int) -> bool:
+        """A request of this process's processors and readers: to its signal's guard, now."""
+        return self.guards[kind].export(body, count)
+
+    def receive(self, value: Any) -> None:
+        """An xdist worker's requests: each to its signal's guard, sent on the guard's thread."""
+        for kind, body, count in value:
+            self.guards[kind].forward(bytes(body), count)
+
+    def worker_input(self) -> Mapping[str, Any]:
+        return {
+            "prob_otel_traceparent": self.traceparent,
+            "prob_otel_tracestate": self.session_span.get_span_context().trace_state.to_header(),
+            "prob_otel_resource": dict(self.resource.attributes),
+        }
+
     def _end_session_span(self, summary: Summary, exitstatus: int) -> None:
+        from opentelemetry.trace import Status, StatusCode
+
         counts = summary.counts
         span = self.session_span
         attributes: dict[str, Any] = {
@@ -109,18 +120,24 @@ class Session:
         span.end()
 
     def finish(self, summary: Summary, exitstatus: int, facets: Sequence[Facet] = ()) -> list[str]:
-        """End the session span, emit metrics (the rows' and every facet's series), drain within the
-        time budget; return summary notes."""
+        """End the session span; flush every processor and reader and send the row metrics (the rows' and
+        every facet's series), each signal on its own thread, within the deadline (:func:`~.export.drain`);
+        return the notes."""
         self._end_session_span(summary, exitstatus)
         warnings = self.warning_notes()
-        requests = []
-        if self.settings.metrics_on:
-            requests = metrics_module.collect(summary, self.resource, facets, self.start_time_ns, version=__version__,
-                                              counters_only=self.counters_only)
-            instrumentation = signals.collect_metrics(self.metric_reader)
-            if instrumentation is not None:
-                requests.append(instrumentation)
-        self.pipeline.finish(requests)
+        rows = (metrics_module.collect(summary, self.resource, facets, version=__version__, counters_only=self.counters_only)
+                if self.settings.metrics_on else None)
+        requests = exporters.MetricOut(self.deliver).requests(rows) if rows is not None else []
+
+        def send_metrics() -> None:
+            self.guards["metrics"].send_all(requests)
+            if self.metric_reader is not None:
+                self.metric_reader.force_flush()
+
+        jobs: list[Callable[[], Any]] = [self.span_processor.force_flush, send_metrics]
+        if self.log_processor is not None:
+            jobs.append(self.log_processor.force_flush)
+        drain(self.guards, jobs, self.settings.timeout, [self.file, self.spill])
         return [*self.notes, *warnings, *self.later_notes, *self._outcome_notes()]
 
     def warning_notes(self) -> list[str]:
@@ -128,11 +145,11 @@ class Session:
         exporter gave is one note. It builds the logs' exporter if no log record did."""
         warnings: dict[str, list[str]] = {}
         notes = []
-        for signal, sender in self.senders.items():
-            if sender is None:
+        for signal, guard in self.guards.items():
+            if guard.sender is None:
                 continue
             try:
-                said = sender.warnings
+                said = guard.sender.warnings
             except Exception as exc:  # a deferred exporter that cannot be built: its batches were kept
                 reason = scrub(f"{type(exc).__name__}: {exc}", secrets_from_env(os.environ), 300)
                 notes.append(f"OpenTelemetry: {signal}: the exporter could not be made: {reason}")
@@ -143,36 +160,27 @@ class Session:
 
     def _outcome_notes(self) -> list[str]:
         notes = []
-        pipeline = self.pipeline
-        spill = pipeline.spill
-        failed = [(name, signal) for name, signal in pipeline.signals.items() if signal.failure]
-        for name, signal in failed:
-            shown = signal.sender.display if signal.sender is not None else ""
-            notes.append(f"OpenTelemetry: export of {name} to {shown} failed ({signal.failure})")
+        spill, file = self.spill, self.file
+        for name, guard in self.guards.items():
+            if guard.failure:
+                shown = guard.sender.display if guard.sender is not None else ""
+                notes.append(f"OpenTelemetry: export of {name} to {shown} failed ({guard.failure})")
         if spill.lines:
-            notes.append(
-                f"OpenTelemetry: {_counts(spill.spans, spill.points, spill.logs)} kept in {spill.path}; "
-                f"replay: python -m pytest_probability.otel replay {spill.path}"
-            )
+            notes.append(f"OpenTelemetry: {_counts(spill.counts)} kept in {spill.path}; "
+                         f"replay: python -m pytest_probability.otel replay {spill.path}")
         if spill.failure is not None:
-            notes.append(
-                f"OpenTelemetry: could not keep {_counts(spill.lost_spans, spill.lost_points, spill.lost_logs)} in "
-                f"{spill.path} ({_reason(spill.failure)}); they are lost"
-                + (f" to the endpoint but in {pipeline.file.path}" if pipeline.file is not None and pipeline.file.failure is None else "")
-            )
-        file = pipeline.file
+            notes.append(f"OpenTelemetry: could not keep {_counts(spill.lost)} in {spill.path} ({_reason(spill.failure)}); "
+                         "they are lost" + (f" to the endpoint but in {file.path}" if file is not None and file.failure is None else ""))
         if file is not None and file.failure is not None:
-            notes.append(
-                f"OpenTelemetry: could not write the OTLP file {file.path} ({_reason(file.failure)}); "
-                + ("the previous file was left as it was" if file.path.exists() else "it was not written")
-            )
-        for name, signal in pipeline.signals.items():
-            if signal.rejected:
-                unit = {"traces": "spans", "logs": "log records"}.get(name, "metric points")
-                why = f" ({'; '.join(signal.rejected_messages)})" if signal.rejected_messages else ""
-                notes.append(f"OpenTelemetry: the endpoint rejected {signal.rejected} {unit}{why}; not retried")
-        if pipeline.file_failure:
-            notes.append(f"OpenTelemetry: writing the OTLP file failed: {pipeline.file_failure}")
+            notes.append(f"OpenTelemetry: could not write the OTLP file {file.path} ({_reason(file.failure)}); "
+                         + ("the previous file was left as it was" if file.path.exists() else "it was not written"))
+        for name, guard in self.guards.items():
+            if guard.rejected:
+                why = f" ({'; '.join(guard.rejected_messages)})" if guard.rejected_messages else ""
+                notes.append(f"OpenTelemetry: the endpoint rejected {guard.rejected} {UNITS[name]}{why}; not retried")
+        failures = [guard.file_failure for guard in self.guards.values() if guard.file_failure]
+        if failures:
+            notes.append(f"OpenTelemetry: writing the OTLP file failed: {failures[0]}")
         return notes
 
 
@@ -181,8 +189,9 @@ def _signals_text(signals: list[str]) -> str:
     return " and ".join(signals) if len(signals) < 3 else f"{', '.join(signals[:-1])} and {signals[-1]}"
 
 
-def _counts(spans: int, points: int, logs: int) -> str:
+def _counts(counts: dict[str, int]) -> str:
     """``4 spans and 11 metric points``, and the log records when there are any."""
+    spans, points, logs = (counts.get(kind, 0) for kind in ("traces", "metrics", "logs"))
     if not logs:
         return f"{spans} spans and {points} metric points"
     return f"{spans} spans, {points} metric points and {logs} log records"
@@ -209,25 +218,3 @@ class SessionExport(Finisher):
             self.notes.extend(self.session.finish(summary, int(session.exitstatus), self.parts.facets))
         except Exception as exc:  # exporting never changes an outcome or the exit status
             self.notes.append(f"OpenTelemetry: export failed unexpectedly: {type(exc).__name__}: {exc}")
-
-
-class ShippedSpans(Link):
-    """The aggregating process's side of the spans' way: each xdist worker parents its run spans to this
-    session's span and shares its resource; their encoded spans arrive on teardown reports and in the
-    workers' output, and go to the pipeline."""
-
-    attribute = REPORT_ATTRIBUTE
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
-
-    def worker_input(self) -> Mapping[str, Any]:
-        session = self.session
-        return {
-            "prob_otel_traceparent": session.traceparent,
-            "prob_otel_tracestate": session.session_span.get_span_context().trace_state.to_header(),
-            "prob_otel_resource": dict(session.resource.attributes),
-        }
-
-    def receive(self, value: Any) -> None:
-        self.session.pipeline.add_encoded(tuple(value))

@@ -1,44 +1,27 @@
 """Run spans: SDK spans, made where the run executes, exported where rows are aggregated.
 
-The plugin builds an SDK ``TracerProvider`` with the session's resource and
-one span processor (:class:`~pytest_probability.otel.pipeline.Collect`). If
-the process has no global tracer provider yet, it becomes the global one, so
-every span made inside a run (by the user's code or an instrumentation
-library, also through a tracer obtained at import) is a child of the run span
-and takes the same path. A user's own provider stays in charge of its spans;
-they keep the run span as parent through the context.
-
-Each run's span is current through setup, call and teardown. In a serial
-session the processor hands ended spans straight to the pipeline. On an xdist
-worker it keeps them, and at the run's teardown report every span ended so
-far (the run span and its children) is encoded with the SDK's encoder and
-travels on the report (``report.prob_span``); spans ended after the last run
-travel in ``workeroutput``. No worker talks to the network.
+The plugin's SDK ``TracerProvider`` has the session's resource and one processor, the SDK's
+``BatchSpanProcessor`` (:mod:`.exporters`). When the process has no global tracer provider yet it becomes
+the global one, so every span made inside a run (by the user's code or an instrumentation, also through a
+tracer obtained at import) is a child of the run span and takes the same path; a user's own provider stays
+in charge of its spans, which keep the run span as parent through the context. Each run's span is current
+through setup, call and teardown.
 """
 
 from __future__ import annotations
 
-import json
-import threading
-from typing import Any, Callable
-
-from _pytest._code import Code
-from _pytest.compat import get_real_func
-from opentelemetry import context as otel_context
-from opentelemetry import trace
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.trace import Status, StatusCode
+from typing import Any
 
 from .. import __version__
+from ..compat import pytest as compat
 from ..model.outputs import case_name
 from ..model.run import CurrentRun, Usage
-from ..protocols import Link, RunObserver
+from ..run.spanusage import judge_attributes, transcript_attributes, usage_attributes
+from ..protocols import RunObserver
 from ..text import clip
-from ..vocabulary import ERROR, FAIL, PASS, ROLE_JUDGE, SKIP, SOURCE_SPAN
-from .options import OtelSettings
+from ..vocabulary import ERROR, FAIL, PASS, ROLE_JUDGE, SKIP
+from ..config.otel import OtelSettings
 
-#: Report attribute that carries a run's encoded spans: (bytes, span count).
-REPORT_ATTRIBUTE = "prob_span"
 MESSAGE_LIMIT = 4096
 STACK_LIMIT = 16384
 SCOPE = "pytest_probability"
@@ -48,51 +31,25 @@ TRANSCRIPT_EVENT = "gen_ai.client.inference.operation.details"
 LATE_SPAN = "probability.late_usage"
 
 
-def make_provider(resource: Any, deliver: Callable[[Any], None], capture: bool = True) -> tuple[Any, bool]:
-    """The plugin's TracerProvider (SDK sampler and limits from OTEL_*); made global when none is set.
-    ``capture`` False (``--prob-otel-capture=ids``): spans are delivered without captured message content."""
-    from .pipeline import Collect  # export on: usage from spans imports this module without the export
+def make_provider(resource: Any, processor: Any) -> tuple[Any, bool]:
+    """The plugin's TracerProvider (SDK sampler and limits from OTEL_*) with its one processor; made global
+    when none is set. Not shut down at exit: the session's end flushes it, within its deadline."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
 
-    provider = TracerProvider(resource=resource)
-    provider.add_span_processor(Collect(deliver if capture else without_content(deliver)))
+    provider = TracerProvider(resource=resource, shutdown_on_exit=False)
+    provider.add_span_processor(processor)
     made_global = isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
     if made_global:
         trace.set_tracer_provider(provider)
     return provider, made_global
 
 
-#: Attributes that hold captured message content: the GenAI conventions', OpenInference's.
-CONTENT_ATTRIBUTES = frozenset({"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
-                                "gen_ai.tool.definitions", "input.value", "output.value"})
-CONTENT_PREFIXES = ("llm.input_messages.", "llm.output_messages.", "gen_ai.prompt.", "gen_ai.completion.")
-
-
-def is_content(key: str) -> bool:
-    return key in CONTENT_ATTRIBUTES or key.startswith(CONTENT_PREFIXES)
-
-
-def without_content(deliver: Callable[[Any], None]) -> Callable[[Any], None]:
-    """``deliver`` of spans stripped of captured message content (``--prob-otel-capture=ids``): a span that
-    carries any is delivered as a copy without those attributes; the others as they are."""
-    def strip(span: Any) -> None:
-        attributes = span.attributes
-        if attributes and any(is_content(key) for key in attributes):
-            kept = {k: v for k, v in attributes.items() if not is_content(k)}
-            span = ReadableSpan(
-                name=span.name, context=span.context, parent=span.parent, resource=span.resource, attributes=kept,
-                events=span.events, links=span.links, kind=span.kind, status=span.status, start_time=span.start_time,
-                end_time=span.end_time, instrumentation_scope=span.instrumentation_scope,
-            )
-        deliver(span)
-
-    return strip
-
-
 def parent_context(traceparent: str | None, tracestate: str | None = None) -> Any:
     """The context a W3C traceparent (and tracestate) describes, or None."""
     if not traceparent:
         return None
-    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator  # only with a traceparent
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
     carrier = {"traceparent": traceparent}
     if tracestate:
@@ -105,49 +62,18 @@ def traceparent_of(span: Any) -> str:
     return f"00-{context.trace_id:032x}-{context.span_id:016x}-{int(context.trace_flags):02x}"
 
 
-class WorkerBuffer:
-    """Spans ended in an xdist worker, until the next teardown report takes them."""
-
-    def __init__(self) -> None:
-        self._spans: list[Any] = []
-        self._lock = threading.Lock()
-
-    def add(self, span: Any) -> None:
-        with self._lock:
-            self._spans.append(span)
-
-    def take(self) -> tuple[bytes, int] | None:
-        with self._lock:
-            spans, self._spans = self._spans, []
-        if not spans:
-            return None
-        from .pipeline import encode_spans  # export on: usage from spans imports this module without the export
-
-        return encode_spans(spans), len(spans)
-
-
-class WorkerSpans(Link):
-    """An xdist worker's side: the spans ended after its last run are shipped in its output."""
-
-    attribute = REPORT_ATTRIBUTE
-
-    def __init__(self, buffer: WorkerBuffer) -> None:
-        self.buffer = buffer
-
-    def leftover(self) -> Any:
-        return self.buffer.take()
-
-
 class RunSpans(RunObserver):
     """Each run's span, made in the process executing it (a :class:`~pytest_probability.protocols.RunObserver`)."""
 
-    def __init__(self, settings: OtelSettings, tracer: Any, parent: Any, take: Callable[[], Any] | None = None) -> None:
-        """``parent``: the context of the session span. ``take``: on an xdist worker, what
-        returns the spans ended so far, encoded, for the teardown report."""
+    def __init__(self, settings: OtelSettings, tracer: Any, parent: Any) -> None:
+        """``parent``: the context of the session span."""
+        from opentelemetry import context as otel_context
+        from opentelemetry import trace
+        from opentelemetry.trace import Status, StatusCode
+
         self.settings = settings
         self.tracer = tracer
         self.parent = parent
-        self.take = take
         self._attach, self._detach = otel_context.attach, otel_context.detach
         self._in_context = trace.set_span_in_context
         self._error = lambda text: Status(StatusCode.ERROR, text)
@@ -214,16 +140,12 @@ class RunSpans(RunObserver):
         if not self.settings.capture_values or run.phase != call.when or run.outcome not in (FAIL, ERROR):
             return
         try:  # pytest's own short report: its traceback pruning and assertion introspection
-            run.stacktrace = str(item._repr_failure_py(from_caller(item, call.excinfo), style="short"))
+            run.stacktrace = compat.short_report(item, call.excinfo)
         except Exception:
             run.stacktrace = str(call.excinfo.getrepr(style="short"))
 
     def run_finished(self, item: Any, run: CurrentRun) -> None:
         self._close(run, finished=True)
-        if self.take is not None:
-            encoded = self.take()
-            if encoded is not None:
-                run.report_extras[REPORT_ATTRIBUTE] = encoded
 
     def run_closed(self, item: Any, run: CurrentRun) -> None:
         """The run ended without a teardown report (interrupted): close its span, with the outcome
@@ -281,108 +203,13 @@ class RunSpans(RunObserver):
         span.set_status(self._error(description))
 
 
-def from_caller(item: Any, excinfo: Any) -> Any:
-    """``excinfo`` with its traceback starting at the caller of the benchmark's frame, for
-    ``item._repr_failure_py``: the same report, at a fraction of the cost.
-
-    pytest's pruning (``Function._traceback_filter``) cuts the traceback at the first entry whose
-    path and first line are the benchmark function's; it computes (and ``stat``s) the path of every
-    entry before it, the twenty-odd frames of pytest and pluggy above a run, which was most of
-    a failed run's cost with export on. Here the same test is made on the first line number first,
-    the path only for a frame that has it. The traceback keeps one frame above the benchmark's, so
-    that pytest's own cut still finds the benchmark's frame after the first entry and takes the
-    same branch as on the whole traceback. Anything else (``--fulltrace``, a setup error, a
-    benchmark frame not found): ``excinfo`` as it is."""
-    if not hasattr(item, "_obj") or item.config.getoption("fulltrace", False):
-        return excinfo
-    wanted = getattr(get_real_func(item.obj), "__code__", None)
-    if wanted is None:
-        return excinfo
-    path, firstlineno = _code_path(wanted), wanted.co_firstlineno
-    previous, tb = None, excinfo.tb
-    while tb is not None:
-        code = tb.tb_frame.f_code
-        if code.co_firstlineno == firstlineno and (code is wanted or _code_path(code) == path):
-            break
-        previous, tb = tb, tb.tb_next
-    if tb is None or previous is None or previous is excinfo.tb:
-        return excinfo
-    return type(excinfo).from_exc_info((excinfo.type, excinfo.value, previous))
-
-
-#: pytest's path of a code object (``Code.path``: made absolute, ``stat``-ed), once per code object.
-_PATHS: dict[Any, str] = {}
-
-
-def _code_path(code: Any) -> str:
-    path = _PATHS.get(code)
-    if path is None:
-        path = _PATHS[code] = str(Code(code).path)
-    return path
-
-
-def usage_attributes(usage: list[Usage]) -> dict[str, Any]:
-    """A run's usage (recorded and read off spans) as GenAI attributes: token sums, its parts when
-    any, the model when there is one, and ``probability.usage.span_tokens`` (the tokens read off spans)."""
-    attributes: dict[str, Any] = {
-        "gen_ai.usage.input_tokens": sum(u.input_tokens for u in usage),
-        "gen_ai.usage.output_tokens": sum(u.output_tokens for u in usage),
-        "gen_ai.usage.cache_read.input_tokens": sum(u.cached_input_tokens for u in usage),
-    }
-    creation = sum(u.cache_creation_input_tokens for u in usage)
-    if creation:
-        attributes["gen_ai.usage.cache_creation.input_tokens"] = creation
-    reasoning = sum(u.reasoning_tokens for u in usage)
-    if reasoning:
-        attributes["gen_ai.usage.reasoning.output_tokens"] = reasoning
-    spans = sum(u.input_tokens + u.output_tokens for u in usage if u.source == SOURCE_SPAN)
-    if spans:
-        attributes["probability.usage.span_tokens"] = spans
-    models = {u.model for u in usage}
-    if len(models) == 1:
-        attributes["gen_ai.request.model"] = models.pop()
-    return attributes
-
-
-def judge_attributes(usage: list[Usage]) -> dict[str, Any]:
-    """The judge's usage of a run (``judging()``), apart from the system's GenAI attributes."""
-    return {
-        "probability.judge.input_tokens": sum(u.input_tokens for u in usage),
-        "probability.judge.output_tokens": sum(u.output_tokens for u in usage),
-        "probability.judge.cost": sum(u.cost for u in usage),
-    }
-
-
 def _recorded_event(span: Any, recorded: Any, capture: bool) -> None:
     """A span event for what ``record_usage`` (always) or ``record_output``/``record_io`` (capture ``all``) recorded."""
-    if isinstance(recorded, Usage):
-        _usage_event(span, recorded)
-    elif capture:
-        span.add_event(TRANSCRIPT_EVENT, transcript_attributes(recorded))
-
-
-def _messages(role: str, text: str) -> str:
-    return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}], ensure_ascii=False)
-
-
-def transcript_attributes(entry: dict[str, Any]) -> dict[str, Any]:
-    """One transcript entry as GenAI content attributes: ``prompt`` as ``gen_ai.input.messages``
-    (a user message), ``output`` as ``gen_ai.output.messages`` (an assistant message), both JSON
-    strings as the conventions allow on spans; other fields as ``probability.transcript.<name>``."""
-    attributes: dict[str, Any] = {}
-    for name, value in entry.items():
-        if name == "truncated":
-            attributes["probability.transcript.truncated"] = sorted(value)
-        elif name == "prompt":
-            attributes["gen_ai.input.messages"] = _messages("user", value)
-        elif name == "output":
-            attributes["gen_ai.output.messages"] = _messages("assistant", value)
-        else:
-            attributes[f"probability.transcript.{name}"] = value
-    return attributes
-
-
-def _usage_event(span: Any, usage: Usage) -> None:
+    if not isinstance(recorded, Usage):
+        if capture:
+            span.add_event(TRANSCRIPT_EVENT, transcript_attributes(recorded))
+        return
+    usage = recorded
     attributes = {
         "gen_ai.request.model": usage.model,
         "gen_ai.usage.input_tokens": usage.input_tokens,

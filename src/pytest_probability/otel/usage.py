@@ -1,25 +1,13 @@
 """Usage from spans: the GenAI usage of every span that ends inside a run is charged to that run.
 
-:class:`SpanUsage` is a :class:`~pytest_probability.protocols.RunObserver`
-registered in every process that executes runs (ini ``prob_span_usage`` not
-``off``), export on or off. It imports nothing of OpenTelemetry: at configure
-and at each run's start it looks whether ``opentelemetry.trace`` is loaded
-(one ``sys.modules`` lookup; a session whose code loads no OpenTelemetry
-pays nothing more), and once it is, which tracer provider is global:
-
-* an SDK ``TracerProvider`` (the user's, an auto-instrumentation's, or the
-  plugin's own when export is on): the span processor
-  :class:`~pytest_probability.otel.usage_spans.UsageProcessor` is added to
-  it, once per provider;
-* none (the API's proxy) while an OpenTelemetry instrumentor is instrumented
-  (``BaseInstrumentor.instrument()`` was called, which made its tracers from
-  the proxy): an SDK ``TracerProvider`` with only that processor is made
-  global, so the instrumentor's spans become real and are read. Nothing is
-  exported unless export is on;
-* none and nothing instrumented: nothing (no span could carry usage).
-
-The processor reads each ended span's attributes (:mod:`..run.spanusage`)
-and charges its run by context (:func:`..run.context.charge_span`).
+:class:`SpanUsage`, a run observer in every process that executes runs (ini ``prob_span_usage`` not ``off``,
+export on or off), imports nothing of OpenTelemetry: at configure and at each run's start it looks whether
+``opentelemetry.trace`` is loaded (one ``sys.modules`` lookup), and once it is, which tracer provider is
+global. An SDK ``TracerProvider`` (the user's, an auto-instrumentation's, the plugin's own) gets the span
+processor :class:`~.usage_spans.UsageProcessor`, once; the API's proxy while an OpenTelemetry instrumentor is
+instrumented (its tracers came from the proxy) is replaced by an SDK provider with only that processor
+(nothing is exported unless export is on); otherwise nothing is done. The processor reads each ended
+span's attributes (:mod:`..run.spanusage`) and charges its run by context (:func:`..run.context.charge_span`).
 """
 
 from __future__ import annotations
@@ -29,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..compat.otel import instrumented
 from ..protocols import RunObserver
 from ..roles.wiring import Aggregation, Feature, Wiring, WorkerWiring
 from ..vocabulary import SPAN_OFF
@@ -58,34 +47,17 @@ class Usage(Feature):
         self._observe(wiring)
 
 
-def instrumented() -> bool:
-    """Whether an OpenTelemetry instrumentor (``BaseInstrumentor`` subclass) has been instrumented."""
-    module = sys.modules.get("opentelemetry.instrumentation.instrumentor")
-    base = getattr(module, "BaseInstrumentor", None)
-    if base is None:
-        return False
-    stack = list(base.__subclasses__())
-    while stack:
-        cls = stack.pop()
-        stack.extend(cls.__subclasses__())
-        instance = cls.__dict__.get("_instance")
-        if instance is not None and getattr(instance, "_is_instrumented_by_opentelemetry", False):
-            return True
-    return False
-
-
 class SpanUsage(RunObserver):
     """Finds the global tracer provider and puts the usage processor on it (see the module)."""
 
     def __init__(self) -> None:
+        #: The processor; the global provider last seen (None: not looked yet, or the proxy with nothing
+        #: instrumented); the ids of the providers the processor is on; the SDK provider this observer made
+        #: global; whether a provider other than the proxy is global (then it cannot change any more).
         self.processor: Any = None
-        #: The global provider last seen (None: not looked yet, or the proxy with nothing instrumented).
         self._seen: Any = None
-        #: ids of the providers the processor is on.
         self._hooked: set[int] = set()
-        #: The SDK provider this observer made global (None: it made none).
         self.installed: Any = None
-        #: A provider other than the API's proxy is global: it cannot change any more, nothing to look at.
         self.settled = False
 
     def run_started(self, item: Any, run: Any) -> None:

@@ -1,13 +1,9 @@
 """The span processor that reads GenAI usage off every span ended in this process (``otel/usage.py``).
 
-Imported only once OpenTelemetry is loaded and a tracer provider is found or
-made. Per span ended it costs a few attribute lookups when the span carries
-no usage (docs/performance.md, "Usage from spans"); it never raises.
-
-A span whose descendant carried usage is taken to repeat its descendants'
-usage (an agent's or a chain's total) and is not charged again: when a span
-with usage ends, its parent's id is kept, and when a kept span ends it is
-skipped and its own parent kept in turn. The plugin's own spans (the run
+Per span ended it costs a few attribute lookups when the span carries no usage (docs/performance.md,
+"Usage from spans"); it never raises. A span whose descendant carried usage repeats its descendants' usage
+(an agent's or a chain's total) and is not charged again: when a span with usage ends its parent's id is
+kept, and a kept span ending is skipped and its own parent kept in turn. The plugin's own spans (the run
 span carries the run's usage) are never read.
 """
 

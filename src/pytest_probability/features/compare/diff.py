@@ -16,7 +16,8 @@ import json
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ...config.settings import StatsConfig, stats_from_dict
+from ...config.reported import stats_from_dict
+from ...config.settings import StatsConfig
 from ...model.case import CaseRef
 from ...model.rows import NO_USAGE, Counts, Row
 from ...vocabulary import FAILED

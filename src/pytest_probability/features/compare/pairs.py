@@ -18,7 +18,8 @@ from ...model.outputs import Interval
 from ...model.rows import Row
 from ...maths.twostats import SIGN_FLIP_RESAMPLES
 from ...vocabulary import BASELINE_KIND, COMPARE_KIND, UNDECIDED
-from .comparisons import MIN_INPUTS, Comparison, Comparisons, Pair, judge_pairs, judge_pooled, pair_tests, pooled_tests
+from .comparisons import MIN_INPUTS, Comparison, Comparisons, Pair
+from .judging import judge_pairs, judge_pooled, pair_tests, pooled_tests
 from . import score_pairs
 
 #: A case's score range from its marks (``StatsConfig.range_of``).

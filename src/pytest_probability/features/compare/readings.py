@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ...protocols import Readings
-from ...report.explain import p_sentence, points
+from ...report.readings import p_sentence, points
 from ...vocabulary import BASELINE_KIND, FAILED, PASSED, UNDECIDED
 
 if TYPE_CHECKING:

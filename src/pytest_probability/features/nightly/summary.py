@@ -48,7 +48,6 @@ def headline(report: Mapping[str, Any], items: Sequence[Attention], left: Mappin
     fraction = totals.get("pass_fraction")
     rate = f" ({fraction:.0%})" if isinstance(fraction, float) else ""
     statuses = totals.get("statuses") if isinstance(totals.get("statuses"), Mapping) else {}
-    found = counts(items)
     lines = [f"## {icon} {md(title)}: {word} (exit status {status})", ""]
     facts = [f"**{totals.get('rows', len(report.get('rows') or ()))} cases**", f"{passes}/{count} runs passed{rate}"]
     shown = ", ".join(f"{n} {md(s)}" for s, n in statuses.items() if n)

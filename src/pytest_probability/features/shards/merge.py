@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ...aggregate.cases import aggregate
-from ...config.settings import PATH_FIELDS, StatsConfig, stats_from_dict
+from ...config.reported import stats_from_dict
+from ...config.settings import PATH_FIELDS, StatsConfig
 from ...config.values import MAX_SHARDS
 from ...config.spec import Specs
 from ...decide.analysis import Analysis, analyze

@@ -1,11 +1,17 @@
-"""OpenTelemetry options: declared and validated without importing OpenTelemetry.
+"""The export's options: declared and read once, without importing OpenTelemetry.
 
 Whether export is on is decided here; only when it is does the plugin import
-its export modules (and with them the OpenTelemetry SDK).
+its export modules (``otel/``, and with them the OpenTelemetry SDK). Like the
+other features' settings it lives in ``config/``: pytest needs the options at
+every start-up, and reading them needs only the standard library and pytest.
+:func:`secrets_from_env` is every value of the ``OTEL_EXPORTER_OTLP_*``
+variables that must never be shown; :func:`client_certificate_check` what the
+SDK's exporters would silently not use of their client certificate variables.
 """
 
 from __future__ import annotations
 
+import base64
 import math
 import os
 import re
@@ -16,7 +22,8 @@ from typing import Any, Mapping
 
 import pytest
 
-from ..config.values import pick
+from ..text import redact_url
+from .values import pick
 
 PROTOCOLS = ("http/protobuf", "grpc")
 CAPTURE_MODES = ("all", "ids")
@@ -106,8 +113,6 @@ def signal_url(base: str, signal: str) -> str:
 
 def check_url(url: str, source: str, protocol: str = "http/protobuf") -> str:
     """An endpoint given on the command line: http(s)://host[:port][/path] (gRPC: also host:port)."""
-    from .send import redact_url  # an export module: only with an endpoint
-
     text = url.strip()
     try:
         parts = urllib.parse.urlsplit(text)
@@ -300,3 +305,79 @@ def protocol_from_env(env: Mapping[str, str], signal: str, notes: list[str] | No
             notes.append(note)
         return "http/protobuf"
     return "http/protobuf"
+
+
+def secrets_from_env(env: Mapping[str, str], urls: tuple[str | None, ...] = ()) -> list[str]:
+    """Every value that must never be shown: header values, URL user info and query values."""
+    found: list[str] = []
+    for name, value in env.items():
+        if name.startswith("OTEL_EXPORTER_OTLP") and name.endswith("HEADERS"):
+            for item in value.split(","):
+                name_part, sep, raw = item.partition("=")
+                raw = raw.strip() if sep else item.strip()  # a malformed item may be all secret
+                for text in (raw, urllib.parse.unquote(raw)):
+                    found.append(text)
+                    found += text.replace(":", " ").split()  # "Bearer abc": the token alone too
+        if name.startswith("OTEL_EXPORTER_OTLP") and name.endswith("ENDPOINT"):
+            urls = (*urls, value)
+    for url in urls:
+        try:
+            parts = urllib.parse.urlsplit((url or "").strip())
+        except ValueError:
+            continue
+        userinfo = parts.netloc.rpartition("@")[0]
+        if userinfo:
+            user, _, password = userinfo.partition(":")
+            plain = f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password)}"
+            found += [userinfo, user, password, urllib.parse.unquote(password), plain]
+            found.append(base64.b64encode(plain.encode()).decode())
+        for _, value in urllib.parse.parse_qsl(parts.query):
+            found.append(value)
+    return [s for s in dict.fromkeys(found) if len(s) >= 3]
+
+
+def client_certificate_check(signal: str, protocol: str, env: Mapping[str, str]) -> tuple[list[str], str | None]:
+    """What the SDK's exporter would silently not use of the client certificate variables (mTLS),
+    and, for gRPC, the CA to use alone when the exporter would read half a pair.
+
+    The HTTP exporter reads each of the key and the certificate from the signal's variable, else
+    the generic one, and sends a key only with a certificate. The gRPC exporter reads a pair only
+    beside a CA (the signal's ``…_CERTIFICATE`` and its pair, else the generic ones), and half a
+    pair makes grpc abort the whole process (``Check failed: cert_chain != nullptr``): then the
+    plugin gives the exporter credentials with the CA alone.
+    """
+
+    def name(kind: str, own: bool) -> str:
+        return f"OTEL_EXPORTER_OTLP_{signal.upper()}_{kind}" if own else f"OTEL_EXPORTER_OTLP_{kind}"
+
+    def value(variable: str) -> str:
+        return env.get(variable, "").strip()
+
+    kinds = ("CLIENT_KEY", "CLIENT_CERTIFICATE")
+    present = [name(kind, own) for own in (True, False) for kind in kinds if value(name(kind, own))]
+    if not present:
+        return [], None
+    if protocol != "grpc":
+        key = next((n for n in (name("CLIENT_KEY", True), name("CLIENT_KEY", False)) if value(n)), None)
+        cert = next((n for n in (name("CLIENT_CERTIFICATE", True), name("CLIENT_CERTIFICATE", False)) if value(n)), None)
+        if key and not cert:
+            return [f"{key} is set without a client certificate ({name('CLIENT_CERTIFICATE', False)}); "
+                    "the key is not used and no client certificate is sent"], None
+        return [], None
+    own = bool(value(name("CERTIFICATE", True)))
+    if not own and not value(name("CERTIFICATE", False)):
+        return [f"{' and '.join(present)} apply over gRPC only beside a CA certificate "
+                f"({name('CERTIFICATE', False)}); no client certificate is sent"], None
+    read = [name(kind, own) for kind in kinds]
+    unread = [n for n in present if n not in read]
+    warnings = []
+    if unread:
+        warnings.append(f"{' and '.join(unread)} not read: over gRPC, with {name('CERTIFICATE', own)} set, "
+                        f"the exporter reads {' and '.join(read)}")
+    ca_only = None
+    if sum(1 for n in read if value(n)) == 1:
+        (alone,) = [n for n in read if value(n)]
+        other = read[1] if alone == read[0] else read[0]
+        warnings.append(f"{alone} is set without {other}; no client certificate is sent")
+        ca_only = value(name("CERTIFICATE", own))
+    return warnings, ca_only

@@ -1,0 +1,150 @@
+"""What the package uses of other distributions that they do not publish (issue 33).
+
+* Outside ``compat/`` the package uses none of their private names: the check of
+  ``tests/foreign_privates.py`` lists none, and finds each kind of use put into a copy of the package.
+* Each name ``compat/`` does use is there in the installed version: a release that moves one fails here,
+  naming the name, the distribution and its version, and the compat function that needs it.
+  ``make test`` runs this at the newest versions, ``make test-pytest8``, ``make test-otel-lowest`` and
+  ``make test-xdist-lowest`` at the lowest that ``pyproject.toml`` allows.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import shutil
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+from foreign_privates import class_attributes, uses
+
+import pytest_probability
+
+PACKAGE = Path(pytest_probability.__file__).resolve().parent
+
+
+def test_no_private_name_of_another_distribution_outside_compat() -> None:
+    found = uses(PACKAGE)
+    assert found == [], "private names of other distributions outside compat/:\n" + "\n".join(map(str, found))
+
+
+PLANTED = {
+    "otel/spans.py": (
+        "\n\ndef _planted(exporter, node):\n"
+        "    from opentelemetry import context\n"
+        "    from _pytest.nodeid import NodeId\n"
+        "    from opentelemetry.exporter.otlp.proto.grpc.exporter import _load_credentials\n"
+        "    exporter._client.export(b'')\n"
+        "    node._id = NodeId\n"
+        "    return getattr(node, '_calls'), context._SUPPRESS_INSTRUMENTATION_KEY, _load_credentials\n"
+    ),
+    "collect/items.py": (
+        "\n\nclass _Planted(pytest.Function):\n"
+        "    def _getobj(self):\n"
+        "        return self._fixtureinfo\n"
+    ),
+}
+
+
+def test_the_check_finds_every_kind_of_use_put_into_a_copy(tmp_path: Path) -> None:
+    copy = tmp_path / "pytest_probability"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    for module, text in PLANTED.items():
+        with (copy / module).open("a", encoding="utf-8") as handle:
+            handle.write(text)
+    found = "\n".join(str(use) for use in uses(copy))
+    for expected in (
+        "otel/spans.py", "private attribute _client", "import from the private module _pytest.nodeid",
+        "private attribute _id", "private attribute _calls", "private attribute _SUPPRESS_INSTRUMENTATION_KEY of opentelemetry.context",
+        "import of the private name opentelemetry.exporter.otlp.proto.grpc.exporter._load_credentials",
+        "override of its foreign base's private method _getobj", "private attribute _fixtureinfo of self",
+    ):
+        assert expected in found, f"{expected!r} not found in:\n{found}"
+    assert "compat/" not in found  # compat/ is where they belong
+
+
+def _version(distribution: str) -> str:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover
+        return "(not installed)"
+
+
+def _object(path: str) -> Any:
+    module, _, name = path.partition(":")
+    found: Any = importlib.import_module(module)
+    for part in filter(None, name.split(".")):
+        found = getattr(found, part)
+    return found
+
+
+def _http_exporter() -> Any:
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    return OTLPSpanExporter(endpoint="http://127.0.0.1:9/v1/traces")
+
+
+def _grpc_exporter() -> Any:
+    from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+
+    return OTLPSpanExporter(endpoint="http://127.0.0.1:9", insecure=True)
+
+
+#: (distribution, the compat function, where, the names it needs). ``where``: a ``module:attribute`` path
+#: (its attributes, or those its methods set on ``self``, by their source), or a function making an object.
+NEEDED: list[tuple[str, str, str | Callable[[], Any], tuple[str, ...]]] = [
+    ("pytest", "compat.pytest.case_templates", "_pytest.python:Module", ("_genfunctions",)),
+    ("pytest", "compat.pytest.case_templates", "_pytest.python:Class", ("_genfunctions",)),
+    ("pytest", "compat.pytest.fixtureinfo, OwnedFunction", "_pytest.python:Function",
+     ("_fixtureinfo", "_getobj", "_instance", "_repr_failure_py", "_obj")),
+    ("pytest", "compat.pytest.metafunc_calls", "_pytest.python:Metafunc", ("_calls",)),
+    ("pytest", "compat.pytest.rewriting_hook", "_pytest.assertion.rewrite:", ("assertstate_key",)),
+    ("pytest", "compat.pytest.from_caller", "_pytest.compat:", ("get_real_func",)),
+    ("pytest", "compat.pytest.from_caller", "_pytest._code:", ("Code",)),
+    ("pytest-xdist", "compat.xdist.event_queue, pending_after_crash", "xdist.dsession:DSession", ("queue", "sched")),
+    ("pytest-xdist", "compat.xdist.pending_after_crash", "xdist.scheduler.load:LoadScheduling",
+     ("node2pending", "collection")),
+    ("opentelemetry-exporter-otlp-proto-http", "compat.otel.exporter, send, endpoint, timeout", _http_exporter,
+     ("_client",)),
+    ("opentelemetry-exporter-otlp-proto-http", "compat.otel.exporter, send, endpoint, timeout",
+     lambda: _http_exporter()._client, ("export", "_transport", "_timeout", "_endpoint")),
+    ("opentelemetry-exporter-otlp-proto-grpc", "compat.otel.exporter, send, endpoint, insecure, timeout", _grpc_exporter,
+     ("_export", "_translate_data", "_count_data", "_initialize_channel_and_stub", "_client", "_timeout", "_endpoint",
+      "_insecure")),
+    ("opentelemetry-exporter-otlp-proto-common", "compat.otel.metric_preferences",
+     "opentelemetry.exporter.otlp.proto.common._internal.metrics_encoder:OTLPMetricExporterMixin",
+     ("_get_temporality", "_get_aggregation")),
+    ("opentelemetry-exporter-otlp-proto-common", "compat.otel.encode_logs",
+     "opentelemetry.exporter.otlp.proto.common._log_encoder:", ("encode_logs",)),
+    ("opentelemetry-api", "compat.otel.suppressed", "opentelemetry.context:", ("_SUPPRESS_INSTRUMENTATION_KEY",)),
+    ("opentelemetry-instrumentation", "compat.otel.instrumented",
+     "opentelemetry.instrumentation.instrumentor:BaseInstrumentor", ("_instance", "is_instrumented_by_opentelemetry")),
+]
+
+
+@pytest.mark.parametrize(("distribution", "user", "where", "names"), NEEDED,
+                         ids=[f"{d}-{'-'.join(n)}"[:60] for d, _, _, n in NEEDED])
+def test_every_name_compat_uses_is_in_the_installed_version(distribution: str, user: str,
+                                                            where: str | Callable[[], Any], names: tuple[str, ...]) -> None:
+    version = _version(distribution)
+    try:
+        owner = where() if callable(where) else _object(where)
+    except (ImportError, AttributeError) as exc:
+        pytest.fail(f"{distribution} {version} has no {where}: {user} needs it ({exc})")
+    known = class_attributes(owner) if isinstance(owner, type) else set()
+    missing = [name for name in names if not hasattr(owner, name) and name not in known]
+    assert not missing, (f"{distribution} {version} lacks {', '.join(missing)} of {where if isinstance(where, str) else owner!r}: "
+                         f"{user} needs it (compat/ says why); the supported range in pyproject.toml is wrong")
+
+
+def test_pytest_keeps_a_node_id_compat_can_set() -> None:
+    """pytest >= 9.1 keeps the structured ``_id`` (and ``_pytest.nodeid.NodeId``), older releases the string
+    ``_nodeid``: ``compat.pytest.set_structured_id`` / ``set_string_id`` set whichever there is."""
+    from _pytest.nodes import Node
+
+    known = class_attributes(Node)
+    version = _version("pytest")
+    assert "_id" in known or "_nodeid" in known, f"pytest {version} keeps neither _id nor _nodeid on its nodes"
+    if "_id" in known:
+        assert hasattr(_object("_pytest.nodeid:"), "NodeId"), f"pytest {version} has _id but no _pytest.nodeid.NodeId"
