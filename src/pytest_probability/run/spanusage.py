@@ -2,7 +2,7 @@
 and a run's usage and transcript as the GenAI attributes of its span.
 
 Pure and OpenTelemetry-free: :func:`usage_of` takes a span's attribute
-mapping, so the span processor (``otel/usage.py``) and the tests share one
+mapping, so the span processor (``otel/usage_spans.py``) and the tests share one
 reading; :func:`usage_attributes`, :func:`judge_attributes` and
 :func:`transcript_attributes` are what the run span (``otel/spans.py``) says. The rules of the reading
 (docs/reference.md, "Usage from spans"):
