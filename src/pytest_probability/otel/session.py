@@ -65,8 +65,8 @@ class Session(Link):
         # The instrumentation's metrics and log records, unless the user set a provider of their own first:
         # installed before the tracer provider, which asks the global meter provider for its own metrics.
         self.metric_reader = exporters.make_meter_provider(self.resource, self.deliver) if settings.metrics_on else None
-        self.log_processor = (exporters.make_logger_provider(self.resource, self.deliver, settings.capture_values)
-                              if settings.logs_on else None)
+        self.log_processor, self.logger = (exporters.make_logger_provider(self.resource, self.deliver, settings.capture_values)
+                                           if settings.logs_on else (None, None))
         self.span_processor = exporters.span_processor(self.deliver, settings.capture_values)
         self.provider, self.made_global = make_provider(self.resource, self.span_processor)
         self.tracer = tracer(self.provider)

@@ -16,7 +16,8 @@ from .. import __version__
 from ..compat import pytest as compat
 from ..model.outputs import case_name
 from ..model.run import CurrentRun, Usage
-from ..run.attributes import MESSAGE_LIMIT, late_attributes, run_attributes, transcript_attributes, usage_event
+from ..run.attributes import (EVALUATION_EVENT, MESSAGE_LIMIT, evaluated, evaluation_results, late_attributes,
+                              run_attributes, transcript_attributes, usage_event)
 from ..protocols import RunObserver
 from ..text import clip
 from ..vocabulary import ERROR, FAIL
@@ -72,8 +73,8 @@ def traceparent_of(span: Any) -> str:
 class RunSpans(RunObserver):
     """Each run's span, made in the process executing it (a :class:`~pytest_probability.protocols.RunObserver`)."""
 
-    def __init__(self, settings: OtelSettings, tracer: Any, parent: Any) -> None:
-        """``parent``: the context of the session span."""
+    def __init__(self, settings: OtelSettings, tracer: Any, parent: Any, logger: Any = None) -> None:
+        """``parent``: the context of the session span; ``logger``: the plugin's, for the evaluation results."""
         from opentelemetry import context as otel_context
         from opentelemetry import trace
         from opentelemetry.trace import Status, StatusCode
@@ -81,6 +82,7 @@ class RunSpans(RunObserver):
         self.settings = settings
         self.tracer = tracer
         self.parent = parent
+        self.logger = logger
         self._attach, self._detach = otel_context.attach, otel_context.detach
         self._in_context = trace.set_span_in_context
         self._error = lambda text: Status(StatusCode.ERROR, text)
@@ -171,6 +173,12 @@ class RunSpans(RunObserver):
         outcome = run.outcome
         attributes = run_attributes(run, capture)
         span.set_attributes(attributes)
+        results = evaluation_results(run) if self.logger is not None else ()
+        if results:  # the evaluated GenAI span's ids, else the run span's
+            operation = evaluated(run)
+            context = span_context(*operation[:2]) if operation else self._in_context(span)
+            for result in results:
+                self.logger.emit(event_name=EVALUATION_EVENT, attributes=result, context=context)
         if outcome not in (FAIL, ERROR):
             return
         event: dict[str, Any] = {"exception.type": attributes["error.type"]}

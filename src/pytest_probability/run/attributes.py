@@ -1,9 +1,11 @@
-"""What a run says in OpenTelemetry's terms: its span's attributes and its span events'.
+"""What a run says in OpenTelemetry's terms: its span's attributes, its span events', its evaluation results.
 
-Pure and OpenTelemetry-free (``otel/spans.py`` puts these on the run's span): the run's outcome and usage
-as its span's attributes (:func:`run_attributes`), a ``record_usage()`` call or a transcript entry as a
-span event's (:func:`usage_event`, :func:`transcript_attributes`), late usage as its span's
-(:func:`late_attributes`).
+Pure and OpenTelemetry-free (``otel/spans.py`` puts these on the run's span and emits them): the run's
+outcome, usage and scores as its span's attributes (:func:`run_attributes`), a ``record_usage()`` call or a
+transcript entry as a span event's (:func:`usage_event`, :func:`transcript_attributes`), late usage as its
+span's (:func:`late_attributes`), and each score and the outcome of a graded run as a
+``gen_ai.evaluation.result`` event of the GenAI semantic conventions (:func:`evaluation_results`), about the
+one GenAI span that ended inside the run, when there is one (:func:`evaluated`).
 """
 
 from __future__ import annotations
@@ -11,12 +13,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..model.outputs import case_name
 from ..model.run import CurrentRun, Usage
 from ..text import clip
 from ..vocabulary import ERROR, FAIL, PASS, ROLE_JUDGE, SKIP, SOURCE_SPAN
+from .spanusage import RESPONSE_ID
 
 #: Messages on spans and events (``exception.message``, ``probability.assertion``, an explanation).
 MESSAGE_LIMIT = 4096
+#: The conventions' event for an evaluation's result, and the evaluation name of a run's outcome.
+EVALUATION_EVENT = "gen_ai.evaluation.result"
+OUTCOME_EVALUATION = "probability.outcome"
 
 
 def usage_attributes(usage: list[Usage]) -> dict[str, Any]:
@@ -106,7 +113,8 @@ def error_type(run: CurrentRun) -> str:
 
 def run_attributes(run: CurrentRun, capture: bool) -> dict[str, Any]:
     """A run's span attributes at its end: its outcome and result status, its usage (the judge's apart) and
-    cost, its skip reason (``capture``: ``--prob-otel-capture=all``) and its error type."""
+    cost, its skip reason (``capture``: ``--prob-otel-capture=all``), its error type, and each score's last value
+    (``probability.score.<name>``, the name as ``record_score()`` checked it)."""
     outcome = run.outcome or SKIP
     attributes: dict[str, Any] = {"probability.outcome": outcome}
     if outcome in (PASS, FAIL, ERROR):
@@ -123,5 +131,47 @@ def run_attributes(run: CurrentRun, capture: bool) -> dict[str, Any]:
         attributes["probability.skip.reason"] = clip(run.message, MESSAGE_LIMIT)
     if outcome in (FAIL, ERROR):
         attributes["error.type"] = error_type(run)
+    for score in run.scores:  # in the order recorded: a name's last value stays
+        attributes[f"probability.score.{score.name}"] = score.value
     return attributes
 
+
+def evaluated(run: CurrentRun) -> tuple[int, int, str] | None:
+    """The GenAI span a run's evaluation is of: (trace id, span id, response id) of the one GenAI span that
+    ended inside the run outside ``judging()``; None with none or several (then the run span is)."""
+    return run.operations[0] if len(run.operations) == 1 else None
+
+
+def evaluation_results(run: CurrentRun) -> list[dict[str, Any]]:
+    """The attributes of a graded run's ``gen_ai.evaluation.result`` events: one per score, in the order
+    recorded, then one of its outcome (not for a skip). A run graded neither by a score nor by a score
+    gate of its case (``min_score``) has none. The explanations are the capture policy's to withhold."""
+    if not run.scores and not getattr(run.score_rules, "bars", ()):
+        return []
+    outcome = run.outcome or SKIP
+    shared: dict[str, Any] = {"test.case.name": case_name(run.case)}
+    status = "pass" if outcome == PASS else "fail"
+    if outcome != SKIP:
+        shared["test.case.result.status"] = status
+    operation = evaluated(run)
+    if operation is not None and operation[2]:
+        shared[RESPONSE_ID] = operation[2]
+    results = []
+    for score in run.scores:
+        result = {"gen_ai.evaluation.name": score.name, "gen_ai.evaluation.score.value": score.value, **shared}
+        if score.threshold is not None:
+            result["gen_ai.evaluation.score.label"] = "pass" if score.value >= score.threshold else "fail"
+        if score.explanation:
+            result["gen_ai.evaluation.explanation"] = score.explanation
+        results.append(result)
+    if outcome == SKIP:
+        return results
+    result = {"gen_ai.evaluation.name": OUTCOME_EVALUATION, "gen_ai.evaluation.score.label": status, **shared}
+    if outcome == ERROR:  # an error is no fail (prob_errors decides whether it counts): no value
+        result["error.type"] = error_type(run)
+    else:
+        result["gen_ai.evaluation.score.value"] = 1.0 if outcome == PASS else 0.0
+    if outcome != PASS and run.message:
+        result["gen_ai.evaluation.explanation"] = clip(run.message, MESSAGE_LIMIT)
+    results.append(result)
+    return results

@@ -38,6 +38,8 @@ CACHE_READ = "gen_ai.usage.cache_read.input_tokens"
 CACHE_CREATION = ("gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_write.input_tokens")
 REASONING = ("gen_ai.usage.reasoning.output_tokens", "gen_ai.usage.reasoning_tokens")
 RESPONSE_MODEL, REQUEST_MODEL = "gen_ai.response.model", "gen_ai.request.model"
+#: The attribute every GenAI span has (a span with it is a GenAI operation), and the id of its response.
+OPERATION, RESPONSE_ID = "gen_ai.operation.name", "gen_ai.response.id"
 OI_PROMPT, OI_COMPLETION = "llm.token_count.prompt", "llm.token_count.completion"
 OI_CACHE_READ = "llm.token_count.prompt_details.cache_read"
 OI_CACHE_WRITE = "llm.token_count.prompt_details.cache_write"
