@@ -146,12 +146,30 @@ def check_export(spans: list[SpanView], logs: list[LogView], points: list[Any], 
                 assert ("BOOM" in got[-1].pop("gen_ai.evaluation.explanation", "")) == (capture == "all")
             assert got == [pytest.approx(event) for event in want], (benchmark, n)
 
-    # The score metrics: the mean and its bounds per case and score name.
+    # The score metrics: the mean and its bounds per case and score name, and the run scores' histogram.
     ours = [p for p in points if "score" in p.name]
     names = {(p.name, p.attributes["probability.benchmark"], p.attributes["probability.score.name"]) for p in ours}
     assert names == {(metric, benchmark, score) for metric in ("probability.case.score.mean", "probability.case.score.lower",
-                                                               "probability.case.score.upper")
+                                                               "probability.case.score.upper", "probability.run.score")
                      for benchmark, score in (("graded", "rel"), ("graded", "judge"), ("gated", "judge"))}
+    histogram = {(p.attributes["probability.benchmark"], p.attributes["probability.score.name"]): p
+                 for p in ours if p.name == "probability.run.score"}
+    for (benchmark, score), point in histogram.items():
+        assert point.unit == "1" and point.type == "histogram" and point.temporality == "cumulative"
+        assert point.explicit_bounds == pytest.approx([k / 10 for k in range(11)])
+        assert point.attributes["test.case.name"] == f"bench_scores.py::{benchmark}"
+        # Exemplars point at run spans of the case: the runs of its lowest scores, eight at most.
+        ids = {(runs[span].trace_id, span) for _, span in point.exemplars}
+        assert set(point.exemplars) <= ids
+        assert all(runs[span].attributes["probability.benchmark"] == benchmark for _, span in point.exemplars)
+    graded_runs = {(s.trace_id, s.span_id) for s in runs.values() if s.attributes["probability.benchmark"] == "graded"}
+    judge, rel = histogram[("graded", "judge")], histogram[("graded", "rel")]
+    assert (judge.count, judge.sum) == (5, pytest.approx(1.5))
+    assert judge.bucket_counts == [0, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0]  # (-inf, 0], (0, 0.1], ..., (1, +inf)
+    assert set(judge.exemplars) == graded_runs and len(judge.exemplars) == 5
+    assert (rel.count, rel.sum) == (10, pytest.approx(5 * 0.5 + 5 * 0.6 + 0.15))
+    assert len(rel.exemplars) == 8 and set(rel.exemplars) == graded_runs  # five 0.5s, then runs 1-3's second
+    assert histogram[("gated", "judge")].count == 1
 
 
 @XDIST

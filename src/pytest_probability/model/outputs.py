@@ -61,6 +61,10 @@ class Judgement:
     bar: str = ""
 
 
+#: Exemplars per data point of a series: e.g. the latest failed or errored runs, the runs of the lowest scores.
+EXEMPLARS = 8
+
+
 @dataclass
 class Series:
     """One metric's points: (attributes, value), or (attributes, durations) for a histogram.

@@ -3,22 +3,23 @@
 :func:`collect` (the aggregating process, at the end; the merge, for the night's gauges) records every
 series of the rows (``report.series``) and of the facets into SDK instruments of a meter provider of its
 own: counters with ``add``, the histograms with ``record`` per value (each series' explicit buckets,
-from a view), the whole-case gauges (pass fractions, interval bounds, verdicts)
-with the synchronous gauge's ``set``, since they are made from every run of a case at once. The SDK
-aggregates and collects them (the OTLP exporters' temporality), and :class:`~.exporters.MetricOut` sends
-them. An exemplar run's measurement (a failed or errored run's, a low score's) is made in a context holding its
-span's ids, which the SDK's trace-based exemplar filter keeps as an exemplar (a view's reservoir keeps :data:`~..report.series.EXEMPLARS`).
+from a view), the whole-case gauges (pass fractions, interval bounds, verdicts) with the synchronous
+gauge's ``set``, since they are made from every run of a case at once. The SDK aggregates and collects
+them (the OTLP exporters' temporality), and :class:`~.exporters.MetricOut` sends them. An exemplar run's
+measurement (a failed or errored run's, a low score's) is made in a context holding its span's ids, which
+the SDK's trace-based exemplar filter keeps as an exemplar (a view's reservoir keeps
+:data:`~..model.outputs.EXEMPLARS`).
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterable
 
-from ..model.outputs import Series
+from ..model.outputs import EXEMPLARS, Series
 from ..model.rows import Summary
 from ..model.run import RunRecord
 from ..protocols import Facet
-from ..report.series import EXEMPLARS, row_series
+from ..report.series import row_series
 from .spans import SCOPE, span_context
 
 #: Attribute sets per series: one per case and outcome, without the SDK's default limit of 2,000.

@@ -6,13 +6,11 @@ into the SDK's instruments. docs/observability.md lists them with their Promethe
 
 from __future__ import annotations
 
-from ..model.outputs import Series, case_attributes
+from ..model.outputs import EXEMPLARS, Series, case_attributes
 from ..model.rows import Summary
 from ..model.run import RunRecord
 from ..vocabulary import ERROR, FAIL, ROLE_JUDGE, ROLE_SYSTEM
 
-#: Exemplars per data point: the latest failed or errored runs.
-EXEMPLARS = 8
 #: The duration histogram's explicit bucket bounds, in seconds.
 DURATION_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0)
 
