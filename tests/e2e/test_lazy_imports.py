@@ -17,7 +17,7 @@ OPTION_MODULES = {
     "features.compare.comparisons", "features.compare.judging", "features.compare.pairs", "features.compare.plan", "maths.twostats", "features.compare.baseline", "features.spend.budget",
     "config.retry", "run.retries", "report.writers", "report.json_report", "report.html_report", "report.history",
     "otel.spans", "otel.session", "otel.export", "otel.exporters", "otel.send", "otel.metrics", "report.series",
-    "config.price_file", "otel.usage_spans", "run.spanusage", "report.unpriced",
+    "config.price_file", "otel.usage_spans", "run.spanusage", "run.attributes", "report.unpriced",
     "features.journal.file", "features.journal.writer", "features.journal.resume", "features.journal.facet",
     "features.shards.merge", "features.compare.history", "features.compare.settings",
 }

@@ -61,12 +61,18 @@ class Judgement:
     bar: str = ""
 
 
+#: Exemplars per data point of a series: e.g. the latest failed or errored runs, the runs of the lowest scores.
+EXEMPLARS = 8
+
+
 @dataclass
 class Series:
     """One metric's points: (attributes, value), or (attributes, durations) for a histogram.
 
     ``kind`` is ``counter``, ``gauge`` or ``histogram``. ``exemplars``: per point
-    index, the records whose span ids become its exemplars.
+    index, the records whose span ids become its exemplars; for a histogram,
+    ``exemplar_values`` the value each of them measured (default: its duration),
+    and ``buckets`` its explicit bucket bounds (none: the SDK's default).
     """
 
     name: str
@@ -75,6 +81,8 @@ class Series:
     description: str
     points: list[tuple[dict[str, Any], Any]] = field(default_factory=list)
     exemplars: dict[int, list[RunRecord]] = field(default_factory=dict)
+    exemplar_values: dict[int, list[float]] = field(default_factory=dict)
+    buckets: tuple[float, ...] = ()
 
 
 def case_name(case: CaseRef) -> str:

@@ -285,6 +285,9 @@ class CurrentRun:
     score_rules: Any = None
     #: Where usage and scores recorded after the run's end wait to travel (the run stage's ``LateQueue``).
     late_queue: Any = None
+    #: The GenAI spans that ended inside the run outside ``judging()`` (trace id, span id, response id), the
+    #: first two kept: what its evaluation results are of when there is exactly one (``run.attributes.evaluated``).
+    operations: list[tuple[int, int, str]] = field(default_factory=list)
 
     def to_record(self) -> RunRecord:
         return RunRecord(

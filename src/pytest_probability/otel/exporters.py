@@ -16,7 +16,8 @@ side is its export session (:class:`~.session.Session`, a link too).
 
 The meter and logger providers are for instrumentation (the GenAI instrumentation's histograms and
 events): installed as the global ones only when the process has none (a provider the user set first keeps
-its signal); the meter provider's reader has no period, collected at the process's end.
+its signal); the meter provider's reader has no period, collected at the process's end. The logger
+provider is also the plugin's own, for its evaluation results, global or not.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.trace import Status
 
+from .. import __version__
 from ..compat import otel as compat
 from ..model.run import CurrentRun
 from ..protocols import Link, RunObserver
@@ -48,9 +50,9 @@ POINTS_PER_REQUEST = 2000
 CONTENT_ATTRIBUTES = frozenset({"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
                                 "gen_ai.tool.definitions", "input.value", "output.value"})
 CONTENT_PREFIXES = ("llm.input_messages.", "llm.output_messages.", "gen_ai.prompt.", "gen_ai.completion.")
-#: Attributes that hold messages, stack traces and parameter values (the plugin's and the conventions').
+#: Attributes that hold messages, stack traces and explanations (the plugin's and the conventions').
 MESSAGE_ATTRIBUTES = frozenset({"exception.message", "exception.stacktrace", "probability.assertion",
-                                "probability.skip.reason"})
+                                "probability.skip.reason", "gen_ai.evaluation.explanation"})
 
 
 def withheld(key: str) -> bool:
@@ -244,19 +246,19 @@ def make_meter_provider(resource: Any, deliver: Deliver) -> Any | None:
     return reader if metrics.get_meter_provider() is provider else None
 
 
-def make_logger_provider(resource: Any, deliver: Deliver, capture: bool = True) -> LazyLogs | None:
-    """The processor of the plugin's global LoggerProvider; None when a global one is set. ``capture``
-    False (``--prob-otel-capture=ids``): records go without their body and withheld attributes."""
+def make_logger_provider(resource: Any, deliver: Deliver, capture: bool = True) -> tuple[LazyLogs, Any]:
+    """The processor of the plugin's LoggerProvider, and its logger (the plugin's own records, which take the
+    plugin's way as its spans do); the provider is made global unless one is set already. ``capture`` False
+    (``--prob-otel-capture=ids``): records go without their body and withheld attributes."""
     from opentelemetry import _logs
     from opentelemetry.sdk._logs import LoggerProvider
 
-    if not _unset(_logs.get_logger_provider()):
-        return None
     processor = LazyLogs(deliver, capture)
     provider = LoggerProvider(resource=resource, shutdown_on_exit=False)
     provider.add_log_record_processor(processor)
-    _logs.set_logger_provider(provider)
-    return processor if _logs.get_logger_provider() is provider else None
+    if _unset(_logs.get_logger_provider()):
+        _logs.set_logger_provider(provider)
+    return processor, provider.get_logger(SCOPE, __version__)
 
 
 def _unset(provider: Any) -> bool:

@@ -43,7 +43,8 @@ class Export(Feature):
         scope = wiring.scope
         session = Session(self.settings, wiring.config.rootpath, instance=scope.instance,
                           counters_only=scope.partial is not None)
-        wiring.parts.add(observers=RunSpans(self.settings, session.tracer, session.run_parent), links=session)
+        wiring.parts.add(observers=RunSpans(self.settings, session.tracer, session.run_parent, session.logger),
+                         links=session)
         wiring.parts.add(finishers=SessionExport(session, wiring.parts, wiring.notes))
 
     def worker(self, wiring: WorkerWiring) -> None:
@@ -59,9 +60,11 @@ class Export(Feature):
         processor = exporters.span_processor(outbox.add, settings.capture_values)
         provider, _ = make_provider(resource, processor)
         parent = parent_context(workerinput.get("prob_otel_traceparent"), workerinput.get("prob_otel_tracestate"))
-        wiring.parts.add(observers=RunSpans(settings, tracer(provider), parent))
+        logs, logger = (exporters.make_logger_provider(resource, outbox.add, settings.capture_values)
+                        if settings.logs_on else (None, None))  # the instrumentation's records and the plugin's own
+        wiring.parts.add(observers=RunSpans(settings, tracer(provider), parent, logger))
         outbox.per_run.append(processor.force_flush)
-        # The instrumentation's metrics and log records, when the user set no provider of their own.
+        # The instrumentation's metrics, when the user set no provider of their own.
         # Each worker's metric streams are its own (OTel's single-writer rule): its id tells them apart.
         worker_id = str(workerinput.get("workerid", ""))
         instance = resource.attributes.get("service.instance.id")  # a shard's, or the user's
@@ -70,7 +73,6 @@ class Export(Feature):
         reader = exporters.make_meter_provider(metric_resource, outbox.add) if settings.metrics_on else None
         if reader is not None:
             outbox.flushes.append(reader.force_flush)
-        logs = exporters.make_logger_provider(resource, outbox.add, settings.capture_values) if settings.logs_on else None
         if logs is not None:
             outbox.per_run.append(logs.force_flush)
         wiring.parts.add(observers=outbox, links=outbox)

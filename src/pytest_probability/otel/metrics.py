@@ -2,26 +2,26 @@
 
 :func:`collect` (the aggregating process, at the end; the merge, for the night's gauges) records every
 series of the rows (``report.series``) and of the facets into SDK instruments of a meter provider of its
-own: counters with ``add``, the duration histogram with ``record`` per run (explicit buckets
-:data:`DURATION_BUCKETS`, from a view), the whole-case gauges (pass fractions, interval bounds, verdicts)
-with the synchronous gauge's ``set``, since they are made from every run of a case at once. The SDK
-aggregates and collects them (the OTLP exporters' temporality), and :class:`~.exporters.MetricOut` sends
-them. A failed or errored run's measurement is made in a context holding its span's ids, which the SDK's
-trace-based exemplar filter keeps as an exemplar (a view's reservoir keeps :data:`~..report.series.EXEMPLARS`).
+own: counters with ``add``, the histograms with ``record`` per value (each series' explicit buckets,
+from a view), the whole-case gauges (pass fractions, interval bounds, verdicts) with the synchronous
+gauge's ``set``, since they are made from every run of a case at once. The SDK aggregates and collects
+them (the OTLP exporters' temporality), and :class:`~.exporters.MetricOut` sends them. An exemplar run's
+measurement (a failed or errored run's, a low score's) is made in a context holding its span's ids, which
+the SDK's trace-based exemplar filter keeps as an exemplar (a view's reservoir keeps
+:data:`~..model.outputs.EXEMPLARS`).
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterable
 
-from ..model.outputs import Series
+from ..model.outputs import EXEMPLARS, Series
 from ..model.rows import Summary
 from ..model.run import RunRecord
 from ..protocols import Facet
-from ..report.series import EXEMPLARS, row_series
-from .spans import SCOPE
+from ..report.series import row_series
+from .spans import SCOPE, span_context
 
-DURATION_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0)
 #: Attribute sets per series: one per case and outcome, without the SDK's default limit of 2,000.
 CARDINALITY = 1 << 30
 
@@ -61,9 +61,8 @@ def collect(
 
     limit = view_limit(View, CARDINALITY)
     views = [View(instrument_name=name, meter_name=SCOPE, **limit, exemplar_reservoir_factory=lambda aggregation: reservoir,
-                  **({"aggregation": ExplicitBucketHistogramAggregation(DURATION_BUCKETS)}
-                     if kind == "histogram" else {}))
-             for name, kind in {item.name: item.kind for item in items}.items()]
+                  **({"aggregation": ExplicitBucketHistogramAggregation(item.buckets)} if item.buckets else {}))
+             for name, item in {item.name: item for item in items}.items()]
     temporality, aggregation = metric_preferences()
     reader = InMemoryMetricReader(preferred_temporality=temporality, preferred_aggregation=aggregation)
     provider = MeterProvider(metric_readers=[reader], resource=resource, views=views, shutdown_on_exit=False,
@@ -96,17 +95,12 @@ def _record(instrument: Any, item: Series) -> None:
                 instrument.add(1, attributes, context=_run_context(record))
         else:
             rest = list(value)
-            for record in records:
-                rest.remove(record.duration)
-                instrument.record(record.duration, attributes, context=_run_context(record))
-            for duration in rest:
-                instrument.record(duration, attributes, context=empty)
+            for record, measured in zip(records, item.exemplar_values.get(index) or [r.duration for r in records]):
+                rest.remove(measured)
+                instrument.record(measured, attributes, context=_run_context(record))
+            for measured in rest:
+                instrument.record(measured, attributes, context=empty)
 
 
 def _run_context(record: RunRecord) -> Any:
-    """A context whose current span is the run's (sampled): what the SDK makes an exemplar from."""
-    from opentelemetry import trace
-
-    span = trace.NonRecordingSpan(trace.SpanContext(int(record.trace_id, 16), int(record.span_id, 16), False,
-                                                    trace.TraceFlags(trace.TraceFlags.SAMPLED)))
-    return trace.set_span_in_context(span)
+    return span_context(int(record.trace_id, 16), int(record.span_id, 16))

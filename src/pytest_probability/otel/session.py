@@ -62,11 +62,13 @@ class Session(Link):
         #: Notes of the session's start that follow the exporters' warnings (``warning_notes``).
         self.later_notes = [f"OpenTelemetry: another session is writing {settings.file}; this one appends its lines to it"
                             ] if self.file is not None and self.file.shared else []
-        # The instrumentation's metrics and log records, unless the user set a provider of their own first:
+        # The instrumentation's metrics and log records, unless the user set a provider of their own first
+        # (the plugin's own records, its evaluation results, take its logger provider all the same):
         # installed before the tracer provider, which asks the global meter provider for its own metrics.
         self.metric_reader = exporters.make_meter_provider(self.resource, self.deliver) if settings.metrics_on else None
-        self.log_processor = (exporters.make_logger_provider(self.resource, self.deliver, settings.capture_values)
-                              if settings.logs_on else None)
+        self.log_processor, self.logger = (exporters.make_logger_provider(self.resource, self.deliver,
+                                                                          settings.capture_values)
+                                           if settings.logs_on else (None, None))
         self.span_processor = exporters.span_processor(self.deliver, settings.capture_values)
         self.provider, self.made_global = make_provider(self.resource, self.span_processor)
         self.tracer = tracer(self.provider)

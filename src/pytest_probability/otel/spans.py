@@ -16,13 +16,13 @@ from .. import __version__
 from ..compat import pytest as compat
 from ..model.outputs import case_name
 from ..model.run import CurrentRun, Usage
-from ..run.spanusage import judge_attributes, transcript_attributes, usage_attributes
+from ..run.attributes import (EVALUATION_EVENT, MESSAGE_LIMIT, evaluated, evaluation_results, late_attributes,
+                              run_attributes, transcript_attributes, usage_event)
 from ..protocols import RunObserver
 from ..text import clip
-from ..vocabulary import ERROR, FAIL, PASS, ROLE_JUDGE, SKIP
+from ..vocabulary import ERROR, FAIL
 from ..config.otel import OtelSettings
 
-MESSAGE_LIMIT = 4096
 STACK_LIMIT = 16384
 SCOPE = "pytest_probability"
 #: The GenAI semantic conventions' event for an inference's content.
@@ -57,6 +57,14 @@ def parent_context(traceparent: str | None, tracestate: str | None = None) -> An
     return TraceContextTextMapPropagator().extract(carrier)
 
 
+def span_context(trace_id: int, span_id: int) -> Any:
+    """A context whose current span is the sampled span of these ids: an exemplar's run, a log record's span."""
+    from opentelemetry import trace
+
+    flags = trace.TraceFlags(trace.TraceFlags.SAMPLED)
+    return trace.set_span_in_context(trace.NonRecordingSpan(trace.SpanContext(trace_id, span_id, False, flags)))
+
+
 def traceparent_of(span: Any) -> str:
     context = span.get_span_context()
     return f"00-{context.trace_id:032x}-{context.span_id:016x}-{int(context.trace_flags):02x}"
@@ -65,8 +73,8 @@ def traceparent_of(span: Any) -> str:
 class RunSpans(RunObserver):
     """Each run's span, made in the process executing it (a :class:`~pytest_probability.protocols.RunObserver`)."""
 
-    def __init__(self, settings: OtelSettings, tracer: Any, parent: Any) -> None:
-        """``parent``: the context of the session span."""
+    def __init__(self, settings: OtelSettings, tracer: Any, parent: Any, logger: Any = None) -> None:
+        """``parent``: the context of the session span; ``logger``: the plugin's, for the evaluation results."""
         from opentelemetry import context as otel_context
         from opentelemetry import trace
         from opentelemetry.trace import Status, StatusCode
@@ -74,6 +82,7 @@ class RunSpans(RunObserver):
         self.settings = settings
         self.tracer = tracer
         self.parent = parent
+        self.logger = logger
         self._attach, self._detach = otel_context.attach, otel_context.detach
         self._in_context = trace.set_span_in_context
         self._error = lambda text: Status(StatusCode.ERROR, text)
@@ -124,16 +133,8 @@ class RunSpans(RunObserver):
     def _late_span(self, run_span: Any, run: CurrentRun, usage: Usage | None, extra_cost: float) -> None:
         """Late usage (recorded after the run's span ended, which cannot change any more): a span of its
         own, ``probability.late_usage``, a child of the run's span with the usage's attributes."""
-        attributes: dict[str, Any] = {"pytest.nodeid": run.nodeid, "probability.run": run.run, "probability.late": True}
-        if usage is not None:
-            attributes.update(usage_attributes([usage]))
-            attributes["probability.cost"] = usage.cost
-            if usage.role == ROLE_JUDGE:
-                attributes["probability.usage.role"] = ROLE_JUDGE
-        else:
-            attributes["probability.cost"] = extra_cost
         late = self.tracer.start_span(f"{LATE_SPAN} {run.case.label}", context=self._in_context(run_span),
-                                      attributes=attributes)
+                                      attributes=late_attributes(run, usage, extra_cost))
         late.end()
 
     def phase_raised(self, item: Any, run: CurrentRun, call: Any) -> None:
@@ -169,23 +170,15 @@ class RunSpans(RunObserver):
 
     def _finish(self, span: Any, run: CurrentRun) -> None:
         capture = self.settings.capture_values
-        outcome = run.outcome or SKIP
-        attributes: dict[str, Any] = {"probability.outcome": outcome}
-        if outcome in (PASS, FAIL, ERROR):
-            attributes["test.case.result.status"] = "pass" if outcome == PASS else "fail"
-        if run.usage:
-            system = [u for u in run.usage if u.role != ROLE_JUDGE]
-            if system:
-                attributes.update(usage_attributes(system))
-            if len(system) < len(run.usage):
-                attributes.update(judge_attributes([u for u in run.usage if u.role == ROLE_JUDGE]))
-        if run.usage or run.extra_cost:
-            attributes["probability.cost"] = run.extra_cost + sum(u.cost for u in run.usage if u.role != ROLE_JUDGE)
-        if outcome == SKIP and run.message and capture:
-            attributes["probability.skip.reason"] = clip(run.message, MESSAGE_LIMIT)
-        if outcome in (FAIL, ERROR):
-            attributes["error.type"] = run.error_type or ("AssertionError" if outcome == FAIL else "Exception")
+        outcome = run.outcome
+        attributes = run_attributes(run, capture)
         span.set_attributes(attributes)
+        results = evaluation_results(run) if self.logger is not None else ()
+        if results:  # the evaluated GenAI span's ids, else the run span's
+            operation = evaluated(run)
+            context = span_context(*operation[:2]) if operation else self._in_context(span)
+            for result in results:
+                self.logger.emit(event_name=EVALUATION_EVENT, attributes=result, context=context)
         if outcome not in (FAIL, ERROR):
             return
         event: dict[str, Any] = {"exception.type": attributes["error.type"]}
@@ -205,21 +198,10 @@ class RunSpans(RunObserver):
 
 def _recorded_event(span: Any, recorded: Any, capture: bool) -> None:
     """A span event for what ``record_usage`` (always) or ``record_output``/``record_io`` (capture ``all``) recorded."""
-    if not isinstance(recorded, Usage):
-        if capture:
-            span.add_event(TRANSCRIPT_EVENT, transcript_attributes(recorded))
-        return
-    usage = recorded
-    attributes = {
-        "gen_ai.request.model": usage.model,
-        "gen_ai.usage.input_tokens": usage.input_tokens,
-        "gen_ai.usage.output_tokens": usage.output_tokens,
-        "gen_ai.usage.cache_read.input_tokens": usage.cached_input_tokens,
-        "probability.cost": usage.cost,
-    }
-    if usage.role == ROLE_JUDGE:  # the system's events stay as they were
-        attributes["probability.usage.role"] = ROLE_JUDGE
-    span.add_event("probability.usage", attributes)
+    if isinstance(recorded, Usage):
+        span.add_event("probability.usage", usage_event(recorded))
+    elif capture:
+        span.add_event(TRANSCRIPT_EVENT, transcript_attributes(recorded))
 
 
 def tracer(provider: Any) -> Any:

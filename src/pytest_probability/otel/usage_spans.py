@@ -13,9 +13,9 @@ from typing import Any
 
 from opentelemetry.sdk.trace import SpanProcessor
 
-from ..run.context import charge_span
+from ..run.context import charge_span, note_operation
 from ..run.recording import INPUT_MESSAGES, OUTPUT_MESSAGES, span_transcript
-from ..run.spanusage import usage_of
+from ..run.spanusage import OPERATION, RESPONSE_ID, usage_of
 from .spans import SCOPE
 
 
@@ -34,15 +34,16 @@ class UsageProcessor(SpanProcessor):
                 if covered:
                     covered.discard(span.context.span_id)
                 return
+            attributes, own = span.attributes, span.context
+            if attributes and OPERATION in attributes and own is not None and own.trace_flags.sampled:
+                note_operation(own.trace_id, own.span_id, str(attributes.get(RESPONSE_ID) or ""))
             if covered:
-                own = span.context
                 if own is not None and own.span_id in covered:
                     covered.discard(own.span_id)
                     parent = span.parent
                     if parent is not None:
                         covered.add(parent.span_id)
                     return
-            attributes = span.attributes
             # One copy into a plain dict (the SDK's BoundedAttributes.copy) makes every lookup a C one:
             # a lookup through the SDK's mapping is a Python call (docs/performance.md, "Usage from spans").
             plain = attributes.copy() if attributes else None

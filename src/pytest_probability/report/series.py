@@ -6,13 +6,13 @@ into the SDK's instruments. docs/observability.md lists them with their Promethe
 
 from __future__ import annotations
 
-from ..model.outputs import Series, case_attributes
+from ..model.outputs import EXEMPLARS, Series, case_attributes
 from ..model.rows import Summary
 from ..model.run import RunRecord
 from ..vocabulary import ERROR, FAIL, ROLE_JUDGE, ROLE_SYSTEM
 
-#: Exemplars per data point: the latest failed or errored runs.
-EXEMPLARS = 8
+#: The duration histogram's explicit bucket bounds, in seconds.
+DURATION_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0)
 
 #: Instrument name -> (kind, unit, description); the stable contract.
 INSTRUMENTS = {
@@ -27,9 +27,9 @@ INSTRUMENTS = {
 }
 
 
-def series(name: str) -> Series:
+def series(name: str, buckets: tuple[float, ...] = ()) -> Series:
     kind, unit, description = INSTRUMENTS[name]
-    return Series(name, kind, unit, description)
+    return Series(name, kind, unit, description, buckets=buckets)
 
 
 def row_series(summary: Summary) -> list[Series]:
@@ -40,7 +40,7 @@ def row_series(summary: Summary) -> list[Series]:
     cost = series("probability.cost")
     tokens = series("probability.tokens")
     cache_read = series("probability.tokens.cache_read")
-    duration = series("probability.run.duration")
+    duration = series("probability.run.duration", DURATION_BUCKETS)
     token_totals: dict[tuple[str, str, str, str, str], int] = {}
     for row in summary.rows:
         case = case_attributes(row.case)

@@ -183,6 +183,18 @@ def charge_span(usage: Usage) -> bool:
     return True
 
 
+def note_operation(trace_id: int, span_id: int, response_id: str) -> None:
+    """A GenAI span that ended here, inside a run and outside :func:`judging` (a judge's call is the
+    evaluation, not what it evaluates): one of the operations the run's evaluation results may be of. Two
+    are enough to know there is more than one; one ending after its run's end is not the run's."""
+    run = run_of_context()
+    if run is None or _judging.get():
+        return
+    with _lock:
+        if not run.closed and len(run.operations) < 2:
+            run.operations.append((trace_id, span_id, response_id))
+
+
 def require_current(function: str) -> CurrentRun:
     """The run usage is charged to: the calling context's, else the calling thread's, else the current one."""
     run = _context_run.get()

@@ -1,10 +1,8 @@
-"""Usage read off a span's attributes (the GenAI semantic conventions, OpenInference and OpenLIT names),
-and a run's usage and transcript as the GenAI attributes of its span.
+"""Usage read off a span's attributes (the GenAI semantic conventions, OpenInference and OpenLIT names).
 
 Pure and OpenTelemetry-free: :func:`usage_of` takes a span's attribute
 mapping, so the span processor (``otel/usage_spans.py``) and the tests share one
-reading; :func:`usage_attributes`, :func:`judge_attributes` and
-:func:`transcript_attributes` are what the run span (``otel/spans.py``) says. The rules of the reading
+reading (what a run says back, as attributes, is :mod:`.attributes`). The rules of the reading
 (docs/reference.md, "Usage from spans"):
 
 * tokens: ``gen_ai.usage.input_tokens`` / ``gen_ai.usage.output_tokens``,
@@ -28,7 +26,6 @@ not throw.
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any, Mapping
 
@@ -41,6 +38,8 @@ CACHE_READ = "gen_ai.usage.cache_read.input_tokens"
 CACHE_CREATION = ("gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_write.input_tokens")
 REASONING = ("gen_ai.usage.reasoning.output_tokens", "gen_ai.usage.reasoning_tokens")
 RESPONSE_MODEL, REQUEST_MODEL = "gen_ai.response.model", "gen_ai.request.model"
+#: The attribute every GenAI span has (a span with it is a GenAI operation), and the id of its response.
+OPERATION, RESPONSE_ID = "gen_ai.operation.name", "gen_ai.response.id"
 OI_PROMPT, OI_COMPLETION = "llm.token_count.prompt", "llm.token_count.completion"
 OI_CACHE_READ = "llm.token_count.prompt_details.cache_read"
 OI_CACHE_WRITE = "llm.token_count.prompt_details.cache_write"
@@ -119,56 +118,3 @@ def usage_of(attributes: Mapping[str, Any] | None) -> Usage | None:
         source=SOURCE_SPAN,
         request_model=request if request and request != model else "",
     )
-
-
-def usage_attributes(usage: list[Usage]) -> dict[str, Any]:
-    """A run's usage (recorded and read off spans) as GenAI attributes: token sums, its parts when
-    any, the model when there is one, and ``probability.usage.span_tokens`` (the tokens read off spans)."""
-    attributes: dict[str, Any] = {
-        "gen_ai.usage.input_tokens": sum(u.input_tokens for u in usage),
-        "gen_ai.usage.output_tokens": sum(u.output_tokens for u in usage),
-        "gen_ai.usage.cache_read.input_tokens": sum(u.cached_input_tokens for u in usage),
-    }
-    creation = sum(u.cache_creation_input_tokens for u in usage)
-    if creation:
-        attributes["gen_ai.usage.cache_creation.input_tokens"] = creation
-    reasoning = sum(u.reasoning_tokens for u in usage)
-    if reasoning:
-        attributes["gen_ai.usage.reasoning.output_tokens"] = reasoning
-    spans = sum(u.input_tokens + u.output_tokens for u in usage if u.source == SOURCE_SPAN)
-    if spans:
-        attributes["probability.usage.span_tokens"] = spans
-    models = {u.model for u in usage}
-    if len(models) == 1:
-        attributes["gen_ai.request.model"] = models.pop()
-    return attributes
-
-
-def judge_attributes(usage: list[Usage]) -> dict[str, Any]:
-    """The judge's usage of a run (``judging()``), apart from the system's GenAI attributes."""
-    return {
-        "probability.judge.input_tokens": sum(u.input_tokens for u in usage),
-        "probability.judge.output_tokens": sum(u.output_tokens for u in usage),
-        "probability.judge.cost": sum(u.cost for u in usage),
-    }
-
-
-def _messages(role: str, text: str) -> str:
-    return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}], ensure_ascii=False)
-
-
-def transcript_attributes(entry: dict[str, Any]) -> dict[str, Any]:
-    """One transcript entry as GenAI content attributes: ``prompt`` as ``gen_ai.input.messages``
-    (a user message), ``output`` as ``gen_ai.output.messages`` (an assistant message), both JSON
-    strings as the conventions allow on spans; other fields as ``probability.transcript.<name>``."""
-    attributes: dict[str, Any] = {}
-    for name, value in entry.items():
-        if name == "truncated":
-            attributes["probability.transcript.truncated"] = sorted(value)
-        elif name == "prompt":
-            attributes["gen_ai.input.messages"] = _messages("user", value)
-        elif name == "output":
-            attributes["gen_ai.output.messages"] = _messages("assistant", value)
-        else:
-            attributes[f"probability.transcript.{name}"] = value
-    return attributes

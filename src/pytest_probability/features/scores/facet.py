@@ -7,8 +7,9 @@ session's confidence, on the case's range); for each benchmark (and Overall,
 across benchmarks) and score name, the mean over its inputs with the cluster
 bootstrap (``maths.scores.input_estimate``). It gives a table column (one
 score name in the session) or a ``Scores`` block (several), the JSON's
-``rows[].scores`` and ``score_aggregates``, and the score gauges. A session that records no score gets no column, no block, and
-empty fields.
+``rows[].scores`` and ``score_aggregates``, the score gauges and the histogram of run scores (its
+buckets the tenths of the cases' score ranges, its exemplars the runs of each point's lowest scores). A
+session that records no score gets no column, no block, no series, and empty fields.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ...maths import scores as maths
-from ...model.outputs import Line, Series, case_attributes
+from ...model.outputs import EXEMPLARS, Line, Series, case_attributes
 from ...protocols import Facet
 from ...text import label_text
 from ...model.run import scores_named
@@ -204,6 +205,10 @@ class ScoresFacet(Facet):
         mean = Series("probability.case.score.mean", "gauge", "1", "The case's mean score, per score name")
         lower = Series("probability.case.score.lower", "gauge", "1", "Lower bound of the mean score's interval")
         upper = Series("probability.case.score.upper", "gauge", "1", "Upper bound of the mean score's interval")
+        ranges = {(found.rules.low, found.rules.high) for found in scored.cases.values() if found.by_name}
+        runs = Series("probability.run.score", "histogram", "1", "Scores of runs, per case and score name",
+                      buckets=tuple(sorted({round(low + (high - low) * k / 10, 12) for low, high in ranges
+                                            for k in range(11)})))
         rows = {row.case.key: row for row in self.results.summary().rows}
         for key, found in scored.cases.items():
             row = rows[key]
@@ -214,4 +219,12 @@ class ScoresFacet(Facet):
                 if summary.ci is not None:
                     lower.points.append((attributes, summary.ci.low))
                     upper.points.append((attributes, summary.ci.high))
-        return [mean, lower, upper]
+                values = [(score.value, record) for record in sorted(row.records, key=lambda r: r.run)
+                          for score in record.scores if score.name == name]
+                lowest = sorted((pair for pair in values if pair[1].span_id),
+                                key=lambda pair: (pair[0], -pair[1].run))[:EXEMPLARS]
+                if lowest:  # the runs of the lowest scores (the latest first among equal ones)
+                    runs.exemplars[len(runs.points)] = [record for _, record in lowest]
+                    runs.exemplar_values[len(runs.points)] = [value for value, _ in lowest]
+                runs.points.append((attributes, [value for value, _ in values]))
+        return [mean, lower, upper, runs]
