@@ -11,7 +11,10 @@ requests') in a module of the package outside ``compat/`` is
   ``_internal``) and the exporters' ``_log_exporter`` modules;
 * a private attribute of an imported module of it (``context._SUPPRESS_INSTRUMENTATION_KEY``);
 * a private attribute of any other object (``exporter._client``, ``node._id``, ``getattr(x, "_calls")``,
-  ``cls.__dict__.get("_instance")``) whose name the package does not define itself outside ``compat/``;
+  ``cls.__dict__.get("_instance")``) whose name the package does not define itself outside ``compat/``, or
+  whose name one of those distributions defines too (their sources, read once: :func:`foreign_names`) and the
+  module making the access does not (``other._values()`` in the module defining ``_values`` is the package's;
+  ``item._obj`` anywhere else is pytest's, even if some module of the package has an ``_obj`` of its own);
 * in a class derived from one of its classes (``class Run(pytest.Function)``), a private attribute of ``self``
   or a private method whose name that distribution defines (``self._instance``, ``def _getobj``): a
   subclass that reads, writes or overrides its base's private names uses them as surely as a caller does.
@@ -41,6 +44,9 @@ PUBLIC_MODULES = ("opentelemetry._logs", "opentelemetry.sdk._logs", "opentelemet
                   "opentelemetry.exporter.otlp.proto.grpc._log_exporter")
 #: Documented names of the standard library's named tuples.
 DOCUMENTED = frozenset({"_replace", "_asdict", "_fields", "_make", "_field_defaults"})
+#: Private names of the standard library's that the package reads and that other distributions define too:
+#: ``threading.Thread._target`` (run/context.py: whether a thread is a pool's worker, to carry the run into it).
+STANDARD = frozenset({"_target"})
 GETTERS = ("getattr", "hasattr", "setattr", "delattr")
 
 
@@ -56,6 +62,27 @@ class Use:
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.text}"
+
+
+@lru_cache(maxsize=None)
+def foreign_names() -> frozenset[str]:
+    """The private names the installed foreign distributions define: their functions' and methods' names and
+    the attributes their code assigns (read from their sources, about a second)."""
+    names: set[str] = set()
+    for top in FOREIGN:
+        spec = importlib.util.find_spec(top)
+        for base in (spec.submodule_search_locations or []) if spec else []:
+            for path in Path(base).rglob("*.py"):
+                try:
+                    tree = ast.parse(path.read_bytes())
+                except (SyntaxError, ValueError, OSError):
+                    continue
+                for node in ast.walk(tree):
+                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and private(node.name):
+                        names.add(node.name)
+                    elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and private(node.attr):
+                        names.add(node.attr)
+    return frozenset(names)
 
 
 def _foreign(module: str) -> bool:
@@ -245,6 +272,7 @@ def uses(package: Path) -> list[Use]:
             found.add(Use(shown, line, f"{why}: {lines[line - 1].strip() if line else ''}"))
 
         bound = _imports(tree, module, is_package)
+        local = {name for name in _defined(tree, own_objects=True) if private(name)}
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and _foreign(node.module):
                 if _private_module(node.module):
@@ -284,6 +312,9 @@ def uses(package: Path) -> list[Use]:
                 use(node, f"private attribute {name} of {target}")
             elif name not in own:
                 use(node, f"private attribute {name} of an object the package does not define")
+            elif name in foreign_names() and name not in local and name not in STANDARD:
+                use(node, f"private attribute {name}, a name other distributions define, of an object this module "
+                          "does not define")
     return sorted(found)
 
 

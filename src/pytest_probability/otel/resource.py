@@ -2,7 +2,10 @@
 
 ``service.name`` defaults to ``pytest-probability`` unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES
 name one; the git revision and the CI run come from the environment, and OTEL_RESOURCE_ATTRIBUTES wins over
-all of them. No ``service.instance.id``: series must stay the same from one nightly session to the next.
+all of them. No random ``service.instance.id`` (the SDK's default would make every nightly session a new set
+of series): a session has none; a shard (``--prob-shard``) has a stable one, ``shard-K-of-N``, and an xdist worker's
+instrumentation metrics that with the worker's id (``gw0``), so each part's counters are series of their own,
+the same every night; OTEL_RESOURCE_ATTRIBUTES may set one.
 """
 
 from __future__ import annotations
