@@ -198,14 +198,16 @@ def _check_outputs(args: argparse.Namespace) -> None:
     outputs (ValueError, before anything is read or written)."""
     outputs = [(option, what, Path(getattr(args, name))) for name, option, what in OUTPUTS
                if getattr(args, name) is not None]
-    for i, (option, what, path) in enumerate(outputs):
+    for option, what, path in outputs:
         for given in args.paths:
             if files.same_file(path, Path(given)):
                 raise ValueError(f"{option} {path} would replace {given}, one of the reports to merge: give the "
                                  f"merged {what} another path")
-        for other, _, earlier in outputs[:i]:
-            if files.same_file(path, earlier):
-                raise ValueError(f"{option} {path} is also {other} {earlier}: give the merged {what} another path")
+    clash = files.first_clash([(option, path) for option, _, path in outputs])
+    if clash is not None:
+        (other, earlier), (option, path) = clash
+        what = next(what for name, what, _ in outputs if name == option)
+        raise ValueError(f"{option} {path} is also {other} {earlier}: give the merged {what} another path")
 
 
 def _check_sending(args: argparse.Namespace, sending: bool) -> None:

@@ -16,10 +16,13 @@ on, and the aggregating process's modules by its role only
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Callable, Optional
 
 import pytest
 
+from . import files
 from .compat import xdist
 from .config.marker import MARKER_LINE
 from .config.settings import Settings, resolve, resolve_stats
@@ -69,6 +72,10 @@ def configure(config: pytest.Config) -> Session:
     config.addinivalue_line("markers", MARKER_LINE)
     settings = resolve(config)
     features = [feature for entry in FEATURES if (feature := entry(config, settings)) is not None]
+    junit = config.getoption("xmlpath", None)  # pytest's own report, which the plugin adds properties to
+    junit_path = Path(os.path.abspath(os.path.expanduser(os.path.expandvars(junit)))) if junit else None  # as pytest
+    files.check_outputs([*settings.outputs(), *([("--junitxml", junit_path)] if junit_path else []),
+                         *(output for feature in features for output in feature.output_files())])
     specs = Specs(resolve_stats(config), [make for feature in features for make in feature.criteria()])
     for feature in features:
         feature.prepare(config)

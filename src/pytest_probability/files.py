@@ -22,6 +22,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import Sequence
 
 import pytest
 
@@ -64,6 +65,26 @@ def same_file(a: Path, b: Path) -> bool:
         return os.path.samefile(a, b)
     except OSError:  # one of them does not exist (yet)
         return False
+
+
+def first_clash(outputs: Sequence[tuple[str, Path]]) -> tuple[tuple[str, Path], tuple[str, Path]] | None:
+    """The first two of ``outputs`` (each an option and the path it names) that are one file
+    (:func:`same_file`): the earlier, then the later; None when every output has a file of its own."""
+    for index, (option, path) in enumerate(outputs):
+        for other, earlier in outputs[:index]:
+            if same_file(path, earlier):
+                return (other, earlier), (option, path)
+    return None
+
+
+def check_outputs(outputs: Sequence[tuple[str, Path]]) -> None:
+    """A usage error, before any run, when two of the session's outputs are one file: one would replace
+    the other (a report over the journal, the OTLP file over the JSON report), and a run's data be lost."""
+    clash = first_clash(outputs)
+    if clash is not None:
+        (first, earlier), (second, path) = clash
+        raise pytest.UsageError(f"{second}: {path} is also the {first} path ({earlier}): one output would replace "
+                                "the other; give each its own path")
 
 
 def _proc_path(path: Path) -> str | None:

@@ -588,8 +588,8 @@ def test_a_journal_path_that_is_a_reports_path_is_refused(pytester: pytest.Pytes
     result = session(pytester, *xdist, f"--prob-journal={journal}", f"{report}=r.json")
     assert result.ret == 4, result.stdout.str() + result.stderr.str()
     result.stderr.fnmatch_lines([f"ERROR: --prob-journal: {pytester.path / journal} is also the {report} path "
-                                 f"({pytester.path / 'r.json'}): the report would replace the journal at the "
-                                 "session's end; give each its own path"])
+                                 f"({pytester.path / 'r.json'}): one output would replace the other; give each "
+                                 "its own path"])
     assert not executed(pytester)
     assert not (pytester.path / "r.json").exists()
 

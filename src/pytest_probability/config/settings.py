@@ -111,6 +111,11 @@ class Settings:
     def default_runs(self) -> int:
         return self.cli_runs if self.cli_runs is not None else self.ini_runs
 
+    def outputs(self) -> list[tuple[str, Path]]:
+        """The core's output files with their options (the features' own: ``Feature.output_files``)."""
+        named = (("--prob-json", self.json_path), ("--prob-html", self.html_path), ("--prob-summary", self.summary))
+        return [(option, path) for option, path in named if path is not None]
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "runs": self.default_runs,

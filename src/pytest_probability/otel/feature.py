@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -33,6 +34,10 @@ class Export(Feature):
         self.settings = settings
         for name in settings.bad_limits:
             os.environ.pop(name, None)
+
+    def output_files(self) -> list[tuple[str, Path]]:
+        named = (("--prob-otel-file", self.settings.file), ("--prob-otel-spill", self.settings.spill))
+        return [(option, path) for option, path in named if path is not None]
 
     def aggregating(self, wiring: Aggregation) -> None:
         """A shard (``wiring.scope``) exports the series that add over the parts (no gauge: the merge's), on

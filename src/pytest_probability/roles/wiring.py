@@ -168,6 +168,11 @@ class Feature:
     def prepare(self, config: pytest.Config) -> None:
         """Before the role is picked: the one place a feature may change another plugin's options."""
 
+    def output_files(self) -> Sequence[tuple[str, Path]]:
+        """The files this feature writes, each with the option that names it: the composition root refuses
+        two outputs of the session on one file (``files.check_outputs``)."""
+        return ()
+
     def criteria(self) -> Sequence[CriteriaMaker]:
         """What makes the conditions this feature adds to a case's gate (a score's bars): asked once, by the
         composition root, for the session's ``Specs``."""

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ... import files
 from ...model.run import RunRecord
 from ...roles.wiring import Aggregation, Feature, WorkerWiring
 
@@ -37,23 +36,18 @@ if TYPE_CHECKING:
 def feature(config: pytest.Config, settings: Settings) -> Journal | None:
     if settings.journal is None:
         return None
-    check_paths(settings.journal, settings)
     return Journal(settings.journal)
-
-
-def check_paths(journal: Path, settings: Settings) -> None:
-    """A journal at the path of a report written at the end would be replaced by it, and the same command
-    then refused (the report is no journal): a usage error at the start, before any run."""
-    for option, path in (("--prob-json", settings.json_path), ("--prob-html", settings.html_path)):
-        if path is not None and files.same_file(journal, path):
-            raise pytest.UsageError(f"--prob-journal: {journal} is also the {option} path ({path}): the report "
-                                    "would replace the journal at the session's end; give each its own path")
 
 
 class Journal(Feature):
     def __init__(self, path: Path) -> None:
         self.path = path
         self.contents: Contents | None = None
+
+    def output_files(self) -> list[tuple[str, Path]]:
+        """A report written at the end over the journal would replace it (and the same command then be
+        refused: the report is no journal); so would the OTLP file or the spill, line by line."""
+        return [("--prob-journal", self.path)]
 
     def aggregating(self, wiring: Aggregation) -> None:
         from . import file  # only with --prob-journal
