@@ -50,7 +50,7 @@ test-fast: $(STAMP)
 	$(PY) -m pytest -n 2 -m "not slow" tests
 
 # The plugin's tests again on the lowest pytest pyproject.toml allows (make test runs the newest 9).
-PYTEST_LOWEST ?= pytest==8.3.0
+PYTEST_LOWEST ?= pytest==8.2.0
 $(STAMP8): pyproject.toml
 	$(PYTHON) -m venv $(VENV8)
 	$(VENV8)/bin/python -m pip install --quiet --upgrade pip
@@ -81,7 +81,7 @@ stack: backends
 # sessions under xdist (every test with an xdist, worker, crash or SIGTERM case) and the compat check at
 # the lowest pytest-xdist. Each keeps its own virtual environment, rebuilt when pyproject.toml changes.
 OTEL_LOWEST ?= 1.45.0
-XDIST_LOWEST ?= 3.5.0
+XDIST_LOWEST ?= 3.0.2
 VENV_OTEL ?= .venv-otel-lowest
 VENV_XDIST ?= .venv-xdist-lowest
 OTEL_TESTS := tests/e2e/test_otel_export.py tests/e2e/test_otel_pipeline.py tests/e2e/test_otel_reliability.py \

@@ -259,7 +259,10 @@ def sigterm_when(pytester: pytest.Pytester, bench: str, ready: Callable[[int, li
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and process.poll() is None:
             seen += process.stdout.read() or b""
-            progress = seen.split(b" items", 1)[-1] if b" items" in seen else b""
+            # The progress dots follow the collection line: "N items" (or "2 workers [N items]" under
+            # xdist 3.3 and later, "gw0 [N] / gw1 [N]" under xdist 3.2 and before).
+            header = re.search(rb" items|gw1 \[\d+\]", seen)
+            progress = seen[header.end():] if header else b""
             taken = sorted(p.name for p in pytester.path.glob("taken-*"))
             if ready(progress.count(b"."), taken, pytester.path):
                 break
