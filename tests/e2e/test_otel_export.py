@@ -636,6 +636,21 @@ def test_malformed_traceparent_option_is_a_usage_error(
     assert otlp_http_receiver.counts == {"traces": 0, "metrics": 0, "logs": 0}
 
 
+def test_a_bad_export_value_in_the_ini_fails_also_with_export_off(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    # One ini shared by a repository's jobs: the job without an endpoint fails on the typo too, instead of
+    # passing until the night export is turned on.
+    for name in [n for n in os.environ if n.startswith("OTEL_")]:
+        monkeypatch.delenv(name)
+    pytester.makepyfile(bench_otel="def bench_ok():\n    open('ran.txt', 'w').close()\n")
+    pytester.makeini("[pytest]\nprob_otel_timeout = 10s\n")
+    result = run(pytester)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*ini prob_otel_timeout must be a number of seconds, got '10s'*"])
+    assert not (pytester.path / "ran.txt").exists()
+    pytester.makeini("[pytest]\nprob_otel_timeout = 10\n")
+    assert run(pytester).ret == 0 and (pytester.path / "ran.txt").exists()
+
+
 def test_malformed_traceparent_variable_is_ignored_with_a_note(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_http_receiver: OtlpReceiver
 ) -> None:

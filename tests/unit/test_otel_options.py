@@ -133,9 +133,31 @@ def test_bad_ini_mode_is_a_usage_error(config) -> None:
 
 
 def test_off_needs_no_valid_otel_settings(config) -> None:
-    # Export off: nothing else is read, so nothing else can fail.
+    # Export off: the SDK's variables are not read, so none of them can fail.
     env = {"OTEL_EXPORTER_OTLP_PROTOCOL": "carrier-pigeon", "OTEL_EXPORTER_OTLP_HEADERS": "garbage"}
     assert resolve(config("--prob-otel=off"), env) is None
+
+
+@pytest.mark.parametrize("off", [["--prob-otel=off"], [], ["--prob-otel=on"]], ids=["off", "auto-without-endpoint", "sdk-disabled"])
+@pytest.mark.parametrize(
+    ("args", "ini", "message"),
+    [
+        (["--prob-otel-timeout=-1"], "", "^--prob-otel-timeout must be more than zero seconds, got '-1'"),
+        ([], "prob_otel_timeout = soon\n", "^ini prob_otel_timeout must be a number of seconds, got 'soon'"),
+        ([], "prob_otel_capture = some\n", "^ini prob_otel_capture must be all or ids, got 'some'"),
+        (["--prob-otel-protocol=udp"], "", "^--prob-otel-protocol: unknown protocol 'udp'"),
+        (["--prob-otel-traceparent=abc"], "", "^--prob-otel-traceparent: malformed traceparent 'abc'"),
+    ],
+    ids=["timeout", "ini-timeout", "ini-capture", "protocol", "traceparent"],
+)
+def test_the_plugins_own_values_are_checked_with_export_off(pytester, config, off, args, ini, message) -> None:
+    # A typo in a shared ini file fails the job that has it, also on the days export is off; the SDK's
+    # variables stay unread (OTEL_SDK_DISABLED turns even --prob-otel=on off).
+    env = {"OTEL_SDK_DISABLED": "true"} if off == ["--prob-otel=on"] else {}
+    with pytest.raises(pytest.UsageError, match=message):
+        resolve(config(*off, *args, ini=ini), env)
+    pytester.makeini("[pytest]\n")
+    assert resolve(config(*off), env) is None  # the same session without the bad value: export off
 
 
 # -- endpoint and protocol precedence ----------------------------------------------------------

@@ -190,6 +190,19 @@ def resolve(config: pytest.Config, env: Mapping[str, str] | None = None) -> Otel
     mode = str(value).strip() or "auto"
     if mode not in ("auto", "on", "off"):
         raise pytest.UsageError(f"{source} must be auto, on or off, got {mode!r}")
+    # The plugin's own values are checked whether or not export is on, as pytest checks every option's
+    # choices: a typo in an ini file shared by a repository's jobs must fail the job that has it, not wait
+    # for the night export is turned on. The OTEL_* variables are the SDK's and are read only when
+    # exporting; the files are touched only then too.
+    timeout = _parse_timeout(*pick(config, "prob_otel_timeout"))
+    value, source = pick(config, "prob_otel_capture")
+    capture = str(value).strip() or "all"
+    if capture not in CAPTURE_MODES:
+        raise pytest.UsageError(f"{source} must be all or ids, got {capture!r}")
+    option_protocol = _option_protocol(config)
+    traceparent = None
+    if config.getoption("prob_otel_traceparent"):
+        traceparent = check_traceparent(config.getoption("prob_otel_traceparent"), "--prob-otel-traceparent")
     if mode == "off" or _env(env, "OTEL_SDK_DISABLED").lower() == "true":
         return None
 
@@ -198,7 +211,7 @@ def resolve(config: pytest.Config, env: Mapping[str, str] | None = None) -> Otel
     notes += [f"OpenTelemetry: {name}={_env(env, name)!r} is not a whole number; using the SDK's default" for name in bad_limits]
     file_option = str(pick(config, "prob_otel_file")[0]).strip()
     endpoint_option = config.getoption("prob_otel_endpoint")
-    protocols = {signal: _protocol(config, env, signal.upper(), notes) for signal in ("traces", "metrics", "logs")}
+    protocols = {signal: option_protocol or protocol_from_env(env, signal.upper(), notes) for signal in ("traces", "metrics", "logs")}
     wanted = {signal: _exporter_on(env, signal, notes) for signal in ("traces", "metrics", "logs")}
     base_env = _env(env, "OTEL_EXPORTER_OTLP_ENDPOINT")
     endpoints: dict[str, str] = {}
@@ -227,7 +240,6 @@ def resolve(config: pytest.Config, env: Mapping[str, str] | None = None) -> Otel
         endpoints["logs"] = ""
     endpoints = {signal: url for signal, url in endpoints.items() if wanted[signal]}
 
-    timeout = _parse_timeout(*pick(config, "prob_otel_timeout"))
     file_path = None
     if file_option:
         file_path = _path(config, file_option)
@@ -236,16 +248,9 @@ def resolve(config: pytest.Config, env: Mapping[str, str] | None = None) -> Otel
     spill = _path(config, spill_option) if spill_option else None
     if spill is not None:
         _check_writable_file(spill, "--prob-otel-spill")
-    value, source = pick(config, "prob_otel_capture")
-    capture = str(value).strip() or "all"
-    if capture not in CAPTURE_MODES:
-        raise pytest.UsageError(f"{source} must be all or ids, got {capture!r}")
     suite = str(pick(config, "prob_suite")[0]).strip() or config.rootpath.name
 
-    traceparent = None
-    if config.getoption("prob_otel_traceparent"):
-        traceparent = check_traceparent(config.getoption("prob_otel_traceparent"), "--prob-otel-traceparent")
-    elif _env(env, "TRACEPARENT"):
+    if traceparent is None and _env(env, "TRACEPARENT"):
         try:
             traceparent = check_traceparent(_env(env, "TRACEPARENT"), "TRACEPARENT")
         except pytest.UsageError as exc:
@@ -280,16 +285,17 @@ def _exporter_on(env: Mapping[str, str], signal: str, notes: list[str]) -> bool:
     return True
 
 
-def _protocol(config: pytest.Config, env: Mapping[str, str], signal: str, notes: list[str]) -> str:
-    """The protocol of one signal: --prob-otel-protocol, OTEL_EXPORTER_OTLP_<SIGNAL>_PROTOCOL, OTEL_EXPORTER_OTLP_PROTOCOL."""
+def _option_protocol(config: pytest.Config) -> str | None:
+    """--prob-otel-protocol (``http`` is http/protobuf), which wins over the OTEL_EXPORTER_OTLP_*PROTOCOL
+    variables for every signal; None when not given."""
     option = config.getoption("prob_otel_protocol")
-    if option:
-        protocol = option.strip().lower()
-        protocol = "http/protobuf" if protocol == "http" else protocol
-        if protocol not in PROTOCOLS:
-            raise pytest.UsageError(f"--prob-otel-protocol: unknown protocol {protocol!r}; use one of {', '.join(PROTOCOLS)}")
-        return protocol
-    return protocol_from_env(env, signal, notes)
+    if not option:
+        return None
+    protocol = option.strip().lower()
+    protocol = "http/protobuf" if protocol == "http" else protocol
+    if protocol not in PROTOCOLS:
+        raise pytest.UsageError(f"--prob-otel-protocol: unknown protocol {protocol!r}; use one of {', '.join(PROTOCOLS)}")
+    return protocol
 
 
 def protocol_from_env(env: Mapping[str, str], signal: str, notes: list[str] | None = None) -> str:
