@@ -8,7 +8,7 @@ DEMO_OUT ?= demo-output
 VENV8 ?= .venv-pytest8
 STAMP8 := $(VENV8)/.installed
 
-.PHONY: demo test test-fast test-pytest8 test-otel-lowest test-xdist-lowest test-ranges backends stack venv clean
+.PHONY: demo test test-fast lint format test-pytest8 test-otel-lowest test-xdist-lowest test-ranges backends stack venv clean
 
 venv: $(STAMP)
 
@@ -36,15 +36,27 @@ demo: $(STAMP)
 	if [ $$status -gt 1 ]; then echo "The demo's session did not complete: exit status $$status." >&2; exit $$status; fi; \
 	echo "The examples include failing cases on purpose: the session's exit status was $$status$$([ $$status = 1 ] && echo ' (some tests failed)')."
 
-# The architecture's contracts (pyproject.toml, [tool.importlinter]), mypy --strict on the pure
-# layers ([tool.mypy]), then the whole suite, slow statistical checks included, on two cores.
+# ruff's lint and format check ([tool.ruff]), the architecture's contracts ([tool.importlinter]), mypy
+# ([tool.mypy]), then the whole suite, slow statistical checks included, on two cores.
+LINT := $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
+
 test: $(STAMP)
+	$(LINT)
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 	$(PY) -m pytest -n 2 tests
 
+# The lint and format check alone; `make format` rewrites what the check would refuse.
+lint: $(STAMP)
+	$(LINT)
+
+format: $(STAMP)
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
 # Everything but the tests marked slow.
 test-fast: $(STAMP)
+	$(LINT)
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 	$(PY) -m pytest -n 2 -m "not slow" tests

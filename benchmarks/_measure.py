@@ -27,7 +27,6 @@ Not a benchmark itself: nothing to run here.
 from __future__ import annotations
 
 import argparse
-
 import json
 import os
 import platform
@@ -236,10 +235,18 @@ def run_session_output(
     return sample, text
 
 
-def run_session(folder: Path, args: Sequence[str], *, python: str, autoload: bool, expected_items: int,
-                extra_env: Mapping[str, str] | None = None) -> Sample:
-    return run_session_output(folder, args, python=python, autoload=autoload, expected_items=expected_items,
-                              extra_env=extra_env)[0]
+def run_session(
+    folder: Path,
+    args: Sequence[str],
+    *,
+    python: str,
+    autoload: bool,
+    expected_items: int,
+    extra_env: Mapping[str, str] | None = None,
+) -> Sample:
+    return run_session_output(
+        folder, args, python=python, autoload=autoload, expected_items=expected_items, extra_env=extra_env
+    )[0]
 
 
 def order(variants: Sequence[str], repetition: int) -> tuple[str, ...]:
@@ -250,7 +257,7 @@ def order(variants: Sequence[str], repetition: int) -> tuple[str, ...]:
 
 def paired_median(a: Sequence[float], b: Sequence[float]) -> float:
     """The median of the differences a - b, paired within each round (what two variants differ by)."""
-    return statistics.median(x - y for x, y in zip(a, b))
+    return statistics.median(x - y for x, y in zip(a, b, strict=False))
 
 
 def loadavg() -> list[float] | None:
@@ -288,28 +295,44 @@ def describe_machine(info: Mapping) -> str:
     end = info.get("loadavg_end")
     if end:
         load_text += " at start, " + " / ".join(f"{x:.2f}" for x in end) + " at end"
-    return (f"{info['nproc']} CPUs, {info['platform']}, Python {info['python']}, {versions}; "
-            f"load average (1/5/15 min) {load_text}")
+    return (
+        f"{info['nproc']} CPUs, {info['platform']}, Python {info['python']}, {versions}; "
+        f"load average (1/5/15 min) {load_text}"
+    )
 
 
 def warn_if_busy(info: Mapping, stream=sys.stderr) -> None:
     load = info.get("loadavg")
     if load and info.get("nproc") and load[0] > 0.75 * info["nproc"]:
-        print(f"warning: 1-minute load average {load[0]:.2f} on {info['nproc']} CPUs: wall-clock figures "
-              "will be noisy; prefer the CPU ratios or rerun on a quieter machine", file=stream)
+        print(
+            f"warning: 1-minute load average {load[0]:.2f} on {info['nproc']} CPUs: wall-clock figures "
+            "will be noisy; prefer the CPU ratios or rerun on a quieter machine",
+            file=stream,
+        )
 
 
 def add_session_arguments(parser: argparse.ArgumentParser, runs_help: str = "runs per session") -> None:
     """The options every benchmark script takes."""
-    parser.add_argument("-n", "--runs", type=int, nargs="+", default=[1000, 10000], metavar="N",
-                        # %(default)s: a script's set_defaults (scale.py: 10000 50000, 3) shows in its --help
-                        help=f"numbers of {runs_help} (default: %(default)s)")
-    parser.add_argument("-r", "--repetitions", type=int, default=5,
-                        help="timed sessions per variant and N (default %(default)s)")
+    parser.add_argument(
+        "-n",
+        "--runs",
+        type=int,
+        nargs="+",
+        default=[1000, 10000],
+        metavar="N",
+        # %(default)s: a script's set_defaults (scale.py: 10000 50000, 3) shows in its --help
+        help=f"numbers of {runs_help} (default: %(default)s)",
+    )
+    parser.add_argument(
+        "-r", "--repetitions", type=int, default=5, help="timed sessions per variant and N (default %(default)s)"
+    )
     parser.add_argument("--warmup", type=int, default=1, help="untimed sessions per variant and N first (default 1)")
     parser.add_argument("--python", default=sys.executable, help="interpreter with pytest and the plugin installed")
-    parser.add_argument("--autoload", action="store_true",
-                        help="let pytest auto-load every installed plugin (default: only pytest-probability)")
+    parser.add_argument(
+        "--autoload",
+        action="store_true",
+        help="let pytest auto-load every installed plugin (default: only pytest-probability)",
+    )
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
     parser.add_argument("-q", "--quiet", action="store_true", help="no per-session progress on stderr")
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import platform
 import sys
 import time
@@ -112,10 +111,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"python": platform.python_version(), "results": results}, indent=2))
         return 0
-    print(f"{CASES} cases, true rates 0.70..0.95, baseline {DEPTH} nights pooled, {args.nights} nights, seed {args.seed}")
-    print("new: Fisher exact, Holm over the night's cases, margin 0, confidence 0.95; old: 20 points below the 7-night median")
+    print(
+        f"{CASES} cases, true rates 0.70..0.95, baseline {DEPTH} nights pooled, {args.nights} nights, seed {args.seed}"
+    )
+    print(
+        "new: Fisher exact, Holm over the night's cases, margin 0, confidence 0.95; old: 20 points below the 7-night median"
+    )
     print()
-    print("| runs per night | scenario | nights with a false alarm, new | old | false alarms per night, new | old | power, new | old |")
+    print(
+        "| runs per night | scenario | nights with a false alarm, new | old | false alarms per night, new | old | power, new | old |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for r in results:
         scenario = f"one case drops {r['drop']}" if "drop" in r else "all unchanged"

@@ -190,8 +190,9 @@ def session_args(variant: str, n: int, runs: int, autoload: bool = False) -> tup
     return args + ["test_wait.py"], "test_wait.py"
 
 
-def run_session(folder: Path, python: str, variant: str, n: int, runs: int, expected: int,
-                autoload: bool = False) -> dict:
+def run_session(
+    folder: Path, python: str, variant: str, n: int, runs: int, expected: int, autoload: bool = False
+) -> dict:
     args, _ = session_args(variant, n, runs, autoload)
     rss_dir = Path(tempfile.mkdtemp(prefix="rss-", dir=folder))
     env = child_env(folder / "pycache", autoload=autoload, extra={RSS_DIR_ENV: str(rss_dir)})
@@ -242,8 +243,10 @@ def measure_sessions(args: argparse.Namespace, folder: Path, variants: tuple[str
                 sample = run_session(folder, args.python, variant, n, args.runs, expected, args.autoload)
                 sample["load1"] = load[0] if load else None
                 samples[variant].append(sample)
-                log(f"-n {n:<3} {variant:<7} {sample['wall']:6.2f} s wall  {sample['cpu']:6.2f} s cpu  "
-                    f"{sample['rss_tree_mib']:6.1f} MiB tree  load {sample['load1']}")
+                log(
+                    f"-n {n:<3} {variant:<7} {sample['wall']:6.2f} s wall  {sample['cpu']:6.2f} s cpu  "
+                    f"{sample['rss_tree_mib']:6.1f} MiB tree  load {sample['load1']}"
+                )
         medians = {
             v: {key: statistics.median(s[key] for s in samples[v]) for key in samples[v][0] if key != "load1"}
             for v in variants
@@ -266,7 +269,9 @@ def _process(command: list[str], folder: Path, env: dict) -> tuple[float, float,
     wall = time.perf_counter() - start
     stdout = process.stdout.read().decode() if process.stdout else ""
     if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"failed: {' '.join(command[:4])}...\n{stdout[-2000:]}{process.stderr.read().decode()[-2000:]}")
+        raise SystemExit(
+            f"failed: {' '.join(command[:4])}...\n{stdout[-2000:]}{process.stderr.read().decode()[-2000:]}"
+        )
     return wall, usage.ru_utime + usage.ru_stime, stdout
 
 
@@ -317,9 +322,11 @@ def report_text(data: dict) -> str:
     lines = [f"machine: {describe_machine(data['machine'])}", ""]
     sessions = data.get("sessions")
     if sessions:
-        lines.append(f"{sessions['items']} items: {len(sessions['waits'])} cases waiting "
-                     f"{sessions['waits'][0]:g}-{sessions['waits'][-1]:g} s x {sessions['runs_per_case']} runs; "
-                     f"medians of {data['repetitions']} (wall s, tree CPU s, peak RSS MiB: controller / sum of the tree)")
+        lines.append(
+            f"{sessions['items']} items: {len(sessions['waits'])} cases waiting "
+            f"{sessions['waits'][0]:g}-{sessions['waits'][-1]:g} s x {sessions['runs_per_case']} runs; "
+            f"medians of {data['repetitions']} (wall s, tree CPU s, peak RSS MiB: controller / sum of the tree)"
+        )
         variants = data["variants"]
         header = f"{'-n':>4} {'ideal':>6}"
         for v in variants:
@@ -332,8 +339,12 @@ def report_text(data: dict) -> str:
                 m = result["medians"][v]
                 row += f" | {m['wall']:12.2f} {m['cpu']:6.2f} {m['rss_controller_mib']:6.1f}/{m['rss_tree_mib']:6.1f}"
             load = [x for x in result["load"] if x is not None]
-            row += (f" | {result['ratio_plugin_plain']:10.3f} {result['ratio_plugin_plain_cpu']:6.3f} | "
-                    f"{min(load):.1f}-{max(load):.1f}" if load else "")
+            row += (
+                f" | {result['ratio_plugin_plain']:10.3f} {result['ratio_plugin_plain_cpu']:6.3f} | "
+                f"{min(load):.1f}-{max(load):.1f}"
+                if load
+                else ""
+            )
             lines.append(row)
         lines.append("CPU s of one process at its unconfigure (medians): controller / a worker (median)")
         for n, result in sorted(sessions["by_n"].items(), key=lambda item: int(item[0])):
@@ -348,25 +359,38 @@ def report_text(data: dict) -> str:
     startup = data.get("startup")
     if startup:
         m = startup["medians"]
-        lines.append(f"a worker's start-up (worker-like process, --collect-only), medians of {startup['repetitions']}, "
-                     "ms wall (cpu):")
+        lines.append(
+            f"a worker's start-up (worker-like process, --collect-only), medians of {startup['repetitions']}, "
+            "ms wall (cpu):"
+        )
         lines.append(f"  python -c pass          {m['python']['total_wall']:7.1f} ({m['python']['total_cpu']:.1f})")
-        lines.append(f"  python -c 'import pytest' {m['import pytest']['total_wall']:5.1f} "
-                     f"({m['import pytest']['total_cpu']:.1f})")
+        lines.append(
+            f"  python -c 'import pytest' {m['import pytest']['total_wall']:5.1f} "
+            f"({m['import pytest']['total_cpu']:.1f})"
+        )
         variants = [v for v in data["variants"] if v in m]
-        lines.append(f"  {'phase':<22}" + "".join(f"{v:>18}" for v in variants)
-                     + ("   plugin - bare" if "bare" in m and "plugin" in m else ""))
+        lines.append(
+            f"  {'phase':<22}"
+            + "".join(f"{v:>18}" for v in variants)
+            + ("   plugin - bare" if "bare" in m and "plugin" in m else "")
+        )
         for phase in ("outside", *PHASES, "total"):
             row = f"  {phase:<22}"
             for v in variants:
                 cpu = m[v].get(f"{phase}_cpu")
-                row += f"{m[v][f'{phase}_wall']:9.1f} ({cpu:5.1f})" if cpu is not None else f"{m[v][f'{phase}_wall']:9.1f}        "
+                row += (
+                    f"{m[v][f'{phase}_wall']:9.1f} ({cpu:5.1f})"
+                    if cpu is not None
+                    else f"{m[v][f'{phase}_wall']:9.1f}        "
+                )
             if "bare" in m and "plugin" in m:
                 row += f"   {m['plugin'][f'{phase}_wall'] - m['bare'][f'{phase}_wall']:+7.1f}"
             lines.append(row)
-        lines.append("  outside: before the first line of the script (the interpreter's start) and after the last "
-                     "(its exit); prepare: arguments, ini and plugins (their import and options); configure: every "
-                     "pytest_configure; collect: the session's collection")
+        lines.append(
+            "  outside: before the first line of the script (the interpreter's start) and after the last "
+            "(its exit); prepare: arguments, ini and plugins (their import and options); configure: every "
+            "pytest_configure; collect: the session's collection"
+        )
     return "\n".join(lines)
 
 
@@ -375,18 +399,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-n", type=int, nargs="+", default=[1, 4, 16, 32], help="xdist workers (default 1 4 16 32)")
     parser.add_argument("--cases", type=int, default=8, help="cases (default 8)")
     parser.add_argument("--runs", type=int, default=8, help="runs per case (default 8: 64 items)")
-    parser.add_argument("--wait", type=float, nargs=2, default=[0.5, 1.0], metavar=("LOW", "HIGH"),
-                        help="the cases' waits, spread evenly (default 0.5 1.0 s)")
+    parser.add_argument(
+        "--wait",
+        type=float,
+        nargs=2,
+        default=[0.5, 1.0],
+        metavar=("LOW", "HIGH"),
+        help="the cases' waits, spread evenly (default 0.5 1.0 s)",
+    )
     parser.add_argument("-r", "--repetitions", type=int, default=3, help="sessions per variant and -n (default 3)")
-    parser.add_argument("--warmup", type=int, default=1,
-                        help="untimed sessions per variant first, at the -n nearest 16 (default 1)")
+    parser.add_argument(
+        "--warmup", type=int, default=1, help="untimed sessions per variant first, at the -n nearest 16 (default 1)"
+    )
     parser.add_argument("--startup-repetitions", type=int, default=11, help="processes per start-up kind (default 11)")
     parser.add_argument("--no-bare", action="store_true", help="skip the variant without the plugin loaded")
     parser.add_argument("--startup-only", action="store_true", help="only the start-up breakdown")
     parser.add_argument("--no-startup", action="store_true", help="skip the start-up breakdown")
-    parser.add_argument("--autoload", action="store_true",
-                        help="let pytest auto-load every installed plugin, as a user has them (default: xdist and "
-                             "this plugin only)")
+    parser.add_argument(
+        "--autoload",
+        action="store_true",
+        help="let pytest auto-load every installed plugin, as a user has them (default: xdist and this plugin only)",
+    )
     parser.add_argument("--python", default=sys.executable, help="interpreter with pytest, xdist and the plugin")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument("-q", "--quiet", action="store_true", help="no per-session progress on stderr")
@@ -399,8 +432,12 @@ def main(argv: list[str] | None = None) -> int:
         if not args.quiet:
             print(text, file=sys.stderr, flush=True)
 
-    data: dict = {"benchmark": "concurrency", "machine": info, "variants": list(variants),
-                  "repetitions": args.repetitions}
+    data: dict = {
+        "benchmark": "concurrency",
+        "machine": info,
+        "variants": list(variants),
+        "repetitions": args.repetitions,
+    }
     with tempfile.TemporaryDirectory(prefix="prob-concurrency-") as temp:
         folder = Path(temp)
         (folder / "pytest.ini").write_text("[pytest]\n")

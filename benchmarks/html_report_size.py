@@ -17,27 +17,36 @@ import time
 from pathlib import Path
 
 from pytest_probability import files
-from pytest_probability.report import html_report as report_html
-from pytest_probability.report import json_report as report_json
+from pytest_probability.aggregate.cases import aggregate
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.run import RunRecord, Usage
-from pytest_probability.aggregate.cases import aggregate
+from pytest_probability.report import html_report as report_html
+from pytest_probability.report import json_report as report_json
 
 
 def records(cases: int, runs: int) -> list[RunRecord]:
     out = []
     for c in range(cases):
-        case = CaseRef(key=f"bench_x.py::bench_t[c{c}]", benchmark="t", case=f"c{c}", label=f"t::c{c}", order=c, runs=runs)
+        case = CaseRef(
+            key=f"bench_x.py::bench_t[c{c}]", benchmark="t", case=f"c{c}", label=f"t::c{c}", order=c, runs=runs
+        )
         for r in range(1, runs + 1):
             failed = c % 3 == 0 and r % 2 == 0
-            out.append(RunRecord(
-                case=case, run=r, nodeid=f"{case.key}[run{r}]", outcome="fail" if failed else "pass",
-                message="wanted yes" if failed else "", error_type="AssertionError" if failed else "",
-                error_text="wanted yes, got no" if failed else "",
-                usage=(Usage("m-small", 120, 8, 0, 0.0004),),
-                trace_id=f"{c:016x}{r:016x}", span_id=f"{r:016x}",
-                transcript=({"prompt": f"question {c}", "output": "x" * 400},) if failed else (),
-            ))
+            out.append(
+                RunRecord(
+                    case=case,
+                    run=r,
+                    nodeid=f"{case.key}[run{r}]",
+                    outcome="fail" if failed else "pass",
+                    message="wanted yes" if failed else "",
+                    error_type="AssertionError" if failed else "",
+                    error_text="wanted yes, got no" if failed else "",
+                    usage=(Usage("m-small", 120, 8, 0, 0.0004),),
+                    trace_id=f"{c:016x}{r:016x}",
+                    span_id=f"{r:016x}",
+                    transcript=({"prompt": f"question {c}", "output": "x" * 400},) if failed else (),
+                )
+            )
     return out
 
 
@@ -57,8 +66,10 @@ def main() -> None:
             files.write_atomic(path, report_html.render(report, trace_url="http://127.0.0.1:16686/trace/{trace_id}"))
             timings.append(time.perf_counter() - start)
         size = path.stat().st_size
-    print(f"{args.cases} cases x {args.runs} runs: {size / 1e6:.2f} MB, median {statistics.median(timings):.3f} s "
-          f"(report dict + render + write, {args.reps} reps)")
+    print(
+        f"{args.cases} cases x {args.runs} runs: {size / 1e6:.2f} MB, median {statistics.median(timings):.3f} s "
+        f"(report dict + render + write, {args.reps} reps)"
+    )
 
 
 if __name__ == "__main__":

@@ -181,8 +181,11 @@ def _session(python: str, folder: Path, plugin: bool) -> tuple[float, float]:
         command[4:4] = ["-p", PLUGIN_MODULE]
     start = time.perf_counter()
     process = subprocess.Popen(
-        command, cwd=folder, env=_env(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"),
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        command,
+        cwd=folder,
+        env=_env(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - start
@@ -228,10 +231,15 @@ def check_modules(python: str) -> dict:
         env.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)  # the user's setup: entry points load
         out = subprocess.run(
             [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--prob-runs=2"],
-            cwd=folder, env=env, capture_output=True, text=True,
+            cwd=folder,
+            env=env,
+            capture_output=True,
+            text=True,
         )
         if out.returncode != 0 or not result_file.exists():
-            raise SystemExit(f"module check session failed ({out.returncode}):\n{out.stdout[-2000:]}{out.stderr[-2000:]}")
+            raise SystemExit(
+                f"module check session failed ({out.returncode}):\n{out.stdout[-2000:]}{out.stderr[-2000:]}"
+            )
         result = json.loads(result_file.read_text())
     result["opentelemetry_imported"] = any(m.startswith("opentelemetry") for m in result["heavy_modules"])
     return result
@@ -271,7 +279,9 @@ def report_text(data: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("-r", "--repetitions", type=int, default=21, help="fresh processes per measurement (default 21)")
+    parser.add_argument(
+        "-r", "--repetitions", type=int, default=21, help="fresh processes per measurement (default 21)"
+    )
     parser.add_argument("--top", type=int, default=10, help="modules listed from -X importtime (default 10)")
     parser.add_argument("--python", default=sys.executable, help="interpreter with pytest and the plugin installed")
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of text")

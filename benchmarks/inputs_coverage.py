@@ -59,8 +59,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from pytest_probability.maths import stats  # noqa: E402
 from pytest_probability.maths import clusters as inputs  # noqa: E402
+from pytest_probability.maths import stats  # noqa: E402
 
 MEAN = 0.8
 RHOS = (0.1, 0.3, 0.5, 0.7, 0.9)
@@ -75,7 +75,7 @@ def cells() -> list[tuple[int, float | None, int]]:
     """``(k, ρ, N)``; ρ is None for k = 1 (any ρ: simulated at 0.5)."""
     grid: list[tuple[int, float | None, int]] = []
     for k in RUNS:
-        for rho in ((None,) if k == 1 else RHOS):
+        for rho in (None,) if k == 1 else RHOS:
             for n in INPUTS:
                 grid.append((k, rho, n))
     return grid
@@ -100,8 +100,9 @@ def bca(values: list[float], means: list[float], level: float) -> tuple[float, f
     return bounds[0], bounds[1]
 
 
-def simulate(cell: tuple[int, float | None, int], reps: int, resamples: int, level: float, seed: int,
-             mean: float = MEAN) -> dict:
+def simulate(
+    cell: tuple[int, float | None, int], reps: int, resamples: int, level: float, seed: int, mean: float = MEAN
+) -> dict:
     k, rho, n = cell
     started = time.perf_counter()
     model_rho = 0.5 if rho is None else rho
@@ -125,7 +126,10 @@ def simulate(cell: tuple[int, float | None, int], reps: int, resamples: int, lev
             covered[method] += low <= mean <= high
             width[method] += high - low
     return {
-        "runs": k, "rho": rho, "inputs": n, "reps": reps,
+        "runs": k,
+        "rho": rho,
+        "inputs": n,
+        "reps": reps,
         "coverage": {m: covered[m] / reps for m in METHODS},
         "covered": covered,
         "mean_width": {m: width[m] / reps for m in METHODS},
@@ -149,22 +153,29 @@ def table(results: list[dict]) -> str:
         rho = "any" if r["rho"] is None else f"{r['rho']:g}"
         cells_ = [share(r["covered"][m], r["reps"]) for m in METHODS]
         lines.append(f"| {r['runs']} | {rho} | {r['inputs']} | " + " | ".join(cells_) + " |")
-    lines += ["", "| method | cells in 93–97% | cells below 93% | cells above 97% | lowest | mean width, N=10 | N=50 |",
-              "|---|---:|---:|---:|---:|---:|---:|"]
+    lines += [
+        "",
+        "| method | cells in 93–97% | cells below 93% | cells above 97% | lowest | mean width, N=10 | N=50 |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for m in METHODS:
         cov = [r["coverage"][m] for r in results]
         inside = sum(GOAL[0] <= c <= GOAL[1] for c in cov)
         below = sum(c < GOAL[0] for c in cov)
         above = sum(c > GOAL[1] for c in cov)
         widths = {n: statistics.fmean(r["mean_width"][m] for r in results if r["inputs"] == n) for n in (10, 50)}
-        lines.append(f"| {m} | {inside}/{len(cov)} | {below} | {above} | {100 * min(cov):.1f}% | "
-                     f"{100 * widths[10]:.1f} pp | {100 * widths[50]:.1f} pp |")
+        lines.append(
+            f"| {m} | {inside}/{len(cov)} | {below} | {above} | {100 * min(cov):.1f}% | "
+            f"{100 * widths[10]:.1f} pp | {100 * widths[50]:.1f} pp |"
+        )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--reps", type=int, default=None, help="simulated suites per cell (default 2000; 200 with --quick)")
+    parser.add_argument(
+        "--reps", type=int, default=None, help="simulated suites per cell (default 2000; 200 with --quick)"
+    )
     parser.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default 500)")
     parser.add_argument("--level", type=float, default=0.95)
     parser.add_argument("--mean", type=float, default=MEAN, help=f"mean true pass rate (default {MEAN})")
@@ -185,20 +196,37 @@ def main(argv: list[str] | None = None) -> int:
     else:
         done = [_run(jobs[i]) for i in order]
     results = [None] * len(jobs)
-    for i, result in zip(order, done):
+    for i, result in zip(order, done, strict=False):
         results[i] = result
     elapsed = time.perf_counter() - started
     if args.json:
-        print(json.dumps({"python": platform.python_version(), "reps": reps, "resamples": resamples, "mean": args.mean,
-                          "level": args.level, "seed": args.seed, "seconds": elapsed, "results": results}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "python": platform.python_version(),
+                    "reps": reps,
+                    "resamples": resamples,
+                    "mean": args.mean,
+                    "level": args.level,
+                    "seed": args.seed,
+                    "seconds": elapsed,
+                    "results": results,
+                },
+                indent=2,
+            )
+        )
         return 0
-    print(f"true rates Beta with mean {args.mean:g} and ICC ρ; {reps} suites per cell, {resamples} bootstrap resamples, "
-          f"nominal {args.level:.0%}, seed {args.seed}; coverage % (95% Wilson interval); goal 93–97%")
+    print(
+        f"true rates Beta with mean {args.mean:g} and ICC ρ; {reps} suites per cell, {resamples} bootstrap resamples, "
+        f"nominal {args.level:.0%}, seed {args.seed}; coverage % (95% Wilson interval); goal 93–97%"
+    )
     print()
     print(table(results))
     print()
-    print(f"time: {elapsed:.1f} s on {args.workers} worker{'s' if args.workers > 1 else ''} "
-          f"({os.cpu_count()} CPUs, Python {platform.python_version()})")
+    print(
+        f"time: {elapsed:.1f} s on {args.workers} worker{'s' if args.workers > 1 else ''} "
+        f"({os.cpu_count()} CPUs, Python {platform.python_version()})"
+    )
     return 0
 
 

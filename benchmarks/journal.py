@@ -81,13 +81,15 @@ def main(argv: list[str] | None = None) -> int:
             for repetition in range(args.warmup + args.repetitions):
                 for name in order(list(variants), repetition):
                     journal.unlink(missing_ok=True)
-                    wall = run_session(folder, variants[name], python=args.python, autoload=args.autoload,
-                                       expected_items=n).wall
+                    wall = run_session(
+                        folder, variants[name], python=args.python, autoload=args.autoload, expected_items=n
+                    ).wall
                     if repetition >= args.warmup:
                         samples[name].append(wall)
                     if name == "on":
-                        resumed = run_session(folder, variants["on"], python=args.python, autoload=args.autoload,
-                                              expected_items=0).wall  # every run read back and deselected
+                        resumed = run_session(
+                            folder, variants["on"], python=args.python, autoload=args.autoload, expected_items=0
+                        ).wall  # every run read back and deselected
                         lines = journal.read_bytes().splitlines(keepends=True)
                         if repetition >= args.warmup:
                             samples["resume"].append(resumed)
@@ -97,22 +99,33 @@ def main(argv: list[str] | None = None) -> int:
                 if not args.quiet:
                     print(f"  N={n} repetition {repetition + 1}/{args.warmup + args.repetitions}", file=sys.stderr)
             med = {name: statistics.median(values) for name, values in samples.items()}
-            results.append({"n": n, "sleep": args.sleep, "median_s": med, "samples": samples,
-                            "journal_us_per_run": (med["on"] - med["off"]) / n * 1e6,
-                            "floor_us_per_run": med["floor"] / n * 1e6,
-                            "write_us_per_run": med["write"] / n * 1e6,
-                            "on_over_off": med["on"] / med["off"]})
+            results.append(
+                {
+                    "n": n,
+                    "sleep": args.sleep,
+                    "median_s": med,
+                    "samples": samples,
+                    "journal_us_per_run": (med["on"] - med["off"]) / n * 1e6,
+                    "floor_us_per_run": med["floor"] / n * 1e6,
+                    "write_us_per_run": med["write"] / n * 1e6,
+                    "on_over_off": med["on"] / med["off"],
+                }
+            )
     print(f"load average at end: {loadavg()}")
     if args.json:
         print(json.dumps({"machine": info, "results": results}, indent=2))
         return 0
-    print(f"{'N':>7} {'sleep':>6} {'off s':>8} {'on s':>8} {'on/off':>7} {'resume s':>9} "
-          f"{'journal µs/run':>15} {'write+fsync µs/run':>19} {'write µs/run':>13}")
+    print(
+        f"{'N':>7} {'sleep':>6} {'off s':>8} {'on s':>8} {'on/off':>7} {'resume s':>9} "
+        f"{'journal µs/run':>15} {'write+fsync µs/run':>19} {'write µs/run':>13}"
+    )
     for r in results:
         m = r["median_s"]
-        print(f"{r['n']:>7} {r['sleep']:>6g} {m['off']:>8.2f} {m['on']:>8.2f} {r['on_over_off']:>7.3f} "
-              f"{m['resume']:>9.2f} {r['journal_us_per_run']:>15.0f} {r['floor_us_per_run']:>19.0f} "
-              f"{r['write_us_per_run']:>13.1f}")
+        print(
+            f"{r['n']:>7} {r['sleep']:>6g} {m['off']:>8.2f} {m['on']:>8.2f} {r['on_over_off']:>7.3f} "
+            f"{m['resume']:>9.2f} {r['journal_us_per_run']:>15.0f} {r['floor_us_per_run']:>19.0f} "
+            f"{r['write_us_per_run']:>13.1f}"
+        )
     return 0
 
 

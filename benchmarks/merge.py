@@ -20,11 +20,11 @@ from pathlib import Path
 
 from pytest_probability.aggregate.cases import aggregate
 from pytest_probability.config.settings import Settings, StatsConfig
+from pytest_probability.features.shards.merge import merge
+from pytest_probability.features.spend.facet import SpendFacet
 from pytest_probability.model.case import CaseRef, shard_of
 from pytest_probability.model.run import RunRecord, Usage
 from pytest_probability.report import json_report
-from pytest_probability.features.shards.merge import merge
-from pytest_probability.features.spend.facet import SpendFacet
 from pytest_probability.report.intervals import StatsFacet
 
 
@@ -45,18 +45,37 @@ def shard_reports(folder: Path, shards: int, cases: int, runs: int) -> list[Path
     from pytest_probability.decide.results import ungated
 
     stats = StatsConfig()
-    refs = [CaseRef(key=f"bench_x.py::bench_t::c{c}", benchmark="t", case=f"c{c}", order=c, runs=runs,
-                    path="bench_x.py", lineno=3, function="bench_t",
-                    marks=(("min_rate", 0.5),) if c % 2 else ()) for c in range(cases)]
+    refs = [
+        CaseRef(
+            key=f"bench_x.py::bench_t::c{c}",
+            benchmark="t",
+            case=f"c{c}",
+            order=c,
+            runs=runs,
+            path="bench_x.py",
+            lineno=3,
+            function="bench_t",
+            marks=(("min_rate", 0.5),) if c % 2 else (),
+        )
+        for c in range(cases)
+    ]
     parts: list[list[RunRecord]] = [[] for _ in range(shards)]
     for case in refs:
         for r in range(1, runs + 1):
             failed = (case.order + r) % 4 == 0
-            parts[shard_of(case.key, r, shards) - 1].append(RunRecord(
-                case=case, run=r, nodeid=f"{case.key}[run{r}]", outcome="fail" if failed else "pass",
-                duration=0.5, error_type="AssertionError" if failed else "", error_text="no" if failed else "",
-                usage=(Usage("m-small", 120, 8, 0, 0.0004),), start_time=1_800_000_000.0 + r,
-            ))
+            parts[shard_of(case.key, r, shards) - 1].append(
+                RunRecord(
+                    case=case,
+                    run=r,
+                    nodeid=f"{case.key}[run{r}]",
+                    outcome="fail" if failed else "pass",
+                    duration=0.5,
+                    error_type="AssertionError" if failed else "",
+                    error_text="no" if failed else "",
+                    usage=(Usage("m-small", 120, 8, 0, 0.0004),),
+                    start_time=1_800_000_000.0 + r,
+                )
+            )
     paths = []
     settings = Settings(cli_runs=runs, ini_runs=1, transpose=False, delay=0.0, json_path=None, pattern="bench_*.py")
     for index, records in enumerate(parts, 1):
@@ -68,8 +87,11 @@ def shard_reports(folder: Path, shards: int, cases: int, runs: int) -> list[Path
         selected: dict[str, int] = {}
         for r in records:
             selected[r.case.key] = selected.get(r.case.key, 0) + 1
-        facets = [StatsFacet(results, stats), SpendFacet(results, None, None),
-                  json_report.ShardFacet((index, shards), own, selected, "bench")]
+        facets = [
+            StatsFacet(results, stats),
+            SpendFacet(results, None, None),
+            json_report.ShardFacet((index, shards), own, selected, "bench"),
+        ]
         shard_settings = Settings(**{**settings.__dict__, "shard": (index, shards)})
         report = json_report.build(summary, settings=shard_settings.to_dict(), exit_status=0, facets=facets)
         path = folder / f"shard-{index}.json"
@@ -96,9 +118,11 @@ def main() -> None:
             json_report.write(folder / "merged.json", merged.report)
             timings.append(time.perf_counter() - start)
         runs = args.cases * args.runs
-        print(f"{args.shards} shards, {args.cases:,} cases x {args.runs} runs = {runs:,} runs "
-              f"({size / 1e6:.1f} MB of shard reports): merged in {statistics.median(timings):.2f} s "
-              f"(median of {args.reps}; gates {merged.report['gates']})")
+        print(
+            f"{args.shards} shards, {args.cases:,} cases x {args.runs} runs = {runs:,} runs "
+            f"({size / 1e6:.1f} MB of shard reports): merged in {statistics.median(timings):.2f} s "
+            f"(median of {args.reps}; gates {merged.report['gates']})"
+        )
 
 
 if __name__ == "__main__":

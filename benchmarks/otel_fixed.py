@@ -45,7 +45,7 @@ from _measure import child_env, describe_machine, loadavg, machine, order, paire
 from otlp_receiver import OtlpReceiver  # noqa: E402
 
 #: The bare SDK's once-per-session work (argv[1]: the protocol).
-BARE_SDK = '''
+BARE_SDK = """
 import sys
 
 from opentelemetry.sdk.metrics import MeterProvider
@@ -71,7 +71,7 @@ with tracer_provider.get_tracer("pytest-probability").start_as_current_span("pro
     runs.add(1, {"outcome": "pass"})
 tracer_provider.shutdown()
 meter_provider.shutdown()
-'''
+"""
 
 
 def timed(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
@@ -92,20 +92,33 @@ def measure(protocols: list[str], rounds: int, runs: int, python: str) -> dict[s
         (folder / "bench_fixed.py").write_text("def bench_trivial():\n    pass\n")
         (folder / "bare_sdk.py").write_text(BARE_SDK)
         base = child_env(folder / "pycache", autoload=False)
-        session = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "pytest_probability.plugin",
-                   f"--prob-runs={runs}", "bench_fixed.py"]
+        session = [
+            python,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "pytest_probability.plugin",
+            f"--prob-runs={runs}",
+            "bench_fixed.py",
+        ]
         samples: dict[str, dict[str, list[float]]] = {}
         for protocol in protocols:
             with OtlpReceiver(protocol) as receiver:
-                on = dict(base, OTEL_EXPORTER_OTLP_ENDPOINT=receiver.endpoint,
-                          OTEL_EXPORTER_OTLP_PROTOCOL="grpc" if protocol == "grpc" else "http/protobuf")
+                on = dict(
+                    base,
+                    OTEL_EXPORTER_OTLP_ENDPOINT=receiver.endpoint,
+                    OTEL_EXPORTER_OTLP_PROTOCOL="grpc" if protocol == "grpc" else "http/protobuf",
+                )
                 variants = {
                     "off": (session, base),
                     "on": (session, on),
                     "python": ([python, "-c", "pass"], base),
                     "sdk": ([python, "bare_sdk.py", protocol], on),
                 }
-                for name, (command, env) in variants.items():  # warm-up: bytecode, page cache
+                for command, env in variants.values():  # warm-up: bytecode, page cache
                     timed(command, folder, env)
                 got = {f"{name}_{kind}": [] for name in variants for kind in ("wall", "cpu")}
                 for index in range(rounds):
@@ -148,18 +161,35 @@ def main(argv: list[str] | None = None) -> int:
     info["loadavg_end"] = loadavg()
     rows = summary(samples)
     if args.json:
-        print(json.dumps({"benchmark": "otel_fixed", "machine": info, "rounds": args.rounds, "runs": args.runs,
-                          "summary": rows, "samples": samples}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "benchmark": "otel_fixed",
+                    "machine": info,
+                    "rounds": args.rounds,
+                    "runs": args.runs,
+                    "summary": rows,
+                    "samples": samples,
+                },
+                indent=2,
+            )
+        )
         return 0
     print(f"machine: {describe_machine(info)}")
     print(f"{args.rounds} rounds; medians of differences paired within a round; seconds per session")
-    print(f"{'protocol':9} {'plugin wall':>11} {'SDK wall':>9} {'ratio':>6} {'plugin cpu':>11} {'SDK cpu':>8} "
-          f"{'ratio':>6} {'off wall':>9}")
+    print(
+        f"{'protocol':9} {'plugin wall':>11} {'SDK wall':>9} {'ratio':>6} {'plugin cpu':>11} {'SDK cpu':>8} "
+        f"{'ratio':>6} {'off wall':>9}"
+    )
     for protocol, row in rows.items():
-        print(f"{protocol:9} {row['plugin_wall_s']:>11.3f} {row['sdk_wall_s']:>9.3f} {row['ratio_wall']:>6.2f} "
-              f"{row['plugin_cpu_s']:>11.3f} {row['sdk_cpu_s']:>8.3f} {row['ratio_cpu']:>6.2f} {row['off_wall_s']:>9.3f}")
-    print(f"plugin: a session of {args.runs} trivial runs, export on minus off; SDK: import the SDK and the "
-          "protocol's exporters, one span and one point, shut down (sent), minus python -c pass")
+        print(
+            f"{protocol:9} {row['plugin_wall_s']:>11.3f} {row['sdk_wall_s']:>9.3f} {row['ratio_wall']:>6.2f} "
+            f"{row['plugin_cpu_s']:>11.3f} {row['sdk_cpu_s']:>8.3f} {row['ratio_cpu']:>6.2f} {row['off_wall_s']:>9.3f}"
+        )
+    print(
+        f"plugin: a session of {args.runs} trivial runs, export on minus off; SDK: import the SDK and the "
+        "protocol's exporters, one span and one point, shut down (sent), minus python -c pass"
+    )
     return 0
 
 

@@ -94,6 +94,8 @@ MODULES_PLUGIN = (
 
 def bare_loop(protocol: str, endpoint: str, runs: int, outcome: str) -> int:
     """The bare SDK making the plugin's run spans and metric points (run in a subprocess by ``--bare``)."""
+    from traceback import format_exception
+
     from opentelemetry import context as otel_context
     from opentelemetry import trace
     from opentelemetry.sdk.metrics import MeterProvider
@@ -102,7 +104,6 @@ def bare_loop(protocol: str, endpoint: str, runs: int, outcome: str) -> int:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
     from opentelemetry.trace import Status, StatusCode
-    from traceback import format_exception
 
     if protocol == "grpc":
         from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
@@ -129,10 +130,17 @@ def bare_loop(protocol: str, endpoint: str, runs: int, outcome: str) -> int:
     tracer = provider.get_tracer("pytest_probability", version)
 
     benchmark = "pass" if outcome == "pass" else "fail"
-    case = {"test.case.name": f"bench_{benchmark}.py::{benchmark}", "probability.benchmark": benchmark,
-            "probability.case": ""}
-    shared = {**case, "code.function.name": f"bench_{benchmark}.bench_{benchmark}",
-              "code.file.path": f"bench_{benchmark}.py", "code.line.number": 1}
+    case = {
+        "test.case.name": f"bench_{benchmark}.py::{benchmark}",
+        "probability.benchmark": benchmark,
+        "probability.case": "",
+    }
+    shared = {
+        **case,
+        "code.function.name": f"bench_{benchmark}.bench_{benchmark}",
+        "code.file.path": f"bench_{benchmark}.py",
+        "code.line.number": 1,
+    }
     name = f"probability.run {benchmark}"
     runs_counter = meter.create_counter("probability.runs", unit="{run}")
     duration = meter.create_histogram("probability.run.duration", unit="s")
@@ -142,8 +150,15 @@ def bare_loop(protocol: str, endpoint: str, runs: int, outcome: str) -> int:
     clock = time.perf_counter
     for run in range(1, runs + 1):
         started = clock()
-        span = tracer.start_span(name, context=parent, attributes={
-            **shared, "probability.run": run, "pytest.nodeid": f"bench_{benchmark}.py::bench_{benchmark}::run{run}"})
+        span = tracer.start_span(
+            name,
+            context=parent,
+            attributes={
+                **shared,
+                "probability.run": run,
+                "pytest.nodeid": f"bench_{benchmark}.py::bench_{benchmark}::run{run}",
+            },
+        )
         token = attach(in_context(span))
         if outcome == "pass":
             span.set_attributes({"probability.outcome": "pass", "test.case.result.status": "pass"})
@@ -154,11 +169,14 @@ def bare_loop(protocol: str, endpoint: str, runs: int, outcome: str) -> int:
                 # The stack as the SDK's own Span.record_exception formats it (the standard library's
                 # traceback module), under the plugin's three attribute names.
                 stack = "".join(format_exception(type(exc), exc, exc.__traceback__))
-            span.set_attributes({"probability.outcome": "fail", "test.case.result.status": "fail",
-                                 "error.type": "AssertionError"})
+            span.set_attributes(
+                {"probability.outcome": "fail", "test.case.result.status": "fail", "error.type": "AssertionError"}
+            )
             span.set_attribute("probability.assertion", FAIL_MESSAGE)
-            span.add_event("exception", {"exception.type": "AssertionError", "exception.message": FAIL_MESSAGE,
-                                         "exception.stacktrace": stack})
+            span.add_event(
+                "exception",
+                {"exception.type": "AssertionError", "exception.message": FAIL_MESSAGE, "exception.stacktrace": stack},
+            )
             span.set_status(Status(StatusCode.ERROR, f"fail in call: {FAIL_MESSAGE}"))
         span.end()
         detach(token)
@@ -167,9 +185,12 @@ def bare_loop(protocol: str, endpoint: str, runs: int, outcome: str) -> int:
     for other in ("pass", "fail", "error", "skip"):
         if other != outcome:
             runs_counter.add(0, {**case, "probability.outcome": other})
-    for gauge, value in (("probability.case.pass_fraction", 1.0 if outcome == "pass" else 0.0),
-                         ("probability.session.pass_fraction", 1.0 if outcome == "pass" else 0.0),
-                         ("probability.case.interval.lower", 0.0), ("probability.case.interval.upper", 1.0)):
+    for gauge, value in (
+        ("probability.case.pass_fraction", 1.0 if outcome == "pass" else 0.0),
+        ("probability.session.pass_fraction", 1.0 if outcome == "pass" else 0.0),
+        ("probability.case.interval.lower", 0.0),
+        ("probability.case.interval.upper", 1.0),
+    ):
         meter.create_gauge(gauge).set(value, case)
     session.end()
     provider.shutdown()  # the batch processor's last batches, sent
@@ -279,8 +300,7 @@ def run_process(command: list[str], env: dict[str, str]) -> tuple[float, float]:
 
 def vmhwm_of(code: str, python: str, env: dict[str, str]) -> int:
     """Peak RSS (KiB) of ``python -c code``, read by the child itself at its end."""
-    tail = ("\nfor line in open('/proc/self/status'):\n"
-            "    if line.startswith('VmHWM:'): print(line.split()[1])\n")
+    tail = "\nfor line in open('/proc/self/status'):\n    if line.startswith('VmHWM:'): print(line.split()[1])\n"
     out = subprocess.run([python, "-c", code + tail], env=env, check=True, capture_output=True, text=True)
     return int(out.stdout.split()[-1])
 
@@ -289,50 +309,92 @@ def session_modules(python: str, tmp: Path, args: list[str], name: str) -> list[
     """The modules (in import order) of a 10-run session with ``args``, at its end."""
     folder = write_folder(tmp / f"modules-{name}", {"bench_pass.py": PASS_FILE, "floor_modules.py": MODULES_PLUGIN})
     listing = folder / "modules.txt"
-    run_session_output(folder, ["-p", "floor_modules", "--prob-runs=10", *args], python=python, autoload=False,
-                       expected_items=10, extra_env={"PROB_FLOOR_MODULES": str(listing)})
+    run_session_output(
+        folder,
+        ["-p", "floor_modules", "--prob-runs=10", *args],
+        python=python,
+        autoload=False,
+        expected_items=10,
+        extra_env={"PROB_FLOOR_MODULES": str(listing)},
+    )
     return listing.read_text().split("\n")
 
 
 def importer(names: list[str]) -> str:
     """Python source importing ``names`` in order (a module that cannot be imported alone is skipped)."""
-    return ("import importlib\n"
-            f"for _name in {names!r}:\n"
-            "    try:\n        importlib.import_module(_name)\n"
-            "    except Exception:\n        pass\n")
+    return (
+        "import importlib\n"
+        f"for _name in {names!r}:\n"
+        "    try:\n        importlib.import_module(_name)\n"
+        "    except Exception:\n        pass\n"
+    )
 
 
-def import_footprint(python: str, env: dict[str, str], extra: dict[str, list[str]],
-                     repetitions: int = 5) -> dict[str, float]:
+def import_footprint(
+    python: str, env: dict[str, str], extra: dict[str, list[str]], repetitions: int = 5
+) -> dict[str, float]:
     """MiB that the modules export on imports (those of an exporting session that an export-off one does not
     have: the SDK, the protocol's OTLP exporters and their libraries, the plugin's otel package) add to
     ``import pytest, pytest_probability.plugin``; per protocol, median of ``repetitions`` children."""
     base = "import pytest, pytest_probability.plugin\n"
     plain = statistics.median(vmhwm_of(base, python, env) for _ in range(repetitions))
-    return {name: round((statistics.median(vmhwm_of(base + importer(names), python, env)
-                                           for _ in range(repetitions)) - plain) / 1024, 1)
-            for name, names in extra.items()}
+    return {
+        name: round(
+            (statistics.median(vmhwm_of(base + importer(names), python, env) for _ in range(repetitions)) - plain)
+            / 1024,
+            1,
+        )
+        for name, names in extra.items()
+    }
 
 
 def spans_received(rx) -> int:
-    return sum(len(scope.spans) for request in rx.trace_requests for resource in request.resource_spans
-               for scope in resource.scope_spans)
+    return sum(
+        len(scope.spans)
+        for request in rx.trace_requests
+        for resource in request.resource_spans
+        for scope in resource.scope_spans
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-r", "--repetitions", type=int, default=5, help="timed rounds (default 5)")
-    parser.add_argument("--sizes", type=int, nargs=2, default=[2000, 6000], metavar=("N1", "N2"),
-                        help="trivial runs of the two sessions whose difference is the marginal cost")
+    parser.add_argument(
+        "--sizes",
+        type=int,
+        nargs=2,
+        default=[2000, 6000],
+        metavar=("N1", "N2"),
+        help="trivial runs of the two sessions whose difference is the marginal cost",
+    )
     parser.add_argument("--protocols", nargs="+", choices=sorted(PROTOCOLS), default=["http", "grpc"])
     parser.add_argument("--outcomes", nargs="+", choices=("pass", "fail"), default=["pass", "fail"])
-    parser.add_argument("--sleep", type=int, nargs="*", default=[10, 100], metavar="MS",
-                        help="sleeping runs' length in ms (default 10 100)")
-    parser.add_argument("--sleep-runs", type=int, nargs="*", default=[1000, 200], metavar="N",
-                        help="runs per sleeping session, one per --sleep value (default 1000 200)")
+    parser.add_argument(
+        "--sleep",
+        type=int,
+        nargs="*",
+        default=[10, 100],
+        metavar="MS",
+        help="sleeping runs' length in ms (default 10 100)",
+    )
+    parser.add_argument(
+        "--sleep-runs",
+        type=int,
+        nargs="*",
+        default=[1000, 200],
+        metavar="N",
+        help="runs per sleeping session, one per --sleep value (default 1000 200)",
+    )
     parser.add_argument("--no-sleep", action="store_true", help="no sleeping runs")
-    parser.add_argument("--rss", type=int, nargs="*", default=[2000, 20000], metavar="N",
-                        help="passing runs of the peak-RSS sessions (default 2000 20000)")
+    parser.add_argument(
+        "--rss",
+        type=int,
+        nargs="*",
+        default=[2000, 20000],
+        metavar="N",
+        help="passing runs of the peak-RSS sessions (default 2000 20000)",
+    )
     parser.add_argument("--no-rss", action="store_true", help="no peak-RSS sessions")
     parser.add_argument("--python", default=sys.executable, help="interpreter with pytest and the plugin installed")
     parser.add_argument("--json", action="store_true")
@@ -341,23 +403,35 @@ def main(argv: list[str] | None = None) -> int:
     if args.bare:
         protocol, endpoint, runs, outcome = args.bare
         return bare_loop(protocol, endpoint, int(runs), outcome)
-    sleeps = [] if args.no_sleep else list(zip(args.sleep, args.sleep_runs))
+    sleeps = [] if args.no_sleep else list(zip(args.sleep, args.sleep_runs, strict=False))
     rss_sizes = [] if args.no_rss else args.rss
     n1, n2 = args.sizes
     receiver_module = load_receiver()
-    info = machine(args.python, ("pytest", "opentelemetry-sdk", "opentelemetry-exporter-otlp-proto-grpc", "grpcio",
-                                 "protobuf"))
+    info = machine(
+        args.python, ("pytest", "opentelemetry-sdk", "opentelemetry-exporter-otlp-proto-grpc", "grpcio", "protobuf")
+    )
     warn_if_busy(info)
     samples: dict[tuple, list[tuple[float, float, int]]] = {}
     with tempfile.TemporaryDirectory(prefix="prob-otel-floor-") as tmp:
         receivers = {name: receiver_module.OtlpReceiver(name).start() for name in args.protocols}
         try:
             off_modules = set(session_modules(args.python, Path(tmp), ["--prob-otel=off"], "off"))
-            extra = {name: [m for m in session_modules(args.python, Path(tmp), [
-                f"--prob-otel-endpoint={rx.endpoint}", f"--prob-otel-protocol={PROTOCOLS[name]}"], name)
-                if m and m not in off_modules] for name, rx in receivers.items()}
-            sdk_modules = list(dict.fromkeys(m for names in extra.values() for m in names
-                                             if not m.startswith("pytest_probability")))
+            extra = {
+                name: [
+                    m
+                    for m in session_modules(
+                        args.python,
+                        Path(tmp),
+                        [f"--prob-otel-endpoint={rx.endpoint}", f"--prob-otel-protocol={PROTOCOLS[name]}"],
+                        name,
+                    )
+                    if m and m not in off_modules
+                ]
+                for name, rx in receivers.items()
+            }
+            sdk_modules = list(
+                dict.fromkeys(m for names in extra.values() for m in names if not m.startswith("pytest_probability"))
+            )
             global SDK_IMPORTER
             SDK_IMPORTER = importer(sdk_modules)
             footprint = import_footprint(args.python, child_env(Path(tmp) / "pycache", autoload=False), extra)
@@ -374,8 +448,11 @@ def main(argv: list[str] | None = None) -> int:
                     sample = _run(entry, receivers, Path(tmp), repetition, args.python)
                     if repetition:
                         samples.setdefault(entry, []).append(sample)
-                    print(f"  round {repetition} {' '.join(map(str, entry)):40} wall {sample[0]:7.3f} s "
-                          f"cpu {sample[1]:7.3f} s rss {sample[2] / 1024:6.1f} MiB", file=sys.stderr)
+                    print(
+                        f"  round {repetition} {' '.join(map(str, entry)):40} wall {sample[0]:7.3f} s "
+                        f"cpu {sample[1]:7.3f} s rss {sample[2] / 1024:6.1f} MiB",
+                        file=sys.stderr,
+                    )
         finally:
             for rx in receivers.values():
                 rx.stop()
@@ -397,8 +474,11 @@ def _plan(args, receivers, n1, n2, sleeps, rss_sizes) -> list[tuple]:
             plan.append(("floor", "off", n, outcome))
             plan.append(("floor", "imported", n, outcome))
             for name in receivers:
-                plan += [("floor", f"on-{name}", n, outcome), ("floor", f"bare-{name}", n, outcome),
-                         ("floor", f"pytestsdk-{name}", n, outcome)]
+                plan += [
+                    ("floor", f"on-{name}", n, outcome),
+                    ("floor", f"bare-{name}", n, outcome),
+                    ("floor", f"pytestsdk-{name}", n, outcome),
+                ]
     for ms, n in sleeps:
         plan.append(("sleep", "off", n, ms))
         plan += [("sleep", f"on-{name}", n, ms) for name in receivers]
@@ -428,21 +508,29 @@ def _run(entry: tuple, receivers, tmp: Path, repetition: int, python: str) -> tu
             files["floor_sdk.py"] = SDK_IMPORTER
             session_args += ["-p", "floor_sdk"]
         if side == "pytestsdk":  # export off, the bare SDK making the spans from pytest's hooks
-            files["floor_pytest_sdk.py"] = PYTEST_SDK.format(protocol=name, endpoint=rx.endpoint, suite=SUITE,
-                                                             queue=max(2048, n + 16))
+            files["floor_pytest_sdk.py"] = PYTEST_SDK.format(
+                protocol=name, endpoint=rx.endpoint, suite=SUITE, queue=max(2048, n + 16)
+            )
             session_args += ["-p", "floor_pytest_sdk"]
-        session_args += (["--prob-otel=off"] if rx is None or side == "pytestsdk"
-                         else [f"--prob-otel-endpoint={rx.endpoint}", f"--prob-otel-protocol={PROTOCOLS[name]}"])
+        session_args += (
+            ["--prob-otel=off"]
+            if rx is None or side == "pytestsdk"
+            else [f"--prob-otel-endpoint={rx.endpoint}", f"--prob-otel-protocol={PROTOCOLS[name]}"]
+        )
         folder = write_folder(tmp / f"{what}-{variant}-{n}-{detail}-{repetition}", files)
-        session, text = run_session_output(folder, session_args, python=python, autoload=False, expected_items=n,
-                                           statuses=(0, 1))
+        session, text = run_session_output(
+            folder, session_args, python=python, autoload=False, expected_items=n, statuses=(0, 1)
+        )
         if rx is not None and "OpenTelemetry:" in text:
             raise SystemExit(f"{entry}: the export failed\n{text[-2000:]}")
         sample = (session.wall, session.cpu, session.maxrss_kib)
     if rx is not None:
         receiver_module = sys.modules["prob_bench_otlp_receiver"]
-        receiver_module.wait_for(lambda: spans_received(rx) >= n + 1 and rx.count("metrics") >= 1, timeout=30,
-                                 message=f"{entry}: {spans_received(rx)} spans of {n + 1} arrived")
+        receiver_module.wait_for(
+            lambda: spans_received(rx) >= n + 1 and rx.count("metrics") >= 1,
+            timeout=30,
+            message=f"{entry}: {spans_received(rx)} spans of {n + 1} arrived",
+        )
     return sample
 
 
@@ -452,31 +540,37 @@ def _median_pairs(values: list[float]) -> float:
 
 def _results(args, samples, n1, n2, sleeps, rss_sizes, footprint) -> dict:
     rounds = args.repetitions
-    out: dict = {"repetitions": rounds, "sizes": [n1, n2], "floor": [], "sleep": [], "rss": [],
-                 "import_footprint_mib": footprint}
+    out: dict = {
+        "repetitions": rounds,
+        "sizes": [n1, n2],
+        "floor": [],
+        "sleep": [],
+        "rss": [],
+        "import_footprint_mib": footprint,
+    }
 
     def per_round(key, index):
         return [s[index] for s in samples[key]]
 
     def slope(variant, outcome, index):
         a, b = per_round(("floor", variant, n1, outcome), index), per_round(("floor", variant, n2, outcome), index)
-        return [(y - x) / (n2 - n1) * 1e6 for x, y in zip(a, b)]
+        return [(y - x) / (n2 - n1) * 1e6 for x, y in zip(a, b, strict=False)]
 
     for outcome in args.outcomes:
         off_wall, off_cpu = slope("off", outcome, 0), slope("off", outcome, 1)
         for name in args.protocols:
             on_wall, on_cpu = slope(f"on-{name}", outcome, 0), slope(f"on-{name}", outcome, 1)
             bare_wall, bare_cpu = slope(f"bare-{name}", outcome, 0), slope(f"bare-{name}", outcome, 1)
-            plugin_wall = statistics.median(on - off for on, off in zip(on_wall, off_wall))
-            plugin_cpu = statistics.median(on - off for on, off in zip(on_cpu, off_cpu))
+            plugin_wall = statistics.median(on - off for on, off in zip(on_wall, off_wall, strict=False))
+            plugin_cpu = statistics.median(on - off for on, off in zip(on_cpu, off_cpu, strict=False))
             bare_w, bare_c = statistics.median(bare_wall), statistics.median(bare_cpu)
             under_wall = slope(f"pytestsdk-{name}", outcome, 0)
             under_cpu = slope(f"pytestsdk-{name}", outcome, 1)
-            pytest_w = statistics.median(u - off for u, off in zip(under_wall, off_wall))
-            pytest_c = statistics.median(u - off for u, off in zip(under_cpu, off_cpu))
+            pytest_w = statistics.median(u - off for u, off in zip(under_wall, off_wall, strict=False))
+            pytest_c = statistics.median(u - off for u, off in zip(under_cpu, off_cpu, strict=False))
             imp_wall, imp_cpu = slope("imported", outcome, 0), slope("imported", outcome, 1)
-            imported_wall = statistics.median(i - off for i, off in zip(imp_wall, off_wall))
-            imported_cpu = statistics.median(i - off for i, off in zip(imp_cpu, off_cpu))
+            imported_wall = statistics.median(i - off for i, off in zip(imp_wall, off_wall, strict=False))
+            imported_cpu = statistics.median(i - off for i, off in zip(imp_cpu, off_cpu, strict=False))
             on_n2 = statistics.median(per_round(("floor", f"on-{name}", n2, outcome), 0))
             off_n2 = statistics.median(per_round(("floor", "off", n2, outcome), 0))
             out["floor"].append({
@@ -490,9 +584,9 @@ def _results(args, samples, n1, n2, sleeps, rss_sizes, footprint) -> dict:
                 "pytest_sdk_us": round(pytest_w, 1), "pytest_sdk_cpu_us": round(pytest_c, 1),
                 "ratio_to_pytest_sdk": round(plugin_wall / pytest_w, 2) if pytest_w > 0 else None,
                 "cpu_ratio_to_pytest_sdk": round(plugin_cpu / pytest_c, 2) if pytest_c > 0 else None,
-                "pytest_sdk_us_rounds": [round(u - off, 1) for u, off in zip(under_wall, off_wall)],
+                "pytest_sdk_us_rounds": [round(u - off, 1) for u, off in zip(under_wall, off_wall, strict=False)],
                 f"on_off_{n2}": round(on_n2 / off_n2, 3),
-                "plugin_us_rounds": [round(on - off, 1) for on, off in zip(on_wall, off_wall)],
+                "plugin_us_rounds": [round(on - off, 1) for on, off in zip(on_wall, off_wall, strict=False)],
                 "bare_us_rounds": [round(x, 1) for x in bare_wall],
             })  # fmt: skip
     for ms, n in sleeps:
@@ -503,7 +597,7 @@ def _results(args, samples, n1, n2, sleeps, rss_sizes, footprint) -> dict:
                 "protocol": name, "ms": ms, "runs": n, "off_s": round(statistics.median(off), 3),
                 "on_s": round(statistics.median(on), 3),
                 "ratio": round(statistics.median(on) / statistics.median(off), 4),
-                "ratio_rounds": [round(a / b, 4) for a, b in zip(on, off)],
+                "ratio_rounds": [round(a / b, 4) for a, b in zip(on, off, strict=False)],
                 "extra_us_per_run": round((statistics.median(on) - statistics.median(off)) / n * 1e6, 1),
             })  # fmt: skip
     for n in rss_sizes:
@@ -521,37 +615,55 @@ def _print(result: dict) -> None:
     print(describe_machine(result["machine"]))
     n1, n2 = result["sizes"]
     print(f"{result['repetitions']} rounds; marginal cost per run between {n1} and {n2} trivial runs (wall; CPU)")
-    print(f"{'protocol':8} {'outcome':7} {'plugin us':>10} {'bare SDK us':>11} {'ratio':>6} "
-          f"{'plugin cpu':>10} {'bare cpu':>9} {'ratio':>6} {'off us/run':>10} {f'on/off {n2}':>12} "
-          f"{'imported us':>11} {'cpu':>6}")
+    print(
+        f"{'protocol':8} {'outcome':7} {'plugin us':>10} {'bare SDK us':>11} {'ratio':>6} "
+        f"{'plugin cpu':>10} {'bare cpu':>9} {'ratio':>6} {'off us/run':>10} {f'on/off {n2}':>12} "
+        f"{'imported us':>11} {'cpu':>6}"
+    )
     for row in result["floor"]:
-        print(f"{row['protocol']:8} {row['outcome']:7} {row['plugin_us']:>10.1f} {row['bare_us']:>11.1f} "
-              f"{row['ratio'] or 0:>6.2f} {row['plugin_cpu_us']:>10.1f} {row['bare_cpu_us']:>9.1f} "
-              f"{row['cpu_ratio'] or 0:>6.2f} {row['off_us_per_run']:>10.1f} {row[f'on_off_{n2}']:>12.3f} "
-              f"{row['imported_us']:>11.1f} {row['imported_cpu_us']:>6.1f}")
-    print("imported: export off with the modules export on imports loaded (the SDK, exporters and libraries): "
-          "what their presence alone adds per run, part of the plugin's figure")
-    print(f"\n{'protocol':8} {'outcome':7} {'plugin us':>10} {'SDK under pytest us':>20} {'ratio':>6} "
-          f"{'plugin cpu':>10} {'SDK cpu':>8} {'ratio':>6}")
+        print(
+            f"{row['protocol']:8} {row['outcome']:7} {row['plugin_us']:>10.1f} {row['bare_us']:>11.1f} "
+            f"{row['ratio'] or 0:>6.2f} {row['plugin_cpu_us']:>10.1f} {row['bare_cpu_us']:>9.1f} "
+            f"{row['cpu_ratio'] or 0:>6.2f} {row['off_us_per_run']:>10.1f} {row[f'on_off_{n2}']:>12.3f} "
+            f"{row['imported_us']:>11.1f} {row['imported_cpu_us']:>6.1f}"
+        )
+    print(
+        "imported: export off with the modules export on imports loaded (the SDK, exporters and libraries): "
+        "what their presence alone adds per run, part of the plugin's figure"
+    )
+    print(
+        f"\n{'protocol':8} {'outcome':7} {'plugin us':>10} {'SDK under pytest us':>20} {'ratio':>6} "
+        f"{'plugin cpu':>10} {'SDK cpu':>8} {'ratio':>6}"
+    )
     for row in result["floor"]:
-        print(f"{row['protocol']:8} {row['outcome']:7} {row['plugin_us']:>10.1f} {row['pytest_sdk_us']:>20.1f} "
-              f"{row['ratio_to_pytest_sdk'] or 0:>6.2f} {row['plugin_cpu_us']:>10.1f} "
-              f"{row['pytest_sdk_cpu_us']:>8.1f} {row['cpu_ratio_to_pytest_sdk'] or 0:>6.2f}")
-    print("SDK under pytest: export off, the bare SDK making the same spans and metric points from pytest's hooks "
-          "(span per item, record_exception on a failure), on minus off: the floor of any pytest plugin exporting runs")
+        print(
+            f"{row['protocol']:8} {row['outcome']:7} {row['plugin_us']:>10.1f} {row['pytest_sdk_us']:>20.1f} "
+            f"{row['ratio_to_pytest_sdk'] or 0:>6.2f} {row['plugin_cpu_us']:>10.1f} "
+            f"{row['pytest_sdk_cpu_us']:>8.1f} {row['cpu_ratio_to_pytest_sdk'] or 0:>6.2f}"
+        )
+    print(
+        "SDK under pytest: export off, the bare SDK making the same spans and metric points from pytest's hooks "
+        "(span per item, record_exception on a failure), on minus off: the floor of any pytest plugin exporting runs"
+    )
     if result["sleep"]:
         print(f"\n{'protocol':8} {'run ms':>6} {'runs':>6} {'off s':>8} {'on s':>8} {'on/off':>7} {'extra us/run':>12}")
         for row in result["sleep"]:
-            print(f"{row['protocol']:8} {row['ms']:>6} {row['runs']:>6} {row['off_s']:>8.2f} {row['on_s']:>8.2f} "
-                  f"{row['ratio']:>7.4f} {row['extra_us_per_run']:>12.1f}")
-    print("\nimport footprint of what export on imports, over pytest and the plugin (MiB): "
-          + ", ".join(f"{k} {v}" for k, v in result["import_footprint_mib"].items()))
+            print(
+                f"{row['protocol']:8} {row['ms']:>6} {row['runs']:>6} {row['off_s']:>8.2f} {row['on_s']:>8.2f} "
+                f"{row['ratio']:>7.4f} {row['extra_us_per_run']:>12.1f}"
+            )
+    print(
+        "\nimport footprint of what export on imports, over pytest and the plugin (MiB): "
+        + ", ".join(f"{k} {v}" for k, v in result["import_footprint_mib"].items())
+    )
     if result["rss"]:
         names = [k[3:-4] for k in result["rss"][0] if k.startswith("on_")]
         print(f"peak RSS MiB\n{'runs':>6} {'off':>7} " + " ".join(f"{'on ' + n:>8} {'+' + n:>7}" for n in names))
         for row in result["rss"]:
-            print(f"{row['runs']:>6} {row['off_mib']:>7.1f} "
-                  + " ".join(f"{row[f'on_{n}_mib']:>8.1f} {row[f'extra_{n}_mib']:>7.1f}" for n in names))
+            print(
+                f"{row['runs']:>6} {row['off_mib']:>7.1f} "
+                + " ".join(f"{row[f'on_{n}_mib']:>8.1f} {row[f'extra_{n}_mib']:>7.1f}" for n in names)
+            )
 
 
 if __name__ == "__main__":

@@ -46,8 +46,13 @@ def _plan(builds: list[str], n1: int, n2: int, outcomes: list[str]) -> list[tupl
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--python", action="append", required=True, metavar="NAME=PYTHON",
-                        help="a build: its name and an interpreter with it installed (give two or more)")
+    parser.add_argument(
+        "--python",
+        action="append",
+        required=True,
+        metavar="NAME=PYTHON",
+        help="a build: its name and an interpreter with it installed (give two or more)",
+    )
     parser.add_argument("-r", "--repetitions", type=int, default=5, help="timed rounds (default 5)")
     parser.add_argument("--sizes", type=int, nargs=2, default=[1000, 3000], metavar=("N1", "N2"))
     parser.add_argument("--outcomes", nargs="+", choices=["pass", "fail"], default=["pass", "fail"])
@@ -79,14 +84,23 @@ def main(argv: list[str] | None = None) -> int:
                     sample = floor._run(entry, receivers, folders[build], repetition, python)
                     if repetition:
                         samples.setdefault("|".join((build, *map(str, entry[1:]))), []).append(sample)
-                    print(f"  round {repetition} {build:8} {' '.join(map(str, entry)):34} wall {sample[0]:7.3f} s "
-                          f"cpu {sample[1]:7.3f} s", file=sys.stderr)
+                    print(
+                        f"  round {repetition} {build:8} {' '.join(map(str, entry)):34} wall {sample[0]:7.3f} s "
+                        f"cpu {sample[1]:7.3f} s",
+                        file=sys.stderr,
+                    )
         finally:
             for rx in receivers.values():
                 rx.stop()
     loads.append((time.strftime("%H:%M:%S"), loadavg()))
-    result = {"machine": info, "sizes": [n1, n2], "repetitions": args.repetitions, "loads": loads,
-              "rows": _rows(builds, samples, n1, n2, args.outcomes), "samples": samples}
+    result = {
+        "machine": info,
+        "sizes": [n1, n2],
+        "repetitions": args.repetitions,
+        "loads": loads,
+        "rows": _rows(builds, samples, n1, n2, args.outcomes),
+        "samples": samples,
+    }
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
@@ -94,12 +108,16 @@ def main(argv: list[str] | None = None) -> int:
     shown = ", ".join(f"{at} {load[0] if load else '?'}" for at, load in loads)
     print(f"1-minute load average at each round's start, and at the end: {shown}")
     print(f"{args.repetitions} rounds; marginal cost per run between {n1} and {n2} trivial runs, us")
-    print(f"{'protocol':8} {'outcome':7} {'build':8} {'wall':>7} {'cpu':>7} {'bare wall':>9} {'bare cpu':>8} "
-          f"{'wall - first':>12} {'cpu - first':>11}")
+    print(
+        f"{'protocol':8} {'outcome':7} {'build':8} {'wall':>7} {'cpu':>7} {'bare wall':>9} {'bare cpu':>8} "
+        f"{'wall - first':>12} {'cpu - first':>11}"
+    )
     for row in result["rows"]:
-        print(f"{row['protocol']:8} {row['outcome']:7} {row['build']:8} {row['wall_us']:7.1f} {row['cpu_us']:7.1f} "
-              f"{row['bare_wall_us']:9.1f} {row['bare_cpu_us']:8.1f} {row['wall_minus_first_us']:+12.1f} "
-              f"{row['cpu_minus_first_us']:+11.1f}")
+        print(
+            f"{row['protocol']:8} {row['outcome']:7} {row['build']:8} {row['wall_us']:7.1f} {row['cpu_us']:7.1f} "
+            f"{row['bare_wall_us']:9.1f} {row['bare_cpu_us']:8.1f} {row['wall_minus_first_us']:+12.1f} "
+            f"{row['cpu_minus_first_us']:+11.1f}"
+        )
     print("wall - first, cpu - first: the median over the rounds of this build's figure minus the first build's")
     return 0
 
@@ -108,10 +126,15 @@ def _rows(builds: dict[str, str], samples: dict, n1: int, n2: int, outcomes: lis
     def slope(build: str, variant: str, outcome: str, index: int) -> list[float]:
         small = [s[index] for s in samples[f"{build}|{variant}|{n1}|{outcome}"]]
         large = [s[index] for s in samples[f"{build}|{variant}|{n2}|{outcome}"]]
-        return [(b - a) / (n2 - n1) * 1e6 for a, b in zip(small, large)]
+        return [(b - a) / (n2 - n1) * 1e6 for a, b in zip(small, large, strict=False)]
 
     def plugin(build: str, name: str, outcome: str, index: int) -> list[float]:
-        return [on - off for on, off in zip(slope(build, f"on-{name}", outcome, index), slope(build, "off", outcome, index))]
+        return [
+            on - off
+            for on, off in zip(
+                slope(build, f"on-{name}", outcome, index), slope(build, "off", outcome, index), strict=False
+            )
+        ]
 
     rows = []
     first = next(iter(builds))
@@ -126,8 +149,8 @@ def _rows(builds: dict[str, str], samples: dict, n1: int, n2: int, outcomes: lis
                     "cpu_us": round(statistics.median(figures["cpu"]), 1),
                     "bare_wall_us": round(statistics.median(slope("bare", f"bare-{name}", outcome, 0)), 1),
                     "bare_cpu_us": round(statistics.median(slope("bare", f"bare-{name}", outcome, 1)), 1),
-                    "wall_minus_first_us": round(statistics.median(a - b for a, b in zip(figures["wall"], base["wall"])), 1),
-                    "cpu_minus_first_us": round(statistics.median(a - b for a, b in zip(figures["cpu"], base["cpu"])), 1),
+                    "wall_minus_first_us": round(statistics.median(a - b for a, b in zip(figures["wall"], base["wall"], strict=False)), 1),
+                    "cpu_minus_first_us": round(statistics.median(a - b for a, b in zip(figures["cpu"], base["cpu"], strict=False)), 1),
                     "wall_rounds_us": [round(x) for x in figures["wall"]],
                 })  # fmt: skip
     return rows

@@ -53,7 +53,9 @@ def load_receiver():
     return module
 
 
-def sessions(sizes: list[int], endpoint: str, protocol: str = "grpc") -> list[tuple[str, str, int, dict, list[str], dict]]:
+def sessions(
+    sizes: list[int], endpoint: str, protocol: str = "grpc"
+) -> list[tuple[str, str, int, dict, list[str], dict]]:
     """(workload, variant, runs, files, args, env) of every session to time."""
     grpc = {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL": protocol}
     ours_on = [f"--prob-otel-endpoint={endpoint}", f"--prob-otel-protocol={protocol}"]
@@ -65,7 +67,16 @@ def sessions(sizes: list[int], endpoint: str, protocol: str = "grpc") -> list[tu
             out.append(("trivial", variant, n, {"bench_trivial.py": BENCH_FILE}, [f"--prob-runs={n}", *args], env))
         plain = {"test_plain.py": PLAIN_FILE.format(n=n)}
         out.append(("pytest-opentelemetry", "off", n, plain, ["--prob-otel=off"], {}))
-        out.append(("pytest-opentelemetry", "on", n, plain, ["--prob-otel=off", "-p", PYTEST_OTEL_PLUGIN, "--export-traces"], grpc))
+        out.append(
+            (
+                "pytest-opentelemetry",
+                "on",
+                n,
+                plain,
+                ["--prob-otel=off", "-p", PYTEST_OTEL_PLUGIN, "--export-traces"],
+                grpc,
+            )
+        )
     return out
 
 
@@ -74,8 +85,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-r", "--repetitions", type=int, default=3)
     parser.add_argument("--sizes", type=int, nargs="+", default=[3000, 10000])
     parser.add_argument("--workloads", nargs="+", default=["sleep", "trivial", "pytest-opentelemetry"])
-    parser.add_argument("--protocol", choices=("grpc", "http/protobuf"), default="grpc",
-                        help="OTLP protocol of the receiver and of both plugins' export (default grpc, as issue 9 asks)")
+    parser.add_argument(
+        "--protocol",
+        choices=("grpc", "http/protobuf"),
+        default="grpc",
+        help="OTLP protocol of the receiver and of both plugins' export (default grpc, as issue 9 asks)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     receiver_module = load_receiver()
@@ -99,11 +114,18 @@ def main(argv: list[str] | None = None) -> int:
                         raise SystemExit(f"{workload} {n}: {spans} spans arrived, wanted {wanted}\n{text[-2000:]}")
                 if repetition:
                     samples.setdefault((workload, variant, n), []).append(sample)
-                print(f"  {workload:22} {variant:3} N={n:<6} wall {sample.wall:6.2f} s  rss {sample.maxrss_kib / 1024:6.1f} MiB",
-                      file=sys.stderr)
+                print(
+                    f"  {workload:22} {variant:3} N={n:<6} wall {sample.wall:6.2f} s  rss {sample.maxrss_kib / 1024:6.1f} MiB",
+                    file=sys.stderr,
+                )
     packages = ("pytest", "opentelemetry-sdk", "pytest-opentelemetry")
-    result: dict = {"machine": machine(sys.executable, packages), "load": [load_start, loadavg()], "repetitions": args.repetitions,
-                    "protocol": args.protocol, "results": []}
+    result: dict = {
+        "machine": machine(sys.executable, packages),
+        "load": [load_start, loadavg()],
+        "repetitions": args.repetitions,
+        "protocol": args.protocol,
+        "results": [],
+    }
     for (workload, variant, n), values in samples.items():
         if variant != "on":
             continue
@@ -120,10 +142,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(describe_machine(result["machine"]))
     print(f"load average at start / end: {result['load']}; protocol {args.protocol}")
-    print(f"{'workload':22} {'runs':>6} {'off s':>8} {'on s':>8} {'on/off':>7} {'RSS off':>8} {'RSS on':>8} {'RSS ratio':>9}")
+    print(
+        f"{'workload':22} {'runs':>6} {'off s':>8} {'on s':>8} {'on/off':>7} {'RSS off':>8} {'RSS on':>8} {'RSS ratio':>9}"
+    )
     for row in result["results"]:
-        print(f"{row['workload']:22} {row['runs']:>6} {row['wall_off_s']:>8.2f} {row['wall_on_s']:>8.2f} "
-              f"{row['wall_ratio']:>7.3f} {row['rss_off_mib']:>8.1f} {row['rss_on_mib']:>8.1f} {row['rss_ratio']:>9.3f}")
+        print(
+            f"{row['workload']:22} {row['runs']:>6} {row['wall_off_s']:>8.2f} {row['wall_on_s']:>8.2f} "
+            f"{row['wall_ratio']:>7.3f} {row['rss_off_mib']:>8.1f} {row['rss_on_mib']:>8.1f} {row['rss_ratio']:>9.3f}"
+        )
     return 0
 
 

@@ -43,25 +43,41 @@ from otlp_receiver import OtlpReceiver  # noqa: E402
 VARIANTS = ("off", "on", "on_one_batch")
 
 
-def measure(protocols: list[str], rounds: int, sizes: tuple[int, int], sleep_ms: float,
-            python: str) -> dict[str, dict[str, list[float]]]:
+def measure(
+    protocols: list[str], rounds: int, sizes: tuple[int, int], sleep_ms: float, python: str
+) -> dict[str, dict[str, list[float]]]:
     """Per protocol, per variant: the slope of each round, in ms per run."""
     small, large = sizes
     with tempfile.TemporaryDirectory(prefix="prob-slope-") as temp:
         folder = Path(temp)
         (folder / "pytest.ini").write_text("[pytest]\n")
-        (folder / "bench_sleep.py").write_text(f"import time\n\n\ndef bench_sleep():\n    time.sleep({sleep_ms / 1000!r})\n")
+        (folder / "bench_sleep.py").write_text(
+            f"import time\n\n\ndef bench_sleep():\n    time.sleep({sleep_ms / 1000!r})\n"
+        )
         base = child_env(folder / "pycache", autoload=False)
 
         def session(runs: int) -> list[str]:
-            return [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "pytest_probability.plugin",
-                    f"--prob-runs={runs}", "bench_sleep.py"]
+            return [
+                python,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "-p",
+                "pytest_probability.plugin",
+                f"--prob-runs={runs}",
+                "bench_sleep.py",
+            ]
 
         slopes: dict[str, dict[str, list[float]]] = {}
         for protocol in protocols:
             with OtlpReceiver(protocol) as receiver:
-                on = dict(base, OTEL_EXPORTER_OTLP_ENDPOINT=receiver.endpoint,
-                          OTEL_EXPORTER_OTLP_PROTOCOL="grpc" if protocol == "grpc" else "http/protobuf")
+                on = dict(
+                    base,
+                    OTEL_EXPORTER_OTLP_ENDPOINT=receiver.endpoint,
+                    OTEL_EXPORTER_OTLP_PROTOCOL="grpc" if protocol == "grpc" else "http/protobuf",
+                )
                 envs = {"off": base, "on": on, "on_one_batch": dict(on, OTEL_BSP_SCHEDULE_DELAY="600000")}
                 for env in envs.values():  # warm-up: bytecode, page cache
                     timed(session(small), folder, env)
@@ -104,17 +120,33 @@ def main(argv: list[str] | None = None) -> int:
     info["loadavg_end"] = loadavg()
     rows = summary(slopes)
     if args.json:
-        print(json.dumps({"benchmark": "otel_slope", "machine": info, "rounds": args.rounds, "small": args.small,
-                          "large": args.large, "sleep_ms": args.sleep_ms, "summary": rows, "slopes_ms": slopes},
-                         indent=2))
+        print(
+            json.dumps(
+                {
+                    "benchmark": "otel_slope",
+                    "machine": info,
+                    "rounds": args.rounds,
+                    "small": args.small,
+                    "large": args.large,
+                    "sleep_ms": args.sleep_ms,
+                    "summary": rows,
+                    "slopes_ms": slopes,
+                },
+                indent=2,
+            )
+        )
         return 0
     print(f"machine: {describe_machine(info)}")
-    print(f"{args.rounds} rounds; runs of {args.sleep_ms:g} ms; slope between {args.small} and {args.large} runs, "
-          "ms per run (medians of the rounds)")
+    print(
+        f"{args.rounds} rounds; runs of {args.sleep_ms:g} ms; slope between {args.small} and {args.large} runs, "
+        "ms per run (medians of the rounds)"
+    )
     print(f"{'protocol':9} {'off':>8} {'on':>8} {'on, one batch':>14} {'on - off':>9} {'one batch - off':>16}")
     for protocol, row in rows.items():
-        print(f"{protocol:9} {row['off_ms']:>8.3f} {row['on_ms']:>8.3f} {row['on_one_batch_ms']:>14.3f} "
-              f"{row['marginal_ms']:>9.3f} {row['marginal_one_batch_ms']:>16.3f}")
+        print(
+            f"{protocol:9} {row['off_ms']:>8.3f} {row['on_ms']:>8.3f} {row['on_one_batch_ms']:>14.3f} "
+            f"{row['marginal_ms']:>9.3f} {row['marginal_one_batch_ms']:>16.3f}"
+        )
     return 0
 
 

@@ -46,19 +46,24 @@ from otel_overhead import load_receiver  # noqa: E402
 VARIANTS = ("off", "link", "perworker")
 
 
-def _session(variant: str, n: int, kind: str, rx, workers: int, protocol: str, tmp: Path, tag: str,
-             python: str, sleep_ms: int) -> tuple[float, float]:
+def _session(
+    variant: str, n: int, kind: str, rx, workers: int, protocol: str, tmp: Path, tag: str, python: str, sleep_ms: int
+) -> tuple[float, float]:
     rx.clear()
-    files = {"bench_sleep.py": floor.SLEEP_FILE.format(seconds=sleep_ms / 1000)} if kind == "sleep" \
+    files = (
+        {"bench_sleep.py": floor.SLEEP_FILE.format(seconds=sleep_ms / 1000)}
+        if kind == "sleep"
         else {"bench_pass.py": floor.PASS_FILE}
+    )
     args = ["-p", "xdist", f"-n={workers}", f"--prob-runs={n}", "--tb=no", f"-o=prob_suite={floor.SUITE}"]
     if variant == "link":
         args += [f"--prob-otel-endpoint={rx.endpoint}", f"--prob-otel-protocol={floor.PROTOCOLS[protocol]}"]
     else:
         args.append("--prob-otel=off")
     if variant == "perworker":
-        files["floor_pytest_sdk.py"] = floor.PYTEST_SDK.format(protocol=protocol, endpoint=rx.endpoint,
-                                                               suite=floor.SUITE, queue=max(2048, n + 16))
+        files["floor_pytest_sdk.py"] = floor.PYTEST_SDK.format(
+            protocol=protocol, endpoint=rx.endpoint, suite=floor.SUITE, queue=max(2048, n + 16)
+        )
         args += ["-p", "floor_pytest_sdk"]
     folder = write_folder(tmp / f"{kind}-{variant}-{n}-{tag}", files)
     wall, cpu, text = _run(folder, args, python)
@@ -68,8 +73,11 @@ def _session(variant: str, n: int, kind: str, rx, workers: int, protocol: str, t
         raise SystemExit(f"{variant} {n}: the export failed\n{text[-2000:]}")
     if variant != "off":
         receiver = sys.modules["prob_bench_otlp_receiver"]
-        receiver.wait_for(lambda: floor.spans_received(rx) >= n + 1, timeout=30,
-                          message=f"{variant} {n}: {floor.spans_received(rx)} spans of {n + 1} arrived")
+        receiver.wait_for(
+            lambda: floor.spans_received(rx) >= n + 1,
+            timeout=30,
+            message=f"{variant} {n}: {floor.spans_received(rx)} spans of {n + 1} arrived",
+        )
     return wall, cpu
 
 
@@ -118,12 +126,24 @@ def main(argv: list[str] | None = None) -> int:
                 shift = (repetition * 2) % len(sessions)
                 for entry in sessions[shift:] + sessions[:shift]:
                     variant, n, kind = entry
-                    sample = _session(variant, n, kind, rx, args.workers, args.protocol, Path(tmp), str(repetition),
-                                      args.python, args.sleep)
+                    sample = _session(
+                        variant,
+                        n,
+                        kind,
+                        rx,
+                        args.workers,
+                        args.protocol,
+                        Path(tmp),
+                        str(repetition),
+                        args.python,
+                        args.sleep,
+                    )
                     if repetition:
                         samples.setdefault(entry, []).append(sample)
-                    print(f"  round {repetition} {kind:5} {variant:9} {n:5}  wall {sample[0]:7.3f} s cpu {sample[1]:7.3f} s",
-                          file=sys.stderr)
+                    print(
+                        f"  round {repetition} {kind:5} {variant:9} {n:5}  wall {sample[0]:7.3f} s cpu {sample[1]:7.3f} s",
+                        file=sys.stderr,
+                    )
         finally:
             rx.stop()
     info["loadavg_end"] = loadavg()
@@ -131,35 +151,53 @@ def main(argv: list[str] | None = None) -> int:
 
     def slope(variant: str, index: int) -> list[float]:
         a, b = samples[(variant, n1, "floor")], samples[(variant, n2, "floor")]
-        return [(y[index] - x[index]) / (n2 - n1) * 1e6 for x, y in zip(a, b)]
+        return [(y[index] - x[index]) / (n2 - n1) * 1e6 for x, y in zip(a, b, strict=False)]
 
-    result: dict = {"workers": args.workers, "protocol": args.protocol, "sizes": [n1, n2],
-                    "repetitions": args.repetitions, "machine": info, "marginal": {}, "sleep": {}}
+    result: dict = {
+        "workers": args.workers,
+        "protocol": args.protocol,
+        "sizes": [n1, n2],
+        "repetitions": args.repetitions,
+        "machine": info,
+        "marginal": {},
+        "sleep": {},
+    }
     for variant in ("link", "perworker"):
-        wall = [v - o for v, o in zip(slope(variant, 0), slope("off", 0))]
-        cpu = [v - o for v, o in zip(slope(variant, 1), slope("off", 1))]
-        result["marginal"][variant] = {"wall_us": round(statistics.median(wall), 1),
-                                       "cpu_us": round(statistics.median(cpu), 1),
-                                       "wall_rounds_us": [round(x, 1) for x in wall],
-                                       "cpu_rounds_us": [round(x, 1) for x in cpu]}
+        wall = [v - o for v, o in zip(slope(variant, 0), slope("off", 0), strict=False)]
+        cpu = [v - o for v, o in zip(slope(variant, 1), slope("off", 1), strict=False)]
+        result["marginal"][variant] = {
+            "wall_us": round(statistics.median(wall), 1),
+            "cpu_us": round(statistics.median(cpu), 1),
+            "wall_rounds_us": [round(x, 1) for x in wall],
+            "cpu_rounds_us": [round(x, 1) for x in cpu],
+        }
     link_cpu, worker_cpu = (result["marginal"][v]["cpu_rounds_us"] for v in ("link", "perworker"))
-    result["marginal"]["link_minus_perworker_cpu_us"] = round(statistics.median(
-        a - b for a, b in zip(link_cpu, worker_cpu)), 1)
+    result["marginal"]["link_minus_perworker_cpu_us"] = round(
+        statistics.median(a - b for a, b in zip(link_cpu, worker_cpu, strict=False)), 1
+    )
     off = [s[0] for s in samples[("off", args.sleep_runs, "sleep")]]
     for variant in ("link", "perworker"):
         on = [s[0] for s in samples[(variant, args.sleep_runs, "sleep")]]
-        result["sleep"][variant] = {"ms": args.sleep, "runs": args.sleep_runs,
-                                    "off_s": round(statistics.median(off), 3), "on_s": round(statistics.median(on), 3),
-                                    "ratio": round(statistics.median(a / b for a, b in zip(on, off)), 4)}
+        result["sleep"][variant] = {
+            "ms": args.sleep,
+            "runs": args.sleep_runs,
+            "off_s": round(statistics.median(off), 3),
+            "on_s": round(statistics.median(on), 3),
+            "ratio": round(statistics.median(a / b for a, b in zip(on, off, strict=False)), 4),
+        }
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
     print(describe_machine(info))
-    print(f"-n {args.workers}, OTLP/{args.protocol}, {args.repetitions} rounds; marginal cost per exported run "
-          f"between {n1} and {n2} trivial runs (minus export off), us, median over the rounds")
+    print(
+        f"-n {args.workers}, OTLP/{args.protocol}, {args.repetitions} rounds; marginal cost per exported run "
+        f"between {n1} and {n2} trivial runs (minus export off), us, median over the rounds"
+    )
     for variant in ("link", "perworker"):
         row = result["marginal"][variant]
-        print(f"  {variant:9}  wall {row['wall_us']:7.1f}  cpu {row['cpu_us']:7.1f}   cpu rounds {row['cpu_rounds_us']}")
+        print(
+            f"  {variant:9}  wall {row['wall_us']:7.1f}  cpu {row['cpu_us']:7.1f}   cpu rounds {row['cpu_rounds_us']}"
+        )
     print(f"  link - perworker, cpu (paired): {result['marginal']['link_minus_perworker_cpu_us']:+.1f}")
     print(f"{args.sleep_runs} runs of {args.sleep} ms: session wall over export off")
     for variant in ("link", "perworker"):

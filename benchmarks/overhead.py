@@ -75,15 +75,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _measure import (  # noqa: E402 - shared helpers next to this script
-    add_session_arguments,
-    parse_session_arguments,
     BENCH_FILE,
     METRICS,
     VariantResult,
+    add_session_arguments,
     describe_machine,
     loadavg,
     machine,
     order,
+    parse_session_arguments,
     run_session,
     warn_if_busy,
     write_folder,
@@ -146,15 +146,22 @@ PUBLISHED = "0.3.0"
 
 def prepare(root: Path, n: int) -> dict[str, tuple[Path, list[str]]]:
     """Write one folder per variant; return variant -> (folder, pytest arguments)."""
-    plugin = (write_folder(root / f"plugin-{n}", {"bench_overhead.py": BENCH_FILE}), [f"--prob-runs={n}", "bench_overhead.py"])
+    plugin = (
+        write_folder(root / f"plugin-{n}", {"bench_overhead.py": BENCH_FILE}),
+        [f"--prob-runs={n}", "bench_overhead.py"],
+    )
     return {
         "plugin": plugin,
         "plain": (write_folder(root / f"plain-{n}", {"test_plain.py": PLAIN_FILE.format(n=n)}), ["test_plain.py"]),
         "published": plugin,  # the same file and arguments, run by 0.3.0
         **{
-            floor: (write_folder(root / f"{floor}-{n}", {"test_floor.py": FLOOR_FILE,
-                                                          "floor_items.py": FLOOR_PLUGIN.format(n=n, kind=floor[6:])}),
-                    ["-p", "floor_items", "test_floor.py"])
+            floor: (
+                write_folder(
+                    root / f"{floor}-{n}",
+                    {"test_floor.py": FLOOR_FILE, "floor_items.py": FLOOR_PLUGIN.format(n=n, kind=floor[6:])},
+                ),
+                ["-p", "floor_items", "test_floor.py"],
+            )
             for floor in FLOORS
         },
     }
@@ -162,13 +169,25 @@ def prepare(root: Path, n: int) -> dict[str, tuple[Path, list[str]]]:
 
 def make_published(folder: Path, python: str) -> str:
     """A virtualenv with pytest-probability 0.3.0 and ``python``'s pytest; its interpreter."""
-    version = subprocess.run([python, "-c", "import pytest; print(pytest.__version__)"],
-                             check=True, capture_output=True, text=True).stdout.strip()
+    version = subprocess.run(
+        [python, "-c", "import pytest; print(pytest.__version__)"], check=True, capture_output=True, text=True
+    ).stdout.strip()
     interpreter = folder / "bin" / "python"
     if not interpreter.exists():
         subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True)
-    subprocess.run([str(interpreter), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                    f"pytest-probability=={PUBLISHED}", f"pytest=={version}"], check=True)
+    subprocess.run(
+        [
+            str(interpreter),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            f"pytest-probability=={PUBLISHED}",
+            f"pytest=={version}",
+        ],
+        check=True,
+    )
     return str(interpreter)
 
 
@@ -177,12 +196,23 @@ def check_published(python: str) -> None:
     code = "import importlib.metadata as m; print(m.version('pytest-probability'))"
     done = subprocess.run([python, "-c", code], capture_output=True, text=True)
     if done.returncode != 0 or done.stdout.strip() != PUBLISHED:
-        raise SystemExit(f"--published {python}: pytest-probability {PUBLISHED} is not installed there "
-                         f"({done.stdout.strip() or done.stderr.strip().splitlines()[-1:]}); use --make-published DIR")
+        raise SystemExit(
+            f"--published {python}: pytest-probability {PUBLISHED} is not installed there "
+            f"({done.stdout.strip() or done.stderr.strip().splitlines()[-1:]}); use --make-published DIR"
+        )
 
 
-def measure(ns: list[int], repetitions: int, warmup: int, *, python: str, autoload: bool, progress: bool,
-            published: str | None = None, floors: bool = False) -> list[VariantResult]:
+def measure(
+    ns: list[int],
+    repetitions: int,
+    warmup: int,
+    *,
+    python: str,
+    autoload: bool,
+    progress: bool,
+    published: str | None = None,
+    floors: bool = False,
+) -> list[VariantResult]:
     results = []
     variants = (*VARIANTS, *(("published",) if published else ()), *(FLOORS if floors else ()))
     pythons = {variant: python for variant in variants}
@@ -233,8 +263,11 @@ def ratios(results: list[VariantResult], against: str = "plain") -> dict[int, di
 
 
 def report_text(results: list[VariantResult], repetitions: int, info: dict) -> str:
-    lines = [f"median of {repetitions} sessions per variant and N (fresh process each)",
-             f"machine: {describe_machine(info)}", ""]
+    lines = [
+        f"median of {repetitions} sessions per variant and N (fresh process each)",
+        f"machine: {describe_machine(info)}",
+        "",
+    ]
     header = f"{'N':>7}  {'variant':14}" + "".join(f"{title:>{width}}" for _, title, width, _ in COLUMNS)
     lines.append(header)
     lines.append("-" * len(header))
@@ -252,16 +285,22 @@ def report_text(results: list[VariantResult], repetitions: int, info: dict) -> s
             lines.append(f"{n:>7,}  {variant:14}" + "".join(cells))
         for label, values in (("ratio", r), ("/0.3.0", against_published.get(n)), ("/Function", against_floor.get(n))):
             if values is not None:
-                lines.append(f"{n:>7,}  {label:14}"
-                             + "".join(f"{values.get(name, float('nan')):>{width}.3f}" for name, _, width, _ in COLUMNS))
+                lines.append(
+                    f"{n:>7,}  {label:14}"
+                    + "".join(f"{values.get(name, float('nan')):>{width}.3f}" for name, _, width, _ in COLUMNS)
+                )
         lines.append("")
     lines.append("ratio = plugin / plain; goal at 10,000 runs: time <= 1.05, peak RSS <= 1.10")
     if against_published:
-        lines.append(f"/0.3.0 = plugin / published (pytest-probability {PUBLISHED}, the same runs); "
-                     "goal (issue 24): time <= 1.00")
+        lines.append(
+            f"/0.3.0 = plugin / published (pytest-probability {PUBLISHED}, the same runs); "
+            "goal (issue 24): time <= 1.00"
+        )
     if against_floor:
-        lines.append("/Function = plugin / floor-function (pytest running N Function items of one trivial function, "
-                     "made by a 20-line plugin); floor-item: bare Items that call it, no fixtures (0.3.0's shape)")
+        lines.append(
+            "/Function = plugin / floor-function (pytest running N Function items of one trivial function, "
+            "made by a 20-line plugin); floor-item: bare Items that call it, no fixtures (0.3.0's shape)"
+        )
     lines.append("wall/cpu: whole process; session: pytest_sessionstart to end of pytest_sessionfinish")
     return "\n".join(lines)
 
@@ -295,12 +334,22 @@ def report_json(results: list[VariantResult], args: argparse.Namespace, info: di
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_session_arguments(parser, "runs/items per session")
-    parser.add_argument("--published", metavar="PYTHON",
-                        help=f"an interpreter with pytest-probability {PUBLISHED}: adds the variant 'published'")
-    parser.add_argument("--make-published", metavar="DIR", type=Path,
-                        help=f"make (or update) a virtualenv in DIR with {PUBLISHED} from PyPI and use it")
-    parser.add_argument("--floors", action="store_true",
-                        help="add the floors: pytest's own Function items, and bare Items, for the same runs")
+    parser.add_argument(
+        "--published",
+        metavar="PYTHON",
+        help=f"an interpreter with pytest-probability {PUBLISHED}: adds the variant 'published'",
+    )
+    parser.add_argument(
+        "--make-published",
+        metavar="DIR",
+        type=Path,
+        help=f"make (or update) a virtualenv in DIR with {PUBLISHED} from PyPI and use it",
+    )
+    parser.add_argument(
+        "--floors",
+        action="store_true",
+        help="add the floors: pytest's own Function items, and bare Items, for the same runs",
+    )
     args = parse_session_arguments(parser, argv)
     published = make_published(args.make_published, args.python) if args.make_published else args.published
     if published:
@@ -311,8 +360,16 @@ def main(argv: list[str] | None = None) -> int:
     if published:
         info["published"] = machine(published, ("pytest", "pytest-probability"))
     warn_if_busy(info)
-    results = measure(args.runs, args.repetitions, args.warmup, python=args.python,
-                      autoload=args.autoload, progress=not args.quiet, published=published, floors=args.floors)
+    results = measure(
+        args.runs,
+        args.repetitions,
+        args.warmup,
+        python=args.python,
+        autoload=args.autoload,
+        progress=not args.quiet,
+        published=published,
+        floors=args.floors,
+    )
     info["loadavg_end"] = loadavg()
     if args.json:
         print(json.dumps(report_json(results, args, info), indent=2))

@@ -16,6 +16,7 @@ What runs inside a ``Run`` item's own methods (its ``__init__`` at collection, `
 hook and is not counted: ``overhead.py --floors`` compares the whole session with pytest's own
 ``Function`` items.
 """
+
 import atexit
 import collections
 import os
@@ -30,6 +31,7 @@ clock = time.perf_counter_ns
 
 def _wrap(name, function, wrapper):
     if wrapper:
+
         def timed(*args):
             start = clock()
             gen = function(*args)
@@ -45,6 +47,7 @@ def _wrap(name, function, wrapper):
                 return stop.value
             raise RuntimeError("a wrapper yielded twice")
     else:
+
         def timed(*args):
             start = clock()
             try:
@@ -52,6 +55,7 @@ def _wrap(name, function, wrapper):
             finally:
                 TOTAL[name] += clock() - start
                 CALLS[name] += 1
+
     return timed
 
 
@@ -64,7 +68,9 @@ def pytest_configure(config):
             continue
         for impl in caller.get_hookimpls():
             module = getattr(impl.plugin, "__module__", None) or getattr(impl.plugin, "__name__", "")
-            if not str(getattr(impl.plugin, "__name__", module)).startswith("pytest_probability") and not str(module).startswith("pytest_probability"):
+            if not str(getattr(impl.plugin, "__name__", module)).startswith("pytest_probability") and not str(
+                module
+            ).startswith("pytest_probability"):
                 continue
             if hookname.startswith(("pytest_configure", "pytest_unconfigure", "pytest_addoption")):
                 continue
@@ -74,4 +80,5 @@ def pytest_configure(config):
         with open(os.environ.get("OWN_TIME_OUT", "own_time.txt"), "w") as handle:
             for name, ns in TOTAL.most_common():
                 handle.write(f"{name} {CALLS[name]} {ns}\n")
+
     atexit.register(report)

@@ -130,7 +130,7 @@ def sign_flip_p(bits: np.ndarray, diffs: np.ndarray) -> np.ndarray:
 
 def plugin_p(xa: np.ndarray, xb: np.ndarray, k: int) -> float:
     """The same p-value through twostats.sign_flip itself, called as features.compare.judging.pooled_tests calls it."""
-    flip = twostats.sign_flip([(int(a) * k - int(b) * k, k * k) for a, b in zip(xa, xb)])
+    flip = twostats.sign_flip([(int(a) * k - int(b) * k, k * k) for a, b in zip(xa, xb, strict=False)])
     return min(1.0, 2.0 * min(flip.p_less, flip.p_greater))
 
 
@@ -164,7 +164,9 @@ def simulate(pop: Population, k: int, n: int, sessions: int, rng: np.random.Gene
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=None, help="sessions per row (default 10000; 300 with --quick)")
-    parser.add_argument("--quick", action="store_true", help="300 sessions per row; only rows of at most 150 inputs verified")
+    parser.add_argument(
+        "--quick", action="store_true", help="300 sessions per row; only rows of at most 150 inputs verified"
+    )
     parser.add_argument("--pilot-inputs", type=int, default=300)
     parser.add_argument("--pilot-runs", type=int, default=10)
     parser.add_argument("--rho", type=float, default=0.6, help="copula correlation of the two arms' rates")
@@ -192,31 +194,57 @@ def main(argv: list[str] | None = None) -> int:
             row_started = time.perf_counter()
             # Only the first rows of the quick run are verified against the (slow, pure-Python) plugin test.
             sim = simulate(pop, k, n, sessions, rng, verify if (not args.quick or n <= 150) else 0)
-            results.append({
-                "delta": delta, "icc": icc, "rho_latent": args.rho, "rho_rates": rate_rho,
-                "pilot_correlation": pilot.correlation, "runs": k, "inputs": n, "inputs_planned": planned_n,
-                "inputs_true": ab_planning.inputs_needed(truth, delta, k, ALPHA, TARGET),
-                "planned_power": ab_planning.ab_power(pilot, delta, n, k, ALPHA),
-                "true_power": ab_planning.ab_power(truth, delta, n, k, ALPHA),
-                "sessions": sessions, **sim, "seconds": time.perf_counter() - row_started,
-            })
+            results.append(
+                {
+                    "delta": delta,
+                    "icc": icc,
+                    "rho_latent": args.rho,
+                    "rho_rates": rate_rho,
+                    "pilot_correlation": pilot.correlation,
+                    "runs": k,
+                    "inputs": n,
+                    "inputs_planned": planned_n,
+                    "inputs_true": ab_planning.inputs_needed(truth, delta, k, ALPHA, TARGET),
+                    "planned_power": ab_planning.ab_power(pilot, delta, n, k, ALPHA),
+                    "true_power": ab_planning.ab_power(truth, delta, n, k, ALPHA),
+                    "sessions": sessions,
+                    **sim,
+                    "seconds": time.perf_counter() - row_started,
+                }
+            )
     elapsed = time.perf_counter() - started
     if args.json:
-        print(json.dumps({"python": platform.python_version(), "cpus": os.cpu_count(), "seconds": elapsed,
-                          "results": results, "statements": statements}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "python": platform.python_version(),
+                    "cpus": os.cpu_count(),
+                    "seconds": elapsed,
+                    "results": results,
+                    "statements": statements,
+                },
+                indent=2,
+            )
+        )
         return 0
-    print(f"paired A/B, arm B mean {BASE}, arm A mean {BASE} + delta; rates Beta with the given ICC, copula "
-          f"correlation {args.rho}; pilot {args.pilot_inputs} inputs x {args.pilot_runs} runs per arm; "
-          f"{sessions} sessions per row; two-sided level {ALPHA}, target power {TARGET:.0%}; seed {args.seed}")
+    print(
+        f"paired A/B, arm B mean {BASE}, arm A mean {BASE} + delta; rates Beta with the given ICC, copula "
+        f"correlation {args.rho}; pilot {args.pilot_inputs} inputs x {args.pilot_runs} runs per arm; "
+        f"{sessions} sessions per row; two-sided level {ALPHA}, target power {TARGET:.0%}; seed {args.seed}"
+    )
     print(f"python {platform.python_version()}, {os.cpu_count()} CPUs")
     print()
-    print("| delta | runs/input k | ICC | rate corr. | pilot corr. | inputs n (true-components n) | planned power "
-          "| power at n, true components | simulated, sign-flip (plugin) | simulated, paired t |")
+    print(
+        "| delta | runs/input k | ICC | rate corr. | pilot corr. | inputs n (true-components n) | planned power "
+        "| power at n, true components | simulated, sign-flip (plugin) | simulated, paired t |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
-        print(f"| {r['delta']:.2f} | {r['runs']} | {r['icc']:.1f} | {r['rho_rates']:.2f} | {r['pilot_correlation']:.2f} "
-              f"| {r['inputs']:,} ({r['inputs_true']:,}) | {r['planned_power'] * 100:.1f}% | {r['true_power'] * 100:.1f}% "
-              f"| {wilson(r['sign_flip_hits'], r['sessions'])} | {wilson(r['t_hits'], r['sessions'])} |")
+        print(
+            f"| {r['delta']:.2f} | {r['runs']} | {r['icc']:.1f} | {r['rho_rates']:.2f} | {r['pilot_correlation']:.2f} "
+            f"| {r['inputs']:,} ({r['inputs_true']:,}) | {r['planned_power'] * 100:.1f}% | {r['true_power'] * 100:.1f}% "
+            f"| {wilson(r['sign_flip_hits'], r['sessions'])} | {wilson(r['t_hits'], r['sessions'])} |"
+        )
     print()
     verified = sum(r["verified"] for r in results)
     print(f"sign-flip p-values checked against twostats.sign_flip: {verified} sessions, all equal")

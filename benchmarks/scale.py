@@ -77,10 +77,14 @@ def prepare(root: Path, n: int, json_report: bool) -> dict[str, tuple[Path, list
     if json_report:
         plugin_args.insert(0, "--prob-json=report.json")
     return {
-        "plugin": (write_folder(root / f"plugin-{n}", {"bench_scale.py": CASES_FILE.format(n=n, prefix="bench")}),
-                   plugin_args),
-        "plain": (write_folder(root / f"plain-{n}", {"test_scale.py": CASES_FILE.format(n=n, prefix="test")}),
-                  ["test_scale.py"]),
+        "plugin": (
+            write_folder(root / f"plugin-{n}", {"bench_scale.py": CASES_FILE.format(n=n, prefix="bench")}),
+            plugin_args,
+        ),
+        "plain": (
+            write_folder(root / f"plain-{n}", {"test_scale.py": CASES_FILE.format(n=n, prefix="test")}),
+            ["test_scale.py"],
+        ),
     }
 
 
@@ -99,9 +103,12 @@ def measure(args: argparse.Namespace) -> list[VariantResult]:
                     sample = run_session(*setups[variant], python=args.python, autoload=args.autoload, expected_items=n)
                     by_variant[variant].samples.append(sample)
                     if not args.quiet:
-                        print(f"  N={n:,} #{repetition + 1} {variant:6} wall {sample.wall:.2f}s "
-                              f"collect {sample.collect:.2f}s run {sample.run:.2f}s finish {sample.finish:.2f}s "
-                              f"rss {sample.maxrss_kib / 1024:.0f} MiB", file=sys.stderr)
+                        print(
+                            f"  N={n:,} #{repetition + 1} {variant:6} wall {sample.wall:.2f}s "
+                            f"collect {sample.collect:.2f}s run {sample.run:.2f}s finish {sample.finish:.2f}s "
+                            f"rss {sample.maxrss_kib / 1024:.0f} MiB",
+                            file=sys.stderr,
+                        )
             results.extend(by_variant.values())
     return results
 
@@ -133,9 +140,11 @@ def increments(results: list[VariantResult]) -> dict[str, dict[str, float]]:
     ratio stays put is fixed start-up cost weighing less, not growth."""
     sizes = sorted({r.n for r in results})
     out = {}
-    for small, large in zip(sizes, sizes[1:]):
+    for small, large in zip(sizes, sizes[1:], strict=False):
+
         def median(n: int, variant: str, name: str) -> float:
             return next(r for r in results if r.n == n and r.variant == variant).median(name)
+
         step = {}
         for name, unit in (("wall", 1000.0), ("maxrss_kib", 1.0)):
             plugin = median(large, "plugin", name) - median(small, "plugin", name)
@@ -147,9 +156,12 @@ def increments(results: list[VariantResult]) -> dict[str, dict[str, float]]:
 
 
 def report_text(results: list[VariantResult], args: argparse.Namespace, info: dict) -> str:
-    lines = [f"median of {args.repetitions} sessions per variant and N (fresh process each), 1 run per case"
-             + (", plugin side writes --prob-json" if args.json_report else ""),
-             f"machine: {describe_machine(info)}", ""]
+    lines = [
+        f"median of {args.repetitions} sessions per variant and N (fresh process each), 1 run per case"
+        + (", plugin side writes --prob-json" if args.json_report else ""),
+        f"machine: {describe_machine(info)}",
+        "",
+    ]
     header = f"{'cases':>7}  {'variant':8}" + "".join(f"{title:>{width}}" for _, title, width, _ in COLUMNS)
     lines += [header, "-" * len(header)]
     for n, r in ratios(results).items():
@@ -160,16 +172,22 @@ def report_text(results: list[VariantResult], args: argparse.Namespace, info: di
                 value = v.median(name)
                 cells.append(f"{value / 1024:>{width}.1f}" if form is None else f"{form.format(value):>{width}}")
             lines.append(f"{n:>7,}  {variant:8}" + "".join(cells))
-        lines.append(f"{n:>7,}  {'ratio':8}" + "".join(
-            f"{r.get(name, float('nan')):>{width}.2f}" for name, _, width, _ in COLUMNS))
+        lines.append(
+            f"{n:>7,}  {'ratio':8}"
+            + "".join(f"{r.get(name, float('nan')):>{width}.2f}" for name, _, width, _ in COLUMNS)
+        )
         lines.append("")
     for span, step in increments(results).items():
         small, large = (int(n) for n in span.split("-"))
-        lines.append(f"{small:,} -> {large:,} cases: the {large - small:,} more cost plugin/plain "
-                     f"{step['wall_ratio']:.2f} in wall time ({step['wall_extra_per_case']:+.3f} ms per case) and "
-                     f"{step['maxrss_kib_ratio']:.2f} in peak RSS ({step['maxrss_kib_extra_per_case']:+.2f} KiB per case)")
-    lines.append(f"ratio = plugin / plain; goal: wall and peak RSS <= {GOAL} at every N, and the cases between "
-                 f"two sizes at most {GOAL} times what they cost plain pytest")
+        lines.append(
+            f"{small:,} -> {large:,} cases: the {large - small:,} more cost plugin/plain "
+            f"{step['wall_ratio']:.2f} in wall time ({step['wall_extra_per_case']:+.3f} ms per case) and "
+            f"{step['maxrss_kib_ratio']:.2f} in peak RSS ({step['maxrss_kib_extra_per_case']:+.2f} KiB per case)"
+        )
+    lines.append(
+        f"ratio = plugin / plain; goal: wall and peak RSS <= {GOAL} at every N, and the cases between "
+        f"two sizes at most {GOAL} times what they cost plain pytest"
+    )
     lines.append("finish: end of the run loop to the end of pytest_sessionfinish (table and JSON included)")
     return "\n".join(lines)
 
@@ -185,17 +203,29 @@ def main(argv: list[str] | None = None) -> int:
     results = measure(args)
     info["loadavg_end"] = loadavg()
     if args.json:
-        print(json.dumps({
-            "benchmark": "scale",
-            "machine": info,
-            "repetitions": args.repetitions,
-            "json_report": args.json_report,
-            "goal": {"wall_ratio": GOAL, "maxrss_ratio": GOAL, "increment_ratio": GOAL},
-            "results": [{"n": r.n, "variant": r.variant, "median": {m: r.median(m) for m in METRICS},
-                         "samples": [asdict(s) for s in r.samples]} for r in results],
-            "ratios": {str(n): v for n, v in ratios(results).items()},
-            "increments": increments(results),
-        }, indent=2))
+        print(
+            json.dumps(
+                {
+                    "benchmark": "scale",
+                    "machine": info,
+                    "repetitions": args.repetitions,
+                    "json_report": args.json_report,
+                    "goal": {"wall_ratio": GOAL, "maxrss_ratio": GOAL, "increment_ratio": GOAL},
+                    "results": [
+                        {
+                            "n": r.n,
+                            "variant": r.variant,
+                            "median": {m: r.median(m) for m in METRICS},
+                            "samples": [asdict(s) for s in r.samples],
+                        }
+                        for r in results
+                    ],
+                    "ratios": {str(n): v for n, v in ratios(results).items()},
+                    "increments": increments(results),
+                },
+                indent=2,
+            )
+        )
     else:
         print(report_text(results, args, info))
     return 0

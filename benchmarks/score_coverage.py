@@ -63,8 +63,9 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -72,13 +73,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _measure import loadavg, warn_if_busy  # noqa: E402
-from pytest_probability.maths import clusters as inputs, scores  # noqa: E402
+
+from pytest_probability.maths import clusters as inputs  # noqa: E402
+from pytest_probability.maths import scores
 
 FAMILIES = ("beta", "two-point", "skewed")
 MEANS = (0.02, 0.1, 0.3, 0.5, 0.7, 0.9, 0.98)
 SIZES = (5, 10, 20, 50, 100, 200)
-METHODS = ("betting", "betting-cs", "t", "wilson-eff", "percentile", "BCa", "bootstrap-t", "pm-eb",
-           "hoeffding", "maurer-pontil", "anderson")
+METHODS = (
+    "betting",
+    "betting-cs",
+    "t",
+    "wilson-eff",
+    "percentile",
+    "BCa",
+    "bootstrap-t",
+    "pm-eb",
+    "hoeffding",
+    "maurer-pontil",
+    "anderson",
+)
 GOAL = (0.93, 0.97)
 KAPPA = 5.0
 SKEW_KAPPA = 20.0
@@ -108,7 +122,9 @@ def draw(rng: np.random.Generator, family: str, mean: float, size: tuple[int, ..
 # -- the methods not in the plugin ----------------------------------------------------------------
 
 
-def bootstrap_methods(x: np.ndarray, rng: np.random.Generator, resamples: int, level: float) -> dict[str, tuple[float, float]]:
+def bootstrap_methods(
+    x: np.ndarray, rng: np.random.Generator, resamples: int, level: float
+) -> dict[str, tuple[float, float]]:
     n = len(x)
     tail = (1.0 - level) / 2.0
     mean = float(x.mean())
@@ -221,7 +237,10 @@ def simulate(cell: tuple[str, float, int], reps: int, resamples: int, level: flo
         low, high = found["betting"]
         guarded += (low == sample_mean and 0.0 < sample_mean) or (high == sample_mean and sample_mean < 1.0)
     return {
-        "family": family, "mean": mean, "n": n, "reps": reps,
+        "family": family,
+        "mean": mean,
+        "n": n,
+        "reps": reps,
         "covered": covered,
         "coverage": {m: covered[m] / reps for m in METHODS},
         "mean_width": {m: width[m] / reps for m in METHODS},
@@ -281,8 +300,12 @@ def timing_table(rows: list[dict[str, Any]]) -> str:
 
 
 def method_table(results: list[dict[str, Any]], method: str) -> str:
-    lines = [f"#### {method}", "", "| shape | μ | " + " | ".join(f"N={n}" for n in SIZES) + " |",
-             "|---|---:|" + "---|" * len(SIZES)]
+    lines = [
+        f"#### {method}",
+        "",
+        "| shape | μ | " + " | ".join(f"N={n}" for n in SIZES) + " |",
+        "|---|---:|" + "---|" * len(SIZES),
+    ]
     for family in FAMILIES:
         for mean in MEANS:
             cells = []
@@ -303,9 +326,11 @@ def _wilson(count: int, total: int) -> tuple[float, float]:
 
 
 def summary_table(results: list[dict[str, Any]]) -> str:
-    lines = ["| method | cells in 93–97% | below 93% | above 97% | below 95% beyond noise | lowest (where) | "
-             "mean width N=5 | N=20 | N=200 |",
-             "|---|---:|---:|---:|---:|---|---:|---:|---:|"]
+    lines = [
+        "| method | cells in 93–97% | below 93% | above 97% | below 95% beyond noise | lowest (where) | "
+        "mean width N=5 | N=20 | N=200 |",
+        "|---|---:|---:|---:|---:|---|---:|---:|---:|",
+    ]
     for method in METHODS:
         cov = [(r["coverage"][method], r) for r in results]
         inside = sum(GOAL[0] <= c <= GOAL[1] for c, _ in cov)
@@ -315,9 +340,11 @@ def summary_table(results: list[dict[str, Any]]) -> str:
         short = sum(_wilson(r["covered"][method], r["reps"])[1] < 0.95 for _, r in cov)
         low, where = min(cov, key=lambda item: item[0])
         widths = {n: statistics.fmean(r["mean_width"][method] for r in results if r["n"] == n) for n in (5, 20, 200)}
-        lines.append(f"| {method} | {inside}/{len(cov)} | {below} | {above} | {short} | {100 * low:.1f}% "
-                     f"({where['family']}, μ={where['mean']:g}, N={where['n']}) | {100 * widths[5]:.1f} | "
-                     f"{100 * widths[20]:.1f} | {100 * widths[200]:.1f} |")
+        lines.append(
+            f"| {method} | {inside}/{len(cov)} | {below} | {above} | {short} | {100 * low:.1f}% "
+            f"({where['family']}, μ={where['mean']:g}, N={where['n']}) | {100 * widths[5]:.1f} | "
+            f"{100 * widths[20]:.1f} | {100 * widths[200]:.1f} |"
+        )
     return "\n".join(lines)
 
 
@@ -333,15 +360,19 @@ def below_goal(results: list[dict[str, Any]]) -> str:
             mine = [r for r in cells if r["family"] == family]
             if mine:
                 worst = min(mine, key=lambda r: r["coverage"][method])
-                by_family[family] = (f"{len(mine)} cells, N ≤ {max(r['n'] for r in mine)}, worst "
-                                     f"{100 * worst['coverage'][method]:.1f}% at μ={worst['mean']:g}, N={worst['n']}")
+                by_family[family] = (
+                    f"{len(mine)} cells, N ≤ {max(r['n'] for r in mine)}, worst "
+                    f"{100 * worst['coverage'][method]:.1f}% at μ={worst['mean']:g}, N={worst['n']}"
+                )
         lines.append(f"- {method}: " + "; ".join(f"{k}: {v}" for k, v in by_family.items()))
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("-r", "--reps", type=int, default=None, help="simulated cases per cell (default 2000; 300 with --quick)")
+    parser.add_argument(
+        "-r", "--reps", type=int, default=None, help="simulated cases per cell (default 2000; 300 with --quick)"
+    )
     parser.add_argument("--resamples", type=int, default=500, help="bootstrap resamples (default 500)")
     parser.add_argument("--level", type=float, default=0.95)
     parser.add_argument("--seed", type=int, default=20261231)
@@ -359,7 +390,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.json:
             print(json.dumps({"timing_us": rows}, indent=2))
         else:
-            print(f"CPU µs per interval (least of 5 rounds), Python {platform.python_version()}, load {info['loadavg']}")
+            print(
+                f"CPU µs per interval (least of 5 rounds), Python {platform.python_version()}, load {info['loadavg']}"
+            )
             print(timing_table(rows))
         return 0
     grid = [(family, mean, n) for family in FAMILIES for mean in MEANS for n in SIZES]
@@ -372,17 +405,32 @@ def main(argv: list[str] | None = None) -> int:
     else:
         done = [_run(jobs[i]) for i in order]
     results: list[dict[str, Any]] = [{}] * len(jobs)
-    for i, result in zip(order, done):
+    for i, result in zip(order, done, strict=False):
         results[i] = result
     elapsed = time.perf_counter() - started
     rows = [] if args.no_timing else timing()
     if args.json:
-        print(json.dumps({"python": platform.python_version(), "reps": reps, "resamples": args.resamples,
-                          "level": args.level, "seed": args.seed, "seconds": elapsed, "results": results,
-                          "timing_us": rows, "loadavg": [info["loadavg"], loadavg()]}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "python": platform.python_version(),
+                    "reps": reps,
+                    "resamples": args.resamples,
+                    "level": args.level,
+                    "seed": args.seed,
+                    "seconds": elapsed,
+                    "results": results,
+                    "timing_us": rows,
+                    "loadavg": [info["loadavg"], loadavg()],
+                },
+                indent=2,
+            )
+        )
         return 0
-    print(f"score intervals: {reps} cases per cell, {args.resamples} bootstrap resamples, nominal {args.level:.0%}, "
-          f"seed {args.seed}; goal 93–97%")
+    print(
+        f"score intervals: {reps} cases per cell, {args.resamples} bootstrap resamples, nominal {args.level:.0%}, "
+        f"seed {args.seed}; goal 93–97%"
+    )
     print()
     print("### Summary (coverage over the 126 cells; mean width in points of the range, averaged over shapes and μ)")
     print()
@@ -405,8 +453,10 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(timing_table(rows))
     print()
-    print(f"time: {elapsed:.1f} s on {args.workers} worker{'s' if args.workers > 1 else ''} ({os.cpu_count()} CPUs, "
-          f"Python {platform.python_version()}, load average {info['loadavg']} at start, {loadavg()} at end)")
+    print(
+        f"time: {elapsed:.1f} s on {args.workers} worker{'s' if args.workers > 1 else ''} ({os.cpu_count()} CPUs, "
+        f"Python {platform.python_version()}, load average {info['loadavg']} at start, {loadavg()} at end)"
+    )
     return 0
 
 

@@ -48,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _measure import loadavg, warn_if_busy  # noqa: E402
 from score_coverage import FAMILIES, draw  # noqa: E402
+
 from pytest_probability.maths import scores, stats  # noqa: E402
 from pytest_probability.vocabulary import FAILED, PASSED, UNDECIDED  # noqa: E402
 
@@ -82,7 +83,9 @@ def t_verdicts(x: np.ndarray, bar: float, level: float, peeking: bool) -> tuple[
 def simulate(cell: tuple[str, float, float, int], reps: int, level: float, seed: int) -> dict[str, Any]:
     family, bar, offset, n = cell
     mean = min(0.99, max(0.01, bar + offset))
-    rng = np.random.default_rng([seed, FAMILIES.index(family), int(round(bar * 100)), int(round(offset * 100)) + 100, n])
+    rng = np.random.default_rng(
+        [seed, FAMILIES.index(family), int(round(bar * 100)), int(round(offset * 100)) + 100, n]
+    )
     data = draw(rng, family, mean, (reps, n))
     tally = {p: {PASSED: 0, FAILED: 0, UNDECIDED: 0, "runs": 0} for p in POLICIES}
     differs = 0
@@ -107,8 +110,17 @@ def simulate(cell: tuple[str, float, float, int], reps: int, level: float, seed:
         for policy, (verdict, used) in found.items():
             tally[policy][verdict] += 1
             tally[policy]["runs"] += used
-    return {"family": family, "bar": bar, "offset": offset, "mean": mean, "n": n, "reps": reps,
-            "tally": tally, "differs": differs, "cpu_seconds": time.process_time() - started}
+    return {
+        "family": family,
+        "bar": bar,
+        "offset": offset,
+        "mean": mean,
+        "n": n,
+        "reps": reps,
+        "tally": tally,
+        "differs": differs,
+        "cpu_seconds": time.process_time() - started,
+    }
 
 
 def _run(job: tuple[Any, ...]) -> dict[str, Any]:
@@ -138,17 +150,21 @@ def pct(count: float, total: float) -> str:
 
 
 def error_table(results: list[dict[str, Any]], runs: tuple[int, ...]) -> str:
-    lines = ["| N | policy | μ = bar: P(PASS or FAIL), worst cell | bar above μ (offset −0.02/−0.05): P(PASS), worst | "
-             "bar below μ (+0.02/+0.05): P(FAIL), worst | any wrong verdict, worst cell |",
-             "|---:|---|---:|---:|---:|---:|"]
+    lines = [
+        "| N | policy | μ = bar: P(PASS or FAIL), worst cell | bar above μ (offset −0.02/−0.05): P(PASS), worst | "
+        "bar below μ (+0.02/+0.05): P(FAIL), worst | any wrong verdict, worst cell |",
+        "|---:|---|---:|---:|---:|---:|",
+    ]
     for n in runs:
         mine = [r for r in results if r["n"] == n]
         for policy in POLICIES:
+
             def worst(cells: list[dict[str, Any]]) -> str:
                 if not cells:
                     return "–"
-                r = max(cells, key=lambda c: wrong(c, policy) / c["reps"])
-                return f"{pct(wrong(r, policy), r['reps'])}% ({r['family']}, bar {r['bar']:g})"
+                r = max(cells, key=lambda c: wrong(c, policy) / c["reps"])  # noqa: B023 - called in this iteration only
+                return f"{pct(wrong(r, policy), r['reps'])}% ({r['family']}, bar {r['bar']:g})"  # noqa: B023
+
             at = [r for r in mine if r["offset"] == 0.0]
             above = [r for r in mine if r["offset"] in (-0.02, -0.05)]
             below = [r for r in mine if r["offset"] in (0.02, 0.05)]
@@ -157,8 +173,10 @@ def error_table(results: list[dict[str, Any]], runs: tuple[int, ...]) -> str:
 
 
 def savings_table(results: list[dict[str, Any]], runs: tuple[int, ...], offsets: tuple[float, ...]) -> str:
-    lines = ["| N | offset μ − bar | " + " | ".join(f"{p}: correct % / runs" for p in POLICIES) + " |",
-             "|---:|---:|" + "---:|" * len(POLICIES)]
+    lines = [
+        "| N | offset μ − bar | " + " | ".join(f"{p}: correct % / runs" for p in POLICIES) + " |",
+        "|---:|---:|" + "---:|" * len(POLICIES),
+    ]
     for n in runs:
         for offset in offsets:
             cells = [r for r in results if r["n"] == n and r["offset"] == offset]
@@ -175,8 +193,10 @@ def savings_table(results: list[dict[str, Any]], runs: tuple[int, ...], offsets:
 
 
 def overall(results: list[dict[str, Any]], runs: tuple[int, ...]) -> str:
-    lines = ["| N | policy | runs executed | saved vs N | wrong | undecided | verdicts ≠ fixed-N |",
-             "|---:|---|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| N | policy | runs executed | saved vs N | wrong | undecided | verdicts ≠ fixed-N |",
+        "|---:|---|---:|---:|---:|---:|---:|",
+    ]
     for n in runs:
         mine = [r for r in results if r["n"] == n]
         total = sum(r["reps"] for r in mine)
@@ -185,8 +205,10 @@ def overall(results: list[dict[str, Any]], runs: tuple[int, ...]) -> str:
             bad = sum(wrong(r, policy) for r in mine)
             undecided = sum(r["tally"][policy][UNDECIDED] for r in mine)
             differ = f"{pct(sum(r['differs'] for r in mine), total)}%" if policy == "seq-horizon" else ""
-            lines.append(f"| {n} | {policy} | {used / total:.1f} | {pct(n * total - used, n * total)}% | "
-                         f"{pct(bad, total)}% | {pct(undecided, total)}% | {differ} |")
+            lines.append(
+                f"| {n} | {policy} | {used / total:.1f} | {pct(n * total - used, n * total)}% | "
+                f"{pct(bad, total)}% | {pct(undecided, total)}% | {differ} |"
+            )
     return "\n".join(lines)
 
 
@@ -217,15 +239,28 @@ def main(argv: list[str] | None = None) -> int:
     else:
         done = [_run(jobs[i]) for i in order]
     results: list[dict[str, Any]] = [{}] * len(jobs)
-    for i, result in zip(order, done):
+    for i, result in zip(order, done, strict=False):
         results[i] = result
     elapsed = time.perf_counter() - started
     if args.json:
-        print(json.dumps({"python": platform.python_version(), "reps": reps, "level": args.level, "seed": args.seed,
-                          "seconds": elapsed, "results": results}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "python": platform.python_version(),
+                    "reps": reps,
+                    "level": args.level,
+                    "seed": args.seed,
+                    "seconds": elapsed,
+                    "results": results,
+                },
+                indent=2,
+            )
+        )
         return 0
-    print(f"score gates: {reps} cases per cell, shapes {', '.join(FAMILIES)}, bars {', '.join(f'{b:g}' for b in args.bars)}, "
-          f"nominal {args.level:.0%} (α/2 = {(1 - args.level) / 2:.1%} a side), seed {args.seed}")
+    print(
+        f"score gates: {reps} cases per cell, shapes {', '.join(FAMILIES)}, bars {', '.join(f'{b:g}' for b in args.bars)}, "
+        f"nominal {args.level:.0%} (α/2 = {(1 - args.level) / 2:.1%} a side), seed {args.seed}"
+    )
     print()
     print("### Error rates (worst cell over shapes and bars)")
     print()
@@ -239,8 +274,10 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(savings_table(results, runs, offsets))
     print()
-    print(f"time: {elapsed:.1f} s on {args.workers} worker{'s' if args.workers > 1 else ''} ({os.cpu_count()} CPUs, "
-          f"Python {platform.python_version()}, load average {info['loadavg']} at start, {loadavg()} at end)")
+    print(
+        f"time: {elapsed:.1f} s on {args.workers} worker{'s' if args.workers > 1 else ''} ({os.cpu_count()} CPUs, "
+        f"Python {platform.python_version()}, load average {info['loadavg']} at start, {loadavg()} at end)"
+    )
     return 0
 
 

@@ -61,9 +61,11 @@ def call_costs(calls: int = 200_000) -> dict[str, float]:
     run = context.start(case, 1, "b.py::bench_x")
     try:
         costs = {}
-        for name, call in (("record_score", lambda: record_score(0.5, "judge")),
-                           ("record_score_threshold", lambda: record_score(0.5, "judge", threshold=0.25)),
-                           ("record_usage", lambda: record_usage(model="m", input_tokens=3))):
+        for name, call in (
+            ("record_score", lambda: record_score(0.5, "judge")),
+            ("record_score_threshold", lambda: record_score(0.5, "judge", threshold=0.25)),
+            ("record_usage", lambda: record_usage(model="m", input_tokens=3)),
+        ):
             best = min(timeit.repeat(call, number=calls, repeat=5)) / calls * 1e6
             costs[name] = best
             run.scores.clear()
@@ -85,10 +87,15 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.runs:
-            folders = {name: write_folder(Path(tmp) / f"{name}{n}", {"bench_graded.py": text})
-                       for name, text in (("plain", PLAIN), ("scores", SCORES), ("gated", SCORES))}
-            extra = {"plain": [], "scores": [], "gated": ["--prob-min-score=a=0.1", "--prob-min-score=b=0.1",
-                                                           "--prob-min-score=c=0.1"]}
+            folders = {
+                name: write_folder(Path(tmp) / f"{name}{n}", {"bench_graded.py": text})
+                for name, text in (("plain", PLAIN), ("scores", SCORES), ("gated", SCORES))
+            }
+            extra = {
+                "plain": [],
+                "scores": [],
+                "gated": ["--prob-min-score=a=0.1", "--prob-min-score=b=0.1", "--prob-min-score=c=0.1"],
+            }
             variants = ("plain", "scores", "gated")
             walls: dict[str, list[float]] = {v: [] for v in variants}
             cpus: dict[str, list[float]] = {v: [] for v in variants}
@@ -96,8 +103,13 @@ def main(argv: list[str] | None = None) -> int:
             items = {"plain": n, "scores": n, "gated": n + 1}
             for repetition in range(args.warmup + args.repetitions):
                 for variant in order(variants, repetition):
-                    sample = run_session(folders[variant], [f"--prob-runs={n}", *extra[variant]], python=args.python,
-                                         autoload=args.autoload, expected_items=items[variant])
+                    sample = run_session(
+                        folders[variant],
+                        [f"--prob-runs={n}", *extra[variant]],
+                        python=args.python,
+                        autoload=args.autoload,
+                        expected_items=items[variant],
+                    )
                     if repetition >= args.warmup:
                         walls[variant].append(sample.wall)
                         cpus[variant].append(sample.cpu)
@@ -118,12 +130,16 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"machine": info, "calls_us": costs, "sessions": results}, indent=2))
         return 0
     print(f"load average at the end: {info['loadavg_end']}")
-    print(f"{'runs':>7}  {'plain s':>8}  {'scores s':>8}  {'gated s':>8}  {'scores/plain':>12}  {'gated/plain':>11}  "
-          f"{'µs/run (3 scores)':>17}")
+    print(
+        f"{'runs':>7}  {'plain s':>8}  {'scores s':>8}  {'gated s':>8}  {'scores/plain':>12}  {'gated/plain':>11}  "
+        f"{'µs/run (3 scores)':>17}"
+    )
     for row in results:
         wall = row["wall"]
-        print(f"{row['runs']:>7}  {wall['plain']:8.3f}  {wall['scores']:8.3f}  {wall['gated']:8.3f}  "
-              f"{row['ratio_scores']:12.3f}  {row['ratio_gated']:11.3f}  {row['per_run_scores_us']:17.1f}")
+        print(
+            f"{row['runs']:>7}  {wall['plain']:8.3f}  {wall['scores']:8.3f}  {wall['gated']:8.3f}  "
+            f"{row['ratio_scores']:12.3f}  {row['ratio_gated']:11.3f}  {row['per_run_scores_us']:17.1f}"
+        )
     return 0
 
 

@@ -92,8 +92,18 @@ def measure(spans: int, rounds: int) -> dict:
     from pytest_probability.run import context
 
     bare, read = _tracers()
-    case = CaseRef(key="bench_x.py::bench_a", benchmark="a", case="", label="a", order=0, runs=1, params=(),
-                   path="bench_x.py", function="bench_a", lineno=1)
+    case = CaseRef(
+        key="bench_x.py::bench_a",
+        benchmark="a",
+        case="",
+        label="a",
+        order=0,
+        runs=1,
+        params=(),
+        path="bench_x.py",
+        function="bench_a",
+        lineno=1,
+    )
     run = context.start(case, 1, "bench_x.py::bench_a[run1]")
     samples: dict[str, list[tuple[float, float]]] = {}
     variants = [("bare", bare), ("processor", read)]
@@ -101,7 +111,7 @@ def measure(spans: int, rounds: int) -> dict:
         _time(bare, attributes, spans // 10, run)  # warm-up
         _time(read, attributes, spans // 10, run)
         for repetition in range(rounds):
-            for name, tracer in (variants if repetition % 2 == 0 else variants[::-1]):
+            for name, tracer in variants if repetition % 2 == 0 else variants[::-1]:
                 samples.setdefault(f"{kind}/{name}", []).append(_time(tracer, attributes, spans, run))
     charged = len(run.span_usage)
     from opentelemetry import trace
@@ -126,9 +136,11 @@ def measure(spans: int, rounds: int) -> dict:
         read_wall = statistics.median(w for w, _ in samples[f"{kind}/processor"]) * 1e6
         read_cpu = statistics.median(c for _, c in samples[f"{kind}/processor"]) * 1e6
         result["per_span_us"][kind] = {
-            "bare_wall": round(bare_wall, 2), "processor_wall": round(read_wall, 2),
+            "bare_wall": round(bare_wall, 2),
+            "processor_wall": round(read_wall, 2),
             "added_wall": round(read_wall - bare_wall, 2),
-            "bare_cpu": round(bare_cpu, 2), "processor_cpu": round(read_cpu, 2),
+            "bare_cpu": round(bare_cpu, 2),
+            "processor_cpu": round(read_cpu, 2),
             "added_cpu": round(read_cpu - bare_cpu, 2),
         }
     result["per_run_look_us"] = {state: round(statistics.median(v) * 1e6, 3) for state, v in looks.items()}
@@ -153,11 +165,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.spans:,} spans x {args.rounds} rounds per variant; medians, microseconds per span ended")
     print(f"{'span':<10} {'bare SDK':>10} {'+ usage':>10} {'added':>8}   {'bare CPU':>9} {'+ usage':>9} {'added':>8}")
     for kind, row in result["per_span_us"].items():
-        print(f"{kind:<10} {row['bare_wall']:>10.2f} {row['processor_wall']:>10.2f} {row['added_wall']:>8.2f}   "
-              f"{row['bare_cpu']:>9.2f} {row['processor_cpu']:>9.2f} {row['added_cpu']:>8.2f}")
+        print(
+            f"{kind:<10} {row['bare_wall']:>10.2f} {row['processor_wall']:>10.2f} {row['added_wall']:>8.2f}   "
+            f"{row['bare_cpu']:>9.2f} {row['processor_cpu']:>9.2f} {row['added_cpu']:>8.2f}"
+        )
     look = result["per_run_look_us"]
-    print(f"per run (SpanUsage.look), OpenTelemetry loaded: {look['hooked']:.3f} µs once a global SDK provider "
-          f"has the processor, {look['proxy']:.3f} µs while no provider is set and nothing is instrumented")
+    print(
+        f"per run (SpanUsage.look), OpenTelemetry loaded: {look['hooked']:.3f} µs once a global SDK provider "
+        f"has the processor, {look['proxy']:.3f} µs while no provider is set and nothing is instrumented"
+    )
     return 0
 
 

@@ -34,7 +34,19 @@ import time
 
 import numpy as np
 
-from pytest_probability.maths.states import BAD, BROKEN, FAILING, FIXED, FLAKY, NEW, PASSING, STATES, Night, Rule, stories
+from pytest_probability.maths.states import (
+    BAD,
+    BROKEN,
+    FAILING,
+    FIXED,
+    FLAKY,
+    NEW,
+    PASSING,
+    STATES,
+    Night,
+    Rule,
+    stories,
+)
 
 NIGHTS = 40
 COUNTED_FROM = 14  # nights 15..40: a full window behind each
@@ -65,12 +77,19 @@ def constant(p: float, runs: int, cases: int, rule: Rule, rng: np.random.Generat
     true = truth(p, rule)
     worse = sum(c for s, c in counts.items() if RANK[s] > true) / total
     better = sum(c for s, c in counts.items() if RANK[s] < true) / total
-    return {"p": p, "runs": runs, "true": ("passing", "flaky", "failing", "broken")[true],
-            "shares": {s: counts[s] / total for s in STATES}, "worse": worse, "better": better}
+    return {
+        "p": p,
+        "runs": runs,
+        "true": ("passing", "flaky", "failing", "broken")[true],
+        "shares": {s: counts[s] / total for s in STATES},
+        "worse": worse,
+        "better": better,
+    }
 
 
-def delay(before: float, after: float, wanted: frozenset[str], runs: int, cases: int, rule: Rule,
-          rng: np.random.Generator) -> dict[str, object]:
+def delay(
+    before: float, after: float, wanted: frozenset[str], runs: int, cases: int, rule: Rule, rng: np.random.Generator
+) -> dict[str, object]:
     """Nights after the change (night 21) until the state is one of ``wanted``; None: not within 20 nights."""
     waits: list[int | None] = []
     for _ in range(cases):
@@ -78,10 +97,15 @@ def delay(before: float, after: float, wanted: frozenset[str], runs: int, cases:
         states = states_of(passes, runs, rule)
         waits.append(next((i - 19 for i in range(20, NIGHTS) if states[i] in wanted), None))
     found = sorted(w for w in waits if w is not None)
-    return {"from": before, "to": after, "runs": runs, "wanted": sorted(wanted),
-            "median": found[len(found) // 2] if found else None,
-            "p90": found[int(len(found) * 0.9)] if len(found) >= 10 else None,
-            "within_20": len(found) / len(waits)}
+    return {
+        "from": before,
+        "to": after,
+        "runs": runs,
+        "wanted": sorted(wanted),
+        "median": found[len(found) // 2] if found else None,
+        "p90": found[int(len(found) * 0.9)] if len(found) >= 10 else None,
+        "within_20": len(found) / len(waits),
+    }
 
 
 def false_fix(p: float, runs: int, cases: int, rule: Rule, rng: np.random.Generator) -> float:
@@ -112,9 +136,16 @@ def main() -> int:
         changes.append(delay(0.7, 1.0, frozenset({FIXED}), runs, args.cases, rule, rng))
     fixes = {runs: false_fix(0.9, runs, args.cases, rule, rng) for runs in args.runs}
     elapsed = time.perf_counter() - started
-    result = {"machine": {"python": platform.python_version(), "cpus": __import__("os").cpu_count()},
-              "rule": rule.to_dict(), "cases": args.cases, "nights": NIGHTS, "constant": rows, "changes": changes,
-              "false_fixed_p0.9": fixes, "seconds": round(elapsed, 1)}
+    result = {
+        "machine": {"python": platform.python_version(), "cpus": __import__("os").cpu_count()},
+        "rule": rule.to_dict(),
+        "cases": args.cases,
+        "nights": NIGHTS,
+        "constant": rows,
+        "changes": changes,
+        "false_fixed_p0.9": fixes,
+        "seconds": round(elapsed, 1),
+    }
     if args.json:
         json.dump(result, sys.stdout, indent=2)
         print()
@@ -124,13 +155,18 @@ def main() -> int:
     for row in rows:
         shares = row["shares"]
         assert isinstance(shares, dict)
-        print(f"{row['runs']:>4} {row['p']:>5} {row['true']:>8}  " + " ".join(f"{shares[s]:8.2%}" for s in STATES)
-              + f"  {row['worse']:7.2%} {row['better']:7.2%}")
+        print(
+            f"{row['runs']:>4} {row['p']:>5} {row['true']:>8}  "
+            + " ".join(f"{shares[s]:8.2%}" for s in STATES)
+            + f"  {row['worse']:7.2%} {row['better']:7.2%}"
+        )
     print()
     for change in changes:
-        print(f"runs {change['runs']}: p {change['from']} -> {change['to']} on night 21: {'/'.join(change['wanted'])} "  # type: ignore[arg-type]
-              f"after {change['median']} night(s) (median), {change['p90']} (90th percentile), "
-              f"{change['within_20']:.1%} within 20 nights")
+        print(
+            f"runs {change['runs']}: p {change['from']} -> {change['to']} on night 21: {'/'.join(change['wanted'])} "  # type: ignore[arg-type]
+            f"after {change['median']} night(s) (median), {change['p90']} (90th percentile), "
+            f"{change['within_20']:.1%} within 20 nights"
+        )
     for runs, share in fixes.items():
         print(f"runs {runs}: a case at p 0.9 called fixed on {share:.2%} of nights")
     print(f"({elapsed:.0f} s)")

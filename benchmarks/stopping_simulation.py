@@ -44,13 +44,15 @@ def spec(bar: float, stop: str | None, confidence: float, method: str) -> GateSp
 
 def simulate(runs: int, reps: int, rates: int, confidence: float, method: str, seed: int) -> dict:
     rng = random.Random(seed)
-    specs = {(bar, stop): spec(bar, stop, confidence, method) for bar in BARS for stop in (None, "curtail", "sequential")}
+    specs = {
+        (bar, stop): spec(bar, stop, confidence, method) for bar in BARS for stop in (None, "curtail", "sequential")
+    }
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def early(bar: float, stop: str, passes: int, total: int) -> str | None:
         return analysis.early_verdict(CaseSpec(specs[(bar, stop)], 0.95, None), passes, total - passes, 0, runs - total)
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def final(bar: float, stop: str | None, passes: int, total: int) -> str:
         return analysis.evaluate_gate(specs[(bar, stop)], passes, total - passes, 0, runs - total).verdict
 
@@ -124,15 +126,20 @@ def table(summary: dict, confidence: float) -> str:
     lines.append("| policy | " + " | ".join(f"bar {bar}: saved / wrong" for bar in BARS) + " |")
     lines.append("|---|" + "---:|" * len(BARS))
     for policy, row in summary.items():
-        cells = [f"{row['by_bar'][str(bar)]['runs_saved_share']:.1%} / {row['by_bar'][str(bar)]['wrong_share']:.2%}" for bar in BARS]
+        cells = [
+            f"{row['by_bar'][str(bar)]['runs_saved_share']:.1%} / {row['by_bar'][str(bar)]['wrong_share']:.2%}"
+            for bar in BARS
+        ]
         lines.append(f"| {policy} | " + " | ".join(cells) + " |")
     goal_saved = summary["sequential"]["runs_saved_share"] >= 0.40
     goal_wrong = summary["sequential"]["wrong_share"] <= 1 - confidence
     goal_curtail = summary["curtail"]["verdicts_changed_vs_fixed"] == 0
     lines.append("")
-    lines.append(f"goals: sequential saves >= 40%: {'met' if goal_saved else 'NOT met'}; "
-                 f"sequential wrong <= {1 - confidence:.0%}: {'met' if goal_wrong else 'NOT met'}; "
-                 f"curtail never changes a verdict: {'met' if goal_curtail else 'NOT met'}")
+    lines.append(
+        f"goals: sequential saves >= 40%: {'met' if goal_saved else 'NOT met'}; "
+        f"sequential wrong <= {1 - confidence:.0%}: {'met' if goal_wrong else 'NOT met'}; "
+        f"curtail never changes a verdict: {'met' if goal_curtail else 'NOT met'}"
+    )
     return "\n".join(lines)
 
 
@@ -152,8 +159,10 @@ def main() -> None:
     if args.json:
         print(json.dumps({"arguments": vars(args), "seconds": elapsed, "policies": summary}, indent=2))
         return
-    print(f"{args.rates} rates x {len(BARS)} bars x {args.reps} cases, {args.runs} runs each, "
-          f"{args.method} intervals at {args.confidence:g}, seed {args.seed} ({elapsed:.1f} s)\n")
+    print(
+        f"{args.rates} rates x {len(BARS)} bars x {args.reps} cases, {args.runs} runs each, "
+        f"{args.method} intervals at {args.confidence:g}, seed {args.seed} ({elapsed:.1f} s)\n"
+    )
     print(table(summary, args.confidence))
 
 

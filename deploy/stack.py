@@ -17,6 +17,7 @@ tests/deploy uses the same code (``Stack``) with free ports and temporary
 folders, and checks that the rewritten files differ from deploy/'s only in
 addresses.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,14 +46,14 @@ PROGRAMS = ("alertmanager", "jaeger", "prometheus", "otelcol-probability")
 #: The ports of ``make stack``. Published ones as in compose.yaml; the rest
 #: (inside compose's network there) moved where they would collide.
 DEFAULT_PORTS = {
-    "otlp_grpc": 4317,          # the collector's OTLP/gRPC receiver
-    "otlp_http": 4318,          # the collector's OTLP/HTTP receiver
+    "otlp_grpc": 4317,  # the collector's OTLP/gRPC receiver
+    "otlp_http": 4318,  # the collector's OTLP/HTTP receiver
     "collector_metrics": 8888,  # the collector's own metrics (Prometheus scrapes them)
-    "jaeger_otlp": 14317,       # Jaeger's OTLP/gRPC receiver (jaeger:4317 in compose)
-    "jaeger_ui": 16686,         # Jaeger's UI and HTTP API
-    "jaeger_grpc": 16685,       # Jaeger's gRPC query API
-    "jaeger_health": 13133,     # Jaeger's health check (GET /status)
-    "jaeger_metrics": 14269,    # Jaeger's own metrics (jaeger:8888 in compose)
+    "jaeger_otlp": 14317,  # Jaeger's OTLP/gRPC receiver (jaeger:4317 in compose)
+    "jaeger_ui": 16686,  # Jaeger's UI and HTTP API
+    "jaeger_grpc": 16685,  # Jaeger's gRPC query API
+    "jaeger_health": 13133,  # Jaeger's health check (GET /status)
+    "jaeger_metrics": 14269,  # Jaeger's own metrics (jaeger:8888 in compose)
     "prometheus": 9090,
     "alertmanager": 9093,
 }
@@ -101,34 +102,50 @@ def _telemetry(port: int) -> tuple[str, str, int]:
 
 def collector_config(ports: dict[str, int], text: str | None = None) -> str:
     text = COLLECTOR_CONFIG.read_text() if text is None else text
-    return _rewrite(text, "otel-collector/config.yaml", [
-        (r"endpoint: 0\.0\.0\.0:4317\b", f"endpoint: 127.0.0.1:{ports['otlp_grpc']}", 1),
-        (r"endpoint: 0\.0\.0\.0:4318\b", f"endpoint: 127.0.0.1:{ports['otlp_http']}", 1),
-        (r"endpoint: jaeger:4317\b", f"endpoint: 127.0.0.1:{ports['jaeger_otlp']}", 1),
-        (r"metrics_endpoint: http://prometheus:9090/", f"metrics_endpoint: http://127.0.0.1:{ports['prometheus']}/", 1),
-        _telemetry(ports["collector_metrics"]),
-    ])
+    return _rewrite(
+        text,
+        "otel-collector/config.yaml",
+        [
+            (r"endpoint: 0\.0\.0\.0:4317\b", f"endpoint: 127.0.0.1:{ports['otlp_grpc']}", 1),
+            (r"endpoint: 0\.0\.0\.0:4318\b", f"endpoint: 127.0.0.1:{ports['otlp_http']}", 1),
+            (r"endpoint: jaeger:4317\b", f"endpoint: 127.0.0.1:{ports['jaeger_otlp']}", 1),
+            (
+                r"metrics_endpoint: http://prometheus:9090/",
+                f"metrics_endpoint: http://127.0.0.1:{ports['prometheus']}/",
+                1,
+            ),
+            _telemetry(ports["collector_metrics"]),
+        ],
+    )
 
 
 def jaeger_config(ports: dict[str, int], text: str | None = None) -> str:
     text = JAEGER_CONFIG.read_text() if text is None else text
-    return _rewrite(text, "jaeger/config.yaml", [
-        (r"endpoint: 0\.0\.0\.0:16686\b", f"endpoint: 127.0.0.1:{ports['jaeger_ui']}", 1),
-        (r"endpoint: 0\.0\.0\.0:16685\b", f"endpoint: 127.0.0.1:{ports['jaeger_grpc']}", 1),
-        (r"endpoint: 0\.0\.0\.0:13133\b", f"endpoint: 127.0.0.1:{ports['jaeger_health']}", 1),
-        (r"endpoint: 0\.0\.0\.0:4317\b", f"endpoint: 127.0.0.1:{ports['jaeger_otlp']}", 1),
-        _telemetry(ports["jaeger_metrics"]),
-    ])
+    return _rewrite(
+        text,
+        "jaeger/config.yaml",
+        [
+            (r"endpoint: 0\.0\.0\.0:16686\b", f"endpoint: 127.0.0.1:{ports['jaeger_ui']}", 1),
+            (r"endpoint: 0\.0\.0\.0:16685\b", f"endpoint: 127.0.0.1:{ports['jaeger_grpc']}", 1),
+            (r"endpoint: 0\.0\.0\.0:13133\b", f"endpoint: 127.0.0.1:{ports['jaeger_health']}", 1),
+            (r"endpoint: 0\.0\.0\.0:4317\b", f"endpoint: 127.0.0.1:{ports['jaeger_otlp']}", 1),
+            _telemetry(ports["jaeger_metrics"]),
+        ],
+    )
 
 
 def prometheus_config(ports: dict[str, int], text: str | None = None) -> str:
     text = PROMETHEUS_CONFIG.read_text() if text is None else text
-    return _rewrite(text, "prometheus/prometheus.yml", [
-        # The alerting target and the alertmanager scrape job.
-        (r'"alertmanager:9093"', f'"127.0.0.1:{ports["alertmanager"]}"', 2),
-        (r'"localhost:9090"', f'"127.0.0.1:{ports["prometheus"]}"', 1),
-        (r'"otel-collector:8888"', f'"127.0.0.1:{ports["collector_metrics"]}"', 1),
-    ])
+    return _rewrite(
+        text,
+        "prometheus/prometheus.yml",
+        [
+            # The alerting target and the alertmanager scrape job.
+            (r'"alertmanager:9093"', f'"127.0.0.1:{ports["alertmanager"]}"', 2),
+            (r'"localhost:9090"', f'"127.0.0.1:{ports["prometheus"]}"', 1),
+            (r'"otel-collector:8888"', f'"127.0.0.1:{ports["collector_metrics"]}"', 1),
+        ],
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -216,10 +233,17 @@ class Stack:
     ``prometheus_text``/``alertmanager_text`` are written instead of deploy/'s
     files (the tests' overlays, built from the rewritten files)."""
 
-    def __init__(self, workdir: Path, ports: dict[str, int] | None = None, backends: Path | None = None,
-                 rules_dir: Path | None = None, prometheus_text: str | None = None,
-                 alertmanager_text: str | None = None, prometheus_flags: list[str] | None = None,
-                 log_level: str = "info"):
+    def __init__(
+        self,
+        workdir: Path,
+        ports: dict[str, int] | None = None,
+        backends: Path | None = None,
+        rules_dir: Path | None = None,
+        prometheus_text: str | None = None,
+        alertmanager_text: str | None = None,
+        prometheus_flags: list[str] | None = None,
+        log_level: str = "info",
+    ):
         self.workdir = Path(workdir)
         self.ports = dict(ports or DEFAULT_PORTS)
         self.backends = Path(backends or default_backends_dir())
@@ -273,8 +297,9 @@ class Stack:
         }
         paths["otelcol-probability"].write_text(collector_config(self.ports))
         paths["jaeger"].write_text(jaeger_config(self.ports))
-        paths["prometheus"].write_text(prometheus_config(self.ports) if self.prometheus_text is None
-                                       else self.prometheus_text)
+        paths["prometheus"].write_text(
+            prometheus_config(self.ports) if self.prometheus_text is None else self.prometheus_text
+        )
         # prometheus.yml reads rules/*.yml beside itself, as in the container.
         rules = config / "prometheus" / "rules"
         if rules.is_symlink() or rules.is_file():
@@ -289,8 +314,12 @@ class Stack:
     def validate_collector_config(self) -> subprocess.CompletedProcess:
         """``otelcol validate`` on the rewritten config: errors in it fail here, before anything starts."""
         path = self.write_configs()["otelcol-probability"]
-        return subprocess.run([str(self.binary("otelcol-probability")), "validate", f"--config={path}"],
-                              capture_output=True, text=True, timeout=60)
+        return subprocess.run(
+            [str(self.binary("otelcol-probability")), "validate", f"--config={path}"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
 
     def program(self, name: str) -> Program:
         if name in self.programs:
@@ -298,24 +327,51 @@ class Stack:
         paths = self.write_configs()
         data, logs, p = self.workdir / "data", self.workdir / "logs", self.ports
         if name == "alertmanager":
-            prog = Program(name, [
-                str(self.binary(name)), f"--config.file={paths[name]}", f"--storage.path={data / 'alertmanager'}",
-                f"--web.listen-address=127.0.0.1:{p['alertmanager']}", f"--web.external-url={self.alertmanager}",
-                *ALERTMANAGER_FLAGS, f"--log.level={self.log_level}",
-            ], logs / "alertmanager.log", [f"{self.alertmanager}/-/ready"])
+            prog = Program(
+                name,
+                [
+                    str(self.binary(name)),
+                    f"--config.file={paths[name]}",
+                    f"--storage.path={data / 'alertmanager'}",
+                    f"--web.listen-address=127.0.0.1:{p['alertmanager']}",
+                    f"--web.external-url={self.alertmanager}",
+                    *ALERTMANAGER_FLAGS,
+                    f"--log.level={self.log_level}",
+                ],
+                logs / "alertmanager.log",
+                [f"{self.alertmanager}/-/ready"],
+            )
         elif name == "jaeger":
-            prog = Program(name, [str(self.binary(name)), f"--config={paths[name]}"], logs / "jaeger.log",
-                           [f"http://127.0.0.1:{p['jaeger_health']}/status", f"{self.jaeger}/api/services"],
-                           [p["jaeger_otlp"]])
+            prog = Program(
+                name,
+                [str(self.binary(name)), f"--config={paths[name]}"],
+                logs / "jaeger.log",
+                [f"http://127.0.0.1:{p['jaeger_health']}/status", f"{self.jaeger}/api/services"],
+                [p["jaeger_otlp"]],
+            )
         elif name == "prometheus":
-            prog = Program(name, [
-                str(self.binary(name)), f"--config.file={paths[name]}", f"--storage.tsdb.path={data / 'prometheus'}",
-                f"--web.listen-address=127.0.0.1:{p['prometheus']}", f"--web.external-url={self.prometheus}",
-                *self.prometheus_flags, f"--log.level={self.log_level}",
-            ], logs / "prometheus.log", [f"{self.prometheus}/-/ready"])
+            prog = Program(
+                name,
+                [
+                    str(self.binary(name)),
+                    f"--config.file={paths[name]}",
+                    f"--storage.tsdb.path={data / 'prometheus'}",
+                    f"--web.listen-address=127.0.0.1:{p['prometheus']}",
+                    f"--web.external-url={self.prometheus}",
+                    *self.prometheus_flags,
+                    f"--log.level={self.log_level}",
+                ],
+                logs / "prometheus.log",
+                [f"{self.prometheus}/-/ready"],
+            )
         elif name == "otelcol-probability":
-            prog = Program(name, [str(self.binary(name)), f"--config={paths[name]}"], logs / "otelcol.log",
-                           [f"http://127.0.0.1:{p['collector_metrics']}/metrics"], [p["otlp_grpc"], p["otlp_http"]])
+            prog = Program(
+                name,
+                [str(self.binary(name)), f"--config={paths[name]}"],
+                logs / "otelcol.log",
+                [f"http://127.0.0.1:{p['collector_metrics']}/metrics"],
+                [p["otlp_grpc"], p["otlp_http"]],
+            )
         else:
             raise KeyError(name)
         self.programs[name] = prog
@@ -341,7 +397,7 @@ class Stack:
     def logs(self, lines: int = 30) -> dict[str, str]:
         return {name: prog.log_tail(lines) for name, prog in self.programs.items()}
 
-    def __enter__(self) -> "Stack":
+    def __enter__(self) -> Stack:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -358,17 +414,24 @@ pytest-probability's stack is up (Ctrl-C stops it; data and logs in {stack.workd
   Prometheus      {stack.prometheus}/api/v1/query?query=probability_session_runs_total   HTTP API; no web UI in this build
                   {stack.prometheus}/api/v1/rules   the rules and alerts, with their state
   Alertmanager    {stack.alertmanager}/api/v2/alerts   the alerts it holds; no web UI in this build
-  the collector   http://127.0.0.1:{stack.ports['collector_metrics']}/metrics   its own metrics (exporter failures, queues)
+  the collector   http://127.0.0.1:{stack.ports["collector_metrics"]}/metrics   its own metrics (exporter failures, queues)
 """
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-dir", type=Path, default=default_data_dir(),
-                        help="Prometheus's and Alertmanager's data, the written configs and the logs "
-                             "(default: %(default)s)")
-    parser.add_argument("--backends", type=Path, default=default_backends_dir(),
-                        help="where `make backends` put the programs (default: %(default)s; PROB_BACKENDS_DIR)")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=default_data_dir(),
+        help="Prometheus's and Alertmanager's data, the written configs and the logs (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--backends",
+        type=Path,
+        default=default_backends_dir(),
+        help="where `make backends` put the programs (default: %(default)s; PROB_BACKENDS_DIR)",
+    )
     args = parser.parse_args(argv)
     stack = Stack(args.data_dir, backends=args.backends)
     try:
@@ -379,8 +442,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     busy = [f"{k} {v}" for k, v in stack.ports.items() if _port_open(v)]
     if busy:
-        print(f"these ports are taken: {', '.join(busy)}; is the stack (or compose's) already running?",
-              file=sys.stderr)
+        print(
+            f"these ports are taken: {', '.join(busy)}; is the stack (or compose's) already running?", file=sys.stderr
+        )
         return 1
     stopping = False
 

@@ -16,8 +16,16 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--no-first-run", "--hide-scrollbars")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--hide-scrollbars",
+)
 
 
 def main() -> int:
@@ -28,17 +36,38 @@ def main() -> int:
     out = ROOT / "demo-output"
     out.mkdir(exist_ok=True)
     subprocess.run(
-        [sys.executable, "-m", "pytest", "examples", "-p", "no:cacheprovider", "-q", "--tb=no", "--prob-runs=10",
-         f"--prob-html={out / 'report.html'}"],
-        cwd=ROOT, check=False, capture_output=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "examples",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "--tb=no",
+            "--prob-runs=10",
+            f"--prob-html={out / 'report.html'}",
+        ],
+        cwd=ROOT,
+        check=False,
+        capture_output=True,
+        timeout=600,
     )
     target = ROOT / "docs" / "images" / "html-report.png"
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="prob-chromium-") as profile:
         subprocess.run(
-            [browser, *FLAGS, f"--user-data-dir={profile}", "--window-size=1280,1400", f"--screenshot={target}",
-             (out / "report.html").as_uri()],
-            check=True, capture_output=True, timeout=120,
+            [
+                browser,
+                *FLAGS,
+                f"--user-data-dir={profile}",
+                "--window-size=1280,1400",
+                f"--screenshot={target}",
+                (out / "report.html").as_uri(),
+            ],
+            check=True,
+            capture_output=True,
+            timeout=120,
         )
     print(f"wrote {target.relative_to(ROOT)}")
     return 0

@@ -19,9 +19,17 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 
 ROOT = Path(__file__).resolve().parent.parent
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--no-first-run", "--hide-scrollbars")
-BENCH = '''
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--hide-scrollbars",
+)
+BENCH = """
 import os
 import pytest
 
@@ -46,14 +54,14 @@ def bench_extract(doc, request):
         assert request.node.prob_run % 3
     if doc == "letter":
         assert request.node.prob_run % 5
-'''
-QUARANTINE = '''
+"""
+QUARANTINE = """
 [[quarantine]]
 pattern = "bench_nightly.py::bench_extract::letter"
 owner = "alice@example.org"
 reason = "OCR fixture is flaky (PROJ-123)"
 until = 2999-12-31
-'''
+"""
 STYLE = """body{font-family:-apple-system,BlinkMacSystemFont,"Segoe UI","Noto Sans",Helvetica,Arial,sans-serif;
 font-size:14px;line-height:1.5;color:#1f2328;margin:24px;max-width:1180px}
 .box{border:1px solid #d1d9e0;border-radius:6px;padding:16px 24px}
@@ -73,22 +81,50 @@ def main() -> int:
         (folder / "quarantine.toml").write_text(QUARANTINE, encoding="utf-8")
         for night in (1, 2, 3):
             subprocess.run(
-                [sys.executable, "-m", "pytest", "bench_nightly.py", "-p", "no:cacheprovider", "-q", "--tb=no",
-                 "--prob-history=history", "--prob-quarantine=quarantine.toml", "--prob-otel-file=otlp.jsonl",
-                 "-o", "prob_trace_url=https://jaeger.example.org/trace/{trace_id}", "--prob-suite=nightly",
-                 "--prob-summary=summary.md"],
-                cwd=folder, check=False, capture_output=True, timeout=600,
+                [
+                    sys.executable,
+                    "-m",
+                    "pytest",
+                    "bench_nightly.py",
+                    "-p",
+                    "no:cacheprovider",
+                    "-q",
+                    "--tb=no",
+                    "--prob-history=history",
+                    "--prob-quarantine=quarantine.toml",
+                    "--prob-otel-file=otlp.jsonl",
+                    "-o",
+                    "prob_trace_url=https://jaeger.example.org/trace/{trace_id}",
+                    "--prob-suite=nightly",
+                    "--prob-summary=summary.md",
+                ],
+                cwd=folder,
+                check=False,
+                capture_output=True,
+                timeout=600,
                 env={**__import__("os").environ, "NIGHT": str(night)},
             )
         text = (folder / "summary.md").read_text(encoding="utf-8")
         html = MarkdownIt("commonmark").enable("table").render(text)
         page = folder / "summary.html"
-        page.write_text(f"<!doctype html><meta charset=utf-8><style>{STYLE}</style><div class=box>{html}</div>",
-                        encoding="utf-8")
+        page.write_text(
+            f"<!doctype html><meta charset=utf-8><style>{STYLE}</style><div class=box>{html}</div>", encoding="utf-8"
+        )
         target = ROOT / "docs" / "images" / "ci-summary.png"
         with tempfile.TemporaryDirectory(prefix="prob-chromium-") as profile:
-            subprocess.run([browser, *FLAGS, f"--user-data-dir={profile}", "--window-size=1240,760",
-                            f"--screenshot={target}", page.as_uri()], check=True, capture_output=True, timeout=120)
+            subprocess.run(
+                [
+                    browser,
+                    *FLAGS,
+                    f"--user-data-dir={profile}",
+                    "--window-size=1240,760",
+                    f"--screenshot={target}",
+                    page.as_uri(),
+                ],
+                check=True,
+                capture_output=True,
+                timeout=120,
+            )
         (ROOT / "docs" / "images" / "ci-summary.md").write_text(text, encoding="utf-8")
     print(f"wrote {target.relative_to(ROOT)}")
     return 0

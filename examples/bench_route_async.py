@@ -27,8 +27,10 @@ async def bench_route_async(expected: str, request: pytest.FixtureRequest) -> No
     client = openai.AsyncOpenAI()
     reply = await client.chat.completions.create(
         model="gpt-4o-mini",
-        messages=[{"role": "system", "content": "Answer refund, outage or other."},
-                  {"role": "user", "content": QUESTIONS[expected]}],
+        messages=[
+            {"role": "system", "content": "Answer refund, outage or other."},
+            {"role": "user", "content": QUESTIONS[expected]},
+        ],
         user=f"run{request.node.prob_run}",  # the loopback server's seed: every run answers the same each time
     )
     assert reply.choices[0].message.content == expected

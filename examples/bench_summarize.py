@@ -25,9 +25,9 @@ from pytest_probability import record_score, record_usage
 
 TICKETS = {
     "double_charge": "I was charged twice for order 1042 and I want the duplicate charge refunded. "
-                     "I attached my bank statement.",
+    "I attached my bank statement.",
     "csv_export": "The export to CSV has failed since Monday with 'timeout at 30 s', and we cannot send "
-                  "the monthly report without it.",
+    "the monthly report without it.",
 }
 
 #: What a good summary keeps: the ticket's key facts, each one point.
@@ -46,7 +46,9 @@ def judge(ticket: str, summary: str) -> tuple[float, str]:
 
 
 @pytest.mark.parametrize("model", ["m-large", "m-small"])
-@pytest.mark.parametrize("ticket", ["double_charge", pytest.param("csv_export", marks=pytest.mark.probability(min_score={"rubric": 0.8}))])
+@pytest.mark.parametrize(
+    "ticket", ["double_charge", pytest.param("csv_export", marks=pytest.mark.probability(min_score={"rubric": 0.8}))]
+)
 @pytest.mark.probability(min_score={"rubric": 0.6})
 def bench_summarize(llm: SimLLM, ticket: str, model: str) -> None:
     response = llm.complete(f"Summarize this support ticket in at most 20 words.\n\n{TICKETS[ticket]}", model=model)

@@ -29,8 +29,13 @@ def _answer(body: dict) -> tuple[str, dict]:
     right, accuracy = next((v for k, v in ACCURACY.items() if k in text), ("other", 0.5))
     label = right if rng.random() < accuracy else rng.choice([x for x in LABELS if x != right])
     prompt = 12 + len(text.split()) * 2
-    usage = {"prompt_tokens": prompt, "completion_tokens": 1, "total_tokens": prompt + 1,
-             "prompt_tokens_details": {"cached_tokens": 0}, "completion_tokens_details": {"reasoning_tokens": 0}}
+    usage = {
+        "prompt_tokens": prompt,
+        "completion_tokens": 1,
+        "total_tokens": prompt + 1,
+        "prompt_tokens_details": {"cached_tokens": 0},
+        "completion_tokens_details": {"reasoning_tokens": 0},
+    }
     return label, usage
 
 
@@ -41,12 +46,16 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
         label, usage = _answer(body)
-        payload = json.dumps({
-            "id": "chatcmpl-example", "object": "chat.completion", "created": 1700000000,
-            "model": str(body.get("model", "model")) + MODEL_VERSION,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": label}, "finish_reason": "stop"}],
-            "usage": usage,
-        }).encode()
+        payload = json.dumps(
+            {
+                "id": "chatcmpl-example",
+                "object": "chat.completion",
+                "created": 1700000000,
+                "model": str(body.get("model", "model")) + MODEL_VERSION,
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": label}, "finish_reason": "stop"}],
+                "usage": usage,
+            }
+        ).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))

@@ -68,8 +68,14 @@ def warm_bytecode() -> None:
         Path(folder, "conftest.py").write_text(WARM_CONFTEST)
         Path(folder, "pytest.ini").write_text("[pytest]\n")
         try:
-            subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--co", folder],
-                           cwd=folder, env=env, capture_output=True, timeout=300, check=False)
+            subprocess.run(
+                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--co", folder],
+                cwd=folder,
+                env=env,
+                capture_output=True,
+                timeout=300,
+                check=False,
+            )
         except (OSError, subprocess.TimeoutExpired):  # only slower sessions, never a different result
             pass
 

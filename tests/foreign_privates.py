@@ -32,16 +32,20 @@ import inspect
 import sys
 import textwrap
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 #: The distributions whose private names count, by their top-level import names.
 FOREIGN = ("pytest", "_pytest", "pluggy", "xdist", "execnet", "opentelemetry", "grpc", "google", "requests")
 #: Public despite the underscore: the logs signal's homes (opentelemetry-python keeps the logs API and SDK
 #: in ``_logs`` packages while the signal is in development; they are its documented modules).
-PUBLIC_MODULES = ("opentelemetry._logs", "opentelemetry.sdk._logs", "opentelemetry.sdk._logs.export",
-                  "opentelemetry.exporter.otlp.proto.http._log_exporter",
-                  "opentelemetry.exporter.otlp.proto.grpc._log_exporter")
+PUBLIC_MODULES = (
+    "opentelemetry._logs",
+    "opentelemetry.sdk._logs",
+    "opentelemetry.sdk._logs.export",
+    "opentelemetry.exporter.otlp.proto.http._log_exporter",
+    "opentelemetry.exporter.otlp.proto.grpc._log_exporter",
+)
 #: Documented names of the standard library's named tuples.
 DOCUMENTED = frozenset({"_replace", "_asdict", "_fields", "_make", "_field_defaults"})
 #: Private names of the standard library's that the package reads and that other distributions define too:
@@ -64,7 +68,7 @@ class Use:
         return f"{self.path}:{self.line}: {self.text}"
 
 
-@lru_cache(maxsize=None)
+@cache
 def foreign_names() -> frozenset[str]:
     """The private names the installed foreign distributions define: their functions' and methods' names and
     the attributes their code assigns (read from their sources, about a second)."""
@@ -90,8 +94,10 @@ def _foreign(module: str) -> bool:
 
 
 def _private_module(module: str) -> bool:
-    if any(module == public or module.startswith(public + ".") and "._internal" not in module[len(public):]
-           for public in PUBLIC_MODULES):
+    if any(
+        module == public or module.startswith(public + ".") and "._internal" not in module[len(public) :]
+        for public in PUBLIC_MODULES
+    ):
         return False
     return any(private(part) for part in module.split("."))
 
@@ -113,7 +119,9 @@ def _defined(tree: ast.AST, own_objects: bool = False) -> set[str]:
                 names.add(node.attr)
         elif isinstance(node, ast.alias):
             names.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__slots__" for t in node.targets):
+        elif isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__slots__" for t in node.targets
+        ):
             names |= {c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant) and isinstance(c.value, str)}
     return names
 
@@ -125,7 +133,9 @@ def _imports(tree: ast.AST, module: str, is_package: bool) -> dict[str, str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                bound[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+                bound[alias.asname or alias.name.split(".")[0]] = (
+                    alias.name if alias.asname else alias.name.split(".")[0]
+                )
         elif isinstance(node, ast.ImportFrom):
             base = _absolute(module, is_package, node.module, node.level)
             for alias in node.names:
@@ -165,7 +175,7 @@ def _resolve(target: str) -> object | None:
     return None
 
 
-@lru_cache(maxsize=None)
+@cache
 def class_attributes(klass: type) -> frozenset[str]:
     """The names of a class and its bases: their attributes and methods, and what their methods set on
     ``self`` (read from their source)."""
@@ -176,12 +186,18 @@ def class_attributes(klass: type) -> frozenset[str]:
             tree = ast.parse(textwrap.dedent(inspect.getsource(base)))
         except (OSError, TypeError, SyntaxError):
             continue
-        names |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)
-                  and isinstance(n.value, ast.Name) and n.value.id == "self"}
+        names |= {
+            n.attr
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Attribute)
+            and isinstance(n.ctx, ast.Store)
+            and isinstance(n.value, ast.Name)
+            and n.value.id == "self"
+        }
     return frozenset(names)
 
 
-@lru_cache(maxsize=None)
+@cache
 def class_privates(klass: type) -> frozenset[str]:
     """The private names of a class's foreign bases (and the class itself when it is foreign)."""
     names: set[str] = set()
@@ -220,13 +236,26 @@ def _attribute_uses(tree: ast.AST) -> list[tuple[ast.AST, ast.AST, str]]:
             name = node.args[1].value
             if isinstance(name, str) and private(name) and isinstance(node.func, ast.Name) and node.func.id in GETTERS:
                 uses.append((node, node.args[0], name))
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
-                and isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "__dict__" \
-                and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str) \
-                and private(node.args[0].value):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and isinstance(node.func.value, ast.Attribute)
+            and node.func.value.attr == "__dict__"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+            and private(node.args[0].value)
+        ):
             uses.append((node, node.func.value.value, node.args[0].value))
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "__dict__" \
-                and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str) and private(node.slice.value):
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "__dict__"
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, str)
+            and private(node.slice.value)
+        ):
             uses.append((node, node.value.value, node.slice.value))
     return uses
 
@@ -252,7 +281,7 @@ def uses(package: Path) -> list[Use]:
     for path, tree in trees.items():
         if compat not in path.parents:
             own |= {name for name in _defined(tree, own_objects=True) if private(name)}
-    for (path, module, is_package) in modules:  # what a subclass sets of its foreign base's is not the package's
+    for path, module, is_package in modules:  # what a subclass sets of its foreign base's is not the package's
         if compat in path.parents:
             continue
         bound = _imports(trees[path], module, is_package)
@@ -269,7 +298,7 @@ def uses(package: Path) -> list[Use]:
 
         def use(node: ast.AST, why: str) -> None:
             line = getattr(node, "lineno", 0)
-            found.add(Use(shown, line, f"{why}: {lines[line - 1].strip() if line else ''}"))
+            found.add(Use(shown, line, f"{why}: {lines[line - 1].strip() if line else ''}"))  # noqa: B023 - called in this iteration only
 
         bound = _imports(tree, module, is_package)
         local = {name for name in _defined(tree, own_objects=True) if private(name)}
@@ -313,8 +342,11 @@ def uses(package: Path) -> list[Use]:
             elif name not in own:
                 use(node, f"private attribute {name} of an object the package does not define")
             elif name in foreign_names() and name not in local and name not in STANDARD:
-                use(node, f"private attribute {name}, a name other distributions define, of an object this module "
-                          "does not define")
+                use(
+                    node,
+                    f"private attribute {name}, a name other distributions define, of an object this module "
+                    "does not define",
+                )
     return sorted(found)
 
 

@@ -81,8 +81,13 @@ def private_uses(module: str, root: str) -> list[Use]:
                     if alias.asname:
                         modules[alias.asname] = alias.name
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules
-                and _private(node.attr) and modules[node.value.id] != module):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in modules
+            and _private(node.attr)
+            and modules[node.value.id] != module
+        ):
             uses.append(Use(module, node.lineno, lines[node.lineno - 1].strip()))
     return sorted(set(uses))
 

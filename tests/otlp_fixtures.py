@@ -56,4 +56,7 @@ def certs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         )
         run("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
             "-out", f"{name}.pem", "-days", "2", "-extfile", f"{name}.ext")  # fmt: skip
-    return {name: str(folder / name) for name in ("ca.pem", "other-ca.pem", "server.pem", "server.key", "client.pem", "client.key")}
+    return {
+        name: str(folder / name)
+        for name in ("ca.pem", "other-ca.pem", "server.pem", "server.key", "client.pem", "client.key")
+    }

@@ -41,7 +41,7 @@ class TimedSender:
 
     display = "http://fake"
 
-    def __init__(self, answer: "callable") -> None:
+    def __init__(self, answer: callable) -> None:
         self.answer = answer  # (deadline) -> (when, ok)
         self.deadline = 0.0
         self.calls = 0
@@ -69,8 +69,10 @@ class End:
 
     def __init__(self, tmp_path: Path, senders: dict[str, object]) -> None:
         self.spill = Lines(tmp_path / "spill.jsonl", fresh=False)
-        self.guards = {kind: Guard(kind, senders.get(kind), None, self.spill, TIMEOUT)  # type: ignore[arg-type]
-                       for kind in ("traces", "metrics", "logs")}
+        self.guards = {
+            kind: Guard(kind, senders.get(kind), None, self.spill, TIMEOUT)  # type: ignore[arg-type]
+            for kind in ("traces", "metrics", "logs")
+        }
 
     def finish(self, metric_requests: list[tuple[bytes, int]]) -> bool:
         return drain(self.guards, [lambda: self.guards["metrics"].send_all(metric_requests)], TIMEOUT, [self.spill])

@@ -6,7 +6,11 @@ import contextlib
 import re
 import signal
 import threading
-from typing import Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pytest
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 SEPARATOR = re.compile(r"^=+( .* =+)?$")
@@ -51,7 +55,7 @@ def alarm(seconds: int) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def section(result: "object") -> list[str]:
+def section(result: object) -> list[str]:
     """Every line of the probability section, as printed (colours removed), trailing blank lines dropped."""
     lines = [ANSI.sub("", line) for line in result.outlines]  # type: ignore[attr-defined]
     start = next(i for i, line in enumerate(lines) if re.fullmatch(r"=+ probability =+", line))
@@ -67,8 +71,19 @@ def section(result: "object") -> list[str]:
 
 #: CI variables the resource detection reads: removed so a test's session is not "in CI".
 CI_VARIABLES = (
-    "CI", "GITLAB_CI", "BUILDKITE", "CIRCLECI", "JENKINS_URL", "TF_BUILD", "CI_PIPELINE_ID", "CI_PIPELINE_URL",
-    "CI_PIPELINE_NAME", "CI_PROJECT_PATH", "BUILD_ID", "BUILD_BUILDID", "SYSTEM_COLLECTIONURI",
+    "CI",
+    "GITLAB_CI",
+    "BUILDKITE",
+    "CIRCLECI",
+    "JENKINS_URL",
+    "TF_BUILD",
+    "CI_PIPELINE_ID",
+    "CI_PIPELINE_URL",
+    "CI_PIPELINE_NAME",
+    "CI_PROJECT_PATH",
+    "BUILD_ID",
+    "BUILD_BUILDID",
+    "SYSTEM_COLLECTIONURI",
 )
 
 

@@ -17,8 +17,17 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.4.0"
 
 if TYPE_CHECKING:
-    from .errors import CurtailmentWarning, InfeasibleGateWarning, ProbabilityGateWarning, ProbabilityUsageWarning
-    from .run.recording import TokenUsage, judging, record_cost, record_io, record_output, record_score, record_usage
+    from .errors import CurtailmentWarning as CurtailmentWarning
+    from .errors import InfeasibleGateWarning as InfeasibleGateWarning
+    from .errors import ProbabilityGateWarning as ProbabilityGateWarning
+    from .errors import ProbabilityUsageWarning as ProbabilityUsageWarning
+    from .run.recording import TokenUsage as TokenUsage
+    from .run.recording import judging as judging
+    from .run.recording import record_cost as record_cost
+    from .run.recording import record_io as record_io
+    from .run.recording import record_output as record_output
+    from .run.recording import record_score as record_score
+    from .run.recording import record_usage as record_usage
 
 #: Public name -> the module defining it.
 _PUBLIC = {

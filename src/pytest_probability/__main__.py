@@ -27,39 +27,74 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pytest_probability")
     commands = parser.add_subparsers(dest="command", required=True)
     report = commands.add_parser("report", help="Build one HTML page over several sessions' JSON reports.")
-    report.add_argument("paths", nargs="+", metavar="DIR_OR_FILES", help="--prob-json reports, or folders of them (e.g. --prob-history)")
+    report.add_argument(
+        "paths", nargs="+", metavar="DIR_OR_FILES", help="--prob-json reports, or folders of them (e.g. --prob-history)"
+    )
     report.add_argument("-o", "--output", default="report.html", help="the HTML file to write (default report.html)")
     report.add_argument("--trace-url", default=None, help="URL template of a run's trace, with {trace_id}")
     merge = commands.add_parser("merge", help="Merge the --prob-json reports of --prob-shard sessions into one.")
     merge.add_argument("paths", nargs="+", metavar="FILES", help="every shard's --prob-json report")
     merge.add_argument("-o", "--output", required=True, help="the merged JSON report to write")
     merge.add_argument("--html", default=None, metavar="PATH", help="also write the merged HTML report")
-    merge.add_argument("--otel-file", default=None, metavar="PATH",
-                       help="also write the merged metrics as OTLP JSON lines (send with python -m pytest_probability.otel replay)")
-    merge.add_argument("--otel-send", action="store_true",
-                       help="also send the merged metrics over OTLP (the OTEL_EXPORTER_OTLP_* variables apply)")
+    merge.add_argument(
+        "--otel-file",
+        default=None,
+        metavar="PATH",
+        help="also write the merged metrics as OTLP JSON lines (send with python -m pytest_probability.otel replay)",
+    )
+    merge.add_argument(
+        "--otel-send",
+        action="store_true",
+        help="also send the merged metrics over OTLP (the OTEL_EXPORTER_OTLP_* variables apply)",
+    )
     merge.add_argument("--otel-endpoint", default=None, metavar="URL", help="send them to URL (implies --otel-send)")
-    merge.add_argument("--otel-protocol", default=None, choices=("http/protobuf", "grpc"),
-                       help="http/protobuf or grpc (default OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf)")
-    merge.add_argument("--otel-timeout", default=None, type=float, metavar="SECONDS",
-                       help="seconds per OTLP request (default 10)")
-    merge.add_argument("--prob-baseline", action="append", default=[], metavar="PATH",
-                       help="the baseline the shards compared with (as they were given it; repeatable, globs)")
-    merge.add_argument("--trace-url", default=None, help="URL template of a run's trace in the HTML report, with {trace_id}")
-    merge.add_argument("--summary", default=None, metavar="PATH",
-                       help="write the night's CI summary (Markdown) to PATH (default: append to $GITHUB_STEP_SUMMARY "
-                            "when set; off: none)")
-    merge.add_argument("--annotations", default="auto", choices=("auto", "on", "off"),
-                       help="print GitHub workflow commands for failed, dropped and undecided cases (auto: when "
-                            "GITHUB_ACTIONS=true)")
-    merge.add_argument("--prob-history", default=None, metavar="DIR",
-                       help="decide each case's state over the newest reports in DIR, and add the merged report to DIR")
+    merge.add_argument(
+        "--otel-protocol",
+        default=None,
+        choices=("http/protobuf", "grpc"),
+        help="http/protobuf or grpc (default OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf)",
+    )
+    merge.add_argument(
+        "--otel-timeout", default=None, type=float, metavar="SECONDS", help="seconds per OTLP request (default 10)"
+    )
+    merge.add_argument(
+        "--prob-baseline",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="the baseline the shards compared with (as they were given it; repeatable, globs)",
+    )
+    merge.add_argument(
+        "--trace-url", default=None, help="URL template of a run's trace in the HTML report, with {trace_id}"
+    )
+    merge.add_argument(
+        "--summary",
+        default=None,
+        metavar="PATH",
+        help="write the night's CI summary (Markdown) to PATH (default: append to $GITHUB_STEP_SUMMARY "
+        "when set; off: none)",
+    )
+    merge.add_argument(
+        "--annotations",
+        default="auto",
+        choices=("auto", "on", "off"),
+        help="print GitHub workflow commands for failed, dropped and undecided cases (auto: when GITHUB_ACTIONS=true)",
+    )
+    merge.add_argument(
+        "--prob-history",
+        default=None,
+        metavar="DIR",
+        help="decide each case's state over the newest reports in DIR, and add the merged report to DIR",
+    )
     diff = commands.add_parser("diff", help="Compare two --prob-json reports as --prob-baseline compares a session.")
     diff.add_argument("base", metavar="BASE.json", help="the base's report (the main branch's)")
     diff.add_argument("new", metavar="NEW.json", help="the change's report")
     diff.add_argument("--format", default="markdown", choices=("markdown", "text", "json"))
-    diff.add_argument("--fail-on-drop", action="store_true",
-                      help="exit 1 when a case or benchmark dropped (its verdict against the base is FAIL)")
+    diff.add_argument(
+        "--fail-on-drop",
+        action="store_true",
+        help="exit 1 when a case or benchmark dropped (its verdict against the base is FAIL)",
+    )
     diff.add_argument("--prob-margin", default=None, metavar="M", help="the drop tolerated (as --prob-margin)")
     diff.add_argument("--prob-adjust", default="holm", choices=("holm", "bonferroni", "bh", "none"))
     diff.add_argument("-o", "--output", default=None, help="write to this file instead of standard output")
@@ -85,17 +120,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: cannot write {output}: {exc}", file=sys.stderr)
         return 2
     sessions, skipped = len(loaded.reports), len(loaded.skipped)
-    print(f"wrote {output} ({sessions} session{'s' * (sessions != 1)}"
-          + (f"; {skipped} file{'s' * (skipped != 1)} skipped)" if skipped else ")"))
+    print(
+        f"wrote {output} ({sessions} session{'s' * (sessions != 1)}"
+        + (f"; {skipped} file{'s' * (skipped != 1)} skipped)" if skipped else ")")
+    )
     return 0
 
 
 def _merge(args: argparse.Namespace) -> int:
     from .features.compare.feature import Compare  # merge only: the report command does not pay for it
-    from .features.scores.feature import Scores
-    from .features.shards.merge import MergeError, gate_lines, merge
     from .features.nightly.feature import Nightly, merge_summary_path, write_outputs
     from .features.quarantine.feature import MergedQuarantine
+    from .features.scores.feature import Scores
+    from .features.shards.merge import MergeError, gate_lines, merge
     from .features.spend.feature import Spend
     from .features.states.feature import MergedStates
     from .report import json_report
@@ -106,12 +143,22 @@ def _merge(args: argparse.Namespace) -> int:
         _check_sending(args, sending)
         _check_outputs(args)
         summary, appends = merge_summary_path(args.summary)
-        annotate = args.annotations == "on" or (args.annotations == "auto"
-                                                and os.environ.get("GITHUB_ACTIONS") == "true")
+        annotate = args.annotations == "on" or (
+            args.annotations == "auto" and os.environ.get("GITHUB_ACTIONS") == "true"
+        )
         # The features with a part in the merged report, in a session's order: the facets follow it.
-        merged = merge(args.paths, (Spend(), Compare(on=False), Scores(), MergedStates(args.prob_history),
-                                    MergedQuarantine(), Nightly(None, False, summary is not None or annotate)),
-                       args)
+        merged = merge(
+            args.paths,
+            (
+                Spend(),
+                Compare(on=False),
+                Scores(),
+                MergedStates(args.prob_history),
+                MergedQuarantine(),
+                Nightly(None, False, summary is not None or annotate),
+            ),
+            args,
+        )
     except (MergeError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -150,13 +197,21 @@ def _merge(args: argparse.Namespace) -> int:
         if args.otel_file:
             print(f"wrote {path} ({points} metric points)")
         if sending:  # never changes the exit status, as in a session
-            sent, lines = send_metrics(path, args.otel_endpoint, args.otel_protocol, args.otel_timeout,
-                                       keep=bool(args.otel_file))
+            sent, lines = send_metrics(
+                path, args.otel_endpoint, args.otel_protocol, args.otel_timeout, keep=bool(args.otel_file)
+            )
             for line in lines:
                 print(line, file=sys.stdout if sent and not line.startswith("warning:") else sys.stderr)
     try:
-        write_outputs(merged.report, suite=merged.report_suite, summary=summary, appends=appends, annotate=annotate,
-                      trace_url=trace_url, out=sys.stdout)
+        write_outputs(
+            merged.report,
+            suite=merged.report_suite,
+            summary=summary,
+            appends=appends,
+            annotate=annotate,
+            trace_url=trace_url,
+            out=sys.stdout,
+        )
     except OSError as exc:
         print(f"error: cannot write the summary: {exc}", file=sys.stderr)
         return 2
@@ -196,13 +251,16 @@ OUTPUTS = (("output", "-o", "report"), ("html", "--html", "HTML report"), ("otel
 def _check_outputs(args: argparse.Namespace) -> None:
     """No output of the merge replaces one of its inputs (the merge could not be run again) or another of its
     outputs (ValueError, before anything is read or written)."""
-    outputs = [(option, what, Path(getattr(args, name))) for name, option, what in OUTPUTS
-               if getattr(args, name) is not None]
+    outputs = [
+        (option, what, Path(getattr(args, name))) for name, option, what in OUTPUTS if getattr(args, name) is not None
+    ]
     for option, what, path in outputs:
         for given in args.paths:
             if files.same_file(path, Path(given)):
-                raise ValueError(f"{option} {path} would replace {given}, one of the reports to merge: give the "
-                                 f"merged {what} another path")
+                raise ValueError(
+                    f"{option} {path} would replace {given}, one of the reports to merge: give the "
+                    f"merged {what} another path"
+                )
     clash = files.first_clash([(option, path) for option, _, path in outputs])
     if clash is not None:
         (other, earlier), (option, path) = clash
@@ -217,8 +275,9 @@ def _check_sending(args: argparse.Namespace, sending: bool) -> None:
         given = [name for name, value in options if value is not None]
         if given:
             verb = "apply" if len(given) > 1 else "applies"
-            raise ValueError(f"{' and '.join(given)} {verb} to sending the merged metrics: add --otel-send (or "
-                             "--otel-endpoint URL)")
+            raise ValueError(
+                f"{' and '.join(given)} {verb} to sending the merged metrics: add --otel-send (or --otel-endpoint URL)"
+            )
         return
     if args.otel_timeout is None:
         args.otel_timeout = 10.0
@@ -228,7 +287,9 @@ def _check_sending(args: argparse.Namespace, sending: bool) -> None:
         from .config.otel import check_url, protocol_from_env  # only with --otel-endpoint
 
         try:
-            check_url(args.otel_endpoint, "--otel-endpoint", args.otel_protocol or protocol_from_env(os.environ, "metrics"))
+            check_url(
+                args.otel_endpoint, "--otel-endpoint", args.otel_protocol or protocol_from_env(os.environ, "metrics")
+            )
         except pytest.UsageError as exc:
             raise ValueError(str(exc)) from None
 

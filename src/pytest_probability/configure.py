@@ -17,8 +17,8 @@ on, and the aggregating process's modules by its role only
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Optional
 
 import pytest
 
@@ -45,9 +45,17 @@ from .session import Session
 #: each case's state across nights, quarantine, the CI outputs, shards and the journal (after every feature
 #: with a sink: it feeds them the records it resumes), then the export and usage from spans (after the
 #: export's tracer provider is made).
-FEATURES: tuple[Callable[[pytest.Config, Settings], Optional[Feature]], ...] = (
-    spend.feature, compare.feature, scores.feature, states.feature, quarantine.feature, nightly.feature,
-    shards.feature, journal.feature, export.feature, span_usage.feature,
+FEATURES: tuple[Callable[[pytest.Config, Settings], Feature | None], ...] = (
+    spend.feature,
+    compare.feature,
+    scores.feature,
+    states.feature,
+    quarantine.feature,
+    nightly.feature,
+    shards.feature,
+    journal.feature,
+    export.feature,
+    span_usage.feature,
 )
 
 
@@ -74,8 +82,13 @@ def configure(config: pytest.Config) -> Session:
     features = [feature for entry in FEATURES if (feature := entry(config, settings)) is not None]
     junit = config.getoption("xmlpath", None)  # pytest's own report, which the plugin adds properties to
     junit_path = Path(os.path.abspath(os.path.expanduser(os.path.expandvars(junit)))) if junit else None  # as pytest
-    files.check_outputs([*settings.outputs(), *([("--junitxml", junit_path)] if junit_path else []),
-                         *(output for feature in features for output in feature.output_files())])
+    files.check_outputs(
+        [
+            *settings.outputs(),
+            *([("--junitxml", junit_path)] if junit_path else []),
+            *(output for feature in features for output in feature.output_files()),
+        ]
+    )
     specs = Specs(resolve_stats(config), [make for feature in features for make in feature.criteria()])
     for feature in features:
         feature.prepare(config)

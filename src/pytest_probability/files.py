@@ -21,8 +21,8 @@ import stat
 import sys
 import tempfile
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import pytest
 
@@ -83,8 +83,10 @@ def check_outputs(outputs: Sequence[tuple[str, Path]]) -> None:
     clash = first_clash(outputs)
     if clash is not None:
         (first, earlier), (second, path) = clash
-        raise pytest.UsageError(f"{second}: {path} is also the {first} path ({earlier}): one output would replace "
-                                "the other; give each its own path")
+        raise pytest.UsageError(
+            f"{second}: {path} is also the {first} path ({earlier}): one output would replace "
+            "the other; give each its own path"
+        )
 
 
 def _proc_path(path: Path) -> str | None:

@@ -11,8 +11,9 @@ stage (``run.key.RUNS``).
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from pathlib import Path
-from typing import Any, Generator
+from typing import Any
 
 import pytest
 

@@ -41,7 +41,8 @@ This module imports only the model: a protocol's types never reach into a stage.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Mapping, Protocol, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 if TYPE_CHECKING:
     import pytest
@@ -185,8 +186,9 @@ class RecordLog(Protocol):
 
     def write(self, record: RunRecord) -> None: ...
 
-    def write_late(self, nodeid: str, usage: Mapping[str, Any] | None, extra_cost: float,
-                   scores: Sequence[Mapping[str, Any]] = ()) -> None:
+    def write_late(
+        self, nodeid: str, usage: Mapping[str, Any] | None, extra_cost: float, scores: Sequence[Mapping[str, Any]] = ()
+    ) -> None:
         """Usage (or scores) charged to a finished run after its record (late usage), as plain builtins."""
 
 

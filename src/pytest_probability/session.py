@@ -14,8 +14,9 @@ the verdicts to ``decide.book.DecisionBook``, the signal flags to
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 

@@ -69,7 +69,7 @@ def scrub(text: str, secrets: list[str], limit: int = REASON_LIMIT) -> str:
             if text[i : i + size] in pieces:
                 marked[i : i + size] = b"\1" * size
     out: list[str] = []
-    for ch, hidden in zip(text, marked):
+    for ch, hidden in zip(text, marked, strict=False):
         if not hidden:
             out.append(ch)
         elif not out or out[-1] != "[redacted]":

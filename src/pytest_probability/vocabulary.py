@@ -101,13 +101,13 @@ def benchmark_verdict_name(function: str, kind: str, detail: str = "") -> str:
     return f"{function}[{kind}:{detail}]" if detail else f"{function}[{kind}]"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def verdict_item_id(kind: str) -> re.Pattern[str]:
     """A gate item's node id, ``<case key>[gate]`` or ``<case key>::gate``; group ``key`` is the case key."""
     return re.compile(rf"^(?P<key>.*?)(?:\[{re.escape(kind)}\]|::{re.escape(kind)})$")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def benchmark_verdict_id(kind: str) -> re.Pattern[str]:
     """A benchmark verdict item's node id: group ``scope`` is the benchmark's node id, ``detail`` the arm."""
     return re.compile(rf"^(?P<scope>.+?)\[{re.escape(kind)}(?::(?P<detail>.*))?\]$")

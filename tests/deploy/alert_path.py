@@ -44,6 +44,7 @@ to a webhook inside the test.
 The tests (test_deploy_alert_path.py) only read that dict. Everything listens on
 127.0.0.1, on free ports, in temporary directories.
 """
+
 from __future__ import annotations
 
 import http.server
@@ -56,13 +57,13 @@ import traceback
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
-
 from backends import deploy_stack, http_json, post
 from promql_names import DEPLOY, RULE_FILES, dashboard_expressions, datasource_expressions
 from real_export import run_session
@@ -126,34 +127,47 @@ class Suite:
 #: the test started (any time of day: the rules do not depend on it).
 SCENARIO = [
     Suite(
-        "nightly-drop", runs=20, ages_h=[120.5, 96.5, 72.5, 48.5, 24.5, 0.5],
+        "nightly-drop",
+        runs=20,
+        ages_h=[120.5, 96.5, 72.5, 48.5, 24.5, 0.5],
         story="five stable nights, then case classify/drops falls from ~95% to 40% and the judge's "
-              "mean score of answer/slips from 0.85 to 0.5; the other cases move by a run or three, as chance does",
+        "mean score of answer/slips from 0.85 to 0.5; the other cases move by a run or three, as chance does",
         benchmarks=[
-            Benchmark("classify", {
-                "steady_high": [20, 19, 18, 20, 19, 17],
-                "steady_mid": [18, 17, 19, 16, 18, 17],
-                "drops": [19, 20, 19, 20, 19, 8],
-            }),
+            Benchmark(
+                "classify",
+                {
+                    "steady_high": [20, 19, 18, 20, 19, 17],
+                    "steady_mid": [18, 17, 19, 16, 18, 17],
+                    "drops": [19, 20, 19, 20, 19, 8],
+                },
+            ),
             Benchmark("extract", {"": [20, 20, 19, 20, 20, 20]}),
             Benchmark("gated", {"": [20, 19, 20, 20, 19, 20]}, min_rate=0.5),
             # Graded: every run passes; the judge's mean score of answer/slips falls from 0.85 to 0.5 tonight.
-            Benchmark("answer", {"steady": [20] * 6, "slips": [20] * 6},
-                      scores={"steady": [0.85, 0.84, 0.85, 0.86, 0.85, 0.84], "slips": [0.85] * 5 + [0.5]}),
+            Benchmark(
+                "answer",
+                {"steady": [20] * 6, "slips": [20] * 6},
+                scores={"steady": [0.85, 0.84, 0.85, 0.86, 0.85, 0.84], "slips": [0.85] * 5 + [0.5]},
+            ),
         ],
         spend=[("m-small", 0.002)] * 6,
     ),
     Suite(
-        "nightly-harness", runs=10, ages_h=[96.5, 72.5, 48.5, 24.5, 0.5],
+        "nightly-harness",
+        runs=10,
+        ages_h=[96.5, 72.5, 48.5, 24.5, 0.5],
         story="tonight the provider rate-limits benchmark api (6 of lookup's 10 runs error) and the "
-              "suite moved to a model that costs four times as much; benchmark hard has two cases "
-              "below the bar every night, strict fails its gate every night; chat/stable and "
-              "chat/wobbly passed every run for four nights and fail one and four runs tonight",
+        "suite moved to a model that costs four times as much; benchmark hard has two cases "
+        "below the bar every night, strict fails its gate every night; chat/stable and "
+        "chat/wobbly passed every run for four nights and fail one and four runs tonight",
         benchmarks=[
-            Benchmark("api", {
-                "lookup": [10, 9, 10, 10, (4, 6)],
-                "summarise": [9, 10, 10, 9, 10],
-            }),
+            Benchmark(
+                "api",
+                {
+                    "lookup": [10, 9, 10, 10, (4, 6)],
+                    "summarise": [9, 10, 10, 9, 10],
+                },
+            ),
             Benchmark("hard", {"a": [2, 3, 2, 2, 3], "b": [3, 2, 3, 3, 2]}),
             Benchmark("strict", {"": [5, 5, 5, 5, 5]}, min_rate=0.9),
             Benchmark("chat", {"stable": [10, 10, 10, 10, 9], "wobbly": [10, 10, 10, 10, 6]}),
@@ -161,14 +175,16 @@ SCENARIO = [
         spend=[("m-small", 0.01)] * 4 + [("m-large", 0.04)],
     ),
     Suite(
-        "nightly-missed", runs=10, ages_h=[51.0, 27.0],
+        "nightly-missed",
+        runs=10,
+        ages_h=[51.0, 27.0],
         story="the night that should have landed 3 h ago is missing: the last session is 27 h old",
         benchmarks=[Benchmark("daily", {"steady": [10, 9], "weak": [5, 5]})],
         spend=[("m-small", 0.01)] * 2,
     ),
 ]
 
-_BENCH_HEADER = '''
+_BENCH_HEADER = """
 import itertools
 import json
 import os
@@ -192,7 +208,7 @@ def _run(benchmark, case):
     if n < passes + errors:
         raise RuntimeError("provider answered 429: rate limited")
     assert False, "wrong answer"
-'''
+"""
 
 
 def bench_source(suite: Suite) -> str:
@@ -215,7 +231,8 @@ def _outcome(spec: int | tuple[int, int]) -> tuple[int, int]:
 def night_plan(suite: Suite, night: int) -> dict[str, Any]:
     model, cost = suite.spend[night]
     return {
-        "model": model, "cost": cost,
+        "model": model,
+        "cost": cost,
         "cases": {b.name: {c: _outcome(nights[night]) for c, nights in b.cases.items()} for b in suite.benchmarks},
         "scores": {b.name: {c: nights[night] for c, nights in b.scores.items()} for b in suite.benchmarks if b.scores},
     }
@@ -243,18 +260,35 @@ def run_night(workdir: Path, suite: Suite, night: int, timestamp: float, run_id:
     env = {"ALERT_PATH_PLAN": json.dumps(night_plan(suite, night)), "GITHUB_RUN_ID": str(run_id)}
     # The nights before are the baseline, as docs/nightly.md sets the job up.
     history = workdir.parent / "history"
-    proc, otlp = run_session(workdir, bench=bench_source(suite), runs=suite.runs, suite=suite.name, env=env,
-                             args=[f"--prob-history={history}"])
+    proc, otlp = run_session(
+        workdir,
+        bench=bench_source(suite),
+        runs=suite.runs,
+        suite=suite.name,
+        env=env,
+        args=[f"--prob-history={history}"],
+    )
     report = json.loads((workdir / "report.json").read_text())
-    baseline = {i["input"]: {"verdict": i.get("verdict"), "high": (i.get("ci") or {}).get("high"),
-                             "p_adjusted": i.get("p_adjusted")}
-                for c in (report.get("baseline") or {}).get("comparisons", []) for i in c["inputs"]}
-    scores = {i["input"]: {"verdict": i.get("verdict"), "high": (i.get("ci") or {}).get("high"),
-                           "p_adjusted": i.get("p_adjusted")}
-              for c in (report.get("baseline") or {}).get("comparisons", []) for s in c.get("scores", [])
-              for i in s["inputs"]}
-    return Night(suite.name, night, timestamp, otlp, report["rows"], proc.returncode,
-                 baseline, scores)
+    baseline = {
+        i["input"]: {
+            "verdict": i.get("verdict"),
+            "high": (i.get("ci") or {}).get("high"),
+            "p_adjusted": i.get("p_adjusted"),
+        }
+        for c in (report.get("baseline") or {}).get("comparisons", [])
+        for i in c["inputs"]
+    }
+    scores = {
+        i["input"]: {
+            "verdict": i.get("verdict"),
+            "high": (i.get("ci") or {}).get("high"),
+            "p_adjusted": i.get("p_adjusted"),
+        }
+        for c in (report.get("baseline") or {}).get("comparisons", [])
+        for s in c.get("scores", [])
+        for i in s["inputs"]
+    }
+    return Night(suite.name, night, timestamp, otlp, report["rows"], proc.returncode, baseline, scores)
 
 
 def run_nights(workdir: Path, now: float, scenario=SCENARIO, workers: int = 2) -> list[Night]:
@@ -268,9 +302,10 @@ def run_nights(workdir: Path, now: float, scenario=SCENARIO, workers: int = 2) -
                 assert len(nights) == len(suite.ages_h), (suite.name, b.name, case)
 
     def suite_nights(si: int, suite: Suite) -> list[Night]:
-        return [run_night(workdir / suite.name / f"night{night}", suite, night, now - age * 3600,
-                          4200 + 100 * si + night)
-                for night, age in enumerate(suite.ages_h)]
+        return [
+            run_night(workdir / suite.name / f"night{night}", suite, night, now - age * 3600, 4200 + 100 * si + night)
+            for night, age in enumerate(suite.ages_h)
+        ]
 
     # Longest suites first, so that two workers share the work evenly.
     order = sorted(enumerate(scenario), key=lambda item: -len(item[1].ages_h))
@@ -346,7 +381,8 @@ def rules_overlay(rule_files=RULE_FILES) -> dict[str, dict]:
                 if "for" in rule:
                     assert _seconds(rule["for"]) <= MAX_FOR_SECONDS, (
                         f"{path.name}: {rule['alert']} has for: {rule['for']}, longer than "
-                        f"{MAX_FOR_SECONDS // 3600}h; nightly data cannot wait that long")
+                        f"{MAX_FOR_SECONDS // 3600}h; nightly data cannot wait that long"
+                    )
                     rule["for"] = FOR_IN_TEST
         out[path.name] = doc
     return out
@@ -384,8 +420,10 @@ def alertmanager_overlay(text: str, webhook_url: Callable[[str], str]) -> dict:
             shorten(sub)
 
     shorten(cfg["route"])
-    cfg["receivers"] = [{"name": r["name"], "webhook_configs": [{"url": webhook_url(r["name"]), "send_resolved": True}]}
-                        for r in cfg["receivers"]]
+    cfg["receivers"] = [
+        {"name": r["name"], "webhook_configs": [{"url": webhook_url(r["name"]), "send_resolved": True}]}
+        for r in cfg["receivers"]
+    ]
     return cfg
 
 
@@ -412,8 +450,7 @@ class Webhook:
                 pass
 
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1},
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
         self._thread.start()
 
     def url(self, alertmanager: str, receiver: str) -> str:
@@ -461,8 +498,7 @@ def _query(prom: str, expr, t: float) -> dict[str, Any]:
         (label,) = expr.required
         url = f"{prom}/api/v1/label/{label}/values?" + q({"match[]": expr.expr, "start": t - 30 * 86400, "end": t})
     elif expr.query == "range" or expr.query == "trace_to_metrics":
-        url = f"{prom}/api/v1/query_range?" + q({"query": expr.expr, "start": t - 30 * 86400, "end": t,
-                                                 "step": 3600})
+        url = f"{prom}/api/v1/query_range?" + q({"query": expr.expr, "start": t - 30 * 86400, "end": t, "step": 3600})
     else:
         url = f"{prom}/api/v1/query?" + q({"query": expr.expr, "time": t})
     try:
@@ -472,9 +508,15 @@ def _query(prom: str, expr, t: float) -> dict[str, Any]:
     result = body.get("data") if body.get("status") == "success" else None
     if isinstance(result, dict):
         result = result.get("result")
-    return {"source": expr.source, "expr": expr.expr, "query": expr.query, "status": body.get("status"),
-            "error": body.get("error"), "series": len(result) if result is not None else None,
-            "sample": result[:3] if result else []}
+    return {
+        "source": expr.source,
+        "expr": expr.expr,
+        "query": expr.query,
+        "status": body.get("status"),
+        "error": body.get("error"),
+        "series": len(result) if result is not None else None,
+        "sample": result[:3] if result else [],
+    }
 
 
 def run_dashboard_queries(prom: str, t: float) -> list[dict[str, Any]]:
@@ -482,8 +524,9 @@ def run_dashboard_queries(prom: str, t: float) -> list[dict[str, Any]]:
     return [_query(prom, e, t) for e in dashboard_expressions() + datasource_expressions()]
 
 
-def observe(prom: str, alertmanagers: dict[str, str], webhook: Webhook, started: float,
-            timeout: float = 60.0) -> dict[str, Any]:
+def observe(
+    prom: str, alertmanagers: dict[str, str], webhook: Webhook, started: float, timeout: float = 60.0
+) -> dict[str, Any]:
     """Wait (bounded) until what Prometheus fires is stable and delivered, then collect it."""
     waits: dict[str, float | None] = {}
     t0 = time.monotonic()
@@ -491,8 +534,11 @@ def observe(prom: str, alertmanagers: dict[str, str], webhook: Webhook, started:
     # 1. Three evaluations after start, and the same firing set twice in a row.
     def evaluated():
         groups = http_json(f"{prom}/api/v1/rules")["data"]["groups"]
-        return groups and all(g.get("lastEvaluation", "").startswith("2") for g in groups) \
+        return (
+            groups
+            and all(g.get("lastEvaluation", "").startswith("2") for g in groups)
             and time.time() - started > 3 * _seconds(EVALUATION_INTERVAL)
+        )
 
     waits["rules evaluated"] = _wait(evaluated, timeout)
     previous: list[set] = []
@@ -539,9 +585,18 @@ def observe(prom: str, alertmanagers: dict[str, str], webhook: Webhook, started:
         "waits": waits,
         "wait_seconds": round(waited, 2),
         "prometheus_alerts": _prometheus_alerts(prom),
-        "rules": [{"group": g["name"], "interval": g.get("interval"), "evaluationTime": g.get("evaluationTime"),
-                   "rules": [{"name": r["name"], "type": r["type"], "health": r["health"],
-                              "lastError": r.get("lastError", "")} for r in g["rules"]]} for g in rules],
+        "rules": [
+            {
+                "group": g["name"],
+                "interval": g.get("interval"),
+                "evaluationTime": g.get("evaluationTime"),
+                "rules": [
+                    {"name": r["name"], "type": r["type"], "health": r["health"], "lastError": r.get("lastError", "")}
+                    for r in g["rules"]
+                ],
+            }
+            for g in rules
+        ],
         "alertmanager_alerts": {name: am_alerts(url) for name, url in alertmanagers.items()},
         "notifications": [{"path": p, "body": b, "received": t} for p, b, t in webhook.notifications()],
         "dashboard": dashboard,
@@ -572,27 +627,45 @@ def run_alert_path(workdir: Path, backends: Path) -> dict[str, Any]:
     example_port = deploy_stack.free_port()
     rules_dir = workdir / "rules"
     rules_dir.mkdir(parents=True)  # empty until every night is in
-    am_texts = {"shipped": ALERTMANAGER_CONFIG.read_text(),
-                "example": uncomment_example(ALERTMANAGER_CONFIG.read_text())}
-    am_configs = {name: alertmanager_overlay(text, lambda receiver, name=name: webhook.url(name, receiver))
-                  for name, text in am_texts.items()}
+    am_texts = {
+        "shipped": ALERTMANAGER_CONFIG.read_text(),
+        "example": uncomment_example(ALERTMANAGER_CONFIG.read_text()),
+    }
+    am_configs = {
+        name: alertmanager_overlay(text, lambda receiver, name=name: webhook.url(name, receiver))
+        for name, text in am_texts.items()
+    }
     am_urls = {"shipped": f"http://127.0.0.1:{ports['alertmanager']}", "example": f"http://127.0.0.1:{example_port}"}
-    prom_cfg = prometheus_overlay(deploy_stack.prometheus_config(ports), [u.removeprefix("http://")
-                                                                         for u in am_urls.values()])
+    prom_cfg = prometheus_overlay(
+        deploy_stack.prometheus_config(ports), [u.removeprefix("http://") for u in am_urls.values()]
+    )
     stack = deploy_stack.Stack(
-        workdir / "stack", ports, backends, rules_dir=rules_dir,
+        workdir / "stack",
+        ports,
+        backends,
+        rules_dir=rules_dir,
         prometheus_text=yaml.safe_dump(prom_cfg, sort_keys=False),
         alertmanager_text=yaml.safe_dump(am_configs["shipped"], sort_keys=False),
         # Alerts sent before the notifier has discovered the Alertmanagers
         # are dropped and resent only after this delay (default 1m).
         prometheus_flags=deploy_stack.PROMETHEUS_FLAGS + [f"--rules.alert.resend-delay={RESEND_DELAY}"],
-        log_level="warn")
+        log_level="warn",
+    )
     example_cfg = write_yaml(workdir / "alertmanager-example" / "alertmanager.yml", am_configs["example"])
-    example = deploy_stack.Program("alertmanager (example)", [
-        str(stack.binary("alertmanager")), f"--config.file={example_cfg}",
-        f"--storage.path={example_cfg.parent / 'data'}", f"--web.listen-address=127.0.0.1:{example_port}",
-        f"--web.external-url={am_urls['example']}", *deploy_stack.ALERTMANAGER_FLAGS, "--log.level=warn",
-    ], example_cfg.parent / "log.txt", [f"{am_urls['example']}/-/ready"])
+    example = deploy_stack.Program(
+        "alertmanager (example)",
+        [
+            str(stack.binary("alertmanager")),
+            f"--config.file={example_cfg}",
+            f"--storage.path={example_cfg.parent / 'data'}",
+            f"--web.listen-address=127.0.0.1:{example_port}",
+            f"--web.external-url={am_urls['example']}",
+            *deploy_stack.ALERTMANAGER_FLAGS,
+            "--log.level=warn",
+        ],
+        example_cfg.parent / "log.txt",
+        [f"{am_urls['example']}/-/ready"],
+    )
     prom = stack.prometheus
     replays = []
     try:
@@ -604,8 +677,14 @@ def run_alert_path(workdir: Path, backends: Path) -> dict[str, Any]:
         for n in sorted(nights, key=lambda n: n.timestamp):
             shifted = shift_export(n.otlp, workdir / "shifted" / n.suite / f"night{n.night}.otlp.jsonl", n.timestamp)
             out = stack_runs.replay(shifted, stack.otlp_http)
-            replays.append({"suite": n.suite, "night": n.night, "returncode": out.returncode,
-                            "output": (out.stdout + out.stderr)[-2000:]})
+            replays.append(
+                {
+                    "suite": n.suite,
+                    "night": n.night,
+                    "returncode": out.returncode,
+                    "output": (out.stdout + out.stderr)[-2000:],
+                }
+            )
             assert out.returncode == 0, replays[-1]
             s, p = stack_runs.export_counts(shifted)
             spans, points = spans + s, points + p
@@ -618,11 +697,20 @@ def run_alert_path(workdir: Path, backends: Path) -> dict[str, Any]:
         observed = observe(prom, am_urls, webhook, started=time.time())
         from promql_names import rule_expressions
 
-        recording = [{"record": e.record, "series": len(http_json(
-            f"{prom}/api/v1/query?" + urllib.parse.urlencode({"query": e.record}))["data"]["result"])}
-            for e in rule_expressions() if e.record]
-        buildinfo = {"prometheus": http_json(f"{prom}/api/v1/status/buildinfo")["data"]["version"],
-                     "alertmanager": http_json(f"{am_urls['shipped']}/api/v2/status")["versionInfo"]["version"]}
+        recording = [
+            {
+                "record": e.record,
+                "series": len(
+                    http_json(f"{prom}/api/v1/query?" + urllib.parse.urlencode({"query": e.record}))["data"]["result"]
+                ),
+            }
+            for e in rule_expressions()
+            if e.record
+        ]
+        buildinfo = {
+            "prometheus": http_json(f"{prom}/api/v1/status/buildinfo")["data"]["version"],
+            "alertmanager": http_json(f"{am_urls['shipped']}/api/v2/status")["versionInfo"]["version"],
+        }
         loaded = yaml.safe_load(http_json(f"{prom}/api/v1/status/config")["data"]["yaml"])
     finally:
         stack.stop()
@@ -643,10 +731,21 @@ def run_alert_path(workdir: Path, backends: Path) -> dict[str, Any]:
         "recording": recording,
         "delivered": delivered,
         "exported": {"spans": spans, "points": points},
-        "nights": [{"suite": n.suite, "night": n.night, "timestamp": n.timestamp, "returncode": n.returncode,
-                    "rows": [{k: r.get(k) for k in ("benchmark", "case_id", "passes", "fails", "errors", "status",
-                                                    "cost")} for r in n.rows],
-                    "baseline": n.baseline, "scores": n.scores} for n in nights],
+        "nights": [
+            {
+                "suite": n.suite,
+                "night": n.night,
+                "timestamp": n.timestamp,
+                "returncode": n.returncode,
+                "rows": [
+                    {k: r.get(k) for k in ("benchmark", "case_id", "passes", "fails", "errors", "status", "cost")}
+                    for r in n.rows
+                ],
+                "baseline": n.baseline,
+                "scores": n.scores,
+            }
+            for n in nights
+        ],
         "logs": logs,
         "timings": {k: round(v, 2) for k, v in timings.items()},
     }

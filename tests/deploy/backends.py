@@ -13,6 +13,7 @@ rewritten to free loopback ports) is deploy/stack.py's ``Stack``; the helpers
 below read what the programs hold: Jaeger's and Prometheus's HTTP APIs and the
 Collector's own metrics.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -23,11 +24,11 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
-
 from deploy_tools import in_ci
 from promql_names import DEPLOY
 
@@ -38,8 +39,12 @@ import stack as deploy_stack  # noqa: E402  (deploy/stack.py)
 BUILD_SCRIPT = DEPLOY / "build-backends.sh"
 MODULES = DEPLOY / "backends"
 #: program -> its module folder under deploy/backends/
-PROGRAMS = {"otelcol-probability": "otelcol", "jaeger": "jaeger", "prometheus": "prometheus",
-            "alertmanager": "alertmanager"}
+PROGRAMS = {
+    "otelcol-probability": "otelcol",
+    "jaeger": "jaeger",
+    "prometheus": "prometheus",
+    "alertmanager": "alertmanager",
+}
 
 
 def stamp(program: str) -> str:
@@ -68,8 +73,10 @@ def require_backends() -> Path:
     folder = deploy_stack.default_backends_dir()
     problems = backend_problems(folder)
     if problems:
-        msg = (f"the stack's programs are not built in {folder} ({'; '.join(problems)}): run `make backends` "
-               "(deploy/build-backends.sh: Go 1.26 and the Go module proxy; PROB_BACKENDS_DIR sets the folder)")
+        msg = (
+            f"the stack's programs are not built in {folder} ({'; '.join(problems)}): run `make backends` "
+            "(deploy/build-backends.sh: Go 1.26 and the Go module proxy; PROB_BACKENDS_DIR sets the folder)"
+        )
         if in_ci():
             pytest.fail(f"{msg}; CI is set, so this is an error, not a skip", pytrace=False)
         pytest.skip(msg)
@@ -110,12 +117,14 @@ def wait_for(check: Callable[[], Any], timeout: float, what: str, interval: floa
     raise AssertionError(f"{what}: not within {timeout:.0f} s (last: {last!r})")
 
 
-def collector_metric(stack: "deploy_stack.Stack", name: str, **labels: str) -> float:
+def collector_metric(stack: deploy_stack.Stack, name: str, **labels: str) -> float:
     """The sum of the Collector's own metric ``name`` (its :8888 Prometheus endpoint) over the matching series.
     ``name`` without a ``_total`` suffix (collector v0.160 writes counters without one); a
     ``_total`` form is counted as well."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{stack.ports['collector_metrics']}/metrics",  # noqa: S310
-                                timeout=5) as resp:
+    with urllib.request.urlopen(
+        f"http://127.0.0.1:{stack.ports['collector_metrics']}/metrics",  # noqa: S310
+        timeout=5,
+    ) as resp:
         text = resp.read().decode()
     total = 0.0
     for line in text.splitlines():
@@ -140,8 +149,7 @@ def prom_query(prom: str, expr: str, at: float | None = None) -> list[dict]:
     return body["data"]["result"]
 
 
-def stored_series(prom: str, job: str = "pytest-probability", at: float | None = None,
-                  extra: str = "") -> list[dict]:
+def stored_series(prom: str, job: str = "pytest-probability", at: float | None = None, extra: str = "") -> list[dict]:
     """Every raw series of ``job`` (recording rules' outputs and ALERTS excluded) with its latest value:
     [{"name", "labels" (without __name__), "value"}]."""
     result = prom_query(prom, f'{{job="{job}",__name__!~".*:.*|ALERTS.*"{extra}}}', at)
@@ -152,8 +160,9 @@ def stored_series(prom: str, job: str = "pytest-probability", at: float | None =
     return out
 
 
-def jaeger_traces(jaeger: str, service: str, tags: dict[str, str] | None = None, operation: str | None = None,
-                  limit: int = 50) -> list[dict]:
+def jaeger_traces(
+    jaeger: str, service: str, tags: dict[str, str] | None = None, operation: str | None = None, limit: int = 50
+) -> list[dict]:
     """Jaeger's query API as its UI searches: /api/traces?service=...&tags={...}."""
     params = {"service": service, "limit": str(limit), "lookback": "2d"}
     if tags:

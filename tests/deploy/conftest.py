@@ -1,5 +1,6 @@
 """Fixtures of tests/deploy (see deploy_tools.py for the skip-or-fail rule on
 missing tools, backends.py for the stack's programs)."""
+
 from __future__ import annotations
 
 import sys

@@ -5,6 +5,7 @@ environment variable CI is set to anything non-empty: CI installs them
 (Debian packages `prometheus` and `prometheus-alertmanager`), so their
 absence there is a broken CI image, not a reason to pass silently.
 """
+
 from __future__ import annotations
 
 import os
@@ -35,15 +36,14 @@ def require_tool(name: str) -> str:
     if path:
         return path
     package = TOOLS[name]
-    msg = (f"{name} is not installed (Debian: apt-get install -y --no-install-recommends {package})")
+    msg = f"{name} is not installed (Debian: apt-get install -y --no-install-recommends {package})"
     if in_ci():
         pytest.fail(f"{msg}; CI is set, so this is an error, not a skip", pytrace=False)
     pytest.skip(msg)
 
 
 def run(cmd, cwd=None, timeout=300) -> subprocess.CompletedProcess:
-    return subprocess.run([str(c) for c in cmd], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run([str(c) for c in cmd], cwd=cwd, capture_output=True, text=True, timeout=timeout)
 
 
 def tool_version(path: str) -> str:
@@ -90,8 +90,9 @@ def accepted_prometheus_config(promtool: str, cfg: dict, path: Path) -> tuple[di
         assert unknown, text
         for key in unknown:
             paths = [p for p in _find_key(cfg, key) if p[0] in PROMETHEUS3_ONLY_SECTIONS]
-            assert paths, (f"promtool {tool_version(promtool)} rejects {key!r}, which is not a "
-                           f"Prometheus-3-only setting:\n{text}")
+            assert paths, (
+                f"promtool {tool_version(promtool)} rejects {key!r}, which is not a Prometheus-3-only setting:\n{text}"
+            )
             for p in paths:
                 parent = cfg
                 for k in p[:-1]:

@@ -7,6 +7,7 @@ the rules, the dashboards, the promtool unit tests and the contract table of
 deploy/README.md against that. What stays here is policy that an export
 cannot show.
 """
+
 from __future__ import annotations
 
 # Resource attributes whose value changes every session: never promote them

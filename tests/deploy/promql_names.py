@@ -31,6 +31,7 @@ subqueries, ``offset`` and ``@``. It raises PromQLSyntaxError on what it does
 not understand rather than guessing; `promtool check rules` remains the
 authority on validity (tests/deploy runs both).
 """
+
 from __future__ import annotations
 
 import json
@@ -59,27 +60,70 @@ class PromQLSyntaxError(ValueError):
 
 
 KEYWORDS = {
-    "and", "or", "unless", "by", "without", "on", "ignoring",
-    "group_left", "group_right", "bool", "offset", "atan2",
+    "and",
+    "or",
+    "unless",
+    "by",
+    "without",
+    "on",
+    "ignoring",
+    "group_left",
+    "group_right",
+    "bool",
+    "offset",
+    "atan2",
 }
 AGGREGATORS = {
-    "sum", "min", "max", "avg", "group", "stddev", "stdvar", "count",
-    "count_values", "bottomk", "topk", "quantile", "limitk", "limit_ratio",
+    "sum",
+    "min",
+    "max",
+    "avg",
+    "group",
+    "stddev",
+    "stdvar",
+    "count",
+    "count_values",
+    "bottomk",
+    "topk",
+    "quantile",
+    "limitk",
+    "limit_ratio",
 }
 PARAM_AGGREGATORS = {"count_values", "bottomk", "topk", "quantile", "limitk", "limit_ratio"}
 # Aggregations whose result keeps the input series' labels.
 LABEL_KEEPING_AGGREGATORS = {"bottomk", "topk", "limitk", "limit_ratio"}
 # Functions whose result labels have nothing to do with their argument's.
 LABEL_DROPPING_FUNCTIONS = {"scalar", "absent", "absent_over_time", "vector", "time", "pi"}
-SCALAR_FUNCTIONS = {"scalar", "time", "pi", "minute", "hour", "day_of_month", "day_of_week",
-                    "day_of_year", "days_in_month", "month", "year"}
+SCALAR_FUNCTIONS = {
+    "scalar",
+    "time",
+    "pi",
+    "minute",
+    "hour",
+    "day_of_month",
+    "day_of_week",
+    "day_of_year",
+    "days_in_month",
+    "month",
+    "year",
+}
 
 PRECEDENCE = {
     "or": 1,
-    "and": 2, "unless": 2,
-    "==": 3, "!=": 3, "<=": 3, "<": 3, ">=": 3, ">": 3,
-    "+": 4, "-": 4,
-    "*": 5, "/": 5, "%": 5, "atan2": 5,
+    "and": 2,
+    "unless": 2,
+    "==": 3,
+    "!=": 3,
+    "<=": 3,
+    "<": 3,
+    ">=": 3,
+    ">": 3,
+    "+": 4,
+    "-": 4,
+    "*": 5,
+    "/": 5,
+    "%": 5,
+    "atan2": 5,
     "^": 6,
 }
 RIGHT_ASSOC = {"^"}
@@ -386,8 +430,13 @@ class _Parser:
             return Paren(inner)
         if t.kind in ("number", "duration"):
             self.next()
-            return Number(float(int(t.value, 16)) if t.value.lower().startswith("0x") else
-                          _duration_seconds(t.value) if t.kind == "duration" else float(t.value))
+            return Number(
+                float(int(t.value, 16))
+                if t.value.lower().startswith("0x")
+                else _duration_seconds(t.value)
+                if t.kind == "duration"
+                else float(t.value)
+            )
         if t.kind == "string":
             self.next()
             return String(_unquote(t.value))
@@ -554,8 +603,12 @@ def label_usage(node, required=frozenset(), usage: dict[str, set[str]] | None = 
 # Where the expressions are
 # ---------------------------------------------------------------------------
 GRAFANA_MACROS = {
-    "interval": "1h", "interval_ms": "3600000", "rate_interval": "5m",
-    "range": "30d", "range_s": "2592000", "range_ms": "2592000000",
+    "interval": "1h",
+    "interval_ms": "3600000",
+    "rate_interval": "5m",
+    "range": "30d",
+    "range_s": "2592000",
+    "range_ms": "2592000000",
 }
 _MACRO_RE = re.compile(r"\$\{?__(interval_ms|interval|rate_interval|range_ms|range_s|range)\}?")
 _VARIABLE_RE = re.compile(r"\$\{(\w+)(?::\w+)?\}|\$(\w+)|\[\[(\w+)\]\]")
@@ -596,8 +649,9 @@ def rule_expressions(files=None) -> list[Expression]:
                 name = rule.get("record") or rule.get("alert")
                 where = f"{path.relative_to(REPO)}: {group['name']}/{name}"
                 if "record" in rule:
-                    out.append(Expression(where, rule["expr"], set(), rule["record"],
-                                          set((rule.get("labels") or {}).keys())))
+                    out.append(
+                        Expression(where, rule["expr"], set(), rule["record"], set((rule.get("labels") or {}).keys()))
+                    )
                 else:
                     texts = " ".join(str(v) for v in (rule.get("annotations") or {}).values())
                     texts += " " + " ".join(str(v) for v in (rule.get("labels") or {}).values())
@@ -623,8 +677,11 @@ def _table_columns(panel) -> set[str]:
     for ov in panel.get("fieldConfig", {}).get("overrides", []):
         if ov.get("matcher", {}).get("id") == "byName":
             names.add(ov["matcher"].get("options", ""))
-    return {n for n in names - display_names if re.fullmatch(r"[A-Za-z_]\w*", n)
-            and not n.startswith(("Value", "Time", "__"))}
+    return {
+        n
+        for n in names - display_names
+        if re.fullmatch(r"[A-Za-z_]\w*", n) and not n.startswith(("Value", "Time", "__"))
+    }
 
 
 def _walk_panels(panels):
@@ -655,9 +712,14 @@ def dashboard_expressions(files=None) -> list[Expression]:
                 if t.get("datasource", panel.get("datasource", {})).get("type") != "prometheus":
                     continue
                 req = set(_LEGEND_LABEL_RE.findall(t.get("legendFormat", ""))) | links
-                out.append(Expression(f"{rel}: panel {panel.get('title')!r} {t.get('refId')}",
-                                      grafana_to_promql(t["expr"]), req,
-                                      query="instant" if t.get("instant") and not t.get("range") else "range"))
+                out.append(
+                    Expression(
+                        f"{rel}: panel {panel.get('title')!r} {t.get('refId')}",
+                        grafana_to_promql(t["expr"]),
+                        req,
+                        query="instant" if t.get("instant") and not t.get("range") else "range",
+                    )
+                )
         for var in dash.get("templating", {}).get("list", []):
             if var.get("type") != "query":
                 continue
@@ -665,18 +727,23 @@ def dashboard_expressions(files=None) -> list[Expression]:
             q = q.get("query", "") if isinstance(q, dict) else (q or "")
             lv = _label_values_query(q)
             if lv:
-                out.append(Expression(f"{rel}: variable {var['name']}", grafana_to_promql(lv[0]), {lv[1]},
-                                      query="label_values"))
+                out.append(
+                    Expression(
+                        f"{rel}: variable {var['name']}", grafana_to_promql(lv[0]), {lv[1]}, query="label_values"
+                    )
+                )
             elif q.strip() and not q.strip().startswith(("label_names(", "metrics(", "query_result(")):
-                out.append(Expression(f"{rel}: variable {var['name']}", grafana_to_promql(q), set(),
-                                      query="instant"))
+                out.append(Expression(f"{rel}: variable {var['name']}", grafana_to_promql(q), set(), query="instant"))
         for ann in dash.get("annotations", {}).get("list", []):
             if ann.get("datasource", {}).get("type") == "prometheus" and ann.get("expr"):
                 texts = " ".join(str(ann.get(k, "")) for k in ("titleFormat", "textFormat"))
                 req = set(_LEGEND_LABEL_RE.findall(texts))
                 req |= {k.strip() for k in str(ann.get("tagKeys", "")).split(",") if k.strip()}
-                out.append(Expression(f"{rel}: annotation {ann.get('name')!r}",
-                                      grafana_to_promql(ann["expr"]), req, query="range"))
+                out.append(
+                    Expression(
+                        f"{rel}: annotation {ann.get('name')!r}", grafana_to_promql(ann["expr"]), req, query="range"
+                    )
+                )
     return out
 
 
@@ -691,8 +758,14 @@ def datasource_expressions(files=None) -> list[Expression]:
             tag_matchers = ", ".join(f'{t.get("value") or t["key"]}="x"' for t in tags)
             for q in t2m.get("queries") or []:
                 expr = q["query"].replace("$$", "$").replace("$__tags", tag_matchers)
-                out.append(Expression(f"{path.relative_to(REPO)}: {ds['name']} tracesToMetrics {q.get('name')!r}",
-                                      grafana_to_promql(expr), set(), query="trace_to_metrics"))
+                out.append(
+                    Expression(
+                        f"{path.relative_to(REPO)}: {ds['name']} tracesToMetrics {q.get('name')!r}",
+                        grafana_to_promql(expr),
+                        set(),
+                        query="trace_to_metrics",
+                    )
+                )
     return out
 
 
@@ -724,8 +797,11 @@ def used_metric_names_and_labels() -> dict[str, set[str]]:
     Recording-rule outputs (names with a colon) and Prometheus's ALERTS series
     are left out; see used_recorded_names_and_labels() for the former.
     """
-    return {name: labels for name, labels in _usage_with_recording_rules().items()
-            if ":" not in name and name not in SERVER_METRICS}
+    return {
+        name: labels
+        for name, labels in _usage_with_recording_rules().items()
+        if ":" not in name and name not in SERVER_METRICS
+    }
 
 
 def used_label_values(ops=("=", "!=")) -> dict[tuple[str, str], set[str]]:

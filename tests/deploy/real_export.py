@@ -8,6 +8,7 @@ of stack_runs.py). What the real Prometheus 3 stores from it (stored.py) is
 what the tests compare the rules, the dashboards and the promtool unit tests
 with, not a list kept by hand.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,13 +17,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-
 SUITE = "nightly-demo"
 RUNS = 4
 
 #: Every run outcome, every row status a pass fraction can carry, tokens and
 #: cost with and without a model, and gates whose verdicts are 1, 0 and -1.
-BENCH = '''
+BENCH = """
 import itertools
 
 import pytest
@@ -91,7 +91,7 @@ def bench_setup_error(broken):
 # Graded: a judge's score per run (0.6, 0.7, 0.8, 0.9), compared with the baseline's (0.95 each run).
 def bench_graded():
     record_score(0.6 + nth("graded") / 10, "judge")
-'''
+"""
 #: Cases of BENCH; with RUNS runs each, all of them count in probability.session.runs.
 BENCH_CASES = 11
 
@@ -106,24 +106,37 @@ BASELINE = {
         {"case": "mixed::error", "passes": 400, "fails": 0, "errors": 0, "total": 400, "pass_rate": 100.0},
         {"case": "graded", "passes": 4, "fails": 0, "errors": 0, "total": 4, "pass_rate": 100.0},
     ],
-    "records": [{"case": "graded", "run": n, "outcome": "pass", "scores": [{"name": "judge", "value": 0.95}]}
-                for n in range(1, 5)],
+    "records": [
+        {"case": "graded", "run": n, "outcome": "pass", "scores": [{"name": "judge", "value": 0.95}]}
+        for n in range(1, 5)
+    ],
 }
 
 #: A session whose every run is skipped: no pass fraction, but a heartbeat.
-SKIPPED_BENCH = '''
+SKIPPED_BENCH = """
 import pytest
 
 
 @pytest.mark.parametrize("kind", ["a", "b"])
 def bench_later(kind):
     pytest.skip("not tonight")
-'''
+"""
 SKIPPED_CASES = 2
 
 _CI_SYSTEM_VARIABLES = (
-    "GITLAB_CI", "BUILDKITE", "CIRCLECI", "JENKINS_URL", "TF_BUILD", "CI_PIPELINE_ID", "CI_PIPELINE_URL",
-    "CI_PIPELINE_NAME", "CI_PROJECT_PATH", "BUILD_ID", "BUILD_NUMBER", "BUILD_BUILDID", "SYSTEM_COLLECTIONURI",
+    "GITLAB_CI",
+    "BUILDKITE",
+    "CIRCLECI",
+    "JENKINS_URL",
+    "TF_BUILD",
+    "CI_PIPELINE_ID",
+    "CI_PIPELINE_URL",
+    "CI_PIPELINE_NAME",
+    "CI_PROJECT_PATH",
+    "BUILD_ID",
+    "BUILD_NUMBER",
+    "BUILD_BUILDID",
+    "SYSTEM_COLLECTIONURI",
 )
 
 GITHUB = {
@@ -137,8 +150,10 @@ GITHUB = {
 def session_env(workdir: Path) -> dict[str, str]:
     """The environment of a nightly GitHub Actions job, nothing else OTel-related."""
     env = {
-        k: v for k, v in os.environ.items()
-        if not k.startswith(("OTEL_", "GITHUB_", "PYTEST_", "COV_")) and k not in _CI_SYSTEM_VARIABLES
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OTEL_", "GITHUB_", "PYTEST_", "COV_"))
+        and k not in _CI_SYSTEM_VARIABLES
         and k != "TRACEPARENT"
     }
     env.update(GITHUB)
@@ -151,9 +166,16 @@ def _git(workdir: Path, *args: str) -> None:
     subprocess.run([*base, *args], cwd=workdir, check=True, capture_output=True, timeout=60)
 
 
-def run_session(workdir: Path, bench: str = BENCH, runs: int = RUNS, suite: str = SUITE,
-                env: dict[str, str] | None = None, args=(), ini: str = "[pytest]\n",
-                files: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess, Path]:
+def run_session(
+    workdir: Path,
+    bench: str = BENCH,
+    runs: int = RUNS,
+    suite: str = SUITE,
+    env: dict[str, str] | None = None,
+    args=(),
+    ini: str = "[pytest]\n",
+    files: dict[str, str] | None = None,
+) -> tuple[subprocess.CompletedProcess, Path]:
     """Run the plugin on ``bench`` in ``workdir`` (a fresh git checkout); return the process and its OTLP file.
 
     ``env`` adds to (or overrides) the nightly job's environment, e.g. another
@@ -169,15 +191,27 @@ def run_session(workdir: Path, bench: str = BENCH, runs: int = RUNS, suite: str 
     _git(workdir, "add", "bench_nightly.py", "pytest.ini", *(files or {}))
     _git(workdir, "commit", "-q", "-m", "benchmarks")
     otlp = workdir / "otlp.jsonl"
-    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=no",
-           f"--prob-runs={runs}", f"--prob-suite={suite}", f"--prob-otel-file={otlp}",
-           f"--prob-json={workdir / 'report.json'}", *map(str, args)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "--tb=no",
+        f"--prob-runs={runs}",
+        f"--prob-suite={suite}",
+        f"--prob-otel-file={otlp}",
+        f"--prob-json={workdir / 'report.json'}",
+        *map(str, args),
+    ]
     if bench == BENCH:
         (workdir / "baseline.json").write_text(json.dumps(BASELINE))
         # The baseline's gauges, and (a history folder, empty before the first night) the states' gauges.
         cmd += [f"--prob-baseline={workdir / 'baseline.json'}", f"--prob-history={workdir / 'history'}"]
-    proc = subprocess.run(cmd, cwd=workdir, env={**session_env(workdir), **(env or {})}, capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(
+        cmd, cwd=workdir, env={**session_env(workdir), **(env or {})}, capture_output=True, text=True, timeout=300
+    )
     # 1: some cases failed, which is data; anything else is a broken session.
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr
     assert otlp.is_file() and otlp.stat().st_size, f"no OTLP file\n{proc.stdout}{proc.stderr}"

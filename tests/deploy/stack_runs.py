@@ -9,6 +9,7 @@ and metric point sent, reads back what Jaeger and Prometheus hold, stops the
 stack and returns a JSON-able dict; the tests only read that dict
 (``alert_path.shared`` runs each once per test session, also under xdist).
 """
+
 from __future__ import annotations
 
 import json
@@ -21,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
 from alert_path import rules_overlay, run_dashboard_queries, write_yaml
 from backends import (
     collector_metric,
@@ -44,7 +44,7 @@ TRACES_EXPORTER = "otlp_grpc/jaeger"
 METRICS_EXPORTER = "otlp_http/prometheus"
 
 
-def start_stack(workdir: Path, backends: Path, rules_dir: Path | None = None, **kwargs) -> "deploy_stack.Stack":
+def start_stack(workdir: Path, backends: Path, rules_dir: Path | None = None, **kwargs) -> deploy_stack.Stack:
     stack = deploy_stack.Stack(workdir, deploy_stack.free_ports(), backends, rules_dir=rules_dir, **kwargs)
     try:
         stack.start()
@@ -67,8 +67,9 @@ def sent(stack) -> dict[str, float]:
         "spans": collector_metric(stack, "otelcol_exporter_sent_spans", exporter=TRACES_EXPORTER),
         "points": collector_metric(stack, "otelcol_exporter_sent_metric_points", exporter=METRICS_EXPORTER),
         "failed_spans": collector_metric(stack, "otelcol_exporter_send_failed_spans", exporter=TRACES_EXPORTER),
-        "failed_points": collector_metric(stack, "otelcol_exporter_send_failed_metric_points",
-                                          exporter=METRICS_EXPORTER),
+        "failed_points": collector_metric(
+            stack, "otelcol_exporter_send_failed_metric_points", exporter=METRICS_EXPORTER
+        ),
         "queued": collector_metric(stack, "otelcol_exporter_queue_size"),
     }
 
@@ -76,8 +77,11 @@ def sent(stack) -> dict[str, float]:
 def wait_sent(stack, spans: int, points: int, timeout: float = 90.0) -> dict[str, float]:
     """Until the Collector has sent at least ``spans`` spans to Jaeger and ``points`` metric points to
     Prometheus (its own counters, since it started) and its queues are empty."""
-    return wait_for(lambda: (s := sent(stack))["spans"] >= spans and s["points"] >= points and not s["queued"] and s,
-                    timeout, f"the Collector sending {spans} spans and {points} metric points ({sent(stack)})")
+    return wait_for(
+        lambda: (s := sent(stack))["spans"] >= spans and s["points"] >= points and not s["queued"] and s,
+        timeout,
+        f"the Collector sending {spans} spans and {points} metric points ({sent(stack)})",
+    )
 
 
 def export_counts(otlp: Path) -> tuple[int, int]:
@@ -86,6 +90,7 @@ def export_counts(otlp: Path) -> tuple[int, int]:
 
 def evaluations_after(prom: str, t: float, n: int = 3, timeout: float = 60.0) -> None:
     """Until every rule group has been evaluated ``n`` times after ``t`` (a 1 s group interval)."""
+
     def evaluated():
         groups = http_json(f"{prom}/api/v1/rules")["data"]["groups"]
         return groups and all(g.get("lastEvaluation", "") > _iso(t + n * g["interval"]) for g in groups)
@@ -109,9 +114,10 @@ def run_one_session(workdir: Path, backends: Path) -> dict[str, Any]:
     try:
         env = {"OTEL_EXPORTER_OTLP_ENDPOINT": stack.otlp_http, **FAST_BATCHES}
         proc, otlp = run_session(workdir / "nightly", env=env)
-        skipped_proc, skipped_otlp = run_session(workdir / "skipped", bench=SKIPPED_BENCH, suite="nightly-skipped",
-                                                 env=env)
-        spans, points = (a + b for a, b in zip(export_counts(otlp), export_counts(skipped_otlp)))
+        skipped_proc, skipped_otlp = run_session(
+            workdir / "skipped", bench=SKIPPED_BENCH, suite="nightly-skipped", env=env
+        )
+        spans, points = (a + b for a, b in zip(export_counts(otlp), export_counts(skipped_otlp), strict=False))
         delivered = wait_sent(stack, spans, points)
         t = time.time()
         evaluations_after(stack.prometheus, t)
@@ -121,8 +127,15 @@ def run_one_session(workdir: Path, backends: Path) -> dict[str, Any]:
         for e in rule_expressions():
             got = len(prom_query(stack.prometheus, e.expr))
             if e.record:
-                recording.append({"record": e.record, "source": e.source, "expr": e.expr, "series": got,
-                                  "stored": len(prom_query(stack.prometheus, e.record))})
+                recording.append(
+                    {
+                        "record": e.record,
+                        "source": e.source,
+                        "expr": e.expr,
+                        "series": got,
+                        "stored": len(prom_query(stack.prometheus, e.record)),
+                    }
+                )
             else:
                 alert_exprs.append({"source": e.source, "expr": e.expr, "series": got})
         dashboard = run_dashboard_queries(stack.prometheus, time.time())
@@ -137,9 +150,21 @@ def run_one_session(workdir: Path, backends: Path) -> dict[str, Any]:
             "delivered": delivered,
             "final_sent": sent(stack),
             "series": series,
-            "rules": [{"group": g["name"], "rules": [{"name": r["name"], "type": r["type"], "health": r["health"],
-                                                      "lastError": r.get("lastError", "")} for r in g["rules"]]}
-                      for g in rules],
+            "rules": [
+                {
+                    "group": g["name"],
+                    "rules": [
+                        {
+                            "name": r["name"],
+                            "type": r["type"],
+                            "health": r["health"],
+                            "lastError": r.get("lastError", ""),
+                        }
+                        for r in g["rules"]
+                    ],
+                }
+                for g in rules
+            ],
             "recording": recording,
             "alert_exprs": alert_exprs,
             "dashboard": dashboard,
@@ -193,17 +218,24 @@ def run_errored_run(workdir: Path, backends: Path) -> dict[str, Any]:
         # docs/observability.md, "From the HTML report": the Jaeger UI's trace page.
         ini = f"[pytest]\nprob_trace_url = {stack.jaeger}/trace/{{trace_id}}\n"
         proc, otlp = run_session(
-            bench, bench=TRIAGE_BENCH, runs=4, suite="nightly-triage", ini=ini,
+            bench,
+            bench=TRIAGE_BENCH,
+            runs=4,
+            suite="nightly-triage",
+            ini=ini,
             files={"conftest.py": OPENAI_CONFTEST, "genai_server.py": GENAI_SERVER.read_text()},
             env={"OTEL_EXPORTER_OTLP_ENDPOINT": stack.otlp_http, **FAST_BATCHES},
-            args=[f"--prob-html={bench / 'report.html'}"])
+            args=[f"--prob-html={bench / 'report.html'}"],
+        )
         spans, points = export_counts(otlp)
         delivered = wait_sent(stack, spans, points)
         jaeger = stack.jaeger
-        found = wait_for(lambda: _search(jaeger, {"probability.outcome": "error"}), 30,
-                         "Jaeger finding the errored runs' trace")
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=bench, capture_output=True, text=True,
-                              check=True).stdout.strip()
+        found = wait_for(
+            lambda: _search(jaeger, {"probability.outcome": "error"}), 30, "Jaeger finding the errored runs' trace"
+        )
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=bench, capture_output=True, text=True, check=True
+        ).stdout.strip()
         return {
             "jaeger": jaeger,
             "report": json.loads((bench / "report.json").read_text()),
@@ -213,8 +245,9 @@ def run_errored_run(workdir: Path, backends: Path) -> dict[str, Any]:
             "notes": plugin_notes(proc.stdout),
             "delivered": delivered,
             "by_outcome": found,
-            "by_outcome_and_case": _search(jaeger, {"probability.outcome": "error",
-                                                    "probability.case": "chain_of_thought"}),
+            "by_outcome_and_case": _search(
+                jaeger, {"probability.outcome": "error", "probability.case": "chain_of_thought"}
+            ),
             "by_outcome_plain": _search(jaeger, {"probability.outcome": "error", "probability.case": "plain"}),
             "by_operation": _search(jaeger, None, operation="probability.run triage::chain_of_thought"),
             "services": http_json(f"{jaeger}/api/services")["data"],
@@ -237,8 +270,15 @@ def _links(jaeger: str, html: str) -> list[dict]:
         page_status, page = http_status(href)
         trace_id = href.rstrip("/").rsplit("/", 1)[-1]
         api_status, body = http_status(f"{jaeger}/api/traces/{trace_id}")
-        out.append({"href": href, "page_status": page_status, "page_is_html": b"<html" in page[:500].lower(),
-                    "api_status": api_status, "api": json.loads(body) if api_status == 200 else None})
+        out.append(
+            {
+                "href": href,
+                "page_status": page_status,
+                "page_is_html": b"<html" in page[:500].lower(),
+                "api_status": api_status,
+                "api": json.loads(body) if api_status == 200 else None,
+            }
+        )
     return out
 
 
@@ -247,8 +287,13 @@ def _links(jaeger: str, html: str) -> list[dict]:
 # ---------------------------------------------------------------------------
 def replay(path: Path, endpoint: str, timeout: float = 120) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    return subprocess.run([sys.executable, "-m", "pytest_probability.otel", "replay", str(path),
-                           "--endpoint", endpoint], capture_output=True, text=True, timeout=timeout, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_probability.otel", "replay", str(path), "--endpoint", endpoint],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -310,11 +355,20 @@ def run_collector_outage(workdir: Path, backends: Path) -> dict[str, Any]:
     try:
         collector = stack.program("otelcol-probability")
         spill = workdir / "spill.jsonl"
-        env = {"OTEL_EXPORTER_OTLP_ENDPOINT": stack.otlp_http, **FAST_BATCHES,
-               "COLLECTOR_PID": str(collector.proc.pid), "COLLECTOR_PORT": str(stack.ports["otlp_http"]),
-               "COLLECTOR_METRICS": f"http://127.0.0.1:{stack.ports['collector_metrics']}/metrics"}
-        proc, otlp = run_session(workdir / "outage", bench=OUTAGE_BENCH, suite="nightly-outage", env=env,
-                                 args=[f"--prob-otel-spill={spill}", "--prob-otel-timeout=5"])
+        env = {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": stack.otlp_http,
+            **FAST_BATCHES,
+            "COLLECTOR_PID": str(collector.proc.pid),
+            "COLLECTOR_PORT": str(stack.ports["otlp_http"]),
+            "COLLECTOR_METRICS": f"http://127.0.0.1:{stack.ports['collector_metrics']}/metrics",
+        }
+        proc, otlp = run_session(
+            workdir / "outage",
+            bench=OUTAGE_BENCH,
+            suite="nightly-outage",
+            env=env,
+            args=[f"--prob-otel-spill={spill}", "--prob-otel-timeout=5"],
+        )
         collector.proc.wait(timeout=30)
         before = {"collector_exit": collector.proc.returncode, "jaeger_spans": _jaeger_span_ids(stack.jaeger)}
         # Up again (its counters start from zero), then the replay the note names.
@@ -322,8 +376,11 @@ def run_collector_outage(workdir: Path, backends: Path) -> dict[str, Any]:
         spill_spans, spill_points = export_counts(spill) if spill.is_file() else (0, 0)
         first = replay(spill, stack.otlp_http)
         delivered = wait_sent(stack, spill_spans, spill_points)
-        wait_for(lambda: len(_jaeger_span_ids(stack.jaeger)) >= len(span_ids(otlp)), 30,
-                 "Jaeger holding every span of the session")
+        wait_for(
+            lambda: len(_jaeger_span_ids(stack.jaeger)) >= len(span_ids(otlp)),
+            30,
+            "Jaeger holding every span of the session",
+        )
         second = replay(spill, stack.otlp_http)  # a replay that has sent everything sends nothing
         time.sleep(2)  # what a second send would have needed to reach Jaeger (nothing should come)
         return {
@@ -389,19 +446,45 @@ def run_sharded_night(workdir: Path, backends: Path) -> dict[str, Any]:
         shards, spans, points = [], 0, 0
         for k in (1, 2):
             folder = workdir / f"shard{k}"
-            proc, otlp = run_session(folder, bench=SHARD_BENCH, runs=SHARD_RUNS, suite="nightly-sharded", env=env,
-                                     args=[f"--prob-shard={k}/2"])
-            shards.append({"returncode": proc.returncode, "notes": plugin_notes(proc.stdout),
-                           "report": str(folder / "report.json"), "otlp_file": str(otlp)})
+            proc, otlp = run_session(
+                folder,
+                bench=SHARD_BENCH,
+                runs=SHARD_RUNS,
+                suite="nightly-sharded",
+                env=env,
+                args=[f"--prob-shard={k}/2"],
+            )
+            shards.append(
+                {
+                    "returncode": proc.returncode,
+                    "notes": plugin_notes(proc.stdout),
+                    "report": str(folder / "report.json"),
+                    "otlp_file": str(otlp),
+                }
+            )
             s, p = export_counts(otlp)
             spans, points = spans + s, points + p
         merged = workdir / "merged"
         merged.mkdir()
         merge = subprocess.run(
-            [sys.executable, "-m", "pytest_probability", "merge", *(s["report"] for s in shards),
-             "-o", str(merged / "report.json"), "--otel-file", str(merged / "merged.otlp.jsonl"), "--otel-send"],
-            capture_output=True, text=True, timeout=120, cwd=merged,
-            env={**session_env(merged), "OTEL_EXPORTER_OTLP_ENDPOINT": stack.otlp_http})
+            [
+                sys.executable,
+                "-m",
+                "pytest_probability",
+                "merge",
+                *(s["report"] for s in shards),
+                "-o",
+                str(merged / "report.json"),
+                "--otel-file",
+                str(merged / "merged.otlp.jsonl"),
+                "--otel-send",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=merged,
+            env={**session_env(merged), "OTEL_EXPORTER_OTLP_ENDPOINT": stack.otlp_http},
+        )
         s, p = export_counts(merged / "merged.otlp.jsonl")
         delivered = wait_sent(stack, spans + s, points + p)
         return {

@@ -9,12 +9,14 @@ the project misreads the protocol or Prometheus's naming, the tests see it.
 ``points`` (every data point) are read from the same session's
 ``--prob-otel-file``: what was sent, beside what was stored.
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from promql_names import DEPLOY
 
@@ -52,7 +54,7 @@ class Stored:
     points: list[Point] = field(default_factory=list)
 
     @classmethod
-    def from_json(cls, series: list[dict], otlp_file: Path | None = None) -> "Stored":
+    def from_json(cls, series: list[dict], otlp_file: Path | None = None) -> Stored:
         out = cls([Series(s["name"], s["labels"], s["value"]) for s in series])
         if otlp_file is not None:
             out.instruments, out.points = read_points(otlp_file)
@@ -121,8 +123,19 @@ def read_points(path: Path) -> tuple[dict[str, tuple[str, str, str | None]], lis
                         else:
                             value = dp.as_double if dp.WhichOneof("value") == "as_double" else float(dp.as_int)
                             count = total = None
-                        points.append(Point(metric.name, kind, _attributes(dp.attributes), value, count, total,
-                                            int(dp.time_unix_nano), resource, len(dp.exemplars)))
+                        points.append(
+                            Point(
+                                metric.name,
+                                kind,
+                                _attributes(dp.attributes),
+                                value,
+                                count,
+                                total,
+                                int(dp.time_unix_nano),
+                                resource,
+                                len(dp.exemplars),
+                            )
+                        )
     return instruments, points
 
 
@@ -153,16 +166,18 @@ def documented_names() -> dict[str, list[str]]:
             continue
         # "`a.b.lower`, `.upper`": an instrument, then others that differ in the last part.
         first = m.group(1)
-        instruments = [first] + [first.rsplit(".", 1)[0] + n if n.startswith(".") else n
-                                 for n in re.findall(r"`([\w.]+)`", m.group(2))]
+        instruments = [first] + [
+            first.rsplit(".", 1)[0] + n if n.startswith(".") else n for n in re.findall(r"`([\w.]+)`", m.group(2))
+        ]
         names = re.findall(r"`(\w+)`", cells[-1].split(" (", 1)[0])
         base = names[0]
         # "`x_bucket`, `_sum`, `_count`" or "`x_lower_ratio`, `_upper_ratio`"
         stem = re.sub(r"_bucket$", "", base) if base.endswith("_bucket") else None
-        full = [base] + [(stem + n if stem else base.rsplit("_", 2)[0] + n) if n.startswith("_") else n
-                         for n in names[1:]]
+        full = [base] + [
+            (stem + n if stem else base.rsplit("_", 2)[0] + n) if n.startswith("_") else n for n in names[1:]
+        ]
         if len(instruments) == len(full) > 1:  # one name per instrument
-            for instrument, name in zip(instruments, full):
+            for instrument, name in zip(instruments, full, strict=False):
                 out[instrument] = [name]
         else:
             for instrument in instruments:
@@ -204,15 +219,23 @@ def unstored_points(points: list[Point], series: list[Series], promoted: Iterabl
             problems.append(f"{p.instrument}: not in docs/observability.md's metric table")
             continue
         labels = expected_labels(p, promoted)
-        want = ([(names[p.instrument][0], p.value)] if p.kind != "histogram" else
-                [(names[p.instrument][2], float(p.count)), (names[p.instrument][1], p.sum),
-                 (names[p.instrument][0], float(p.count))])
+        want = (
+            [(names[p.instrument][0], p.value)]
+            if p.kind != "histogram"
+            else [
+                (names[p.instrument][2], float(p.count)),
+                (names[p.instrument][1], p.sum),
+                (names[p.instrument][0], float(p.count)),
+            ]
+        )
         for name, value in want:
             key_labels = dict(labels, le="+Inf") if name.endswith("_bucket") else labels
             got = index.get((name, tuple(sorted(key_labels.items()))))
             if not got:
                 problems.append(f"{p.instrument} {p.attributes}: no series {name}{key_labels}")
-            elif not any(math.isclose(v, value, rel_tol=1e-9, abs_tol=1e-12) or (math.isnan(v) and math.isnan(value))
-                         for v in got):
+            elif not any(
+                math.isclose(v, value, rel_tol=1e-9, abs_tol=1e-12) or (math.isnan(v) and math.isnan(value))
+                for v in got
+            ):
                 problems.append(f"{p.instrument} {p.attributes}: {name} holds {got}, the point is {value}")
     return problems

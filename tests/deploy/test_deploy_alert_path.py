@@ -8,14 +8,15 @@ xdist workers); the tests read what it observed. Which alert each scenario
 must raise is written out in EXPECTED_FIRING and documented in
 docs/nightly.md ("What fires when").
 """
+
 from __future__ import annotations
 
 import re
 from collections import Counter
 
+import deploy_tools
 import pytest
 import yaml
-
 from alert_path import (
     ALERTMANAGER_CONFIG,
     EVALUATION_INTERVAL,
@@ -28,7 +29,6 @@ from alert_path import (
     shared,
     uncomment_example,
 )
-import deploy_tools
 from backends import require_backends
 from deploy_tools import require_tool
 from promql_names import PROMETHEUS_CONFIG, RULE_FILES
@@ -42,8 +42,11 @@ DROP_ALERT = "ProbabilityCaseFractionDropped"
 SCORE_DROP_ALERT = "ProbabilityCaseScoreDropped"
 
 #: Cases whose pass rate really changed tonight; every other case only moved by chance.
-CHANGED = {("nightly-drop", "classify", "drops"), ("nightly-harness", "api", "lookup"),
-           ("nightly-harness", "chat", "wobbly")}
+CHANGED = {
+    ("nightly-drop", "classify", "drops"),
+    ("nightly-harness", "api", "lookup"),
+    ("nightly-harness", "chat", "wobbly"),
+}
 
 #: (alertname, suite, benchmark, case) of every alert the scenario must fire in
 #: Prometheus; "" where the alert has no such label.
@@ -97,8 +100,12 @@ def alert_path(tmp_path_factory):
 
 
 def key(labels: dict) -> tuple[str, str, str, str]:
-    return (labels["alertname"], labels.get("test_suite_name", ""), labels.get("probability_benchmark", ""),
-            labels.get("probability_case", ""))
+    return (
+        labels["alertname"],
+        labels.get("test_suite_name", ""),
+        labels.get("probability_benchmark", ""),
+        labels.get("probability_case", ""),
+    )
 
 
 def notifications(observed, alertmanager: str) -> list[dict]:
@@ -127,8 +134,10 @@ def firing(observed) -> dict[tuple, dict]:
 
 
 def _explain(observed) -> str:
-    return (f"timings {observed['timings']}, waits {observed['waits']}, "
-            f"versions {observed['versions']}, logs {observed['logs']}")
+    return (
+        f"timings {observed['timings']}, waits {observed['waits']}, "
+        f"versions {observed['versions']}, logs {observed['logs']}"
+    )
 
 
 def test_missing_tools_skip_naming_the_debian_package(monkeypatch):
@@ -163,8 +172,18 @@ def test_rule_overlay_changes_only_the_interval_and_for():
 
 def test_rule_overlay_refuses_a_for_longer_than_nightly_data_can_wait(tmp_path):
     rules = tmp_path / "r.yml"
-    doc = {"groups": [{"name": "g", "interval": "2m", "rules": [
-        {"alert": "A", "expr": "vector(1)", "for": "1h"}, {"alert": "B", "expr": "vector(1)", "for": "3h"}]}]}
+    doc = {
+        "groups": [
+            {
+                "name": "g",
+                "interval": "2m",
+                "rules": [
+                    {"alert": "A", "expr": "vector(1)", "for": "1h"},
+                    {"alert": "B", "expr": "vector(1)", "for": "3h"},
+                ],
+            }
+        ]
+    }
     rules.write_text(yaml.safe_dump(doc))
     with pytest.raises(AssertionError, match="B has for: 3h"):
         rules_overlay([rules])
@@ -179,14 +198,18 @@ def test_prometheus_overlay_changes_only_the_addresses_and_adds_an_alertmanager(
     ports = deploy_stack.free_ports()
     shipped = yaml.safe_load(PROMETHEUS_CONFIG.read_text())
     rewritten = yaml.safe_load(deploy_stack.prometheus_config(ports))
-    test = prometheus_overlay(deploy_stack.prometheus_config(ports), [f"127.0.0.1:{ports['alertmanager']}", "127.0.0.1:1"])
+    test = prometheus_overlay(
+        deploy_stack.prometheus_config(ports), [f"127.0.0.1:{ports['alertmanager']}", "127.0.0.1:1"]
+    )
     changed = {k for k in shipped.keys() | test.keys() if shipped.get(k) != test.get(k)}
     assert changed == {"alerting", "scrape_configs"}
     assert test["scrape_configs"] == rewritten["scrape_configs"]
-    assert test["alerting"] == {"alertmanagers": [{"static_configs": [
-        {"targets": [f"127.0.0.1:{ports['alertmanager']}", "127.0.0.1:1"]}]}]}
+    assert test["alerting"] == {
+        "alertmanagers": [{"static_configs": [{"targets": [f"127.0.0.1:{ports['alertmanager']}", "127.0.0.1:1"]}]}]
+    }
     assert rewritten["alerting"]["alertmanagers"][0]["static_configs"][0]["targets"] == [
-        f"127.0.0.1:{ports['alertmanager']}"]
+        f"127.0.0.1:{ports['alertmanager']}"
+    ]
     assert shipped["rule_files"] == ["rules/*.yml"]
 
 
@@ -217,7 +240,8 @@ def test_alertmanager_overlay_keeps_routes_grouping_and_inhibition(variant):
 def test_the_sessions_did_what_each_night_planned(alert_path):
     by_suite = {s.name: s for s in SCENARIO}
     assert {(n["suite"], n["night"]) for n in alert_path["nights"]} == {
-        (s.name, i) for s in SCENARIO for i in range(len(s.ages_h))}
+        (s.name, i) for s in SCENARIO for i in range(len(s.ages_h))
+    }
     for n in alert_path["nights"]:
         suite = by_suite[n["suite"]]
         plan = night_plan(suite, n["night"])
@@ -226,8 +250,12 @@ def test_the_sessions_did_what_each_night_planned(alert_path):
         for bench, cases in plan["cases"].items():
             for case, (passes, errors) in cases.items():
                 row = rows[(bench, case)]
-                assert (row["passes"], row["errors"], row["fails"]) == (passes, errors, suite.runs - passes - errors), \
-                    (n["suite"], n["night"], bench, case)
+                assert (row["passes"], row["errors"], row["fails"]) == (passes, errors, suite.runs - passes - errors), (
+                    n["suite"],
+                    n["night"],
+                    bench,
+                    case,
+                )
                 assert row["cost"] == pytest.approx(suite.runs * plan["cost"])
 
 
@@ -252,8 +280,11 @@ def test_every_recording_rule_returns_series_on_the_nights(alert_path):
 def test_prometheus_ran_every_shipped_rule_without_errors(alert_path):
     waits = alert_path["waits"]
     assert all(v is not None for v in waits.values()), f"a bounded wait ran out: {_explain(alert_path)}"
-    shipped = [(g["name"], [r.get("record") or r.get("alert") for r in g["rules"]])
-               for p in RULE_FILES for g in yaml.safe_load(p.read_text())["groups"]]
+    shipped = [
+        (g["name"], [r.get("record") or r.get("alert") for r in g["rules"]])
+        for p in RULE_FILES
+        for g in yaml.safe_load(p.read_text())["groups"]
+    ]
     running = [(g["group"], [r["name"] for r in g["rules"]]) for g in alert_path["rules"]]
     assert running == shipped
     bad = [(g["group"], r) for g in alert_path["rules"] for r in g["rules"] if r["health"] != "ok" or r["lastError"]]
@@ -264,7 +295,8 @@ def test_prometheus_fires_exactly_the_scenarios_alerts(alert_path):
     fired = firing(alert_path)
     assert set(fired) == EXPECTED_FIRING, (
         f"missing {sorted(EXPECTED_FIRING - set(fired))}, unexpected {sorted(set(fired) - EXPECTED_FIRING)}; "
-        f"{_explain(alert_path)}")
+        f"{_explain(alert_path)}"
+    )
     assert not [a for a in alert_path["prometheus_alerts"] if a["state"] != "firing"], "pending alerts left"
 
 
@@ -290,9 +322,13 @@ def test_drop_alert_for_the_dropped_case(alert_path):
     alert = got.get((DROP_ALERT, "nightly-drop", "classify", "drops"))
     assert alert, f"no {DROP_ALERT} for classify/drops; notified {sorted(got)}"
     assert alert["labels"] == {
-        "alertname": DROP_ALERT, "severity": "warning", "job": "pytest-probability",
-        "test_suite_name": "nightly-drop", "cicd_pipeline_name": "nightly",
-        "probability_benchmark": "classify", "probability_case": "drops",
+        "alertname": DROP_ALERT,
+        "severity": "warning",
+        "job": "pytest-probability",
+        "test_suite_name": "nightly-drop",
+        "cicd_pipeline_name": "nightly",
+        "probability_benchmark": "classify",
+        "probability_case": "drops",
         "test_case_name": "bench_nightly.py::classify::drops",
     }
     ann = alert["annotations"]
@@ -314,7 +350,9 @@ def test_score_drop_alert_for_the_case_whose_score_fell(alert_path):
     interval's upper bound."""
     tonight = next(n for n in alert_path["nights"] if n["suite"] == "nightly-drop" and n["night"] == 5)
     assert {label: v["verdict"] for label, v in tonight["scores"].items()} == {
-        "answer::steady": "undecided", "answer::slips": "fail"}
+        "answer::steady": "undecided",
+        "answer::slips": "fail",
+    }
     earlier = [n for n in alert_path["nights"] if n["suite"] == "nightly-drop" and 0 < n["night"] < 5]
     assert all(v["verdict"] != "fail" for n in earlier for v in n["scores"].values())
     alert = notified(alert_path, "shipped").get((SCORE_DROP_ALERT, "nightly-drop", "answer", "slips"))
@@ -358,16 +396,22 @@ def test_no_session_alert_after_a_missed_night(alert_path):
     got = notified(alert_path, "shipped")
     alert = got.get(("ProbabilityNoSession", "nightly-missed", "", ""))
     assert alert, sorted(got)
-    assert alert["labels"] == {"alertname": "ProbabilityNoSession", "severity": "critical",
-                               "job": "pytest-probability", "test_suite_name": "nightly-missed"}
+    assert alert["labels"] == {
+        "alertname": "ProbabilityNoSession",
+        "severity": "critical",
+        "job": "pytest-probability",
+        "test_suite_name": "nightly-missed",
+    }
     # The age comes from the annotation's own query: the last session, 27 h ago.
-    assert re.search(r"reached Prometheus 1d 3h \d+m \d+s ago", alert["annotations"]["description"]), \
-        alert["annotations"]["description"]
+    assert re.search(r"reached Prometheus 1d 3h \d+m \d+s ago", alert["annotations"]["description"]), alert[
+        "annotations"
+    ]["description"]
     assert "replay" in alert["annotations"]["runbook"]
     assert {k[1] for k in got if k[0] == "ProbabilityNoSession"} == {"nightly-missed"}
     # A suite whose latest data is 27 h old raises nothing else (its weak case included).
     assert {k for k in firing(alert_path) if k[1] == "nightly-missed"} == {
-        ("ProbabilityNoSession", "nightly-missed", "", "")}
+        ("ProbabilityNoSession", "nightly-missed", "", "")
+    }
 
 
 def test_errored_runs_alert(alert_path):
@@ -378,7 +422,8 @@ def test_errored_runs_alert(alert_path):
     # 6 errored of api's 20 executed runs.
     assert alert["annotations"]["summary"] == "30% of the runs of benchmark api errored"
     assert {k for k in got if k[0] == "ProbabilityErroredRunsHigh"} == {
-        ("ProbabilityErroredRunsHigh", "nightly-harness", "api", "")}
+        ("ProbabilityErroredRunsHigh", "nightly-harness", "api", "")
+    }
 
 
 def test_spend_alert(alert_path):
@@ -424,14 +469,22 @@ def test_one_notification_per_alert_suite_and_benchmark(alert_path):
             assert set(b["groupLabels"]) <= {"alertname", "test_suite_name", "probability_benchmark"}
             for a in b["alerts"]:
                 assert all(a["labels"].get(k) == v for k, v in b["groupLabels"].items()), (am, b["groupLabels"])
-        hard = [b for b in bodies if b["groupLabels"] == {
-            "alertname": "ProbabilityCaseBelowBar", "test_suite_name": "nightly-harness",
-            "probability_benchmark": "hard"}]
+        hard = [
+            b
+            for b in bodies
+            if b["groupLabels"]
+            == {
+                "alertname": "ProbabilityCaseBelowBar",
+                "test_suite_name": "nightly-harness",
+                "probability_benchmark": "hard",
+            }
+        ]
         assert len(hard) == 1 and sorted(a["labels"]["probability_case"] for a in hard[0]["alerts"]) == ["a", "b"]
         # Suite-level alerts have no benchmark: their group is the suite.
         spend = [b for b in bodies if b["groupLabels"].get("alertname") == "ProbabilitySpendHigh"]
         assert [b["groupLabels"] for b in spend] == [
-            {"alertname": "ProbabilitySpendHigh", "test_suite_name": "nightly-harness"}]
+            {"alertname": "ProbabilitySpendHigh", "test_suite_name": "nightly-harness"}
+        ]
 
 
 def test_shipped_config_sends_everything_to_the_null_receiver(alert_path):
@@ -463,8 +516,9 @@ def test_every_dashboard_query_parses_and_shows_data(alert_path):
     assert not failed, failed
     # The Jaeger data source's trace-to-metrics link is filled in by Grafana
     # with a span's own tags; with the placeholder values it only has to parse.
-    empty = [(r["source"], r["query"], r["expr"]) for r in results
-             if r["query"] != "trace_to_metrics" and not r["series"]]
+    empty = [
+        (r["source"], r["query"], r["expr"]) for r in results if r["query"] != "trace_to_metrics" and not r["series"]
+    ]
     assert not empty, empty
     assert {r["query"] for r in results} == {"instant", "range", "label_values", "trace_to_metrics"}
 

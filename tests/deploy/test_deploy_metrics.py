@@ -9,13 +9,13 @@ run with deploy/'s files except the group interval and ``for:`` (1 s, so that
 the test need not wait two minutes; alert_path.rules_overlay, checked by
 test_deploy_alert_path.py).
 """
+
 from __future__ import annotations
 
 import re
 
 import yaml
-
-from backends import PROGRAMS, MODULES
+from backends import MODULES, PROGRAMS
 from promql_names import PROMETHEUS_CONFIG, RULE_FILES, promoted_resource_labels
 from stored import documented_names, unstored_points
 
@@ -69,8 +69,13 @@ def test_target_info_has_the_per_session_resource_attributes(real_export):
     """deploy/README.md: the attributes that change every session are not promoted, but on target_info."""
     (info,) = real_export.find("target_info")
     assert info.labels["job"] == "pytest-probability"
-    assert {"vcs_ref_head_revision", "cicd_pipeline_run_id", "cicd_pipeline_run_url_full", "test_suite_name",
-            "cicd_pipeline_name"} <= set(info.labels)
+    assert {
+        "vcs_ref_head_revision",
+        "cicd_pipeline_run_id",
+        "cicd_pipeline_run_url_full",
+        "test_suite_name",
+        "cicd_pipeline_name",
+    } <= set(info.labels)
     assert "instance" not in info.labels
     per_session = {"vcs_ref_head_revision", "cicd_pipeline_run_id", "cicd_pipeline_run_url_full"}
     for s in real_export.series:
@@ -80,8 +85,11 @@ def test_target_info_has_the_per_session_resource_attributes(real_export):
 
 
 def test_every_rule_evaluates_without_error(one_session):
-    shipped = [(g["name"], [r.get("record") or r.get("alert") for r in g["rules"]])
-               for p in RULE_FILES for g in yaml.safe_load(p.read_text())["groups"]]
+    shipped = [
+        (g["name"], [r.get("record") or r.get("alert") for r in g["rules"]])
+        for p in RULE_FILES
+        for g in yaml.safe_load(p.read_text())["groups"]
+    ]
     assert [(g["group"], [r["name"] for r in g["rules"]]) for g in one_session["rules"]] == shipped
     bad = [(g["group"], r) for g in one_session["rules"] for r in g["rules"] if r["health"] != "ok" or r["lastError"]]
     assert not bad, bad
@@ -96,21 +104,32 @@ def test_every_recording_rule_returns_series(one_session):
     empty = {r["record"] for r in one_session["recording"] if not r["series"] or not r["stored"]}
     assert empty == NEED_HISTORY
     assert len(one_session["recording"]) == sum(
-        1 for p in RULE_FILES for g in yaml.safe_load(p.read_text())["groups"] for r in g["rules"] if "record" in r)
+        1 for p in RULE_FILES for g in yaml.safe_load(p.read_text())["groups"] for r in g["rules"] if "record" in r
+    )
 
 
 #: The alerts this one session must raise (real_export.BENCH: cases below the bar,
 #: a failed gate, a drop against its baseline, errored runs).
-ONE_SESSION_ALERTS = {"ProbabilityCaseBelowBar", "ProbabilityCaseBelowGate", "ProbabilityCaseFractionDropped",
-                      "ProbabilityErroredRunsHigh"}
+ONE_SESSION_ALERTS = {
+    "ProbabilityCaseBelowBar",
+    "ProbabilityCaseBelowGate",
+    "ProbabilityCaseFractionDropped",
+    "ProbabilityErroredRunsHigh",
+}
 #: The others need nights before it: a 7-day history (spend), a missed night, a case
 #: that was not flaky before, states across nights, a score drop shown on more than
 #: the graded case's four runs (its verdict here is undecided). The alert path's
 #: nights (test_deploy_alert_path.py) make each of them fire but
 #: ProbabilityCaseNewlyBroken, which only the promtool unit tests raise
 #: (case_state_alerts_test.yml).
-NEED_NIGHTS = {"ProbabilitySpendHigh", "ProbabilityNoSession", "ProbabilityCaseNewlyFlaky",
-               "ProbabilityCaseNewlyBroken", "ProbabilityCaseStateFlaky", "ProbabilityCaseScoreDropped"}
+NEED_NIGHTS = {
+    "ProbabilitySpendHigh",
+    "ProbabilityNoSession",
+    "ProbabilityCaseNewlyFlaky",
+    "ProbabilityCaseNewlyBroken",
+    "ProbabilityCaseStateFlaky",
+    "ProbabilityCaseScoreDropped",
+}
 
 
 def test_alert_expressions_on_one_session(one_session):
@@ -127,6 +146,7 @@ def test_every_dashboard_query_returns_series_after_one_session(one_session):
     assert not failed, failed
     # The Jaeger data source's trace-to-metrics link is filled in by Grafana
     # with a span's own tags; with the placeholder values it only has to parse.
-    empty = [(r["source"], r["query"], r["expr"]) for r in results
-             if r["query"] != "trace_to_metrics" and not r["series"]]
+    empty = [
+        (r["source"], r["query"], r["expr"]) for r in results if r["query"] != "trace_to_metrics" and not r["series"]
+    ]
     assert not empty, empty

@@ -4,21 +4,26 @@ export of the plugin (a nightly session run in a subprocess, see
 real_export.py, sent through the real Collector with deploy/'s files into
 Prometheus's OTLP receiver: the ``real_export`` fixture, stored.py). Also tests
 the PromQL reader behind used_metric_names_and_labels()."""
+
 from __future__ import annotations
 
 import json
 import re
 
-import pytest
-
 import promql_names as pn
+import pytest
 from metric_contract import ENUMERATED_LABELS, PER_SESSION_RESOURCE_ATTRIBUTES, SERVER_SIDE_LABELS
 from promql_names import DEPLOY
+
 from pytest_probability.vocabulary import OUTCOMES, STATUSES
 
 # Read by nothing on purpose: the histogram's _sum and _count.
-UNREAD = {"probability_run_duration_seconds_sum", "probability_run_duration_seconds_count",
-          "probability_run_score_sum", "probability_run_score_count"}
+UNREAD = {
+    "probability_run_duration_seconds_sum",
+    "probability_run_duration_seconds_count",
+    "probability_run_score_sum",
+    "probability_run_score_count",
+}
 
 
 def test_every_expression_parses():
@@ -64,8 +69,9 @@ def test_used_names_and_labels_are_exported(real_export):
         # label in Prometheus, and the same as a missing one in PromQL.
         unknown = labels - exported[name] - SERVER_SIDE_LABELS - real_export.empty_labels().get(name, set())
         if unknown:
-            problems.append(f"{name}: labels {sorted(unknown)} are not on the exported series "
-                            f"({sorted(exported[name])})")
+            problems.append(
+                f"{name}: labels {sorted(unknown)} are not on the exported series ({sorted(exported[name])})"
+            )
     assert not problems, "\n".join(problems)
 
 
@@ -125,7 +131,12 @@ def test_heartbeat_of_a_session_whose_runs_were_all_skipped(skipped_export):
     assert heartbeat.value == SKIPPED_CASES * RUNS
     assert not export.find("probability_session_pass_fraction_ratio")
     assert not export.find("probability_case_pass_fraction_ratio")
-    assert {s.labels["probability_outcome"] for s in export.find("probability_runs_total")} == {"pass", "fail", "error", "skip"}
+    assert {s.labels["probability_outcome"] for s in export.find("probability_runs_total")} == {
+        "pass",
+        "fail",
+        "error",
+        "skip",
+    }
 
 
 def test_gate_gauges_carry_the_gates_interval(real_export, nightly_session):
@@ -142,8 +153,14 @@ def test_gate_gauges_carry_the_gates_interval(real_export, nightly_session):
     assert gated == {b for b, r in rows.items() if r["gate"]}
     for benchmark in sorted(gated):
         gate = rows[benchmark]["gate"]
-        lower, upper = value("probability_case_interval_lower_ratio", benchmark), value("probability_case_interval_upper_ratio", benchmark)
-        bar, verdict = value("probability_case_min_rate_ratio", benchmark), value("probability_case_gate_verdict", benchmark)
+        lower, upper = (
+            value("probability_case_interval_lower_ratio", benchmark),
+            value("probability_case_interval_upper_ratio", benchmark),
+        )
+        bar, verdict = (
+            value("probability_case_min_rate_ratio", benchmark),
+            value("probability_case_gate_verdict", benchmark),
+        )
         assert (lower, upper, bar) == (gate["low"], gate["high"], gate["min_rate"]), benchmark
         assert (upper < bar) == (verdict == -1), benchmark
         assert (lower >= bar) == (verdict == 1), benchmark
@@ -188,11 +205,11 @@ def test_series_per_case_as_docs_nightly_says(real_export):
             key = (s.labels["probability_benchmark"], s.labels.get("probability_case", ""))
             per_case[key] = per_case.get(key, 0) + 1
     state = 2  # the session runs with --prob-history, as the nightly job does: state and changed
-    assert per_case[("mixed", "fail")] == 24 + state      # ungated, record_cost(), all runs fail
-    assert per_case[("gated_fail", "")] == 26 + state     # gated, one model, all runs fail
-    assert per_case[("answer", "")] == 26 + state         # gated, one model, all runs pass
-    assert per_case[("mixed", "flaky")] == 40 + state     # ungated, passes and fails
-    assert per_case[("mixed", "skip")] == 4 + 1           # all skipped: runs and cost only, no state
+    assert per_case[("mixed", "fail")] == 24 + state  # ungated, record_cost(), all runs fail
+    assert per_case[("gated_fail", "")] == 26 + state  # gated, one model, all runs fail
+    assert per_case[("answer", "")] == 26 + state  # gated, one model, all runs pass
+    assert per_case[("mixed", "flaky")] == 40 + state  # ungated, passes and fails
+    assert per_case[("mixed", "skip")] == 4 + 1  # all skipped: runs and cost only, no state
     text = (DEPLOY.parent / "docs" / "nightly.md").read_text()
     assert "**24 series**" in text and "**26** gated" in text and "40 and 42" in text
     assert "`--prob-history`\nadds 2 (its state)" in text
@@ -239,7 +256,7 @@ def usage(expr, required=()):
 
 
 def test_parser_precedence_and_modifiers():
-    tree = pn.parse('a + b * c > bool 2 and on (x) d unless ignoring (y) group_left (z) e')
+    tree = pn.parse("a + b * c > bool 2 and on (x) d unless ignoring (y) group_left (z) e")
     assert isinstance(tree, pn.Binary) and tree.op == "unless"
     assert tree.on is False and tree.labels == ["y"] and tree.card == "group_left" and tree.include == ["z"]
     assert pn.parse("-2 ^ 2").op == "-"  # unary minus binds looser than ^
@@ -273,11 +290,13 @@ def test_label_usage_follows_the_data():
 
 
 def test_grafana_macros_become_promql():
-    assert pn.grafana_to_promql('last_over_time(m{a=~"$suite", b=~"${bench:regex}"}[$__interval])') == \
-        'last_over_time(m{a=~".*", b=~".*"}[1h])'
+    assert (
+        pn.grafana_to_promql('last_over_time(m{a=~"$suite", b=~"${bench:regex}"}[$__interval])')
+        == 'last_over_time(m{a=~".*", b=~".*"}[1h])'
+    )
 
 
-@pytest.mark.parametrize("bad", ["sum(", "m{a=}", "m[5m", "a +", "m{a=\"x\"} offset"])
+@pytest.mark.parametrize("bad", ["sum(", "m{a=}", "m[5m", "a +", 'm{a="x"} offset'])
 def test_parser_rejects_broken_expressions(bad):
     with pytest.raises(pn.PromQLSyntaxError):
         pn.parse(bad)

@@ -5,6 +5,7 @@ note says) sends them through the restarted Collector. In the end Jaeger holds
 every span of the session exactly once, by span id, and Prometheus every
 metric point; a second replay sends nothing.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -12,7 +13,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from alert_path import shared
 from backends import require_backends
 from promql_names import PROMETHEUS_CONFIG
@@ -39,7 +39,9 @@ def test_the_collector_went_down_mid_session(outage):
 def test_the_note_names_the_spill_file_and_the_replay(outage):
     notes = "\n".join(outage["notes"]) or f"no note; stdout:\n{outage['stdout']}\nstderr:\n{outage['stderr']}"
     assert outage["spill_exists"]
-    assert f"kept in {outage['spill']}; replay: python -m pytest_probability.otel replay {outage['spill']}" in notes, notes
+    assert f"kept in {outage['spill']}; replay: python -m pytest_probability.otel replay {outage['spill']}" in notes, (
+        notes
+    )
     spans, points = outage["spill_counts"]
     assert spans > 0 and points > 0
     assert f"{spans} spans and {points} metric points kept in" in notes, notes

@@ -1,25 +1,26 @@
 """promtool checks of the Prometheus rules, their unit tests, the Prometheus
 configuration and every PromQL expression of the Grafana dashboards."""
+
 from __future__ import annotations
 
 import re
 
 import pytest
 import yaml
-
 from deploy_tools import accepted_prometheus_config, run, tool_version
 from metric_contract import ENUMERATED_LABELS
 from promql_names import (
     DEPLOY,
-    all_expressions,
     PROMETHEUS_CONFIG,
     RULE_FILES,
+    all_expressions,
     dashboard_expressions,
     datasource_expressions,
 )
 
 RULES_DIR = DEPLOY / "prometheus" / "rules"
 RULE_TEST_FILES = sorted((DEPLOY / "prometheus" / "tests").glob("*.yml"))
+
 
 def test_rule_files_exist():
     assert RULE_FILES, "no rule files in deploy/prometheus/rules"
@@ -59,9 +60,14 @@ def test_prometheus_otlp_settings():
     cfg = yaml.safe_load(PROMETHEUS_CONFIG.read_text())
     otlp = cfg["otlp"]
     assert set(otlp) <= {
-        "promote_resource_attributes", "promote_all_resource_attributes", "ignore_resource_attributes",
-        "translation_strategy", "keep_identifying_resource_attributes", "convert_histograms_to_nhcb",
-        "promote_scope_metadata", "label_name_underscore_sanitization",
+        "promote_resource_attributes",
+        "promote_all_resource_attributes",
+        "ignore_resource_attributes",
+        "translation_strategy",
+        "keep_identifying_resource_attributes",
+        "convert_histograms_to_nhcb",
+        "promote_scope_metadata",
+        "label_name_underscore_sanitization",
         "label_name_preserve_multiple_underscores",
     }, otlp
     # The metric names in rules and dashboards are the escaped, suffixed ones.
@@ -71,8 +77,12 @@ def test_prometheus_otlp_settings():
     promoted = otlp["promote_resource_attributes"]
     assert len(promoted) == len(set(promoted))
     assert "test.suite.name" in promoted
-    for per_session in ("vcs.ref.head.revision", "cicd.pipeline.run.id", "cicd.pipeline.run.url.full",
-                        "service.instance.id"):
+    for per_session in (
+        "vcs.ref.head.revision",
+        "cicd.pipeline.run.id",
+        "cicd.pipeline.run.url.full",
+        "service.instance.id",
+    ):
         assert per_session not in promoted, f"{per_session} changes every session"
     assert cfg["storage"]["tsdb"]["out_of_order_time_window"], "replayed spill files need it"
 
@@ -93,9 +103,13 @@ def test_recording_rules_and_alerts_share_one_group():
 
 
 REQUIRED_ALERTS = {
-    "ProbabilityCaseBelowBar", "ProbabilityCaseBelowGate", "ProbabilityCaseFractionDropped",
+    "ProbabilityCaseBelowBar",
+    "ProbabilityCaseBelowGate",
+    "ProbabilityCaseFractionDropped",
     "ProbabilityCaseScoreDropped",
-    "ProbabilityCaseNewlyFlaky", "ProbabilityErroredRunsHigh", "ProbabilitySpendHigh",
+    "ProbabilityCaseNewlyFlaky",
+    "ProbabilityErroredRunsHigh",
+    "ProbabilitySpendHigh",
     "ProbabilityNoSession",
 }
 
@@ -133,7 +147,8 @@ def test_every_alert_has_a_firing_and_a_silent_unit_test():
     for name in _alerts():
         assert found.get(name) == {"firing", "silent"}, (
             f"{name}: needs alert_rule_test cases where it fires and where it stays silent, "
-            f"has {sorted(found.get(name, []))}")
+            f"has {sorted(found.get(name, []))}"
+        )
 
 
 def expand_values(values: str) -> list[float | None]:
@@ -183,7 +198,7 @@ def test_unit_test_series_follow_the_metric_contract(real_export):
             for series in test["input_series"]:
                 times = [i * step for i, v in enumerate(expand_values(series["values"])) if v is not None]
                 assert times, series["series"]
-                gaps = [b - a for a, b in zip(times, times[1:])]
+                gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
                 assert all(g >= 20 * 3600 for g in gaps), f"{path.name}: {series['series']} has samples {gaps} s apart"
                 m = name_re.match(series["series"])
                 assert m, series["series"]
@@ -193,7 +208,8 @@ def test_unit_test_series_follow_the_metric_contract(real_export):
                 assert "test_suite_name" in labels, series["series"]
                 assert set(labels) <= exported[name], (
                     f"{path.name}: {name} has labels {sorted(set(labels) - exported[name])} "
-                    "that the exported series do not have")
+                    "that the exported series do not have"
+                )
                 for label in ENUMERATED_LABELS & set(labels):
                     assert labels[label] in values[label], series["series"]
 

@@ -5,18 +5,21 @@ gauges. In Prometheus 3: one value per case for each whole-case gauge, equal
 to the merged report's, and counters that add up over the shards
 (docs/nightly.md, "Nightly at scale").
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
 
 import pytest
-
 from alert_path import shared
 from backends import require_backends
 from stack_runs import SHARD_RUNS, run_sharded_night
 
-WHOLE_CASE_GAUGES = ("probability_case_pass_fraction_ratio", "probability_case_interval_lower_ratio",
-                     "probability_case_interval_upper_ratio")
+WHOLE_CASE_GAUGES = (
+    "probability_case_pass_fraction_ratio",
+    "probability_case_interval_lower_ratio",
+    "probability_case_interval_upper_ratio",
+)
 CASES = {("sharded", "x"), ("sharded", "y"), ("sharded", "z"), ("gated", "")}
 
 
@@ -45,9 +48,11 @@ def test_the_shards_and_the_merge_ran(night):
 
 
 def test_one_value_per_case_for_the_whole_case_gauges(night):
-    expected = {"probability_case_pass_fraction_ratio": lambda r: r["passes"] / SHARD_RUNS,
-                "probability_case_interval_lower_ratio": lambda r: (r["gate"] or r["ci"])["low"],
-                "probability_case_interval_upper_ratio": lambda r: (r["gate"] or r["ci"])["high"]}
+    expected = {
+        "probability_case_pass_fraction_ratio": lambda r: r["passes"] / SHARD_RUNS,
+        "probability_case_interval_lower_ratio": lambda r: (r["gate"] or r["ci"])["low"],
+        "probability_case_interval_upper_ratio": lambda r: (r["gate"] or r["ci"])["high"],
+    }
     by_case = rows(night)
     for name in WHOLE_CASE_GAUGES:
         got = defaultdict(list)

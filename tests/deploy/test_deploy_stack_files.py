@@ -3,22 +3,24 @@ rewritten files differ from deploy/'s only in addresses, the servers get
 compose.yaml's flags, the build script's stamp is the one the tests check,
 and a missing program is a skip locally and a failure under CI. No Go needed.
 """
+
 from __future__ import annotations
 
 import os
 import re
 import subprocess
 
+import backends
 import pytest
 import yaml
-
-import backends
 from backends import BUILD_SCRIPT, PROGRAMS, deploy_stack, require_backends, stamp
 from promql_names import DEPLOY
 
 COMPOSE = DEPLOY / "compose.yaml"
-ADDRESS = re.compile(r"^(https?://)?(0\.0\.0\.0|127\.0\.0\.1|localhost|jaeger|prometheus|alertmanager|otel-collector)"
-                     r":\d+(/.*)?$")
+ADDRESS = re.compile(
+    r"^(https?://)?(0\.0\.0\.0|127\.0\.0\.1|localhost|jaeger|prometheus|alertmanager|otel-collector)"
+    r":\d+(/.*)?$"
+)
 
 
 def _differences(a, b, path=()):
@@ -29,15 +31,19 @@ def _differences(a, b, path=()):
             out += _differences(a.get(k), b.get(k), path + (k,))
         return out
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        return [d for i, (x, y) in enumerate(zip(a, b)) for d in _differences(x, y, path + (i,))]
+        return [d for i, (x, y) in enumerate(zip(a, b, strict=False)) for d in _differences(x, y, path + (i,))]
     return [] if a == b else [(path, a, b)]
 
 
-@pytest.mark.parametrize("rewrite, source", [
-    (deploy_stack.collector_config, deploy_stack.COLLECTOR_CONFIG),
-    (deploy_stack.jaeger_config, deploy_stack.JAEGER_CONFIG),
-    (deploy_stack.prometheus_config, deploy_stack.PROMETHEUS_CONFIG),
-], ids=["collector", "jaeger", "prometheus"])
+@pytest.mark.parametrize(
+    "rewrite, source",
+    [
+        (deploy_stack.collector_config, deploy_stack.COLLECTOR_CONFIG),
+        (deploy_stack.jaeger_config, deploy_stack.JAEGER_CONFIG),
+        (deploy_stack.prometheus_config, deploy_stack.PROMETHEUS_CONFIG),
+    ],
+    ids=["collector", "jaeger", "prometheus"],
+)
 def test_the_stack_rewrites_only_addresses_and_ports(rewrite, source):
     ports = deploy_stack.free_ports()
     shipped, rewritten = yaml.safe_load(source.read_text()), yaml.safe_load(rewrite(ports))
@@ -56,12 +62,16 @@ def test_the_stack_rewrites_only_addresses_and_ports(rewrite, source):
 
 def test_every_listening_address_becomes_loopback():
     ports = deploy_stack.free_ports()
-    for text in (deploy_stack.collector_config(ports), deploy_stack.jaeger_config(ports),
-                 deploy_stack.prometheus_config(ports)):
+    for text in (
+        deploy_stack.collector_config(ports),
+        deploy_stack.jaeger_config(ports),
+        deploy_stack.prometheus_config(ports),
+    ):
         for line in text.splitlines():
             if not line.lstrip().startswith("#"):
-                assert "0.0.0.0" not in line and not re.search(r"\b(jaeger|prometheus|alertmanager|otel-collector):\d",
-                                                              line), line
+                assert "0.0.0.0" not in line and not re.search(
+                    r"\b(jaeger|prometheus|alertmanager|otel-collector):\d", line
+                ), line
 
 
 def test_a_changed_file_is_refused_rather_than_half_rewritten():
@@ -74,8 +84,13 @@ def test_the_stack_ports_are_composes_where_compose_publishes():
     compose = yaml.safe_load(COMPOSE.read_text())
     published = {int(p.rsplit(":", 2)[1]) for s in compose["services"].values() for p in s.get("ports", [])}
     ports = deploy_stack.DEFAULT_PORTS
-    assert {ports["otlp_grpc"], ports["otlp_http"], ports["jaeger_ui"], ports["prometheus"],
-            ports["alertmanager"]} == published - {3000}  # all but Grafana's
+    assert {
+        ports["otlp_grpc"],
+        ports["otlp_http"],
+        ports["jaeger_ui"],
+        ports["prometheus"],
+        ports["alertmanager"],
+    } == published - {3000}  # all but Grafana's
     assert len(set(ports.values())) == len(ports)
 
 
@@ -86,8 +101,10 @@ def _flags(service: str) -> list[str]:
 def test_the_servers_get_composes_flags():
     """compose.yaml's flags, less those naming container paths and addresses (the stack sets its own)."""
     own = ("--config.file=", "--storage.tsdb.path=", "--storage.path=", "--web.external-url=")
-    for service, flags in (("prometheus", deploy_stack.PROMETHEUS_FLAGS),
-                           ("alertmanager", deploy_stack.ALERTMANAGER_FLAGS)):
+    for service, flags in (
+        ("prometheus", deploy_stack.PROMETHEUS_FLAGS),
+        ("alertmanager", deploy_stack.ALERTMANAGER_FLAGS),
+    ):
         assert [f for f in _flags(service) if not f.startswith(own)] == flags, service
     assert _flags("jaeger") == ["--config=/etc/jaeger/config.yaml"]
     assert _flags("otel-collector") == ["--config=/etc/otelcol-contrib/config.yaml"]

@@ -1,6 +1,7 @@
 """Static checks of deploy/: every file parses, the compose file publishes on
 127.0.0.1 only with pinned images and no literal secrets, the pieces point at
 each other (ports, paths, data source uids), Alertmanager's config is valid."""
+
 from __future__ import annotations
 
 import json
@@ -9,7 +10,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from deploy_tools import run
 from promql_names import DEPLOY, REPO
 
@@ -42,9 +42,11 @@ _INTERPOLATION = re.compile(r"\$\{(\w+)(?:(:?[-?])([^}]*))?\}")
 
 def resolve_defaults(value: str) -> str:
     """What compose makes of ${VAR:-default} when VAR is not set."""
+
     def sub(m):
         op = m.group(2) or ""
         return m.group(3) if op.endswith("-") else ""
+
     return _INTERPOLATION.sub(sub, value)
 
 
@@ -92,7 +94,8 @@ def test_compose_no_literal_secrets(compose):
         for key, value in env.items():
             if SECRET_KEY.search(key) and value is not None:
                 assert re.fullmatch(r"\$\{\w+(:?\?[^}]*)?\}", str(value)), (
-                    f"{name}: {key} must come from the environment, as ${{VAR:?message}}")
+                    f"{name}: {key} must come from the environment, as ${{VAR:?message}}"
+                )
     grafana_env = compose["services"]["grafana"]["environment"]
     assert grafana_env["GF_SECURITY_ADMIN_PASSWORD"].startswith("${GRAFANA_ADMIN_PASSWORD:?")
 
@@ -104,7 +107,8 @@ def test_no_literal_secrets_anywhere_in_deploy():
         (password|passwd|secret|token|api_key|apikey)\s*[:=]\s*["']?(?!\$\{|\$\$\{|<|\s|$|["']\s*$)[^\s"'#]{4,}
       | hooks\.slack\.com/services/[A-Za-z0-9/]+
       | (ghp|github_pat|glpat|xox[bap])[-_][A-Za-z0-9_]{10,}
-        """)
+        """
+    )
     for path in sorted(DEPLOY.rglob("*")):
         if path.is_file():
             for i, line in enumerate(path.read_text().splitlines(), 1):
@@ -166,12 +170,21 @@ def test_collector_pipelines(compose):
     # The receiver listens on the ports compose publishes.
     protocols = cfg["receivers"]["otlp"]["protocols"]
     ports = {p.rsplit(":", 1)[1] for p in compose["services"]["otel-collector"]["ports"]}
-    assert {protocols["grpc"]["endpoint"].rsplit(":", 1)[1], protocols["http"]["endpoint"].rsplit(":", 1)[1]} == ports == {"4317", "4318"}
+    assert (
+        {protocols["grpc"]["endpoint"].rsplit(":", 1)[1], protocols["http"]["endpoint"].rsplit(":", 1)[1]}
+        == ports
+        == {"4317", "4318"}
+    )
     # Prometheus scrapes the collector's own metrics on the port it exposes them.
     reader = cfg["service"]["telemetry"]["metrics"]["readers"][0]["pull"]["exporter"]["prometheus"]
     prom = load(DEPLOY / "prometheus" / "prometheus.yml")
-    targets = [t for sc in prom["scrape_configs"] if sc["job_name"] == "otel-collector"
-               for c in sc["static_configs"] for t in c["targets"]]
+    targets = [
+        t
+        for sc in prom["scrape_configs"]
+        if sc["job_name"] == "otel-collector"
+        for c in sc["static_configs"]
+        for t in c["targets"]
+    ]
     assert targets == [f"otel-collector:{reader['port']}"]
     mounts = _mounts(compose["services"]["otel-collector"])
     assert mounts["/etc/otelcol-contrib/config.yaml"] == "./otel-collector/config.yaml"
@@ -266,10 +279,17 @@ def _panel(dash, title):
 def test_probability_dashboard_content():
     dash = load(DEPLOY / "grafana" / "dashboards" / "probability.json")
     titles = {p["title"] for p in dash["panels"]}
-    for required in ("Pass fraction per case", "Cases not passing in the latest session",
-                     "Session pass fraction (latest)", "Session pass fraction per night",
-                     "Spend per night", "Spend per night by model", "Tokens per night by model and type",
-                     "Errored runs per night", "Run duration p95 per benchmark"):
+    for required in (
+        "Pass fraction per case",
+        "Cases not passing in the latest session",
+        "Session pass fraction (latest)",
+        "Session pass fraction per night",
+        "Spend per night",
+        "Spend per night by model",
+        "Tokens per night by model and type",
+        "Errored runs per night",
+        "Run duration p95 per benchmark",
+    ):
         assert required in titles, required
     errored = _panel(dash, "Errored runs per night")
     assert 'probability_outcome="error"' in errored["targets"][0]["expr"]
@@ -298,8 +318,17 @@ def test_alertmanager_default_receiver_is_a_no_op(amtool):
     assert cfg["route"]["receiver"] == "null"
     null = next(r for r in cfg["receivers"] if r["name"] == "null")
     assert set(null) == {"name"}, "the default receiver must notify nobody"
-    out = run([amtool, "config", "routes", "test", f"--config.file={ALERTMANAGER}",
-               "alertname=ProbabilityNoSession", "severity=critical"])
+    out = run(
+        [
+            amtool,
+            "config",
+            "routes",
+            "test",
+            f"--config.file={ALERTMANAGER}",
+            "alertname=ProbabilityNoSession",
+            "severity=critical",
+        ]
+    )
     assert out.returncode == 0 and out.stdout.strip() == "null", out.stdout + out.stderr
 
 
@@ -343,14 +372,27 @@ def test_nightly_workflow():
 # ---------------------------------------------------------------------------
 def test_nightly_doc_has_a_runbook_per_alert():
     text = (REPO / "docs" / "nightly.md").read_text()
-    alerts = {r["alert"] for f in sorted((DEPLOY / "prometheus" / "rules").glob("*.yml"))
-              for g in yaml.safe_load(f.read_text())["groups"] for r in g["rules"] if "alert" in r}
+    alerts = {
+        r["alert"]
+        for f in sorted((DEPLOY / "prometheus" / "rules").glob("*.yml"))
+        for g in yaml.safe_load(f.read_text())["groups"]
+        for r in g["rules"]
+        if "alert" in r
+    }
     headings = set(re.findall(r"^### (\w+) \((?:critical|warning|info)\)$", text, re.M))
     assert headings == alerts
     assert "deploy/ci/nightly.yml" in text
     assert "python -m pytest_probability.otel replay" in text
     for block in re.findall(r"```yaml\n(.*?)```", text, re.S):
         assert isinstance(yaml.safe_load(block), dict), block
-    for word in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_PROTOCOL",
-                 "TRACEPARENT", "--prob-suite", "--prob-json", "--prob-otel-file", "--prob-otel-spill"):
+    for word in (
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_HEADERS",
+        "OTEL_EXPORTER_OTLP_PROTOCOL",
+        "TRACEPARENT",
+        "--prob-suite",
+        "--prob-json",
+        "--prob-otel-file",
+        "--prob-otel-spill",
+    ):
         assert word in text, word

@@ -11,10 +11,10 @@ to the same trace.
 One run per test session (stack_runs.run_errored_run, shared by the xdist
 workers); without the built programs the tests skip (fail under CI).
 """
+
 from __future__ import annotations
 
 import pytest
-
 from alert_path import shared
 from backends import require_backends, tags_of
 from stack_runs import run_errored_run
@@ -92,8 +92,11 @@ def test_the_openai_instrumentations_span_is_the_run_spans_child(errored):
     trace = the_trace(errored)
     spans = spans_by_id(trace)
     for record in errored["report"]["records"]:
-        children = [s for s in trace["spans"]
-                    if any(r["refType"] == "CHILD_OF" and r["spanID"] == record["span_id"] for r in s["references"])]
+        children = [
+            s
+            for s in trace["spans"]
+            if any(r["refType"] == "CHILD_OF" and r["spanID"] == record["span_id"] for r in s["references"])
+        ]
         assert [c["operationName"] for c in children] == ["chat gpt-4o-mini"], (record["run"], record["case"])
         (chat,) = children
         tags = tags_of(chat)

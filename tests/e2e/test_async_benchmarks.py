@@ -27,8 +27,9 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-o", "prob_gate_timeout=60", "--prob-json=report.json",
-                                         *args, timeout=120)
+    return pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-o", "prob_gate_timeout=60", "--prob-json=report.json", *args, timeout=120
+    )
 
 
 def report(pytester: pytest.Pytester) -> dict:
@@ -39,8 +40,9 @@ class Flavour:
     """How one plugin is asked to run an async benchmark: ini lines, the benchmark's mark, the sleep
     it awaits, how an async fixture is declared, and a module-scoped async fixture if it allows one."""
 
-    def __init__(self, ini: str, mark: str, sleep: str, fixture: str, module_fixture: str = "",
-                 conftest: str = "") -> None:
+    def __init__(
+        self, ini: str, mark: str, sleep: str, fixture: str, module_fixture: str = "", conftest: str = ""
+    ) -> None:
         self.ini = ini
         self.mark = mark
         self.sleep = sleep
@@ -52,8 +54,14 @@ class Flavour:
         pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n" + self.ini)
         pytester.makeconftest(self.conftest)
         module_fixture = self.module_fixture or "@pytest.fixture(scope='module')\ndef held():\n    return None"
-        pytester.makepyfile(bench_async="import pytest\n" + self.sleep + "\n\n" + module_fixture + "\n\n"
-                            + body.replace("@MARK", self.mark).replace("@FIXTURE", self.fixture))
+        pytester.makepyfile(
+            bench_async="import pytest\n"
+            + self.sleep
+            + "\n\n"
+            + module_fixture
+            + "\n\n"
+            + body.replace("@MARK", self.mark).replace("@FIXTURE", self.fixture)
+        )
 
 
 ANYIO_BACKEND = """
@@ -66,22 +74,40 @@ def anyio_backend():
 
 FLAVOURS = {
     # pytest-asyncio strict mode (its default): the marker, pytest_asyncio.fixture; a module loop held.
-    "asyncio-strict": Flavour("", "@pytest.mark.asyncio", "import asyncio\nimport pytest_asyncio\nsleep = asyncio.sleep",
-                              "@pytest_asyncio.fixture",
-                              "@pytest_asyncio.fixture(scope='module', loop_scope='module')\n"
-                              "async def held():\n    yield asyncio.get_running_loop()"),
+    "asyncio-strict": Flavour(
+        "",
+        "@pytest.mark.asyncio",
+        "import asyncio\nimport pytest_asyncio\nsleep = asyncio.sleep",
+        "@pytest_asyncio.fixture",
+        "@pytest_asyncio.fixture(scope='module', loop_scope='module')\n"
+        "async def held():\n    yield asyncio.get_running_loop()",
+    ),
     # auto mode: no marker, plain @pytest.fixture async fixtures.
-    "asyncio-auto": Flavour("asyncio_mode = auto\n", "", "import asyncio\nimport pytest_asyncio\nsleep = asyncio.sleep",
-                            "@pytest.fixture",
-                            "@pytest_asyncio.fixture(scope='module', loop_scope='module')\nasync def held():\n    yield"),
+    "asyncio-auto": Flavour(
+        "asyncio_mode = auto\n",
+        "",
+        "import asyncio\nimport pytest_asyncio\nsleep = asyncio.sleep",
+        "@pytest.fixture",
+        "@pytest_asyncio.fixture(scope='module', loop_scope='module')\nasync def held():\n    yield",
+    ),
     # anyio's marker alone (no anyio_backend in the signature), on each backend; a module-scoped async
     # generator fixture keeps anyio's runner task (and its context) alive across runs.
-    "anyio-asyncio": Flavour("", "@pytest.mark.anyio", "import anyio\nsleep = anyio.sleep", "@pytest.fixture",
-                             "@pytest.fixture(scope='module')\nasync def held():\n    yield",
-                             ANYIO_BACKEND.format(backend="asyncio")),
-    "anyio-trio": Flavour("", "@pytest.mark.anyio", "import anyio\nsleep = anyio.sleep", "@pytest.fixture",
-                          "@pytest.fixture(scope='module')\nasync def held():\n    yield",
-                          ANYIO_BACKEND.format(backend="trio")),
+    "anyio-asyncio": Flavour(
+        "",
+        "@pytest.mark.anyio",
+        "import anyio\nsleep = anyio.sleep",
+        "@pytest.fixture",
+        "@pytest.fixture(scope='module')\nasync def held():\n    yield",
+        ANYIO_BACKEND.format(backend="asyncio"),
+    ),
+    "anyio-trio": Flavour(
+        "",
+        "@pytest.mark.anyio",
+        "import anyio\nsleep = anyio.sleep",
+        "@pytest.fixture",
+        "@pytest.fixture(scope='module')\nasync def held():\n    yield",
+        ANYIO_BACKEND.format(backend="trio"),
+    ),
     # pytest-trio: its marker, or trio_mode (then no marker). Trio fixtures must be function-scoped.
     "trio-marker": Flavour("", "@pytest.mark.trio", "import trio\nsleep = trio.sleep", "@pytest.fixture"),
     "trio-mode": Flavour("trio_mode = true\n", "", "import trio\nsleep = trio.sleep", "@pytest.fixture"),
@@ -119,23 +145,32 @@ async def bench_async(case, per_run, held, request):
 def test_each_run_is_its_own_item_with_its_own_async_fixtures_and_true_outcomes(pytester, flavour, xdist):
     FLAVOURS[flavour].setup(pytester, OUTCOMES)
     result = run(pytester, *xdist, "--prob-runs=3")
-    assert table(result) == ["async::ok 3/3 $0.0300", "async::wrong 0/3 $0.0300 FAIL", "async::broken 0/3 $0.0300 ERROR"]
+    assert table(result) == [
+        "async::ok 3/3 $0.0300",
+        "async::wrong 0/3 $0.0300 FAIL",
+        "async::broken 0/3 $0.0300 ERROR",
+    ]
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     data = report(pytester)
     records = sorted(data["records"], key=lambda r: r["nodeid"])
     assert [r["nodeid"] for r in records] == sorted(
-        f"bench_async.py::bench_async::{case}[run{n}]" for case in ("ok", "wrong", "broken") for n in (1, 2, 3))
+        f"bench_async.py::bench_async::{case}[run{n}]" for case in ("ok", "wrong", "broken") for n in (1, 2, 3)
+    )
     by_case = {case: [r for r in records if r["case"] == f"async::{case}"] for case in ("ok", "wrong", "broken")}
     assert [r["outcome"] for r in by_case["ok"]] == ["pass"] * 3
     assert [(r["outcome"], r["error_type"]) for r in by_case["wrong"]] == [("fail", "AssertionError")] * 3
     assert all("a wrong answer" in r["message"] for r in by_case["wrong"])
     assert [(r["outcome"], r["error_type"], r["message"]) for r in by_case["broken"]] == [
-        ("error", "ValueError", "a provider fault")] * 3
+        ("error", "ValueError", "a provider fault")
+    ] * 3
     # Each run's usage is its own, also where one task awaits every run (anyio): none is late.
     assert [r["cost"] for r in records] == [pytest.approx(0.01)] * 9
     assert "had ended" not in result.stdout.str()
     assert {row["label"]: row["status"] for row in data["rows"]} == {
-        "async::ok": "pass", "async::wrong": "fail", "async::broken": "error"}
+        "async::ok": "pass",
+        "async::wrong": "fail",
+        "async::broken": "error",
+    }
 
 
 SPEND = """
@@ -182,8 +217,17 @@ async def bench_spend():
 def test_early_stopping_retries_budgets_and_gates_work_on_async_benchmarks(pytester, flavour, xdist):
     # Under xdist, runs long against the controller's turnaround keep the overshoot past a decision small.
     FLAVOURS[flavour].setup(pytester, SPEND.format(pause=0.05 if xdist else 0))
-    result = run(pytester, *xdist, "--prob-stop=curtail", "--prob-retry=1", "--prob-retry-on=ConnectionError",
-                 "-o", "prob_retry_backoff=0", "--prob-max-cost=0.5", "-rA")
+    result = run(
+        pytester,
+        *xdist,
+        "--prob-stop=curtail",
+        "--prob-retry=1",
+        "--prob-retry-on=ConnectionError",
+        "-o",
+        "prob_retry_backoff=0",
+        "--prob-max-cost=0.5",
+        "-rA",
+    )
     data = report(pytester)
     rows = {row["label"]: row for row in data["rows"]}
     # The gate passes, decided early: runs were saved (curtail), and its gate item passed.
@@ -200,7 +244,10 @@ def test_early_stopping_retries_budgets_and_gates_work_on_async_benchmarks(pytes
         assert records[run_id]["retries"][0]["error_type"] == "ConnectionError"
     for run_id in ("bench_unlisted::run1", "bench_unlisted::run2"):
         assert (records[run_id]["outcome"], records[run_id]["attempts"], records[run_id]["error_type"]) == (
-            "error", 1, "ValueError")
+            "error",
+            1,
+            "ValueError",
+        )
     # The budget stops new runs once $0.50 is spent.
     spend = rows["spend"]
     ran = spend["total"] + spend["skipped"]
@@ -212,12 +259,15 @@ def test_early_stopping_retries_budgets_and_gates_work_on_async_benchmarks(pytes
 
 def test_the_gate_item_of_an_async_benchmark_fails_with_its_runs(pytester):
     """A gated async case whose runs fail: the runs are xfailed, its gate item fails the session."""
-    FLAVOURS["trio-mode"].setup(pytester, """
+    FLAVOURS["trio-mode"].setup(
+        pytester,
+        """
 @pytest.mark.probability(runs=4, min_rate=0.9)
 async def bench_wrong():
     await sleep(0)
     assert False, "wrong"
-""")
+""",
+    )
     result = run(pytester, "-rA")
     assert table(result) == ["wrong 0/4 FAIL"]
     outcomes = result.parseoutcomes()
@@ -282,8 +332,13 @@ def test_pytest_asyncio_loop_scopes_apply_to_each_run(pytester, xdist):
     pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
     pytester.makepyfile(bench_loops=LOOPS)
     result = run(pytester, *xdist)
-    assert table(result) == ["function_loop 3/3", "module_loop 3/3", "per_case::function 2/2", "per_case::module 2/2",
-                             "BenchInAClass.method 2/2"]
+    assert table(result) == [
+        "function_loop 3/3",
+        "module_loop 3/3",
+        "per_case::function 2/2",
+        "per_case::module 2/2",
+        "BenchInAClass.method 2/2",
+    ]
     assert result.ret == pytest.ExitCode.OK
 
 
@@ -304,8 +359,10 @@ async def session_loop():
 def test_a_session_loop_from_the_ini_default_and_auto_mode(pytester, xdist):
     """``asyncio_default_test_loop_scope = session`` in auto mode: every run, of both files, in the
     session fixture's loop; a plain async fixture of the function scope is set up in it too."""
-    pytester.makeini("[pytest]\nasyncio_mode = auto\nasyncio_default_test_loop_scope = session\n"
-                     "asyncio_default_fixture_loop_scope = session\n")
+    pytester.makeini(
+        "[pytest]\nasyncio_mode = auto\nasyncio_default_test_loop_scope = session\n"
+        "asyncio_default_fixture_loop_scope = session\n"
+    )
     pytester.makeconftest(SESSION_LOOP)
     body = """
 import asyncio
@@ -363,9 +420,18 @@ def test_an_async_benchmark_no_plugin_runs_is_an_error_that_names_the_plugins(py
     for record in data["records"]:
         assert (record["outcome"], record["error_type"]) == ("error", "TypeError")
         function = record["nodeid"].split("::")[1]
-        assert record["message"].startswith(f"benchmark {function!r} is a coroutine function and no async plugin ran it")
-        for name in ("pytest-asyncio", "anyio", "pytest-trio", "@pytest.mark.asyncio", "@pytest.mark.anyio",
-                     "@pytest.mark.trio", "auto mode"):
+        assert record["message"].startswith(
+            f"benchmark {function!r} is a coroutine function and no async plugin ran it"
+        )
+        for name in (
+            "pytest-asyncio",
+            "anyio",
+            "pytest-trio",
+            "@pytest.mark.asyncio",
+            "@pytest.mark.anyio",
+            "@pytest.mark.trio",
+            "auto mode",
+        ):
             assert name in record["message"]
     assert {row["status"] for row in data["rows"]} == {"error"}
     assert "natively supported" not in result.stdout.str()  # pytest's own message: a failure or a skip

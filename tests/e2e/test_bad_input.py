@@ -120,9 +120,7 @@ def bench_fine():
     )
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.INTERRUPTED
-    result.stdout.fnmatch_lines(
-        [f"*bench_x.py::bench_marked: {message}*", "*Interrupted: 1 error during collection*"]
-    )
+    result.stdout.fnmatch_lines([f"*bench_x.py::bench_marked: {message}*", "*Interrupted: 1 error during collection*"])
     assert_nothing_ran(pytester)
 
 
@@ -142,15 +140,14 @@ def bench_p(k):
 
 
 def test_a_bad_marker_is_an_error_even_when_the_command_line_sets_runs(pytester):
-    pytester.makepyfile(
-        bench_x="import pytest\n\n@pytest.mark.probability(runs=0)\ndef bench_a():\n    pass\n"
-    )
+    pytester.makepyfile(bench_x="import pytest\n\n@pytest.mark.probability(runs=0)\ndef bench_a():\n    pass\n")
     result = pytester.runpytest("--prob-runs=2")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(["*probability(runs=...) must be at least 1, got 0*"])
 
 
 # -- benchmarks pytest cannot call ---------------------------------------------------------
+
 
 def test_a_generator_benchmark_is_an_error_run_that_says_why(pytester):
     pytester.makepyfile(bench_x="def bench_gen():\n    yield 1\n")
@@ -163,7 +160,9 @@ def test_a_coroutine_benchmark_without_an_async_plugin_is_an_error_run_that_says
     pytester.makepyfile(bench_x="async def bench_co():\n    pass\n")
     result = pytester.runpytest("--prob-runs=2", "--prob-no-intervals", "-p", "no:asyncio", "-p", "no:anyio")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["*TypeError: benchmark 'bench_co' is a coroutine function and no async plugin ran it*"])
+    result.stdout.fnmatch_lines(
+        ["*TypeError: benchmark 'bench_co' is a coroutine function and no async plugin ran it*"]
+    )
     result.stdout.fnmatch_lines(["  co  0/2  ERROR"])
 
 

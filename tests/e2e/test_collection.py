@@ -280,7 +280,10 @@ def test_explicit_bench_file_on_command_line_is_collected_once(pytester: pytest.
     result = pytester.runpytest(".", "bench_x.py", "--collect-only", "-q")
     ids = node_ids(result)
     assert len(ids) == len(set(ids))
-    assert [node for node in ids if node.startswith("bench_x.py")] == ["bench_x.py::bench_p::1", "bench_x.py::bench_p::2"]
+    assert [node for node in ids if node.startswith("bench_x.py")] == [
+        "bench_x.py::bench_p::1",
+        "bench_x.py::bench_p::2",
+    ]
 
 
 def test_bench_file_also_matching_python_files_is_collected_once(pytester: pytest.Pytester) -> None:
@@ -318,8 +321,9 @@ ASSERTING = "def bench_answer():\n    answer = 'no'\n    assert answer == 'yes'\
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
-def test_asserts_are_rewritten_in_bench_files_collected_from_a_folder(pytester: pytest.Pytester, xdist,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_asserts_are_rewritten_in_bench_files_collected_from_a_folder(
+    pytester: pytest.Pytester, xdist, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """pytest's assertion introspection, as in a test file: in the terminal, the JSON message and the span."""
     from otlp_receiver import flatten_spans
 
@@ -329,15 +333,19 @@ def test_asserts_are_rewritten_in_bench_files_collected_from_a_folder(pytester: 
         if name.startswith("OTEL_"):
             monkeypatch.delenv(name)
     pytester.makepyfile(**{"benchmarks/bench_rewrite": ASSERTING})
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "benchmarks", "--prob-json=report.json",
-                                           "--prob-otel-file=otel.jsonl", *xdist)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "benchmarks", "--prob-json=report.json", "--prob-otel-file=otel.jsonl", *xdist
+    )
     result.assert_outcomes(failed=1)
     assert "AssertionError: assert 'no' == 'yes'" in result.stdout.str()
     (record,) = read_json(pytester)["records"]
     assert record["message"] == "assert 'no' == 'yes'"
     assert record["error_text"].startswith("assert 'no' == 'yes'\n")
-    (span,) = [s for s in flatten_spans(otlp_json.read_file(pytester.path / "otel.jsonl"))
-               if s.name.startswith("probability.run ")]
+    (span,) = [
+        s
+        for s in flatten_spans(otlp_json.read_file(pytester.path / "otel.jsonl"))
+        if s.name.startswith("probability.run ")
+    ]
     assert span.status_message == "fail in call: assert 'no' == 'yes'"
     assert span.attributes["probability.assertion"].startswith("assert 'no' == 'yes'\n")
     ((_, event),) = [e for e in span.events if e[0] == "exception"]
@@ -468,8 +476,9 @@ def test_a_parameter_whose_repr_raises_is_collected_as_plain_pytest_does(pyteste
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--prob-json=report.json", "-v", *xdist)
     result.assert_outcomes(passed=3)
     assert result.ret == pytest.ExitCode.OK
-    assert re.search(r"bench_x.py::bench_opaque::value0 PASSED|PASSED bench_x.py::bench_opaque::value0 *$",
-                     result.stdout.str(), re.M)
+    assert re.search(
+        r"bench_x.py::bench_opaque::value0 PASSED|PASSED bench_x.py::bench_opaque::value0 *$", result.stdout.str(), re.M
+    )
     rows = read_json(pytester)["rows"]
     assert [row["params"] for row in rows] == [{"value": "<Opaque object: repr() raised ValueError>"}, {"value": "3"}]
 
@@ -541,8 +550,16 @@ def test_every_run_id_is_what_parsing_its_string_gives(pytester: pytest.Pytester
     result = pytester.runpytest("--prob-runs=2", "-s")
     assert result.ret == 0
     result.stdout.fnmatch_lines(["checked 16"])
-    assert labels(result) == ["odd::a[b]", "odd::c::d", "odd::e]", "odd::[f", "odd::plain", "single",
-                              "BenchK.m::1", "BenchK.m::z[1]"]
+    assert labels(result) == [
+        "odd::a[b]",
+        "odd::c::d",
+        "odd::e]",
+        "odd::[f",
+        "odd::plain",
+        "single",
+        "BenchK.m::1",
+        "BenchK.m::z[1]",
+    ]
 
 
 def test_generate_tests_in_module_and_conftest(pytester: pytest.Pytester) -> None:
@@ -645,7 +662,9 @@ def test_one_run_keeps_the_plain_case_id_and_more_runs_get_the_run_suffix(pytest
         "bench_x.py::bench_one_case::only[run3]",
     ]
     result = pytester.runpytest("-v", "--prob-runs=3", "--prob-json=report.json")
-    result.stdout.fnmatch_lines(["bench_x.py::bench_always::run3 PASSED*", "bench_x.py::bench_one_case::only?run1? PASSED*"])
+    result.stdout.fnmatch_lines(
+        ["bench_x.py::bench_always::run3 PASSED*", "bench_x.py::bench_one_case::only?run1? PASSED*"]
+    )
     assert table(result) == ["always 3/3", "one_case::only 3/3"]
     report = read_json(pytester)
     assert [(row["case"], row["case_id"], row["nodeid"]) for row in report["rows"]] == [
@@ -776,7 +795,14 @@ def test_module_setup_and_teardown_once_per_file(pytester: pytest.Pytester) -> N
     log = [words[1:] for words in events(pytester)]
     for module in ("bench_m1", "bench_m2"):
         mine = [words[0] for words in log if words[1] == module]
-        assert Counter(mine) == {"setup": 1, "teardown": 1, "setup_module": 1, "teardown_module": 1, "run": 6, "test": 1}
+        assert Counter(mine) == {
+            "setup": 1,
+            "teardown": 1,
+            "setup_module": 1,
+            "teardown_module": 1,
+            "run": 6,
+            "test": 1,
+        }
         runs = [i for i, kind in enumerate(mine) if kind == "run"]
         assert mine.index("setup") < runs[0]
         assert mine.index("teardown") > runs[-1]
@@ -805,6 +831,7 @@ def test_module_setup_once_per_worker_under_xdist(pytester: pytest.Pytester) -> 
 
 
 # -- generators and coroutines ----------------------------------------------------
+
 
 def test_generator_and_coroutine_benchmarks_are_error_runs(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
@@ -870,7 +897,10 @@ def test_one_run_ids_under_the_ini_the_mark_and_the_command_line(pytester: pytes
     pytester.makeini("[pytest]\nprob_runs = 3\n")
     ids = node_ids(pytester.runpytest("--collect-only", "-q", "-k", "not crash"))
     assert "bench_ids.py::bench_marked::gamma" in ids
-    assert [i for i in ids if "bench_one" in i][:2] == ["bench_ids.py::bench_one::alpha[run1]", "bench_ids.py::bench_one::alpha[run2]"]
+    assert [i for i in ids if "bench_one" in i][:2] == [
+        "bench_ids.py::bench_one::alpha[run1]",
+        "bench_ids.py::bench_one::alpha[run2]",
+    ]
     ids = node_ids(pytester.runpytest("--collect-only", "-q", "--prob-runs=2", "-k", "marked"))
     assert ids == ["bench_ids.py::bench_marked::gamma[run1]", "bench_ids.py::bench_marked::gamma[run2]"]
 
@@ -883,8 +913,12 @@ def test_one_run_cases_report_gate_and_rerun_by_their_plain_ids(pytester: pytest
     result.stdout.fnmatch_lines(["FAILED bench_ids.py::bench_one::beta - *assert 'beta' != 'beta'"])
     report = read_json(pytester)
     records = {(r["nodeid"], r["run"], r["outcome"]) for r in report["records"]}
-    assert {("bench_ids.py::bench_one::alpha", 1, "pass"), ("bench_ids.py::bench_one::beta", 1, "fail"),
-            ("bench_ids.py::bench_gated::g", 1, "pass"), ("bench_ids.py::bench_solo::run1", 1, "pass")} <= records
+    assert {
+        ("bench_ids.py::bench_one::alpha", 1, "pass"),
+        ("bench_ids.py::bench_one::beta", 1, "fail"),
+        ("bench_ids.py::bench_gated::g", 1, "pass"),
+        ("bench_ids.py::bench_solo::run1", 1, "pass"),
+    } <= records
     gate = next(row for row in report["rows"] if row["case"] == "gated::g")
     assert gate["gate"]["verdict"] == "pass" and gate["runs_missing"] == 0  # its one run was expected and came
     rerun = pytester.runpytest_subprocess(*xdist, "--lf", "-k", "not crash", "-q")
@@ -899,4 +933,8 @@ def test_a_one_run_case_whose_worker_crashes_gets_an_errored_record(pytester: py
     assert result.ret == 1
     (record,) = read_json(pytester)["records"]
     assert (record["nodeid"], record["run"], record["outcome"], record["error_type"]) == (
-        "bench_ids.py::bench_crash::boom", 1, "error", "WorkerCrashed")
+        "bench_ids.py::bench_crash::boom",
+        1,
+        "error",
+        "WorkerCrashed",
+    )

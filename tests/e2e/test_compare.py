@@ -13,7 +13,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from sessions import ANSI, CONFTEST, alarm
 
 DATA = Path(__file__).parent / "data"
@@ -76,8 +75,16 @@ def test_a_drop_beyond_the_margin_fails_its_benchmark_item_and_the_session(pytes
     nights(1)
     assert run(pytester, "--prob-json=night1.json").ret == 0
     nights(2)
-    result = run(pytester, "-v", "-rx", *xdist, "--prob-baseline=night1.json", "--prob-margin=0.05",
-                 "--prob-json=night2.json", "--junitxml=junit.xml")
+    result = run(
+        pytester,
+        "-v",
+        "-rx",
+        *xdist,
+        "--prob-baseline=night1.json",
+        "--prob-margin=0.05",
+        "--prob-json=night2.json",
+        "--junitxml=junit.xml",
+    )
     out = "\n".join(lines(result))
     assert result.ret == 1, out
     # One verdict item per benchmark, beside it, after all of its runs (0.3.0's ids).
@@ -88,17 +95,31 @@ def test_a_drop_beyond_the_margin_fails_its_benchmark_item_and_the_session(pytes
     assert "probability baseline: dropped" in out
     outcomes = result.parseoutcomes()
     assert outcomes["failed"] == 1 and outcomes["xfailed"] == 84 and outcomes["passed"] == 157
-    assert "baseline: cls  current \u2212 baseline  \u221270.0 pp [\u221270.0, \u221270.0]  12 paired  \u2265\u22125 pp  FAIL" in out
+    assert (
+        "baseline: cls  current \u2212 baseline  \u221270.0 pp [\u221270.0, \u221270.0]  12 paired  \u2265\u22125 pp  FAIL"
+        in out
+    )
     junit = (pytester.path / "junit.xml").read_text()
     assert 'classname="bench_x" name="bench_cls[baseline]"' in junit and 'name="bench_same[baseline]"' in junit
     assert '<property name="probability_verdict" value="same  current' in junit
     report = json.loads((pytester.path / "night2.json").read_text())
     base = report["baseline"]
     assert (base["path"], base["margin"], base["paired"], base["only_current"], base["only_baseline"]) == (
-        "night1.json", 0.05, 24, [], [])
+        "night1.json",
+        0.05,
+        24,
+        [],
+        [],
+    )
     assert report["comparisons"] == []  # the A/B arms' key; the baseline's comparisons are under "baseline"
     cls, same = base["comparisons"]
-    assert (cls["function"], cls["axis"], cls["baseline"], cls["arm"], cls["pairs"]) == ("cls", None, "baseline", "current", 12)
+    assert (cls["function"], cls["axis"], cls["baseline"], cls["arm"], cls["pairs"]) == (
+        "cls",
+        None,
+        "baseline",
+        "current",
+        12,
+    )
     assert cls["verdict"] == "fail" and same["verdict"] == "pass" and cls["margin"] == 0.05
     assert cls["p_method"] == "sign-flip" and cls["ci"]["level"] == 0.95 and cls["ci"]["high"] < -0.05
     assert cls["difference"] == pytest.approx(-0.7) and cls["adjustment"] == "holm" and cls["family"] == 2
@@ -156,8 +177,11 @@ def test_fewer_cases_than_min_inputs_leave_the_verdict_undecided(pytester) -> No
     assert "0.0 pp [\u2212100.0, +100.0]  3 paired  \u2265\u22125 pp  UNDECIDED" in lowered_out
 
 
-@pytest.mark.parametrize("deselect", [["-k", "not baseline"], ["--deselect", "bench_x.py::bench_cls[baseline]"],
-                                      ["--prob-no-gate-items"]], ids=["k", "deselect", "no-gate-items"])
+@pytest.mark.parametrize(
+    "deselect",
+    [["-k", "not baseline"], ["--deselect", "bench_x.py::bench_cls[baseline]"], ["--prob-no-gate-items"]],
+    ids=["k", "deselect", "no-gate-items"],
+)
 def test_a_failed_verdict_without_its_item_still_fails_the_session(pytester, nights, deselect) -> None:
     nights(1)
     run(pytester, "--prob-json=night1.json")
@@ -194,8 +218,20 @@ def bench_brand_new():
     )
     baseline = {
         "rows": [
-            {"case": "cls::c00", "nodeid": "bench_x.py::bench_cls::c00", "params": {"case": "c00"}, "passes": 10, "total": 10},
-            {"case": "param::p", "nodeid": "bench_y.py::bench_param::p", "params": {"prompt": "v0"}, "passes": 3, "total": 3},
+            {
+                "case": "cls::c00",
+                "nodeid": "bench_x.py::bench_cls::c00",
+                "params": {"case": "c00"},
+                "passes": 10,
+                "total": 10,
+            },
+            {
+                "case": "param::p",
+                "nodeid": "bench_y.py::bench_param::p",
+                "params": {"prompt": "v0"},
+                "passes": 3,
+                "total": 3,
+            },
             {"case": "gone", "nodeid": "bench_z.py::bench_gone", "params": {}, "passes": 1, "total": 1},
         ]
     }
@@ -290,7 +326,9 @@ def test_compare_marker_pairs_inputs(pytester, xdist) -> None:
     assert arm["difference"] == pytest.approx(0.4) and arm["cost_ratio"] == pytest.approx(4.0)
     assert arm["p_method"] == "sign-flip" and arm["verdict"] == "pass" and arm["margin"] == 0.1
     assert [i["input"] for i in arm["inputs"]] == list("abcdefghijkl")
-    assert all(i["arm"] == {"passes": 10, "total": 10} and i["baseline"] == {"passes": 6, "total": 10} for i in arm["inputs"])
+    assert all(
+        i["arm"] == {"passes": 10, "total": 10} and i["baseline"] == {"passes": 6, "total": 10} for i in arm["inputs"]
+    )
     assert all(i["family"] == 12 for i in arm["inputs"])
 
 
@@ -304,7 +342,10 @@ def test_an_arm_worse_than_its_margin_fails_its_item_and_the_session(pytester, x
     out = "\n".join(lines(result))
     assert result.ret == 1, out
     assert has(out, "bench_ab.py::bench_ab[compare:terse]", "FAILED"), out
-    assert "compare: ab[style]  terse \u2212 cot  \u221240.0 pp [\u221240.0, \u221240.0]  12 paired  \u2265\u221210 pp  FAIL" in out
+    assert (
+        "compare: ab[style]  terse \u2212 cot  \u221240.0 pp [\u221240.0, \u221240.0]  12 paired  \u2265\u221210 pp  FAIL"
+        in out
+    )
     assert "probability comparison: " in out
     assert result.parseoutcomes() == {"failed": 1, "passed": 192, "xfailed": 48}
     assert 'name="bench_ab[compare:terse]"' in (pytester.path / "junit.xml").read_text()
@@ -341,7 +382,9 @@ def bench_gated():
     assert "probability: plan" in out
     assert re.search(r"^  gated +5 +36 +100 +0% +41% +5%$", out, re.M), out  # 0.3.0's columns
     assert "  Plan:    25 cases, 245 runs; nothing was run." in out
-    assert re.search(r"cls::c00 \(10 runs\): baseline 10/10 \(100%\): detecting a drop of 20 points needs \d+ runs", out)
+    assert re.search(
+        r"cls::c00 \(10 runs\): baseline 10/10 \(100%\): detecting a drop of 20 points needs \d+ runs", out
+    )
     assert "must not run" not in out and "passed" not in out.split("probability: plan")[1]
     assert not list((pytester.path / "hist").glob("*.json"))  # a plan is no night of the history
     nothing = run(pytester, *xdist, "--prob-plan", "-k", "matches_nothing")
@@ -395,19 +438,36 @@ PLAN_030_OUT = """\
 
 def test_plan_prints_0_3_0s_run_budget(pytester) -> None:
     pytester.makepyfile(bench_plan=PLAN_030)
-    (pytester.path / "last.json").write_text(json.dumps({"rows": [
-        {"case": "classify::refund", "passes": 40, "fails": 0, "errors": 0, "total": 40, "cost": 0.08},
-        {"case": "smoke", "passes": 20, "fails": 0, "errors": 0, "total": 20, "cost": 0.2}]}))
+    (pytester.path / "last.json").write_text(
+        json.dumps(
+            {
+                "rows": [
+                    {"case": "classify::refund", "passes": 40, "fails": 0, "errors": 0, "total": 40, "cost": 0.08},
+                    {"case": "smoke", "passes": 20, "fails": 0, "errors": 0, "total": 20, "cost": 0.2},
+                ]
+            }
+        )
+    )
     result = run(pytester, "-o", "prob_runs=40", "--prob-plan", "--prob-plan-report=last.json")
     out = "\n".join(lines(result))
     assert result.ret == 0, out
     assert PLAN_030_OUT in out, out
     assert "catch 10%     The chance the planned runs show at least one failure if 10% of" in out
-    assume = run(pytester, "-o", "prob_runs=40", "--prob-plan", "--prob-plan-assume=0.99", "--prob-plan-flake=0.05,0.001",
-                 "-k", "classify or wilson or smoke")
+    assume = run(
+        pytester,
+        "-o",
+        "prob_runs=40",
+        "--prob-plan",
+        "--prob-plan-assume=0.99",
+        "--prob-plan-flake=0.05,0.001",
+        "-k",
+        "classify or wilson or smoke",
+    )
     text = "\n".join(lines(assume))
     assert "  case               runs  min runs  runs for 80%  chance now  catch 5%  catch 0.1%" in text, text
-    assert re.search(r"^  classify::refund +40 +36 +54 ", text, re.M) and re.search(r"^  wilson +100 +73 +142 ", text, re.M)
+    assert re.search(r"^  classify::refund +40 +36 +54 ", text, re.M) and re.search(
+        r"^  wilson +100 +73 +142 ", text, re.M
+    )
     assert re.search(r"^  smoke +20 +19 +19 ", text, re.M)
 
 
@@ -432,7 +492,11 @@ def test_plan_sizes_an_ab_comparison_from_a_report(pytester) -> None:
     [
         (None, ["--prob-baseline=missing.json"], "--prob-baseline: missing.json: no such file"),
         ("{not json", ["--prob-baseline=bad.json"], "is not JSON"),
-        ('{"rows": [{"case": "x", "passes": 3, "total": 2}]}', ["--prob-baseline=bad.json"], "more passes (3) than counted runs (2)"),
+        (
+            '{"rows": [{"case": "x", "passes": 3, "total": 2}]}',
+            ["--prob-baseline=bad.json"],
+            "more passes (3) than counted runs (2)",
+        ),
         ('{"totals": {}}', ["--prob-baseline=bad.json"], "is not a --prob-json report"),
         (None, ["--prob-baseline=nights/*.json"], "no file matches nights/*.json"),
         (None, ["--prob-compare=nope"], "--prob-compare=nope: no benchmark has a parametrize argument 'nope'"),
@@ -473,14 +537,19 @@ def test_unknown_axis_in_the_marker_is_a_usage_error(pytester) -> None:
     pytester.makepyfile(bench_ab=AB.replace('compare="style"', 'compare="nope"'))
     result = run(pytester)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "probability(compare='nope') is not a parametrize argument of it (its arguments: q, style)" in result.stderr.str()
+    assert (
+        "probability(compare='nope') is not a parametrize argument of it (its arguments: q, style)"
+        in result.stderr.str()
+    )
 
 
 def test_unknown_baseline_variant_is_a_usage_error(pytester) -> None:
     pytester.makepyfile(bench_ab=AB.replace('baseline="terse"', 'baseline="verbose"'))
     result = run(pytester)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "ab: probability(baseline='verbose') is not a value of 'style' (its values: cot, terse)" in result.stderr.str()
+    assert (
+        "ab: probability(baseline='verbose') is not a value of 'style' (its values: cot, terse)" in result.stderr.str()
+    )
 
 
 PLAIN = """

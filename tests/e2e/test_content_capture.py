@@ -58,9 +58,17 @@ def folder(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest
 @XDIST
 @pytest.mark.parametrize("capture", ["all", "ids"])
 def test_a_failed_runs_transcript_comes_from_the_captured_content(folder, xdist, capture) -> None:
-    result = folder.runpytest_subprocess("-p", "no:cacheprovider", "--prob-runs=2", "--prob-json=report.json",
-                                         "--prob-html=report.html", "--prob-otel-file=otlp.jsonl",
-                                         f"--prob-otel-capture={capture}", *xdist, timeout=180)
+    result = folder.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "--prob-runs=2",
+        "--prob-json=report.json",
+        "--prob-html=report.html",
+        "--prob-otel-file=otlp.jsonl",
+        f"--prob-otel-capture={capture}",
+        *xdist,
+        timeout=180,
+    )
     assert result.ret == 1, result.stdout.str()  # the server never says "definitely"
     records = json.loads((folder.path / "report.json").read_text())["records"]
     assert len(records) == 2 and all(r["outcome"] == "fail" for r in records)
@@ -79,7 +87,9 @@ def test_a_failed_runs_transcript_comes_from_the_captured_content(folder, xdist,
     chats = [s for s in spans if s.name == "chat gpt-4o-mini"]
     assert len(chats) == 2
     runs = [s for s in spans if s.name.startswith("probability.run ")]
-    assert not any(name == "gen_ai.client.inference.operation.details" for s in runs for name, _ in s.events)  # not twice
+    assert not any(
+        name == "gen_ai.client.inference.operation.details" for s in runs for name, _ in s.events
+    )  # not twice
     exported = json.dumps([dict(s.attributes) for s in spans] + [repr(log) for log in events])
     if capture == "all":
         assert all("Is it raining in Oslo?" in s.attributes["gen_ai.input.messages"] for s in chats)
@@ -127,10 +137,18 @@ def test_capture_ids_keeps_the_messages_of_every_span_out_of_the_file_and_the_sp
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    result = folder.runpytest_subprocess("-p", "no:cacheprovider", "--prob-runs=2", "--prob-otel-file=otlp.jsonl",
-                                         f"--prob-otel-endpoint=http://127.0.0.1:{port}", "--prob-otel-timeout=2",
-                                         "--prob-otel-spill=spill.jsonl", f"--prob-otel-capture={capture}", *xdist,
-                                         timeout=180)
+    result = folder.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "--prob-runs=2",
+        "--prob-otel-file=otlp.jsonl",
+        f"--prob-otel-endpoint=http://127.0.0.1:{port}",
+        "--prob-otel-timeout=2",
+        "--prob-otel-spill=spill.jsonl",
+        f"--prob-otel-capture={capture}",
+        *xdist,
+        timeout=180,
+    )
     assert result.ret == 0, result.stdout.str()
     for name in ("otlp.jsonl", "spill.jsonl"):
         spans = flatten_spans(list(otlp_json.read_file(folder.path / name)))

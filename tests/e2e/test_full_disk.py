@@ -43,7 +43,9 @@ def full(request: pytest.FixtureRequest, pytester: pytest.Pytester, monkeypatch:
     if request.param == "tmpfs":
         if os.geteuid() != 0 or shutil.which("mount") is None:
             pytest.skip("mounting a tmpfs needs root")
-        done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(folder)], capture_output=True, text=True)
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(folder)], capture_output=True, text=True
+        )
         if done.returncode != 0:
             pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
         mounted = True
@@ -94,7 +96,9 @@ def check_untouched(folder: Path, result: pytest.RunResult) -> list[str]:
     return [line.strip() for line in result.outlines if "could not" in line]
 
 
-def test_every_file_on_a_full_disk_keeps_its_previous_content(pytester: pytest.Pytester, full: tuple[Path, str]) -> None:
+def test_every_file_on_a_full_disk_keeps_its_previous_content(
+    pytester: pytest.Pytester, full: tuple[Path, str]
+) -> None:
     folder, how = full
     result = run(pytester, folder, *NAMES)
     reason = "No space left on device" if how == "tmpfs" else "File too large"
@@ -112,7 +116,9 @@ def test_every_file_on_a_full_disk_keeps_its_previous_content(pytester: pytest.P
     assert result.ret == pytest.ExitCode.INTERNAL_ERROR  # a report that could not be written: 3, as documented
 
 
-def test_a_full_disk_under_the_export_alone_keeps_the_exit_status(pytester: pytest.Pytester, full: tuple[Path, str]) -> None:
+def test_a_full_disk_under_the_export_alone_keeps_the_exit_status(
+    pytester: pytest.Pytester, full: tuple[Path, str]
+) -> None:
     folder, how = full
     result = run(pytester, folder, "otel.jsonl", "spill.jsonl")
     notes = check_untouched(folder, result)
@@ -121,19 +127,29 @@ def test_a_full_disk_under_the_export_alone_keeps_the_exit_status(pytester: pyte
 
 
 def test_a_journal_on_a_full_disk_stops_with_one_note_and_the_session_keeps_every_run(
-        pytester: pytest.Pytester, full: tuple[Path, str]) -> None:
+    pytester: pytest.Pytester, full: tuple[Path, str]
+) -> None:
     folder, how = full
     pytester.makepyfile(bench_many="def bench_many():\n    pass\n")
     # Under RLIMIT_FSIZE no file of the session may pass the limit: the report is the tmpfs case's only.
     report_option = ["--prob-json=report.json"] if how == "tmpfs" else []
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q", "--prob-runs=200",
-                                           f"--prob-journal={folder / 'journal.jsonl'}", *report_option, timeout=120)
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "--prob-runs=200",
+        f"--prob-journal={folder / 'journal.jsonl'}",
+        *report_option,
+        timeout=120,
+    )
     assert result.ret == 0, result.stdout.str()
     reason = "No space left on device" if how == "tmpfs" else "File too large"
     notes = [line.strip() for line in result.outlines if "could not" in line]
     assert len(notes) == 1 and re.fullmatch(
         rf"could not write to the journal {re.escape(str(folder / 'journal.jsonl'))} \({reason}\); the runs after its "
-        r"\d+ record\(s\) are not in it, and would run again on resume", notes[0]), notes
+        r"\d+ record\(s\) are not in it, and would run again on resume",
+        notes[0],
+    ), notes
     assert "Overall: 200/200 passed" in result.stdout.str()
     if report_option:
         report = json.loads((pytester.path / "report.json").read_text())

@@ -18,9 +18,9 @@ import re
 import xml.etree.ElementTree as ET
 
 import pytest
+from sessions import ANSI, CONFTEST, alarm, section
 
 from pytest_probability import InfeasibleGateWarning, ProbabilityGateWarning
-from sessions import ANSI, CONFTEST, alarm, section
 
 # solid: 20/20 vs 0.8 -> [83%, 100%] PASS; broken: 3/10 vs 0.9 -> [7%, 65%] FAIL;
 # mixed::unsure: 7/10 vs 0.5 -> [35%, 93%] UNDECIDED; mixed::free: ungated;
@@ -98,7 +98,6 @@ def plain(result: pytest.RunResult) -> list[str]:
     return [ANSI.sub("", line) for line in result.outlines]
 
 
-
 def gates_section(result: pytest.RunResult) -> list[str]:
     lines = section(result)
     start = next(i for i, line in enumerate(lines) if line.startswith("  Gates:"))
@@ -139,16 +138,20 @@ def check_gates_session(result: pytest.RunResult, pytester: pytest.Pytester) -> 
     assert outcomes["bench_x.py::bench_count::gate"] == "PASSED"
     assert not any("free[gate]" in nodeid for nodeid in outcomes)
     # gated failing runs are xfailed; ungated ones fail
-    assert sorted(k for k, v in outcomes.items() if v == "XFAIL") == sorted([
-        *(f"bench_x.py::bench_broken::run{i}" for i in range(4, 11)),
-        *(f"bench_x.py::bench_mixed::unsure[run{i}]" for i in (2, 5, 9)),
-        "bench_x.py::bench_count::run3",
-    ])
-    assert sorted(k for k, v in outcomes.items() if v == "FAILED") == sorted([
-        "bench_x.py::bench_broken::gate",
-        "bench_x.py::bench_mixed::unsure[gate]",
-        *(f"bench_x.py::bench_mixed::free[run{i}]" for i in (2, 5, 9)),
-    ])
+    assert sorted(k for k, v in outcomes.items() if v == "XFAIL") == sorted(
+        [
+            *(f"bench_x.py::bench_broken::run{i}" for i in range(4, 11)),
+            *(f"bench_x.py::bench_mixed::unsure[run{i}]" for i in (2, 5, 9)),
+            "bench_x.py::bench_count::run3",
+        ]
+    )
+    assert sorted(k for k, v in outcomes.items() if v == "FAILED") == sorted(
+        [
+            "bench_x.py::bench_broken::gate",
+            "bench_x.py::bench_mixed::unsure[gate]",
+            *(f"bench_x.py::bench_mixed::free[run{i}]" for i in (2, 5, 9)),
+        ]
+    )
     assert len(outcomes) == 20 + 10 + 20 + 5 + 4  # runs and four gate items
     assert gates_section(result) == GATES_SECTION
     result.assert_outcomes(passed=20 + 3 + 7 + 7 + 4 + 2, failed=5, xfailed=11)
@@ -158,7 +161,11 @@ def check_gates_session(result: pytest.RunResult, pytester: pytest.Pytester) -> 
     assert data["exit_status"] == 1
     rows = {row["label"]: row for row in data["rows"]}
     assert {label: row["verdict"] for label, row in rows.items()} == {
-        "solid": "pass", "broken": "fail", "mixed::unsure": "undecided", "mixed::free": None, "count": "pass",
+        "solid": "pass",
+        "broken": "fail",
+        "mixed::unsure": "undecided",
+        "mixed::free": None,
+        "count": "pass",
     }
     assert (rows["broken"]["passes"], rows["broken"]["fails"]) == (3, 7)  # xfailed runs still count as fails
 
@@ -215,8 +222,9 @@ def bench_gated(n):
     pass
 """
     )
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-o", "prob_gate_timeout=120", "-n", "2", "-x",
-                                           "--prob-transpose", "-v", timeout=40)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-o", "prob_gate_timeout=120", "-n", "2", "-x", "--prob-transpose", "-v", timeout=40
+    )
     text = result.stdout.str()
     assert "stopping after" in text
     assert "no verdict within" not in text
@@ -230,8 +238,9 @@ def test_gate_item_without_its_runs_fails_at_once(pytester: pytest.Pytester, ben
     """Every run deselected, the gate item kept: no run will ever report, so no waiting for one."""
     bench(PASSING_GATE)
     deselect = [f"--deselect=bench_x.py::bench_good_enough::run{i}" for i in range(1, 21)]
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-o", "prob_gate_timeout=120", "-v", *xdist,
-                                           *deselect, timeout=40)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-o", "prob_gate_timeout=120", "-v", *xdist, *deselect, timeout=40
+    )
     from pytest_probability.decide.book import DESELECTED_TEXT
 
     assert verbose_outcomes(result)["bench_x.py::bench_good_enough::gate"] == "FAILED"
@@ -298,8 +307,10 @@ def bench_unsure(n):
     # a FAIL still fails
     failing = pytester.runpytest("-p", "no:cacheprovider", "--prob-min-rate=0.95", *args)
     assert failing.ret == pytest.ExitCode.OK  # the marker's bar wins over the session's
-    pytester.makepyfile(bench_x="import pytest\n\n@pytest.mark.probability(runs=10, min_rate=0.9)\n"
-                                "def bench_bad(n):\n    assert n <= 3\n")
+    pytester.makepyfile(
+        bench_x="import pytest\n\n@pytest.mark.probability(runs=10, min_rate=0.9)\n"
+        "def bench_bad(n):\n    assert n <= 3\n"
+    )
     assert pytester.runpytest("-p", "no:cacheprovider", *args).ret == pytest.ExitCode.TESTS_FAILED
 
 
@@ -339,9 +350,19 @@ def test_session_min_rate_gates_every_case(pytester: pytest.Pytester, bench, arg
     rows = {row["label"]: row for row in data["rows"]}
     assert rows["classify::sure"]["gate"]["rule"] == "rate" and rows["classify::sure"]["gate"]["min_rate"] == 0.65
     assert rows["counted"]["gate"] == {
-        "rule": "count", "min_passes": 19, "confidence": 0.95, "method": "exact", "prior": [1.0, 1.0],
-        "errors": "count", "runs": 20, "passes": 19, "total": 20, "excluded": 0,
-        "low": pytest.approx(0.7512672353), "high": pytest.approx(0.9987349437), "verdict": "pass",
+        "rule": "count",
+        "min_passes": 19,
+        "confidence": 0.95,
+        "method": "exact",
+        "prior": [1.0, 1.0],
+        "errors": "count",
+        "runs": 20,
+        "passes": 19,
+        "total": 20,
+        "excluded": 0,
+        "low": pytest.approx(0.7512672353),
+        "high": pytest.approx(0.9987349437),
+        "verdict": "pass",
     }
 
 
@@ -396,10 +417,13 @@ def bench_seven(case, n):
     assert data["seven::wilson"]["ci"]["method"] == "exact"
 
 
-@pytest.mark.parametrize(("ini", "verdict", "ret"), [
-    ("", "shaky  8/10  [44%,  97%]  >= 60%  UNDECIDED", 1),
-    ("prob_errors = exclude\n", "shaky  8/8  [63%, 100%]  >= 60%  PASS (2 errored left out)", 0),
-])
+@pytest.mark.parametrize(
+    ("ini", "verdict", "ret"),
+    [
+        ("", "shaky  8/10  [44%,  97%]  >= 60%  UNDECIDED", 1),
+        ("prob_errors = exclude\n", "shaky  8/8  [63%, 100%]  >= 60%  PASS (2 errored left out)", 0),
+    ],
+)
 def test_errors_count_or_exclude(pytester: pytest.Pytester, bench, ini, verdict, ret) -> None:
     # runs 1 and 2 error; 8 pass. count: 8/10 [44%, 97%]; exclude: 8/8 [63%, 100%] vs 0.6.
     bench(
@@ -418,8 +442,11 @@ def bench_shaky(n):
     assert result.ret == ret
     gate = report(pytester)["rows"][0]["gate"]
     excluded = 2 if ret == 0 else 0
-    assert (gate["errors"], gate["total"], gate["excluded"]) == (("exclude" if ret == 0 else "count"), 10 - excluded,
-                                                                 excluded)
+    assert (gate["errors"], gate["total"], gate["excluded"]) == (
+        ("exclude" if ret == 0 else "count"),
+        10 - excluded,
+        excluded,
+    )
 
 
 # -- --prob-no-gate-items ------------------------------------------------------------------------
@@ -502,7 +529,10 @@ def bench_other():
     assert first.ret == pytest.ExitCode.TESTS_FAILED
     again = pytester.runpytest("-v", "--lf")
     outcomes = verbose_outcomes(again)
-    assert list(outcomes) == [*(f"bench_x.py::bench_broken::run{i}" for i in range(1, 7)), "bench_x.py::bench_broken::gate"]
+    assert list(outcomes) == [
+        *(f"bench_x.py::bench_broken::run{i}" for i in range(1, 7)),
+        "bench_x.py::bench_broken::gate",
+    ]
     assert outcomes["bench_x.py::bench_broken::gate"] == "FAILED"
     again.assert_outcomes(passed=2, failed=1, xfailed=4, deselected=6)
     # the rerun's verdict is made from all six runs again
@@ -516,8 +546,12 @@ def test_transpose_keeps_gate_items_after_all_runs(pytester: pytest.Pytester, be
     gates = [i for i, nodeid in enumerate(order) if nodeid.endswith("gate]") or nodeid.endswith("::gate")]
     assert len(gates) == 4
     assert gates == list(range(len(order) - 4, len(order)))  # every gate item after every run
-    assert order[0:4] == ["bench_x.py::bench_solid::run1", "bench_x.py::bench_broken::run1",
-                          "bench_x.py::bench_mixed::unsure[run1]", "bench_x.py::bench_mixed::free[run1]"]
+    assert order[0:4] == [
+        "bench_x.py::bench_solid::run1",
+        "bench_x.py::bench_broken::run1",
+        "bench_x.py::bench_mixed::unsure[run1]",
+        "bench_x.py::bench_mixed::free[run1]",
+    ]
     check_gates_session(result, pytester)
 
 
@@ -544,12 +578,16 @@ def bench_reachable(n):
 
 def test_warning_names_gates_that_cannot_pass(pytester: pytest.Pytester, bench) -> None:
     # 0.3.0's name, a subclass of this version's, so that filters naming either catch it
-    assert issubclass(InfeasibleGateWarning, ProbabilityGateWarning) and issubclass(ProbabilityGateWarning, pytest.PytestWarning)
+    assert issubclass(InfeasibleGateWarning, ProbabilityGateWarning) and issubclass(
+        ProbabilityGateWarning, pytest.PytestWarning
+    )
     bench(UNREACHABLE)
     result = pytester.runpytest("-p", "no:cacheprovider", "--collect-only", "-q")
     text = "\n".join(plain(result))
-    assert ("InfeasibleGateWarning: gate of hopeful cannot pass with 5 runs: "
-            "min_rate=0.99 at 0.95 confidence (exact) needs at least 368 runs") in text
+    assert (
+        "InfeasibleGateWarning: gate of hopeful cannot pass with 5 runs: "
+        "min_rate=0.99 at 0.95 confidence (exact) needs at least 368 runs"
+    ) in text
     assert "InfeasibleGateWarning: gate of perfect can never pass: min_rate=1 at 0.95 confidence (exact)" in text
     assert "reachable" not in text.split("warnings summary")[1]
     assert result.ret == pytest.ExitCode.OK
@@ -562,11 +600,15 @@ def test_warning_names_gates_that_cannot_pass(pytester: pytest.Pytester, bench) 
 
 
 def test_warning_uses_the_gate_confidence_and_method(pytester: pytest.Pytester, bench) -> None:
-    bench("import pytest\n\n@pytest.mark.probability(runs=10, min_rate=0.9, confidence=0.9, method='wilson')\n"
-          "def bench_w(n):\n    pass\n")
+    bench(
+        "import pytest\n\n@pytest.mark.probability(runs=10, min_rate=0.9, confidence=0.9, method='wilson')\n"
+        "def bench_w(n):\n    pass\n"
+    )
     result = pytester.runpytest("-p", "no:cacheprovider", "--collect-only", "-q")
-    assert ("gate of w cannot pass with 10 runs: min_rate=0.9 at 0.9 confidence (wilson) needs at least 25 runs"
-            in result.stdout.str())
+    assert (
+        "gate of w cannot pass with 10 runs: min_rate=0.9 at 0.9 confidence (wilson) needs at least 25 runs"
+        in result.stdout.str()
+    )
 
 
 # -- latency gates --------------------------------------------------------------------------------
@@ -658,8 +700,7 @@ def test_otel_gauges(pytester: pytest.Pytester, bench) -> None:
     points = flatten_metrics(list(otlp_json.read_file(pytester.path / "otel.jsonl")))
     gauges: dict[str, dict[str, float]] = {}
     for point in points:
-        if point.name.startswith(("probability.case.interval", "probability.case.min_rate",
-                                  "probability.case.gate")):
+        if point.name.startswith(("probability.case.interval", "probability.case.min_rate", "probability.case.gate")):
             assert point.type == "gauge"
             # The verdict (-1/0/1) is not a ratio: unitless, so no _ratio suffix in Prometheus.
             assert point.unit == ("" if point.name == "probability.case.gate.verdict" else "1")
@@ -668,15 +709,25 @@ def test_otel_gauges(pytester: pytest.Pytester, bench) -> None:
                 label += "::" + point.attributes["probability.case"]
             gauges.setdefault(point.name, {})[label] = point.value
     assert gauges["probability.case.gate.verdict"] == {"solid": 1, "broken": -1, "mixed::unsure": 0, "count": 1}
-    assert gauges["probability.case.min_rate"] == {"solid": 0.8, "broken": 0.9, "mixed::unsure": 0.5,
-                                                   "count": pytest.approx(0.8)}
+    assert gauges["probability.case.min_rate"] == {
+        "solid": 0.8,
+        "broken": 0.9,
+        "mixed::unsure": 0.5,
+        "count": pytest.approx(0.8),
+    }
     assert gauges["probability.case.interval.lower"] == {
-        "solid": pytest.approx(0.8315665), "broken": pytest.approx(0.0667395), "mixed::unsure": pytest.approx(0.3475471),
-        "mixed::free": pytest.approx(0.3475471), "count": pytest.approx(0.2835821),
+        "solid": pytest.approx(0.8315665),
+        "broken": pytest.approx(0.0667395),
+        "mixed::unsure": pytest.approx(0.3475471),
+        "mixed::free": pytest.approx(0.3475471),
+        "count": pytest.approx(0.2835821),
     }
     assert gauges["probability.case.interval.upper"] == {
-        "solid": 1.0, "broken": pytest.approx(0.6524529), "mixed::unsure": pytest.approx(0.9332605),
-        "mixed::free": pytest.approx(0.9332605), "count": pytest.approx(0.9949492),
+        "solid": 1.0,
+        "broken": pytest.approx(0.6524529),
+        "mixed::unsure": pytest.approx(0.9332605),
+        "mixed::free": pytest.approx(0.9332605),
+        "count": pytest.approx(0.9949492),
     }
 
 
@@ -744,8 +795,9 @@ def bench_p(x):
 
 def test_min_passes_more_than_command_line_runs(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\n")
-    pytester.makepyfile(bench_x="import pytest\n\n@pytest.mark.probability(runs=20, min_passes=19)\ndef bench_c():\n"
-                                "    pass\n")
+    pytester.makepyfile(
+        bench_x="import pytest\n\n@pytest.mark.probability(runs=20, min_passes=19)\ndef bench_c():\n    pass\n"
+    )
     result = pytester.runpytest("-p", "no:cacheprovider", "--prob-runs=10")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(["*probability(min_passes=19) is more than the case's 10 runs*"])
@@ -801,20 +853,22 @@ def test_a_failed_gate_without_gate_items_marks_the_session_span_failed(pytester
 # -- order and selection of gate items --------------------------------------------------------------
 
 REVERSING_CONFTESTS = {
-    "trylast": CONFTEST + '''
+    "trylast": CONFTEST
+    + """
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items):
     items.reverse()  # as a random-order plugin might
-''',
+""",
     # a wrapper that reorders after every other implementation (as --ff does)
-    "wrapper": CONFTEST + '''
+    "wrapper": CONFTEST
+    + """
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_collection_modifyitems(items):
     yield
     items.reverse()
-''',
+""",
 }
 
 XDIST = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
@@ -822,8 +876,9 @@ XDIST = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
 
 @pytest.mark.parametrize("hook", list(REVERSING_CONFTESTS))
 @pytest.mark.parametrize("xdist", XDIST)
-def test_gate_items_run_after_their_runs_whatever_order_a_conftest_gives(pytester: pytest.Pytester, bench,
-                                                                         xdist, hook) -> None:
+def test_gate_items_run_after_their_runs_whatever_order_a_conftest_gives(
+    pytester: pytest.Pytester, bench, xdist, hook
+) -> None:
     bench()
     pytester.makeconftest(REVERSING_CONFTESTS[hook])
     result = subprocess_run(pytester, "-v", "--prob-json=report.json", *xdist)
@@ -831,8 +886,11 @@ def test_gate_items_run_after_their_runs_whatever_order_a_conftest_gives(pyteste
     assert "no run of this case reported" not in result.stdout.str()
     if not xdist:  # the order the items ran in: each gate right after the last of its (reversed) runs
         order = list(verbose_outcomes(result))
-        assert order[:3] == ["bench_x.py::bench_count::run5", "bench_x.py::bench_count::run4",
-                             "bench_x.py::bench_count::run3"]
+        assert order[:3] == [
+            "bench_x.py::bench_count::run5",
+            "bench_x.py::bench_count::run4",
+            "bench_x.py::bench_count::run3",
+        ]
         assert order.index("bench_x.py::bench_count::gate") == order.index("bench_x.py::bench_count::run1") + 1
         assert order.index("bench_x.py::bench_solid::gate") == len(order) - 1
 
@@ -840,13 +898,23 @@ def test_gate_items_run_after_their_runs_whatever_order_a_conftest_gives(pyteste
 @pytest.mark.parametrize("xdist", XDIST)
 def test_selecting_a_gate_item_alone_brings_its_runs(pytester: pytest.Pytester, bench, xdist) -> None:
     bench()
-    result = subprocess_run(pytester, "-v", "--prob-json=report.json", *xdist,
-                            "bench_x.py::bench_mixed::unsure[gate]", "bench_x.py::bench_count::gate")
+    result = subprocess_run(
+        pytester,
+        "-v",
+        "--prob-json=report.json",
+        *xdist,
+        "bench_x.py::bench_mixed::unsure[gate]",
+        "bench_x.py::bench_count::gate",
+    )
     outcomes = verbose_outcomes(result)
-    assert sorted(outcomes) == sorted([
-        *(f"bench_x.py::bench_mixed::unsure[run{i}]" for i in range(1, 11)), "bench_x.py::bench_mixed::unsure[gate]",
-        *(f"bench_x.py::bench_count::run{i}" for i in range(1, 6)), "bench_x.py::bench_count::gate",
-    ])  # not the ungated mixed::free next to it
+    assert sorted(outcomes) == sorted(
+        [
+            *(f"bench_x.py::bench_mixed::unsure[run{i}]" for i in range(1, 11)),
+            "bench_x.py::bench_mixed::unsure[gate]",
+            *(f"bench_x.py::bench_count::run{i}" for i in range(1, 6)),
+            "bench_x.py::bench_count::gate",
+        ]
+    )  # not the ungated mixed::free next to it
     assert outcomes["bench_x.py::bench_count::gate"] == "PASSED"
     assert outcomes["bench_x.py::bench_mixed::unsure[gate]"] == "FAILED"
     assert "no run of this case reported" not in result.stdout.str()
@@ -877,9 +945,13 @@ def test_a_gate_item_selected_by_k_without_its_runs_says_so(pytester: pytest.Pyt
 
 def test_selecting_a_gate_item_with_some_of_its_runs_runs_those(pytester: pytest.Pytester, bench) -> None:
     bench(PASSING_GATE)
-    result = pytester.runpytest("-p", "no:cacheprovider", "-v", "bench_x.py::bench_good_enough::run1",
-                                "bench_x.py::bench_good_enough::gate")
-    assert list(verbose_outcomes(result)) == ["bench_x.py::bench_good_enough::run1", "bench_x.py::bench_good_enough::gate"]
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "-v", "bench_x.py::bench_good_enough::run1", "bench_x.py::bench_good_enough::gate"
+    )
+    assert list(verbose_outcomes(result)) == [
+        "bench_x.py::bench_good_enough::run1",
+        "bench_x.py::bench_good_enough::gate",
+    ]
 
 
 # -- verdicts a new user meets ------------------------------------------------------------------------
@@ -926,7 +998,10 @@ def test_a_gate_whose_runs_all_skip_is_skipped_not_failed(pytester: pytest.Pytes
     assert data["gates"] == {"passed": 1, "failed": 0, "undecided": 0, "skipped": 2}
     rows = {row["label"]: row for row in data["rows"]}
     assert (rows["counted"]["verdict"], rows["counted"]["gate"]["verdict"], rows["counted"]["status"]) == (
-        "skip", "skip", "skip")
+        "skip",
+        "skip",
+        "skip",
+    )
     assert data["exit_status"] == 0
 
 
@@ -1006,13 +1081,17 @@ def test_errors_of_a_gated_case_fail_the_session_unless_excluded(pytester: pytes
     excluded = subprocess_run(pytester, *xdist, "-rx", "-o", "prob_errors=exclude", "-k", "gated and not ungated")
     excluded.assert_outcomes(passed=10, xfailed=2)
     assert excluded.ret == pytest.ExitCode.OK
-    excluded.stdout.fnmatch_lines(["*XFAIL*bench_gated*run1* - probability gate, error excluded: ConnectionError: setup: provider down"])
+    excluded.stdout.fnmatch_lines(
+        ["*XFAIL*bench_gated*run1* - probability gate, error excluded: ConnectionError: setup: provider down"]
+    )
     # an ungated case's fixture errors are errors
     ungated = subprocess_run(pytester, *xdist, "-k", "ungated")
     ungated.assert_outcomes(passed=1, errors=2)
     assert ungated.ret == pytest.ExitCode.TESTS_FAILED
     # and --runxfail reports excluded ones as errors again
-    runxfail = subprocess_run(pytester, *xdist, "--runxfail", "-o", "prob_errors=exclude", "-k", "gated and not ungated")
+    runxfail = subprocess_run(
+        pytester, *xdist, "--runxfail", "-o", "prob_errors=exclude", "-k", "gated and not ungated"
+    )
     runxfail.assert_outcomes(passed=10, errors=2)
 
 
@@ -1056,7 +1135,11 @@ def test_verdicts_after_a_stop_say_the_runs_were_cut_short(pytester: pytest.Pyte
     ]
     rows = {row["label"]: row for row in report(pytester)["rows"]}
     assert {label: (row["verdict"], row["runs_missing"]) for label, row in rows.items()} == {
-        "counted": ("undecided", 5), "rated": ("undecided", 5), "hopeless": ("fail", 5), "stopper": (None, 5)}
+        "counted": ("undecided", 5),
+        "rated": ("undecided", 5),
+        "hopeless": ("fail", 5),
+        "stopper": (None, 5),
+    }
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
@@ -1079,13 +1162,17 @@ def test_verdicts_after_a_stop_under_xdist_are_never_pass_on_missing_runs(pytest
 
 def test_latency_gate_without_an_upper_bound_gets_a_warning(pytester: pytest.Pytester, bench) -> None:
     # p95 at 0.95 confidence has an upper order statistic from 72 runs (0.95**72 <= 0.025 < 0.95**71)
-    bench("import pytest\n\n@pytest.mark.probability(runs=71, max_latency=1)\ndef bench_short(n):\n    pass\n\n"
-          "@pytest.mark.probability(runs=72, max_latency=1)\ndef bench_enough(n):\n    pass\n\n"
-          "@pytest.mark.probability(runs=10, latency_quantile=0.5, max_latency=1)\ndef bench_median(n):\n    pass\n")
+    bench(
+        "import pytest\n\n@pytest.mark.probability(runs=71, max_latency=1)\ndef bench_short(n):\n    pass\n\n"
+        "@pytest.mark.probability(runs=72, max_latency=1)\ndef bench_enough(n):\n    pass\n\n"
+        "@pytest.mark.probability(runs=10, latency_quantile=0.5, max_latency=1)\ndef bench_median(n):\n    pass\n"
+    )
     result = pytester.runpytest("-p", "no:cacheprovider", "--collect-only", "-q")
     text = "\n".join(plain(result))
-    assert ("InfeasibleGateWarning: gate of short cannot pass with 71 runs: p95 latency <= 1s at 0.95 confidence "
-            "has no upper bound before 72 timed runs") in text
+    assert (
+        "InfeasibleGateWarning: gate of short cannot pass with 71 runs: p95 latency <= 1s at 0.95 confidence "
+        "has no upper bound before 72 timed runs"
+    ) in text
     warnings = text.split("warnings summary")[1]
     assert "enough" not in warnings and "median" not in warnings  # p50 of 10: ranks 2 and 9
     run = pytester.runpytest("-p", "no:cacheprovider", "-k", "short")
@@ -1126,13 +1213,14 @@ def bench_function_rate(case, n):
     assert "ProbabilityGateWarning" not in result.stdout.str()  # function_rate's 0.99 applies to no case
 
 
-
 def test_add_gate_runs_brings_the_runs_once_and_only_for_gates_without_any(pytester: pytest.Pytester) -> None:
     from pytest_probability.collect import order
 
     pytester.makeini("[pytest]\n")
-    pytester.makepyfile(bench_x="import pytest\n\n@pytest.mark.probability(runs=3, min_passes=1)\n"
-                                "@pytest.mark.parametrize('c', ['a', 'b'])\ndef bench_g(c):\n    pass\n")
+    pytester.makepyfile(
+        bench_x="import pytest\n\n@pytest.mark.probability(runs=3, min_passes=1)\n"
+        "@pytest.mark.parametrize('c', ['a', 'b'])\ndef bench_g(c):\n    pass\n"
+    )
     recorder = pytester.inline_run("-p", "no:cacheprovider", "--collect-only")
     by_name = {call.item.name: call.item for call in recorder.getcalls("pytest_itemcollected")}
     assert len(by_name) == 8
@@ -1140,8 +1228,15 @@ def test_add_gate_runs_brings_the_runs_once_and_only_for_gates_without_any(pytes
     selected = [gate_a, gate_a, by_name["b[run2]"], gate_b]
     added = order.add_gate_runs(selected)
     assert [item.name for item in added] == ["a[run1]", "a[run2]", "a[run3]"]
-    assert [item.name for item in selected] == ["a[run1]", "a[run2]", "a[run3]", "a[gate]", "a[gate]", "b[run2]",
-                                                "b[gate]"]
+    assert [item.name for item in selected] == [
+        "a[run1]",
+        "a[run2]",
+        "a[run3]",
+        "a[gate]",
+        "a[gate]",
+        "b[run2]",
+        "b[gate]",
+    ]
     # and order_gates puts a gate after the last of its runs, leaving the rest in place
     shuffled = [gate_b, by_name["b[run1]"], by_name["a[run1]"], by_name["b[run3]"], gate_a, by_name["a[run2]"]]
     order.order_gates(shuffled)
@@ -1156,7 +1251,10 @@ def test_runs_deselected_by_last_failed_are_not_cut_short(pytester: pytest.Pytes
     assert first.ret == pytest.ExitCode.TESTS_FAILED
     bench("import pytest\n\n@pytest.mark.probability(runs=4, min_passes=1)\ndef bench_case(n):\n    pass\n")
     again = pytester.runpytest_subprocess("--lf", "--prob-json=report.json", *xdist)
-    assert gates_section(again) == ["  Gates:   1 passed, 0 failed, 0 undecided", "    case  1/1  [ 3%, 100%]  >= 1 passes  PASS"]
+    assert gates_section(again) == [
+        "  Gates:   1 passed, 0 failed, 0 undecided",
+        "    case  1/1  [ 3%, 100%]  >= 1 passes  PASS",
+    ]
     (row,) = report(pytester)["rows"]
     assert (row["verdict"], row["runs_missing"]) == ("pass", 0)
 
@@ -1171,8 +1269,9 @@ def test_a_skipped_gate_has_no_verdict_gauge_point(pytester: pytest.Pytester, be
     result = subprocess_run(pytester, "--prob-otel-file=otel.jsonl")
     assert result.ret == pytest.ExitCode.OK
     points = flatten_metrics(list(otlp_json.read_file(pytester.path / "otel.jsonl")))
-    verdicts = {p.attributes["probability.benchmark"]: p.value for p in points
-                if p.name == "probability.case.gate.verdict"}
+    verdicts = {
+        p.attributes["probability.benchmark"]: p.value for p in points if p.name == "probability.case.gate.verdict"
+    }
     assert verdicts == {"partly": 1}
     bars = {p.attributes["probability.benchmark"] for p in points if p.name == "probability.case.min_rate"}
     assert bars == {"counted", "rated", "partly"}  # the bar is still the case's
@@ -1190,10 +1289,14 @@ def bench_g(case, n):
 
 
 @pytest.mark.parametrize("xdist", XDIST)
-@pytest.mark.parametrize("how", [["-k", "not gate"], ["--deselect", "bench_x.py::bench_g::never[gate]"],
-                                 ["--prob-no-gate-items"]], ids=["k", "deselect", "no-gate-items"])
-def test_a_failed_gate_fails_the_session_even_when_its_item_does_not_run(pytester: pytest.Pytester, bench,
-                                                                          xdist: list[str], how: list[str]) -> None:
+@pytest.mark.parametrize(
+    "how",
+    [["-k", "not gate"], ["--deselect", "bench_x.py::bench_g::never[gate]"], ["--prob-no-gate-items"]],
+    ids=["k", "deselect", "no-gate-items"],
+)
+def test_a_failed_gate_fails_the_session_even_when_its_item_does_not_run(
+    pytester: pytest.Pytester, bench, xdist: list[str], how: list[str]
+) -> None:
     """As in 0.3.0: without its gate item (deselected, or none), a FAIL gate still sets exit status 1 at
     the session's end, and the gates section and the JSON say FAIL."""
     bench(DESELECTED_GATE)

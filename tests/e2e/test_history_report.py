@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from test_html_report import dump_dom, parse
 
-BENCH = '''
+BENCH = """
 import pytest
 from pytest_probability import record_cost
 
@@ -25,7 +25,7 @@ PASSES = {passes}
 def bench_t(c, n):
     record_cost(0.01 * {session})
     assert c == "steady" or n <= PASSES
-'''
+"""
 
 
 @pytest.fixture
@@ -39,7 +39,9 @@ def history(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytes
     pytester.makeini("[pytest]\n")
     for session, passes in enumerate((8, 8, 1), start=1):
         pytester.makepyfile(bench_h=BENCH.format(passes=passes, session=session))
-        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--prob-runs=8", "--prob-history=hist", timeout=120)
+        result = pytester.runpytest_subprocess(
+            "-p", "no:cacheprovider", "--prob-runs=8", "--prob-history=hist", timeout=120
+        )
         assert result.ret in (0, 1), result.stdout.str()
     assert len(list((pytester.path / "hist").glob("*.json"))) == 3
     return pytester
@@ -47,8 +49,12 @@ def history(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytes
 
 def build(pytester: pytest.Pytester, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "pytest_probability", "report", *args], cwd=pytester.path,
-        capture_output=True, text=True, timeout=120, check=False,
+        [sys.executable, "-m", "pytest_probability", "report", *args],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 
@@ -62,13 +68,13 @@ def test_history_from_three_sessions(history: pytest.Pytester) -> None:
     # The third session's drop is a baseline FAIL, marked on the drops case's chart.
     verdicts = re.findall(r'data-verdict="(\w*)"', page)
     assert "fail" in verdicts
-    drops = page[page.index('<figure data-case="t::drops">'):]
+    drops = page[page.index('<figure data-case="t::drops">') :]
     assert 'data-verdict="fail"' in drops[: drops.index("</figure>")]
     # Spend over sessions: one bar per session.
-    spend = page[page.index('data-chart="spend"'):]
+    spend = page[page.index('data-chart="spend"') :]
     assert spend[: spend.index("</svg>")].count('class="bar"') == 3
     # The case that changed most comes first: drops went from 100% to 12%.
-    changed = page[page.index('id="changed"'):]
+    changed = page[page.index('id="changed"') :]
     assert changed.index("t::drops") < changed.index("t::steady")
     assert "-88%" in changed
     # The newest session in full, with its failed runs.
@@ -108,11 +114,27 @@ def test_the_output_path_is_written_as_the_session_reports_are(history: pytest.P
 def test_a_bad_trace_url_names_the_commands_own_option(pytester: pytest.Pytester, command: str, output: str) -> None:
     """Issue 36, defect 13: the message named the ini key prob_trace_url, which these commands do not read."""
     done = subprocess.run(
-        [sys.executable, "-m", "pytest_probability", command, "a.json", "-o", output, "--trace-url", "http://jaeger/trace/"],
-        cwd=pytester.path, capture_output=True, text=True, timeout=120, check=False,
+        [
+            sys.executable,
+            "-m",
+            "pytest_probability",
+            command,
+            "a.json",
+            "-o",
+            output,
+            "--trace-url",
+            "http://jaeger/trace/",
+        ],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == 2
-    assert done.stderr == "error: --trace-url must be an http(s) URL containing {trace_id}, got 'http://jaeger/trace/'\n"
+    assert (
+        done.stderr == "error: --trace-url must be an http(s) URL containing {trace_id}, got 'http://jaeger/trace/'\n"
+    )
     assert not (pytester.path / output).exists()
 
 
@@ -121,14 +143,22 @@ def test_a_bad_trace_url_names_the_commands_own_option(pytester: pytest.Pytester
 #: Files a history folder may hold besides reports, with what the note says is wrong in each.
 NOT_REPORTS = {
     "table.json": ('{"columns": ["a", "b"], "rows": [[1, 2]]}', "rows[0] must be an object, got [1, 2]"),
-    "totals.json": ('{"rows": [{"label": "t::a", "pass_fraction": 0.5}], "totals": [1, 2]}',
-                    "totals must be an object, got [1, 2]"),
-    "ci.json": ('{"rows": [{"label": "t::a", "pass_fraction": 0.5, "ci": [0.1, 0.9]}]}',
-                "rows[0].ci must be an object, got [0.1, 0.9]"),
-    "fraction.json": ('{"rows": [{"label": "t::a", "pass_fraction": "50%"}]}',
-                      "rows[0].pass_fraction must be a number, got '50%'"),
-    "huge.json": ('{"rows": [{"label": "t::a", "pass_fraction": 1' + "0" * 400 + "}]}",
-                  "rows[0].pass_fraction must be a number, got an integer of 401 digits"),
+    "totals.json": (
+        '{"rows": [{"label": "t::a", "pass_fraction": 0.5}], "totals": [1, 2]}',
+        "totals must be an object, got [1, 2]",
+    ),
+    "ci.json": (
+        '{"rows": [{"label": "t::a", "pass_fraction": 0.5, "ci": [0.1, 0.9]}]}',
+        "rows[0].ci must be an object, got [0.1, 0.9]",
+    ),
+    "fraction.json": (
+        '{"rows": [{"label": "t::a", "pass_fraction": "50%"}]}',
+        "rows[0].pass_fraction must be a number, got '50%'",
+    ),
+    "huge.json": (
+        '{"rows": [{"label": "t::a", "pass_fraction": 1' + "0" * 400 + "}]}",
+        "rows[0].pass_fraction must be a number, got an integer of 401 digits",
+    ),
     "package.json": ('{"name": "site", "version": "1.0.0"}', "no 'rows'"),
     "broken.json": ('{"rows": [', "not a readable JSON report"),
     "digits.json": ('{"rows": [], "n": 1' + "0" * 5000 + "}", "not a readable JSON report"),
@@ -145,7 +175,9 @@ def mixed(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.
 
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(bench_h=BENCH.format(passes=3, session=1))
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--prob-runs=4", "--prob-history=hist", timeout=120)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--prob-runs=4", "--prob-history=hist", timeout=120
+    )
     assert result.ret == 1, result.stdout.str()
     for name, (text, _) in NOT_REPORTS.items():
         (pytester.path / "hist" / name).write_text(text, encoding="utf-8")
@@ -189,53 +221,165 @@ def test_a_folder_without_a_report_is_an_error(mixed: pytest.Pytester) -> None:
 #: A report holding every field the history page reads, its newest session's sections included
 #: (html_report.sections), each of the type the JSON report writes it with.
 FULL = {
-    "created": "2026-12-01T09:00:00", "created_utc": "2026-12-01T09:00:00+00:00", "exit_status": 1,
+    "created": "2026-12-01T09:00:00",
+    "created_utc": "2026-12-01T09:00:00+00:00",
+    "exit_status": 1,
     "versions": {"pytest_probability": "0.4.0"},
-    "totals": {"passes": 13, "count": 20, "pass_fraction": 0.65, "rows": 3, "cost": 2.5,
-               "statuses": {"pass": 1, "flaky": 1, "errored": 1}},
+    "totals": {
+        "passes": 13,
+        "count": 20,
+        "pass_fraction": 0.65,
+        "rows": 3,
+        "cost": 2.5,
+        "statuses": {"pass": 1, "flaky": 1, "errored": 1},
+    },
     "rows": [
-        {"label": "t::ok", "case": "t::ok", "nodeid": "b.py::bench_t[ok]", "passes": 10, "total": 10,
-         "pass_fraction": 1.0, "pass_rate": 100.0, "ci": {"low": 0.69, "high": 1.0}, "status": "pass", "cost": 0.5,
-         "gate": {"rule": "count", "min_passes": 8, "verdict": "pass"}, "stopped": None,
-         "history": {"state": "fixed", "since": "2026-11-30", "first_flaky": "2026-11-20"}},
-        {"label": "t::b", "case": "t::b", "nodeid": "b.py::bench_t[b]", "passes": 3, "total": 10,
-         "pass_fraction": 0.3, "pass_rate": 30.0, "ci": {"low": 0.07, "high": 0.65}, "status": "flaky", "cost": 2.0,
-         "gate": {"rule": "rate", "min_rate": 0.9, "verdict": "fail"},
-         "stopped": {"reason": "FAIL decided after 10 of 20 runs (curtail)"},
-         "scores": {"judge": {"n": 2, "mean": 0.4, "sd": 0.1, "ci": {"low": 0.1, "high": 0.8, "method": "betting"},
-                              "min_score": 0.5}}},
+        {
+            "label": "t::ok",
+            "case": "t::ok",
+            "nodeid": "b.py::bench_t[ok]",
+            "passes": 10,
+            "total": 10,
+            "pass_fraction": 1.0,
+            "pass_rate": 100.0,
+            "ci": {"low": 0.69, "high": 1.0},
+            "status": "pass",
+            "cost": 0.5,
+            "gate": {"rule": "count", "min_passes": 8, "verdict": "pass"},
+            "stopped": None,
+            "history": {"state": "fixed", "since": "2026-11-30", "first_flaky": "2026-11-20"},
+        },
+        {
+            "label": "t::b",
+            "case": "t::b",
+            "nodeid": "b.py::bench_t[b]",
+            "passes": 3,
+            "total": 10,
+            "pass_fraction": 0.3,
+            "pass_rate": 30.0,
+            "ci": {"low": 0.07, "high": 0.65},
+            "status": "flaky",
+            "cost": 2.0,
+            "gate": {"rule": "rate", "min_rate": 0.9, "verdict": "fail"},
+            "stopped": {"reason": "FAIL decided after 10 of 20 runs (curtail)"},
+            "scores": {
+                "judge": {
+                    "n": 2,
+                    "mean": 0.4,
+                    "sd": 0.1,
+                    "ci": {"low": 0.1, "high": 0.8, "method": "betting"},
+                    "min_score": 0.5,
+                }
+            },
+        },
     ],
     "records": [
-        {"case": "t::b", "run": 1, "outcome": "fail", "phase": "call", "error": "AssertionError: no",
-         "message": "no", "trace_id": "a" * 32, "span_id": "b" * 16, "transcript_dropped": 2,
-         "transcript": [{"prompt": "p1", "output": "o…", "truncated": {"output": 20000}}],
-         "scores": [{"name": "judge", "value": 0.3, "threshold": 0.5, "explanation": "off topic"}]},
+        {
+            "case": "t::b",
+            "run": 1,
+            "outcome": "fail",
+            "phase": "call",
+            "error": "AssertionError: no",
+            "message": "no",
+            "trace_id": "a" * 32,
+            "span_id": "b" * 16,
+            "transcript_dropped": 2,
+            "transcript": [{"prompt": "p1", "output": "o…", "truncated": {"output": 20000}}],
+            "scores": [{"name": "judge", "value": 0.3, "threshold": 0.5, "explanation": "off topic"}],
+        },
         {"case": "t::b", "run": 2, "outcome": "error", "phase": "setup", "message": "setup: boom"},
     ],
     "stopping": {"mode": "curtail", "active": True, "cases_stopped": 1, "runs_saved": 10, "runs_executed": 30},
     "budget": {"reason": "cost budget $5 reached", "runs_not_executed": 4},
     "gates": {"passed": 1, "failed": 1, "undecided": 0, "skipped": 0},
-    "states": {"rule": {"window": 14, "flaky_bar": 0.95, "failing_bar": 0.5, "broken_runs": 10, "fixed_nights": 3,
-                        "method": "exact", "confidence": 0.95}},
-    "baseline": {"comparisons": [{"function": "t", "arm": "current", "baseline": "baseline", "pairs": 2,
-                                  "difference": -0.2, "ci": {"low": -0.5, "high": 0.1}, "p_adjusted": 0.25,
-                                  "verdict": "fail", "margin": 0.05, "cost_ratio": 1.1,
-                                  "inputs": [{"nodeid": "b.py::bench_t[b]", "input": "t::b", "verdict": "fail"}]}]},
-    "comparisons": [{"function": "t", "arm": "cot", "baseline": "terse", "pairs": 3, "difference": -0.2,
-                     "ci": {"low": -0.5, "high": 0.1}, "p_adjusted": 0.25, "verdict": "undecided", "margin": 0.05,
-                     "cost_ratio": 1.8}],
+    "states": {
+        "rule": {
+            "window": 14,
+            "flaky_bar": 0.95,
+            "failing_bar": 0.5,
+            "broken_runs": 10,
+            "fixed_nights": 3,
+            "method": "exact",
+            "confidence": 0.95,
+        }
+    },
+    "baseline": {
+        "comparisons": [
+            {
+                "function": "t",
+                "arm": "current",
+                "baseline": "baseline",
+                "pairs": 2,
+                "difference": -0.2,
+                "ci": {"low": -0.5, "high": 0.1},
+                "p_adjusted": 0.25,
+                "verdict": "fail",
+                "margin": 0.05,
+                "cost_ratio": 1.1,
+                "inputs": [{"nodeid": "b.py::bench_t[b]", "input": "t::b", "verdict": "fail"}],
+            }
+        ]
+    },
+    "comparisons": [
+        {
+            "function": "t",
+            "arm": "cot",
+            "baseline": "terse",
+            "pairs": 3,
+            "difference": -0.2,
+            "ci": {"low": -0.5, "high": 0.1},
+            "p_adjusted": 0.25,
+            "verdict": "undecided",
+            "margin": 0.05,
+            "cost_ratio": 1.8,
+        }
+    ],
 }
 #: 0.3.0's shapes: rows named by case with a percent, the baseline's comparisons at the top level (0.4.0's
 #: development), no pass_fraction.
 OLD = {
-    "created": "2026-10-08T19:24:03", "totals": {"passes": 1, "count": 2, "cost": 0.0},
-    "rows": [{"case": "t::a", "pass_rate": 50.0, "passes": 1, "total": 2, "count": 2, "status": "flaky",
-              "ci": {"low": 0.01, "high": 0.99}, "gate": None, "cost": 0.0}],
-    "comparisons": [{"kind": "baseline", "function": "t", "inputs": [{"nodeid": "", "input": "t::a", "verdict": "pass"}]}],
-    "baseline": None, "records": [],
+    "created": "2026-10-08T19:24:03",
+    "totals": {"passes": 1, "count": 2, "cost": 0.0},
+    "rows": [
+        {
+            "case": "t::a",
+            "pass_rate": 50.0,
+            "passes": 1,
+            "total": 2,
+            "count": 2,
+            "status": "flaky",
+            "ci": {"low": 0.01, "high": 0.99},
+            "gate": None,
+            "cost": 0.0,
+        }
+    ],
+    "comparisons": [
+        {"kind": "baseline", "function": "t", "inputs": [{"nodeid": "", "input": "t::a", "verdict": "pass"}]}
+    ],
+    "baseline": None,
+    "records": [],
 }
-JUNK = [None, True, 0, -1, 2 ** 70, 10 ** 400, 1.5, float("nan"), float("inf"), "", "x", "<script>alert(1)</script>",
-        [], [1, 2], ["x"], [{}], {}, {"a": 1}, {"low": "x", "high": []}]
+JUNK = [
+    None,
+    True,
+    0,
+    -1,
+    2**70,
+    10**400,
+    1.5,
+    float("nan"),
+    float("inf"),
+    "",
+    "x",
+    "<script>alert(1)</script>",
+    [],
+    [1, 2],
+    ["x"],
+    [{}],
+    {},
+    {"a": 1},
+    {"low": "x", "high": []},
+]
 
 
 class Read(dict):
@@ -331,8 +475,9 @@ def test_no_report_shape_gives_a_traceback(base: dict, tmp_path, capsys, monkeyp
     for place, junk in [(place, junk) for place in _places(base) for junk in [*JUNK, _DELETE]]:
         path.write_text(json.dumps(_changed(base, place, junk)), encoding="utf-8")
         pages.clear()
-        status = command.main(["report", str(path), "-o", str(tmp_path / "out.html"),
-                               "--trace-url", "http://t/{trace_id}/{span_id}"])
+        status = command.main(
+            ["report", str(path), "-o", str(tmp_path / "out.html"), "--trace-url", "http://t/{trace_id}/{span_id}"]
+        )
         out, err = capsys.readouterr()
         assert status in outcomes, (place, junk, status, err)
         outcomes[status] += 1

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-BENCH = '''
+BENCH = """
 import pytest
 from pytest_probability import record_cost, record_io, record_usage
 
@@ -38,11 +38,18 @@ def bench_answer(prompt, n):
 def bench_gated(n):
     record_cost(0.001)
     raise RuntimeError(f"provider down in run {n}")
-'''
+"""
 
 CHROMIUM_FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run", "--disable-default-apps", "--disable-extensions",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-default-apps",
+    "--disable-extensions",
 )
 
 
@@ -61,9 +68,20 @@ def dump_dom(page: Path) -> tuple[str, str]:
     binary = chromium()
     with tempfile.TemporaryDirectory(prefix="prob-chromium-") as profile:
         done = subprocess.run(
-            [binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
-             "--virtual-time-budget=2000", "--dump-dom", page.as_uri()],
-            capture_output=True, text=True, timeout=120, check=False,
+            [
+                binary,
+                *CHROMIUM_FLAGS,
+                f"--user-data-dir={profile}",
+                "--enable-logging=stderr",
+                "--v=0",
+                "--virtual-time-budget=2000",
+                "--dump-dom",
+                page.as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
         )
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout, done.stderr
@@ -102,7 +120,12 @@ def session(pytester: pytest.Pytester, *args: str, ini: str = "") -> Path:
     pytester.makeini("[pytest]\n" + ini)
     pytester.makepyfile(bench_page=BENCH)
     result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--prob-runs=4", "--prob-html=out/report.html", "--prob-json=report.json", *args,
+        "-p",
+        "no:cacheprovider",
+        "--prob-runs=4",
+        "--prob-html=out/report.html",
+        "--prob-json=report.json",
+        *args,
         timeout=120,
     )
     assert result.ret == 1, result.stdout.str()
@@ -129,12 +152,14 @@ def test_page_has_table_charts_failed_runs_and_transcripts(pytester: pytest.Pyte
     assert "<question>" not in page  # escaped
     assert "FLAKY" in page.upper() and "≥ 90%" in page
     # Self-contained: no external resource is referenced at all.
-    assert not re.search(r'<(script|link|img|iframe)[^>]+(src|href)=', page)
+    assert not re.search(r"<(script|link|img|iframe)[^>]+(src|href)=", page)
 
 
 def test_trace_links_follow_the_template(pytester: pytest.Pytester) -> None:
     page = session(
-        pytester, "--prob-otel-file=otel.jsonl", ini="prob_trace_url = http://127.0.0.1:16686/trace/{trace_id}?span={span_id}\n"
+        pytester,
+        "--prob-otel-file=otel.jsonl",
+        ini="prob_trace_url = http://127.0.0.1:16686/trace/{trace_id}?span={span_id}\n",
     ).read_text(encoding="utf-8")
     report = json.loads((pytester.path / "report.json").read_text(encoding="utf-8"))
     failed = [r for r in report["records"] if r["outcome"] in ("fail", "error")]

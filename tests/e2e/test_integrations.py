@@ -86,7 +86,9 @@ def pytest_sessionfinish(session):
 
 def _comparable_records(report: dict) -> list[dict]:
     volatile = {"duration", "elapsed", "trace_id", "span_id", "start_time"}
-    return [{k: v for k, v in record.items() if k not in volatile} for record in report["records"] + report["skipped_runs"]]
+    return [
+        {k: v for k, v in record.items() if k not in volatile} for record in report["records"] + report["skipped_runs"]
+    ]
 
 
 def test_xdist_gives_the_serial_table_and_json_rows(pytester: pytest.Pytester) -> None:

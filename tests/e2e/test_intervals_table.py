@@ -12,9 +12,9 @@ import json
 import re
 
 import pytest
+from sessions import CONFTEST, alarm, section
 
 from pytest_probability.report import intervals as report_stats
-from sessions import CONFTEST, alarm, section
 
 BENCH = """
 import pytest
@@ -32,7 +32,6 @@ def bench_classify(case, n):
 def bench_once():
     pass
 """
-
 
 
 def table(result: pytest.RunResult) -> list[str]:
@@ -89,11 +88,24 @@ def test_default_exact_interval_after_the_fraction(pytester: pytest.Pytester, be
         ([], "prob_confidence = 0.9\n", "[39%,  91%]", "[ 0%,  26%]", "[74%, 100%]"),
         ([], "prob_method = wilson\nprob_confidence = 0.9\n", "[44%,  87%]", "[ 0%,  21%]", "[79%, 100%]"),
         # the command line wins over the ini file
-        (["--prob-method=exact", "--prob-confidence=0.95"], "prob_method = wilson\nprob_confidence = 0.9\n",
-         "[35%,  93%]", "[ 0%,  31%]", "[69%, 100%]"),
+        (
+            ["--prob-method=exact", "--prob-confidence=0.95"],
+            "prob_method = wilson\nprob_confidence = 0.9\n",
+            "[35%,  93%]",
+            "[ 0%,  31%]",
+            "[69%, 100%]",
+        ),
     ],
-    ids=["wilson", "bayes", "bayes-prior", "ini-bayes-prior", "confidence", "ini-confidence", "ini-wilson-90",
-         "cli-wins"],
+    ids=[
+        "wilson",
+        "bayes",
+        "bayes-prior",
+        "ini-bayes-prior",
+        "confidence",
+        "ini-confidence",
+        "ini-wilson-90",
+        "cli-wins",
+    ],
 )
 def test_methods_levels_and_priors(pytester: pytest.Pytester, bench, args, ini, seven, zero, full) -> None:
     bench(ini=ini)
@@ -159,8 +171,9 @@ def bench_mostly_skipped(n):
 
 def test_json_ci_per_row_and_stats_config(pytester: pytest.Pytester, bench) -> None:
     bench(ini="prob_prior = 2, 3\n")
-    result = pytester.runpytest("-p", "no:cacheprovider", "--prob-json=report.json", "--prob-method=wilson",
-                                "--prob-confidence=0.9")
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--prob-json=report.json", "--prob-method=wilson", "--prob-confidence=0.9"
+    )
     assert result.ret == 1
     data = report(pytester)
     rows = {row["label"]: row for row in data["rows"]}
@@ -250,8 +263,13 @@ def test_latency_off_by_default_and_from_ini(pytester: pytest.Pytester, bench) -
         "total": 20,
         "excluded": 0,
         "estimate": pytest.approx(0.105),
-        "ci": {"method": "order-statistic", "level": 0.95, "low": pytest.approx(0.06),
-               "high": pytest.approx(0.15), "ranks": [6, 15]},
+        "ci": {
+            "method": "order-statistic",
+            "level": 0.95,
+            "low": pytest.approx(0.06),
+            "high": pytest.approx(0.15),
+            "ranks": [6, 15],
+        },
         "max_latency": None,
         "verdict": None,
     }
@@ -262,14 +280,25 @@ def test_latency_off_by_default_and_from_ini(pytester: pytest.Pytester, bench) -
 
 @pytest.mark.parametrize(
     ("seconds", "text"),
-    [(None, "∞"), (0.0000004, "0µs"), (0.00042, "420µs"), (0.0042, "4.2ms"), (0.042, "42ms"), (0.999, "999ms"),
-     (1.0, "1.00s"), (59.99, "59.99s"), (60.0, "60s"), (3600.0, "3600s")],
+    [
+        (None, "∞"),
+        (0.0000004, "0µs"),
+        (0.00042, "420µs"),
+        (0.0042, "4.2ms"),
+        (0.042, "42ms"),
+        (0.999, "999ms"),
+        (1.0, "1.00s"),
+        (59.99, "59.99s"),
+        (60.0, "60s"),
+        (3600.0, "3600s"),
+    ],
 )
 def test_duration_format(seconds, text) -> None:
     assert report_stats.duration(seconds) == text
 
 
 # -- pass^k and pass@k ------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     ("args", "ini"),
@@ -313,7 +342,10 @@ def test_metrics_in_json(pytester: pytest.Pytester, bench) -> None:
     assert data["stats_config"]["metrics"] == ["pass^3", "pass@5"]
     aggregates = {a["name"]: a for a in data["aggregates"]}
     assert [(a["scope"], a["name"]) for a in data["aggregates"]] == [
-        ("function", "classify"), ("function", "once"), ("overall", "Overall")]
+        ("function", "classify"),
+        ("function", "once"),
+        ("overall", "Overall"),
+    ]
 
     def metric(name: str, key: str) -> tuple:
         entry = aggregates[name]["metrics"][key]

@@ -9,7 +9,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from otlp_receiver import flatten_metrics
 from sessions import LATE as LATE_USAGE
 
@@ -62,8 +61,9 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def session(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly", "-o", "prob_gate_timeout=60",
-                                         *args, timeout=120)
+    return pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-p", "no:randomly", "-o", "prob_gate_timeout=60", *args, timeout=120
+    )
 
 
 def load(path: Path) -> dict:
@@ -92,9 +92,9 @@ def journal_lines(path: Path) -> list[dict]:
 
 
 @XDIST
-def test_a_session_killed_mid_run_resumes_to_the_uninterrupted_report(pytester: pytest.Pytester,
-                                                                       monkeypatch: pytest.MonkeyPatch,
-                                                                       xdist: list[str]) -> None:
+def test_a_session_killed_mid_run_resumes_to_the_uninterrupted_report(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, xdist: list[str]
+) -> None:
     pytester.makepyfile(bench_x=BENCH)
     whole = session(pytester, *xdist, "--prob-json=whole.json")
     assert whole.ret == 1  # outage's gate: 6/8 passes, exact interval [35%, 97%] against 50%: UNDECIDED
@@ -121,21 +121,23 @@ def test_a_session_killed_mid_run_resumes_to_the_uninterrupted_report(pytester: 
         assert len(in_flight) == 1
 
     monkeypatch.delenv("KILL_AT")
-    resumed = session(pytester, *xdist, "--prob-journal=j.jsonl", "--prob-json=r.json",
-                      "--prob-otel-file=otlp.jsonl")
+    resumed = session(pytester, *xdist, "--prob-journal=j.jsonl", "--prob-json=r.json", "--prob-otel-file=otlp.jsonl")
     out = resumed.stdout.str()
     assert resumed.ret == whole.ret, out
-    second = executed(pytester)[len(first):]
+    second = executed(pytester)[len(first) :]
     assert sorted(second) == sorted(n for n in set(first + second) if n not in journaled)  # the rest, once each
     assert not set(second) & set(journaled)
     report = load(pytester.path / "r.json")
     assert stable(report) == stable(load(pytester.path / "whole.json"))
     costs = {r["nodeid"]: r["cost"] for r in report["records"]}
     assert report["journal"] == {
-        "path": str(pytester.path / "j.jsonl"), "resumed_runs": len(journaled),
+        "path": str(pytester.path / "j.jsonl"),
+        "resumed_runs": len(journaled),
         "resumed_cost": pytest.approx(sum(costs[n] for n in journaled)),
         "resumed_tokens": sum(110 if "triage" in n else 2 for n in journaled),
-        "written_runs": len(second), "error": None}
+        "written_runs": len(second),
+        "error": None,
+    }
     assert f"Journal: {len(journaled)} run(s) resumed from {pytester.path / 'j.jsonl'}, {len(second)} run now" in out
     # The journal now holds every run once; the metrics count them all, and say how many were resumed.
     again = [line["record"]["nodeid"] for line in journal_lines(pytester.path / "j.jsonl") if "record" in line]
@@ -170,14 +172,19 @@ def test_a_journal_of_every_run_resumes_all_and_runs_nothing(pytester: pytest.Py
 LATE = LATE_USAGE + "\nbench_threads = __import__('pytest').mark.probability(runs=2)(bench_threads)\n"
 
 
-@pytest.mark.parametrize(("then", "named"), [
-    (["--prob-runs=4"], "runs: 1 in the journal, 4 now"),
-    (["--prob-confidence=0.9"], "stats_config.level: 0.95 in the journal, 0.9 now"),
-    (["--prob-shard=2/2"], "shard: '1/2' in the journal, '2/2' now"),
-    (["-o", "prob_suite=other"], "suite: "),
-], ids=["runs", "confidence", "shard", "suite"])
-def test_a_journal_of_other_settings_is_refused_naming_the_difference(pytester: pytest.Pytester, then: list[str],
-                                                                      named: str) -> None:
+@pytest.mark.parametrize(
+    ("then", "named"),
+    [
+        (["--prob-runs=4"], "runs: 1 in the journal, 4 now"),
+        (["--prob-confidence=0.9"], "stats_config.level: 0.95 in the journal, 0.9 now"),
+        (["--prob-shard=2/2"], "shard: '1/2' in the journal, '2/2' now"),
+        (["-o", "prob_suite=other"], "suite: "),
+    ],
+    ids=["runs", "confidence", "shard", "suite"],
+)
+def test_a_journal_of_other_settings_is_refused_naming_the_difference(
+    pytester: pytest.Pytester, then: list[str], named: str
+) -> None:
     pytester.makepyfile(bench_x=BENCH)
     before = ["--prob-shard=1/2"] if "--prob-shard=2/2" in then else []
     assert session(pytester, *before, "--prob-journal=j.jsonl").ret == (0 if before else 1)  # a shard judges no gate
@@ -185,8 +192,9 @@ def test_a_journal_of_other_settings_is_refused_naming_the_difference(pytester: 
     kept = (pytester.path / "j.jsonl").read_bytes()
     result = session(pytester, *then, "--prob-journal=j.jsonl")
     assert result.ret == 4
-    result.stderr.fnmatch_lines([f"ERROR: --prob-journal: {pytester.path / 'j.jsonl'} was written by a session with "
-                                 f"other settings ({named}*"])
+    result.stderr.fnmatch_lines(
+        [f"ERROR: --prob-journal: {pytester.path / 'j.jsonl'} was written by a session with other settings ({named}*"]
+    )
     assert len(executed(pytester)) == count and (pytester.path / "j.jsonl").read_bytes() == kept
 
 
@@ -260,8 +268,9 @@ def pytest_runtest_logstart(nodeid, location):
 """
 
 
-def test_a_budget_reached_by_resumed_runs_stops_every_worker(pytester: pytest.Pytester,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_budget_reached_by_resumed_runs_stops_every_worker(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The journal's runs spent the budget: under xdist no worker starts a run (the decision is published
     before the first worker starts), and each run is reported as not executed for the budget."""
     pytester.makeconftest(BUDGET)
@@ -275,8 +284,12 @@ def test_a_budget_reached_by_resumed_runs_stops_every_worker(pytester: pytest.Py
     report = load(pytester.path / "r.json")
     assert report["journal"]["resumed_runs"] == 4 and report["journal"]["resumed_cost"] == 1.0
     assert report["totals"]["count"] == 4
-    result.stdout.fnmatch_lines(["*Budget:  cost budget $1 reached: spent $1.0000*; 17 run(s) not executed",
-                                 "*Journal: 4 run(s) resumed from *, 0 run now; not spent again: $1.0000, 440 tokens"])
+    result.stdout.fnmatch_lines(
+        [
+            "*Budget:  cost budget $1 reached: spent $1.0000*; 17 run(s) not executed",
+            "*Journal: 4 run(s) resumed from *, 0 run now; not spent again: $1.0000, 440 tokens",
+        ]
+    )
     # Runs not executed are not journaled: a resumed session decides them again.
     assert len([line for line in journal_lines(pytester.path / "j.jsonl") if "record" in line]) == 4
 
@@ -332,8 +345,9 @@ def bench_ungated(request):
 
 @XDIST
 @pytest.mark.parametrize("failing", [0, 2], ids=["all-pass", "run2-fails"])
-def test_the_exit_status_counts_the_resumed_runs(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
-                                                  xdist: list[str], failing: int) -> None:
+def test_the_exit_status_counts_the_resumed_runs(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, xdist: list[str], failing: int
+) -> None:
     """An ungated run that failed before the kill fails the resumed session, as it failed the session that ran
     it; and a session whose every run is resumed exits as that session would have (never 5, no tests ran)."""
     pytester.makepyfile(bench_u=UNGATED)
@@ -352,7 +366,8 @@ def test_the_exit_status_counts_the_resumed_runs(pytester: pytest.Pytester, monk
 
 
 def test_a_killed_shard_resumed_from_its_own_journal_merges_to_the_unsharded_session(
-        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import subprocess
     import sys
 
@@ -370,14 +385,21 @@ def test_a_killed_shard_resumed_from_its_own_journal_merges_to_the_unsharded_ses
     assert session(pytester, "--prob-shard=1/2", "--prob-journal=j1.jsonl", "--prob-json=s1.json", "-n", "2").ret == 0
     assert load(pytester.path / "s1.json")["journal"]["resumed_runs"] > 0
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    merged = subprocess.run([sys.executable, "-m", "pytest_probability", "merge", "s1.json", "s2.json", "-o", "m.json"],
-                            cwd=pytester.path, capture_output=True, text=True, timeout=120, env=env)
+    merged = subprocess.run(
+        [sys.executable, "-m", "pytest_probability", "merge", "s1.json", "s2.json", "-o", "m.json"],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert merged.returncode == 1, merged.stderr
     assert stable(load(pytester.path / "m.json")) == stable(load(pytester.path / "whole.json"))
 
 
 def test_collect_only_shows_the_runs_a_resumed_session_would_run_and_writes_nothing(
-        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytester.makepyfile(bench_u=UNGATED)
     monkeypatch.setenv("KILL", "1")
     assert session(pytester, "--prob-journal=j.jsonl").ret == -9
@@ -417,7 +439,8 @@ def bench_ungated(request):
 
 @XDIST
 def test_lf_after_a_resumed_session_reruns_the_runs_that_failed_before_the_kill(
-        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, xdist: list[str]) -> None:
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, xdist: list[str]
+) -> None:
     """pytest writes ``--lf``'s cache at the session's end, which a killed session never reaches: the resumed
     session writes its resumed runs' outcomes there too, as the killed session would have."""
     pytester.makepyfile(bench_l=LAST_FAILED)
@@ -442,11 +465,15 @@ def test_lf_after_a_resumed_session_reruns_the_runs_that_failed_before_the_kill(
     # Ungated runs 1 and 3 from the journal, run 5 from the resumed session; run 2 passed tonight (the
     # older failure is gone). The strict case's gate failed over its resumed runs: the case whole, as
     # after any failed gate. The gated case's failed run was xfailed under a gate that passed: not rerun.
-    assert listed == [*(f"bench_l.py::bench_strict::run{n}" for n in range(1, 5)), "bench_l.py::bench_strict::gate",
-                      *(f"bench_l.py::bench_ungated::run{n}" for n in (1, 3, 5))], rerun.stdout.str()
+    assert listed == [
+        *(f"bench_l.py::bench_strict::run{n}" for n in range(1, 5)),
+        "bench_l.py::bench_strict::gate",
+        *(f"bench_l.py::bench_ungated::run{n}" for n in (1, 3, 5)),
+    ], rerun.stdout.str()
 
 
 # -- issue 36: corrupt records, moved checkouts, paths that are no journal -------------------------------------
+
 
 def _edit_record(field: str, value: object):
     def edit(lines: list[dict]) -> list[dict]:
@@ -456,6 +483,7 @@ def _edit_record(field: str, value: object):
         else:
             record[field] = value
         return lines
+
     return edit
 
 
@@ -467,40 +495,70 @@ def _edit_case(field: str, value: object):
         else:
             case[field] = value
         return lines
+
     return edit
 
 
 DELETE = object()
 #: what: (the journal edited, the line the refusal names, what it says of that line)
 CORRUPT = {
-    "outcome": (_edit_record("outcome", "maybe"), 3, "record.outcome must be one of pass, fail, error, skip, got 'maybe'"),
+    "outcome": (
+        _edit_record("outcome", "maybe"),
+        3,
+        "record.outcome must be one of pass, fail, error, skip, got 'maybe'",
+    ),
     "run-text": (_edit_record("run", "one"), 3, "record.run must be a whole number of at least 1, got 'one'"),
     "no-nodeid": (_edit_record("nodeid", DELETE), 3, "record.nodeid is missing"),
     "no-case": (_edit_record("case", DELETE), 3, "record.case is missing"),
     "duration": (_edit_record("duration", "fast"), 3, "record.duration must be a number of at least 0, got 'fast'"),
     "message": (_edit_record("message", None), 3, "record.message must be text, got None"),
-    "usage": (_edit_record("usage", [{"model": "m", "input_tokens": -1}]), 3,
-              "record.usage[0].input_tokens must be a whole number of at least 0, got -1"),
+    "usage": (
+        _edit_record("usage", [{"model": "m", "input_tokens": -1}]),
+        3,
+        "record.usage[0].input_tokens must be a whole number of at least 0, got -1",
+    ),
     "case-key": (_edit_case("key", DELETE), 2, "case.key is missing"),
     "case-runs": (_edit_case("runs", "5"), 2, "case.runs must be a whole number of at least 1, got '5'"),
     "case-marks": (_edit_case("marks", [["runs", "x"]]), 2, "case.marks[0]: probability(runs=...)"),
-    "record-before-its-case": (lambda lines: [line for line in lines if "case" not in line], 2,
-                               "record of case 'bench_x.py::bench_plain', which no line before it describes"),
-    "late": (lambda lines: [*lines, {"late": {"nodeid": 3, "usage": None, "extra_cost": 0.0}}], 8,
-             "late.nodeid must be text, not empty, got 3"),
-    "score": (_edit_record("scores", [{"name": "score", "value": "0.5"}]), 3,
-              "record.scores[0].value must be a finite number, got '0.5'"),
-    "late-score": (lambda lines: [*lines, {"late": {"nodeid": "bench_x.py::bench_plain[run1]", "usage": None,
-                                                    "extra_cost": 0.0, "scores": [{"value": 0.5}]}}], 8,
-                   "late.scores[0].name is missing"),
+    "record-before-its-case": (
+        lambda lines: [line for line in lines if "case" not in line],
+        2,
+        "record of case 'bench_x.py::bench_plain', which no line before it describes",
+    ),
+    "late": (
+        lambda lines: [*lines, {"late": {"nodeid": 3, "usage": None, "extra_cost": 0.0}}],
+        8,
+        "late.nodeid must be text, not empty, got 3",
+    ),
+    "score": (
+        _edit_record("scores", [{"name": "score", "value": "0.5"}]),
+        3,
+        "record.scores[0].value must be a finite number, got '0.5'",
+    ),
+    "late-score": (
+        lambda lines: [
+            *lines,
+            {
+                "late": {
+                    "nodeid": "bench_x.py::bench_plain[run1]",
+                    "usage": None,
+                    "extra_cost": 0.0,
+                    "scores": [{"value": 0.5}],
+                }
+            },
+        ],
+        8,
+        "late.scores[0].name is missing",
+    ),
     "record-not-object": (lambda lines: [*lines, {"record": 5}], 8, "record must be an object, got 5"),
 }
 
 
 @XDIST
 @pytest.mark.parametrize("what", list(CORRUPT))
-def test_a_corrupt_journal_record_is_refused_before_any_run(pytester: pytest.Pytester, xdist: list[str],
-                                                            what: str) -> None:
+def test_a_corrupt_journal_record_is_refused_before_any_run(
+    pytester: pytest.Pytester, xdist: list[str], what: str
+) -> None:
     """Issue 36, defect 6: an unknown outcome was an internal error (exit 3), ``"run": "one"`` was taken in and
     failed the session at its end without a JSON report. Every entry's fields are checked when the journal is
     read, before any run: exit 4, naming the line and the field."""
@@ -519,12 +577,13 @@ def test_a_corrupt_journal_record_is_refused_before_any_run(pytester: pytest.Pyt
     assert len(executed(pytester)) == count  # no run executed
 
 
-PRICES = '[m]\ninput = 1.0\noutput = 2.0\n'
+PRICES = "[m]\ninput = 1.0\noutput = 2.0\n"
 
 
 @XDIST
-def test_a_journal_moved_with_its_checkout_resumes(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
-                                                   xdist: list[str]) -> None:
+def test_a_journal_moved_with_its_checkout_resumes(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, xdist: list[str]
+) -> None:
     """Issue 36, defect 5: the journal's header held the prices file's absolute path, so a journal moved with
     its checkout (a CI cache restored into another workspace) was refused (exit 4). The prices' content is
     what is compared."""
@@ -551,14 +610,16 @@ def test_a_journal_moved_with_its_checkout_resumes(pytester: pytest.Pytester, mo
     (after / "prices.toml").write_text(PRICES.replace("1.0", "1.5"), encoding="utf-8")
     refused = session(pytester, *xdist, "--prob-prices=prices.toml", "--prob-journal=j.jsonl")
     assert refused.ret == 4
-    refused.stderr.fnmatch_lines(["ERROR: --prob-journal: * was written by a session with other settings "
-                                  "(prices_digest: 'sha256:*"])
+    refused.stderr.fnmatch_lines(
+        ["ERROR: --prob-journal: * was written by a session with other settings (prices_digest: 'sha256:*"]
+    )
 
 
 @XDIST
 @pytest.mark.parametrize("kind", ["device", "fifo"])
-def test_a_journal_path_that_is_no_regular_file_is_a_usage_error(pytester: pytest.Pytester, xdist: list[str],
-                                                                 kind: str) -> None:
+def test_a_journal_path_that_is_no_regular_file_is_a_usage_error(
+    pytester: pytest.Pytester, xdist: list[str], kind: str
+) -> None:
     """Issue 36, defect 7: ``--prob-journal=/dev/full`` read the device forever (and a FIFO blocked the open)."""
     pytester.makepyfile(bench_x=BENCH)
     if kind == "device":
@@ -569,15 +630,20 @@ def test_a_journal_path_that_is_no_regular_file_is_a_usage_error(pytester: pytes
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *xdist, f"--prob-journal={path}", timeout=60)
     assert result.ret == 4, result.stdout.str() + result.stderr.str()
     what = "a character device" if kind == "device" else "a FIFO"
-    result.stderr.fnmatch_lines([f"ERROR: --prob-journal: {path} is not a regular file ({what}); give the path of a "
-                                 "journal, or of a file to create"])
+    result.stderr.fnmatch_lines(
+        [
+            f"ERROR: --prob-journal: {path} is not a regular file ({what}); give the path of a "
+            "journal, or of a file to create"
+        ]
+    )
     assert not executed(pytester)
 
 
 @XDIST
 @pytest.mark.parametrize("report", ["--prob-json", "--prob-html", "link"])
-def test_a_journal_path_that_is_a_reports_path_is_refused(pytester: pytest.Pytester, xdist: list[str],
-                                                          report: str) -> None:
+def test_a_journal_path_that_is_a_reports_path_is_refused(
+    pytester: pytest.Pytester, xdist: list[str], report: str
+) -> None:
     """Issue 36, defect 8: the report written at the end replaced the journal, and the same command then
     exited 4. The clash is refused at the start (also through a symlink)."""
     pytester.makepyfile(bench_x=BENCH)
@@ -587,9 +653,13 @@ def test_a_journal_path_that_is_a_reports_path_is_refused(pytester: pytest.Pytes
         journal, report = "link.json", "--prob-json"
     result = session(pytester, *xdist, f"--prob-journal={journal}", f"{report}=r.json")
     assert result.ret == 4, result.stdout.str() + result.stderr.str()
-    result.stderr.fnmatch_lines([f"ERROR: --prob-journal: {pytester.path / journal} is also the {report} path "
-                                 f"({pytester.path / 'r.json'}): one output would replace the other; give each "
-                                 "its own path"])
+    result.stderr.fnmatch_lines(
+        [
+            f"ERROR: --prob-journal: {pytester.path / journal} is also the {report} path "
+            f"({pytester.path / 'r.json'}): one output would replace the other; give each "
+            "its own path"
+        ]
+    )
     assert not executed(pytester)
     assert not (pytester.path / "r.json").exists()
 
@@ -613,8 +683,25 @@ def test_no_corrupt_journal_entry_gets_past_the_read(pytester: pytest.Pytester) 
     assert session(pytester, "--prob-journal=j.jsonl").ret == 1
     lines = journal_lines(pytester.path / "j.jsonl")
     assert {kind for line in lines for kind in line} >= {"journal", "case", "record", "late"}
-    junk = [None, 0, -1, 1.5, float("nan"), 10**30, "", "x", [], {}, [1], {"a": 1}, True, ["a", "b"], [["a"]],
-            [["runs", 0]], [["min_passes", 99]]]
+    junk = [
+        None,
+        0,
+        -1,
+        1.5,
+        float("nan"),
+        10**30,
+        "",
+        "x",
+        [],
+        {},
+        [1],
+        {"a": 1},
+        True,
+        ["a", "b"],
+        [["a"]],
+        [["runs", 0]],
+        [["min_passes", 99]],
+    ]
     rng = random.Random(36)
     path = pytester.path / "bad.jsonl"
     for _ in range(300):

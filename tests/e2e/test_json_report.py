@@ -88,7 +88,9 @@ def test_every_field_and_values_consistent_with_the_table(project):
     created = dt.datetime.fromisoformat(report["created_utc"])
     assert created.utcoffset() == dt.timedelta(0)
     assert abs(dt.datetime.now(dt.timezone.utc) - created) < dt.timedelta(minutes=5)
-    assert abs(dt.datetime.fromisoformat(report["created"]) - created.astimezone().replace(tzinfo=None)) < dt.timedelta(seconds=2)
+    assert abs(dt.datetime.fromisoformat(report["created"]) - created.astimezone().replace(tzinfo=None)) < dt.timedelta(
+        seconds=2
+    )
     assert report["versions"] == {
         "pytest_probability": pytest_probability.__version__,
         "pytest": pytest.__version__,
@@ -158,7 +160,7 @@ def test_every_field_and_values_consistent_with_the_table(project):
     assert rows[0]["nodeid"] == "bench_x.py::bench_classify::terse"
     assert rows[0]["params"] == {"prompt": "terse"}
     # The table shows the same numbers as the JSON rows.
-    for cells, row in zip(table_rows(result), rows):
+    for cells, row in zip(table_rows(result), rows, strict=False):
         assert cells[:3] == [row["label"], f"{row['passes']}/{row['total']}", f"${row['cost']:,.4f}"]
 
     records = report["records"]
@@ -176,7 +178,18 @@ def test_every_field_and_values_consistent_with_the_table(project):
         "bench_x.py::bench_always_fails::run3",
     ]
     for record in records:
-        assert {"case", "run", "nodeid", "outcome", "message", "error_type", "error_text", "duration", "cost", "usage"} <= set(record)
+        assert {
+            "case",
+            "run",
+            "nodeid",
+            "outcome",
+            "message",
+            "error_type",
+            "error_text",
+            "duration",
+            "cost",
+            "usage",
+        } <= set(record)
         assert isinstance(record["duration"], float) and record["duration"] >= 0
     assert [(r["case"], r["run"], r["outcome"]) for r in records[3:9]] == [
         ("classify::verbose", 1, "pass"),
@@ -190,10 +203,26 @@ def test_every_field_and_values_consistent_with_the_table(project):
     assert (failed["message"], failed["error_type"], failed["cost"]) == ("wrong label", "AssertionError", 0.25)
     assert failed["error_text"].startswith("wrong label")
     assert failed["usage"] == [
-        {"model": "m-small", "input_tokens": 1000, "output_tokens": 10, "cached_input_tokens": 200, "cost": 0.25, "cache_creation_input_tokens": 0, "reasoning_tokens": 0, "source": "record", "request_model": "", "priced": False, "role": "system"}
+        {
+            "model": "m-small",
+            "input_tokens": 1000,
+            "output_tokens": 10,
+            "cached_input_tokens": 200,
+            "cost": 0.25,
+            "cache_creation_input_tokens": 0,
+            "reasoning_tokens": 0,
+            "source": "record",
+            "request_model": "",
+            "priced": False,
+            "role": "system",
+        }
     ]
     errored = records[6]
-    assert (errored["message"], errored["error_type"], errored["error_text"]) == ("timeout", "ConnectionError", "timeout")
+    assert (errored["message"], errored["error_type"], errored["error_text"]) == (
+        "timeout",
+        "ConnectionError",
+        "timeout",
+    )
     assert errored["usage"] == [] and errored["cost"] == 0.5
     # As in 0.3.0, records[] holds executed runs only; a skipped run is in skipped_runs[], with its spend.
     (skipped,) = report["skipped_runs"]
@@ -244,15 +273,19 @@ def _comparable(report: dict) -> dict:
     for key in ("created", "created_utc", "exit_status"):
         report.pop(key)
     for key in ("records", "skipped_runs"):
-        report[key] = [{k: v for k, v in record.items() if k not in ("duration", "elapsed", "start_time")}
-                       for record in report[key]]
+        report[key] = [
+            {k: v for k, v in record.items() if k not in ("duration", "elapsed", "start_time")}
+            for record in report[key]
+        ]
     return report
 
 
 def test_under_xdist_the_report_equals_a_serial_one(project):
     serial = project.runpytest("--prob-runs=4", "--prob-json=serial.json")
     assert serial.ret == pytest.ExitCode.TESTS_FAILED
-    parallel = project.runpytest_subprocess("-n", "2", "--prob-runs=4", "--prob-json=parallel.json", "-p", "no:cacheprovider")
+    parallel = project.runpytest_subprocess(
+        "-n", "2", "--prob-runs=4", "--prob-json=parallel.json", "-p", "no:cacheprovider"
+    )
     assert parallel.ret == pytest.ExitCode.TESTS_FAILED
     # Two workers ran: xdist 3.3 and later say "2 workers [N items]", 3.2 and before "gw0 [N] / gw1 [N]".
     parallel.stdout.re_match_lines([r".*(2 workers|gw0 \[\d+\] / gw1 \[\d+\])"])
@@ -320,7 +353,9 @@ def test_a_parent_that_cannot_be_created_is_a_usage_error_before_any_run(pyteste
     (pytester.path / "blocker").write_text("a regular file")
     result = pytester.runpytest("--prob-runs=3", "--prob-json=blocker/sub/report.json")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"ERROR: --prob-json: cannot create the folder {pytester.path / 'blocker' / 'sub'}: *"])
+    result.stderr.fnmatch_lines(
+        [f"ERROR: --prob-json: cannot create the folder {pytester.path / 'blocker' / 'sub'}: *"]
+    )
     assert not (pytester.path / "ran.txt").exists()
     assert (pytester.path / "blocker").read_text() == "a regular file"
 
@@ -355,7 +390,9 @@ def test_every_run_is_in_the_report_whether_or_not_a_verdict_needs_its_records(p
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--prob-json=report.json", *xdist)
     report = load(pytester.path / "report.json")
     runs = sorted((r["case"], r["run"]) for r in report["records"])
-    assert runs == sorted([*((f"plain::{i}", n) for i in range(20) for n in (1, 2)), *(("gated", n) for n in range(1, 5))])
+    assert runs == sorted(
+        [*((f"plain::{i}", n) for i in range(20) for n in (1, 2)), *(("gated", n) for n in range(1, 5))]
+    )
     assert [r["outcome"] for r in report["records"] if r["case"].startswith("plain::")].count("fail") == 8
     gated = next(row for row in report["rows"] if row["label"] == "gated")
     assert (gated["passes"], gated["total"]) == (3, 4)

@@ -17,7 +17,7 @@ from pytest_probability.otel import otlp_json
 
 XDIST = pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 
-BENCH = '''
+BENCH = """
 import pytest
 from opentelemetry import trace
 from pytest_probability import judging, record_cost, record_usage
@@ -39,7 +39,7 @@ def bench_answer(q):
         assert grade("yes")
         record_cost(0.001)
     record_usage(model="gpt-4o", input_tokens=7, output_tokens=1, cost=0.002, role="judge")
-'''
+"""
 
 
 @pytest.fixture(autouse=True)
@@ -51,8 +51,15 @@ def _clean(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
 @XDIST
 def test_the_judges_spend_is_apart_in_every_output(pytester: pytest.Pytester, xdist: list[str]) -> None:
     pytester.makepyfile(bench_judge=BENCH)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--prob-runs=2", "--prob-json=report.json",
-                                           "--prob-otel-file=otel.jsonl", *xdist, timeout=120)
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "--prob-runs=2",
+        "--prob-json=report.json",
+        "--prob-otel-file=otel.jsonl",
+        *xdist,
+        timeout=120,
+    )
     assert result.ret == 0, result.stdout.str()
     lines = section(result)
     assert "  Cost:    $0.0400" in lines  # the system's: 4 runs x $0.01
@@ -93,8 +100,15 @@ def test_the_judges_spend_is_apart_in_every_output(pytester: pytest.Pytester, xd
 def test_budgets_count_the_judges_spend(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_judge=BENCH)
     # the system alone spends $0.01 a run: only the judge's $0.053 reaches a $0.10 budget after two runs
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--prob-runs=5", "--prob-json=report.json",
-                                           "--prob-max-cost=0.1", "--prob-otel-file=otel.jsonl", timeout=120)
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "--prob-runs=5",
+        "--prob-json=report.json",
+        "--prob-max-cost=0.1",
+        "--prob-otel-file=otel.jsonl",
+        timeout=120,
+    )
     data = json.loads((pytester.path / "report.json").read_text())
     assert data["budget"]["reached"] == "cost", data["budget"]
     assert len(data["records"]) == 2 and data["budget"]["runs_not_executed"] == 8
@@ -103,8 +117,10 @@ def test_budgets_count_the_judges_spend(pytester: pytest.Pytester) -> None:
 
 
 def test_a_bad_role_is_an_error_of_the_run(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(bench_role="from pytest_probability import record_usage\n\n"
-                                   "def bench_role():\n    record_usage(model='m', input_tokens=1, role='grader')\n")
+    pytester.makepyfile(
+        bench_role="from pytest_probability import record_usage\n\n"
+        "def bench_role():\n    record_usage(model='m', input_tokens=1, role='grader')\n"
+    )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--prob-runs=1", "--prob-json=report.json")
     assert result.ret == 1
     (record,) = json.loads((pytester.path / "report.json").read_text())["records"]

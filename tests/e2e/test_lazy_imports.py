@@ -14,12 +14,38 @@ import pytest
 #: Modules of options (baselines and A/B, budgets, retries, the JSON and HTML
 #: reports, the history report) and of the export: absent unless their option is on.
 OPTION_MODULES = {
-    "features.compare.comparisons", "features.compare.judging", "features.compare.pairs", "features.compare.plan", "maths.twostats", "features.compare.baseline", "features.spend.budget",
-    "config.retry", "run.retries", "report.writers", "report.json_report", "report.html_report", "report.history",
-    "otel.spans", "otel.session", "otel.export", "otel.exporters", "otel.send", "otel.metrics", "report.series",
-    "config.price_file", "otel.usage_spans", "run.spanusage", "run.attributes", "report.unpriced",
-    "features.journal.file", "features.journal.writer", "features.journal.resume", "features.journal.facet",
-    "features.shards.merge", "features.compare.history", "features.compare.settings",
+    "features.compare.comparisons",
+    "features.compare.judging",
+    "features.compare.pairs",
+    "features.compare.plan",
+    "maths.twostats",
+    "features.compare.baseline",
+    "features.spend.budget",
+    "config.retry",
+    "run.retries",
+    "report.writers",
+    "report.json_report",
+    "report.html_report",
+    "report.history",
+    "otel.spans",
+    "otel.session",
+    "otel.export",
+    "otel.exporters",
+    "otel.send",
+    "otel.metrics",
+    "report.series",
+    "config.price_file",
+    "otel.usage_spans",
+    "run.spanusage",
+    "run.attributes",
+    "report.unpriced",
+    "features.journal.file",
+    "features.journal.writer",
+    "features.journal.resume",
+    "features.journal.facet",
+    "features.shards.merge",
+    "features.compare.history",
+    "features.compare.settings",
 }
 
 CONFTEST = """
@@ -96,7 +122,8 @@ def test_default_benchmarks_import_no_option_module(session_dir: pytest.Pytester
 
 
 def test_the_async_module_is_imported_for_async_benchmarks_and_pytest_asyncio_only_when_active(
-        session_dir: pytest.Pytester) -> None:
+    session_dir: pytest.Pytester,
+) -> None:
     session_dir.makepyfile(bench_default=BENCH)
     (found,) = loaded(session_dir)
     assert "collect.asyncplugins" not in found["modules"] and "collect.benchmark" in found["modules"]
@@ -115,15 +142,28 @@ def test_option_modules_are_imported_when_their_option_is_on(session_dir: pytest
     loaded(session_dir, "--prob-json=night1.json")
     for path in session_dir.path.glob("modules-*.json"):
         path.unlink()
-    (session_dir.path / "prices.toml").write_text('[m]\ninput = 1\noutput = 2\n')
+    (session_dir.path / "prices.toml").write_text("[m]\ninput = 1\noutput = 2\n")
     (found,) = loaded(
         session_dir,
-        "--prob-baseline=night1.json", "--prob-html=report.html", "--prob-max-cost=100",
-        "--prob-retry=1", "--prob-retry-on=ValueError", "--prob-prices=prices.toml",
+        "--prob-baseline=night1.json",
+        "--prob-html=report.html",
+        "--prob-max-cost=100",
+        "--prob-retry=1",
+        "--prob-retry-on=ValueError",
+        "--prob-prices=prices.toml",
         ret=0,  # without --prob-margin the baseline only reports
     )
-    assert {"features.compare.comparisons", "maths.twostats", "features.compare.baseline", "report.json_report", "report.html_report",
-            "features.spend.budget", "config.retry", "config.price_file", "report.unpriced"} <= set(found["modules"])
+    assert {
+        "features.compare.comparisons",
+        "maths.twostats",
+        "features.compare.baseline",
+        "report.json_report",
+        "report.html_report",
+        "features.spend.budget",
+        "config.retry",
+        "config.price_file",
+        "report.unpriced",
+    } <= set(found["modules"])
     assert found["heavy"] == []
 
 
@@ -143,10 +183,25 @@ def test_a_compare_marker_alone_starts_the_comparisons(session_dir: pytest.Pytes
 #: What only the aggregating process uses (decisions, results, the outputs): an xdist worker executes
 #: runs and ships their records, so its start-up does not import them (issue 25, benchmarks/concurrency.py).
 AGGREGATING_MODULES = {
-    "decide.book", "decide.results", "decide.analysis", "decide.gates", "aggregate.cases", "aggregate.benchmarks",
-    "maths.clusters", "report.intervals", "features.spend.facet", "features.spend.stopping", "features.compare.facet",
-    "features.compare.readings", "report.explain", "report.readings", "report.benchmark_lines", "roles.serial",
-    "roles.controller", "features.scores.facet", "maths.scores",
+    "decide.book",
+    "decide.results",
+    "decide.analysis",
+    "decide.gates",
+    "aggregate.cases",
+    "aggregate.benchmarks",
+    "maths.clusters",
+    "report.intervals",
+    "features.spend.facet",
+    "features.spend.stopping",
+    "features.compare.facet",
+    "features.compare.readings",
+    "report.explain",
+    "report.readings",
+    "report.benchmark_lines",
+    "roles.serial",
+    "roles.controller",
+    "features.scores.facet",
+    "maths.scores",
 }
 
 

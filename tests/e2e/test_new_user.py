@@ -14,8 +14,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 from otlp_receiver import flatten_metrics, flatten_spans
@@ -67,7 +67,12 @@ def test_a_crashed_run_is_an_errored_run_with_a_record(pytester: pytest.Pytester
     crashed = [r for r in data["records"] if r["outcome"] != "pass"]
     assert len(crashed) == 1
     record = crashed[0]
-    assert (record["case"], record["run"], record["outcome"], record["error_type"]) == ("crash::a", 2, "error", "WorkerCrashed")
+    assert (record["case"], record["run"], record["outcome"], record["error_type"]) == (
+        "crash::a",
+        2,
+        "error",
+        "WorkerCrashed",
+    )
     assert record["message"].startswith("worker crashed: worker 'gw")
     assert "crashed while running 'bench_crash.py::bench_crash::a[run2]'" in record["error_text"]
     assert [(r["case"], r["passes"], r["errors"], r["status"]) for r in data["rows"]] == [
@@ -90,26 +95,43 @@ def bench_gated(request):
 """
 
 
-@pytest.mark.parametrize(("need", "errors", "ret", "verdict"), [
-    (2, "count", 1, "PASS: 2/3 passes, need 2: PASS"),
-    (3, "count", 1, "FAIL: 2/3 passes, need 3: FAIL"),
-    (2, "exclude", 0, "PASS: 2/2 passes, need 2: PASS"),
-])
-def test_a_crashed_gated_run_decides_its_gate_at_once(pytester: pytest.Pytester, need: int, errors: str, ret: int,
-                                                       verdict: str) -> None:
+@pytest.mark.parametrize(
+    ("need", "errors", "ret", "verdict"),
+    [
+        (2, "count", 1, "PASS: 2/3 passes, need 2: PASS"),
+        (3, "count", 1, "FAIL: 2/3 passes, need 3: FAIL"),
+        (2, "exclude", 0, "PASS: 2/2 passes, need 2: PASS"),
+    ],
+)
+def test_a_crashed_gated_run_decides_its_gate_at_once(
+    pytester: pytest.Pytester, need: int, errors: str, ret: int, verdict: str
+) -> None:
     """The last run crashes its worker: the gate item gets its verdict, not prob_gate_timeout. A crash is
     an errored run: it fails the session as an error does (0.3.0's prob_errors = count), unless
     prob_errors = exclude leaves it out of the gate (then it is xfailed)."""
     pytester.makepyfile(bench_gated=GATED_CRASH.format(need=need))
-    result = run(pytester, "-n", "2", "--prob-runs=3", "--prob-json=report.json", "-o", "prob_gate_timeout=600",
-                 "-o", f"prob_errors={errors}", "-rA")
+    result = run(
+        pytester,
+        "-n",
+        "2",
+        "--prob-runs=3",
+        "--prob-json=report.json",
+        "-o",
+        "prob_gate_timeout=600",
+        "-o",
+        f"prob_errors={errors}",
+        "-rA",
+    )
     assert result.ret == ret
     out = result.stdout.str()
     assert "no verdict within" not in out
     if errors == "exclude":
         # pytest 9 names where the crash was ("at ??? of"), pytest 8 does not
-        assert re.search(r"XFAIL (at \?\?\? of )?bench_gated\.py::bench_gated::run3 - probability gate, error excluded: "
-                         r"WorkerCrashed: worker crashed", out), out
+        assert re.search(
+            r"XFAIL (at \?\?\? of )?bench_gated\.py::bench_gated::run3 - probability gate, error excluded: "
+            r"WorkerCrashed: worker crashed",
+            out,
+        ), out
     else:
         assert "FAILED bench_gated.py::bench_gated::run3" in out
     row = report(pytester)["rows"][0]
@@ -133,8 +155,9 @@ def bench_gated(request):
 
 
 @pytest.mark.parametrize(("undecided", "ret"), [("fail", 1), ("pass", 0)])
-def test_runs_a_crash_rescheduled_give_their_gate_undecided_at_once(pytester: pytest.Pytester, undecided: str,
-                                                                   ret: int) -> None:
+def test_runs_a_crash_rescheduled_give_their_gate_undecided_at_once(
+    pytester: pytest.Pytester, undecided: str, ret: int
+) -> None:
     """The first run crashes its worker with more runs of its case queued behind it: xdist hands those to
     the other workers, where the gate item cannot wait for them, so the gate is UNDECIDED now, and says why.
     Every output shows that one verdict, the one the exit status follows (issue 23, item 1): 39/40 would
@@ -142,9 +165,22 @@ def test_runs_a_crash_rescheduled_give_their_gate_undecided_at_once(pytester: py
     crashed run itself is left out of the gate by prob_errors = exclude, so the gate alone decides)."""
     pytester.makepyfile(bench_gated=EARLY_CRASH)
     started = time.monotonic()
-    result = run(pytester, "-n", "2", "--prob-runs=40", "--prob-json=report.json", "-o", "prob_gate_timeout=600",
-                 "-o", f"prob_undecided={undecided}", "-o", "prob_errors=exclude", "-rA", "--prob-otel-file=otel.jsonl",
-                 timeout=120)
+    result = run(
+        pytester,
+        "-n",
+        "2",
+        "--prob-runs=40",
+        "--prob-json=report.json",
+        "-o",
+        "prob_gate_timeout=600",
+        "-o",
+        f"prob_undecided={undecided}",
+        "-o",
+        "prob_errors=exclude",
+        "-rA",
+        "--prob-otel-file=otel.jsonl",
+        timeout=120,
+    )
     elapsed = time.monotonic() - started
     out = result.stdout.str()
     assert result.ret == ret, out
@@ -160,7 +196,9 @@ def test_runs_a_crash_rescheduled_give_their_gate_undecided_at_once(pytester: py
     assert data["exit_status"] == ret
     gates = [line for line in section(result) if line.strip().startswith("gated ")]
     assert len(gates) == 2, section(result)  # the table's row and the Gates line
-    assert re.search(r"UNDECIDED \(1 errored left out; a worker crash rescheduled \d+ run\(s\) past its gate item\)$", gates[1]), gates
+    assert re.search(
+        r"UNDECIDED \(1 errored left out; a worker crash rescheduled \d+ run\(s\) past its gate item\)$", gates[1]
+    ), gates
     assert "Gates:   0 passed, 0 failed, 1 undecided" in out
     points = flatten_metrics(list(otlp_json.read_file(pytester.path / "otel.jsonl")))
     verdicts = [point.value for point in points if point.name == "probability.case.gate.verdict"]
@@ -196,7 +234,8 @@ def test_a_crash_in_the_setup_of_a_cases_first_run_has_a_record(pytester: pytest
     data = report(pytester)
     crashed = [r for r in data["records"] if r["error_type"] == "WorkerCrashed"]
     assert [(r["nodeid"], r["phase"], r["outcome"]) for r in crashed] == [
-        ("bench_setup.py::bench_setup::a", "setup", "error")], data["records"]
+        ("bench_setup.py::bench_setup::a", "setup", "error")
+    ], data["records"]
     assert crashed[0]["message"].startswith("setup: worker crashed: worker 'gw")
     rows = {row["case"]: row for row in data["rows"]}
     assert (rows["setup::a"]["runs"], rows["setup::a"]["passes"], rows["setup::a"]["errors"]) == (1, 0, 1)
@@ -239,18 +278,31 @@ def pytest_runtest_logreport(report):
 
 def sigterm_after_two_runs(pytester: pytest.Pytester, *args: str) -> tuple[int, str]:
     """Run SLOW, send SIGTERM once two runs have been taken in and a third sleeps; (exit status, output)."""
-    return sigterm_when(pytester, SLOW, lambda dots, taken, path: dots >= 2 and taken == ["taken-1", "taken-2"]
-                        and bool(list(path.glob("started-*"))), *args)
+    return sigterm_when(
+        pytester,
+        SLOW,
+        lambda dots, taken, path: dots >= 2 and taken == ["taken-1", "taken-2"] and bool(list(path.glob("started-*"))),
+        *args,
+    )
 
 
-def sigterm_when(pytester: pytest.Pytester, bench: str, ready: Callable[[int, list[str], Path], bool],
-                 *args: str) -> tuple[int, str]:
+def sigterm_when(
+    pytester: pytest.Pytester, bench: str, ready: Callable[[int, list[str], Path], bool], *args: str
+) -> tuple[int, str]:
     """Run ``bench`` for 6 runs, send SIGTERM once ``ready(dots shown, taken-N files, path)``; (exit status,
     output)."""
     pytester.makepyfile(bench_slow=bench)
     pytester.makeconftest(TAKEN)
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--prob-runs=6", "--prob-json=report.json",
-               *args]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "--prob-runs=6",
+        "--prob-json=report.json",
+        *args,
+    ]
     process = subprocess.Popen(command, cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     assert process.stdout is not None
     seen = b""
@@ -262,7 +314,7 @@ def sigterm_when(pytester: pytest.Pytester, bench: str, ready: Callable[[int, li
             # The progress dots follow the collection line: "N items" (or "2 workers [N items]" under
             # xdist 3.3 and later, "gw0 [N] / gw1 [N]" under xdist 3.2 and before).
             header = re.search(rb" items|gw1 \[\d+\]", seen)
-            progress = seen[header.end():] if header else b""
+            progress = seen[header.end() :] if header else b""
             taken = sorted(p.name for p in pytester.path.glob("taken-*"))
             if ready(progress.count(b"."), taken, pytester.path):
                 break
@@ -311,7 +363,9 @@ def test_sigterm_ends_the_session_like_ctrl_c(pytester: pytest.Pytester, xdist: 
 
 # Run 2's teardown takes 0.7 s (less than the controller's 2 s wait), after its call report (its dot) has gone to the xdist controller:
 # its record, on the teardown report, is still on the way when SIGTERM comes.
-SLOW_TEARDOWN = SLOW + """
+SLOW_TEARDOWN = (
+    SLOW
+    + """
 
 import pytest
 
@@ -323,6 +377,7 @@ def slow_teardown(request):
         pathlib.Path("tearing-2").write_text("x")
         time.sleep(0.7)
 """
+)
 
 
 def test_sigterm_under_xdist_waits_for_the_record_of_a_run_it_showed(pytester: pytest.Pytester) -> None:
@@ -339,8 +394,10 @@ def test_sigterm_under_xdist_waits_for_the_record_of_a_run_it_showed(pytester: p
     assert when[-1] == ["taken-1"], when[-1]  # SIGTERM came with run 2 torn down, shown, its record not taken in
     assert returncode == pytest.ExitCode.INTERRUPTED, out
     data = report(pytester)
-    assert sorted(r["nodeid"] for r in data["records"]) == ["bench_slow.py::bench_slow::run1",
-                                                            "bench_slow.py::bench_slow::run2"], out
+    assert sorted(r["nodeid"] for r in data["records"]) == [
+        "bench_slow.py::bench_slow::run1",
+        "bench_slow.py::bench_slow::run2",
+    ], out
     assert data["totals"]["cost"] == pytest.approx(1.0)
     # The late teardown report is the one xdist would have handed on: one <testcase> per run in JUnit XML.
     import xml.etree.ElementTree as ET
@@ -361,8 +418,12 @@ def test_sigterm_with_the_endpoint_down_spills_what_it_could_not_send(pytester: 
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     started = time.monotonic()
-    returncode, out = sigterm_after_two_runs(pytester, f"--prob-otel-endpoint=http://127.0.0.1:{port}",
-                                             "--prob-otel-protocol=http/protobuf", "--prob-otel-timeout=2")
+    returncode, out = sigterm_after_two_runs(
+        pytester,
+        f"--prob-otel-endpoint=http://127.0.0.1:{port}",
+        "--prob-otel-protocol=http/protobuf",
+        "--prob-otel-timeout=2",
+    )
     elapsed = time.monotonic() - started
     assert returncode == pytest.ExitCode.INTERRUPTED, out
     assert len(report(pytester)["records"]) == 2
@@ -389,7 +450,9 @@ def test_sigterm_with_the_endpoint_down_spills_what_it_could_not_send(pytester: 
     ],
     ids=["collect-only", "k-nomatch", "missing-path", "collection-error"],
 )
-def test_a_session_without_runs_never_replaces_a_good_report(pytester: pytest.Pytester, args: list[str], ret: int) -> None:
+def test_a_session_without_runs_never_replaces_a_good_report(
+    pytester: pytest.Pytester, args: list[str], ret: int
+) -> None:
     pytester.makepyfile(bench_good="def bench_ok():\n    pass\n")
     reports = ("--prob-json=report.json", "--prob-html=report.html")
     first = run(pytester, "--prob-runs=2", *reports, "bench_good.py")
@@ -422,10 +485,14 @@ def _page_of(path: Path) -> bool:
 
 
 @XDIST
-@pytest.mark.parametrize(("option", "written"), [
-    ("--prob-json", lambda path: len(json.loads(path.read_text())["records"]) == 2),
-    ("--prob-html", _page_of),  # the HTML report is written as the JSON one is
-], ids=["json", "html"])
+@pytest.mark.parametrize(
+    ("option", "written"),
+    [
+        ("--prob-json", lambda path: len(json.loads(path.read_text())["records"]) == 2),
+        ("--prob-html", _page_of),  # the HTML report is written as the JSON one is
+    ],
+    ids=["json", "html"],
+)
 def test_a_symlinked_report_path_keeps_the_link(pytester: pytest.Pytester, xdist: list[str], option, written) -> None:
     pytester.makepyfile(bench_good="def bench_ok():\n    pass\n")
     (pytester.path / "reports").mkdir()
@@ -470,7 +537,10 @@ def test_a_report_to_a_descriptor_goes_where_it_points(pytester: pytest.Pytester
     with open(out, "w") as handle:
         completed = subprocess.run(
             [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--prob-runs=2", "--prob-json=/dev/fd/1"],
-            cwd=pytester.path, stdout=handle, stderr=subprocess.STDOUT, timeout=90,
+            cwd=pytester.path,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            timeout=90,
         )
     assert completed.returncode == 0
     text = out.read_text()
@@ -481,8 +551,6 @@ def test_a_report_to_a_descriptor_goes_where_it_points(pytester: pytest.Pytester
 
 
 # -- item 13: numbers ------------------------------------------------------------------------
-
-
 
 
 @XDIST
@@ -554,7 +622,9 @@ def teardown():
 
 
 @XDIST
-def test_a_long_label_is_shortened_in_the_table_and_kept_whole_in_the_report(pytester: pytest.Pytester, xdist: list[str]) -> None:
+def test_a_long_label_is_shortened_in_the_table_and_kept_whole_in_the_report(
+    pytester: pytest.Pytester, xdist: list[str]
+) -> None:
     case_id = "q" * 2500 + "MIDDLE" + "z" * 2500
     pytester.makepyfile(
         bench_long=f"""
@@ -581,7 +651,10 @@ def test_absurd_runs_are_a_usage_error_naming_the_total(pytester: pytest.Pyteste
     pytester.makepyfile(bench_one="def bench_ok():\n    pass\n")
     result = run(pytester, "--prob-runs=1000000000", timeout=60)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "--prob-runs=1000000000 asks for at least 1,000,000,000 runs (cases × runs), more than the limit of 1,000,000" in result.stderr.str()
+    assert (
+        "--prob-runs=1000000000 asks for at least 1,000,000,000 runs (cases × runs), more than the limit of 1,000,000"
+        in result.stderr.str()
+    )
 
 
 @XDIST
@@ -599,7 +672,10 @@ def bench_many(i):
     result = run(pytester, *xdist, "--prob-runs=4", "-o", "prob_max_runs=10")
     # A collection error interrupts a serial session; under xdist it is a failure.
     assert result.ret == (pytest.ExitCode.TESTS_FAILED if xdist else pytest.ExitCode.INTERRUPTED)
-    assert "4 runs of bench_many.py::bench_many::2 bring the session to 12 runs (cases × runs), more than the limit of 10" in result.stdout.str()
+    assert (
+        "4 runs of bench_many.py::bench_many::2 bring the session to 12 runs (cases × runs), more than the limit of 10"
+        in result.stdout.str()
+    )
     assert run(pytester, *xdist, "--prob-runs=3", "-o", "prob_max_runs=9").ret == 0
 
 
@@ -610,11 +686,16 @@ def test_make_demo_exits_0_and_says_the_failures_are_on_purpose(tmp_path: Path) 
         pytest.skip("needs the source tree and make")
     done = subprocess.run(
         ["make", "-C", str(root), "-o", ".venv/.installed", "demo", f"PY={sys.executable}", f"DEMO_OUT={tmp_path}"],
-        capture_output=True, text=True, timeout=300, check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
     assert "Error" not in output and "ignored" not in output
     lines = output.splitlines()
-    assert "The examples include failing cases on purpose: the session's exit status was 1 (some tests failed)." in lines
+    assert (
+        "The examples include failing cases on purpose: the session's exit status was 1 (some tests failed)." in lines
+    )
     assert (tmp_path / "report.json").is_file() and (tmp_path / "report.html").is_file()

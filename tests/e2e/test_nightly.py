@@ -10,7 +10,6 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from junitparser import JUnitXml, Properties
@@ -48,20 +47,27 @@ def session(pytester: pytest.Pytester, *args: str, env: dict[str, str] | None = 
     saved = dict(os.environ)
     os.environ.update(env or {})
     try:
-        return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-o", "prob_gate_timeout=60", *args,
-                                             timeout=120)
+        return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-o", "prob_gate_timeout=60", *args, timeout=120)
     finally:
         os.environ.clear()
         os.environ.update(saved)
 
 
-def command(pytester: pytest.Pytester, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def command(
+    pytester: pytest.Pytester, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     full = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), **(env or {})}
     for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY"):
         if name not in (env or {}):
             full.pop(name, None)
-    return subprocess.run([sys.executable, "-m", "pytest_probability", *args], cwd=pytester.path, capture_output=True,
-                          text=True, timeout=120, env=full)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_probability", *args],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=full,
+    )
 
 
 def props_of(case: object) -> dict[str, str]:
@@ -81,11 +87,19 @@ def table_rows(html: str) -> list[list[str]]:
 
 
 @pytest.mark.parametrize("mode", MODES, ids=MODE_IDS)
-def test_the_summary_renders_as_a_table_worst_first_with_intervals_and_trace_links(pytester: pytest.Pytester,
-                                                                                   mode: list[str]) -> None:
+def test_the_summary_renders_as_a_table_worst_first_with_intervals_and_trace_links(
+    pytester: pytest.Pytester, mode: list[str]
+) -> None:
     pytester.makepyfile(bench_n=BENCH)
-    result = session(pytester, *mode, "--prob-summary=summary.md", "--prob-json=r.json", "-o", f"prob_trace_url={TRACE}",
-                     "--prob-otel-file=o.jsonl")
+    result = session(
+        pytester,
+        *mode,
+        "--prob-summary=summary.md",
+        "--prob-json=r.json",
+        "-o",
+        f"prob_trace_url={TRACE}",
+        "--prob-otel-file=o.jsonl",
+    )
     assert result.ret == 1, result.stdout.str()
     text = (pytester.path / "summary.md").read_text(encoding="utf-8")
     html = html_of(text)
@@ -117,8 +131,23 @@ def test_the_step_summary_is_appended_to_and_capped_at_githubs_limit(pytester: p
     from pytest_probability.features.nightly.attention import Attention
     from pytest_probability.features.nightly.summary import LIMIT, render
 
-    items = [Attention("failed gate", f"case-{i}" + "x" * 200, f"k{i}", 1, 10, 0.0, 0.4, "gate >= 90%: FAIL", None,
-                       "bench_n.py", 1, 0.0) for i in range(8000)]
+    items = [
+        Attention(
+            "failed gate",
+            f"case-{i}" + "x" * 200,
+            f"k{i}",
+            1,
+            10,
+            0.0,
+            0.4,
+            "gate >= 90%: FAIL",
+            None,
+            "bench_n.py",
+            1,
+            0.0,
+        )
+        for i in range(8000)
+    ]
     page = render({"exit_status": 1, "rows": []}, items=items)
     assert len(page.encode("utf-8")) <= LIMIT
     assert re.search(r"_\d+ more row\(s\) left out: GitHub refuses a step summary over 1024 KiB", page)
@@ -164,8 +193,9 @@ def bench_maybe(request):
 
 
 @pytest.mark.parametrize("mode", MODES, ids=MODE_IDS)
-def test_annotations_at_most_ten_per_type_escaped_by_the_workflow_command_rules(pytester: pytest.Pytester,
-                                                                                mode: list[str]) -> None:
+def test_annotations_at_most_ten_per_type_escaped_by_the_workflow_command_rules(
+    pytester: pytest.Pytester, mode: list[str]
+) -> None:
     pytester.makepyfile(bench_n=MANY)
     result = session(pytester, *mode, "--prob-summary=s.md", env={"GITHUB_ACTIONS": "true"})
     assert result.ret == 1
@@ -189,8 +219,16 @@ def test_annotations_at_most_ten_per_type_escaped_by_the_workflow_command_rules(
 @pytest.mark.parametrize("mode", MODES, ids=MODE_IDS)
 def test_junit_properties_of_runs_gates_and_the_suite(pytester: pytest.Pytester, mode: list[str], family: str) -> None:
     pytester.makepyfile(bench_n=BENCH)
-    result = session(pytester, *mode, "--junitxml=j.xml", "-o", f"junit_family={family}", "-o", f"prob_trace_url={TRACE}",
-                     "--prob-otel-file=o.jsonl")
+    result = session(
+        pytester,
+        *mode,
+        "--junitxml=j.xml",
+        "-o",
+        f"junit_family={family}",
+        "-o",
+        f"prob_trace_url={TRACE}",
+        "--prob-otel-file=o.jsonl",
+    )
     assert result.ret == 1
     xml = JUnitXml.fromfile(str(pytester.path / "j.xml"))
     suite = next(iter(xml))
@@ -200,8 +238,18 @@ def test_junit_properties_of_runs_gates_and_the_suite(pytester: pytest.Pytester,
     cases = {case.name: case for case in suite}
     run = props_of(cases["run2"]) if "run2" in cases else None
     runs = [props_of(case) for case in suite if case.name.startswith("run") or "[run" in case.name]
-    assert runs and all({"probability_case", "probability_run", "probability_outcome", "probability_cost",
-                         "probability_tokens", "probability_trace_id"} <= set(r) for r in runs)
+    assert runs and all(
+        {
+            "probability_case",
+            "probability_run",
+            "probability_outcome",
+            "probability_cost",
+            "probability_tokens",
+            "probability_trace_id",
+        }
+        <= set(r)
+        for r in runs
+    )
     assert any(r["probability_trace_url"] == TRACE.format(trace_id=r["probability_trace_id"]) for r in runs)
     assert run is None or run["probability_run"] == "2"
     gates = {case.classname: props_of(case) for case in suite if case.name == "gate"}
@@ -269,12 +317,17 @@ until = 2999-12-31
 def test_a_quarantined_case_runs_and_reports_but_fails_nothing(pytester: pytest.Pytester, mode: list[str]) -> None:
     pytester.makepyfile(bench_n=BENCH.replace("min_rate=0.7", "min_rate=0.4"))  # maybe passes: only bad fails
     pytester.path.joinpath("q.toml").write_text(QUARANTINE.format(until="2999-12-31"), encoding="utf-8")
-    result = pytester.runpytest_subprocess(*mode, "--prob-quarantine=q.toml", "--prob-json=r.json", "-rxX",
-                                           "-o", "prob_gate_timeout=60", timeout=120)
+    result = pytester.runpytest_subprocess(
+        *mode, "--prob-quarantine=q.toml", "--prob-json=r.json", "-rxX", "-o", "prob_gate_timeout=60", timeout=120
+    )
     assert result.ret == 0, result.stdout.str()
-    result.stdout.fnmatch_lines(["*Quarantine: 2 case(s) quarantined, 2 of them failing*",
-                                 "XFAIL bench_n.py::bench_bad::gate - probability quarantine (alice@example.org, "
-                                 "until 2999-12-31: PROJ-123): FAIL: 3/10*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*Quarantine: 2 case(s) quarantined, 2 of them failing*",
+            "XFAIL bench_n.py::bench_bad::gate - probability quarantine (alice@example.org, "
+            "until 2999-12-31: PROJ-123): FAIL: 3/10*",
+        ]
+    )
     report = json.loads((pytester.path / "r.json").read_text(encoding="utf-8"))
     assert report["exit_status"] == 0
     rows = {r["label"]: r for r in report["rows"]}
@@ -294,8 +347,9 @@ def test_a_quarantined_case_runs_and_reports_but_fails_nothing(pytester: pytest.
 
 def test_a_malformed_quarantine_file_is_a_usage_error_naming_the_entry(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(bench_n=BENCH)
-    pytester.path.joinpath("q.toml").write_text('[[quarantine]]\npattern = "x"\nowner = "al"\nreason = ""\n'
-                                                'until = "soon"\n', encoding="utf-8")
+    pytester.path.joinpath("q.toml").write_text(
+        '[[quarantine]]\npattern = "x"\nowner = "al"\nreason = ""\nuntil = "soon"\n', encoding="utf-8"
+    )
     result = session(pytester, "--prob-quarantine=q.toml")
     assert result.ret == 4
     result.stderr.fnmatch_lines(["*q.toml: entry 1 ('x'): until must be a date*got 'soon'*"])
@@ -371,6 +425,8 @@ def test_states_through_the_merge(pytester: pytest.Pytester) -> None:
     merged = command(pytester, "merge", "s1.json", "s2.json", "-o", "m.json", "--prob-history", "hist")
     assert merged.returncode == 1, merged.stdout + merged.stderr
     report = json.loads((pytester.path / "m.json").read_text(encoding="utf-8"))
-    assert {r["label"]: r["history"]["state"] for r in report["rows"]} == {"night::steady": "passing",
-                                                                           "night::wobbly": "flaky"}
+    assert {r["label"]: r["history"]["state"] for r in report["rows"]} == {
+        "night::steady": "passing",
+        "night::wobbly": "flaky",
+    }
     assert len(list((pytester.path / "hist").glob("prob-report-*.json"))) == 4  # the merged night joined it

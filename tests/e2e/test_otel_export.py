@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sessions import clean_export_env
 from otlp_receiver import OtlpReceiver, PointView, SpanView, flatten_metrics, flatten_spans
+from sessions import clean_export_env
 
 from pytest_probability.otel import otlp_json
 
@@ -52,7 +52,7 @@ INSTRUMENTS = {
     "probability.run.duration": ("s", "histogram", None),
 }
 
-BENCH = '''
+BENCH = """
 import pytest
 from pytest_probability import record_cost, record_usage
 
@@ -88,7 +88,7 @@ def bench_setup_error(broken_fixture):
 
 def bench_skipped():
     pytest.skip("not today")
-'''
+"""
 #: --prob-runs=2 over the 7 cases of BENCH.
 BENCH_RUNS = 14
 
@@ -234,7 +234,10 @@ def test_run_spans_attributes_events_and_statuses(
     # A failed run: ERROR, exception event, error.type, the assertion message.
     cot = nodes["bench_otel.py::bench_classify::cot[run1]"]
     assert set(cot.attributes) == RUN_SPAN_KEYS | USAGE_KEYS | {
-        "probability.param.prompt", "gen_ai.request.model", "error.type", "probability.assertion"
+        "probability.param.prompt",
+        "gen_ai.request.model",
+        "error.type",
+        "probability.assertion",
     }
     assert cot.attributes["probability.outcome"] == "fail"
     assert cot.attributes["test.case.result.status"] == "fail"
@@ -263,7 +266,8 @@ def test_run_spans_attributes_events_and_statuses(
     assert two.attributes["gen_ai.usage.cache_read.input_tokens"] == 2
     assert two.attributes["probability.cost"] == pytest.approx(1.5)
     assert [attrs["gen_ai.request.model"] for name, attrs in two.events if name == "probability.usage"] == [
-        "m-small", "m-large"
+        "m-small",
+        "m-large",
     ]
 
     cost_only = nodes["bench_otel.py::bench_cost_only::run1"]
@@ -283,7 +287,9 @@ def test_run_spans_attributes_events_and_statuses(
     (event,) = [attrs for name, attrs in broken.events if name == "exception"]
     assert event["exception.type"] == "KeyError"
     assert "no such key" in event["exception.message"]
-    assert "KeyError" in event["exception.stacktrace"] and 'raise KeyError("no such key")' in event["exception.stacktrace"]
+    assert (
+        "KeyError" in event["exception.stacktrace"] and 'raise KeyError("no such key")' in event["exception.stacktrace"]
+    )
 
     setup = nodes["bench_otel.py::bench_setup_error::run1"]
     assert setup.attributes["probability.outcome"] == "error"
@@ -449,8 +455,14 @@ def test_metrics_equal_the_json_report(
         assert p.scope_name == "pytest_probability"
         for key in p.attributes:
             assert key in (
-                "test.case.name", "code.file.path", "probability.benchmark", "probability.case",
-                "probability.outcome", "probability.status", "gen_ai.request.model", "gen_ai.token.type",
+                "test.case.name",
+                "code.file.path",
+                "probability.benchmark",
+                "probability.case",
+                "probability.outcome",
+                "probability.status",
+                "gen_ai.request.model",
+                "gen_ai.token.type",
             ), f"{p.name} has attribute {key}"
         if p.name == "probability.tokens":
             assert p.attributes["gen_ai.token.type"] in ("input", "output")  # the conventions' values only
@@ -467,16 +479,22 @@ def test_metrics_equal_the_json_report(
     tokens: Counter = Counter()
     cache_read: Counter = Counter()
     for row in rows:
-        case = {"test.case.name": f"bench_otel.py::{row['case']}",
-                "probability.benchmark": row["benchmark"], "probability.case": row["case_id"]}
+        case = {
+            "test.case.name": f"bench_otel.py::{row['case']}",
+            "probability.benchmark": row["benchmark"],
+            "probability.case": row["case_id"],
+        }
         for outcome, field in (("pass", "passes"), ("fail", "fails"), ("error", "errors"), ("skip", "skipped")):
             expected_runs[attrs(**case, **{"probability.outcome": outcome})] = row[field]
         if row["pass_fraction"] is not None:
             expected_fraction[attrs(**case, **{"probability.status": row["status"]})] = row["pass_fraction"]
         for model, usage in row["usage"].items():
             expected_cost[attrs(**case, **{"gen_ai.request.model": model})] = usage["cost"]
-            model_of = {"code.file.path": "bench_otel.py", "probability.benchmark": row["benchmark"],
-                        "gen_ai.request.model": model}
+            model_of = {
+                "code.file.path": "bench_otel.py",
+                "probability.benchmark": row["benchmark"],
+                "gen_ai.request.model": model,
+            }
             for kind, field in (("input", "input_tokens"), ("output", "output_tokens")):
                 tokens[attrs(**model_of, **{"gen_ai.token.type": kind})] += usage[field]
             cache_read[attrs(**model_of)] += usage["cached_input_tokens"]
@@ -492,12 +510,32 @@ def test_metrics_equal_the_json_report(
         (): pytest.approx(data["totals"]["pass_fraction"])
     }
     totals = data["totals"]
-    assert {k: p.value for k, p in named["probability.session.runs"].items()} == {(): totals["count"] + totals["skipped"]}
+    assert {k: p.value for k, p in named["probability.session.runs"].items()} == {
+        (): totals["count"] + totals["skipped"]
+    }
     # Spot checks against hand-computed values (the report could be wrong too).
-    assert expected_cost[attrs(**{"test.case.name": "bench_otel.py::cost_only", "probability.benchmark": "cost_only",
-                                  "probability.case": ""})] == pytest.approx(1.5)
-    assert tokens[attrs(**{"code.file.path": "bench_otel.py", "probability.benchmark": "classify",
-                           "gen_ai.request.model": "m-small", "gen_ai.token.type": "input"})] == 440
+    assert expected_cost[
+        attrs(
+            **{
+                "test.case.name": "bench_otel.py::cost_only",
+                "probability.benchmark": "cost_only",
+                "probability.case": "",
+            }
+        )
+    ] == pytest.approx(1.5)
+    assert (
+        tokens[
+            attrs(
+                **{
+                    "code.file.path": "bench_otel.py",
+                    "probability.benchmark": "classify",
+                    "gen_ai.request.model": "m-small",
+                    "gen_ai.token.type": "input",
+                }
+            )
+        ]
+        == 440
+    )
     assert data["totals"]["pass_fraction"] == pytest.approx(6 / 12)
 
     durations: dict[tuple, list[float]] = defaultdict(list)
@@ -506,9 +544,16 @@ def test_metrics_equal_the_json_report(
         if record["outcome"] == "skip":
             continue
         row = by_label[record["case"]]
-        durations[attrs(**{"test.case.name": f"bench_otel.py::{row['case']}", "probability.benchmark": row["benchmark"],
-                           "probability.case": row["case_id"], "probability.outcome": record["outcome"]})].append(
-            record["duration"])
+        durations[
+            attrs(
+                **{
+                    "test.case.name": f"bench_otel.py::{row['case']}",
+                    "probability.benchmark": row["benchmark"],
+                    "probability.case": row["case_id"],
+                    "probability.outcome": record["outcome"],
+                }
+            )
+        ].append(record["duration"])
     histogram = named["probability.run.duration"]
     assert set(histogram) == set(durations)
     for key, values in durations.items():
@@ -636,7 +681,9 @@ def test_malformed_traceparent_option_is_a_usage_error(
     assert otlp_http_receiver.counts == {"traces": 0, "metrics": 0, "logs": 0}
 
 
-def test_a_bad_export_value_in_the_ini_fails_also_with_export_off(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bad_export_value_in_the_ini_fails_also_with_export_off(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # One ini shared by a repository's jobs: the job without an endpoint fails on the typo too, instead of
     # passing until the night export is turned on.
     for name in [n for n in os.environ if n.startswith("OTEL_")]:
@@ -669,17 +716,36 @@ def test_malformed_traceparent_variable_is_ignored_with_a_note(
 
 def comparable_spans(spans: list[SpanView]) -> dict[str, tuple]:
     return {
-        s.span_id: (s.name, s.trace_id, s.parent_span_id, s.status_code, s.status_message,
-                    json.dumps(s.attributes, sort_keys=True), json.dumps(s.events, sort_keys=True),
-                    json.dumps(s.resource, sort_keys=True), s.start_time_unix_nano, s.end_time_unix_nano)
+        s.span_id: (
+            s.name,
+            s.trace_id,
+            s.parent_span_id,
+            s.status_code,
+            s.status_message,
+            json.dumps(s.attributes, sort_keys=True),
+            json.dumps(s.events, sort_keys=True),
+            json.dumps(s.resource, sort_keys=True),
+            s.start_time_unix_nano,
+            s.end_time_unix_nano,
+        )
         for s in spans
     }
 
 
 def comparable_points(points: list[PointView]) -> dict[tuple, tuple]:
     return {
-        point_key(p): (p.unit, p.type, p.is_monotonic, p.temporality, p.value, p.count, p.sum,
-                       p.bucket_counts, p.explicit_bounds, json.dumps(p.resource, sort_keys=True))
+        point_key(p): (
+            p.unit,
+            p.type,
+            p.is_monotonic,
+            p.temporality,
+            p.value,
+            p.count,
+            p.sum,
+            p.bucket_counts,
+            p.explicit_bounds,
+            json.dumps(p.resource, sort_keys=True),
+        )
         for p in points
     }
 
@@ -746,7 +812,7 @@ def test_the_runs_records_share_one_trace_id_string(pytester: pytest.Pytester, x
 # -- capture=ids ----------------------------------------------------------------------
 
 SECRETS = ("PARAM-SECRET-7Q1", "ASSERT-SECRET-8W2", "ERROR-SECRET-9E3", "SKIP-SECRET-0R4", "SOURCE-SECRET-1T5")
-SECRET_BENCH = '''
+SECRET_BENCH = """
 import pytest
 
 
@@ -761,7 +827,7 @@ def bench_error():
 
 def bench_skip():
     pytest.skip("SKIP-SECRET-0R4")
-'''
+"""
 
 
 @pytest.mark.parametrize("capture", ["all", "ids"])
@@ -872,7 +938,7 @@ def test_a_session_whose_runs_all_skip_still_sends_its_heartbeat(pytester: pytes
     assert runs == {"pass": 0, "fail": 0, "error": 0, "skip": 3}
 
 
-STACK_BENCH = '''
+STACK_BENCH = """
 import pytest
 
 
@@ -908,9 +974,9 @@ def bench_nested():
 
 def bench_setup(broken):
     pass
-'''
+"""
 
-STACK_CONFTEST = '''
+STACK_CONFTEST = """
 import json
 
 import pytest
@@ -923,7 +989,7 @@ def pytest_runtest_makereport(item, call):
         with open("reference.jsonl", "a") as handle:
             handle.write(json.dumps([item.nodeid, str(item._repr_failure_py(call.excinfo, style="short"))]) + "\\n")
     return report
-'''
+"""
 
 
 @pytest.mark.parametrize("tbstyle", ["auto", "short"])
@@ -951,7 +1017,9 @@ def test_the_stacktrace_is_pytests_short_report_of_the_whole_traceback(pytester:
     assert "fixture broke" in got["bench_stack.py::bench_setup::run2"]
 
 
-def test_attribute_values_are_truncated_to_the_sdk_limit(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_attribute_values_are_truncated_to_the_sdk_limit(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT applies to run spans (parameters, messages, stack traces)."""
     from otlp_receiver import flatten_spans
 
@@ -966,7 +1034,9 @@ def test_attribute_values_are_truncated_to_the_sdk_limit(pytester: pytest.Pytest
             "    assert text == 'y', 'a rather long assertion message ' * 5\n"
         )
     )
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--prob-otel-file=otel.jsonl", "--prob-suite=" + "s" * 40)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--prob-otel-file=otel.jsonl", "--prob-suite=" + "s" * 40
+    )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     spans = flatten_spans(list(otlp_json.read_file(pytester.path / "otel.jsonl")))
     run = next(s for s in spans if s.name.startswith("probability.run"))
@@ -1028,21 +1098,34 @@ def test_export_over_tls_trusts_the_configured_certificate(
 @pytest.mark.parametrize(
     ("protocol", "variables", "note"),
     [
-        ("http/protobuf", {"OTEL_EXPORTER_OTLP_CERTIFICATE": "ca.pem", "OTEL_EXPORTER_OTLP_CLIENT_KEY": "client.key"},
-         "OTEL_EXPORTER_OTLP_CLIENT_KEY is set without a client certificate "
-         "(OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE); the key is not used and no client certificate is sent"),
-        ("grpc", {"OTEL_EXPORTER_OTLP_CERTIFICATE": "ca.pem", "OTEL_EXPORTER_OTLP_CLIENT_KEY": "client.key"},
-         "OTEL_EXPORTER_OTLP_CLIENT_KEY is set without OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE; "
-         "no client certificate is sent"),
-        ("grpc", {"OTEL_EXPORTER_OTLP_CLIENT_KEY": "client.key", "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": "client.pem"},
-         "OTEL_EXPORTER_OTLP_CLIENT_KEY and OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE apply over gRPC only beside a CA "
-         "certificate (OTEL_EXPORTER_OTLP_CERTIFICATE); no client certificate is sent"),
+        (
+            "http/protobuf",
+            {"OTEL_EXPORTER_OTLP_CERTIFICATE": "ca.pem", "OTEL_EXPORTER_OTLP_CLIENT_KEY": "client.key"},
+            "OTEL_EXPORTER_OTLP_CLIENT_KEY is set without a client certificate "
+            "(OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE); the key is not used and no client certificate is sent",
+        ),
+        (
+            "grpc",
+            {"OTEL_EXPORTER_OTLP_CERTIFICATE": "ca.pem", "OTEL_EXPORTER_OTLP_CLIENT_KEY": "client.key"},
+            "OTEL_EXPORTER_OTLP_CLIENT_KEY is set without OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE; "
+            "no client certificate is sent",
+        ),
+        (
+            "grpc",
+            {"OTEL_EXPORTER_OTLP_CLIENT_KEY": "client.key", "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": "client.pem"},
+            "OTEL_EXPORTER_OTLP_CLIENT_KEY and OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE apply over gRPC only beside a CA "
+            "certificate (OTEL_EXPORTER_OTLP_CERTIFICATE); no client certificate is sent",
+        ),
     ],
     ids=["http-key-alone", "grpc-key-alone", "grpc-pair-without-ca"],
 )
 def test_a_client_key_the_exporter_does_not_use_gets_a_note(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, certs: dict[str, str],
-    protocol: str, variables: dict[str, str], note: str,
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    certs: dict[str, str],
+    protocol: str,
+    variables: dict[str, str],
+    note: str,
 ) -> None:
     """Issue 23, item 10: OTEL_EXPORTER_OTLP_CLIENT_KEY without a client certificate was ignored without a
     word, and an mTLS endpoint then refused the handshake with nothing to say why."""
@@ -1058,7 +1141,11 @@ def test_a_client_key_the_exporter_does_not_use_gets_a_note(
         assert mutual.ret == 0 and "OpenTelemetry" not in mutual.stdout.str(), mutual.stdout.str()
         assert len(rx.spans()) == 3
         rx.clear()
-        for name in ("OTEL_EXPORTER_OTLP_CERTIFICATE", "OTEL_EXPORTER_OTLP_CLIENT_KEY", "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE"):
+        for name in (
+            "OTEL_EXPORTER_OTLP_CERTIFICATE",
+            "OTEL_EXPORTER_OTLP_CLIENT_KEY",
+            "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE",
+        ):
             monkeypatch.delenv(name)
         for name, file in variables.items():
             monkeypatch.setenv(name, certs[file])
@@ -1066,5 +1153,7 @@ def test_a_client_key_the_exporter_does_not_use_gets_a_note(
         assert result.ret == 0
         assert rx.spans() == []  # the endpoint wants a client certificate
     lines = [line.strip() for line in result.outlines if "OpenTelemetry" in line]
-    assert any(line.startswith("OpenTelemetry: traces, metrics and logs: ") and line.endswith(note) for line in lines), lines
+    assert any(
+        line.startswith("OpenTelemetry: traces, metrics and logs: ") and line.endswith(note) for line in lines
+    ), lines
     assert any("export of traces to https://127.0.0.1:" in line for line in lines), lines

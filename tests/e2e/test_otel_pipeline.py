@@ -12,14 +12,12 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import pytest
+from otlp_receiver import OtlpReceiver, SpanView, flatten_spans
 from sessions import clean_export_env
-from otlp_receiver import OtlpReceiver, SpanView, flatten_metrics, flatten_spans
 
 from pytest_probability.otel import otlp_json
-
 
 
 @pytest.fixture(autouse=True)
@@ -121,7 +119,9 @@ def test_instrumented_http_calls_are_children_of_their_run_everywhere(
 def test_instrumented_spans_are_spilled_and_replayed_with_their_run(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(INSTRUMENTED_CONFTEST)
     pytester.makepyfile(bench_model=INSTRUMENTED_BENCH)
-    result = run(pytester, "--prob-runs=2", f"--prob-otel-endpoint=http://127.0.0.1:{closed_port()}", "--prob-otel-timeout=2")
+    result = run(
+        pytester, "--prob-runs=2", f"--prob-otel-endpoint=http://127.0.0.1:{closed_port()}", "--prob-otel-timeout=2"
+    )
     assert result.ret == 0
     (spill,) = (pytester.path / ".pytest-probability").glob("otel-spill-*.jsonl")
     check_children(flatten_spans(list(otlp_json.read_file(spill))), 2)
@@ -207,7 +207,11 @@ def test_exporter_none_turns_that_signal_off(
 
 @pytest.mark.parametrize(("preference", "expected"), [("delta", "delta"), ("lowmemory", "delta"), ("", "cumulative")])
 def test_temporality_preference_is_honoured(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_grpc_receiver: OtlpReceiver, preference: str, expected: str
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    otlp_grpc_receiver: OtlpReceiver,
+    preference: str,
+    expected: str,
 ) -> None:
     pytester.makepyfile(bench_ok="def bench_ok():\n    pass\n")
     use(monkeypatch, otlp_grpc_receiver)
@@ -285,7 +289,9 @@ def _exemplars(rx: OtlpReceiver, name: str) -> dict[str, set[str]]:
                         continue
                     data = metric.histogram if metric.HasField("histogram") else metric.sum
                     for point in data.data_points:
-                        outcome = next(kv.value.string_value for kv in point.attributes if kv.key == "probability.outcome")
+                        outcome = next(
+                            kv.value.string_value for kv in point.attributes if kv.key == "probability.outcome"
+                        )
                         ids = {e.span_id.hex() for e in point.exemplars}
                         if ids:
                             found.setdefault(outcome, set()).update(ids)
@@ -344,7 +350,14 @@ def test_two_sessions_writing_one_file_keep_every_line_whole(pytester: pytest.Py
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     env.update(OTEL_BSP_MAX_EXPORT_BATCH_SIZE="1", OTEL_BSP_SCHEDULE_DELAY="1", PYTHONPATH=os.pathsep.join(sys.path))
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", f"--prob-otel-file={target}"]
-    first = subprocess.Popen([*command, "--prob-runs=400"], cwd=pytester.path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    first = subprocess.Popen(
+        [*command, "--prob-runs=400"],
+        cwd=pytester.path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         import time
 
@@ -352,7 +365,9 @@ def test_two_sessions_writing_one_file_keep_every_line_whole(pytester: pytest.Py
         partial = target.with_name(target.name + ".partial")  # the first session's lines, until its end
         while not (partial.exists() and partial.stat().st_size) and time.monotonic() < deadline:
             time.sleep(0.02)  # the first session is writing
-        second = subprocess.run([*command, "--prob-runs=40"], cwd=pytester.path, env=env, capture_output=True, text=True, timeout=120)
+        second = subprocess.run(
+            [*command, "--prob-runs=40"], cwd=pytester.path, env=env, capture_output=True, text=True, timeout=120
+        )
     finally:
         out, _ = first.communicate(timeout=120)
     assert first.returncode == 0 and second.returncode == 0, out + second.stdout
@@ -395,20 +410,31 @@ def test_a_session_that_crashes_leaves_the_previous_otlp_file_whole(pytester: py
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     env.update(OTEL_BSP_MAX_EXPORT_BATCH_SIZE="1", OTEL_BSP_SCHEDULE_DELAY="1", PYTHONPATH=os.pathsep.join(sys.path))
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", f"--prob-otel-file={target}"]
-    first = subprocess.run([*command, "--prob-runs=3"], cwd=pytester.path, env=env, capture_output=True, text=True, timeout=120)
+    first = subprocess.run(
+        [*command, "--prob-runs=3"], cwd=pytester.path, env=env, capture_output=True, text=True, timeout=120
+    )
     assert first.returncode == 0, first.stdout + first.stderr
     previous = target.read_bytes()
     assert len(flatten_spans([otlp_json.decode_line(line) for line in previous.decode().splitlines()])) == 4
-    crash = ("import ctypes\n\nctypes.string_at(0)\n" if how == "segfault"
-             else "import os, signal\n\nos.kill(os.getpid(), signal.SIGKILL)\n")
-    pytester.makepyfile(bench_zcrash=f"import time\n\ndef bench_crash():\n    time.sleep(0.3)  # some spans written first\n    {crash.strip().replace(chr(10), chr(10) + '    ')}\n")
-    second = subprocess.run([*command, "--prob-runs=3"], cwd=pytester.path, env=env, capture_output=True, text=True, timeout=120)
+    crash = (
+        "import ctypes\n\nctypes.string_at(0)\n"
+        if how == "segfault"
+        else "import os, signal\n\nos.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    pytester.makepyfile(
+        bench_zcrash=f"import time\n\ndef bench_crash():\n    time.sleep(0.3)  # some spans written first\n    {crash.strip().replace(chr(10), chr(10) + '    ')}\n"
+    )
+    second = subprocess.run(
+        [*command, "--prob-runs=3"], cwd=pytester.path, env=env, capture_output=True, text=True, timeout=120
+    )
     assert second.returncode < 0, second.stdout + second.stderr  # killed by the signal
     assert target.read_bytes() == previous
     partial = target.with_name("otel.jsonl.partial")
     assert [s.name for s in flatten_spans(list(otlp_json.read_file(partial)))][:3] == ["probability.run ok"] * 3
     (pytester.path / "bench_zcrash.py").unlink()
-    third = subprocess.run([*command, "--prob-runs=2"], cwd=pytester.path, env=env, capture_output=True, text=True, timeout=120)
+    third = subprocess.run(
+        [*command, "--prob-runs=2"], cwd=pytester.path, env=env, capture_output=True, text=True, timeout=120
+    )
     assert third.returncode == 0, third.stdout + third.stderr
     assert len(flatten_spans(list(otlp_json.read_file(target)))) == 3  # the new session's, in place of the old
     assert not partial.exists()

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sessions import clean_export_env
 from otlp_receiver import OtlpReceiver, flatten_metrics, flatten_spans
+from sessions import clean_export_env
 
 from pytest_probability.otel import otlp_json
 
@@ -134,7 +134,9 @@ def check_replay(spill: Path, protocol: str) -> None:
         assert "sent" in done.stdout
         assert sorted(s.span_id for s in rx.spans()) == sorted(s.span_id for s in flatten_spans(decoded))
         received = {(p.name, json.dumps(p.attributes, sort_keys=True), p.value, p.count) for p in rx.points()}
-        spilled = {(p.name, json.dumps(p.attributes, sort_keys=True), p.value, p.count) for p in flatten_metrics(decoded)}
+        spilled = {
+            (p.name, json.dumps(p.attributes, sort_keys=True), p.value, p.count) for p in flatten_metrics(decoded)
+        }
         assert received == spilled and spilled
     assert not spill.with_name(spill.name + ".rest").exists()
 
@@ -171,7 +173,9 @@ def test_refusing_or_slow_receiver_behaves_like_a_dead_one(
         if mode == "refuse":
             assert rx.spans() == [] and rx.points() == []
             rx.mode = "ok"  # the endpoint is back: the replay completes the data
-            done = replay(spill, "--endpoint", rx.endpoint, "--protocol", "grpc" if protocol == "grpc" else "http/protobuf")
+            done = replay(
+                spill, "--endpoint", rx.endpoint, "--protocol", "grpc" if protocol == "grpc" else "http/protobuf"
+            )
             assert done.returncode == 0, done.stderr
             assert len({s.span_id for s in rx.spans()}) == RUNS + 1
             assert {p.name for p in rx.points()} >= {"probability.runs", "probability.tokens"}
@@ -247,9 +251,16 @@ def test_the_sdk_log_lines_stay_out_of_stderr(pytester: pytest.Pytester, protoco
         "    logging.getLogger('opentelemetry.exporter.otlp.proto.http.trace_exporter').warning('own record, kept')\n"
     )
     with OtlpReceiver(protocol, mode="refuse") as rx:
-        result, _ = run(pytester, "--prob-runs=2", "-s", "-p", "no:logging", f"--prob-otel-endpoint={rx.endpoint}",
-                        f"--prob-otel-protocol={'grpc' if protocol == 'grpc' else 'http/protobuf'}",
-                        f"--prob-otel-timeout={TIMEOUT:g}")
+        result, _ = run(
+            pytester,
+            "--prob-runs=2",
+            "-s",
+            "-p",
+            "no:logging",
+            f"--prob-otel-endpoint={rx.endpoint}",
+            f"--prob-otel-protocol={'grpc' if protocol == 'grpc' else 'http/protobuf'}",
+            f"--prob-otel-timeout={TIMEOUT:g}",
+        )
         assert rx.count("traces") >= 2  # retried: the SDK logged "Transient error … retrying"
     assert result.ret == 1
     failed = [line for line in otel_lines(result) if "failed (" in line]
@@ -265,29 +276,42 @@ def test_an_http_exporter_talking_to_a_grpc_port_prints_no_control_bytes(pyteste
     (With the SDK's exporter the bytes arrive already escaped, inside the exception's repr; the escaping of
     everything printed is tested on its own by test_new_user.py::test_control_characters_are_never_printed.)"""
     with OtlpReceiver("grpc") as rx:
-        result, _ = run(pytester, "--prob-runs=2", f"--prob-otel-endpoint={rx.endpoint}",
-                        "--prob-otel-protocol=http/protobuf", f"--prob-otel-timeout={TIMEOUT:g}")
+        result, _ = run(
+            pytester,
+            "--prob-runs=2",
+            f"--prob-otel-endpoint={rx.endpoint}",
+            "--prob-otel-protocol=http/protobuf",
+            f"--prob-otel-timeout={TIMEOUT:g}",
+        )
         assert result.ret == 1
         lines = otel_lines(result)
         assert any("failed (" in line for line in lines), lines
         output = "\n".join(result.outlines + result.errlines)
-        controls = sorted({f"{ord(c):#04x}" for c in output if (ord(c) < 0x20 and c not in "\t\n") or 0x7f <= ord(c) < 0xa0})
+        controls = sorted(
+            {f"{ord(c):#04x}" for c in output if (ord(c) < 0x20 and c not in "\t\n") or 0x7F <= ord(c) < 0xA0}
+        )
         assert controls == [], controls
         # Issue 23, item 8: the note held escaped HTTP/2 frame bytes and no hint; it now says what the port is.
-        hint = ("failed (the endpoint answered with HTTP/2 frames: it looks like an OTLP/gRPC endpoint; "
-                "use --prob-otel-protocol=grpc (or OTEL_EXPORTER_OTLP_PROTOCOL=grpc))")
+        hint = (
+            "failed (the endpoint answered with HTTP/2 frames: it looks like an OTLP/gRPC endpoint; "
+            "use --prob-otel-protocol=grpc (or OTEL_EXPORTER_OTLP_PROTOCOL=grpc))"
+        )
         failed = [line for line in lines if "failed (" in line]
         assert len(failed) == 2 and all(line.endswith(hint) for line in failed), failed
         assert "\\x00" not in output
         (spill,) = spill_files(pytester)  # and nothing was lost
         done = replay(spill, "--endpoint", rx.endpoint, "--protocol", "http/protobuf", "--timeout", "2")
-        assert done.returncode == 1 and "it looks like an OTLP/gRPC endpoint; use --protocol grpc" in done.stderr, done.stderr
+        assert done.returncode == 1 and "it looks like an OTLP/gRPC endpoint; use --protocol grpc" in done.stderr, (
+            done.stderr
+        )
         # Issue 23, item 7: the SDK's own "Transient error … retrying" line reached stderr, frames and all.
         assert "\\x00" not in done.stderr and "Transient error" not in done.stderr, done.stderr
         assert done.stderr.splitlines()[-1].startswith("error: sending line 1 of "), done.stderr
 
 
-def test_file_gets_everything_while_the_endpoint_hangs(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_file_gets_everything_while_the_endpoint_hangs(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with OtlpReceiver("http", mode="slow", slow_delay=SLOW_DELAY) as rx:
         monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rx.endpoint)
         result, _ = run(pytester, "--prob-runs=2", f"--prob-otel-timeout={TIMEOUT:g}", "--prob-otel-file=otel.jsonl")
@@ -330,7 +354,12 @@ def test_header_values_stay_out_of_output_and_spill_when_export_fails(
     assert result.ret == 1
     assert otel_lines(result)
     (spill,) = spill_files(pytester)
-    for text in (result.stdout.str(), result.stderr.str(), (pytester.path / "report.json").read_text(), spill.read_text()):
+    for text in (
+        result.stdout.str(),
+        result.stderr.str(),
+        (pytester.path / "report.json").read_text(),
+        spill.read_text(),
+    ):
         assert SECRET not in text
         assert "s3cr3t" not in text
 
@@ -351,7 +380,12 @@ def test_password_in_the_endpoint_url_is_never_shown(
     line = "\n".join(otel_lines(result))
     assert f"http://127.0.0.1:{port}/v1/traces" in line
     (spill,) = spill_files(pytester)
-    for text in (result.stdout.str(), result.stderr.str(), (pytester.path / "report.json").read_text(), spill.read_text()):
+    for text in (
+        result.stdout.str(),
+        result.stderr.str(),
+        (pytester.path / "report.json").read_text(),
+        spill.read_text(),
+    ):
         assert PASSWORD not in text
         assert "alice:" not in text
 
@@ -374,8 +408,16 @@ def _files(root: Path) -> set[str]:
 
 BAD_OPTIONS = [
     pytest.param(["--prob-otel-protocol=carrier-pigeon"], "unknown protocol 'carrier-pigeon'", id="protocol-option"),
-    pytest.param(["--prob-otel-endpoint=localhost:4318"], "--prob-otel-endpoint: * is not an http:// or https:// URL", id="url-no-scheme"),
-    pytest.param([f"--prob-otel-endpoint=http://alice:{PASSWORD}@127.0.0.1:99999"], "--prob-otel-endpoint: 'http://127.0.0.1:99999': port 99999 is out of range", id="url-bad-port"),
+    pytest.param(
+        ["--prob-otel-endpoint=localhost:4318"],
+        "--prob-otel-endpoint: * is not an http:// or https:// URL",
+        id="url-no-scheme",
+    ),
+    pytest.param(
+        [f"--prob-otel-endpoint=http://alice:{PASSWORD}@127.0.0.1:99999"],
+        "--prob-otel-endpoint: 'http://127.0.0.1:99999': port 99999 is out of range",
+        id="url-bad-port",
+    ),
     pytest.param(["--prob-otel-endpoint=ftp://127.0.0.1:4318"], "is not an http:// or https:// URL", id="url-scheme"),
     pytest.param(["--prob-otel-file=a-folder"], "--prob-otel-file:*is a directory", id="file-is-a-directory"),
     pytest.param(["--prob-otel-timeout=soon"], "--prob-otel-timeout must be a number", id="timeout"),
@@ -399,14 +441,24 @@ def test_bad_option_is_a_usage_error_before_any_run(
 
 
 BAD_VARIABLES = [
-    pytest.param({"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, "OTEL_EXPORTER_OTLP_PROTOCOL='http/json'", id="protocol-json"),
-    pytest.param({"OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "udp"}, "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL='udp'", id="metrics-protocol"),
+    pytest.param(
+        {"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, "OTEL_EXPORTER_OTLP_PROTOCOL='http/json'", id="protocol-json"
+    ),
+    pytest.param(
+        {"OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "udp"},
+        "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL='udp'",
+        id="metrics-protocol",
+    ),
     pytest.param({"OTEL_EXPORTER_OTLP_COMPRESSION": "zstd"}, "zstd", id="compression-http"),
-    pytest.param({"OTEL_EXPORTER_OTLP_COMPRESSION": "zstd", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, "zstd", id="compression-grpc"),
+    pytest.param(
+        {"OTEL_EXPORTER_OTLP_COMPRESSION": "zstd", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, "zstd", id="compression-grpc"
+    ),
     pytest.param({"OTEL_EXPORTER_OTLP_HEADERS": f"Authorization: Bearer {SECRET}"}, "", id="headers-colon"),
     pytest.param({"OTEL_EXPORTER_OTLP_HEADERS": f"x-ok=1,={SECRET}"}, "", id="headers-no-name"),
     pytest.param({"OTEL_EXPORTER_OTLP_TIMEOUT": "soon"}, "soon", id="timeout-http"),
-    pytest.param({"OTEL_EXPORTER_OTLP_TIMEOUT": "soon", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, "soon", id="timeout-grpc"),
+    pytest.param(
+        {"OTEL_EXPORTER_OTLP_TIMEOUT": "soon", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, "soon", id="timeout-grpc"
+    ),
     pytest.param({"OTEL_TRACES_EXPORTER": "zipkin"}, "OTEL_TRACES_EXPORTER='zipkin'", id="traces-exporter"),
     pytest.param({"OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "many"}, "", id="bsp"),
     pytest.param({"OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT": "lots"}, "", id="limits"),
@@ -517,8 +569,9 @@ def test_replay_of_a_file_that_is_not_utf8_names_the_file(pytester: pytest.Pytes
 
 
 @pytest.mark.parametrize("timeout", ["0", "-1", "nan", "inf"])
-def test_replay_refuses_a_timeout_that_is_no_positive_number_and_sends_nothing(pytester: pytest.Pytester,
-                                                                                timeout: str) -> None:
+def test_replay_refuses_a_timeout_that_is_no_positive_number_and_sends_nothing(
+    pytester: pytest.Pytester, timeout: str
+) -> None:
     path = _otlp_file(pytester)
     with OtlpReceiver("http") as rx:
         done = replay(path, "--endpoint", rx.endpoint, "--timeout", timeout)

@@ -63,30 +63,72 @@ def expected(benchmark: str, n: int) -> list[dict[str, Any]]:
         return []
     if benchmark == "gated":
         if n == 1:
-            return [{"gen_ai.evaluation.name": "probability.outcome", "gen_ai.evaluation.score.label": "fail",
-                     "error.type": "ValueError", "gen_ai.evaluation.explanation": "no grader", "test.case.name": name,
-                     "test.case.result.status": "fail"}]
-        return [{"gen_ai.evaluation.name": "judge", "gen_ai.evaluation.score.value": 0.9, "test.case.name": name,
-                 "test.case.result.status": "pass"},
-                {"gen_ai.evaluation.name": "probability.outcome", "gen_ai.evaluation.score.label": "pass",
-                 "gen_ai.evaluation.score.value": 1.0, "test.case.name": name, "test.case.result.status": "pass"}]
+            return [
+                {
+                    "gen_ai.evaluation.name": "probability.outcome",
+                    "gen_ai.evaluation.score.label": "fail",
+                    "error.type": "ValueError",
+                    "gen_ai.evaluation.explanation": "no grader",
+                    "test.case.name": name,
+                    "test.case.result.status": "fail",
+                }
+            ]
+        return [
+            {
+                "gen_ai.evaluation.name": "judge",
+                "gen_ai.evaluation.score.value": 0.9,
+                "test.case.name": name,
+                "test.case.result.status": "pass",
+            },
+            {
+                "gen_ai.evaluation.name": "probability.outcome",
+                "gen_ai.evaluation.score.label": "pass",
+                "gen_ai.evaluation.score.value": 1.0,
+                "test.case.name": name,
+                "test.case.result.status": "pass",
+            },
+        ]
     status = {1: "fail", 2: "fail", 3: "pass", 4: "fail", 5: None}[n]
     shared = {"test.case.name": name, **({"test.case.result.status": status} if status else {})}
-    events = [{"gen_ai.evaluation.name": "rel", "gen_ai.evaluation.score.value": 0.5, **shared},
-              {"gen_ai.evaluation.name": "rel", "gen_ai.evaluation.score.value": 0.6 + n / 100, **shared},
-              {"gen_ai.evaluation.name": "judge", "gen_ai.evaluation.score.value": n / 10,
-               "gen_ai.evaluation.score.label": "pass" if n >= 3 else "fail",
-               "gen_ai.evaluation.explanation": f"EXPLAINED-{n}", **shared}]
+    events = [
+        {"gen_ai.evaluation.name": "rel", "gen_ai.evaluation.score.value": 0.5, **shared},
+        {"gen_ai.evaluation.name": "rel", "gen_ai.evaluation.score.value": 0.6 + n / 100, **shared},
+        {
+            "gen_ai.evaluation.name": "judge",
+            "gen_ai.evaluation.score.value": n / 10,
+            "gen_ai.evaluation.score.label": "pass" if n >= 3 else "fail",
+            "gen_ai.evaluation.explanation": f"EXPLAINED-{n}",
+            **shared,
+        },
+    ]
     if n in (1, 2):
-        events.append({"gen_ai.evaluation.name": "probability.outcome", "gen_ai.evaluation.score.label": "fail",
-                       "gen_ai.evaluation.score.value": 0.0, **shared,
-                       "gen_ai.evaluation.explanation": f"score 'judge' = {n / 10:g} is below its threshold 0.25"})
+        events.append(
+            {
+                "gen_ai.evaluation.name": "probability.outcome",
+                "gen_ai.evaluation.score.label": "fail",
+                "gen_ai.evaluation.score.value": 0.0,
+                **shared,
+                "gen_ai.evaluation.explanation": f"score 'judge' = {n / 10:g} is below its threshold 0.25",
+            }
+        )
     elif n == 3:
-        events.append({"gen_ai.evaluation.name": "probability.outcome", "gen_ai.evaluation.score.label": "pass",
-                       "gen_ai.evaluation.score.value": 1.0, **shared})
+        events.append(
+            {
+                "gen_ai.evaluation.name": "probability.outcome",
+                "gen_ai.evaluation.score.label": "pass",
+                "gen_ai.evaluation.score.value": 1.0,
+                **shared,
+            }
+        )
     elif n == 4:
-        events.append({"gen_ai.evaluation.name": "probability.outcome", "gen_ai.evaluation.score.label": "fail",
-                       "error.type": "RuntimeError", **shared})
+        events.append(
+            {
+                "gen_ai.evaluation.name": "probability.outcome",
+                "gen_ai.evaluation.score.label": "fail",
+                "error.type": "RuntimeError",
+                **shared,
+            }
+        )
     return events
 
 
@@ -104,9 +146,19 @@ def receiver(request: pytest.FixtureRequest) -> Any:
 
 
 def session(folder: pytest.Pytester, rx: OtlpReceiver | None, *args: str) -> pytest.RunResult:
-    env = ["--prob-otel-endpoint", rx.endpoint, "--prob-otel-protocol", "grpc" if rx.protocol == "grpc" else "http/protobuf"
-           ] if rx is not None else []
-    return folder.runpytest_subprocess("-p", "no:cacheprovider", "--prob-otel-file=otlp.jsonl", *env, *args, timeout=180)
+    env = (
+        [
+            "--prob-otel-endpoint",
+            rx.endpoint,
+            "--prob-otel-protocol",
+            "grpc" if rx.protocol == "grpc" else "http/protobuf",
+        ]
+        if rx is not None
+        else []
+    )
+    return folder.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--prob-otel-file=otlp.jsonl", *env, *args, timeout=180
+    )
 
 
 def run_spans(spans: list[SpanView]) -> dict[str, SpanView]:
@@ -132,8 +184,13 @@ def check_export(spans: list[SpanView], logs: list[LogView], points: list[Any], 
     for run in runs.values():
         benchmark, n = run.attributes["probability.benchmark"], run.attributes["probability.run"]
         scores = {k: v for k, v in run.attributes.items() if k.startswith("probability.score.")}
-        want = ({"probability.score.rel": pytest.approx(0.6 + n / 100), "probability.score.judge": pytest.approx(n / 10)}
-                if benchmark == "graded" else {"probability.score.judge": 0.9} if (benchmark, n) == ("gated", 2) else {})
+        want = (
+            {"probability.score.rel": pytest.approx(0.6 + n / 100), "probability.score.judge": pytest.approx(n / 10)}
+            if benchmark == "graded"
+            else {"probability.score.judge": 0.9}
+            if (benchmark, n) == ("gated", 2)
+            else {}
+        )
         assert scores == want, (benchmark, n)
     grouped = events_by_run(logs, runs)
     for benchmark, runs_of in (("graded", 5), ("gated", 2), ("plain", 2)):
@@ -149,12 +206,22 @@ def check_export(spans: list[SpanView], logs: list[LogView], points: list[Any], 
     # The score metrics: the mean and its bounds per case and score name, and the run scores' histogram.
     ours = [p for p in points if "score" in p.name]
     names = {(p.name, p.attributes["probability.benchmark"], p.attributes["probability.score.name"]) for p in ours}
-    assert names == {(metric, benchmark, score) for metric in ("probability.case.score.mean", "probability.case.score.lower",
-                                                               "probability.case.score.upper", "probability.run.score")
-                     for benchmark, score in (("graded", "rel"), ("graded", "judge"), ("gated", "judge"))}
-    histogram = {(p.attributes["probability.benchmark"], p.attributes["probability.score.name"]): p
-                 for p in ours if p.name == "probability.run.score"}
-    for (benchmark, score), point in histogram.items():
+    assert names == {
+        (metric, benchmark, score)
+        for metric in (
+            "probability.case.score.mean",
+            "probability.case.score.lower",
+            "probability.case.score.upper",
+            "probability.run.score",
+        )
+        for benchmark, score in (("graded", "rel"), ("graded", "judge"), ("gated", "judge"))
+    }
+    histogram = {
+        (p.attributes["probability.benchmark"], p.attributes["probability.score.name"]): p
+        for p in ours
+        if p.name == "probability.run.score"
+    }
+    for (benchmark, _score), point in histogram.items():
         assert point.unit == "1" and point.type == "histogram" and point.temporality == "cumulative"
         assert point.explicit_bounds == pytest.approx([k / 10 for k in range(11)])
         assert point.attributes["test.case.name"] == f"bench_scores.py::{benchmark}"
@@ -217,15 +284,25 @@ def test_a_session_without_scores_exports_no_score_attribute_event_or_series(fol
     assert len(runs) == 12
     assert not any(key.startswith("probability.score") for s in runs.values() for key in s.attributes)
     names = {p.name for p in flatten_metrics(lines)}
-    assert names == {"probability.runs", "probability.case.pass_fraction", "probability.session.pass_fraction",
-                     "probability.session.runs", "probability.cost", "probability.run.duration",
-                     "probability.case.interval.lower", "probability.case.interval.upper", "probability.case.min_rate",
-                     "probability.case.gate.verdict"}
+    assert names == {
+        "probability.runs",
+        "probability.case.pass_fraction",
+        "probability.session.pass_fraction",
+        "probability.session.runs",
+        "probability.cost",
+        "probability.run.duration",
+        "probability.case.interval.lower",
+        "probability.case.interval.upper",
+        "probability.case.min_rate",
+        "probability.case.gate.verdict",
+    }
 
 
 #: The user's own logger provider, set at import: the instrumentation's records are theirs, the plugin's own
 #: evaluation results still take the plugin's way (as its run spans do).
-USER_LOGS = CONFTEST + """
+USER_LOGS = (
+    CONFTEST
+    + """
 import json, os
 
 from opentelemetry import _logs
@@ -242,6 +319,7 @@ def pytest_sessionfinish(session):
     with open(f"user-{os.getpid()}.json", "w") as handle:
         json.dump([log.log_record.event_name for log in LOGS.get_finished_logs()], handle)
 """
+)
 
 USER_BENCH = """
 from opentelemetry import _logs
@@ -262,7 +340,9 @@ def test_the_evaluation_results_take_the_plugins_way_beside_a_users_logger_provi
     runs = run_spans(otlp_http_receiver.spans())
     grouped = events_by_run(otlp_http_receiver.logs(), runs)  # the plugin's records only, each at its run
     assert {key: [event["gen_ai.evaluation.name"] for event in events] for key, events in grouped.items()} == {
-        ("mine", 1): ["score", "probability.outcome"], ("mine", 2): ["score", "probability.outcome"]}
+        ("mine", 1): ["score", "probability.outcome"],
+        ("mine", 2): ["score", "probability.outcome"],
+    }
     (seen,) = [json.loads(path.read_text()) for path in folder.path.glob("user-*.json")]
     assert seen == ["user.event", "user.event"]  # the user's provider got the user's records, not the plugin's
 

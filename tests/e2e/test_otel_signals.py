@@ -257,7 +257,9 @@ def test_the_log_exporter_is_made_only_for_log_records_and_its_warnings_are_note
             assert run_seen["loaded"] == [], run_seen
             quiet = [name for name in run_seen["quiet"] if name.startswith("opentelemetry")]
             # The SDK's gRPC exporters share a module that imports the SDK's log export (and its logger).
-            assert quiet == ([] if receiver.protocol == "http" else ["opentelemetry.sdk._logs._internal.export.propagate.false"])
+            assert quiet == (
+                [] if receiver.protocol == "http" else ["opentelemetry.sdk._logs._internal.export.propagate.false"]
+            )
 
 
 def closed_port() -> int:

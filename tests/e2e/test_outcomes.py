@@ -419,9 +419,19 @@ def test_cost_and_tokens_survive_every_outcome(pytester, bench):
     assert by_id["bench_x.py::bench_skips::run1"]["cost"] == 2.0
     assert by_id["bench_x.py::bench_passes::run2"]["cost"] == 0.75
     assert by_id["bench_x.py::bench_fails::run1"]["usage"] == [
-        {"model": "m-large", "input_tokens": 4800, "output_tokens": 900, "cached_input_tokens": 0, "cost": 0.125,
-         "cache_creation_input_tokens": 0, "reasoning_tokens": 0, "source": "record", "request_model": "",
-         "priced": False, "role": "system"}
+        {
+            "model": "m-large",
+            "input_tokens": 4800,
+            "output_tokens": 900,
+            "cached_input_tokens": 0,
+            "cost": 0.125,
+            "cache_creation_input_tokens": 0,
+            "reasoning_tokens": 0,
+            "source": "record",
+            "request_model": "",
+            "priced": False,
+            "role": "system",
+        }
     ]
 
 

@@ -35,15 +35,22 @@ PAIRS = [
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 @pytest.mark.parametrize(("first", "second"), PAIRS, ids=[f"{a[2:]}-{b[2:]}" for a, b in PAIRS])
-def test_two_outputs_on_one_file_are_a_usage_error_before_any_run(pytester: pytest.Pytester, xdist: list[str],
-                                                                  first: str, second: str) -> None:
+def test_two_outputs_on_one_file_are_a_usage_error_before_any_run(
+    pytester: pytest.Pytester, xdist: list[str], first: str, second: str
+) -> None:
     pytester.makepyfile(bench_x=SIDE_EFFECT)
     target = pytester.path / "out.file"
-    export = ["--prob-otel-file=other.jsonl"] if "--prob-otel-file" not in (first, second) else []  # the spill's export on
+    export = (
+        ["--prob-otel-file=other.jsonl"] if "--prob-otel-file" not in (first, second) else []
+    )  # the spill's export on
     result = pytester.runpytest_subprocess(*xdist, "--prob-runs=3", *export, f"{first}=out.file", f"{second}=out.file")
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + result.stderr.str()
-    result.stderr.fnmatch_lines([f"ERROR: {second}: *out.file is also the {first} path ({target}): one output "
-                                 "would replace the other; give each its own path"])
+    result.stderr.fnmatch_lines(
+        [
+            f"ERROR: {second}: *out.file is also the {first} path ({target}): one output "
+            "would replace the other; give each its own path"
+        ]
+    )
     assert not (pytester.path / "ran.txt").exists()
     assert not target.exists()
 
@@ -64,9 +71,15 @@ def test_a_clash_through_a_symlink_or_a_hard_link_is_refused(pytester: pytest.Py
 def test_outputs_of_their_own_and_streams_run(pytester: pytest.Pytester) -> None:
     """Distinct files pass, and a stream (``/dev/stdout``) clashes with nothing: it is written through."""
     pytester.makepyfile(bench_x=SIDE_EFFECT)
-    result = pytester.runpytest_subprocess("--prob-runs=2", "--prob-json=r.json", "--prob-html=r.html",
-                                           "--junitxml=j.xml", "--prob-otel-file=o.jsonl", "--prob-journal=run.jsonl",
-                                           "--prob-summary=/dev/stdout")
+    result = pytester.runpytest_subprocess(
+        "--prob-runs=2",
+        "--prob-json=r.json",
+        "--prob-html=r.html",
+        "--junitxml=j.xml",
+        "--prob-otel-file=o.jsonl",
+        "--prob-journal=run.jsonl",
+        "--prob-summary=/dev/stdout",
+    )
     assert result.ret == 0, result.stdout.str() + result.stderr.str()
     for name in ("r.json", "r.html", "j.xml", "o.jsonl", "run.jsonl"):
         assert (pytester.path / name).stat().st_size > 0, name

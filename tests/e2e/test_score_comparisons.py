@@ -15,10 +15,10 @@ import subprocess
 import sys
 
 import pytest
+from sessions import CONFTEST
 
 from pytest_probability.maths import scores as maths
 from pytest_probability.maths import twostats
-from sessions import CONFTEST
 
 XDIST = pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 
@@ -92,10 +92,12 @@ def graded(pytester: pytest.Pytester) -> pytest.Pytester:
 
 
 @XDIST
-def test_a_drop_of_the_mean_score_fails_the_benchmarks_baseline_verdict(graded: pytest.Pytester,
-                                                                         xdist: list[str]) -> None:
-    result = run(graded, *xdist, "--prob-baseline=night1.json", "--prob-margin=0.05", "--prob-json=night2.json",
-                 shift=0.2, ret=1)
+def test_a_drop_of_the_mean_score_fails_the_benchmarks_baseline_verdict(
+    graded: pytest.Pytester, xdist: list[str]
+) -> None:
+    result = run(
+        graded, *xdist, "--prob-baseline=night1.json", "--prob-margin=0.05", "--prob-json=night2.json", shift=0.2, ret=1
+    )
     data = report(graded, "night2.json")
     [benchmark] = data["baseline"]["comparisons"]
     assert benchmark["verdict"] == "pass"  # every run passes both nights: the fractions did not move
@@ -109,16 +111,22 @@ def test_a_drop_of_the_mean_score_fails_the_benchmarks_baseline_verdict(graded: 
     assert score["ci"]["high"] < -0.05 and score["verdict"] == "fail"
     assert score["p"] == pytest.approx(expected.p) and score["p_method"] == "paired-bootstrap"
     assert [entry["input"] for entry in score["inputs"]] == [f"answer::q{i:02d}" for i in range(INPUTS)]
-    assert all(entry["nodeid"] == f"bench_graded.py::bench_answer::{entry['input'].split('::')[1]}" for entry in score["inputs"])
+    assert all(
+        entry["nodeid"] == f"bench_graded.py::bench_answer::{entry['input'].split('::')[1]}"
+        for entry in score["inputs"]
+    )
     assert data["baseline"]["score_verdicts"]["fail"] + data["baseline"]["score_verdicts"]["undecided"] == INPUTS
-    result.stdout.fnmatch_lines([
-        "_*bench_answer?baseline?*_",
-        "baseline: answer  current \u2212 baseline  0.0 pp [0.0, 0.0]  12 paired  \u2265\u22125 pp  PASS",
-        "mean faithfulness  \u2212*12 paired  \u2265\u22120.05  FAIL",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "_*bench_answer?baseline?*_",
+            "baseline: answer  current \u2212 baseline  0.0 pp [0.0, 0.0]  12 paired  \u2265\u22125 pp  PASS",
+            "mean faithfulness  \u2212*12 paired  \u2265\u22120.05  FAIL",
+        ]
+    )
     result.stdout.fnmatch_lines(["FAILED bench_graded.py::bench_answer[[]baseline[]]*"])
-    result.stdout.fnmatch_lines(["*mean scores, current minus baseline*",
-                                 "*answer faithfulness*12 cases*-0.2*margin 0.05  FAIL"])
+    result.stdout.fnmatch_lines(
+        ["*mean scores, current minus baseline*", "*answer faithfulness*12 cases*-0.2*margin 0.05  FAIL"]
+    )
 
 
 def test_each_cases_score_test_is_welchs_and_its_interval_at_the_adjusted_level(pytester: pytest.Pytester) -> None:
@@ -138,7 +146,7 @@ def test_each_cases_score_test_is_welchs_and_its_interval_at_the_adjusted_level(
         assert entry["baseline"] == {"n": 40, "mean": pytest.approx(sum(before) / 40)}
         ps.append(entry["p"])
     adjusted = twostats.adjust(ps, "holm", 0.05)
-    for i, (entry, result) in enumerate(zip(score["inputs"], adjusted)):
+    for i, (entry, result) in enumerate(zip(score["inputs"], adjusted, strict=False)):
         assert entry["p_adjusted"] == pytest.approx(result.p_adjusted)
         interval = maths.difference_interval(night(i, 0.3, 40), night(i, 0.0, 40), result.local_level / 2)
         assert entry["ci"]["low"] == pytest.approx(interval.low)
@@ -163,8 +171,7 @@ def test_lf_reruns_the_cases_of_a_failed_score_verdict(graded: pytest.Pytester) 
     (graded.path / "shift.txt").write_text("0.2", encoding="utf-8")
     failed = graded.runpytest_subprocess("--prob-baseline=night1.json", "--prob-margin=0.05", timeout=180)
     assert failed.ret == 1
-    again = graded.runpytest_subprocess("--lf", "--prob-baseline=night1.json", "--prob-margin=0.05", "-q",
-                                        timeout=180)
+    again = graded.runpytest_subprocess("--lf", "--prob-baseline=night1.json", "--prob-margin=0.05", "-q", timeout=180)
     again.stdout.fnmatch_lines([f"*1 failed, {INPUTS * RUNS} passed*"])
     assert "run with --lf" not in again.stdout.str()
 
@@ -174,8 +181,7 @@ def test_a_baseline_without_scores_compares_fractions_only(graded: pytest.Pytest
     for record in old["records"]:
         record.pop("scores")  # a 0.3.0 or 0.4.0 report: no scores in its records
     (graded.path / "old.json").write_text(json.dumps(old), encoding="utf-8")
-    result = run(graded, "--prob-baseline=old.json", "--prob-margin=0.05", "--prob-json=night2.json", shift=0.3,
-                 ret=0)
+    result = run(graded, "--prob-baseline=old.json", "--prob-margin=0.05", "--prob-json=night2.json", shift=0.3, ret=0)
     data = report(graded, "night2.json")
     assert data["baseline"]["comparisons"][0]["scores"] == []
     assert data["baseline"]["score_verdicts"] == {"pass": 0, "fail": 0, "undecided": 0}
@@ -183,15 +189,21 @@ def test_a_baseline_without_scores_compares_fractions_only(graded: pytest.Pytest
 
 
 def test_margins_are_shares_of_the_score_range_and_out_of_range_baselines_are_left_out(
-        pytester: pytest.Pytester) -> None:
+    pytester: pytest.Pytester,
+) -> None:
     pytester.makeconftest(CONFTEST)
-    pytester.makepyfile(bench_graded=GRADED.replace("@pytest.mark.probability(runs=10)",
-                                                    "@pytest.mark.probability(runs=10, score_range=(0, 10))")
-                        .replace('record_score(value(INPUTS.index(q), n, SHIFT), "faithfulness")',
-                                 'record_score(10 * value(INPUTS.index(q), n, SHIFT), "faithfulness")'))
+    pytester.makepyfile(
+        bench_graded=GRADED.replace(
+            "@pytest.mark.probability(runs=10)", "@pytest.mark.probability(runs=10, score_range=(0, 10))"
+        ).replace(
+            'record_score(value(INPUTS.index(q), n, SHIFT), "faithfulness")',
+            'record_score(10 * value(INPUTS.index(q), n, SHIFT), "faithfulness")',
+        )
+    )
     run(pytester, "--prob-json=night1.json", ret=0)
-    result = run(pytester, "--prob-baseline=night1.json", "--prob-margin=0.05", "--prob-json=night2.json",
-                 shift=0.03, ret=0)
+    result = run(
+        pytester, "--prob-baseline=night1.json", "--prob-margin=0.05", "--prob-json=night2.json", shift=0.03, ret=0
+    )
     [score] = report(pytester, "night2.json")["baseline"]["comparisons"][0]["scores"]
     assert score["range"] == [0.0, 10.0] and -0.4 < score["difference"] < -0.3  # within half a point
     assert score["verdict"] == "pass"
@@ -229,11 +241,24 @@ def test_the_merged_shards_compare_scores_as_the_unsharded_session(graded: pytes
     args = ("--prob-baseline=night1.json", "--prob-margin=0.05")
     run(graded, *args, "--prob-json=whole.json", shift=0.2, ret=1)
     for k in (1, 2):
-        run(graded, *args, f"--prob-shard={k}/2", f"--prob-json=s{k}.json", *(["-n", "2"] if k == 2 else []),
-            shift=0.2)
-    merged = subprocess.run([sys.executable, "-m", "pytest_probability", "merge", "s1.json", "s2.json", "-o",
-                             "m.json", "--prob-baseline=night1.json"], cwd=graded.path, capture_output=True,
-                            text=True, timeout=120)
+        run(graded, *args, f"--prob-shard={k}/2", f"--prob-json=s{k}.json", *(["-n", "2"] if k == 2 else []), shift=0.2)
+    merged = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest_probability",
+            "merge",
+            "s1.json",
+            "s2.json",
+            "-o",
+            "m.json",
+            "--prob-baseline=night1.json",
+        ],
+        cwd=graded.path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert merged.returncode == 1, merged.stdout + merged.stderr
     whole, both = report(graded, "whole.json"), report(graded, "m.json")
     assert both["baseline"]["comparisons"][0]["scores"] == whole["baseline"]["comparisons"][0]["scores"]
@@ -246,8 +271,15 @@ def test_the_score_drop_gauges(graded: pytest.Pytester) -> None:
 
     from pytest_probability.otel import otlp_json
 
-    run(graded, "--prob-baseline=night1.json", "--prob-margin=0.05", "--prob-json=night2.json",
-        "--prob-otel-file=otel.jsonl", shift=0.3, ret=1)
+    run(
+        graded,
+        "--prob-baseline=night1.json",
+        "--prob-margin=0.05",
+        "--prob-json=night2.json",
+        "--prob-otel-file=otel.jsonl",
+        shift=0.3,
+        ret=1,
+    )
     [score] = report(graded, "night2.json")["baseline"]["comparisons"][0]["scores"]
     points = flatten_metrics(list(otlp_json.read_file(graded.path / "otel.jsonl")))
     gauges: dict[str, dict[str, float]] = {}
@@ -257,11 +289,15 @@ def test_the_score_drop_gauges(graded: pytest.Pytester) -> None:
             assert point.unit == ("" if point.name.endswith(".verdict") else "1")
             gauges.setdefault(point.name, {})[point.attributes["probability.case"]] = point.value
     by_case = {entry["input"].split("::")[1]: entry for entry in score["inputs"]}
-    assert set(gauges) == {f"probability.case.baseline.score.{name}" for name in
-                           ("mean", "difference", "difference.lower", "difference.upper", "verdict")}
+    assert set(gauges) == {
+        f"probability.case.baseline.score.{name}"
+        for name in ("mean", "difference", "difference.lower", "difference.upper", "verdict")
+    }
     for case, entry in by_case.items():
         assert gauges["probability.case.baseline.score.difference"][case] == pytest.approx(entry["difference"])
         assert gauges["probability.case.baseline.score.difference.upper"][case] == pytest.approx(entry["ci"]["high"])
         assert gauges["probability.case.baseline.score.mean"][case] == pytest.approx(entry["baseline"]["mean"])
-        assert gauges["probability.case.baseline.score.verdict"][case] == {"fail": -1, "undecided": 0, "pass": 1}[
-            entry["verdict"]]
+        assert (
+            gauges["probability.case.baseline.score.verdict"][case]
+            == {"fail": -1, "undecided": 0, "pass": 1}[entry["verdict"]]
+        )

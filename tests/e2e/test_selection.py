@@ -121,7 +121,9 @@ def test_command_line_beats_mark_and_ini(pytester: pytest.Pytester) -> None:
     counts = run_counts(node_ids(result))
     assert len(counts) == 8 and set(counts.values()) == {7}
     # A case's node id (without the run part) selects all of its runs.
-    result = pytester.runpytest("--prob-runs=7", "bench_counts.py::bench_param::a", "bench_counts.py::bench_param_only::a")
+    result = pytester.runpytest(
+        "--prob-runs=7", "bench_counts.py::bench_param::a", "bench_counts.py::bench_param_only::a"
+    )
     result.assert_outcomes(passed=14)
     assert table(result) == ["param::a 7/7", "param_only::a 7/7"]
 
@@ -229,7 +231,7 @@ def test_delay_sleeps_between_runs_never_before_the_first(pytester: pytest.Pytes
     names = [name for name, _ in stamps]
     times = [float(when) for _, when in stamps]
     assert names[0] == "collected" and names[-1] == "test_plain.py::test_fast"
-    gaps = [b - a for a, b in zip(times, times[1:])]
+    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
     assert gaps[0] < delay, f"slept before the first run: {gaps[0]:.3f}s"
     assert all(gap >= delay * 0.95 for gap in gaps[1:4]), gaps
     assert gaps[4] < delay, "a normal test is not paced"
@@ -364,7 +366,9 @@ def test_junitxml_has_one_testcase_per_run(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--prob-runs=2", "--junitxml=junit.xml")
     result.assert_outcomes(passed=8, failed=1)
     root = ET.parse(pytester.path / "junit.xml").getroot()
-    cases = [(case.get("classname"), case.get("name"), case.find("failure") is not None) for case in root.iter("testcase")]
+    cases = [
+        (case.get("classname"), case.get("name"), case.find("failure") is not None) for case in root.iter("testcase")
+    ]
     assert cases == [
         ("bench_junit.bench_classify", "is_question[run1]", False),
         ("bench_junit.bench_classify", "is_question[run2]", False),
@@ -478,7 +482,8 @@ def _ran(pytester: pytest.Pytester) -> list[str]:
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 @pytest.mark.parametrize("cases", [["broken"], ["broken", "fine"]], ids=["one-case", "two-cases"])
 def test_last_failed_after_a_failed_gate_reruns_that_case_and_its_gate_only(
-        pytester: pytest.Pytester, cases: list[str], xdist: list[str]) -> None:
+    pytester: pytest.Pytester, cases: list[str], xdist: list[str]
+) -> None:
     """--lf after a failed gate reruns the failed case's runs and its gate item, nothing else: in a
     one-case session that is every item (4 of 4: the report of 'every item rerun' was this). Once the
     gate passes, nothing failed is left, and --lf then runs everything, as pytest does for any

@@ -7,11 +7,10 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-
 from otlp_receiver import OtlpReceiver, flatten_metrics, flatten_spans
+
 from pytest_probability.model.case import shard_of
 
 # A gate that passes over all 30 runs (20/30, exact 95% interval [47%, 83%] vs bar 30%) while every run of
@@ -43,14 +42,21 @@ VOLATILE = ("duration", "elapsed", "start_time", "trace_id", "span_id")
 
 
 def session(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-o", "prob_gate_timeout=60", "-rs", *args,
-                                         timeout=120)
+    return pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-o", "prob_gate_timeout=60", "-rs", *args, timeout=120
+    )
 
 
 def merge(pytester: pytest.Pytester, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    return subprocess.run([sys.executable, "-m", "pytest_probability", "merge", *args], cwd=pytester.path,
-                          capture_output=True, text=True, timeout=120, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_probability", "merge", *args],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
 
 
 def load(pytester: pytest.Pytester, name: str) -> dict:
@@ -61,10 +67,14 @@ def stable(entries: list[dict]) -> dict[str, dict]:
     return {e["nodeid"]: {k: v for k, v in e.items() if k not in VOLATILE} for e in entries}
 
 
-def shards(pytester: pytest.Pytester, count: int = 3, extra: dict[int, list[str]] | None = None) -> list[pytest.RunResult]:
+def shards(
+    pytester: pytest.Pytester, count: int = 3, extra: dict[int, list[str]] | None = None
+) -> list[pytest.RunResult]:
     extra = extra or {}
-    return [session(pytester, f"--prob-shard={k}/{count}", f"--prob-json=s{k}.json", *extra.get(k, []))
-            for k in range(1, count + 1)]
+    return [
+        session(pytester, f"--prob-shard={k}/{count}", f"--prob-json=s{k}.json", *extra.get(k, []))
+        for k in range(1, count + 1)
+    ]
 
 
 @pytest.mark.parametrize("broken", [False, True], ids=["gates-pass", "a-gate-fails"])
@@ -72,8 +82,10 @@ def test_the_merged_shards_are_the_unsharded_session(pytester: pytest.Pytester, 
     pytester.makepyfile(bench_x=BENCH + (BROKEN if broken else ""))
     whole = session(pytester, "--prob-json=whole.json", "--prob-explain", "--prob-metric=pass^2")
     # Shard 2 runs under xdist: a shard is any session, -n included.
-    results = shards(pytester, extra={k: ["--prob-explain", "--prob-metric=pass^2"] + (["-n", "2"] if k == 2 else [])
-                                      for k in (1, 2, 3)})
+    results = shards(
+        pytester,
+        extra={k: ["--prob-explain", "--prob-metric=pass^2"] + (["-n", "2"] if k == 2 else []) for k in (1, 2, 3)},
+    )
     for result in results:
         assert result.ret == 0, result.stdout.str()  # a shard judges no gate: its runs alone decide
     first = results[0].stdout.str()
@@ -112,13 +124,15 @@ def test_the_merged_shards_are_the_unsharded_session(pytester: pytest.Pytester, 
 
 
 def test_a_shard_fails_on_its_own_ungated_runs_and_the_merge_too(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(bench_x="""
+    pytester.makepyfile(
+        bench_x="""
 import pytest
 
 @pytest.mark.probability(runs=4)
 def bench_flaky(request):
     assert request.node.prob_run != 3
-""")
+"""
+    )
     results = shards(pytester, count=2)
     statuses = sorted(r.ret for r in results)
     assert statuses == [0, 1]
@@ -126,14 +140,17 @@ def bench_flaky(request):
     assert merged.returncode == 1 == load(pytester, "merged.json")["exit_status"]
 
 
-@pytest.mark.parametrize(("value", "message"), [
-    ("3", "--prob-shard must be K/N, this shard's number K of N shards, e.g. 2/5; got '3'"),
-    ("a/b", "got 'a/b'"),
-    ("0/2", "--prob-shard must be K/N with 1 <= K <= N, got '0/2'"),
-    ("3/2", "--prob-shard must be K/N with 1 <= K <= N, got '3/2'"),
-    ("1/0", "--prob-shard must be K/N with 1 <= K <= N, got '1/0'"),
-    ("-1/2", "got '-1/2'"),
-])
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("3", "--prob-shard must be K/N, this shard's number K of N shards, e.g. 2/5; got '3'"),
+        ("a/b", "got 'a/b'"),
+        ("0/2", "--prob-shard must be K/N with 1 <= K <= N, got '0/2'"),
+        ("3/2", "--prob-shard must be K/N with 1 <= K <= N, got '3/2'"),
+        ("1/0", "--prob-shard must be K/N with 1 <= K <= N, got '1/0'"),
+        ("-1/2", "got '-1/2'"),
+    ],
+)
 def test_bad_shard_values_are_usage_errors(pytester: pytest.Pytester, value: str, message: str) -> None:
     pytester.makepyfile(bench_x="def bench_ok():\n    pass\n")
     result = pytester.runpytest("-p", "no:cacheprovider", f"--prob-shard={value}")
@@ -196,7 +213,10 @@ def test_the_merge_refuses_different_settings_and_suites(two_shards: pytest.Pyte
     pytester = two_shards
     assert session(pytester, "--prob-shard=2/2", "--prob-json=other.json", "--prob-confidence=0.9").ret == 0
     message = refused(pytester, "s1.json", "other.json")
-    assert "other.json and s1.json were run with different settings (stats_config: level: 0.95 in s1.json, 0.9 in other.json)" in message
+    assert (
+        "other.json and s1.json were run with different settings (stats_config: level: 0.95 in s1.json, 0.9 in other.json)"
+        in message
+    )
     assert session(pytester, "--prob-shard=2/3", "--prob-json=third.json").ret == 0
     assert "s1.json is shard 1/2 and third.json is shard 2/3" in refused(pytester, "s1.json", "third.json")
     assert session(pytester, "--prob-shard=2/2", "--prob-json=suite.json", "--prob-suite=nightly").ret == 0
@@ -211,7 +231,8 @@ def test_the_merge_refuses_different_settings_and_suites(two_shards: pytest.Pyte
         (pytester.path / "s1.json").write_text(json.dumps(first), encoding="utf-8")
     (pytester.path / "changed.json").write_text(json.dumps(changed), encoding="utf-8")
     assert "are not shards of one suite: case bench_x.py::bench_uneven differs in marks" in refused(
-        pytester, "s1.json", "changed.json")
+        pytester, "s1.json", "changed.json"
+    )
     (pytester.path / "plain.json").write_text(json.dumps({"records": []}), encoding="utf-8")
     assert "plain.json is not a shard's report" in refused(pytester, "s1.json", "plain.json")
 
@@ -221,7 +242,9 @@ def test_shards_send_counters_and_the_merge_the_whole_case_gauges(pytester: pyte
     monkeypatch.setenv("TRACEPARENT", f"00-{trace}-00f067aa0ba902b7-01")
     pytester.makepyfile(bench_x=BENCH)
     for k in (1, 2):
-        assert session(pytester, f"--prob-shard={k}/2", f"--prob-json=s{k}.json", f"--prob-otel-file=s{k}.jsonl").ret == 0
+        assert (
+            session(pytester, f"--prob-shard={k}/2", f"--prob-json=s{k}.json", f"--prob-otel-file=s{k}.jsonl").ret == 0
+        )
     from pytest_probability.otel import otlp_json
 
     shard_points = [flatten_metrics(list(otlp_json.read_file(pytester.path / f"s{k}.jsonl"))) for k in (1, 2)]
@@ -237,12 +260,20 @@ def test_shards_send_counters_and_the_merge_the_whole_case_gauges(pytester: pyte
     assert result.returncode == 0, result.stderr
     points = flatten_metrics(list(otlp_json.read_file(pytester.path / "merged.jsonl")))
     gauges = {p.name for p in points if p.type == "gauge"}
-    assert {"probability.case.pass_fraction", "probability.session.pass_fraction", "probability.case.gate.verdict",
-            "probability.case.interval.lower", "probability.case.interval.upper"} <= gauges
+    assert {
+        "probability.case.pass_fraction",
+        "probability.session.pass_fraction",
+        "probability.case.gate.verdict",
+        "probability.case.interval.lower",
+        "probability.case.interval.upper",
+    } <= gauges
     verdict = next(p for p in points if p.name == "probability.case.gate.verdict")
     assert verdict.attributes["probability.benchmark"] == "uneven" and verdict.value == 1
-    fraction = next(p for p in points if p.name == "probability.case.pass_fraction"
-                    and p.attributes["probability.benchmark"] == "uneven")
+    fraction = next(
+        p
+        for p in points
+        if p.name == "probability.case.pass_fraction" and p.attributes["probability.benchmark"] == "uneven"
+    )
     assert fraction.value == pytest.approx(20 / 30)
 
     assert {p.type for p in points} == {"gauge"}  # the counters came from the shards, which add:
@@ -250,7 +281,9 @@ def test_shards_send_counters_and_the_merge_the_whole_case_gauges(pytester: pyte
     assert sum(runs) == 42 and all(runs)
     # each shard's counters are series of their own, the same every night
     assert [{p.resource["service.instance.id"] for p in part} for part in shard_points] == [
-        {"shard-1-of-2"}, {"shard-2-of-2"}]
+        {"shard-1-of-2"},
+        {"shard-2-of-2"},
+    ]
     assert all("service.instance.id" not in p.resource for p in points)
 
 
@@ -260,13 +293,18 @@ def point_views(points: list) -> list[tuple]:
 
 def replay(pytester: pytest.Pytester, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    return subprocess.run([sys.executable, "-m", "pytest_probability.otel", "replay", *args], cwd=pytester.path,
-                          capture_output=True, text=True, timeout=120, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_probability.otel", "replay", *args],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
 
 
 @pytest.mark.parametrize("protocol", ["http", "grpc"])
-def test_the_merge_sends_its_gauges_and_keeps_what_it_could_not_send(pytester: pytest.Pytester,
-                                                                      protocol: str) -> None:
+def test_the_merge_sends_its_gauges_and_keeps_what_it_could_not_send(pytester: pytest.Pytester, protocol: str) -> None:
     """``merge --otel-endpoint``: the gauges ``--otel-file`` writes, sent as replay sends them; a refusing
     endpoint leaves them in a spill file for replay, and the merge's exit status is the night's either way."""
     pytester.makepyfile(bench_x=BENCH + BROKEN)
@@ -276,8 +314,19 @@ def test_the_merge_sends_its_gauges_and_keeps_what_it_could_not_send(pytester: p
     from pytest_probability.otel import otlp_json
 
     with OtlpReceiver(protocol) as rx:
-        result = merge(pytester, "s1.json", "s2.json", "-o", "merged.json", "--otel-file", "merged.jsonl",
-                       "--otel-endpoint", rx.endpoint, "--otel-protocol", wire)
+        result = merge(
+            pytester,
+            "s1.json",
+            "s2.json",
+            "-o",
+            "merged.json",
+            "--otel-file",
+            "merged.jsonl",
+            "--otel-endpoint",
+            rx.endpoint,
+            "--otel-protocol",
+            wire,
+        )
         assert result.returncode == 1, result.stderr  # broken's gate fails over all runs
         assert f"sent 1 metric requests to http://127.0.0.1:{rx.port}" in result.stdout, result.stdout
         written = flatten_metrics(list(otlp_json.read_file(pytester.path / "merged.jsonl")))
@@ -288,14 +337,26 @@ def test_the_merge_sends_its_gauges_and_keeps_what_it_could_not_send(pytester: p
         assert again.returncode == 0 and "nothing to send" in again.stdout, again.stderr
         # Without --otel-file, nothing is left behind once sent.
         rx.clear()
-        result = merge(pytester, "s1.json", "s2.json", "-o", "merged.json", "--otel-endpoint", rx.endpoint,
-                       "--otel-protocol", wire)
+        result = merge(
+            pytester, "s1.json", "s2.json", "-o", "merged.json", "--otel-endpoint", rx.endpoint, "--otel-protocol", wire
+        )
         assert result.returncode == 1 and point_views(rx.points()) == point_views(written), result.stderr
         assert not list(pytester.path.glob(".pytest-probability/*"))
 
     with OtlpReceiver(protocol, mode="refuse") as refusing:
-        result = merge(pytester, "s1.json", "s2.json", "-o", "merged.json", "--otel-endpoint", refusing.endpoint,
-                       "--otel-protocol", wire, "--otel-timeout", "3")
+        result = merge(
+            pytester,
+            "s1.json",
+            "s2.json",
+            "-o",
+            "merged.json",
+            "--otel-endpoint",
+            refusing.endpoint,
+            "--otel-protocol",
+            wire,
+            "--otel-timeout",
+            "3",
+        )
     assert result.returncode == 1, result.stderr  # exporting never changes the exit status
     spills = list(pytester.path.glob(".pytest-probability/otel-spill-*.jsonl"))
     assert len(spills) == 1, result.stderr
@@ -308,7 +369,8 @@ def test_the_merge_sends_its_gauges_and_keeps_what_it_could_not_send(pytester: p
 
 
 def test_the_merge_reads_the_protocol_from_the_environment_for_a_grpc_host_and_port(
-        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``OTEL_EXPORTER_OTLP_PROTOCOL=grpc`` and ``--otel-endpoint host:port`` (no scheme, as gRPC allows; TLS
     then, unless ``OTEL_EXPORTER_OTLP_INSECURE``, as the SDK reads it)."""
     pytester.makepyfile(bench_x=BENCH)
@@ -336,17 +398,26 @@ def test_a_spill_the_merge_cannot_write_is_a_warning_not_its_exit_status(pyteste
     assert result.returncode == 2 and "error: cannot write" in result.stderr, result.stderr
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--otel-endpoint", "ftp://127.0.0.1:1"],
-     "--otel-endpoint: 'ftp://127.0.0.1:1' is not an http:// or https:// URL"),
-    (["--otel-send", "--otel-timeout", "0"], "--otel-timeout must be a number of seconds > 0, got 0.0"),
-    (["--otel-send", "--otel-timeout", "nan"], "--otel-timeout must be a number of seconds > 0, got nan"),
-    (["--otel-timeout", "5"], "--otel-timeout applies to sending the merged metrics: add --otel-send"),
-    (["--otel-protocol", "grpc", "--otel-timeout", "5"],
-     "--otel-protocol and --otel-timeout apply to sending the merged metrics: add --otel-send"),
-], ids=["endpoint", "timeout-zero", "timeout-nan", "timeout-alone", "protocol-and-timeout-alone"])
-def test_the_merges_otlp_options_are_checked_before_anything_is_written(pytester: pytest.Pytester, args: list[str],
-                                                                        message: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--otel-endpoint", "ftp://127.0.0.1:1"],
+            "--otel-endpoint: 'ftp://127.0.0.1:1' is not an http:// or https:// URL",
+        ),
+        (["--otel-send", "--otel-timeout", "0"], "--otel-timeout must be a number of seconds > 0, got 0.0"),
+        (["--otel-send", "--otel-timeout", "nan"], "--otel-timeout must be a number of seconds > 0, got nan"),
+        (["--otel-timeout", "5"], "--otel-timeout applies to sending the merged metrics: add --otel-send"),
+        (
+            ["--otel-protocol", "grpc", "--otel-timeout", "5"],
+            "--otel-protocol and --otel-timeout apply to sending the merged metrics: add --otel-send",
+        ),
+    ],
+    ids=["endpoint", "timeout-zero", "timeout-nan", "timeout-alone", "protocol-and-timeout-alone"],
+)
+def test_the_merges_otlp_options_are_checked_before_anything_is_written(
+    pytester: pytest.Pytester, args: list[str], message: str
+) -> None:
     pytester.makepyfile(bench_x=BENCH)
     for k in (1, 2):
         assert session(pytester, f"--prob-shard={k}/2", f"--prob-json=s{k}.json").ret == 0
@@ -421,8 +492,9 @@ def test_the_merge_compares_with_a_baseline_as_the_session(pytester: pytest.Pyte
 def test_a_shard_whose_runs_are_all_in_other_shards_exits_0_and_writes_its_report(pytester: pytest.Pytester) -> None:
     """More shards than runs: the empty shards executed nothing (pytest's exit status 5), but they are
     shards all the same; the merge needs every one. A shard that collected no run at all keeps its 5."""
-    pytester.makepyfile(bench_x='import pytest\n\n\n@pytest.mark.parametrize("w", ["a", "b"])\n'
-                                'def bench_one(w):\n    pass\n')
+    pytester.makepyfile(
+        bench_x='import pytest\n\n\n@pytest.mark.parametrize("w", ["a", "b"])\ndef bench_one(w):\n    pass\n'
+    )
     whole = session(pytester, "--prob-json=whole.json")
     assert whole.ret == 0
     # Shards 1 and 2 under xdist: the worker tells its controller what it deselected.
@@ -458,8 +530,10 @@ def test_shards_of_two_versions_of_the_suite_are_refused(pytester: pytest.Pytest
     pytester.makepyfile(bench_b=OTHER_FILE)
     assert session(pytester, *xdist, "--prob-shard=2/2", "--prob-json=s2.json").ret == 0
     message = refused(pytester, "s1.json", "s2.json")
-    assert message.startswith("error: s2.json and s1.json are not shards of one suite: they collected different "
-                              "cases (3 cases, 42 runs in s1.json; 4 cases, 46 runs in s2.json)"), message
+    assert message.startswith(
+        "error: s2.json and s1.json are not shards of one suite: they collected different "
+        "cases (3 cases, 42 runs in s1.json; 4 cases, 46 runs in s2.json)"
+    ), message
     # The same suite in both: merged, as the unsharded session.
     assert session(pytester, *xdist, "--prob-shard=1/2", "--prob-json=s1.json").ret == 0
     whole = session(pytester, "--prob-json=whole.json")
@@ -492,11 +566,18 @@ MALFORMED = {
     "shard-index-text": (("shard", "index"), "1", "shard.index must be a whole number from 1 to"),
     "shard-count-float": (("shard", "count"), 2.0, "shard.count must be a whole number from 1 to 1000"),
     "shard-index-above-count": (("shard", "index"), 3, "shard.index must be a whole number from 1 to 2 (shard.count)"),
-    "shard-count-huge": (("shard", "count"), 10**9, "shard.count must be a whole number from 1 to 1000, got 1000000000"),
+    "shard-count-huge": (
+        ("shard", "count"),
+        10**9,
+        "shard.count must be a whole number from 1 to 1000, got 1000000000",
+    ),
     "shard-suite": (("shard", "suite"), 7, "shard.suite must be text"),
     "runs-selected": (("shard", "runs_selected"), [], "shard.runs_selected must be an object"),
-    "runs-selected-value": (("shard", "runs_selected", "bench_x.py::bench_uneven"), "ten",
-                            "shard.runs_selected['bench_x.py::bench_uneven'] must be a whole number"),
+    "runs-selected-value": (
+        ("shard", "runs_selected", "bench_x.py::bench_uneven"),
+        "ten",
+        "shard.runs_selected['bench_x.py::bench_uneven'] must be a whole number",
+    ),
     "collected": (("shard", "collected"), "abc", "shard.collected must be an object or null"),
     "compare": (("shard", "compare"), [1], "shard.compare must be an object or null"),
     "no-cases": (("cases",), DELETE, "cases is missing"),
@@ -506,8 +587,16 @@ MALFORMED = {
     "case-key-number": (("cases", 0, "key"), 3, "cases[0].key must be text"),
     "case-runs": (("cases", 0, "runs"), "30", "cases[0].runs must be a whole number of at least 1"),
     "case-params": (("cases", 0, "params"), [["word"]], "cases[0].params[0] must be a pair [name, text]"),
-    "case-marks": (("cases", 0, "marks"), [["min_rate", 7]], "cases[0].marks[0]: probability(min_rate=...) must be in (0, 1]"),
-    "case-mark-unknown": (("cases", 0, "marks"), [["nope", 1]], "cases[0].marks[0]: 'nope' is no probability() keyword"),
+    "case-marks": (
+        ("cases", 0, "marks"),
+        [["min_rate", 7]],
+        "cases[0].marks[0]: probability(min_rate=...) must be in (0, 1]",
+    ),
+    "case-mark-unknown": (
+        ("cases", 0, "marks"),
+        [["nope", 1]],
+        "cases[0].marks[0]: 'nope' is no probability() keyword",
+    ),
     "no-records": (("records",), DELETE, "records is missing"),
     "records-object": (("records",), {}, "records must be an array"),
     "skipped-runs": (("skipped_runs",), 3, "skipped_runs must be an array"),
@@ -517,22 +606,38 @@ MALFORMED = {
     "record-run-text": (("records", 0, "run"), "one", "records[0].run must be a whole number of at least 1, got 'one'"),
     "record-run-zero": (("records", 0, "run"), 0, "records[0].run must be a whole number of at least 1, got 0"),
     "no-record-case-key": (("records", 0, "case_key"), DELETE, "records[0].case_key is missing"),
-    "record-outcome": (("records", 0, "outcome"), "maybe", "records[0].outcome must be one of pass, fail, error, skip, got 'maybe'"),
+    "record-outcome": (
+        ("records", 0, "outcome"),
+        "maybe",
+        "records[0].outcome must be one of pass, fail, error, skip, got 'maybe'",
+    ),
     "record-duration": (("records", 0, "duration"), "1s", "records[0].duration must be a number of at least 0"),
     "record-phase": (("records", 0, "phase"), "lunch", "records[0].phase must be one of setup, call, teardown"),
     "record-message": (("records", 0, "message"), 5, "records[0].message must be text or null"),
-    "record-usage": (("records", 0, "usage"), [{"model": "m", "input_tokens": "many"}],
-                     "records[0].usage[0].input_tokens must be a whole number of at least 0"),
+    "record-usage": (
+        ("records", 0, "usage"),
+        [{"model": "m", "input_tokens": "many"}],
+        "records[0].usage[0].input_tokens must be a whole number of at least 0",
+    ),
     "record-usage-list": (("records", 0, "usage"), {"model": "m"}, "records[0].usage must be an array"),
     "record-retries": (("records", 0, "retries"), [3], "records[0].retries[0] must be an object"),
     "record-stopped": (("records", 0, "stopped"), "bored", "records[0].stopped must be one of decided, budget or null"),
     "record-scores": (("records", 0, "scores"), {"name": "score"}, "records[0].scores must be an array"),
-    "record-score-value": (("records", 0, "scores"), [{"name": "score", "value": "high"}],
-                           "records[0].scores[0].value must be a finite number"),
-    "record-score-name": (("records", 0, "scores"), [{"name": "", "value": 0.5}],
-                          "records[0].scores[0].name must be text, not empty"),
-    "record-score-threshold": (("records", 0, "scores"), [{"name": "score", "value": 0.5, "threshold": "x"}],
-                               "records[0].scores[0].threshold must be a finite number or null"),
+    "record-score-value": (
+        ("records", 0, "scores"),
+        [{"name": "score", "value": "high"}],
+        "records[0].scores[0].value must be a finite number",
+    ),
+    "record-score-name": (
+        ("records", 0, "scores"),
+        [{"name": "", "value": 0.5}],
+        "records[0].scores[0].name must be text, not empty",
+    ),
+    "record-score-threshold": (
+        ("records", 0, "scores"),
+        [{"name": "score", "value": 0.5, "threshold": "x"}],
+        "records[0].scores[0].threshold must be a finite number or null",
+    ),
     "no-settings": (("settings",), DELETE, "settings is missing"),
     "settings-budget": (("settings", "max_cost"), "5", "settings.max_cost must be a number of at least 0 or null"),
     "no-stats-config": (("stats_config",), DELETE, "stats_config is missing"),
@@ -543,8 +648,9 @@ MALFORMED = {
 
 
 @pytest.mark.parametrize("what", list(MALFORMED))
-def test_a_malformed_shard_report_is_refused_naming_the_file_and_the_field(two_shards: pytest.Pytester,
-                                                                            what: str) -> None:
+def test_a_malformed_shard_report_is_refused_naming_the_file_and_the_field(
+    two_shards: pytest.Pytester, what: str
+) -> None:
     """Issue 36, defect 2: every malformed input is exit 2 with ``error:``, the file and the field; never a
     traceback (exit 1, which the documented CI script tolerates)."""
     field, value, named = MALFORMED[what]
@@ -578,8 +684,10 @@ def test_missing_shards_are_counted_not_listed(two_shards: pytest.Pytester) -> N
     report["skipped_runs"] = []
     (two_shards.path / "one.json").write_text(json.dumps(report), encoding="utf-8")
     message = refused(two_shards, "one.json")
-    assert "999 shards missing (2/1000, 3/1000, 4/1000, 5/1000, 6/1000 and 994 more): got 1/1000 (one.json); " \
-           "merge all 1000 shards" in message, message
+    assert (
+        "999 shards missing (2/1000, 3/1000, 4/1000, 5/1000, 6/1000 and 994 more): got 1/1000 (one.json); "
+        "merge all 1000 shards" in message
+    ), message
     assert len(message) < 300
     # A hand-edited N far beyond the bound is refused as such, at once.
     report["shard"]["count"] = 10**9
@@ -588,14 +696,21 @@ def test_missing_shards_are_counted_not_listed(two_shards: pytest.Pytester) -> N
     assert result.returncode == 2 and "huge.json: shard.count must be a whole number from 1 to 1000" in result.stderr
 
 
-@pytest.mark.parametrize("output", [["-o", "s1.json"], ["-o", "./s2.json"], ["-o", "link.json"],
-                                    ["-o", "merged.json", "--html", "s2.json"],
-                                    ["-o", "merged.json", "--otel-file", "s1.json"],
-                                    ["-o", "merged.json", "--html", "merged.json"]],
-                         ids=["output", "output-spelled-otherwise", "output-symlink", "html", "otel-file",
-                              "html-is-output"])
-def test_an_output_of_the_merge_that_is_one_of_its_inputs_is_refused(two_shards: pytest.Pytester,
-                                                                     output: list[str]) -> None:
+@pytest.mark.parametrize(
+    "output",
+    [
+        ["-o", "s1.json"],
+        ["-o", "./s2.json"],
+        ["-o", "link.json"],
+        ["-o", "merged.json", "--html", "s2.json"],
+        ["-o", "merged.json", "--otel-file", "s1.json"],
+        ["-o", "merged.json", "--html", "merged.json"],
+    ],
+    ids=["output", "output-spelled-otherwise", "output-symlink", "html", "otel-file", "html-is-output"],
+)
+def test_an_output_of_the_merge_that_is_one_of_its_inputs_is_refused(
+    two_shards: pytest.Pytester, output: list[str]
+) -> None:
     """Issue 36, defect 4: ``merge … -o`` equal to one of its inputs would overwrite that shard's report, so the
     merge could not be run again."""
     (two_shards.path / "link.json").symlink_to("s1.json")
@@ -626,11 +741,24 @@ def test_shards_run_in_different_checkout_folders_merge(pytester: pytest.Pyteste
     for k, checkout in enumerate(checkouts, start=1):
         checkout.mkdir(parents=True)
         (checkout / "bench_x.py").write_text(PRICED, encoding="utf-8")
-        (checkout / "prices.toml").write_text('[m]\ninput = 1.0\noutput = 2.0\n', encoding="utf-8")
-        result = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--prob-shard={k}/2",
-                                 "--prob-prices=prices.toml", f"--prob-json={pytester.path / f's{k}.json'}"],
-                                cwd=checkout, capture_output=True, text=True, timeout=120,
-                                env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+        (checkout / "prices.toml").write_text("[m]\ninput = 1.0\noutput = 2.0\n", encoding="utf-8")
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-p",
+                "no:cacheprovider",
+                f"--prob-shard={k}/2",
+                "--prob-prices=prices.toml",
+                f"--prob-json={pytester.path / f's{k}.json'}",
+            ],
+            cwd=checkout,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        )
         assert result.returncode == 0, result.stdout + result.stderr
     first, second = load(pytester, "s1.json"), load(pytester, "s2.json")
     assert first["settings"]["prices"] == str(checkouts[0] / "prices.toml")  # where it was, as before
@@ -641,11 +769,24 @@ def test_shards_run_in_different_checkout_folders_merge(pytester: pytest.Pyteste
     assert load(pytester, "merged.json")["totals"]["cost"] == pytest.approx(6 * (1000 * 1.0 + 100 * 2.0) / 1e6)
     # Other prices are other settings.
     (pytester.path / "merged.json").unlink()
-    (checkouts[1] / "prices.toml").write_text('[m]\ninput = 1.5\noutput = 2.0\n', encoding="utf-8")
-    result = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--prob-shard=2/2",
-                             "--prob-prices=prices.toml", f"--prob-json={pytester.path / 's2.json'}"],
-                            cwd=checkouts[1], capture_output=True, text=True, timeout=120,
-                            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    (checkouts[1] / "prices.toml").write_text("[m]\ninput = 1.5\noutput = 2.0\n", encoding="utf-8")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "--prob-shard=2/2",
+            "--prob-prices=prices.toml",
+            f"--prob-json={pytester.path / 's2.json'}",
+        ],
+        cwd=checkouts[1],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     message = refused(pytester, "s1.json", "s2.json")
     assert "s2.json and s1.json were run with different settings (settings: prices_digest: 'sha256:" in message, message
@@ -705,7 +846,9 @@ def mutated(value: object, rng, junk: list) -> object:
     return value
 
 
-def test_no_malformed_shard_report_gives_a_traceback(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_malformed_shard_report_gives_a_traceback(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Issue 36, defect 2, at large: 300 shard reports each with a field or two removed or replaced by a value
     of another kind (seeded). The merge refuses each with its error (exit 2) or merges it; nothing else
     escapes it, nor the writing of what it merged."""
@@ -713,7 +856,8 @@ def test_no_malformed_shard_report_gives_a_traceback(pytester: pytest.Pytester, 
     import random
 
     from pytest_probability.features.compare.feature import Compare
-    from pytest_probability.features.shards.merge import gate_lines, merge as merge_reports
+    from pytest_probability.features.shards.merge import gate_lines
+    from pytest_probability.features.shards.merge import merge as merge_reports
     from pytest_probability.features.spend.feature import Spend
     from pytest_probability.report import html_report, json_report
 
@@ -727,8 +871,9 @@ def test_no_malformed_shard_report_gives_a_traceback(pytester: pytest.Pytester, 
     for _ in range(300):
         (pytester.path / "bad.json").write_text(json.dumps(mutated(base, rng, JUNK)), encoding="utf-8")
         try:
-            merged = merge_reports(["bad.json", "s2.json"], (Spend(), Compare(on=False)),
-                                   argparse.Namespace(prob_baseline=[]))
+            merged = merge_reports(
+                ["bad.json", "s2.json"], (Spend(), Compare(on=False)), argparse.Namespace(prob_baseline=[])
+            )
         except ValueError:  # the merge's errors (MergeError among them): exit 2 with error:
             continue
         json_report.dumps(merged.report)

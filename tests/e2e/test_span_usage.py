@@ -13,7 +13,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from sessions import clean_export_env, section
 
 pytest.importorskip("openai")
@@ -137,11 +136,13 @@ def test_sdk_spans_in_the_run_its_threads_and_tasks_are_charged_to_it(folder, xd
     # 4 benchmarks x 3 runs x one span of 100 in / 10 out / 40 cached
     assert tokens_lines(result) == ["m-1 1,200 in / 120 out / 480 cached"]
     data = report(folder)
-    assert data["totals"]["usage"] == {"m-1": {"input_tokens": 1200, "output_tokens": 120,
-                                               "cached_input_tokens": 480, "cost": 0.0}}
+    assert data["totals"]["usage"] == {
+        "m-1": {"input_tokens": 1200, "output_tokens": 120, "cached_input_tokens": 480, "cost": 0.0}
+    }
     for record in data["records"]:
         assert [(u["model"], u["request_model"], u["source"], u["input_tokens"]) for u in record["usage"]] == [
-            ("m-1", "m", "span", 100)], record["nodeid"]
+            ("m-1", "m", "span", 100)
+        ], record["nodeid"]
     if export == "on":
         runs = [s for s in otlp_spans(folder.path / "otlp.jsonl") if s["name"].startswith("probability.run ")]
         assert len(runs) == 12
@@ -219,7 +220,11 @@ def test_the_openai_sdk_with_its_instrumentation_is_charged_and_priced(folder, m
     (model,) = data["totals"]["usage"]
     assert model == "gpt-4o-mini-2024-07-18"  # the response model, priced by the prefix gpt-4o-mini
     totals = data["totals"]["usage"][model]
-    assert (totals["input_tokens"], totals["output_tokens"], totals["cached_input_tokens"]) == (prompt, completion, cached)
+    assert (totals["input_tokens"], totals["output_tokens"], totals["cached_input_tokens"]) == (
+        prompt,
+        completion,
+        cached,
+    )
     assert totals["cost"] == pytest.approx(cost)
     assert data["totals"]["cost"] == pytest.approx(cost)
     assert sum(u["reasoning_tokens"] for r in data["records"] for u in r["usage"]) == reasoning
@@ -286,11 +291,14 @@ def bench_both():
 
 
 @XDIST
-@pytest.mark.parametrize(("mode", "expected"), [
-    ("fill", {"m": 14, "other": 10}),
-    ("add", {"m-1": 200, "m": 14, "other": 10}),
-    ("off", {"m": 14}),
-])
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        ("fill", {"m": 14, "other": 10}),
+        ("add", {"m-1": 200, "m": 14, "other": 10}),
+        ("off", {"m": 14}),
+    ],
+)
 def test_record_usage_is_the_runs_usage_for_its_model_under_fill(folder, xdist, mode, expected):
     folder.makeconftest(OWN_PROVIDER)
     folder.makepyfile(bench_recorded=RECORDED_BENCH)
@@ -308,25 +316,49 @@ def test_a_bad_span_usage_mode_is_a_usage_error(folder):
     assert "ini prob_span_usage must be one of fill, add, off, got 'both'" in result.stderr.str()
 
 
-@pytest.mark.parametrize(("name", "text", "message"), [
-    ("prices.toml", "[gpt-4o\ninput = 1\n", "not valid TOML"),
-    ("prices.json", '{"gpt-4o": {"input": 1}}', "model 'gpt-4o' has no output price"),
-    ("prices.toml", '["gpt-4o"]\ninput = -1\noutput = 2\n', "model 'gpt-4o': input must be finite, at least 0"),
-    ("missing.toml", None, "cannot be read"),
-    # integer literals too large for a float: an OverflowError was an INTERNALERROR (exit 3)
-    ("prices.json", '{"m": {"input": 1' + "0" * 400 + ', "output": 2}}',
-     "model 'm': input must be finite, at least 0 and at most 1e+09, got an integer of 401 digits"),
-    ("prices.toml", '["m"]\ninput = 1\noutput = 1' + "0" * 400 + "\n",
-     "model 'm': output must be finite, at least 0 and at most 1e+09, got an integer of 401 digits"),
-    # an unquoted dotted name is nested tables: said so, with the quoted form
-    ("prices.toml", "[gpt-4.1]\ninput = 1\noutput = 2\n",
-     "model 'gpt-4' has a table 1 in it: a dot in a TOML table name makes nested tables, so [gpt-4.1] is "
-     'model gpt-4 with a table 1; quote a name with a dot: ["gpt-4.1"]'),
-    ("prices.toml", '["gpt-4"]\ninput = 1\noutput = 2\n\n[gpt-4.1.mini]\ninput = 1\noutput = 2\n',
-     "model 'gpt-4' has a table 1 in it: a dot in a TOML table name makes nested tables, so [gpt-4.1.mini] is "
-     'model gpt-4 with a table 1; quote a name with a dot: ["gpt-4.1.mini"]'),
-], ids=["bad-toml", "no-output", "negative", "missing", "huge-json-int", "huge-toml-int", "dotted-name",
-        "dotted-name-deeper"])
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("prices.toml", "[gpt-4o\ninput = 1\n", "not valid TOML"),
+        ("prices.json", '{"gpt-4o": {"input": 1}}', "model 'gpt-4o' has no output price"),
+        ("prices.toml", '["gpt-4o"]\ninput = -1\noutput = 2\n', "model 'gpt-4o': input must be finite, at least 0"),
+        ("missing.toml", None, "cannot be read"),
+        # integer literals too large for a float: an OverflowError was an INTERNALERROR (exit 3)
+        (
+            "prices.json",
+            '{"m": {"input": 1' + "0" * 400 + ', "output": 2}}',
+            "model 'm': input must be finite, at least 0 and at most 1e+09, got an integer of 401 digits",
+        ),
+        (
+            "prices.toml",
+            '["m"]\ninput = 1\noutput = 1' + "0" * 400 + "\n",
+            "model 'm': output must be finite, at least 0 and at most 1e+09, got an integer of 401 digits",
+        ),
+        # an unquoted dotted name is nested tables: said so, with the quoted form
+        (
+            "prices.toml",
+            "[gpt-4.1]\ninput = 1\noutput = 2\n",
+            "model 'gpt-4' has a table 1 in it: a dot in a TOML table name makes nested tables, so [gpt-4.1] is "
+            'model gpt-4 with a table 1; quote a name with a dot: ["gpt-4.1"]',
+        ),
+        (
+            "prices.toml",
+            '["gpt-4"]\ninput = 1\noutput = 2\n\n[gpt-4.1.mini]\ninput = 1\noutput = 2\n',
+            "model 'gpt-4' has a table 1 in it: a dot in a TOML table name makes nested tables, so [gpt-4.1.mini] is "
+            'model gpt-4 with a table 1; quote a name with a dot: ["gpt-4.1.mini"]',
+        ),
+    ],
+    ids=[
+        "bad-toml",
+        "no-output",
+        "negative",
+        "missing",
+        "huge-json-int",
+        "huge-toml-int",
+        "dotted-name",
+        "dotted-name-deeper",
+    ],
+)
 @XDIST
 def test_a_malformed_prices_file_is_a_usage_error_that_names_it(folder, name, text, message, xdist):
     folder.makepyfile(bench_budget=BUDGET_BENCH)
@@ -360,7 +392,7 @@ def bench_models():
 def test_models_without_a_price_get_one_warning_that_lists_them(folder, xdist):
     folder.makeconftest(OWN_PROVIDER)
     folder.makepyfile(bench_unpriced=UNPRICED_BENCH)
-    folder.makeini('[pytest]\nprob_prices = prices.toml\n')
+    folder.makeini("[pytest]\nprob_prices = prices.toml\n")
     (folder.path / "prices.toml").write_text('["m"]\ninput = 2\noutput = 8\n')
     result = run(folder, "--prob-runs=3", "--prob-json=report.json", *xdist)
     assert result.ret == 0, result.stdout.str()
@@ -406,8 +438,16 @@ def bench_b():
 @pytest.mark.filterwarnings("ignore")
 def test_late_usage_counts_in_the_budget_and_is_a_span_of_its_own(folder):
     folder.makepyfile(bench_late=LATE_BENCH)
-    result = run(folder, "--prob-json=report.json", "--prob-otel-file=otlp.jsonl", "--prob-max-tokens=1200", "-p",
-                 "no:randomly", "-W", "ignore::pytest_probability.ProbabilityUsageWarning")
+    result = run(
+        folder,
+        "--prob-json=report.json",
+        "--prob-otel-file=otlp.jsonl",
+        "--prob-max-tokens=1200",
+        "-p",
+        "no:randomly",
+        "-W",
+        "ignore::pytest_probability.ProbabilityUsageWarning",
+    )
     data = report(folder)
     (a,) = [r for r in data["records"] if "bench_a" in r["nodeid"]]
     assert [(u["model"], u["input_tokens"]) for u in a["usage"]] == [("m", 1000), ("s", 500)], result.stdout.str()

@@ -11,14 +11,14 @@ from __future__ import annotations
 import http.server
 import json
 import threading
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
+
 # Imported here, before any in-process pytester session: a session that imported it
 # first would drop it from sys.modules at its end, and a later importer (the SDK's
 # HTTP exporters) would mix two copies ("You can only merge into CookieJar").
 import requests  # noqa: F401
-
 from sessions import CONFTEST, section
 
 XDIST = pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
@@ -65,8 +65,9 @@ VERDICTS = {"always": "pass", "never": "fail", "count": "pass", "unsure": "undec
 
 def run(pytester: pytest.Pytester, xdist: list[str], *args: str) -> pytest.RunResult:
     if xdist:
-        return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-o", "prob_gate_timeout=60",
-                                             *xdist, *args, timeout=120)
+        return pytester.runpytest_subprocess(
+            "-p", "no:cacheprovider", "-o", "prob_gate_timeout=60", *xdist, *args, timeout=120
+        )
     return pytester.runpytest("-p", "no:cacheprovider", *args)
 
 
@@ -111,19 +112,35 @@ def test_stopping_saves_runs_and_keeps_every_verdict(stopping, mode, xdist):
         assert rows[label]["skipped"] == 0  # counted apart from skipped runs
         # 0.3.0's keys of rows[].stopped, for its jq recipes
         assert (stopped["after"], stopped["planned"], stopped["skipped"]) == (
-            stopped["runs_executed"], rows[label]["runs"], stopped["runs_not_executed"])
+            stopped["runs_executed"],
+            rows[label]["runs"],
+            stopped["runs_not_executed"],
+        )
         assert stopped["verdict"] == stopped["reason"].split(" ", 1)[0].lower() and stopped["cost_avoided"] is None
     # The fraction is over executed runs only.
     assert rows["always"]["pass_fraction"] == 1.0 and rows["never"]["pass_fraction"] == 0.0
     assert data["stopping"]["mode"] == mode
-    assert data["stopping"]["runs_saved"] == sum(rows[label]["stopped"]["runs_saved"] for label in ("always", "never", "count"))
+    assert data["stopping"]["runs_saved"] == sum(
+        rows[label]["stopped"]["runs_saved"] for label in ("always", "never", "count")
+    )
     # 0.3.0's keys, always present
     stopping_ = data["stopping"]
     assert (stopping_["active"], stopping_["cases"], stopping_["runs_skipped"]) == (True, 3, stopping_["runs_saved"])
-    assert stopping_["runs_planned"] == stopping_["runs_executed"] + stopping_["runs_saved"] and stopping_["cost_avoided"] is None
+    assert (
+        stopping_["runs_planned"] == stopping_["runs_executed"] + stopping_["runs_saved"]
+        and stopping_["cost_avoided"] is None
+    )
     assert report_without_stop["stopping"] == {
-        "mode": "off", "active": False, "cases": 0, "runs_skipped": 0, "runs_planned": report_without_stop["totals"]["count"],
-        "cost_avoided": None, "cases_stopped": 0, "runs_saved": 0, "runs_executed": report_without_stop["totals"]["count"]}
+        "mode": "off",
+        "active": False,
+        "cases": 0,
+        "runs_skipped": 0,
+        "runs_planned": report_without_stop["totals"]["count"],
+        "cost_avoided": None,
+        "cases_stopped": 0,
+        "runs_saved": 0,
+        "runs_executed": report_without_stop["totals"]["count"],
+    }
     # 0.3.0: records[] holds executed runs; the runs not executed are in skipped_runs[]
     assert not any(r["stopped"] for r in data["records"])
     not_run = [r for r in data["skipped_runs"] if r["stopped"]]
@@ -134,7 +151,9 @@ def test_stopping_saves_runs_and_keeps_every_verdict(stopping, mode, xdist):
         if mode == "curtail":
             assert executed(rows["always"]) == 39
         assert executed(rows["count"]) == 2
-        assert rows["always"]["stopped"]["reason"].startswith(f"PASS decided after {executed(rows['always'])} of 60 runs")
+        assert rows["always"]["stopped"]["reason"].startswith(
+            f"PASS decided after {executed(rows['always'])} of 60 runs"
+        )
     else:  # bounded by the runs in flight when the controller decided (one per worker, plus a loaded machine's lag)
         assert executed(rows["count"]) <= 2 + 10
         assert executed(rows["always"]) <= (39 if mode == "curtail" else 20) + 10
@@ -155,7 +174,8 @@ def test_sequential_needs_fewer_runs_than_curtail_on_a_clear_case(stopping):
 
 def test_the_marker_keyword_stops_one_case_and_off_keeps_another_running(pytester):
     pytester.makeconftest(CONFTEST)
-    pytester.makepyfile(bench_m="""
+    pytester.makepyfile(
+        bench_m="""
 import pytest
 
 @pytest.mark.probability(runs=40, min_rate=0.5, stop="curtail")
@@ -169,7 +189,8 @@ def bench_off(n):
 @pytest.mark.probability(runs=40, min_rate=0.5)
 def bench_default(n):
     pass
-""")
+"""
+    )
     pytester.runpytest("-p", "no:cacheprovider", "-o", "prob_stop=sequential", "--prob-json=report.json")
     rows = {row["label"]: row for row in report(pytester)["rows"]}
     assert rows["on"]["stopped"]["reason"].endswith("(curtail)")
@@ -216,8 +237,10 @@ def test_cost_budget_stops_new_runs_and_leaves_the_gate_undecided(pytester, xdis
     assert budget["spent"]["cost"] == pytest.approx(0.1 * ran)
     assert budget["runs_not_executed"] == 20 - ran
     lines = section(result)
-    assert any(line.startswith("  Budget:  cost budget $0.5 reached: spent $0.") and f"{20 - ran} run(s) not executed" in line
-               for line in lines)
+    assert any(
+        line.startswith("  Budget:  cost budget $0.5 reached: spent $0.") and f"{20 - ran} run(s) not executed" in line
+        for line in lines
+    )
     result.stdout.fnmatch_lines(["*not run: cost budget $0.5 reached*"])
 
 
@@ -250,8 +273,9 @@ def test_budget_metrics_are_exported(pytester, tmp_path):
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(bench_b=BUDGET.format(pause=0.0))
     out = tmp_path / "otel.jsonl"
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--prob-max-cost=0.3", "--prob-stop=curtail",
-                                           f"--prob-otel-file={out}", timeout=60)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--prob-max-cost=0.3", "--prob-stop=curtail", f"--prob-otel-file={out}", timeout=60
+    )
     assert result.ret == 1
     points = {}
     for line in out.read_text().splitlines():
@@ -263,8 +287,16 @@ def test_budget_metrics_are_exported(pytester, tmp_path):
                         value = point.get("asInt", point.get("asDouble"))
                         points.setdefault(metric["name"], []).append((attrs, float(value)))
     assert points["probability.runs.not_executed"] == [
-        ({"test.case.name": "bench_b.py::spend", "probability.benchmark": "spend", "probability.case": "",
-          "probability.stop.cause": "budget"}, 17.0)]
+        (
+            {
+                "test.case.name": "bench_b.py::spend",
+                "probability.benchmark": "spend",
+                "probability.case": "",
+                "probability.stop.cause": "budget",
+            },
+            17.0,
+        )
+    ]
     assert points["probability.session.budget.reached"] == [({"probability.budget": "cost"}, 1.0)]
     assert points["probability.session.budget.used"][0][1] == pytest.approx(1.0)
 
@@ -348,15 +380,28 @@ def bench_unlisted():
 def test_retry_honours_retry_after_through_requests(pytester, provider, xdist):
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(bench_r=RETRY.format(url=provider))
-    run(pytester, xdist, "--prob-retry=2", "--prob-retry-on=requests.HTTPError, ConnectionError",
-        "-o", "prob_retry_backoff=0.01", "--prob-json=report.json")
+    run(
+        pytester,
+        xdist,
+        "--prob-retry=2",
+        "--prob-retry-on=requests.HTTPError, ConnectionError",
+        "-o",
+        "prob_retry_backoff=0.01",
+        "--prob-json=report.json",
+    )
     data = report(pytester)
     records = {r["nodeid"].split("::", 1)[1]: r for r in data["records"]}
     for run_id in ("bench_limited::run1", "bench_limited::run2"):
         record = records[run_id]
         assert record["outcome"] == "pass" and record["attempts"] == 2
-        assert record["retries"] == [{"attempt": 1, "error_type": "requests.exceptions.HTTPError",
-                                      "error": record["retries"][0]["error"], "wait": 1.0}]
+        assert record["retries"] == [
+            {
+                "attempt": 1,
+                "error_type": "requests.exceptions.HTTPError",
+                "error": record["retries"][0]["error"],
+                "wait": 1.0,
+            }
+        ]
         assert "429" in record["retries"][0]["error"]
         assert record["cost"] == pytest.approx(0.02)  # the failed attempt was paid for
         assert record["duration"] < 1.0  # the last attempt's, without the wait
@@ -393,13 +438,21 @@ def bench_spends_money():
         (["--prob-max-time=-0.5"], "--prob-max-time must be zero or more, got '-0.5'"),
         (["-o", "prob_max_cost=lots"], "ini prob_max_cost must be a number of zero or more, got 'lots'"),
         (["--prob-stop=sprt"], "--prob-stop: the stop mode must be one of curtail, sequential or off, got 'sprt'"),
-        (["-o", "prob_stop=soon"], "ini prob_stop: the stop mode must be one of curtail, sequential or off, got 'soon'"),
+        (
+            ["-o", "prob_stop=soon"],
+            "ini prob_stop: the stop mode must be one of curtail, sequential or off, got 'soon'",
+        ),
         (["--prob-retry=-1", "--prob-retry-on=OSError"], "--prob-retry must be zero or more, got '-1'"),
         (["--prob-retry=2"], "--prob-retry=2 needs the exception classes to retry on*"),
-        (["--prob-retry=2", "--prob-retry-on=no_such_sdk.RateLimitError"],
-         "--prob-retry-on: cannot import 'no_such_sdk.RateLimitError': No module named 'no_such_sdk'"),
+        (
+            ["--prob-retry=2", "--prob-retry-on=no_such_sdk.RateLimitError"],
+            "--prob-retry-on: cannot import 'no_such_sdk.RateLimitError': No module named 'no_such_sdk'",
+        ),
         (["--prob-retry=2", "--prob-retry-on=json.NoSuchError"], "--prob-retry-on: cannot import 'json.NoSuchError'*"),
-        (["--prob-retry=1", "-o", "prob_retry_on=json.JSONDecoder"], "ini prob_retry_on: 'json.JSONDecoder' is not an exception class"),
+        (
+            ["--prob-retry=1", "-o", "prob_retry_on=json.JSONDecoder"],
+            "ini prob_retry_on: 'json.JSONDecoder' is not an exception class",
+        ),
     ],
 )
 def test_bad_spend_options_are_usage_errors_before_any_run(pytester, args, message):
@@ -411,13 +464,15 @@ def test_bad_spend_options_are_usage_errors_before_any_run(pytester, args, messa
 
 
 def test_a_bad_stop_marker_is_a_collection_error(pytester):
-    pytester.makepyfile(bench_x="""
+    pytester.makepyfile(
+        bench_x="""
 import pytest
 
 @pytest.mark.probability(min_rate=0.5, stop="eventually")
 def bench_a():
     pass
-""")
+"""
+    )
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(["*probability(stop=...): the stop mode must be one of curtail, sequential or off*"])
@@ -426,7 +481,8 @@ def bench_a():
 def test_each_retry_is_a_span_event_on_the_run_span(pytester, tmp_path):
     # No OpenTelemetry in the benchmark's code: with export on, the run span is an SDK span
     # and current, so the retry events land on it.
-    pytester.makepyfile(bench_e="""
+    pytester.makepyfile(
+        bench_e="""
 import itertools
 
 class Throttled(Exception):
@@ -437,10 +493,12 @@ calls = itertools.count()
 def bench_flaky_provider():
     if next(calls) < 2:
         raise Throttled("429 slow down")
-""")
+"""
+    )
     out = tmp_path / "otel.jsonl"
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--prob-retry=3", "--prob-retry-on=Throttled",
-                                           f"--prob-otel-file={out}", timeout=60)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--prob-retry=3", "--prob-retry-on=Throttled", f"--prob-otel-file={out}", timeout=60
+    )
     assert result.ret == 0
     events = []
     for line in out.read_text().splitlines():
@@ -448,8 +506,10 @@ def bench_flaky_provider():
             for scope in resource["scopeSpans"]:
                 for span in scope["spans"]:
                     if span["name"].startswith("probability.run"):
-                        events += [(e["name"], {a["key"]: next(iter(a["value"].values())) for a in e.get("attributes", [])})
-                                   for e in span.get("events", [])]
+                        events += [
+                            (e["name"], {a["key"]: next(iter(a["value"].values())) for a in e.get("attributes", [])})
+                            for e in span.get("events", [])
+                        ]
     assert [name for name, _ in events] == ["probability.retry", "probability.retry"]
     assert [attrs["probability.retry.attempt"] for _, attrs in events] == ["1", "2"]  # OTLP JSON: ints as strings
     assert events[0][1]["probability.retry.error_type"] == "bench_e.Throttled"

@@ -13,7 +13,7 @@ import pytest
 
 RAW = ("\x1b", "\x07", "\x00")
 
-BENCH = '''
+BENCH = """
 import pytest
 
 IDS = ["a\\x1b[31mred\\x07", "b\\x1b[2Jclear"]
@@ -25,7 +25,7 @@ def bench_gated(x):
     if x.startswith("b"):
         raise RuntimeError("model said \\x1b[2J\\x07 boom")
     assert False, "wrong \\x1b[31m answer"
-'''
+"""
 
 
 def _lines(text: str, needle: str) -> list[str]:
@@ -34,13 +34,14 @@ def _lines(text: str, needle: str) -> list[str]:
 
 def _plugin_part(line: str, needle: str) -> str:
     """The part of a line from the plugin's text on (pytest writes the node id before it, raw under the forfeit option)."""
-    return line[line.index(needle):]
+    return line[line.index(needle) :]
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_texts_pytest_prints_for_the_plugin_are_escaped(pytester: pytest.Pytester, xdist: list[str]) -> None:
-    pytester.makeini("[pytest]\ndisable_test_id_escaping_and_forfeit_all_rights_to_community_support = true\n"
-                     "prob_errors = exclude\n")
+    pytester.makeini(
+        "[pytest]\ndisable_test_id_escaping_and_forfeit_all_rights_to_community_support = true\nprob_errors = exclude\n"
+    )
     pytester.makepyfile(bench_text=BENCH)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rxsf", *xdist, timeout=120)
     assert result.ret == 1
@@ -66,21 +67,24 @@ def test_texts_pytest_prints_for_the_plugin_are_escaped(pytester: pytest.Pyteste
     assert any("RuntimeError: model said \\x1b[2J\\x07 boom" in line for line in reasons), reasons
     assert any("wrong \\x1b[31m answer" in line for line in reasons), reasons
     # And the probability section, as before.
-    section = out[out.index("= probability ="):out.index("short test summary info")]
+    section = out[out.index("= probability =") : out.index("short test summary info")]
     assert not any(c in section for c in RAW), repr(section)
 
 
 def test_a_collection_error_naming_a_case_is_escaped(pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\ndisable_test_id_escaping_and_forfeit_all_rights_to_community_support = true\n"
-                     "prob_max_runs = 3\n")
-    pytester.makepyfile(bench_text='''
+    pytester.makeini(
+        "[pytest]\ndisable_test_id_escaping_and_forfeit_all_rights_to_community_support = true\nprob_max_runs = 3\n"
+    )
+    pytester.makepyfile(
+        bench_text="""
 import pytest
 
 @pytest.mark.probability(runs=2)
 @pytest.mark.parametrize("x", ["c\\x1b[2J", "d\\x07"], ids=["c\\x1b[2J", "d\\x07"])
 def bench_many(x):
     pass
-''')
+"""
+    )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=60)
     assert result.ret == pytest.ExitCode.INTERRUPTED
     errors = _lines(result.stdout.str(), "runs of bench_text.py::bench_many::d")

@@ -17,7 +17,7 @@ from pytest_probability.otel import otlp_json
 from pytest_probability.otel.spans import TRANSCRIPT_EVENT
 from pytest_probability.run.recording import TRANSCRIPT_LIMIT
 
-BENCH = '''
+BENCH = """
 import pytest
 from pytest_probability import record_io, record_output
 
@@ -32,7 +32,7 @@ def bench_answer(prompt, n):
 def bench_long():
     record_output("x" * 20000, note="short")
     raise RuntimeError("after the output")
-'''
+"""
 
 
 @pytest.fixture(autouse=True)
@@ -48,7 +48,12 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> Non
 def _session(pytester: pytest.Pytester, *args: str) -> tuple[dict, list]:
     pytester.makepyfile(bench_transcripts=BENCH)
     result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--prob-runs=2", "--prob-json=report.json", "--prob-otel-file=otel.jsonl", *args,
+        "-p",
+        "no:cacheprovider",
+        "--prob-runs=2",
+        "--prob-json=report.json",
+        "--prob-otel-file=otel.jsonl",
+        *args,
         timeout=120,
     )
     assert result.ret == 1, result.stdout.str()
@@ -110,7 +115,7 @@ def test_ids_capture_keeps_transcripts_out_of_the_export(pytester: pytest.Pytest
     assert "is it bad" not in exported and "lookup" not in exported and "xxxxxxxx" not in exported
 
 
-CAPPED = '''
+CAPPED = """
 from pytest_probability import record_io
 
 
@@ -121,17 +126,24 @@ def bench_chatty():
 
 def bench_quiet():
     record_io(prompt="one", output="two")
-'''
+"""
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
-def test_a_run_keeps_its_first_thousand_entries_and_counts_the_rest(pytester: pytest.Pytester, xdist: list[str]) -> None:
+def test_a_run_keeps_its_first_thousand_entries_and_counts_the_rest(
+    pytester: pytest.Pytester, xdist: list[str]
+) -> None:
     """Issue 23, item 14: a run that records a million entries is cut at the cap, with a note, not kept whole."""
     from pytest_probability.run.recording import TRANSCRIPT_ENTRIES
 
     pytester.makepyfile(bench_capped=CAPPED)
     result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--prob-runs=1", "--prob-json=report.json", "--prob-html=report.html", *xdist,
+        "-p",
+        "no:cacheprovider",
+        "--prob-runs=1",
+        "--prob-json=report.json",
+        "--prob-html=report.html",
+        *xdist,
         timeout=300,
     )
     assert result.ret == 0, result.stdout.str()
@@ -143,17 +155,22 @@ def test_a_run_keeps_its_first_thousand_entries_and_counts_the_rest(pytester: py
     assert chatty["transcript"][-1] == {"prompt": "turn 999", "output": "ok"}
     assert chatty["transcript_dropped"] == 999_000
     assert quiet["transcript"] == [{"prompt": "one", "output": "two"}] and quiet["transcript_dropped"] == 0
-    result.stdout.re_match_lines([
-        r".*1 run\(s\) recorded more than 1,000 transcript entries; the first 1,000 of each were kept "
-        r"\(most dropped: bench_capped\.py::bench_chatty::run1, 999,000\)"
-    ])
+    result.stdout.re_match_lines(
+        [
+            r".*1 run\(s\) recorded more than 1,000 transcript entries; the first 1,000 of each were kept "
+            r"\(most dropped: bench_capped\.py::bench_chatty::run1, 999,000\)"
+        ]
+    )
     assert (pytester.path / "report.json").stat().st_size < 2_000_000
 
 
 def test_the_html_report_says_how_many_entries_were_dropped(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(bench_capped=CAPPED.replace("1_000_000", "1_500").replace(
-        'output="ok")\n', 'output="ok")\n    assert False\n'))
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--prob-runs=1", "--prob-html=report.html", timeout=120)
+    pytester.makepyfile(
+        bench_capped=CAPPED.replace("1_000_000", "1_500").replace('output="ok")\n', 'output="ok")\n    assert False\n')
+    )
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--prob-runs=1", "--prob-html=report.html", timeout=120
+    )
     assert result.ret == 1, result.stdout.str()
     html = (pytester.path / "report.html").read_text(encoding="utf-8")
     assert "500 more transcript entries were dropped" in html

@@ -25,7 +25,6 @@ import shutil
 import subprocess
 
 import pytest
-
 from sessions import ANSI, alarm
 
 
@@ -87,8 +86,9 @@ METRICS_030 = [
 def test_function_level_and_overall_lines_as_0_3_0_printed_them(pytester: pytest.Pytester) -> None:
     """Item 9: with 0.3.0's interval the lines are 0.3.0's, number for number."""
     pytester.makepyfile(bench_rich=RICH)
-    result = run(pytester, "--prob-runs=10", "--prob-metric=pass^3", "-o", "prob_inputs_interval=bootstrap",
-                 "--prob-json=r.json")
+    result = run(
+        pytester, "--prob-runs=10", "--prob-metric=pass^3", "-o", "prob_inputs_interval=bootstrap", "--prob-json=r.json"
+    )
     out = text(result)
     assert LINES_030 in out, out
     for line in METRICS_030:
@@ -102,7 +102,12 @@ def test_function_level_and_overall_lines_as_0_3_0_printed_them(pytester: pytest
     assert aggregates["Overall"]["icc"] == pytest.approx(0.4792361766507892, rel=1e-12)  # 0.3.0's, unrounded
     skipper = aggregates["skipper"]
     assert (skipper["ci"], skipper["normal_ci"], skipper["suppressed"], skipper["icc"]) == (
-        None, None, "fewer than 10 inputs", None)
+        None,
+        None,
+        "fewer than 10 inputs",
+        None,
+    )
+
     # The same seed gives the same intervals; another seed draws other resamples.
     def intervals(*args: str) -> list:
         run(pytester, "--prob-runs=10", "-o", "prob_inputs_interval=bootstrap", "--prob-json=s.json", *args)
@@ -129,8 +134,14 @@ def test_by_default_the_interval_is_the_cluster_adjusted_wilson_one(pytester: py
     assert "N=12 inputs" not in text(fewer) and "  Overall  N=23 inputs × k=9–10  72.6%" in text(fewer)
 
 
-OPTIONS_030 = ["--prob-explain", "--prob-bootstrap=2000", "--prob-seed=-3", "--prob-plan-assume=0.99",
-               "--prob-plan-flake=0.05", "--prob-compare=i"]
+OPTIONS_030 = [
+    "--prob-explain",
+    "--prob-bootstrap=2000",
+    "--prob-seed=-3",
+    "--prob-plan-assume=0.99",
+    "--prob-plan-flake=0.05",
+    "--prob-compare=i",
+]
 INI_030 = """[pytest]
 prob_explain = false
 prob_bootstrap = 3000
@@ -153,14 +164,17 @@ def test_every_option_and_ini_key_of_0_3_0_is_accepted(pytester: pytest.Pytester
     assert report.ret == pytest.ExitCode.TESTS_FAILED
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--prob-bootstrap=0"], "--prob-bootstrap must be at least 1, got 0"),
-    (["--prob-bootstrap=x"], "argument --prob-bootstrap: invalid int value: 'x'"),
-    (["--prob-seed=abc"], "argument --prob-seed: invalid int value: 'abc'"),
-    (["-o", "prob_min_inputs=1"], "prob_min_inputs must be at least 2, got '1'"),
-    (["-o", "prob_min_inputs=x"], "prob_min_inputs must be an integer, got 'x'"),
-    (["--prob-plan", "--prob-plan-assume=1"], "--prob-plan-assume must be strictly between 0 and 1, got '1'"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--prob-bootstrap=0"], "--prob-bootstrap must be at least 1, got 0"),
+        (["--prob-bootstrap=x"], "argument --prob-bootstrap: invalid int value: 'x'"),
+        (["--prob-seed=abc"], "argument --prob-seed: invalid int value: 'abc'"),
+        (["-o", "prob_min_inputs=1"], "prob_min_inputs must be at least 2, got '1'"),
+        (["-o", "prob_min_inputs=x"], "prob_min_inputs must be an integer, got 'x'"),
+        (["--prob-plan", "--prob-plan-assume=1"], "--prob-plan-assume must be strictly between 0 and 1, got '1'"),
+    ],
+)
 def test_bad_values_of_0_3_0s_options_are_usage_errors(pytester: pytest.Pytester, args, message) -> None:
     pytester.makepyfile(bench_rich=RICH)
     result = run(pytester, *args)
@@ -188,7 +202,8 @@ def bench_names():
 @pytest.mark.probability(runs=10, min_rate=0.9)
 def bench_hopeful():
     pass
-""")
+"""
+    )
     warned = run(pytester, "-W", "ignore::pytest_probability.CurtailmentWarning", "--prob-json=r.json")
     assert warned.ret == pytest.ExitCode.TESTS_FAILED, text(warned)  # hopeful's gate cannot pass: UNDECIDED
     assert "InfeasibleGateWarning: gate of hopeful cannot pass with 10 runs" in text(warned)
@@ -218,10 +233,14 @@ RECIPES = [
 ]
 
 
-@pytest.mark.skipif(shutil.which("jq") is None and not os.environ.get("CI"), reason="jq is not installed (.ci/run installs it)")
+@pytest.mark.skipif(
+    shutil.which("jq") is None and not os.environ.get("CI"), reason="jq is not installed (.ci/run installs it)"
+)
 def test_0_3_0s_jq_recipes_run_on_this_versions_report(pytester: pytest.Pytester) -> None:
     """Item 7: every recipe of 0.3.0's JSON docs runs on this version's report and finds what it looks for."""
-    pytester.makepyfile(bench_rich=RICH + """
+    pytester.makepyfile(
+        bench_rich=RICH
+        + """
 
 @pytest.mark.probability(min_rate=0.5, stop="curtail")
 def bench_gated():
@@ -232,7 +251,8 @@ def bench_gated():
 @pytest.mark.parametrize("q", [f"q{j:02d}" for j in range(10)])
 def bench_ab(style, q):
     pass
-""")
+"""
+    )
     run(pytester, "--prob-runs=10", "--prob-json=main.json")
     run(pytester, "--prob-runs=10", "--prob-metric=pass^3", "--prob-baseline=main.json", "--prob-json=report.json")
     found = []
@@ -274,11 +294,15 @@ def test_explain_reads_every_line_and_fills_the_json(pytester: pytest.Pytester) 
     out = text(result)
     assert "  Explained (--prob-explain):" in out and "  Methods used:" in out, out
     flat = " ".join(out.split())  # the readings are wrapped to the terminal
-    assert ("0 of 10 runs passed. The true pass rate is probably between 0% and 31% (95% confidence). Your bar is "
-            "50%, and that whole range is below it, so this case falls short of the bar.") in flat
+    assert (
+        "0 of 10 runs passed. The true pass rate is probably between 0% and 31% (95% confidence). Your bar is "
+        "50%, and that whole range is below it, so this case falls short of the bar."
+    ) in flat
     assert "Next: look at the failing runs: -rx lists them with their assert messages" in flat
-    assert ("5 of the runs that didn't pass errored (raised an exception other than a failed assert); they count "
-            "as non-passes.") in flat
+    assert (
+        "5 of the runs that didn't pass errored (raised an exception other than a failed assert); they count "
+        "as non-passes."
+    ) in flat
     assert "Until that's settled, the case fails the test session (--prob-undecided=pass would let it through)." in flat
     assert "classify's 12 inputs passed 75.0% of their runs on average, each input counting equally." in flat
     assert "With twice the runs of every input the range would be no narrower" in flat
@@ -296,8 +320,10 @@ def test_explain_reads_every_line_and_fills_the_json(pytester: pytest.Pytester) 
     assert aggregate["metrics"]["pass^3"]["explanation"].startswith("pass^3 is the chance")
     # 0.3.0's recipe 3, verbatim, needs --prob-explain
     if shutil.which("jq"):
-        recipe = ('jq -r \'.rows[] | select(.gate and .gate.verdict != "pass") | '
-                  '"\\(.case): \\(.gate.verdict | ascii_upcase)\\n\\(.gate.explanation)\\n"\' r.json')
+        recipe = (
+            'jq -r \'.rows[] | select(.gate and .gate.verdict != "pass") | '
+            '"\\(.case): \\(.gate.verdict | ascii_upcase)\\n\\(.gate.explanation)\\n"\' r.json'
+        )
         done = subprocess.run(["bash", "-c", recipe], cwd=pytester.path, capture_output=True, text=True, timeout=30)
         assert done.returncode == 0 and "g::never: FAIL\n0 of 10 runs passed." in done.stdout, done.stderr
     # ini prob_explain does the same; without either, the summary ends with 0.3.0's hint
@@ -310,7 +336,8 @@ def test_explain_reads_every_line_and_fills_the_json(pytester: pytest.Pytester) 
 
 
 def test_explain_reads_comparisons_and_the_baseline(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(bench_ab="""
+    pytester.makepyfile(
+        bench_ab="""
 import pytest
 
 @pytest.mark.probability(compare="style", margin=0.02)
@@ -318,13 +345,21 @@ import pytest
 @pytest.mark.parametrize("q", [f"in{j:02d}" for j in range(12)])
 def bench_triage(q, style):
     assert style == "terse", "few_shot wrong"
-""")
+"""
+    )
     run(pytester, "--prob-runs=4", "--prob-json=main.json")
-    result = run(pytester, "--prob-runs=4", "--prob-explain", "--prob-baseline=main.json", "--prob-margin=0.05",
-                 "--prob-json=r.json")
+    result = run(
+        pytester,
+        "--prob-runs=4",
+        "--prob-explain",
+        "--prob-baseline=main.json",
+        "--prob-margin=0.05",
+        "--prob-json=r.json",
+    )
     flat = " ".join(text(result).split())
-    assert ("Over the 12 inputs both arms ran, few_shot passed 100.0 points fewer of its runs than terse on average"
-            in flat), flat
+    assert (
+        "Over the 12 inputs both arms ran, few_shot passed 100.0 points fewer of its runs than terse on average" in flat
+    ), flat
     assert "Your margin is 2 points: few_shot passes if it is at most 2 points worse than terse" in flat
     assert "This run is set against an earlier report, main.json" in flat
     assert "With --prob-margin=0.05, each function's verdict decides" in flat

@@ -13,19 +13,18 @@ import math
 from math import comb, nextafter
 
 import pytest
+from sessions import alarm
 
+from pytest_probability.aggregate.cases import aggregate
 from pytest_probability.config.marker import KEYWORDS
 from pytest_probability.config.settings import StatsConfig
 from pytest_probability.config.spec import CaseSpec, GateSpec, case_spec, latency_unreachable, unreachable
 from pytest_probability.decide.analysis import analyze, analyze_row, metric_value
 from pytest_probability.decide.gates import evaluate_gate, evaluate_latency
 from pytest_probability.maths import stats
-from pytest_probability.vocabulary import FAILED, PASSED, SKIPPED, UNDECIDED, VERDICT_VALUES
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.run import RunRecord
-from pytest_probability.vocabulary import ERROR, FAIL, PASS, SKIP
-from pytest_probability.aggregate.cases import aggregate
-from sessions import alarm
+from pytest_probability.vocabulary import ERROR, FAIL, FAILED, PASS, PASSED, SKIP, SKIPPED, UNDECIDED, VERDICT_VALUES
 
 _order = iter(range(100_000))
 LETTERS = {"p": PASS, "f": FAIL, "e": ERROR, "s": SKIP}
@@ -53,8 +52,14 @@ def row_of(label: str, outcomes: str, durations=None):
     return summary.rows[0]
 
 
-def rate_gate(bar: float, *, method: str = "exact", confidence: float = 0.95, errors: str = "count",
-              prior: tuple[float, float] = (1.0, 1.0)) -> GateSpec:
+def rate_gate(
+    bar: float,
+    *,
+    method: str = "exact",
+    confidence: float = 0.95,
+    errors: str = "count",
+    prior: tuple[float, float] = (1.0, 1.0),
+) -> GateSpec:
     return GateSpec("rate", bar, None, confidence, method, prior, errors)
 
 
@@ -563,8 +568,12 @@ def test_row_interval_uses_the_session_settings_not_the_gate():
     assert (result.interval.method, result.interval.level) == ("wilson", 0.9)
     assert (result.interval.low, result.interval.high) == stats.wilson(7, 10, 0.9)
     assert (result.gate.interval.low, result.gate.interval.high) == stats.clopper_pearson(7, 10, 0.99)
-    assert result.interval.to_dict() == {"method": "wilson", "level": 0.9, "low": result.interval.low,
-                                         "high": result.interval.high}
+    assert result.interval.to_dict() == {
+        "method": "wilson",
+        "level": 0.9,
+        "low": result.interval.low,
+        "high": result.interval.high,
+    }
 
 
 def test_row_with_only_skips_has_no_interval():
@@ -671,8 +680,11 @@ def test_gate_totals_and_failed_gates():
     assert [r.row.label for r in result.failed_gates] == ["a::fail", "b::undecided"]
     assert set(result.by_key) == {r.row.case.key for r in result.rows}
     specs = {r.row.case.key: r.spec for r in result.rows}
-    lenient = analyze(aggregate(r for row in result.rows for r in row.row.records),
-                      StatsConfig(undecided="pass"), lambda case: specs[case.key])
+    lenient = analyze(
+        aggregate(r for row in result.rows for r in row.row.records),
+        StatsConfig(undecided="pass"),
+        lambda case: specs[case.key],
+    )
     assert [r.row.label for r in lenient.failed_gates] == ["a::fail"]
 
 
@@ -714,11 +726,36 @@ def test_aggregates_per_benchmark_by_name_and_overall():
     # The mean of the per-case fractions: each input counts once, whatever its runs.
     assert overall.estimate.estimate == pytest.approx((0.8 + 0.6 + 1.0 + 0.0) / 4)
     data = overall.to_dict()
-    assert list(data)[:17] == ["scope", "name", "inputs", "runs", "estimate", "ci", "normal_ci", "resamples", "seed",
-                               "resampling_unit", "note", "suppressed", "icc", "width_factor", "metrics", "stopped",
-                               "runs_change"]  # 0.3.0's keys first
-    assert data["metrics"]["pass^3"] == {"k": 3, "inputs": 3, "left_out": 1, "estimate": pytest.approx(0.5 / 3), "ci": None,
-                                         "normal_ci": None, "suppressed": "fewer than 10 inputs", "stopped": 0, "cases": 3}
+    assert list(data)[:17] == [
+        "scope",
+        "name",
+        "inputs",
+        "runs",
+        "estimate",
+        "ci",
+        "normal_ci",
+        "resamples",
+        "seed",
+        "resampling_unit",
+        "note",
+        "suppressed",
+        "icc",
+        "width_factor",
+        "metrics",
+        "stopped",
+        "runs_change",
+    ]  # 0.3.0's keys first
+    assert data["metrics"]["pass^3"] == {
+        "k": 3,
+        "inputs": 3,
+        "left_out": 1,
+        "estimate": pytest.approx(0.5 / 3),
+        "ci": None,
+        "normal_ci": None,
+        "suppressed": "fewer than 10 inputs",
+        "stopped": 0,
+        "cases": 3,
+    }
     assert data["runs"] == {"min": 2, "mean": 3.75, "max": 5} and data["resampling_unit"] == "input"
 
 
@@ -738,8 +775,16 @@ def test_aggregate_of_only_short_cases_is_none():
     result = run_analyze(config, ("a", "pp", {}))
     assert result.aggregates[0].metrics["pass^5"].estimate is None
     assert result.aggregates[-1].to_dict()["metrics"]["pass^5"] == {
-        "k": 5, "inputs": 0, "left_out": 1, "estimate": None, "ci": None, "normal_ci": None,
-        "suppressed": "no input with at least 5 runs", "stopped": 0, "cases": 0}
+        "k": 5,
+        "inputs": 0,
+        "left_out": 1,
+        "estimate": None,
+        "ci": None,
+        "normal_ci": None,
+        "suppressed": "no input with at least 5 runs",
+        "stopped": 0,
+        "cases": 0,
+    }
 
 
 def test_runs_not_executed_and_runs_cut_short_combine_in_a_count_gate():

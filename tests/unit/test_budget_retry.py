@@ -16,8 +16,7 @@ CASE = CaseRef(key="b.py::bench_x", benchmark="x", case="", label="x", order=0, 
 
 
 def record(cost=0.0, tokens=(0, 0), run=1):
-    return RunRecord(CASE, run, f"b.py::bench_x::run{run}", "pass",
-                     usage=(Usage("m", tokens[0], tokens[1], 7, cost),))
+    return RunRecord(CASE, run, f"b.py::bench_x::run{run}", "pass", usage=(Usage("m", tokens[0], tokens[1], 7, cost),))
 
 
 @pytest.mark.parametrize("text", ["-1", "nan", "inf", "ten"])
@@ -73,12 +72,17 @@ class Response:
 
 def test_split_names():
     assert retry.split_names("RateLimitError, httpx.HTTPStatusError  TimeoutError") == [
-        "RateLimitError", "httpx.HTTPStatusError", "TimeoutError"]
+        "RateLimitError",
+        "httpx.HTTPStatusError",
+        "TimeoutError",
+    ]
     assert retry.split_names(["a b", "c"]) == ["a", "b", "c"]
 
 
 def test_import_class_errors_name_the_path():
-    assert retry.import_class("concurrent.futures.TimeoutError") is __import__("concurrent.futures").futures.TimeoutError
+    assert (
+        retry.import_class("concurrent.futures.TimeoutError") is __import__("concurrent.futures").futures.TimeoutError
+    )
     with pytest.raises(ValueError, match="cannot import 'no_such_module_xyz.Error'"):
         retry.import_class("no_such_module_xyz.Error")
     with pytest.raises(ValueError, match="has no Nope"):

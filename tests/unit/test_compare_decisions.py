@@ -7,24 +7,33 @@ import random
 
 import pytest
 
-from pytest_probability.features.compare.settings import CompareConfig
+from pytest_probability.aggregate.cases import row_status
 from pytest_probability.features.compare import baseline as baseline_mod
-from pytest_probability.features.compare import pairs
 from pytest_probability.features.compare import judging as compare
+from pytest_probability.features.compare import pairs
 from pytest_probability.features.compare.comparisons import Pair
+from pytest_probability.features.compare.settings import CompareConfig
 from pytest_probability.maths import twostats
 from pytest_probability.model.case import CaseRef
-from pytest_probability.model.rows import Counts
+from pytest_probability.model.rows import Counts, Row
 from pytest_probability.model.run import RunRecord
-from pytest_probability.aggregate.cases import row_status
-from pytest_probability.model.rows import Row
 
 
-def row(benchmark: str, case_id: str, passes: int, total: int, order: int = 0, cost: float = 0.0,
-        marks: tuple = (), **params: str) -> Row:
+def row(
+    benchmark: str,
+    case_id: str,
+    passes: int,
+    total: int,
+    order: int = 0,
+    cost: float = 0.0,
+    marks: tuple = (),
+    **params: str,
+) -> Row:
     label = f"{benchmark}::{case_id}" if case_id else benchmark
     ref = CaseRef(
-        key=f"bench_{benchmark}.py::bench_{benchmark}::{case_id}" if case_id else f"bench_{benchmark}.py::bench_{benchmark}",
+        key=f"bench_{benchmark}.py::bench_{benchmark}::{case_id}"
+        if case_id
+        else f"bench_{benchmark}.py::bench_{benchmark}",
         benchmark=benchmark,
         case=case_id,
         label=label,
@@ -41,7 +50,14 @@ def row(benchmark: str, case_id: str, passes: int, total: int, order: int = 0, c
 def report(rows: list[Row]) -> dict:
     return {
         "rows": [
-            {"case": r.label, "nodeid": r.case.key, "params": dict(r.case.params), "passes": r.counts.passes, "total": r.counts.total, "cost": r.cost}
+            {
+                "case": r.label,
+                "nodeid": r.case.key,
+                "params": dict(r.case.params),
+                "passes": r.counts.passes,
+                "total": r.counts.total,
+                "cost": r.cost,
+            }
             for r in rows
         ]
     }
@@ -116,7 +132,10 @@ def test_0_3_0_rows_match_by_label(tmp_path):
 
 
 def test_new_removed_changed(tmp_path):
-    base = load(tmp_path, report([row("a", "x", 3, 3, case="x"), row("a", "gone", 3, 3, case="gone"), row("a", "p", 3, 3, case="old")]))
+    base = load(
+        tmp_path,
+        report([row("a", "x", 3, 3, case="x"), row("a", "gone", 3, 3, case="gone"), row("a", "p", 3, 3, case="old")]),
+    )
     tonight = [row("a", "x", 3, 3, case="x"), row("a", "p", 3, 3, case="new"), row("a", "fresh", 3, 3, case="fresh")]
     result = pairs.compare_all(tonight, base, CompareConfig(), 0.95, "fail")
     assert list(result.cases) == ["bench_a.py::bench_a::x"]
@@ -245,9 +264,13 @@ def test_many_inputs_use_the_sign_flip_test_and_its_interval():
     diffs = [(p.x1 * p.n2 - p.x2 * p.n1, p.n1 * p.n2) for p in arm.pairs]
     assert arm.p == min(1.0, 2 * min(twostats.sign_flip(diffs).p_less, twostats.sign_flip(diffs).p_greater))
     assert arm.to_dict()["exact"] is True
-    unjudged = pairs.compare_all([row("t", r.case.case, r.counts.passes, 10, order=r.case.order, **dict(r.case.params))
-                                  for r in rows], None, CompareConfig(compare_axis="style", margin=0.3, margin_given=True),
-                                 0.95, "fail")
+    unjudged = pairs.compare_all(
+        [row("t", r.case.case, r.counts.passes, 10, order=r.case.order, **dict(r.case.params)) for r in rows],
+        None,
+        CompareConfig(compare_axis="style", margin=0.3, margin_given=True),
+        0.95,
+        "fail",
+    )
     assert [(a.judged, a.verdict) for a in unjudged.comparisons] == [(False, None)]  # --prob-compare: reports only
 
 
@@ -266,4 +289,7 @@ def test_an_arm_reports_the_correlation_between_its_arms_per_input_fractions():
     assert arm.correlation == pytest.approx(scipy_stats.pearsonr(a, b).statistic, rel=1e-12)
     assert arm.to_dict()["correlation"] == arm.correlation
     constant = [row("t", f"q{i}-{s}", 10, 10, order=i, q=f"q{i}", style=s) for i in range(3) for s in "ab"]
-    assert pairs.compare_all(constant, None, CompareConfig(compare_axis="style"), 0.95, "fail").comparisons[0].correlation is None
+    assert (
+        pairs.compare_all(constant, None, CompareConfig(compare_axis="style"), 0.95, "fail").comparisons[0].correlation
+        is None
+    )

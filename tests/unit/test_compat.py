@@ -13,8 +13,9 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from foreign_privates import class_attributes, uses
@@ -40,13 +41,10 @@ PLANTED = {
         "    return getattr(node, '_calls'), context._SUPPRESS_INSTRUMENTATION_KEY, _load_credentials\n"
     ),
     "report/terminal.py": (  # the package has a _credentials of its own elsewhere, the gRPC exporter one too
-        "\n\ndef _planted_credentials(exporter):\n"
-        "    return exporter._credentials\n"
+        "\n\ndef _planted_credentials(exporter):\n    return exporter._credentials\n"
     ),
     "collect/items.py": (
-        "\n\nclass _Planted(pytest.Function):\n"
-        "    def _getobj(self):\n"
-        "        return self._fixtureinfo\n"
+        "\n\nclass _Planted(pytest.Function):\n    def _getobj(self):\n        return self._fixtureinfo\n"
     ),
 }
 
@@ -59,11 +57,17 @@ def test_the_check_finds_every_kind_of_use_put_into_a_copy(tmp_path: Path) -> No
             handle.write(text)
     found = "\n".join(str(use) for use in uses(copy))
     for expected in (
-        "otel/spans.py", "private attribute _client", "import from the private module _pytest.nodeid",
-        "private attribute _id", "private attribute _calls", "private attribute _SUPPRESS_INSTRUMENTATION_KEY of opentelemetry.context",
+        "otel/spans.py",
+        "private attribute _client",
+        "import from the private module _pytest.nodeid",
+        "private attribute _id",
+        "private attribute _calls",
+        "private attribute _SUPPRESS_INSTRUMENTATION_KEY of opentelemetry.context",
         "import of the private name opentelemetry.exporter.otlp.proto.grpc.exporter._load_credentials",
-        "override of its foreign base's private method _getobj", "private attribute _fixtureinfo of self",
-        "report/terminal.py", "private attribute _credentials, a name other distributions define",
+        "override of its foreign base's private method _getobj",
+        "private attribute _fixtureinfo of self",
+        "report/terminal.py",
+        "private attribute _credentials, a name other distributions define",
     ):
         assert expected in found, f"{expected!r} not found in:\n{found}"
     assert "compat/" not in found  # compat/ is where they belong
@@ -102,8 +106,12 @@ def _grpc_exporter() -> Any:
 NEEDED: list[tuple[str, str, str | Callable[[], Any], tuple[str, ...]]] = [
     ("pytest", "compat.pytest.case_templates", "_pytest.python:Module", ("_genfunctions",)),
     ("pytest", "compat.pytest.case_templates", "_pytest.python:Class", ("_genfunctions",)),
-    ("pytest", "compat.pytest.fixtureinfo, OwnedFunction", "_pytest.python:Function",
-     ("_fixtureinfo", "_getobj", "_instance", "_repr_failure_py", "_obj")),
+    (
+        "pytest",
+        "compat.pytest.fixtureinfo, OwnedFunction",
+        "_pytest.python:Function",
+        ("_fixtureinfo", "_getobj", "_instance", "_repr_failure_py", "_obj"),
+    ),
     ("pytest", "compat.pytest.metafunc_calls", "_pytest.python:Metafunc", ("_calls",)),
     ("pytest", "compat.pytest.rewriting_hook", "_pytest.assertion.rewrite:", ("assertstate_key",)),
     ("pytest", "compat.pytest.from_caller", "_pytest.compat:", ("get_real_func",)),
@@ -111,30 +119,67 @@ NEEDED: list[tuple[str, str, str | Callable[[], Any], tuple[str, ...]]] = [
     ("pytest", "compat.junitxml.suite_property", "_pytest.junitxml:", ("xml_key", "LogXML")),
     ("pytest", "compat.junitxml.suite_property", "_pytest.junitxml:LogXML", ("add_global_property",)),
     ("pytest-xdist", "compat.xdist.event_queue, pending_after_crash", "xdist.dsession:DSession", ("queue", "sched")),
-    ("pytest-xdist", "compat.xdist.pending_after_crash", "xdist.scheduler.load:LoadScheduling",
-     ("node2pending", "collection")),
-    ("opentelemetry-exporter-otlp-proto-http", "compat.otel.exporter, send, endpoint, timeout", _http_exporter,
-     ("_client",)),
-    ("opentelemetry-exporter-otlp-proto-http", "compat.otel.exporter, send, endpoint, timeout",
-     lambda: _http_exporter()._client, ("export", "_transport", "_timeout", "_endpoint")),
-    ("opentelemetry-exporter-otlp-proto-grpc", "compat.otel.exporter, send, endpoint, insecure, timeout", _grpc_exporter,
-     ("_export", "_translate_data", "_count_data", "_initialize_channel_and_stub", "_client", "_timeout", "_endpoint",
-      "_insecure")),
-    ("opentelemetry-exporter-otlp-proto-common", "compat.otel.metric_preferences",
-     "opentelemetry.exporter.otlp.proto.common._internal.metrics_encoder:OTLPMetricExporterMixin",
-     ("_get_temporality", "_get_aggregation")),
-    ("opentelemetry-exporter-otlp-proto-common", "compat.otel.encode_logs",
-     "opentelemetry.exporter.otlp.proto.common._log_encoder:", ("encode_logs",)),
+    (
+        "pytest-xdist",
+        "compat.xdist.pending_after_crash",
+        "xdist.scheduler.load:LoadScheduling",
+        ("node2pending", "collection"),
+    ),
+    (
+        "opentelemetry-exporter-otlp-proto-http",
+        "compat.otel.exporter, send, endpoint, timeout",
+        _http_exporter,
+        ("_client",),
+    ),
+    (
+        "opentelemetry-exporter-otlp-proto-http",
+        "compat.otel.exporter, send, endpoint, timeout",
+        lambda: _http_exporter()._client,
+        ("export", "_transport", "_timeout", "_endpoint"),
+    ),
+    (
+        "opentelemetry-exporter-otlp-proto-grpc",
+        "compat.otel.exporter, send, endpoint, insecure, timeout",
+        _grpc_exporter,
+        (
+            "_export",
+            "_translate_data",
+            "_count_data",
+            "_initialize_channel_and_stub",
+            "_client",
+            "_timeout",
+            "_endpoint",
+            "_insecure",
+        ),
+    ),
+    (
+        "opentelemetry-exporter-otlp-proto-common",
+        "compat.otel.metric_preferences",
+        "opentelemetry.exporter.otlp.proto.common._internal.metrics_encoder:OTLPMetricExporterMixin",
+        ("_get_temporality", "_get_aggregation"),
+    ),
+    (
+        "opentelemetry-exporter-otlp-proto-common",
+        "compat.otel.encode_logs",
+        "opentelemetry.exporter.otlp.proto.common._log_encoder:",
+        ("encode_logs",),
+    ),
     ("opentelemetry-api", "compat.otel.suppressed", "opentelemetry.context:", ("_SUPPRESS_INSTRUMENTATION_KEY",)),
-    ("opentelemetry-instrumentation", "compat.otel.instrumented",
-     "opentelemetry.instrumentation.instrumentor:BaseInstrumentor", ("_instance", "is_instrumented_by_opentelemetry")),
+    (
+        "opentelemetry-instrumentation",
+        "compat.otel.instrumented",
+        "opentelemetry.instrumentation.instrumentor:BaseInstrumentor",
+        ("_instance", "is_instrumented_by_opentelemetry"),
+    ),
 ]
 
 
-@pytest.mark.parametrize(("distribution", "user", "where", "names"), NEEDED,
-                         ids=[f"{d}-{'-'.join(n)}"[:60] for d, _, _, n in NEEDED])
-def test_every_name_compat_uses_is_in_the_installed_version(distribution: str, user: str,
-                                                            where: str | Callable[[], Any], names: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    ("distribution", "user", "where", "names"), NEEDED, ids=[f"{d}-{'-'.join(n)}"[:60] for d, _, _, n in NEEDED]
+)
+def test_every_name_compat_uses_is_in_the_installed_version(
+    distribution: str, user: str, where: str | Callable[[], Any], names: tuple[str, ...]
+) -> None:
     version = _version(distribution)
     try:
         owner = where() if callable(where) else _object(where)
@@ -142,8 +187,10 @@ def test_every_name_compat_uses_is_in_the_installed_version(distribution: str, u
         pytest.fail(f"{distribution} {version} has no {where}: {user} needs it ({exc})")
     known = class_attributes(owner) if isinstance(owner, type) else set()
     missing = [name for name in names if not hasattr(owner, name) and name not in known]
-    assert not missing, (f"{distribution} {version} lacks {', '.join(missing)} of {where if isinstance(where, str) else owner!r}: "
-                         f"{user} needs it (compat/ says why); the supported range in pyproject.toml is wrong")
+    assert not missing, (
+        f"{distribution} {version} lacks {', '.join(missing)} of {where if isinstance(where, str) else owner!r}: "
+        f"{user} needs it (compat/ says why); the supported range in pyproject.toml is wrong"
+    )
 
 
 def test_pytest_keeps_a_node_id_compat_can_set() -> None:

@@ -6,17 +6,17 @@ from __future__ import annotations
 import json
 import time
 
+from pytest_probability.aggregate.cases import aggregate
 from pytest_probability.config.settings import StatsConfig
 from pytest_probability.config.spec import Specs
 from pytest_probability.decide.book import DecisionBook
-from pytest_probability.features.spend.budget import Budget
 from pytest_probability.decide.channel import ChannelReader
+from pytest_probability.features.spend.budget import Budget
 from pytest_probability.features.spend.feature import BudgetGuard, BudgetLink, BudgetSink, WorkerBudgetGuard
 from pytest_probability.features.spend.stopping import EarlyStop
 from pytest_probability.model.case import CaseRef
-from pytest_probability.protocols import Registry
 from pytest_probability.model.run import RunRecord, Usage
-from pytest_probability.aggregate.cases import aggregate
+from pytest_probability.protocols import Registry
 from pytest_probability.vocabulary import BUDGET, DECIDED
 
 RUNS = 10
@@ -35,7 +35,9 @@ class Wired:
             parts.add(verdict_kinds=kind)
         self.book = DecisionBook(Specs(config), parts)
         self.budget = budget
-        self.sinks = [self.book] + ([BudgetSink(budget, self.book)] if budget else []) + [EarlyStop(self.book, self.book.specs)]
+        self.sinks = (
+            [self.book] + ([BudgetSink(budget, self.book)] if budget else []) + [EarlyStop(self.book, self.book.specs)]
+        )
         self.guard = BudgetGuard(budget) if budget else None
 
     def add(self, record):
@@ -98,14 +100,16 @@ def test_a_decided_case_is_published_once_and_read_by_workers(tmp_path):
         published = [p for p in folder.iterdir() if p.suffix == ".json"]
         assert len(published) == 1
         data = json.loads(published[0].read_text())
-        assert data["passed"] is True and data["text"].startswith("PASS: 2/2 passes, need 2: PASS; 8 run(s) not executed")
+        assert data["passed"] is True and data["text"].startswith(
+            "PASS: 2/2 passes, need 2: PASS; 8 run(s) not executed"
+        )
     finally:
         book.cleanup()
 
 
 def test_a_reached_budget_and_the_deadline_reach_workers(tmp_path):
     book = book_of(StatsConfig(), budget=Budget(max_cost=0.25, max_time=3600))
-    folder = book.open_channel()
+    book.open_channel()
     try:
         worker = reader(book, budgeted=True)
         assert worker.deadline == book.budget.deadline and worker.max_time == 3600
@@ -120,7 +124,7 @@ def test_a_reached_budget_and_the_deadline_reach_workers(tmp_path):
     finally:
         book.cleanup()
     timed = book_of(StatsConfig(), budget=Budget(max_time=5, start=time.time() - 6))
-    folder = timed.open_channel()
+    timed.open_channel()
     try:
         assert reader(timed, budgeted=True).run_decision(case(marks=())) == (BUDGET, "time budget 5s reached")
         assert timed.run_decision(case(marks=())) == (BUDGET, "time budget 5s reached")
@@ -162,6 +166,7 @@ def test_the_book_keeps_records_only_of_the_cases_a_verdict_needs():
 def test_with_a_case_judged_by_a_verdict_kind_the_book_keeps_every_record():
     """A kind's verdicts (baseline) are adjusted over every case, so all records are kept then,
     and before the book has learned whether any case is judged."""
+
     class Decider:
         kind = "baseline"
 

@@ -11,14 +11,18 @@ from pytest_probability.report import readings as explain
 
 
 def test_p_values_read_as_0_3_0_read_them():
-    assert explain.p_sentence(0.0004).startswith("p < 0.001: if there were no real difference, a gap this big would "
-                                                 "turn up by chance less than 1 time in 1,000.")
-    assert explain.p_sentence(0.03125) == ("p = 0.031: if there were no real difference, a gap this big would turn up "
-                                           "by chance about 3 times in 100.")
+    assert explain.p_sentence(0.0004).startswith(
+        "p < 0.001: if there were no real difference, a gap this big would turn up by chance less than 1 time in 1,000."
+    )
+    assert explain.p_sentence(0.03125) == (
+        "p = 0.031: if there were no real difference, a gap this big would turn up by chance about 3 times in 100."
+    )
     assert explain.p_sentence(None) == ""
 
 
-@pytest.mark.parametrize(("rate", "bar", "needed"), [(1.0, 0.5, 6), (0.9, 0.8, None), (0.6, 0.5, None), (0.5, 0.5, None)])
+@pytest.mark.parametrize(
+    ("rate", "bar", "needed"), [(1.0, 0.5, 6), (0.9, 0.8, None), (0.6, 0.5, None), (0.5, 0.5, None)]
+)
 def test_runs_that_would_settle_an_undecided_gate(rate, bar, needed):
     """0.3.0's sample: 5 of 5 passing against a bar of 50% settles at about 6 runs; the count is the
     smallest at which the gate's own interval at today's rate leaves the bar (checked by brute force)."""

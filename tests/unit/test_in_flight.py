@@ -49,6 +49,7 @@ def taking(tracked: InFlight, taken: list[pytest.TestReport]) -> Any:
     def take(made: pytest.TestReport) -> None:  # what pytest's report hook does: the role tracks it
         tracked.track(made)
         taken.append(made)
+
     return take
 
 
@@ -57,10 +58,12 @@ def test_the_teardown_of_a_shown_run_is_taken_and_nothing_else():
     other = report("b::run7", "teardown", "gw1")  # a run whose outcome was never shown
     teardown = report("b::run1", "teardown", "gw0")
     del teardown.node  # xdist's queue holds the report as it came off the wire: its handler sets the node
-    events = Events(("logstart", {"node": node("gw1"), "nodeid": "b::run8"}),
-                    ("testreport", {"node": node("gw1"), "rep": other}),
-                    ("testreport", {"node": node("gw0"), "rep": teardown}),
-                    ("testreport", {"node": node("gw1"), "rep": other}))
+    events = Events(
+        ("logstart", {"node": node("gw1"), "nodeid": "b::run8"}),
+        ("testreport", {"node": node("gw1"), "rep": other}),
+        ("testreport", {"node": node("gw0"), "rep": teardown}),
+        ("testreport", {"node": node("gw1"), "rep": other}),
+    )
     tracked.await_shown(events.get, taking(tracked, taken))
     assert taken == [teardown] and teardown.node.gateway.id == "gw0"  # the event's node, as xdist sets it
     assert len(events.timeouts) == 3  # it stops once nothing shown is awaited: the last event stays queued
@@ -86,8 +89,10 @@ def test_a_setup_that_did_not_pass_was_shown_and_its_teardown_is_awaited():
 @pytest.mark.parametrize("down", ["workerfinished", "errordown"])
 def test_a_worker_that_went_down_is_not_waited_for(down: str):
     tracked, taken = in_flight(report("b::run1", "call", "gw0"), report("b::run2", "call", "gw1"))
-    events = Events((down, {"node": node("gw1")}),
-                    ("testreport", {"node": node("gw0"), "rep": report("b::run1", "teardown", "gw0")}))
+    events = Events(
+        (down, {"node": node("gw1")}),
+        ("testreport", {"node": node("gw0"), "rep": report("b::run1", "teardown", "gw0")}),
+    )
     tracked.await_shown(events.get, taking(tracked, taken))
     assert [made.nodeid for made in taken] == ["b::run1"] and not tracked.shown
 

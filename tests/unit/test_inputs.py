@@ -10,8 +10,8 @@ import warnings
 
 import pytest
 
-from pytest_probability.maths import stats
 from pytest_probability.maths import clusters as inputs
+from pytest_probability.maths import stats
 
 np = pytest.importorskip("numpy")
 scipy_stats = pytest.importorskip("scipy.stats")
@@ -40,8 +40,9 @@ def outcomes(counts: list[tuple[int, int]]) -> tuple:
 
 COUNT_SETS = [
     random_counts(random.Random(seed), groups, runs)
-    for seed, (groups, runs) in enumerate([(12, 10), (40, 5), (3, 2), (25, (1, 20)), (10, (2, 3)), (60, (5, 40)),
-                                           (2, (1, 9)), (15, 1 + 1)])
+    for seed, (groups, runs) in enumerate(
+        [(12, 10), (40, 5), (3, 2), (25, (1, 20)), (10, (2, 3)), (60, (5, 40)), (2, (1, 9)), (15, 1 + 1)]
+    )
 ]
 
 
@@ -141,9 +142,11 @@ def test_normal_and_t_intervals_match_scipy(level):
             assert inputs.normal_interval(values, level) == (mean, mean)
             continue
         assert inputs.normal_interval(values, level) == pytest.approx(
-            scipy_stats.norm.interval(level, loc=mean, scale=sem), rel=1e-9)
+            scipy_stats.norm.interval(level, loc=mean, scale=sem), rel=1e-9
+        )
         assert inputs.t_interval(values, level) == pytest.approx(
-            scipy_stats.t.interval(level, len(values) - 1, loc=mean, scale=sem), rel=1e-9)
+            scipy_stats.t.interval(level, len(values) - 1, loc=mean, scale=sem), rel=1e-9
+        )
 
 
 def test_normal_interval_is_not_clipped():
@@ -173,8 +176,9 @@ def statsmodels_wilson(values: list[float], level: float, trials: float) -> tupl
 def test_wilson_interval_is_wilson_at_the_df_adjusted_effective_runs(counts, level):
     values = inputs.fractions(counts)
     runs = sum(t for _, t in counts)
-    assert inputs.wilson_interval(values, level, runs) == pytest.approx(statsmodels_wilson(values, level, runs),
-                                                                        rel=1e-9, abs=1e-12)
+    assert inputs.wilson_interval(values, level, runs) == pytest.approx(
+        statsmodels_wilson(values, level, runs), rel=1e-9, abs=1e-12
+    )
 
 
 def test_wilson_effective_runs():
@@ -241,8 +245,14 @@ def test_percentile_interval_is_numpys_linear_percentile_of_the_resampled_means(
 
 def test_bootstrap_interval_is_close_to_scipys_percentile_bootstrap():
     values = inputs.fractions(COUNT_SETS[1])  # 40 inputs
-    theirs = scipy_stats.bootstrap((np.array(values),), np.mean, n_resamples=5000, confidence_level=0.95,
-                                   method="percentile", random_state=np.random.default_rng(0)).confidence_interval
+    theirs = scipy_stats.bootstrap(
+        (np.array(values),),
+        np.mean,
+        n_resamples=5000,
+        confidence_level=0.95,
+        method="percentile",
+        random_state=np.random.default_rng(0),
+    ).confidence_interval
     ours = inputs.bootstrap_interval(values, 0.95, 5000, seed=0)
     se = inputs.standard_error(values)
     # Two Monte Carlo estimates of the same quantiles: a few hundredths of a standard error apart.
@@ -275,8 +285,9 @@ def test_width_factor_is_the_variance_components_standard_error(between, within,
     assert inputs.width_factor(k, rho) ** 2 * (between + within) / n == pytest.approx(variance, rel=1e-12)
     doubled_runs = (between + within / (2 * k)) / n
     doubled_inputs = (between + within / k) / (2 * n)
-    assert inputs.width_change(k, rho, runs=2) == pytest.approx(math.sqrt(doubled_runs / variance) - 1, rel=1e-12,
-                                                                abs=1e-15)
+    assert inputs.width_change(k, rho, runs=2) == pytest.approx(
+        math.sqrt(doubled_runs / variance) - 1, rel=1e-12, abs=1e-15
+    )
     assert inputs.width_change(k, rho, inputs=2) == pytest.approx(math.sqrt(doubled_inputs / variance) - 1)
     assert inputs.width_change(k, rho, inputs=2) == pytest.approx(1 / math.sqrt(2) - 1)
 
@@ -341,11 +352,17 @@ def test_metric_estimate_averages_the_cases_with_enough_runs(kind, k):
     kept = [(p, t) for p, t in METRIC_COUNTS if t >= k]
     values = [brute_force(kind, p, t, k) for p, t in kept]
     result = inputs.metric_estimate(METRIC_COUNTS, kind, k, min_inputs=5, resamples=1000, seed=4)
-    assert (result.kind, result.k, result.inputs, result.left_out) == (kind, k, len(kept), len(METRIC_COUNTS) - len(kept))
+    assert (result.kind, result.k, result.inputs, result.left_out) == (
+        kind,
+        k,
+        len(kept),
+        len(METRIC_COUNTS) - len(kept),
+    )
     assert result.estimate == pytest.approx(statistics.fmean(values), rel=1e-12)
     assert result.ci == pytest.approx(inputs.bootstrap_interval(values, 0.95, 1000, seed=4), rel=1e-12)
-    assert result.normal_ci == pytest.approx(scipy_stats.norm.interval(0.95, loc=np.mean(values),
-                                                                       scale=scipy_stats.sem(values)), rel=1e-9)
+    assert result.normal_ci == pytest.approx(
+        scipy_stats.norm.interval(0.95, loc=np.mean(values), scale=scipy_stats.sem(values)), rel=1e-9
+    )
     assert result.suppressed is None and result.stopped == 0
 
 
@@ -360,8 +377,12 @@ def test_metric_wilson_interval_is_capped_at_the_draws_of_k_runs():
 def test_metric_value_is_the_per_case_estimate():
     for passes, total in [(0, 5), (3, 5), (5, 5), (7, 9)]:
         for k in range(1, total + 1):
-            assert inputs.metric_value("pass^", passes, total, k) == pytest.approx(brute_force("pass^", passes, total, k))
-            assert inputs.metric_value("pass@", passes, total, k) == pytest.approx(brute_force("pass@", passes, total, k))
+            assert inputs.metric_value("pass^", passes, total, k) == pytest.approx(
+                brute_force("pass^", passes, total, k)
+            )
+            assert inputs.metric_value("pass@", passes, total, k) == pytest.approx(
+                brute_force("pass@", passes, total, k)
+            )
     with pytest.raises(ValueError):
         inputs.metric_value("pass^", 2, 3, 4)
 
@@ -376,16 +397,27 @@ def test_pass_k_one_is_the_pass_rate():
 
 def test_metric_suppression():
     none_long = inputs.metric_estimate([(2, 3), (1, 4)], "pass@", 5)
-    assert none_long == inputs.MetricEstimate("pass@", 5, 0, 2, None, None, None,
-                                              "no input with at least 5 runs", 0, "percentile")
+    assert none_long == inputs.MetricEstimate(
+        "pass@", 5, 0, 2, None, None, None, "no input with at least 5 runs", 0, "percentile"
+    )
     few = inputs.metric_estimate([(2, 3), (5, 6), (6, 6)], "pass^", 3)
     assert (few.inputs, few.estimate is not None, few.ci, few.normal_ci, few.suppressed) == (
-        3, True, None, None, "fewer than 10 inputs")
+        3,
+        True,
+        None,
+        None,
+        "fewer than 10 inputs",
+    )
     counts = [(p, 10) for p in range(10)] + [(1, 2)]
     stopped = [False] * 9 + [True, True]  # the short case stopped too, but is left out of pass^3
     held = inputs.metric_estimate(counts, "pass^", 3, stopped=stopped, resamples=200)
     assert (held.ci, held.normal_ci, held.suppressed, held.stopped, held.left_out) == (
-        None, None, "1 case stopped early", 1, 1)
+        None,
+        None,
+        "1 case stopped early",
+        1,
+        1,
+    )
 
 
 # -- the function-level aggregate -------------------------------------------------------------------
@@ -445,7 +477,11 @@ def test_input_estimate_suppression():
     assert inputs.input_estimate(counts, min_inputs=20, stopped=flags).suppressed == "fewer than 20 inputs"
     single = inputs.input_estimate([(1, 1)] * 12 + [(0, 1)] * 3)  # every case ran once: no ρ, no projection
     assert single.ci is not None and (single.icc, single.width_factor, single.runs_change, single.inputs_change) == (
-        None, None, None, None)
+        None,
+        None,
+        None,
+        None,
+    )
 
 
 def test_suppression_texts():
@@ -454,34 +490,37 @@ def test_suppression_texts():
     assert (inputs.stopped_early(1), inputs.stopped_early(3)) == ("1 case stopped early", "3 cases stopped early")
 
 
-@pytest.mark.parametrize("call, error", [
-    (lambda: inputs.input_estimate([]), ValueError),
-    (lambda: inputs.input_estimate([(3, 2)]), ValueError),
-    (lambda: inputs.input_estimate([(0, 0)]), ValueError),
-    (lambda: inputs.input_estimate([(-1, 2)]), ValueError),
-    (lambda: inputs.input_estimate([(1.0, 2)]), TypeError),
-    (lambda: inputs.input_estimate([(True, 2)]), TypeError),
-    (lambda: inputs.input_estimate([(1, 2, 3)]), TypeError),
-    (lambda: inputs.input_estimate([(1, 2)], level=95), ValueError),
-    (lambda: inputs.input_estimate([(1, 2)], level="0.95"), TypeError),
-    (lambda: inputs.input_estimate([(1, 2)], resamples=0), ValueError),
-    (lambda: inputs.input_estimate([(1, 2)], min_inputs=1), ValueError),
-    (lambda: inputs.input_estimate([(1, 2)], interval="bca"), ValueError),
-    (lambda: inputs.input_estimate([(1, 2)], stopped=[True, False]), ValueError),
-    (lambda: inputs.input_estimate([(1, 2)], stopped=[1]), TypeError),
-    (lambda: inputs.metric_estimate([(1, 2)], "pass", 2), ValueError),
-    (lambda: inputs.metric_estimate([(1, 2)], "pass^", 0), ValueError),
-    (lambda: inputs.width_factor(0.5, 0.2), ValueError),
-    (lambda: inputs.width_factor(3, 1.2), ValueError),
-    (lambda: inputs.width_change(3, 0.2, runs=0), ValueError),
-    (lambda: inputs.bootstrap_means([], 10), ValueError),
-    (lambda: inputs.bootstrap_means([0.5, math.nan], 10), ValueError),
-    (lambda: inputs.normal_interval([0.5], 0.95), ValueError),
-    (lambda: inputs.student_t_ppf(0.5, 0), ValueError),
-    (lambda: inputs.wilson_interval([0.5, 1.5], 0.95), ValueError),
-    (lambda: inputs.wilson_interval([0.5, 1.0], 0.95, 0), ValueError),
-    (lambda: inputs.format_change("5%"), TypeError),
-])
+@pytest.mark.parametrize(
+    "call, error",
+    [
+        (lambda: inputs.input_estimate([]), ValueError),
+        (lambda: inputs.input_estimate([(3, 2)]), ValueError),
+        (lambda: inputs.input_estimate([(0, 0)]), ValueError),
+        (lambda: inputs.input_estimate([(-1, 2)]), ValueError),
+        (lambda: inputs.input_estimate([(1.0, 2)]), TypeError),
+        (lambda: inputs.input_estimate([(True, 2)]), TypeError),
+        (lambda: inputs.input_estimate([(1, 2, 3)]), TypeError),
+        (lambda: inputs.input_estimate([(1, 2)], level=95), ValueError),
+        (lambda: inputs.input_estimate([(1, 2)], level="0.95"), TypeError),
+        (lambda: inputs.input_estimate([(1, 2)], resamples=0), ValueError),
+        (lambda: inputs.input_estimate([(1, 2)], min_inputs=1), ValueError),
+        (lambda: inputs.input_estimate([(1, 2)], interval="bca"), ValueError),
+        (lambda: inputs.input_estimate([(1, 2)], stopped=[True, False]), ValueError),
+        (lambda: inputs.input_estimate([(1, 2)], stopped=[1]), TypeError),
+        (lambda: inputs.metric_estimate([(1, 2)], "pass", 2), ValueError),
+        (lambda: inputs.metric_estimate([(1, 2)], "pass^", 0), ValueError),
+        (lambda: inputs.width_factor(0.5, 0.2), ValueError),
+        (lambda: inputs.width_factor(3, 1.2), ValueError),
+        (lambda: inputs.width_change(3, 0.2, runs=0), ValueError),
+        (lambda: inputs.bootstrap_means([], 10), ValueError),
+        (lambda: inputs.bootstrap_means([0.5, math.nan], 10), ValueError),
+        (lambda: inputs.normal_interval([0.5], 0.95), ValueError),
+        (lambda: inputs.student_t_ppf(0.5, 0), ValueError),
+        (lambda: inputs.wilson_interval([0.5, 1.5], 0.95), ValueError),
+        (lambda: inputs.wilson_interval([0.5, 1.0], 0.95, 0), ValueError),
+        (lambda: inputs.format_change("5%"), TypeError),
+    ],
+)
 def test_bad_arguments_are_rejected(call, error):
     with pytest.raises(error):
         call()

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_probability.model.case import CaseRef
-from pytest_probability.model.run import RunRecord, Usage
 from pytest_probability.features.journal import file as journal
 from pytest_probability.features.journal import writer as journal_writer
+from pytest_probability.model.case import CaseRef
+from pytest_probability.model.run import RunRecord, Usage
 
 HEAD = journal.header("suite", {"runs": 3, "shard": None}, {"method": "exact", "level": 0.95})
 CASE = CaseRef(key="bench_x.py::bench_a::c", benchmark="a", case="c", runs=3)
@@ -45,8 +45,9 @@ def test_records_are_written_one_line_each_with_their_case_once_and_read_back(tm
     cases = {key: CaseRef.from_dict(data) for key, data in contents.cases.items()}
     back = RunRecord.from_dict(contents.records[0], cases)
     assert back == record(1, usage=(Usage(model="m", input_tokens=5, cost=0.5),))
-    assert contents.late == [{"nodeid": "bench_x.py::bench_a::c[run1]", "usage": {"model": "late", "cost": 0.25},
-                              "extra_cost": 0.1}]
+    assert contents.late == [
+        {"nodeid": "bench_x.py::bench_a::c[run1]", "usage": {"model": "late", "cost": 0.25}, "extra_cost": 0.1}
+    ]
 
 
 def test_a_torn_last_line_is_dropped_and_cut_off_before_appending(tmp_path: Path) -> None:
@@ -70,14 +71,20 @@ def test_a_torn_last_line_is_dropped_and_cut_off_before_appending(tmp_path: Path
     assert journal.read(path).header == HEAD
 
 
-@pytest.mark.parametrize(("text", "says"), [
-    (b"hello\n", "line 1 is not JSON"),
-    (b'{"journal": "something else"}\n', "is not a journal of pytest-probability"),
-    (b'{"journal": "pytest-probability", "format": 99}\n', "is in journal format 99, and this version reads format 1"),
-    (b'HEAD\n{"record": {}, "case": {}}\n', "line 2 is no journal entry"),
-    (b'HEAD\n{"verdict": {}}\n', "line 2 is an entry of unknown kind 'verdict'"),
-    (b'HEAD\n{not json\n{"record": {}}\n', "line 2 is not JSON"),
-])
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        (b"hello\n", "line 1 is not JSON"),
+        (b'{"journal": "something else"}\n', "is not a journal of pytest-probability"),
+        (
+            b'{"journal": "pytest-probability", "format": 99}\n',
+            "is in journal format 99, and this version reads format 1",
+        ),
+        (b'HEAD\n{"record": {}, "case": {}}\n', "line 2 is no journal entry"),
+        (b'HEAD\n{"verdict": {}}\n', "line 2 is an entry of unknown kind 'verdict'"),
+        (b'HEAD\n{not json\n{"record": {}}\n', "line 2 is not JSON"),
+    ],
+)
 def test_what_is_no_journal_is_refused_naming_the_line(tmp_path: Path, text: bytes, says: str) -> None:
     path = tmp_path / "j.jsonl"
     path.write_bytes(text.replace(b"HEAD", json.dumps(HEAD).encode()))
@@ -126,8 +133,10 @@ def test_a_full_disk_stops_the_journal_with_one_note_and_the_session_goes_on(tmp
     writer.write(record(2))
     writer.close()
     assert writer.written == 0 and writer.failed == "No space left on device"
-    assert notes == [f"could not write to the journal {tmp_path / 'j.jsonl'} (No space left on device); the runs "
-                     "after its 0 record(s) are not in it, and would run again on resume"]
+    assert notes == [
+        f"could not write to the journal {tmp_path / 'j.jsonl'} (No space left on device); the runs "
+        "after its 0 record(s) are not in it, and would run again on resume"
+    ]
 
 
 def test_the_fsync_runs_on_its_own_thread_and_closing_syncs_and_ends_it(tmp_path: Path) -> None:

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
+from pytest_probability.aggregate.cases import aggregate, row_status
 from pytest_probability.model.case import PARAM_VALUE_LIMIT, CaseRef
 from pytest_probability.model.rows import Counts, UsageTotals, sum_usage
 from pytest_probability.model.run import RunRecord, Usage
-from pytest_probability.aggregate.cases import aggregate, row_status
 from pytest_probability.vocabulary import (
     ERROR,
     FAIL,
@@ -241,8 +241,12 @@ def test_case_ref_params_from_a_mapping_read_as_texts():
 def test_case_ref_params_of_other_types_are_texts_from_construction():
     """A mutable or user-defined value is described as it was at collection, once."""
     listed = [1, 2]
-    case = CaseRef(key="k", benchmark="a", case="c", params={"xs": listed, "n": 1, "bad": _Unprintable(),
-                                                             "long": "x" * (PARAM_VALUE_LIMIT + 10)})
+    case = CaseRef(
+        key="k",
+        benchmark="a",
+        case="c",
+        params={"xs": listed, "n": 1, "bad": _Unprintable(), "long": "x" * (PARAM_VALUE_LIMIT + 10)},
+    )
     listed.append(3)
     params = dict(case.params)
     assert params["xs"] == "[1, 2]" and params["n"] == "1"
@@ -256,10 +260,13 @@ def test_case_ref_is_frozen_and_its_repr_names_every_field():
         case.key = "other"  # type: ignore[misc]
     with pytest.raises(AttributeError):
         del case.order  # type: ignore[misc]
-    assert repr(case) == ("CaseRef(key='k', benchmark='a', case='c', label='a::c', order=0, runs=0, "
-                          "params=(('n', '1'),), path='', lineno=0, function='', marks=())")
+    assert repr(case) == (
+        "CaseRef(key='k', benchmark='a', case='c', label='a::c', order=0, runs=0, "
+        "params=(('n', '1'),), path='', lineno=0, function='', marks=())"
+    )
     import copy
     import pickle
+
     assert copy.deepcopy(case) == case and pickle.loads(pickle.dumps(case)) == case
 
 
@@ -311,7 +318,9 @@ def test_aggregate_is_independent_of_arrival_order():
     forward = aggregate(records)
     backward = aggregate(reversed(records))
     assert forward.records == backward.records
-    assert [(r.label, r.counts, r.status) for r in forward.rows] == [(r.label, r.counts, r.status) for r in backward.rows]
+    assert [(r.label, r.counts, r.status) for r in forward.rows] == [
+        (r.label, r.counts, r.status) for r in backward.rows
+    ]
 
 
 def test_aggregate_counts_a_run_recorded_twice_once_last_wins():
@@ -325,10 +334,17 @@ def test_aggregate_counts_a_run_recorded_twice_once_last_wins():
 
 def test_aggregate_keeps_the_last_of_each_run_reported_again_among_other_cases():
     a, b = case("a", order=0), case("b", order=1)
-    summary = aggregate([
-        record(a, 2, FAIL), record(b, 1), record(a, 1, ERROR), record(a, 2, SKIP),
-        record(b, 1, FAIL), record(a, 2, PASS), record(a, 3),
-    ])
+    summary = aggregate(
+        [
+            record(a, 2, FAIL),
+            record(b, 1),
+            record(a, 1, ERROR),
+            record(a, 2, SKIP),
+            record(b, 1, FAIL),
+            record(a, 2, PASS),
+            record(a, 3),
+        ]
+    )
     row_a, row_b = summary.rows
     assert [(r.run, r.outcome) for r in row_a.records] == [(1, ERROR), (2, PASS), (3, PASS)]
     assert [(r.run, r.outcome) for r in row_b.records] == [(1, FAIL)]
@@ -340,7 +356,9 @@ def test_aggregate_keeps_the_last_of_each_run_reported_again_among_other_cases()
 def test_aggregate_rows_with_equal_counts_share_one_counts():
     refs = [case(f"c::{i}", order=i, runs=2) for i in range(4)]
     outcomes = [(PASS, PASS), (PASS, FAIL), (PASS, PASS), (FAIL, PASS)]
-    summary = aggregate(record(ref, n + 1, o) for ref, pair in zip(refs, outcomes) for n, o in enumerate(pair))
+    summary = aggregate(
+        record(ref, n + 1, o) for ref, pair in zip(refs, outcomes, strict=False) for n, o in enumerate(pair)
+    )
     rows = summary.rows
     assert [(r.counts.passes, r.counts.fails) for r in rows] == [(2, 0), (1, 1), (2, 0), (1, 1)]
     assert rows[0].counts is rows[2].counts and rows[1].counts is rows[3].counts

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytest_probability.config import otel as options
-from pytest_probability.config.otel import check_traceparent, check_url, resolve, signal_url
-from pytest_probability.config.otel import secrets_from_env
+from pytest_probability.config.otel import check_traceparent, check_url, resolve, secrets_from_env, signal_url
 from pytest_probability.text import redact_url, scrub
 
 ENDPOINT = "http://collector.example:4318"
@@ -113,7 +112,14 @@ def test_on_without_endpoint_leaves_the_default_to_the_sdk(config, protocol: str
         ([], "", {"OTEL_SDK_DISABLED": "True", "OTEL_EXPORTER_OTLP_ENDPOINT": ENDPOINT}),
         (["--prob-otel-file=x.jsonl"], "", {"OTEL_SDK_DISABLED": " TRUE "}),
     ],
-    ids=["option-off", "off-wins-over-endpoint-and-file", "ini-off", "sdk-disabled-over-on", "sdk-disabled-auto", "sdk-disabled-file"],
+    ids=[
+        "option-off",
+        "off-wins-over-endpoint-and-file",
+        "ini-off",
+        "sdk-disabled-over-on",
+        "sdk-disabled-auto",
+        "sdk-disabled-file",
+    ],
 )
 def test_off(config, args: list[str], ini: str, env: dict[str, str]) -> None:
     assert resolve(config(*args, ini=ini), env) is None
@@ -138,7 +144,9 @@ def test_off_needs_no_valid_otel_settings(config) -> None:
     assert resolve(config("--prob-otel=off"), env) is None
 
 
-@pytest.mark.parametrize("off", [["--prob-otel=off"], [], ["--prob-otel=on"]], ids=["off", "auto-without-endpoint", "sdk-disabled"])
+@pytest.mark.parametrize(
+    "off", [["--prob-otel=off"], [], ["--prob-otel=on"]], ids=["off", "auto-without-endpoint", "sdk-disabled"]
+)
 @pytest.mark.parametrize(
     ("args", "ini", "message"),
     [
@@ -175,7 +183,11 @@ def test_the_plugins_own_values_are_checked_with_export_off(pytester, config, of
 )
 def test_http_signal_paths_are_appended_to_the_option(config, option: str, traces: str, metrics: str) -> None:
     settings = resolve(config(f"--prob-otel-endpoint={option}"), {})
-    assert settings.endpoints == {"traces": traces, "metrics": metrics, "logs": traces.replace("/v1/traces", "/v1/logs")}
+    assert settings.endpoints == {
+        "traces": traces,
+        "metrics": metrics,
+        "logs": traces.replace("/v1/traces", "/v1/logs"),
+    }
     assert signal_url(option, "traces") == traces
 
 
@@ -193,7 +205,9 @@ def test_endpoint_option_wins_over_the_variables(config) -> None:
     }
     settings = resolve(config("--prob-otel-endpoint=http://cli:4318"), env)
     assert settings.endpoints == {
-        "traces": "http://cli:4318/v1/traces", "metrics": "http://cli:4318/v1/metrics", "logs": "http://cli:4318/v1/logs"
+        "traces": "http://cli:4318/v1/traces",
+        "metrics": "http://cli:4318/v1/metrics",
+        "logs": "http://cli:4318/v1/logs",
     }
 
 
@@ -214,7 +228,9 @@ def test_protocol_precedence(config, args: list[str], env: dict[str, str], expec
 
 
 def test_unknown_protocol_option_is_a_usage_error_and_variable_a_note(config) -> None:
-    with pytest.raises(pytest.UsageError, match=r"^--prob-otel-protocol: unknown protocol 'udp'; use one of http/protobuf, grpc$"):
+    with pytest.raises(
+        pytest.UsageError, match=r"^--prob-otel-protocol: unknown protocol 'udp'; use one of http/protobuf, grpc$"
+    ):
         resolve(config("--prob-otel=on", "--prob-otel-protocol=udp"), {})
     settings = resolve(config("--prob-otel=on"), {"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"})
     assert settings.protocols == {"traces": "http/protobuf", "metrics": "http/protobuf", "logs": "http/protobuf"}
@@ -222,7 +238,9 @@ def test_unknown_protocol_option_is_a_usage_error_and_variable_a_note(config) ->
 
 
 def test_malformed_limit_variables_are_noted_for_removal(config) -> None:
-    settings = resolve(config("--prob-otel=on"), {"OTEL_SPAN_EVENT_COUNT_LIMIT": "lots", "OTEL_ATTRIBUTE_COUNT_LIMIT": "64"})
+    settings = resolve(
+        config("--prob-otel=on"), {"OTEL_SPAN_EVENT_COUNT_LIMIT": "lots", "OTEL_ATTRIBUTE_COUNT_LIMIT": "64"}
+    )
     assert settings.bad_limits == ("OTEL_SPAN_EVENT_COUNT_LIMIT",)
 
 
@@ -245,7 +263,9 @@ def test_redact_url(url: str, shown: str) -> None:
 
 @pytest.mark.parametrize("url", ["localhost:4318", "ftp://h:4318", "http://", "http://[::1"])
 def test_malformed_url_options_are_usage_errors_without_credentials(config, url: str) -> None:
-    with pytest.raises(pytest.UsageError, match="^--prob-otel-endpoint: .* is not an http:// or https:// URL") as raised:
+    with pytest.raises(
+        pytest.UsageError, match="^--prob-otel-endpoint: .* is not an http:// or https:// URL"
+    ) as raised:
         resolve(config(f"--prob-otel-endpoint={url}"), {})
     assert SECRET not in str(raised.value)
 
@@ -253,8 +273,16 @@ def test_malformed_url_options_are_usage_errors_without_credentials(config, url:
 @pytest.mark.parametrize(
     ("url", "protocol", "message"),
     [
-        (f"http://alice:{SECRET}@h:99999", "http/protobuf", "'http://h:99999': port 99999 is out of range (1 to 65535)"),
-        ("http://localhost:99999/otlp", "grpc", "'http://localhost:99999/otlp': port 99999 is out of range (1 to 65535)"),
+        (
+            f"http://alice:{SECRET}@h:99999",
+            "http/protobuf",
+            "'http://h:99999': port 99999 is out of range (1 to 65535)",
+        ),
+        (
+            "http://localhost:99999/otlp",
+            "grpc",
+            "'http://localhost:99999/otlp': port 99999 is out of range (1 to 65535)",
+        ),
         ("https://[::1]:70000", "http/protobuf", "port 70000 is out of range (1 to 65535)"),
         ("http://h:0", "http/protobuf", "port 0 is out of range (1 to 65535)"),
         ("http://h:43x8", "http/protobuf", "port '43x8' is not a number"),
@@ -276,7 +304,10 @@ def test_check_url_strips_and_returns_the_url() -> None:
 def test_scrub_redacts_secrets_before_cutting_and_pieces_of_them() -> None:
     """Issue 12, item 16: the body was cut to 200 characters first, so a cut token could show."""
     token = "SECRET123SECRET456"
-    env = {"OTEL_EXPORTER_OTLP_HEADERS": f"authorization=Bearer%20{token}", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://al:pw-9x7@h"}
+    env = {
+        "OTEL_EXPORTER_OTLP_HEADERS": f"authorization=Bearer%20{token}",
+        "OTEL_EXPORTER_OTLP_ENDPOINT": "http://al:pw-9x7@h",
+    }
     secrets = secrets_from_env(env)
     body = "x" * 190 + f"Bearer {token} and again {token[:10]}, basic YWw6cHctOXg3 end"
     shown = scrub(body, secrets)
@@ -389,7 +420,9 @@ def test_malformed_traceparent(config, value: str) -> None:
     # From the variable it is ignored, with a note: a CI system's bad carrier must not stop the session.
     settings = resolve(config(), {**env, "TRACEPARENT": value})
     assert settings.traceparent is None
-    assert len(settings.notes) == 1 and settings.notes[0].startswith("OpenTelemetry: ignored TRACEPARENT: malformed traceparent")
+    assert len(settings.notes) == 1 and settings.notes[0].startswith(
+        "OpenTelemetry: ignored TRACEPARENT: malformed traceparent"
+    )
 
 
 def test_resolve_reads_os_environ_by_default(config, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -408,17 +441,46 @@ def test_home_is_expanded_in_paths(config) -> None:
 @pytest.mark.parametrize(
     ("protocol", "env", "warning", "ca_only"),
     [
-        ("http/protobuf", {"OTEL_EXPORTER_OTLP_CLIENT_KEY": "k", "OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE": "c"}, "", None),
+        (
+            "http/protobuf",
+            {"OTEL_EXPORTER_OTLP_CLIENT_KEY": "k", "OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE": "c"},
+            "",
+            None,
+        ),
         ("http/protobuf", {"OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": "c"}, "", None),  # a PEM with its key
-        ("http/protobuf", {"OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY": "k"}, "OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY is set without", None),
-        ("grpc", {"OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE": "ca", "OTEL_EXPORTER_OTLP_CLIENT_KEY": "k",
-                  "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": "c"},
-         "OTEL_EXPORTER_OTLP_CLIENT_KEY and OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE not read: over gRPC, with "
-         "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE set, the exporter reads OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY", None),
-        ("grpc", {"OTEL_EXPORTER_OTLP_CERTIFICATE": "ca", "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": "c"},
-         "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE is set without OTEL_EXPORTER_OTLP_CLIENT_KEY", "ca"),
-        ("grpc", {"OTEL_EXPORTER_OTLP_CERTIFICATE": "ca", "OTEL_EXPORTER_OTLP_CLIENT_KEY": "k",
-                  "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": "c"}, "", None),
+        (
+            "http/protobuf",
+            {"OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY": "k"},
+            "OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY is set without",
+            None,
+        ),
+        (
+            "grpc",
+            {
+                "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE": "ca",
+                "OTEL_EXPORTER_OTLP_CLIENT_KEY": "k",
+                "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": "c",
+            },
+            "OTEL_EXPORTER_OTLP_CLIENT_KEY and OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE not read: over gRPC, with "
+            "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE set, the exporter reads OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY",
+            None,
+        ),
+        (
+            "grpc",
+            {"OTEL_EXPORTER_OTLP_CERTIFICATE": "ca", "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": "c"},
+            "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE is set without OTEL_EXPORTER_OTLP_CLIENT_KEY",
+            "ca",
+        ),
+        (
+            "grpc",
+            {
+                "OTEL_EXPORTER_OTLP_CERTIFICATE": "ca",
+                "OTEL_EXPORTER_OTLP_CLIENT_KEY": "k",
+                "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": "c",
+            },
+            "",
+            None,
+        ),
     ],
 )
 def test_client_certificate_variables_the_exporter_would_not_use(protocol, env, warning, ca_only) -> None:
@@ -434,9 +496,14 @@ def test_logs_go_where_the_other_signals_go_and_never_turn_export_on(config) -> 
     assert resolve(config(), {"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": ENDPOINT + "/v1/logs"}) is None
     only_traces = resolve(config(), {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": ENDPOINT + "/v1/traces"})
     assert "logs" not in only_traces.endpoints and only_traces.logs_on is False
-    both = {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": ENDPOINT + "/v1/traces", "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": ENDPOINT + "/v1/logs"}
+    both = {
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": ENDPOINT + "/v1/traces",
+        "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": ENDPOINT + "/v1/logs",
+    }
     assert resolve(config(), both).endpoints == {"traces": "", "logs": ""}
     grpc = resolve(config(), {"OTEL_EXPORTER_OTLP_ENDPOINT": ENDPOINT, "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL": "grpc"})
     assert grpc.protocols["logs"] == "grpc" and grpc.protocols["traces"] == "http/protobuf"
-    off = resolve(config("--prob-otel-file=x.jsonl"), {"OTEL_EXPORTER_OTLP_ENDPOINT": ENDPOINT, "OTEL_LOGS_EXPORTER": "none"})
+    off = resolve(
+        config("--prob-otel-file=x.jsonl"), {"OTEL_EXPORTER_OTLP_ENDPOINT": ENDPOINT, "OTEL_LOGS_EXPORTER": "none"}
+    )
     assert "logs" not in off.endpoints and off.logs_on  # the file still gets them

@@ -14,8 +14,9 @@ from pipeline_fakes import TIMEOUT, End, TimedSender, logs_request, metrics_requ
 from pytest_probability.otel import otlp_json
 
 
-def finish(p: End, senders: list[TimedSender], requests: list[tuple[bytes, int]],
-           spans: int = 1, logs: int = 0) -> None:
+def finish(
+    p: End, senders: list[TimedSender], requests: list[tuple[bytes, int]], spans: int = 1, logs: int = 0
+) -> None:
     """The session's end, with ``spans`` and ``logs`` requests of workers arriving as it begins (sent at
     once, on their guards' threads: in flight when the deadline starts)."""
     for sender in senders:

@@ -13,7 +13,12 @@ SDK_KEYS = {"telemetry.sdk.language", "telemetry.sdk.name", "telemetry.sdk.versi
 
 @pytest.fixture(autouse=True)
 def clean(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES", "OTEL_EXPERIMENTAL_RESOURCE_DETECTORS", "GITHUB_RUN_ID"):
+    for name in (
+        "OTEL_SERVICE_NAME",
+        "OTEL_RESOURCE_ATTRIBUTES",
+        "OTEL_EXPERIMENTAL_RESOURCE_DETECTORS",
+        "GITHUB_RUN_ID",
+    ):
         monkeypatch.delenv(name, raising=False)
 
 

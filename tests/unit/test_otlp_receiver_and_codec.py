@@ -11,6 +11,7 @@ import urllib.error
 import urllib.request
 
 import pytest
+import sdk_lines
 from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
@@ -30,8 +31,6 @@ from otlp_receiver import (
     flatten_spans,
     wait_for,
 )
-
-import sdk_lines
 
 from pytest_probability.otel import otlp_json
 from pytest_probability.otel.send import Sender
@@ -468,7 +467,9 @@ def test_sender_to_a_closed_port_fails_within_its_timeout(protocol, telemetry):
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     started = time.monotonic()
-    result = sender("traces", protocol, f"http://127.0.0.1:{port}").send(encode_spans(telemetry.spans).SerializeToString(), 2)
+    result = sender("traces", protocol, f"http://127.0.0.1:{port}").send(
+        encode_spans(telemetry.spans).SerializeToString(), 2
+    )
     assert not result.ok and result.reason
     assert time.monotonic() - started < 6
 
@@ -586,10 +587,16 @@ def _log_request():
     from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord, ResourceLogs, ScopeLogs
 
     record = LogRecord(
-        time_unix_nano=1, severity_number=9, event_name="gen_ai.choice", body=AnyValue(string_value="yes"),
-        trace_id=bytes.fromhex("0af7651916cd43dd8448eb211c80319c"), span_id=bytes.fromhex("b7ad6b7169203331"),
+        time_unix_nano=1,
+        severity_number=9,
+        event_name="gen_ai.choice",
+        body=AnyValue(string_value="yes"),
+        trace_id=bytes.fromhex("0af7651916cd43dd8448eb211c80319c"),
+        span_id=bytes.fromhex("b7ad6b7169203331"),
     )
-    return logs_service_pb2.ExportLogsServiceRequest(resource_logs=[ResourceLogs(scope_logs=[ScopeLogs(log_records=[record])])])
+    return logs_service_pb2.ExportLogsServiceRequest(
+        resource_logs=[ResourceLogs(scope_logs=[ScopeLogs(log_records=[record])])]
+    )
 
 
 def test_logs_round_trip_with_hex_ids():

@@ -45,8 +45,21 @@ OWNERS = {
     "Results": ("decide/results.py", ("results",)),
     "Interrupts": ("roles/interrupts.py", ("interrupts",)),
 }
-MUTATORS = {"append", "extend", "add", "update", "pop", "popitem", "clear", "setdefault", "insert", "remove",
-            "discard", "sort", "reverse"}
+MUTATORS = {
+    "append",
+    "extend",
+    "add",
+    "update",
+    "pop",
+    "popitem",
+    "clear",
+    "setdefault",
+    "insert",
+    "remove",
+    "discard",
+    "sort",
+    "reverse",
+}
 
 
 CONTAINERS = ("list", "dict", "set", "deque")
@@ -54,8 +67,9 @@ CONTAINERS = ("list", "dict", "set", "deque")
 
 def _container(annotation: ast.AST | None, value: ast.AST | None) -> bool:
     """Whether a field holds a builtin container (whose mutators write it), by its annotation or its value."""
-    if annotation is not None and any(ast.unparse(annotation).startswith(c + "[") or ast.unparse(annotation) == c
-                                      for c in CONTAINERS):
+    if annotation is not None and any(
+        ast.unparse(annotation).startswith(c + "[") or ast.unparse(annotation) == c for c in CONTAINERS
+    ):
         return True
     if isinstance(value, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)):
         return True
@@ -87,7 +101,11 @@ def fields_of(tree: ast.Module, name: str) -> dict[str, bool]:
                 else:
                     continue
                 for target, annotation, value in pairs:
-                    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                    if (
+                        isinstance(target, ast.Attribute)
+                        and isinstance(target.value, ast.Name)
+                        and target.value.id == "self"
+                    ):
                         found[target.attr] = found.get(target.attr, False) or _container(annotation, value)
     return found
 
@@ -141,8 +159,12 @@ def writes(package: Path) -> list[str]:
                 targets = [node.target]
             elif isinstance(node, ast.Delete):
                 targets = [t for t in node.targets if isinstance(t, ast.Subscript)]
-            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                  and node.func.attr in MUTATORS and isinstance(node.func.value, ast.Attribute)):
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in MUTATORS
+                and isinstance(node.func.value, ast.Attribute)
+            ):
                 targets, mutated = [node.func.value], True
             for target in targets:
                 attribute = _written(target)
@@ -175,12 +197,23 @@ def references(package: Path) -> list[str]:
                 pairs = [(node.arg, node.annotation)]
             elif isinstance(node, ast.AnnAssign):
                 target = node.target
-                name = target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else ""
+                name = (
+                    target.id
+                    if isinstance(target, ast.Name)
+                    else target.attr
+                    if isinstance(target, ast.Attribute)
+                    else ""
+                )
                 pairs = [(name, node.annotation)]
             for name, annotation in pairs:
                 text = ast.unparse(annotation).replace("'", "").replace('"', "")
                 for cls, wanted in names.items():
-                    typed = text == cls or text.startswith(cls + " |") or text.endswith("| " + cls) or text.endswith("." + cls)
+                    typed = (
+                        text == cls
+                        or text.startswith(cls + " |")
+                        or text.endswith("| " + cls)
+                        or text.endswith("." + cls)
+                    )
                     if typed and name.lstrip("_") not in wanted and name not in ("self", "cls"):
                         found.append(f"{module}:{node.lineno}: {name}: {text} (name it {' or '.join(wanted)})")
     return found
@@ -191,14 +224,21 @@ def test_every_reference_to_an_owner_is_named_for_it() -> None:
     assert references(PACKAGE) == []
 
 
-@pytest.mark.parametrize(("module", "added", "shown"), [
-    ("roles/serial.py", "def _bad(intake):\n    intake.records = []\n", "intake.records"),
-    ("features/spend/feature.py", "def _bad(book, key):\n    book.stopped[key] = 'x'\n", "book.stopped"),
-    ("run/context.py", "def _bad(runs):\n    runs._shipped.add('x')\n", "runs._shipped"),
-    ("features/journal/feature.py", "def _bad(wiring):\n    wiring.intake.cases.setdefault('k', None)\n",
-     "wiring.intake.cases"),
-    ("collect/benchmark.py", "def _bad(scratch):\n    scratch.runs += 1\n", "scratch.runs"),
-], ids=["assigned", "subscript", "a list's mutator", "through a chain", "augmented"])
+@pytest.mark.parametrize(
+    ("module", "added", "shown"),
+    [
+        ("roles/serial.py", "def _bad(intake):\n    intake.records = []\n", "intake.records"),
+        ("features/spend/feature.py", "def _bad(book, key):\n    book.stopped[key] = 'x'\n", "book.stopped"),
+        ("run/context.py", "def _bad(runs):\n    runs._shipped.add('x')\n", "runs._shipped"),
+        (
+            "features/journal/feature.py",
+            "def _bad(wiring):\n    wiring.intake.cases.setdefault('k', None)\n",
+            "wiring.intake.cases",
+        ),
+        ("collect/benchmark.py", "def _bad(scratch):\n    scratch.runs += 1\n", "scratch.runs"),
+    ],
+    ids=["assigned", "subscript", "a list's mutator", "through a chain", "augmented"],
+)
 def test_a_write_from_outside_is_found(tmp_path: Path, module: str, added: str, shown: str) -> None:
     import shutil
 
@@ -214,8 +254,10 @@ def test_the_configuration_is_frozen() -> None:
     """Fields set once: the Session is a frozen dataclass, and the registry refuses parts once frozen."""
     from dataclasses import FrozenInstanceError
 
-    session = Session(Settings(cli_runs=None, ini_runs=1, transpose=False, delay=0.0, json_path=None, pattern="bench_*.py"),
-                      Specs(StatsConfig()))
+    session = Session(
+        Settings(cli_runs=None, ini_runs=1, transpose=False, delay=0.0, json_path=None, pattern="bench_*.py"),
+        Specs(StatsConfig()),
+    )
     with pytest.raises(FrozenInstanceError):
         session.settings = session.settings  # type: ignore[misc]  # the very error this checks
     parts = Registry()

@@ -16,8 +16,8 @@ import random
 import pytest
 
 from pytest_probability.config.spec import GateSpec
-from pytest_probability.features.compare import settings as compare_config
 from pytest_probability.features.compare import plan as plan_table
+from pytest_probability.features.compare import settings as compare_config
 from pytest_probability.maths import ab_planning, run_budget, stats
 from pytest_probability.maths.ab_planning import Components
 from pytest_probability.maths.run_budget import GateRule
@@ -33,7 +33,7 @@ LEVEL = 0.95
 # -- Part 1: oracles ----------------------------------------------------------------
 
 
-def lower_bounds(gate: GateRule, n: int) -> "np.ndarray":
+def lower_bounds(gate: GateRule, n: int) -> np.ndarray:
     """The gate's interval lower bound for every pass count 0..n, from scipy/statsmodels."""
     k = np.arange(n + 1)
     alpha = 1.0 - gate.confidence
@@ -45,7 +45,7 @@ def lower_bounds(gate: GateRule, n: int) -> "np.ndarray":
     return scipy_stats.beta.ppf(alpha / 2.0, a + k, b + n - k)
 
 
-def pass_set(gate: GateRule, n: int) -> "np.ndarray":
+def pass_set(gate: GateRule, n: int) -> np.ndarray:
     if gate.rule == "count":
         return np.arange(n + 1) >= gate.min_passes
     return np.nan_to_num(lower_bounds(gate, n), nan=0.0) >= gate.bar
@@ -88,7 +88,8 @@ def test_pass_counts_are_one_upper_tail_and_the_chance_is_the_binomial_sum(name)
             assert critical == first
         for rate in (0.5, 0.9, 0.97, 0.999):
             assert run_budget.pass_chance(gate, n, rate) == pytest.approx(
-                oracle_chance(gate, n, rate), rel=1e-9, abs=1e-14), (n, rate)
+                oracle_chance(gate, n, rate), rel=1e-9, abs=1e-14
+            ), (n, rate)
 
 
 @pytest.mark.parametrize("name", list(GATES))
@@ -99,10 +100,19 @@ def test_min_runs_is_the_first_all_pass_that_passes(name):
     assert run_budget.pass_chance(gate, expected - 1, 0.999999) == 0.0
 
 
-@pytest.mark.parametrize("name, rate", [
-    ("exact 0.9", 0.97), ("exact 0.9", 0.99), ("wilson 0.95", 0.99), ("bayes 0.8 uniform", 0.97),
-    ("bayes 0.9 jeffreys 0.99", 0.97), ("exact 0.7 at 0.9", 0.8), ("count 19", 0.97), ("count 19", 0.99),
-])
+@pytest.mark.parametrize(
+    "name, rate",
+    [
+        ("exact 0.9", 0.97),
+        ("exact 0.9", 0.99),
+        ("wilson 0.95", 0.99),
+        ("bayes 0.8 uniform", 0.97),
+        ("bayes 0.9 jeffreys 0.99", 0.97),
+        ("exact 0.7 at 0.9", 0.8),
+        ("count 19", 0.97),
+        ("count 19", 0.99),
+    ],
+)
 def test_runs_for_chance_is_the_first_run_count_with_the_target_chance(name, rate):
     gate = GATES[name]
     expected = oracle_runs_for(gate, rate, 0.8, 400)
@@ -115,7 +125,7 @@ def test_runs_for_chance_is_the_first_run_count_with_the_target_chance(name, rat
 def test_runs_for_chance_scans_past_saw_tooth_dips():
     gate = GATES["exact 0.9"]
     chances = [run_budget.pass_chance(gate, n, 0.97) for n in range(36, 101)]
-    assert any(later < earlier for earlier, later in zip(chances, chances[1:])), "the chance dips"
+    assert any(later < earlier for earlier, later in zip(chances, chances[1:], strict=False)), "the chance dips"
     assert run_budget.runs_for_chance(gate, 0.97) == 100
 
 
@@ -215,7 +225,15 @@ def test_latency_min_runs_is_the_first_quantile_interval_with_an_upper_end(quant
 
 def test_030_header_and_cost_column():
     assert plan_table.plan_header(priced=True) == [
-        "case", "runs", "min runs", "runs for 80%", "chance now", "catch 10%", "catch 1%", "cost"]
+        "case",
+        "runs",
+        "min runs",
+        "runs for 80%",
+        "chance now",
+        "catch 10%",
+        "catch 1%",
+        "cost",
+    ]
     assert plan_table.plan_header((0.05, 0.001), gated=False) == ["case", "runs", "catch 5%", "catch 0.1%"]
     per_run = run_budget.cost_per_run(0.08, 40)
     plan = run_budget.plan_case(GateRule.rate(0.9), 40, per_run=per_run)
@@ -228,7 +246,15 @@ def test_030_header_and_cost_column():
 def test_formatting():
     fc = plan_table.format_chance
     assert [fc(0.0), fc(1e-12), fc(0.005), fc(0.015), fc(0.3), fc(0.994), fc(0.9951), fc(1.0)] == [
-        "0%", "1%", "1%", "2%", "30%", "99%", "99%", "99%"]
+        "0%",
+        "1%",
+        "1%",
+        "2%",
+        "30%",
+        "99%",
+        "99%",
+        "99%",
+    ]
     assert [stats.format_rate(r) for r in (0.1, 0.01, 0.001, 0.975, 0.8)] == ["10%", "1%", "0.1%", "97.5%", "80%"]
     assert plan_table.format_runs(10_000) == "10,000"
     assert plan_table.format_cost(0.2) == "$0.2000" and plan_table.format_cost(None) == ""
@@ -281,7 +307,9 @@ def test_part1_validation():
 
 def simulate_counts(rng, rates, runs):
     """Per-input (passes, runs) with the given true rates and runs per input."""
-    return [(int(x), int(k)) for x, k in zip(rng.binomial(runs, rates), np.broadcast_to(runs, rates.shape))]
+    return [
+        (int(x), int(k)) for x, k in zip(rng.binomial(runs, rates), np.broadcast_to(runs, rates.shape), strict=False)
+    ]
 
 
 def test_equal_runs_components_are_the_one_way_anova_estimates():
@@ -357,7 +385,8 @@ def test_paired_components_covariance_and_correlation():
     noise = np.mean(fa * (1 - fa) / 5) + np.mean(fb * (1 - fb) / 5)
     assert est.components.between == pytest.approx(max(0.0, np.var(fa - fb, ddof=1) - noise), rel=1e-9)
     assert est.components.between == pytest.approx(
-        max(0.0, est.a.between_raw + est.b.between_raw - 2 * est.covariance), rel=1e-9)
+        max(0.0, est.a.between_raw + est.b.between_raw - 2 * est.covariance), rel=1e-9
+    )
     assert est.rate_correlation == pytest.approx(est.covariance / math.sqrt(est.a.between * est.b.between))
     assert ab_planning.paired_correlation([(1, 2), (1, 2)], [(0, 2), (2, 2)]) is None
 
@@ -413,7 +442,9 @@ def test_inputs_needed_and_power_match_statsmodels(components, delta, runs, alph
     # One-sample (paired) z-test: NormalIndPower with ratio=0, both tails, solved numerically.
     nobs = smpower.NormalIndPower().solve_power(effect_size=effect, alpha=alpha, power=power, ratio=0)
     assert n == max(1, math.ceil(nobs - 1e-9))
-    assert n == max(1, math.ceil(smpower.zt_ind_solve_power(effect_size=effect, alpha=alpha, power=power, ratio=0) - 1e-9))
+    assert n == max(
+        1, math.ceil(smpower.zt_ind_solve_power(effect_size=effect, alpha=alpha, power=power, ratio=0) - 1e-9)
+    )
     for inputs in (n - 1, n, 3 * n):
         if inputs >= 1:
             expected = smpower.NormalIndPower().power(effect, inputs, alpha, ratio=0)
@@ -440,13 +471,15 @@ def test_inputs_needed_closed_form():
     z = scipy_stats.norm.ppf(0.975) + scipy_stats.norm.ppf(0.8)
     var1 = 0.03 + 0.3
     assert ab_planning.per_input_variance(c, 1) == pytest.approx(var1)
-    assert ab_planning.inputs_needed(c, 0.05, 1) == math.ceil(z * z * var1 / 0.05 ** 2)
-    assert ab_planning.inputs_floor(c, 0.05) == math.ceil(z * z * 0.03 / 0.05 ** 2)
+    assert ab_planning.inputs_needed(c, 0.05, 1) == math.ceil(z * z * var1 / 0.05**2)
+    assert ab_planning.inputs_floor(c, 0.05) == math.ceil(z * z * 0.03 / 0.05**2)
     assert ab_planning.inputs_needed(Components(0.0, 0.0, 0.0), 0.05, 1) == 1
 
 
 def narrowing_oracle(c: Components, k: int) -> float:
-    return 1 - math.sqrt((c.between + (c.within_a + c.within_b) / (2 * k)) / (c.between + (c.within_a + c.within_b) / k))
+    return 1 - math.sqrt(
+        (c.between + (c.within_a + c.within_b) / (2 * k)) / (c.between + (c.within_a + c.within_b) / k)
+    )
 
 
 @pytest.mark.parametrize("components", [PLANS[0][0], PLANS[2][0], TRUE_PAIRED, Components(0.001, 0.2, 0.25)])
@@ -455,7 +488,7 @@ def test_runs_stop_helping_is_where_doubling_narrows_less_than_the_threshold(com
     k = ab_planning.runs_stop_helping(components, threshold)
     assert k is not None
     values = [narrowing_oracle(components, j) for j in range(1, k + 50)]
-    assert all(a > b for a, b in zip(values, values[1:])), "doubling helps less and less"
+    assert all(a > b for a, b in zip(values, values[1:], strict=False)), "doubling helps less and less"
     assert values[k - 1] < threshold
     assert k == 1 or values[k - 2] >= threshold
     assert ab_planning.narrowing(components, k) == pytest.approx(values[k - 1], rel=1e-12)
@@ -524,8 +557,11 @@ def test_part2_validation():
 def test_random_gates_agree_with_the_oracle():
     rng = random.Random(5)
     for _ in range(25):
-        gate = GateRule.rate(rng.choice([0.5, 0.6, 0.75, 0.8]), confidence=rng.choice([0.9, 0.95]),
-                             method=rng.choice(["exact", "wilson", "bayes"]))
+        gate = GateRule.rate(
+            rng.choice([0.5, 0.6, 0.75, 0.8]),
+            confidence=rng.choice([0.9, 0.95]),
+            method=rng.choice(["exact", "wilson", "bayes"]),
+        )
         n = rng.randint(1, 120)
         rate = rng.uniform(0.5, 0.99)
         assert run_budget.pass_chance(gate, n, rate) == pytest.approx(oracle_chance(gate, n, rate), rel=1e-9, abs=1e-14)

@@ -13,8 +13,8 @@ from pytest_probability import errors
 from pytest_probability.collect.items import Run
 from pytest_probability.config import marker
 from pytest_probability.features.compare import comparing as comparisons
-from pytest_probability.maths import twostats
 from pytest_probability.features.compare.facet import _MARKUP
+from pytest_probability.maths import twostats
 from pytest_probability.run import recording
 from pytest_probability.vocabulary import ADJUSTMENTS, FAILED, GATE_KIND, PASSED, UNDECIDED, VERDICT_VALUES
 
@@ -22,15 +22,29 @@ from pytest_probability.vocabulary import ADJUSTMENTS, FAILED, GATE_KIND, PASSED
 #: the session's key (with its registry's class) and the run stage's, and the collection hooks' light
 #: modules (docs/developer-guide.md, "Lazy imports").
 PLUGIN_IMPORT = {
-    "pytest_probability", "pytest_probability.plugin", "pytest_probability.session", "pytest_probability.protocols",
-    "pytest_probability.run", "pytest_probability.run.key", "pytest_probability.collect.scratch",
-    "pytest_probability.compat", "pytest_probability.compat.pytest",
-    "pytest_probability.config", "pytest_probability.config.options", "pytest_probability.config.values",
+    "pytest_probability",
+    "pytest_probability.plugin",
+    "pytest_probability.session",
+    "pytest_probability.protocols",
+    "pytest_probability.run",
+    "pytest_probability.run.key",
+    "pytest_probability.collect.scratch",
+    "pytest_probability.compat",
+    "pytest_probability.compat.pytest",
+    "pytest_probability.config",
+    "pytest_probability.config.options",
+    "pytest_probability.config.values",
     "pytest_probability.config.otel",
-    "pytest_probability.collect", "pytest_probability.collect.benchfiles", "pytest_probability.collect.order",
-    "pytest_probability.collect.items", "pytest_probability.collect.nodeid",
-    "pytest_probability.errors", "pytest_probability.model", "pytest_probability.model.case",
-    "pytest_probability.text", "pytest_probability.vocabulary",
+    "pytest_probability.collect",
+    "pytest_probability.collect.benchfiles",
+    "pytest_probability.collect.order",
+    "pytest_probability.collect.items",
+    "pytest_probability.collect.nodeid",
+    "pytest_probability.errors",
+    "pytest_probability.model",
+    "pytest_probability.model.case",
+    "pytest_probability.text",
+    "pytest_probability.vocabulary",
 }
 
 

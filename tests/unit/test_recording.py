@@ -11,13 +11,13 @@ import types
 import pytest
 
 from pytest_probability import record_cost, record_usage
+from pytest_probability.model.case import CaseRef
+from pytest_probability.model.run import RunRecord, Usage
 from pytest_probability.record.wire import record_from_report
 from pytest_probability.run import context, outcome
 from pytest_probability.run import recording as api
 from pytest_probability.run import report as run_report
-from pytest_probability.model.case import CaseRef
-from pytest_probability.model.run import RunRecord, Usage
-from pytest_probability.vocabulary import ERROR, FAIL, PASS, LATE_ATTRIBUTE, RECORD_ATTRIBUTE, SKIP, UNKNOWN_MODEL
+from pytest_probability.vocabulary import ERROR, FAIL, LATE_ATTRIBUTE, PASS, RECORD_ATTRIBUTE, SKIP, UNKNOWN_MODEL
 
 CASE = CaseRef(key="bench_x.py::bench_a", benchmark="a", case="", label="a", order=0, runs=1)
 
@@ -305,12 +305,23 @@ def fold(*calls) -> RunRecord:
 
 def test_on_phase_pass():
     record = fold(phase("setup"), phase("call", duration=0.5), phase("teardown"))
-    assert (record.outcome, record.phase, record.duration, record.message, record.error_type) == (PASS, "call", 0.5, "", "")
+    assert (record.outcome, record.phase, record.duration, record.message, record.error_type) == (
+        PASS,
+        "call",
+        0.5,
+        "",
+        "",
+    )
 
 
 def test_on_phase_assertion_failure():
     record = fold(phase("setup"), phase("call", AssertionError("assert 1 == 2\n  where ...")), phase("teardown"))
-    assert (record.outcome, record.phase, record.message, record.error_type) == (FAIL, "call", "assert 1 == 2", "AssertionError")
+    assert (record.outcome, record.phase, record.message, record.error_type) == (
+        FAIL,
+        "call",
+        "assert 1 == 2",
+        "AssertionError",
+    )
     assert record.error_text == "assert 1 == 2\n  where ..."
 
 
@@ -327,17 +338,32 @@ def test_on_phase_error_type_is_qualified_outside_builtins():
     record = fold(phase("setup"), phase("call", CustomError("bad")), phase("teardown"))
     assert (record.outcome, record.error_type, record.message) == (ERROR, f"{__name__}.CustomError", "bad")
     record = fold(phase("setup"), phase("call", ValueError()), phase("teardown"))
-    assert (record.outcome, record.error_type, record.message, record.error_text) == (ERROR, "ValueError", "ValueError", "")
+    assert (record.outcome, record.error_type, record.message, record.error_text) == (
+        ERROR,
+        "ValueError",
+        "ValueError",
+        "",
+    )
 
 
 def test_on_phase_setup_error_decides_and_names_the_phase():
     record = fold(phase("setup", RuntimeError("db down")), phase("teardown"))
-    assert (record.outcome, record.phase, record.message, record.error_type) == (ERROR, "setup", "setup: db down", "RuntimeError")
+    assert (record.outcome, record.phase, record.message, record.error_type) == (
+        ERROR,
+        "setup",
+        "setup: db down",
+        "RuntimeError",
+    )
 
 
 def test_on_phase_teardown_error_after_a_pass_is_an_error():
     record = fold(phase("setup"), phase("call"), phase("teardown", KeyError("td")))
-    assert (record.outcome, record.phase, record.message, record.error_type) == (ERROR, "teardown", "teardown: 'td'", "KeyError")
+    assert (record.outcome, record.phase, record.message, record.error_type) == (
+        ERROR,
+        "teardown",
+        "teardown: 'td'",
+        "KeyError",
+    )
 
 
 def test_on_phase_first_failing_phase_wins_over_a_teardown_error():
@@ -406,8 +432,9 @@ def test_late_usage_waiting_travels_on_the_next_teardown_report(run):
     late.add(run, Usage("m", 5, 0, 0, 0.5), 0.0)
     report = types.SimpleNamespace(when="teardown")
     run_report.attach(report, run, late)
-    assert getattr(report, LATE_ATTRIBUTE) == [{"nodeid": run.nodeid, "usage": Usage("m", 5, 0, 0, 0.5).to_dict(),
-                                                "extra_cost": 0.0}]
+    assert getattr(report, LATE_ATTRIBUTE) == [
+        {"nodeid": run.nodeid, "usage": Usage("m", 5, 0, 0, 0.5).to_dict(), "extra_cost": 0.0}
+    ]
     assert not late.pending
     quiet = types.SimpleNamespace(when="teardown")
     run_report.attach(quiet, run, late)

@@ -10,31 +10,85 @@ from pytest_probability.config.values import check_trace_url
 from pytest_probability.report import html_report as report_html
 
 ROWS = [
-    {"label": "t::ok", "nodeid": "b.py::bench_t[ok]", "passes": 10, "total": 10, "pass_fraction": 1.0,
-     "ci": {"low": 0.69, "high": 1.0}, "status": "pass", "cost": 0.5, "gate": None, "stopped": None},
-    {"label": "t::<b>", "nodeid": "b.py::bench_t[b]", "passes": 3, "total": 10, "pass_fraction": 0.3,
-     "ci": {"low": 0.07, "high": 0.65}, "status": "flaky", "cost": 2.0,
-     "gate": {"rule": "rate", "min_rate": 0.9, "verdict": "fail"},
-     "stopped": {"reason": "FAIL decided after 10 of 20 runs (curtail)"}},
-    {"label": "t::none", "nodeid": "b.py::bench_t[none]", "passes": 0, "total": 0, "pass_fraction": None,
-     "ci": None, "status": "error", "cost": 0.0},
+    {
+        "label": "t::ok",
+        "nodeid": "b.py::bench_t[ok]",
+        "passes": 10,
+        "total": 10,
+        "pass_fraction": 1.0,
+        "ci": {"low": 0.69, "high": 1.0},
+        "status": "pass",
+        "cost": 0.5,
+        "gate": None,
+        "stopped": None,
+    },
+    {
+        "label": "t::<b>",
+        "nodeid": "b.py::bench_t[b]",
+        "passes": 3,
+        "total": 10,
+        "pass_fraction": 0.3,
+        "ci": {"low": 0.07, "high": 0.65},
+        "status": "flaky",
+        "cost": 2.0,
+        "gate": {"rule": "rate", "min_rate": 0.9, "verdict": "fail"},
+        "stopped": {"reason": "FAIL decided after 10 of 20 runs (curtail)"},
+    },
+    {
+        "label": "t::none",
+        "nodeid": "b.py::bench_t[none]",
+        "passes": 0,
+        "total": 0,
+        "pass_fraction": None,
+        "ci": None,
+        "status": "error",
+        "cost": 0.0,
+    },
 ]
 RECORDS = [
-    {"case": "t::<b>", "run": 1, "outcome": "fail", "phase": "call", "error": "AssertionError: wanted yes",
-     "trace_id": "a" * 32, "span_id": "b" * 16,
-     "transcript": [{"prompt": "p1", "output": "o" * 5 + "…", "truncated": {"output": 20000}}]},
+    {
+        "case": "t::<b>",
+        "run": 1,
+        "outcome": "fail",
+        "phase": "call",
+        "error": "AssertionError: wanted yes",
+        "trace_id": "a" * 32,
+        "span_id": "b" * 16,
+        "transcript": [{"prompt": "p1", "output": "o" * 5 + "…", "truncated": {"output": 20000}}],
+    },
     {"case": "t::<b>", "run": 2, "outcome": "pass", "phase": "call", "transcript": [{"output": "PASSED-OUTPUT"}]},
     {"case": "t::<b>", "run": 3, "outcome": "error", "phase": "setup", "message": "setup: boom", "trace_id": None},
 ]
 REPORT = {
-    "created": "2026-12-01T09:00:00+00:00", "versions": {"pytest_probability": "0.4.0"}, "exit_status": 1,
-    "totals": {"passes": 13, "count": 20, "pass_fraction": 0.65, "rows": 3, "cost": 2.5, "statuses": {"pass": 1, "flaky": 1}},
-    "rows": ROWS, "records": RECORDS,
+    "created": "2026-12-01T09:00:00+00:00",
+    "versions": {"pytest_probability": "0.4.0"},
+    "exit_status": 1,
+    "totals": {
+        "passes": 13,
+        "count": 20,
+        "pass_fraction": 0.65,
+        "rows": 3,
+        "cost": 2.5,
+        "statuses": {"pass": 1, "flaky": 1},
+    },
+    "rows": ROWS,
+    "records": RECORDS,
     "stopping": {"mode": "curtail", "active": True, "cases_stopped": 1, "runs_saved": 10, "runs_executed": 30},
     "budget": {"reason": "cost budget $5 reached ($5.0120 spent)", "runs_not_executed": 4},
-    "comparisons": [{"function": "t", "arm": "cot", "baseline": "terse", "pairs": 3, "difference": -0.2,
-                     "ci": {"low": -0.5, "high": 0.1}, "p_adjusted": 0.25, "verdict": "undecided", "margin": 0.05,
-                     "cost_ratio": 1.8}],
+    "comparisons": [
+        {
+            "function": "t",
+            "arm": "cot",
+            "baseline": "terse",
+            "pairs": 3,
+            "difference": -0.2,
+            "ci": {"low": -0.5, "high": 0.1},
+            "p_adjusted": 0.25,
+            "verdict": "undecided",
+            "margin": 0.05,
+            "cost_ratio": 1.8,
+        }
+    ],
 }
 
 
@@ -57,7 +111,9 @@ def test_page_holds_table_charts_decisions_and_failed_runs():
 
 
 def test_runs_shown_per_case_are_capped_and_the_rest_counted():
-    records = [{"case": "t::<b>", "run": i, "outcome": "fail", "error": f"E{i}"} for i in range(1, report_html.RUNS_SHOWN + 6)]
+    records = [
+        {"case": "t::<b>", "run": i, "outcome": "fail", "error": f"E{i}"} for i in range(1, report_html.RUNS_SHOWN + 6)
+    ]
     page = report_html.render({**REPORT, "records": records})
     assert page.count('class="run"') == report_html.RUNS_SHOWN
     assert "5 more failed or errored runs in the JSON report." in page
@@ -91,17 +147,21 @@ def test_history_series_reads_old_reports_and_ranks_changes():
     from pytest_probability.report import history as report_history
 
     old = {"created": "2026-01-01", "rows": [{"case": "t::a", "pass_rate": 90.0}, {"case": "t::b", "pass_rate": 50.0}]}
-    new = {"created": "2026-01-02", "rows": [
-        {"label": "t::a", "pass_fraction": 0.2, "ci": {"low": 0.05, "high": 0.5}},
-        {"label": "t::c", "pass_fraction": 1.0},
-    ], "comparisons": [{"kind": "baseline", "inputs": [{"input": "t::a", "verdict": "fail"}]}]}
+    new = {
+        "created": "2026-01-02",
+        "rows": [
+            {"label": "t::a", "pass_fraction": 0.2, "ci": {"low": 0.05, "high": 0.5}},
+            {"label": "t::c", "pass_fraction": 1.0},
+        ],
+        "comparisons": [{"kind": "baseline", "inputs": [{"input": "t::a", "verdict": "fail"}]}],
+    }
     cases = report_history.series([old, new])
     assert [p and p["fraction"] for p in cases["t::a"]["points"]] == [0.9, 0.2]
     assert cases["t::a"]["points"][1]["verdict"] == "fail"
     assert cases["t::b"]["points"][1] is None and report_history.change(cases["t::b"]["points"]) is None
     assert report_history.change(cases["t::a"]["points"]) == pytest.approx(-0.7)
     page = report_history.render([old, new])
-    changed = page[page.index('id="changed"'):page.index('id="trends"')]
+    changed = page[page.index('id="changed"') : page.index('id="trends"')]
     assert "t::a" in changed and "-70%" in changed and "t::b" not in changed
     assert page.count('data-chart="history"') == 3 and 'data-verdict="fail"' in page
 
@@ -112,15 +172,18 @@ def test_the_history_page_is_built_from_the_session_pages_templates():
     from pytest_probability.report import history as report_history
 
     old = {"created": "2026-01-01", "rows": [{"label": "t::a", "pass_fraction": 0.9}]}
-    new = {"created": "2026-01-02", "rows": [{"label": "t::a", "pass_fraction": 0.2, "cost": 0.5}],
-           "records": [{"case": "t::a", "run": 1, "outcome": "fail", "phase": "call", "message": "</main><b>x"}],
-           "totals": {"passes": 1, "count": 5, "cost": 0.5}}
+    new = {
+        "created": "2026-01-02",
+        "rows": [{"label": "t::a", "pass_fraction": 0.2, "cost": 0.5}],
+        "records": [{"case": "t::a", "run": 1, "outcome": "fail", "phase": "call", "message": "</main><b>x"}],
+        "totals": {"passes": 1, "count": 5, "cost": 0.5},
+    }
     page = report_history.render([old, new])
     assert report_html.sections(new, case_filter=False) in page
     assert page.count('id="filter"') == 1  # the history page's own, before its charts
     session = report_html.render(new)
     shell_end = session.index("<main>") + len("<main>")
-    assert page[:page.index("<title>")] == session[:session.index("<title>")]  # the same head, CSP included
-    assert page.endswith(session[session.index("</main>"):])
-    assert session[shell_end:session.index("</main>", shell_end + 1)] == report_html.sections(new)
+    assert page[: page.index("<title>")] == session[: session.index("<title>")]  # the same head, CSP included
+    assert page.endswith(session[session.index("</main>") :])
+    assert session[shell_end : session.index("</main>", shell_end + 1)] == report_html.sections(new)
     assert "&lt;/main&gt;&lt;b&gt;x" in page and page.count("</main>") == 1

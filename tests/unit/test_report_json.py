@@ -11,12 +11,12 @@ import pytest
 
 import pytest_probability
 from pytest_probability import files
-from pytest_probability.protocols import Facet
-from pytest_probability.report import json_report as report_json
+from pytest_probability.aggregate.cases import aggregate
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.run import RunRecord, Usage
+from pytest_probability.protocols import Facet
+from pytest_probability.report import json_report as report_json
 from pytest_probability.vocabulary import ERROR, FAIL, PASS, SKIP
-from pytest_probability.aggregate.cases import aggregate
 
 SETTINGS = {"runs": 2, "runs_from_command_line": True, "transpose": False, "delay": 0.0, "pattern": "bench_*.py"}
 
@@ -37,7 +37,15 @@ def summary():
     return aggregate(
         [
             rec(b, 2, SKIP, message="not today", extra_cost=0.5),
-            rec(a, 2, FAIL, duration=0.5, message="assert 1 == 2", error_type="AssertionError", error_text="assert 1 == 2"),
+            rec(
+                a,
+                2,
+                FAIL,
+                duration=0.5,
+                message="assert 1 == 2",
+                error_type="AssertionError",
+                error_text="assert 1 == 2",
+            ),
             rec(b, 1, ERROR, phase="setup", message="setup: boom", error_type="ValueError", error_text="boom"),
             rec(a, 1, PASS, duration=0.25, usage=(Usage("m", 100, 20, 5, 0.25),), trace_id="ab" * 16, span_id="cd" * 8),
         ]
@@ -46,11 +54,22 @@ def summary():
 
 def test_every_record_is_rebuilt_exactly_from_its_entry():
     """What the merge of shards needs: record_from_dict gives back the RunRecord record_dict wrote."""
-    full = rec(make_case("full::x", 2), 1, FAIL, duration=1.5, message="no", error_type="AssertionError",
-               error_text="no", usage=(Usage("m", 1, 2, 0, 0.5), Usage("n", 3, 4, 1, 0.25)), extra_cost=0.125,
-               trace_id="ef" * 16, span_id="01" * 8, start_time=1_800_000_000.25,
-               retries=({"attempt": 1, "error_type": "TimeoutError", "error": "slow", "wait": 1.0},),
-               transcript=({"prompt": "q", "output": "a", "truncated": {"output": 20000}},))
+    full = rec(
+        make_case("full::x", 2),
+        1,
+        FAIL,
+        duration=1.5,
+        message="no",
+        error_type="AssertionError",
+        error_text="no",
+        usage=(Usage("m", 1, 2, 0, 0.5), Usage("n", 3, 4, 1, 0.25)),
+        extra_cost=0.125,
+        trace_id="ef" * 16,
+        span_id="01" * 8,
+        start_time=1_800_000_000.25,
+        retries=({"attempt": 1, "error_type": "TimeoutError", "error": "slow", "wait": 1.0},),
+        transcript=({"prompt": "q", "output": "a", "truncated": {"output": 20000}},),
+    )
     built = aggregate([*summary().records, full])
     report = report_json.build(built, settings=SETTINGS, exit_status=1)
     cases = {r.case.key: r.case for r in built.records}
@@ -147,7 +166,21 @@ def test_build_every_field():
                 "elapsed": 0.25,
                 "cost": 0.25,
                 "judge_cost": 0.0,
-                "usage": [{"model": "m", "input_tokens": 100, "output_tokens": 20, "cached_input_tokens": 5, "cost": 0.25, "cache_creation_input_tokens": 0, "reasoning_tokens": 0, "source": "record", "request_model": "", "priced": False, "role": "system"}],
+                "usage": [
+                    {
+                        "model": "m",
+                        "input_tokens": 100,
+                        "output_tokens": 20,
+                        "cached_input_tokens": 5,
+                        "cost": 0.25,
+                        "cache_creation_input_tokens": 0,
+                        "reasoning_tokens": 0,
+                        "source": "record",
+                        "request_model": "",
+                        "priced": False,
+                        "role": "system",
+                    }
+                ],
                 "trace_id": "ab" * 16,
                 "span_id": "cd" * 8,
                 "stopped": None,

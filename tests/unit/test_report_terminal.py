@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_probability.protocols import Facet
-from pytest_probability.report import terminal as report_terminal
+from pytest_probability.aggregate.cases import aggregate
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.run import RunRecord, Usage
-from pytest_probability.vocabulary import ERROR, FAIL, PASS, SKIP
+from pytest_probability.protocols import Facet
+from pytest_probability.report import terminal as report_terminal
 from pytest_probability.report.terminal import money, percent, render, status_text
-from pytest_probability.aggregate.cases import aggregate
+from pytest_probability.vocabulary import ERROR, FAIL, PASS, SKIP
 
 _order = iter(range(10_000))
 

@@ -29,7 +29,9 @@ def test_the_span_carries_each_scores_last_value_and_nothing_without_scores() ->
     run = made(scores=(Score("judge", 0.2), Score("rel", 0.5), Score("judge", 0.8)))
     attributes = run_attributes(run, capture=True)
     assert {k: v for k, v in attributes.items() if k.startswith("probability.score.")} == {
-        "probability.score.judge": 0.8, "probability.score.rel": 0.5}
+        "probability.score.judge": 0.8,
+        "probability.score.rel": 0.5,
+    }
     assert not any(key.startswith("probability.score") for key in run_attributes(made(), capture=True))
 
 
@@ -42,12 +44,25 @@ def test_each_score_then_the_outcome() -> None:
     run = made("fail", (Score("judge", 0.3, 0.5, "too vague"), Score("rel", 0.9)), message="score 'judge' = 0.3 …")
     judge, rel, outcome = evaluation_results(run)
     shared = {"test.case.name": "b.py::x", "test.case.result.status": "fail"}
-    assert judge == {"gen_ai.evaluation.name": "judge", "gen_ai.evaluation.score.value": 0.3,
-                     "gen_ai.evaluation.score.label": "fail", "gen_ai.evaluation.explanation": "too vague", **shared}
-    assert rel == {"gen_ai.evaluation.name": "rel", "gen_ai.evaluation.score.value": 0.9, **shared}  # no threshold: no label
-    assert outcome == {"gen_ai.evaluation.name": OUTCOME_EVALUATION, "gen_ai.evaluation.score.label": "fail",
-                       "gen_ai.evaluation.score.value": 0.0, "gen_ai.evaluation.explanation": "score 'judge' = 0.3 …",
-                       **shared}
+    assert judge == {
+        "gen_ai.evaluation.name": "judge",
+        "gen_ai.evaluation.score.value": 0.3,
+        "gen_ai.evaluation.score.label": "fail",
+        "gen_ai.evaluation.explanation": "too vague",
+        **shared,
+    }
+    assert rel == {
+        "gen_ai.evaluation.name": "rel",
+        "gen_ai.evaluation.score.value": 0.9,
+        **shared,
+    }  # no threshold: no label
+    assert outcome == {
+        "gen_ai.evaluation.name": OUTCOME_EVALUATION,
+        "gen_ai.evaluation.score.label": "fail",
+        "gen_ai.evaluation.score.value": 0.0,
+        "gen_ai.evaluation.explanation": "score 'judge' = 0.3 …",
+        **shared,
+    }
     assert evaluation_results(made("pass", (Score("judge", 0.5, 0.5),)))[0]["gen_ai.evaluation.score.label"] == "pass"
 
 
@@ -63,8 +78,10 @@ def test_a_skipped_runs_scores_have_no_outcome_and_no_status() -> None:
     assert score["gen_ai.evaluation.name"] == "judge" and "test.case.result.status" not in score
 
 
-@pytest.mark.parametrize("operations, response", [([], None), ([(1, 2, "resp-1")], "resp-1"),
-                                                  ([(1, 2, "resp-1"), (1, 3, "resp-2")], None), ([(1, 2, "")], None)])
+@pytest.mark.parametrize(
+    "operations, response",
+    [([], None), ([(1, 2, "resp-1")], "resp-1"), ([(1, 2, "resp-1"), (1, 3, "resp-2")], None), ([(1, 2, "")], None)],
+)
 def test_the_response_id_of_the_one_genai_span(operations, response) -> None:
     run = made(scores=(Score("judge", 0.4),), operations=list(operations))
     assert evaluated(run) == (operations[0] if len(operations) == 1 else None)

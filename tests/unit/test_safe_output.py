@@ -16,17 +16,17 @@ from pathlib import Path
 import pytest
 
 from pytest_probability import ProbabilityUsageWarning, files, record_cost, record_usage
+from pytest_probability.aggregate.cases import aggregate
 from pytest_probability.config.settings import StatsConfig
 from pytest_probability.decide.analysis import analyze
-from pytest_probability.report import json_report as report_json
-from pytest_probability.run import context
-from pytest_probability.run import recording as api
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.run import RunRecord, Usage
-from pytest_probability.vocabulary import PASS
+from pytest_probability.report import json_report as report_json
 from pytest_probability.report.terminal import render
+from pytest_probability.run import context
+from pytest_probability.run import recording as api
 from pytest_probability.text import LABEL_WIDTH, printable, shorten
-from pytest_probability.aggregate.cases import aggregate
+from pytest_probability.vocabulary import PASS
 
 CASE = CaseRef(key="bench_x.py::bench_a", benchmark="a", case="", label="a", order=0, runs=1)
 
@@ -34,7 +34,9 @@ CASE = CaseRef(key="bench_x.py::bench_a", benchmark="a", case="", label="a", ord
 def summary_of(*labels: str, cost: float = 0.0):
     records = []
     for order, label in enumerate(labels):
-        case = CaseRef(key=f"bench_x.py::bench_a::{order}", benchmark="a", case=str(order), label=label, order=order, runs=1)
+        case = CaseRef(
+            key=f"bench_x.py::bench_a::{order}", benchmark="a", case=str(order), label=label, order=order, runs=1
+        )
         records.append(RunRecord(case=case, run=1, nodeid=f"{case.key}[run1]", outcome=PASS, extra_cost=cost))
     return aggregate(records)
 
@@ -156,7 +158,9 @@ def run():
         context.finish()
 
 
-@pytest.mark.parametrize("value", [1e308, 10**400, fractions.Fraction(10**400), decimal.Decimal("1e400"), api.MAX_COST * 2])
+@pytest.mark.parametrize(
+    "value", [1e308, 10**400, fractions.Fraction(10**400), decimal.Decimal("1e400"), api.MAX_COST * 2]
+)
 def test_a_cost_past_the_limit_is_a_value_error_naming_the_limit(run, value) -> None:
     with pytest.raises(ValueError, match=r"record_usage\(\): cost must be at most 1e\+12 per call"):
         record_usage(model="m", cost=value)

@@ -23,10 +23,16 @@ def test_the_range_rescales_and_the_top_never_passes() -> None:
     assert scores.fewest_runs(0.999, cap=50) is None  # not within the cap
 
 
-@pytest.mark.parametrize(("kwargs", "error"), [
-    ({"bar": float("nan")}, ValueError), ({"bar": "x"}, TypeError), ({"bar": 0.5, "cap": 0}, ValueError),
-    ({"bar": 0.5, "level": 1.5}, ValueError), ({"bar": 0.5, "low": 1, "high": 0}, ValueError),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"bar": float("nan")}, ValueError),
+        ({"bar": "x"}, TypeError),
+        ({"bar": 0.5, "cap": 0}, ValueError),
+        ({"bar": 0.5, "level": 1.5}, ValueError),
+        ({"bar": 0.5, "low": 1, "high": 0}, ValueError),
+    ],
+)
 def test_bad_arguments_are_refused(kwargs: dict, error: type) -> None:
     with pytest.raises(error):
         scores.fewest_runs(**kwargs)

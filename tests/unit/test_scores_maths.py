@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_probability.maths import clusters as inputs, scores, stats
+from pytest_probability.maths import clusters as inputs
+from pytest_probability.maths import scores, stats
 from pytest_probability.vocabulary import FAILED, PASSED
 
 np = pytest.importorskip("numpy")
@@ -46,7 +47,9 @@ def samples(seed: int, count: int = 40) -> list[list[float]]:
 # -- the betting interval against an independent grid implementation -------------------------------
 
 
-def grid_excluded(y: list[float], level: float, grid: "np.ndarray", c: float = 0.75, time_uniform: bool = False) -> "np.ndarray":
+def grid_excluded(
+    y: list[float], level: float, grid: np.ndarray, c: float = 0.75, time_uniform: bool = False
+) -> np.ndarray:
     """Which candidate means the hedged capital process excludes at some t <= n, computed over a whole grid
     at once with numpy, from the definitions (WSR 2024, Theorem 3; confseq's betting_mart / lambda_predmix_eb)."""
     x = np.asarray(y, dtype=float)
@@ -75,8 +78,9 @@ def test_betting_interval_is_exactly_the_set_the_capital_process_does_not_exclud
     for y in samples(1, 30):
         ci = scores.score_interval(y, level, method=method)
         mean = statistics.fmean(y)
-        excluded = grid_excluded(y, level, grid, c=0.75 if method == "betting" else 0.5,
-                                 time_uniform=method == "betting-cs")
+        excluded = grid_excluded(
+            y, level, grid, c=0.75 if method == "betting" else 0.5, time_uniform=method == "betting-cs"
+        )
         inside = (grid > ci.low + 1e-9) & (grid < ci.high - 1e-9)
         outside = (grid < ci.low - 1e-9) | (grid > ci.high + 1e-9)
         assert not excluded[outside].size or excluded[outside].all(), (y, ci)
@@ -114,9 +118,11 @@ def test_bets_are_the_predictable_plug_in_ones():
     s2 = (0.25 + (0.2 - mu1) ** 2 + (0.9 - mu2) ** 2) / 3
     expected = [math.sqrt(numerator / (3 * v)) for v in (0.25, s1, s2)]
     assert scores.betting_bets(y, 0.95) == pytest.approx(expected, rel=1e-12)
-    uniform = [math.sqrt(numerator / (t * math.log1p(t) * v)) for t, v in zip((1, 2, 3), (0.25, s1, s2))]
+    uniform = [math.sqrt(numerator / (t * math.log1p(t) * v)) for t, v in zip((1, 2, 3), (0.25, s1, s2), strict=False)]
     assert scores.betting_bets(y, 0.95, time_uniform=True) == pytest.approx(uniform, rel=1e-12)
-    assert scores.betting_bets(y, 0.95, horizon=10) == pytest.approx([e * math.sqrt(3 / 10) for e in expected], rel=1e-12)
+    assert scores.betting_bets(y, 0.95, horizon=10) == pytest.approx(
+        [e * math.sqrt(3 / 10) for e in expected], rel=1e-12
+    )
 
 
 def test_peak_capital_is_monotone_and_survives_long_sequences():
@@ -124,7 +130,7 @@ def test_peak_capital_is_monotone_and_survives_long_sequences():
     y = [rng.betavariate(2, 2) for _ in range(300)]
     bets = scores.betting_bets(y, 0.95)
     values = [scores.log_peak_capital(bets, y, m / 100, 0.75) for m in range(101)]
-    assert all(a >= b for a, b in zip(values, values[1:]))
+    assert all(a >= b for a, b in zip(values, values[1:], strict=False))
     # 5,000 scores far from m: the capital passes 1e308 and is still finite in log (chunked products)
     long = [1.0] * 5000
     bets = scores.betting_bets(long, 0.95)
@@ -168,8 +174,17 @@ def test_summary_of_none_and_of_one():
     assert scores.summarize([], 0.95) == scores.ScoreSummary(0, None, None, None)
     one = scores.summarize([0.4], 0.95)
     assert (one.n, one.mean, one.sd) == (1, 0.4, None)
-    assert scores.mean_and_sd([0.2, 0.4, 0.9]) == (3, statistics.fmean([0.2, 0.4, 0.9]), statistics.stdev([0.2, 0.4, 0.9]))
-    assert one.to_dict() == {"n": 1, "mean": 0.4, "sd": None, "ci": {"low": 0.0, "high": 1.0, "method": "betting", "level": 0.95}}
+    assert scores.mean_and_sd([0.2, 0.4, 0.9]) == (
+        3,
+        statistics.fmean([0.2, 0.4, 0.9]),
+        statistics.stdev([0.2, 0.4, 0.9]),
+    )
+    assert one.to_dict() == {
+        "n": 1,
+        "mean": 0.4,
+        "sd": None,
+        "ci": {"low": 0.0, "high": 1.0, "method": "betting", "level": 0.95},
+    }
 
 
 def test_sd_is_the_sample_standard_deviation():
@@ -183,10 +198,19 @@ def test_an_empty_list_has_no_interval():
         scores.score_interval([], 0.95)
 
 
-@pytest.mark.parametrize("bad, error", [
-    ([0.5, math.nan], ValueError), ([math.inf], ValueError), ([0.2, "0.3"], TypeError), ([True], TypeError),
-    ([1.5], ValueError), ([-0.01], ValueError), ("0.5", TypeError), ([None], TypeError),
-])
+@pytest.mark.parametrize(
+    "bad, error",
+    [
+        ([0.5, math.nan], ValueError),
+        ([math.inf], ValueError),
+        ([0.2, "0.3"], TypeError),
+        ([True], TypeError),
+        ([1.5], ValueError),
+        ([-0.01], ValueError),
+        ("0.5", TypeError),
+        ([None], TypeError),
+    ],
+)
 def test_bad_scores_are_refused_with_the_value(bad, error):
     with pytest.raises(error):
         scores.score_interval(bad, 0.95)
@@ -242,8 +266,10 @@ def test_the_same_runs_give_the_same_interval_bit_for_bit_in_any_process():
     first = scores.score_interval(y, 0.95)
     assert scores.score_interval(tuple(y), 0.95) == first
     assert scores.score_interval(iter(y), 0.95) == first
-    code = ("import sys; sys.path.insert(0, %r); from pytest_probability.maths import scores; "
-            "print(repr(tuple(scores.score_interval(%r, 0.95)[:2])))") % (str(ROOT / "src"), y)
+    code = (
+        f"import sys; sys.path.insert(0, {str(ROOT / 'src')!r}); from pytest_probability.maths import scores; "
+        f"print(repr(tuple(scores.score_interval({y!r}, 0.95)[:2])))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == repr(tuple(first[:2]))
 
@@ -261,7 +287,7 @@ def test_a_higher_level_gives_a_wider_interval(method):
     levels = (0.5, 0.8, 0.9, 0.95, 0.99, 0.999)
     for y in samples(20, 60):
         cis = [scores.score_interval(y, level, method=method) for level in levels]
-        for narrow, wide in zip(cis, cis[1:]):
+        for narrow, wide in zip(cis, cis[1:], strict=False):
             assert wide.low <= narrow.low + 1e-12 and narrow.high <= wide.high + 1e-12, (y, narrow, wide)
 
 
@@ -295,7 +321,7 @@ def test_the_sequence_is_the_hedged_capital_at_the_bar():
     bets = scores.betting_bets(y, 0.95, horizon=30)
     sequence = scores.ScoreSequence(bar, 0.95, horizon=30)
     above = below = 0.0
-    for t, (bet, value) in enumerate(zip(bets, y), 1):
+    for bet, value in zip(bets, y, strict=False):
         above += math.log1p(min(bet, 0.75 / bar) * (value - bar))
         below += math.log1p(-min(bet, 0.75 / (1 - bar)) * (value - bar))
         verdict = sequence.add(value)
@@ -360,7 +386,9 @@ def test_welch_matches_scipy():
         b = [rng.betavariate(3, 3) for _ in range(rng.randint(2, 40))]
         less, greater = scores.welch_test(a, b)
         assert less == pytest.approx(scipy_stats.ttest_ind(a, b, equal_var=False, alternative="less").pvalue, rel=1e-9)
-        assert greater == pytest.approx(scipy_stats.ttest_ind(a, b, equal_var=False, alternative="greater").pvalue, rel=1e-9)
+        assert greater == pytest.approx(
+            scipy_stats.ttest_ind(a, b, equal_var=False, alternative="greater").pvalue, rel=1e-9
+        )
     assert scores.welch_test([0.5], [0.2, 0.3]) is None
     assert scores.welch_test([1.0, 1.0], [0.0, 0.0]) == (1.0, 0.0)
     assert scores.welch_test([0.4, 0.4], [0.4, 0.4]) == (1.0, 1.0)
@@ -382,7 +410,9 @@ def test_difference_interval_is_newcombes_hybrid_of_betting_intervals():
 # -- the paired bootstrap over inputs ---------------------------------------------------------------------------------------
 
 
-def paired_inputs(seed: int, count: int, effect: float = 0.03, runs: tuple[int, int] = (1, 6)) -> list[tuple[list[float], list[float]]]:
+def paired_inputs(
+    seed: int, count: int, effect: float = 0.03, runs: tuple[int, int] = (1, 6)
+) -> list[tuple[list[float], list[float]]]:
     rng = random.Random(seed)
     pairs = []
     for _ in range(count):
@@ -420,13 +450,21 @@ def test_paired_bootstrap_agrees_with_scipy_bootstrap_and_the_paired_t_test_on_a
     assert result.t_ci is not None and result.ci is not None and result.p is not None
     assert result.t_ci.low == pytest.approx(low, rel=1e-9) and result.t_ci.high == pytest.approx(high, rel=1e-9)
     # scipy's own percentile bootstrap of the mean difference (another generator): the same to Monte Carlo error
-    boot = scipy_stats.bootstrap((arm - base,), np.mean, confidence_level=0.95, method="percentile", n_resamples=20000,
-                                 random_state=np.random.default_rng(2))
+    boot = scipy_stats.bootstrap(
+        (arm - base,),
+        np.mean,
+        confidence_level=0.95,
+        method="percentile",
+        n_resamples=20000,
+        random_state=np.random.default_rng(2),
+    )
     half = (high - low) / 2
     assert result.ci.low == pytest.approx(boot.confidence_interval.low, abs=0.05 * half)
     assert result.ci.high == pytest.approx(boot.confidence_interval.high, abs=0.05 * half)
     # and, the sample being large and smooth, the t interval and test
-    assert result.ci.low == pytest.approx(low, abs=0.05 * half) and result.ci.high == pytest.approx(high, abs=0.05 * half)
+    assert result.ci.low == pytest.approx(low, abs=0.05 * half) and result.ci.high == pytest.approx(
+        high, abs=0.05 * half
+    )
     assert result.p == pytest.approx(test.pvalue, abs=0.02)
     assert result.correlation == pytest.approx(float(np.corrcoef(arm, base)[0, 1]), rel=1e-9)
 
@@ -495,11 +533,19 @@ def test_input_estimate_is_the_cluster_bootstrap_of_the_input_means():
     assert result.ci[:2] == pytest.approx(inputs.bootstrap_interval(means, 0.95, 3000, 5), rel=1e-12)
     low, high = scipy_stats.t.interval(0.95, len(means) - 1, loc=np.mean(means), scale=scipy_stats.sem(means))
     assert result.t_ci.low == pytest.approx(low, rel=1e-9) and result.t_ci.high == pytest.approx(high, rel=1e-9)
-    boot = scipy_stats.bootstrap((np.array(means),), np.mean, confidence_level=0.95, method="percentile",
-                                 n_resamples=20000, random_state=np.random.default_rng(3))
+    boot = scipy_stats.bootstrap(
+        (np.array(means),),
+        np.mean,
+        confidence_level=0.95,
+        method="percentile",
+        n_resamples=20000,
+        random_state=np.random.default_rng(3),
+    )
     assert result.ci.low == pytest.approx(boot.confidence_interval.low, abs=0.1 * (high - low) / 2)
     assert result.icc == scores.score_icc(groups)
-    assert result.width_factor == pytest.approx(inputs.width_factor(statistics.harmonic_mean([len(g) for g in groups]), result.icc))
+    assert result.width_factor == pytest.approx(
+        inputs.width_factor(statistics.harmonic_mean([len(g) for g in groups]), result.icc)
+    )
     # a range of 1..5 maps back; the Wilson and t methods of maths.inputs; the suppression rules
     wide = scores.input_estimate([[1 + 4 * v for v in g] for g in groups], 0.95, low=1, high=5, resamples=3000, seed=5)
     assert wide.ci is not None and wide.ci.low == pytest.approx(1 + 4 * result.ci.low, rel=1e-9)
@@ -521,10 +567,17 @@ def test_the_coverage_benchmarks_bca_is_scipys():
     for n in (10, 40):
         x = rng.beta(0.5, 3, size=n)
         found = module.bootstrap_methods(x, np.random.default_rng(1), 40000, 0.95)
-        scipy_bca = scipy_stats.bootstrap((x,), np.mean, confidence_level=0.95, method="BCa", n_resamples=40000,
-                                          random_state=np.random.default_rng(2)).confidence_interval
-        scipy_perc = scipy_stats.bootstrap((x,), np.mean, confidence_level=0.95, method="percentile", n_resamples=40000,
-                                           random_state=np.random.default_rng(2)).confidence_interval
+        scipy_bca = scipy_stats.bootstrap(
+            (x,), np.mean, confidence_level=0.95, method="BCa", n_resamples=40000, random_state=np.random.default_rng(2)
+        ).confidence_interval
+        scipy_perc = scipy_stats.bootstrap(
+            (x,),
+            np.mean,
+            confidence_level=0.95,
+            method="percentile",
+            n_resamples=40000,
+            random_state=np.random.default_rng(2),
+        ).confidence_interval
         half = (scipy_bca.high - scipy_bca.low) / 2
         assert found["BCa"][0] == pytest.approx(scipy_bca.low, abs=0.05 * half)
         assert found["BCa"][1] == pytest.approx(scipy_bca.high, abs=0.05 * half)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pytest_probability.config.values import parse_shard
-from pytest_probability.model.case import shard_of
 from pytest_probability.features.shards.merge import exit_status_of
+from pytest_probability.model.case import shard_of
 
 
 @pytest.mark.parametrize("count", [1, 2, 3, 7])
@@ -41,9 +41,16 @@ def test_bad_values(text: str) -> None:
         parse_shard(text)
 
 
-@pytest.mark.parametrize(("statuses", "failed", "expected"), [
-    ([0, 0], False, 0), ([0, 1], False, 1), ([0, 0], True, 1), ([1, 2], False, 2), ([0, 5], False, 0),
-    ([3, 0], True, 3),
-])
+@pytest.mark.parametrize(
+    ("statuses", "failed", "expected"),
+    [
+        ([0, 0], False, 0),
+        ([0, 1], False, 1),
+        ([0, 0], True, 1),
+        ([1, 2], False, 2),
+        ([0, 5], False, 0),
+        ([3, 0], True, 3),
+    ],
+)
 def test_the_merged_exit_status(statuses: list[int], failed: bool, expected: int) -> None:
     assert exit_status_of(statuses, failed_gates=failed) == expected

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_probability.maths import stats
-from pytest_probability.maths.states import (BROKEN, FAILING, FIXED, FLAKY, NEW, PASSING, Night, Rule, stories,
-                                             story)
+from pytest_probability.maths.states import BROKEN, FAILING, FIXED, FLAKY, NEW, PASSING, Night, Rule, stories, story
 
 RULE = Rule()
 

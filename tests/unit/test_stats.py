@@ -124,8 +124,34 @@ def np():
 
 
 class TestNormalPpf:
-    PS = [1e-300, 1e-100, 1e-20, 1e-10, 1e-5, 5e-4, 0.001, 0.01, 0.025, 0.05, 0.1, 0.2, 0.25,
-          0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.75, 0.9, 0.95, 0.975, 0.99, 0.999, 1 - 1e-10]
+    PS = [
+        1e-300,
+        1e-100,
+        1e-20,
+        1e-10,
+        1e-5,
+        5e-4,
+        0.001,
+        0.01,
+        0.025,
+        0.05,
+        0.1,
+        0.2,
+        0.25,
+        0.3,
+        0.4,
+        0.45,
+        0.5,
+        0.55,
+        0.6,
+        0.75,
+        0.9,
+        0.95,
+        0.975,
+        0.99,
+        0.999,
+        1 - 1e-10,
+    ]
 
     def test_matches_scipy(self, sp_stats):
         for p in self.PS:
@@ -159,9 +185,18 @@ class TestRegularizedBeta:
     @pytest.mark.parametrize(
         "a,b,x",
         [
-            (1, 1, 0.3), (2, 2, 0.5), (3, 50, 0.01), (50, 3, 0.9), (1, 10000, 2e-4),
-            (4, 9997, 0.0005108888597031691), (9997, 4, 0.9994891111402968),
-            (2, 300, 0.004), (1000, 2, 0.999), (3, 10, 0.9), (10, 3, 1e-4), (7, 7, 0.123),
+            (1, 1, 0.3),
+            (2, 2, 0.5),
+            (3, 50, 0.01),
+            (50, 3, 0.9),
+            (1, 10000, 2e-4),
+            (4, 9997, 0.0005108888597031691),
+            (9997, 4, 0.9994891111402968),
+            (2, 300, 0.004),
+            (1000, 2, 0.999),
+            (3, 10, 0.9),
+            (10, 3, 1e-4),
+            (7, 7, 0.123),
         ],
     )
     def test_exact_integer_parameters(self, a, b, x):
@@ -193,8 +228,7 @@ class TestRegularizedBeta:
         assert regularized_beta(0.25, 1, 1) == pytest.approx(0.25, rel=1e-15)
         assert regularized_beta(0.5, 3.5, 3.5) == pytest.approx(0.5, rel=1e-14)
 
-    @pytest.mark.parametrize("args,needle", [((0.5, 0, 1), "a=0"), ((0.5, 1, -2.0), "b=-2.0"),
-                                             ((1.5, 1, 1), "1.5")])
+    @pytest.mark.parametrize("args,needle", [((0.5, 0, 1), "a=0"), ((0.5, 1, -2.0), "b=-2.0"), ((1.5, 1, 1), "1.5")])
     def test_errors(self, args, needle):
         with pytest.raises(ValueError, match=re.escape(needle)):
             regularized_beta(*args)
@@ -226,8 +260,14 @@ class TestBetaQuantile:
         assert [d[:3] for d in disagreements] == [(1e-12, 0.5, 2.0)], disagreements
 
     def test_residual_is_tiny(self):
-        for a, b, p in [(0.5, 0.5, 0.025), (2, 3, 0.001), (1, 10000, 0.025), (5000, 5000, 0.0005),
-                        (0.1, 5, 1e-6), (30, 1, 0.3)]:
+        for a, b, p in [
+            (0.5, 0.5, 0.025),
+            (2, 3, 0.001),
+            (1, 10000, 0.025),
+            (5000, 5000, 0.0005),
+            (0.1, 5, 1e-6),
+            (30, 1, 0.3),
+        ]:
             x = beta_ppf(p, a, b)
             assert regularized_beta(x, a, b) == pytest.approx(p, rel=1e-12)
             x = beta_isf(p, a, b)
@@ -345,9 +385,9 @@ class TestIntervalInvariants:
         confs = [0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.999]
         for n in [1, 5, 20, 500]:
             for k in sorted({0, 1, n // 2, n - 1, n}):
-                lows, highs = zip(*(interval(method, k, n, c, (2.0, 3.0)) for c in confs))
-                assert all(x >= y for x, y in zip(lows, lows[1:])), (method, k, n, lows)
-                assert all(x <= y for x, y in zip(highs, highs[1:])), (method, k, n, highs)
+                lows, highs = zip(*(interval(method, k, n, c, (2.0, 3.0)) for c in confs), strict=False)
+                assert all(x >= y for x, y in zip(lows, lows[1:], strict=False)), (method, k, n, lows)
+                assert all(x <= y for x, y in zip(highs, highs[1:], strict=False)), (method, k, n, highs)
                 if 0 < k:
                     assert lows[0] > lows[-1]
                 if k < n:
@@ -357,7 +397,7 @@ class TestIntervalInvariants:
     def test_monotone_in_passes(self, method):
         for n in [3, 17, 200]:
             bounds = [interval(method, k, n, 0.9) for k in range(n + 1)]
-            for (l1, h1), (l2, h2) in zip(bounds, bounds[1:]):
+            for (l1, h1), (l2, h2) in zip(bounds, bounds[1:], strict=False):
                 assert l1 < l2 or l1 == l2 == 0.0
                 assert h1 < h2 or h1 == h2 == 1.0
 
@@ -463,7 +503,7 @@ class TestRunsNeeded:
         ns = list(range(1, 301)) + [int(10 ** (i / 20)) for i in range(50, 101)]
         for c in [0.5, 0.9, 0.95, 0.999]:
             lows = [all_pass_low(method, n, c, prior) for n in ns]
-            assert all(x <= y for x, y in zip(lows, lows[1:])), (method, prior, c)
+            assert all(x <= y for x, y in zip(lows, lows[1:], strict=False)), (method, prior, c)
             assert lows[-1] < 1.0
 
     @pytest.mark.parametrize("method,prior", CASES, ids=str)
@@ -697,7 +737,7 @@ class TestQuantileInterval:
         support = list(range(10))
         weights = [0.3, 0.2, 0.15, 0.1, 0.08, 0.07, 0.04, 0.03, 0.02, 0.01]
         cumulative = 0.0
-        for value, weight in zip(support, weights):
+        for value, weight in zip(support, weights, strict=False):
             cumulative += weight
             if cumulative >= q - 1e-12:
                 xi = value
@@ -762,9 +802,9 @@ class TestPassK:
             hats = [pass_hat_k(n, c, k) for k in range(1, n + 1)]
             ats = [pass_at_k(n, c, k) for k in range(1, n + 1)]
             assert hats[0] == ats[0] == pytest.approx(c / n)
-            assert all(x >= y for x, y in zip(hats, hats[1:]))
-            assert all(x <= y for x, y in zip(ats, ats[1:]))
-            assert all(0.0 <= h <= a <= 1.0 for h, a in zip(hats, ats))
+            assert all(x >= y for x, y in zip(hats, hats[1:], strict=False))
+            assert all(x <= y for x, y in zip(ats, ats[1:], strict=False))
+            assert all(0.0 <= h <= a <= 1.0 for h, a in zip(hats, ats, strict=False))
 
     def test_unbiased_for_p_to_the_k(self):
         # E[pass^k] over Binomial(n, p) pass counts equals p**k exactly.
@@ -776,8 +816,7 @@ class TestPassK:
             )
             assert expected == p**k
             approx = sum(
-                math.comb(n, c) * float(p) ** c * (1 - float(p)) ** (n - c) * pass_hat_k(n, c, k)
-                for c in range(n + 1)
+                math.comb(n, c) * float(p) ** c * (1 - float(p)) ** (n - c) * pass_hat_k(n, c, k) for c in range(n + 1)
             )
             assert approx == pytest.approx(float(p) ** k, rel=1e-12)
 
@@ -816,15 +855,19 @@ class TestParseMetric:
     def test_valid(self, text, expected):
         assert parse_metric(text) == expected
 
-    @pytest.mark.parametrize("text", ["pass^0", "pass@x", "pass^-1", "foo", "", "pass", "pass^1.5",
-                                      "pass^3,pass@5", "pass#3"])
+    @pytest.mark.parametrize(
+        "text", ["pass^0", "pass@x", "pass^-1", "foo", "", "pass", "pass^1.5", "pass^3,pass@5", "pass#3"]
+    )
     def test_invalid_names_the_text(self, text):
         with pytest.raises(ValueError, match=re.escape(repr(text))):
             parse_metric(text)
 
     def test_parse_metrics(self):
         assert parse_metrics(["pass^1,pass^3", " pass@5 ", "pass^3", "pass^1, pass@5,"]) == [
-            ("pass^", 1), ("pass^", 3), ("pass@", 5)]
+            ("pass^", 1),
+            ("pass^", 3),
+            ("pass@", 5),
+        ]
         assert parse_metrics("pass@1, pass^2") == [("pass@", 1), ("pass^", 2)]
         assert parse_metrics([]) == []
         assert parse_metrics(iter(["pass^2", "pass ^ 2"])) == [("pass^", 2)]
@@ -840,8 +883,9 @@ class TestParseMetric:
 
 
 class TestParseConfidence:
-    @pytest.mark.parametrize("value,expected", [(0.95, 0.95), ("0.95", 0.95), (" 0.9 ", 0.9),
-                                                ("1e-3", 0.001), (0.5, 0.5), (0.999, 0.999)])
+    @pytest.mark.parametrize(
+        "value,expected", [(0.95, 0.95), ("0.95", 0.95), (" 0.9 ", 0.9), ("1e-3", 0.001), (0.5, 0.5), (0.999, 0.999)]
+    )
     def test_valid(self, value, expected):
         assert parse_confidence(value) == expected
 
@@ -863,14 +907,22 @@ class TestParseConfidence:
 
 
 class TestParsePrior:
-    @pytest.mark.parametrize("value,expected", [("1,1", (1.0, 1.0)), (" 0.5 , 0.5 ", (0.5, 0.5)),
-                                                ("2,3", (2.0, 3.0)), ((2, 3), (2.0, 3.0)),
-                                                ([0.1, 5], (0.1, 5.0))])
+    @pytest.mark.parametrize(
+        "value,expected",
+        [
+            ("1,1", (1.0, 1.0)),
+            (" 0.5 , 0.5 ", (0.5, 0.5)),
+            ("2,3", (2.0, 3.0)),
+            ((2, 3), (2.0, 3.0)),
+            ([0.1, 5], (0.1, 5.0)),
+        ],
+    )
     def test_valid(self, value, expected):
         assert parse_prior(value) == expected
 
-    @pytest.mark.parametrize("value", ["1", "1,0", "0,1", "-1,1", "a,b", "1,2,3", "", "1;1", "inf,1",
-                                       "nan,1", (1,), (1, 0), 5, None])
+    @pytest.mark.parametrize(
+        "value", ["1", "1,0", "0,1", "-1,1", "a,b", "1,2,3", "", "1;1", "inf,1", "nan,1", (1,), (1, 0), 5, None]
+    )
     def test_invalid_names_the_value(self, value):
         with pytest.raises(ValueError, match=re.escape(repr(value))):
             parse_prior(value)

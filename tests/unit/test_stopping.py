@@ -42,8 +42,10 @@ def test_log_evalues_match_scipy(bar, n):
     for s in sorted({0, 1, n // 3, n // 2, (4 * n) // 5, n - 1, n}):
         if not 0 <= s <= n:
             continue
-        for ours, oracle in ((stopping.log_evalue_above(s, n, bar), oracle_above),
-                             (stopping.log_evalue_below(s, n, bar), oracle_below)):
+        for ours, oracle in (
+            (stopping.log_evalue_above(s, n, bar), oracle_above),
+            (stopping.log_evalue_below(s, n, bar), oracle_below),
+        ):
             theirs = oracle(s, n, bar)
             if math.isinf(theirs):  # the tail is below 1e-300, where scipy loses digits: no oracle
                 assert math.isfinite(ours)

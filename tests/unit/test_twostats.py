@@ -17,9 +17,20 @@ multitest = pytest.importorskip("statsmodels.stats.multitest")
 proportion = pytest.importorskip("statsmodels.stats.proportion")
 
 TABLES = [
-    (0, 1, 0, 1), (1, 1, 0, 1), (3, 10, 9, 10), (8, 10, 10, 10), (10, 10, 10, 10), (0, 10, 70, 70),
-    (15, 30, 189, 210), (27, 30, 190, 210), (70, 100, 630, 700), (88, 100, 631, 700), (5, 7, 2, 3),
-    (0, 30, 0, 210), (30, 30, 0, 210), (400, 800, 420, 800),
+    (0, 1, 0, 1),
+    (1, 1, 0, 1),
+    (3, 10, 9, 10),
+    (8, 10, 10, 10),
+    (10, 10, 10, 10),
+    (0, 10, 70, 70),
+    (15, 30, 189, 210),
+    (27, 30, 190, 210),
+    (70, 100, 630, 700),
+    (88, 100, 631, 700),
+    (5, 7, 2, 3),
+    (0, 30, 0, 210),
+    (30, 30, 0, 210),
+    (400, 800, 420, 800),
 ]
 
 
@@ -56,7 +67,9 @@ def test_fisher_is_the_stratified_test_with_one_stratum():
 def test_stratified_test_with_one_run_per_input_is_the_exact_sign_test():
     # 1 run per arm per input: only discordant inputs carry information, and the
     # conditional test is the exact McNemar test, i.e. binomtest of the discordant pairs.
-    strata = [Stratum(0, 1, 1, 1)] * 9 + [Stratum(1, 1, 0, 1)] * 2 + [Stratum(1, 1, 1, 1)] * 5 + [Stratum(0, 1, 0, 1)] * 3
+    strata = (
+        [Stratum(0, 1, 1, 1)] * 9 + [Stratum(1, 1, 0, 1)] * 2 + [Stratum(1, 1, 1, 1)] * 5 + [Stratum(0, 1, 0, 1)] * 3
+    )
     expected = scipy_stats.binomtest(2, 11, 0.5, alternative="less").pvalue
     assert close(twostats.stratified_less(strata), expected)
     assert close(twostats.sign_test_less(9, 2), expected)
@@ -71,7 +84,7 @@ def test_stratified_test_matches_brute_force_enumeration():
     observed = sum(s.x1 for s in strata)
     below = above = 0.0
     for values in itertools.product(*supports):
-        p = math.prod(h.pmf(v) for h, v in zip(hyper, values))
+        p = math.prod(h.pmf(v) for h, v in zip(hyper, values, strict=False))
         below += p if sum(values) <= observed else 0.0
         above += p if sum(values) >= observed else 0.0
     assert twostats.stratified_less(strata) == pytest.approx(below, rel=1e-9)
@@ -105,7 +118,7 @@ def test_adjusted_p_values_match_multipletests(method, theirs):
                 ps[1] = ps[0]  # ties
             reject, adjusted, _, _ = multitest.multipletests(ps, alpha=0.05, method=theirs)
             ours = twostats.adjust(ps, method, 0.05)
-            for mine, their_p, their_reject in zip(ours, adjusted, reject):
+            for mine, their_p, their_reject in zip(ours, adjusted, reject, strict=False):
                 assert mine.p_adjusted == pytest.approx(their_p, rel=1e-9, abs=1e-300)
                 assert mine.rejected == bool(their_reject)
 
@@ -117,7 +130,7 @@ def test_local_levels_agree_with_adjusted_verdicts(method):
     for size in (1, 3, 10, 100):
         for _ in range(50):
             ps = [rng.random() ** 4 for _ in range(size)]
-            for result, p in zip(twostats.adjust(ps, method, 0.05), ps):
+            for result, p in zip(twostats.adjust(ps, method, 0.05), ps, strict=False):
                 assert (p <= result.local_level) == result.rejected, (method, ps)
 
 
@@ -197,7 +210,9 @@ def test_sign_flip_monte_carlo_is_seeded_and_close_to_exact():
     assert not a.exact and a == b
     np = pytest.importorskip("numpy")
     data = np.array([num / den for num, den in diffs])
-    exact = scipy_stats.permutation_test((data,), np.sum, permutation_type="samples", alternative="less", n_resamples=np.inf).pvalue
+    exact = scipy_stats.permutation_test(
+        (data,), np.sum, permutation_type="samples", alternative="less", n_resamples=np.inf
+    ).pvalue
     assert a.p_less == pytest.approx(exact, abs=0.01)
 
 

@@ -38,8 +38,15 @@ OPENAI_SPAN = {  # what opentelemetry-instrumentation-genai-openai 1.3b0 sets (r
 
 def test_the_genai_conventions_parts_are_kept_apart_not_added():
     usage = usage_of(OPENAI_SPAN)
-    assert usage == Usage(model="gpt-4o-mini-2024-07-18", input_tokens=21, output_tokens=7, cached_input_tokens=16,
-                          reasoning_tokens=3, source="span", request_model="gpt-4o-mini")
+    assert usage == Usage(
+        model="gpt-4o-mini-2024-07-18",
+        input_tokens=21,
+        output_tokens=7,
+        cached_input_tokens=16,
+        reasoning_tokens=3,
+        source="span",
+        request_model="gpt-4o-mini",
+    )
 
 
 def test_the_request_model_is_the_model_without_a_response_model_and_then_is_not_repeated():
@@ -54,17 +61,38 @@ def test_cache_creation_under_both_names():
 
 
 def test_openinference_names_and_cost():
-    usage = usage_of({"llm.model_name": "claude-x", "llm.token_count.prompt": 50, "llm.token_count.completion": 9,
-                      "llm.token_count.prompt_details.cache_read": 20, "llm.token_count.completion_details.reasoning": 4,
-                      "llm.cost.total": 0.0125})
-    assert usage == Usage(model="claude-x", input_tokens=50, output_tokens=9, cached_input_tokens=20,
-                          reasoning_tokens=4, cost=0.0125, source="span")
+    usage = usage_of(
+        {
+            "llm.model_name": "claude-x",
+            "llm.token_count.prompt": 50,
+            "llm.token_count.completion": 9,
+            "llm.token_count.prompt_details.cache_read": 20,
+            "llm.token_count.completion_details.reasoning": 4,
+            "llm.cost.total": 0.0125,
+        }
+    )
+    assert usage == Usage(
+        model="claude-x",
+        input_tokens=50,
+        output_tokens=9,
+        cached_input_tokens=20,
+        reasoning_tokens=4,
+        cost=0.0125,
+        source="span",
+    )
 
 
 def test_openlit_cost_and_reasoning_and_one_family_per_span():
-    usage = usage_of({"gen_ai.request.model": "m", "gen_ai.usage.input_tokens": 10, "gen_ai.usage.output_tokens": 4,
-                      "gen_ai.usage.reasoning_tokens": 2, "gen_ai.usage.cost": 0.5,
-                      "llm.token_count.prompt": 999})  # the GenAI family wins; OpenInference's is not added
+    usage = usage_of(
+        {
+            "gen_ai.request.model": "m",
+            "gen_ai.usage.input_tokens": 10,
+            "gen_ai.usage.output_tokens": 4,
+            "gen_ai.usage.reasoning_tokens": 2,
+            "gen_ai.usage.cost": 0.5,
+            "llm.token_count.prompt": 999,
+        }
+    )  # the GenAI family wins; OpenInference's is not added
     assert (usage.input_tokens, usage.output_tokens, usage.reasoning_tokens, usage.cost) == (10, 4, 2, 0.5)
 
 
@@ -74,14 +102,27 @@ def test_a_span_without_usage_and_bad_values():
     assert usage_of({"http.method": "POST", "gen_ai.request.model": "m"}) is None
     assert usage_of({"gen_ai.usage.input_tokens": 0, "gen_ai.usage.output_tokens": 0}) is None
     # not whole numbers, negative, too large, bools: ignored (a processor never raises)
-    usage = usage_of({"gen_ai.usage.input_tokens": -3, "gen_ai.usage.output_tokens": 2.0,
-                      "gen_ai.usage.cache_read.input_tokens": "5", "gen_ai.usage.cost": float("nan")})
+    usage = usage_of(
+        {
+            "gen_ai.usage.input_tokens": -3,
+            "gen_ai.usage.output_tokens": 2.0,
+            "gen_ai.usage.cache_read.input_tokens": "5",
+            "gen_ai.usage.cost": float("nan"),
+        }
+    )
     assert (usage.model, usage.input_tokens, usage.output_tokens, usage.cached_input_tokens, usage.cost) == (
-        "unknown", 0, 2, 0, 0.0)
+        "unknown",
+        0,
+        2,
+        0,
+        0.0,
+    )
     assert usage_of({"gen_ai.usage.input_tokens": True}) is None
     assert usage_of({"gen_ai.usage.input_tokens": 10**13}) is None
     # a part larger than its whole is cut to it
-    assert usage_of({"gen_ai.usage.input_tokens": 5, "gen_ai.usage.cache_read.input_tokens": 9}).cached_input_tokens == 5
+    assert (
+        usage_of({"gen_ai.usage.input_tokens": 5, "gen_ai.usage.cache_read.input_tokens": 9}).cached_input_tokens == 5
+    )
 
 
 # -- merging with record_usage --------------------------------------------------------------------
@@ -107,8 +148,14 @@ def test_fill_compares_with_recorded_entries_only_not_earlier_span_entries():
 
 # -- prices ---------------------------------------------------------------------------------------
 
-PRICES = Prices({"gpt-4o": Price(2.5, 10.0, cached_input=1.25), "gpt-4o-mini": Price(0.15, 0.6),
-                 "claude": Price(3.0, 15.0, cache_creation_input=3.75, reasoning=20.0)}, source="p.toml")
+PRICES = Prices(
+    {
+        "gpt-4o": Price(2.5, 10.0, cached_input=1.25),
+        "gpt-4o-mini": Price(0.15, 0.6),
+        "claude": Price(3.0, 15.0, cache_creation_input=3.75, reasoning=20.0),
+    },
+    source="p.toml",
+)
 
 
 def test_matching_exact_then_request_then_longest_prefix():
@@ -126,8 +173,13 @@ def test_the_parts_are_priced_at_their_rates_and_not_counted_twice():
     priced = PRICES.apply(usage)
     assert priced.priced
     assert priced.cost == pytest.approx(0.6 * 2.5 + 0.4 * 1.25 + 0.1 * 10.0)
-    claude = Usage(model="claude", input_tokens=1_000_000, output_tokens=1_000_000, cache_creation_input_tokens=200_000,
-                   reasoning_tokens=500_000)
+    claude = Usage(
+        model="claude",
+        input_tokens=1_000_000,
+        output_tokens=1_000_000,
+        cache_creation_input_tokens=200_000,
+        reasoning_tokens=500_000,
+    )
     assert PRICES.apply(claude).cost == pytest.approx(0.8 * 3 + 0.2 * 3.75 + 0.5 * 15 + 0.5 * 20)
 
 
@@ -136,22 +188,32 @@ def test_a_recorded_cost_is_kept_and_unpriced_models_are_listed():
     assert PRICES.apply(recorded) is recorded
     nothing = Usage(model="gpt-4o")
     assert PRICES.apply(nothing) is nothing
-    usages = [PRICES.apply(u) for u in (Usage(model="llama", input_tokens=5), Usage(model="gpt-4o", input_tokens=5),
-                                        Usage(model="aaa", output_tokens=1), Usage(model="zero"))]
+    usages = [
+        PRICES.apply(u)
+        for u in (
+            Usage(model="llama", input_tokens=5),
+            Usage(model="gpt-4o", input_tokens=5),
+            Usage(model="aaa", output_tokens=1),
+            Usage(model="zero"),
+        )
+    ]
     assert unpriced_models(usages) == ["aaa", "llama"]
 
 
-@pytest.mark.parametrize(("data", "message"), [
-    ([1], "must be a table of models, got list"),
-    ({}, "has no model"),
-    ({"m": 3}, "model 'm' must be a table with input and output"),
-    ({"m": {"input": 1}}, "model 'm' has no output price"),
-    ({"m": {"input": 1, "output": 2, "cached": 1}}, "model 'm' has unknown key(s) cached"),
-    ({"m": {"input": "cheap", "output": 2}}, "model 'm': input must be a number of dollars per million tokens"),
-    ({"m": {"input": -1, "output": 2}}, "model 'm': input must be finite, at least 0"),
-    ({"m": {"input": 1, "output": True}}, "model 'm': output must be a number"),
-    ({"": {"input": 1, "output": 2}}, "a model name is empty"),
-])
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ([1], "must be a table of models, got list"),
+        ({}, "has no model"),
+        ({"m": 3}, "model 'm' must be a table with input and output"),
+        ({"m": {"input": 1}}, "model 'm' has no output price"),
+        ({"m": {"input": 1, "output": 2, "cached": 1}}, "model 'm' has unknown key(s) cached"),
+        ({"m": {"input": "cheap", "output": 2}}, "model 'm': input must be a number of dollars per million tokens"),
+        ({"m": {"input": -1, "output": 2}}, "model 'm': input must be finite, at least 0"),
+        ({"m": {"input": 1, "output": True}}, "model 'm': output must be a number"),
+        ({"": {"input": 1, "output": 2}}, "a model name is empty"),
+    ],
+)
 def test_a_malformed_table_names_the_file_and_the_fault(data, message):
     with pytest.raises(ValueError) as raised:
         parse(data, "prices file x.toml")
@@ -181,8 +243,18 @@ def test_reading_toml_and_json(tmp_path: Path):
 
 
 def _case() -> CaseRef:
-    return CaseRef(key="bench_x.py::bench_a", benchmark="a", case="", label="a", order=0, runs=1, params=(),
-                   path="bench_x.py", function="bench_a", lineno=1)
+    return CaseRef(
+        key="bench_x.py::bench_a",
+        benchmark="a",
+        case="",
+        label="a",
+        order=0,
+        runs=1,
+        params=(),
+        path="bench_x.py",
+        function="bench_a",
+        lineno=1,
+    )
 
 
 @pytest.fixture
@@ -232,8 +304,10 @@ def test_settle_fills_prices_and_closes_then_a_late_span_follows_the_same_rules(
     _llm(tracer, {"gen_ai.response.model": "embed-1", "gen_ai.usage.input_tokens": 1_000_000})
     prices = Prices({"embed": Price(0.02, 0.0)})
     context.settle(run, "fill", prices)
-    assert [(u.model, u.source, u.priced) for u in run.usage] == [("gpt-4o-mini", "record", False),
-                                                                  ("embed-1", "span", True)]
+    assert [(u.model, u.source, u.priced) for u in run.usage] == [
+        ("gpt-4o-mini", "record", False),
+        ("embed-1", "span", True),
+    ]
     assert run.usage[1].cost == pytest.approx(0.02)
     assert run.closed
     told = []

@@ -3,9 +3,8 @@ regex, the specification, answers, for every string."""
 
 from __future__ import annotations
 
-import types
-
 import random
+import types
 
 import pytest
 
@@ -15,8 +14,31 @@ from pytest_probability.vocabulary import RUN_ID, benchmark_verdict_id, parse_ru
 
 #: The pieces node ids are made of, and the ones that trip a hand-written parser: brackets, colons,
 #: digits that are not ASCII (``\d`` matches them), a newline (``$`` matches before a last one).
-PIECES = ["[run", "::run", "]", "[", "::", ":", "run", "1", "12", "\u0663", "\u00b2", "\n", "a", "-",
-          "[gate]", "::gate", "[run3]", "::run4", "[baseline]", "[compare:", "compare", "baseline", "[compare:arm]"]
+PIECES = [
+    "[run",
+    "::run",
+    "]",
+    "[",
+    "::",
+    ":",
+    "run",
+    "1",
+    "12",
+    "\u0663",
+    "\u00b2",
+    "\n",
+    "a",
+    "-",
+    "[gate]",
+    "::gate",
+    "[run3]",
+    "::run4",
+    "[baseline]",
+    "[compare:",
+    "compare",
+    "baseline",
+    "[compare:arm]",
+]
 
 
 def by_regex(nodeid: str) -> tuple[str, int] | None:
@@ -31,9 +53,23 @@ def node_ids(count: int, seed: int) -> list[str]:
 
 @pytest.mark.parametrize(
     "nodeid",
-    ["bench_x.py::bench_t[run3]", "bench_x.py::bench_t::run3", "bench_x.py::b::refund-terse[run12]",
-     "a[b][run12]", "x[run]", "x[run3]y", "x[run-3]", "x[run\u0663]", "x[run\u00b2]", "a\nb[run3]", "a[run3]\n",
-     "::run4\n", "", "[run3]", "bench_x.py::bench_t[gate]"],
+    [
+        "bench_x.py::bench_t[run3]",
+        "bench_x.py::bench_t::run3",
+        "bench_x.py::b::refund-terse[run12]",
+        "a[b][run12]",
+        "x[run]",
+        "x[run3]y",
+        "x[run-3]",
+        "x[run\u0663]",
+        "x[run\u00b2]",
+        "a\nb[run3]",
+        "a[run3]\n",
+        "::run4\n",
+        "",
+        "[run3]",
+        "bench_x.py::bench_t[gate]",
+    ],
 )
 def test_a_run_id_parses_as_its_regex_says(nodeid: str) -> None:
     assert parse_run_id(nodeid) == by_regex(nodeid)
@@ -48,8 +84,13 @@ def test_parse_run_id_agrees_with_the_regex_on_generated_node_ids() -> None:
 def test_the_books_expectations_are_the_regexes() -> None:
     """``DecisionBook.expect`` tests a substring before each verdict regex: the same verdict items,
     gated cases and expected runs as matching every node id against every regex."""
-    ids = node_ids(20_000, seed=25) + ["b.py::bench_t[run1]", "b.py::bench_t[run2]", "b.py::bench_t[gate]",
-                                       "b.py::bench_t[baseline]", "b.py::bench_t[compare:few_shot]"]
+    ids = node_ids(20_000, seed=25) + [
+        "b.py::bench_t[run1]",
+        "b.py::bench_t[run2]",
+        "b.py::bench_t[gate]",
+        "b.py::bench_t[baseline]",
+        "b.py::bench_t[compare:few_shot]",
+    ]
     kinds = {"baseline": None, "compare": None}
     parts = Registry()
     for name in kinds:

@@ -12,8 +12,9 @@ reads these objects.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from ..maths import clusters
 from ..model.rows import Row
@@ -94,9 +95,16 @@ class InputsAggregate:
         return self.estimate.inputs >= self.min_inputs and (self.scope == FUNCTION or self.functions > 1)
 
 
-def aggregates(rows: Sequence[Row], metrics: Sequence[tuple[str, int]] = (), *, level: float = 0.95,
-               resamples: int = clusters.RESAMPLES, seed: int = clusters.SEED, min_inputs: int = clusters.MIN_INPUTS,
-               interval: str = clusters.WILSON) -> list[InputsAggregate]:
+def aggregates(
+    rows: Sequence[Row],
+    metrics: Sequence[tuple[str, int]] = (),
+    *,
+    level: float = 0.95,
+    resamples: int = clusters.RESAMPLES,
+    seed: int = clusters.SEED,
+    min_inputs: int = clusters.MIN_INPUTS,
+    interval: str = clusters.WILSON,
+) -> list[InputsAggregate]:
     """One aggregate per bench function, sorted by name, then Overall; ``[]`` without a counted run.
 
     A case counts with every counted run (errors as non-passes, whatever ``prob_errors`` says); a case
@@ -114,12 +122,24 @@ def aggregates(rows: Sequence[Row], metrics: Sequence[tuple[str, int]] = (), *, 
     return [*made, overall]
 
 
-def _aggregate(scope: str, name: str, rows: Sequence[Row], metrics: Sequence[tuple[str, int]],
-               settings: dict[str, Any]) -> InputsAggregate:
+def _aggregate(
+    scope: str, name: str, rows: Sequence[Row], metrics: Sequence[tuple[str, int]], settings: dict[str, Any]
+) -> InputsAggregate:
     ordered = sorted(rows, key=lambda row: row.label)
     counts = [(row.counts.passes, row.counts.total) for row in ordered]
     stopped = [bool(row.counts.stopped) and any(r.stopped == DECIDED for r in row.records) for row in ordered]
     estimate = clusters.input_estimate(counts, stopped=stopped, **settings)
-    shown = {f"{kind}{k}": clusters.metric_estimate(counts, kind, k, stopped=stopped, **settings) for kind, k in metrics}
-    return InputsAggregate(scope, name, estimate, shown, sum(row.cost for row in ordered), settings["level"],
-                           settings["resamples"], settings["seed"], settings["min_inputs"])
+    shown = {
+        f"{kind}{k}": clusters.metric_estimate(counts, kind, k, stopped=stopped, **settings) for kind, k in metrics
+    }
+    return InputsAggregate(
+        scope,
+        name,
+        estimate,
+        shown,
+        sum(row.cost for row in ordered),
+        settings["level"],
+        settings["resamples"],
+        settings["seed"],
+        settings["min_inputs"],
+    )

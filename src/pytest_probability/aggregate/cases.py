@@ -8,7 +8,7 @@ row of one case (what a verdict is made from before the session ends).
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from ..model.rows import NO_USAGE, Counts, Row, Summary, sum_usage
 from ..model.run import RunRecord
@@ -65,11 +65,13 @@ def aggregate(records: Iterable[RunRecord]) -> Summary:
         summary.rows.append(row)
         summary.cost += row.cost
         summary.judge_cost += row.judge_cost
-    summary.usage = sum_usage(u for row in summary.rows if row.usage for r in row.records for u in r.usage
-                              if u.role != ROLE_JUDGE)
+    summary.usage = sum_usage(
+        u for row in summary.rows if row.usage for r in row.records for u in r.usage if u.role != ROLE_JUDGE
+    )
     if any(row.judge_usage for row in summary.rows):
-        summary.judge_usage = sum_usage(u for row in summary.rows if row.judge_usage for r in row.records
-                                        for u in r.usage if u.role == ROLE_JUDGE)
+        summary.judge_usage = sum_usage(
+            u for row in summary.rows if row.judge_usage for r in row.records for u in r.usage if u.role == ROLE_JUDGE
+        )
     return summary
 
 
@@ -83,7 +85,7 @@ def _row(group: list[RunRecord], shared_counts: dict[tuple[int, int, int, int, i
     duplicates = 0
     if len(group) > 1:
         group.sort(key=_run_number)
-        kept = [r for r, after in zip(group, group[1:]) if r.nodeid != after.nodeid]
+        kept = [r for r, after in zip(group, group[1:], strict=False) if r.nodeid != after.nodeid]
         kept.append(group[-1])
         duplicates = len(group) - len(kept)
         group = kept
@@ -92,8 +94,9 @@ def _row(group: list[RunRecord], shared_counts: dict[tuple[int, int, int, int, i
         counts.add(record.outcome, record.stopped)
     # Rows with the same counts share one Counts (rows are read, never changed), as they
     # share NO_USAGE: with one run per case there are only a handful of distinct ones.
-    counts = shared_counts.setdefault((counts.passes, counts.fails, counts.errors, counts.skipped,
-                                       counts.stopped), counts)
+    counts = shared_counts.setdefault(
+        (counts.passes, counts.fails, counts.errors, counts.skipped, counts.stopped), counts
+    )
     cost = sum(r.cost for r in group) or NO_COST
     usage = judge_usage = NO_USAGE
     judge_cost = NO_COST
@@ -102,8 +105,16 @@ def _row(group: list[RunRecord], shared_counts: dict[tuple[int, int, int, int, i
         if any(u.role == ROLE_JUDGE for r in group for u in r.usage):
             judge_usage = sum_usage(u for r in group for u in r.usage if u.role == ROLE_JUDGE)
             judge_cost = sum(r.judge_cost for r in group) or NO_COST
-    return Row(case=group[0].case, records=tuple(group), counts=counts, status=row_status(counts), cost=cost,
-               usage=usage, judge_usage=judge_usage, judge_cost=judge_cost), duplicates
+    return Row(
+        case=group[0].case,
+        records=tuple(group),
+        counts=counts,
+        status=row_status(counts),
+        cost=cost,
+        usage=usage,
+        judge_usage=judge_usage,
+        judge_cost=judge_cost,
+    ), duplicates
 
 
 def _run_number(record: RunRecord) -> int:

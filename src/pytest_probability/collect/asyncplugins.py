@@ -69,8 +69,11 @@ def run_class(base: type, leaf: type) -> type:
     ``Function.__init__``, ``setup``/``runtest`` are pytest-asyncio's, ``_getobj`` stays ours.
     Never ``PytestAsyncioFunction`` itself: its ``item_subclass_for`` walks its direct
     subclasses, and would call ours."""
-    return type(base.__name__, (base, leaf), {"__module__": base.__module__,
-                                             "__qualname__": f"{base.__qualname__}[{leaf.__name__}]"})
+    return type(
+        base.__name__,
+        (base, leaf),
+        {"__module__": base.__module__, "__qualname__": f"{base.__qualname__}[{leaf.__name__}]"},
+    )
 
 
 def use_anyio_backend(collector: pytest.Collector, function: Any) -> None:
@@ -84,6 +87,9 @@ def use_anyio_backend(collector: pytest.Collector, function: Any) -> None:
     except ValueError:  # an anyio without the setting
         auto = False
     marks = getattr(function, "pytestmark", ())
-    if (auto or collector.get_closest_marker(ANYIO) is not None
-            or any(getattr(mark, "name", None) == ANYIO for mark in marks)):
+    if (
+        auto
+        or collector.get_closest_marker(ANYIO) is not None
+        or any(getattr(mark, "name", None) == ANYIO for mark in marks)
+    ):
         pytest.mark.usefixtures("anyio_backend")(function)

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import inspect
 import itertools
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
-from ..compat.pytest import case_templates, fixtureinfo as fixtures_of, metafunc_calls
+from ..compat.pytest import case_templates, metafunc_calls
+from ..compat.pytest import fixtureinfo as fixtures_of
 from ..config.marker import MarkerError, marker_kwargs, runs_for_case
 from ..config.spec import CaseSpec, latency_unreachable, unreachable
 from ..errors import InfeasibleGateWarning
@@ -130,9 +132,16 @@ class Benchmark(pytest.Collector):
             for detail, judged in kind.verdicts(cases):
                 name = benchmark_verdict_name(self.name, kind.kind, detail)
                 what = kind.kind  # the verdict's line names the benchmark (and the arm)
-                item = VerdictItem.from_parent(self.owner, name=name, case=None, lineno=cases[0].lineno if cases else 0,
-                                               kind=kind.kind, runs=tuple(r for r in runs if r.prob_case.key in judged),
-                                               key=verdict_key(self.nodeid, kind.kind, detail), label=what)
+                item = VerdictItem.from_parent(
+                    self.owner,
+                    name=name,
+                    case=None,
+                    lineno=cases[0].lineno if cases else 0,
+                    kind=kind.kind,
+                    runs=tuple(r for r in runs if r.prob_case.key in judged),
+                    key=verdict_key(self.nodeid, kind.kind, detail),
+                    label=what,
+                )
                 item.own_markers.extend(marks)
                 item.keywords.update({mark.name: mark for mark in marks})
                 item.keywords[self.name] = True
@@ -149,10 +158,16 @@ class Benchmark(pytest.Collector):
             return items
         session = get(self.config)
         code = getattr(self.obj, "__code__", None)
-        path = self.path.relative_to(self.config.rootpath) if self.path.is_relative_to(self.config.rootpath) else self.path
+        path = (
+            self.path.relative_to(self.config.rootpath) if self.path.is_relative_to(self.config.rootpath) else self.path
+        )
         # Strings every case of this benchmark shares (one object, not one per case).
-        shared = {"benchmark": self.benchmark_name, "path": str(path), "lineno": code.co_firstlineno if code else 0,
-                  "function": getattr(self.obj, "__qualname__", self.name)}
+        shared = {
+            "benchmark": self.benchmark_name,
+            "path": str(path),
+            "lineno": code.co_firstlineno if code else 0,
+            "function": getattr(self.obj, "__qualname__", self.name),
+        }
         # A module-level function is the same object for every run; a method is looked up
         # on a fresh instance per run (Run._getobj), as pytest does.
         callobj = self.obj if not isinstance(self.parent, pytest.Class) else None
@@ -219,8 +234,17 @@ class Benchmark(pytest.Collector):
         for callspec in calls:
             yield callspec, shared
 
-    def _collect_case(self, session: Session, collecting: scratch.Scratch, callspec: Any, fixtureinfo: Any, shared: dict[str, Any], callobj: Any,
-                      inherited: list[Any], items: list[pytest.Item]) -> None:
+    def _collect_case(
+        self,
+        session: Session,
+        collecting: scratch.Scratch,
+        callspec: Any,
+        fixtureinfo: Any,
+        shared: dict[str, Any],
+        callobj: Any,
+        inherited: list[Any],
+        items: list[pytest.Item],
+    ) -> None:
         """The runs of one case (and its verdict items) onto ``items``."""
         case_id = callspec.id if callspec is not None else ""
         key = f"{self.nodeid}::{case_id}" if case_id else self.nodeid
@@ -262,12 +286,17 @@ class Benchmark(pytest.Collector):
             self.warn(InfeasibleGateWarning(printable(_unreachable_message(case, spec, count, needed))))
         needed = latency_unreachable(spec, count, session.stats.confidence)
         if needed is not None:
-            self.warn(InfeasibleGateWarning(printable(_latency_unreachable_message(case, spec, count, needed,
-                                                                                    session.stats.confidence))))
+            self.warn(
+                InfeasibleGateWarning(
+                    printable(_latency_unreachable_message(case, spec, count, needed, session.stats.confidence))
+                )
+            )
         for criterion in spec.criteria:
             why = criterion.unreachable(count)
             if why is not None:
-                self.warn(InfeasibleGateWarning(printable(f"gate of {case.label} cannot pass with {count} runs: {why}")))
+                self.warn(
+                    InfeasibleGateWarning(printable(f"gate of {case.label} cannot pass with {count} runs: {why}"))
+                )
         first_index = len(items)
         # One run of a parametrized case keeps the plain id (bench_x.py::bench_one::alpha): CI systems
         # key their test history by it. An unparametrized benchmark's runs are runN.
@@ -275,23 +304,37 @@ class Benchmark(pytest.Collector):
         cls, mark = self._run_class(case, callspec, fixtureinfo, extra) if self.prob_async else (Run, False)
         first = self._run(case, case_id, 1, callspec, fixtureinfo, extra, plain, cls, mark)
         for index in range(1, count + 1):
-            run = first if index == 1 else self._run(case, case_id, index, callspec, fixtureinfo, extra,
-                                                     cls=cls, mark=mark)
+            run = (
+                first
+                if index == 1
+                else self._run(case, case_id, index, callspec, fixtureinfo, extra, cls=cls, mark=mark)
+            )
             if spec.gated:  # the class defaults say: not gated, judged by a gate
                 run.prob_gated = True
             items.append(run)
         if not session.stats.gate_items or not spec.gated:
             return
-        item = VerdictItem.from_parent(self, name=verdict_item_name(case_id), case=case, lineno=case.lineno,
-                                       runs=tuple(items[first_index:]))
+        item = VerdictItem.from_parent(
+            self, name=verdict_item_name(case_id), case=case, lineno=case.lineno, runs=tuple(items[first_index:])
+        )
         item.own_markers.extend(first.own_markers)
         item.keywords.update({mark.name: mark for mark in first.own_markers})
         if case_id:
             item.keywords[case_id] = True
         items.append(item)
 
-    def _run(self, case: CaseRef, case_id: str, index: int, callspec: Any, fixtureinfo: Any, extra: dict[str, Any],
-             plain: bool = False, cls: type[Run] = Run, mark: bool = False) -> Run:
+    def _run(
+        self,
+        case: CaseRef,
+        case_id: str,
+        index: int,
+        callspec: Any,
+        fixtureinfo: Any,
+        extra: dict[str, Any],
+        plain: bool = False,
+        cls: type[Run] = Run,
+        mark: bool = False,
+    ) -> Run:
         run = cls.from_parent(
             self,
             name=case_id if plain else f"{case_id}[run{index}]" if case_id else run_text(index),
@@ -307,8 +350,9 @@ class Benchmark(pytest.Collector):
             run.add_marker("asyncio")  # auto mode: what pytest-asyncio does to a test it takes
         return run
 
-    def _run_class(self, case: CaseRef, callspec: Any, fixtureinfo: Any,
-                   extra: dict[str, Any]) -> tuple[type[Run], bool]:
+    def _run_class(
+        self, case: CaseRef, callspec: Any, fixtureinfo: Any, extra: dict[str, Any]
+    ) -> tuple[type[Run], bool]:
         """(the class an async case's runs are built from, whether each needs the ``asyncio`` marker).
 
         A case pytest-asyncio would own, were it a test (its ``asyncio`` marker on the
@@ -320,18 +364,29 @@ class Benchmark(pytest.Collector):
         config = self.config
         if not config.pluginmanager.hasplugin(ASYNCIO):
             return Run, False
-        marked = any(mark.name == ASYNCIO for mark in (callspec.marks if callspec is not None else ())) or any(
-            mark.name == ASYNCIO for mark in _all_marks(self.obj)) or self.get_closest_marker(ASYNCIO) is not None
+        marked = (
+            any(mark.name == ASYNCIO for mark in (callspec.marks if callspec is not None else ()))
+            or any(mark.name == ASYNCIO for mark in _all_marks(self.obj))
+            or self.get_closest_marker(ASYNCIO) is not None
+        )
         if not marked and not asyncio_auto(config):
             return Run, False
         if self._asyncio_leaf is False:  # one probe per benchmark: the leaf depends on the function only
-            self._asyncio_leaf = asyncio_leaf(Run.from_parent(self, name="probe", callspec=callspec,
-                                                              fixtureinfo=fixtureinfo, originalname=self.name,
-                                                              run=1, case=case, **extra))
+            self._asyncio_leaf = asyncio_leaf(
+                Run.from_parent(
+                    self,
+                    name="probe",
+                    callspec=callspec,
+                    fixtureinfo=fixtureinfo,
+                    originalname=self.name,
+                    run=1,
+                    case=case,
+                    **extra,
+                )
+            )
         if self._asyncio_leaf is None:
             return Run, False
         return run_class(Run, self._asyncio_leaf), not marked
-
 
 
 def _unreachable_message(case: CaseRef, spec: CaseSpec, runs: int, needed: int) -> str:
@@ -343,11 +398,9 @@ def _unreachable_message(case: CaseRef, spec: CaseSpec, runs: int, needed: int) 
     return f"gate of {case.label} cannot pass with {runs} runs: {what} needs at least {needed} runs"
 
 
-def _latency_unreachable_message(case: CaseRef, spec: CaseSpec, runs: int, needed: int,
-                                 confidence: float) -> str:
+def _latency_unreachable_message(case: CaseRef, spec: CaseSpec, runs: int, needed: int, confidence: float) -> str:
     what = f"p{spec.latency_quantile * 100:g} latency <= {spec.max_latency:g}s at {confidence:g} confidence"
-    return (f"gate of {case.label} cannot pass with {runs} runs: {what} has no upper bound "
-            f"before {needed} timed runs")
+    return f"gate of {case.label} cannot pass with {runs} runs: {what} has no upper bound before {needed} timed runs"
 
 
 #: Marker keywords of a benchmark's comparisons, which judge its cases together: the benchmark's
@@ -358,8 +411,10 @@ PER_BENCHMARK = ("compare", "baseline", "margin", "equivalence")
 def _per_benchmark_only(marks: Any) -> None:
     named = [key for mark in marks if mark.name == "probability" for key in PER_BENCHMARK if key in mark.kwargs]
     if named:
-        raise MarkerError(f"{', '.join(dict.fromkeys(named))} applies to the whole benchmark: "
-                          "put it on the benchmark function's mark, not on a pytest.param")
+        raise MarkerError(
+            f"{', '.join(dict.fromkeys(named))} applies to the whole benchmark: "
+            "put it on the benchmark function's mark, not on a pytest.param"
+        )
 
 
 def _all_marks(function: Any) -> list[pytest.Mark]:

@@ -13,12 +13,12 @@ from typing import Any, Protocol, cast
 
 import pytest
 
+from ..compat.pytest import OwnedFunction, set_structured_id, structured_id
 from ..errors import GateFailed
 from ..model.case import CaseRef
 from ..session import get
 from ..text import printable, printable_lines
 from ..vocabulary import ASYNC_MARKERS, GATE_KIND, verdict_key
-from ..compat.pytest import OwnedFunction, set_structured_id, structured_id
 from .nodeid import set_nodeid
 
 
@@ -78,8 +78,19 @@ class VerdictItem(pytest.Item):
             return default
         return super().get_closest_marker(name, default)
 
-    def __init__(self, name: str, parent: Any, *, case: CaseRef | None, lineno: int, kind: str = GATE_KIND,
-                 runs: tuple[Any, ...] = (), key: str | None = None, label: str | None = None, **kw: Any) -> None:
+    def __init__(
+        self,
+        name: str,
+        parent: Any,
+        *,
+        case: CaseRef | None,
+        lineno: int,
+        kind: str = GATE_KIND,
+        runs: tuple[Any, ...] = (),
+        key: str | None = None,
+        label: str | None = None,
+        **kw: Any,
+    ) -> None:
         super().__init__(name, parent, **kw)
         #: The gated case; None for a benchmark's verdict.
         self.prob_case = case

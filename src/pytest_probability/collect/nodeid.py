@@ -11,7 +11,8 @@ the string gives (docs/developer-guide.md, "The structured node id fix").
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import pytest
 

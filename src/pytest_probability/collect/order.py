@@ -13,7 +13,8 @@ docs/developer-guide.md, "Gates").
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -41,7 +42,6 @@ def modified(config: pytest.Config, items: list[pytest.Item], session: Session) 
         transpose(items)
     for check in session.parts.checks:
         check.check_items(config, items)
-
 
 
 def finished(items: list[pytest.Item]) -> None:
@@ -127,7 +127,7 @@ def transpose(items: list[pytest.Item]) -> None:
         (items[i] for i in positions),
         key=lambda item: item.prob_run if isinstance(item, Run) else last + 1,
     )
-    for position, item in zip(positions, ordered):
+    for position, item in zip(positions, ordered, strict=False):
         items[position] = item
 
 

@@ -9,7 +9,7 @@ the ``<testsuite>``, which both junit families allow (xunit2 included).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
 

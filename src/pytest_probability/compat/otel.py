@@ -41,9 +41,9 @@ allows. This module is the one outside ``otel/`` that imports OpenTelemetry, and
 
 from __future__ import annotations
 
-from typing import Any, Iterator, NamedTuple
-
+from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any, NamedTuple
 
 
 class Sent(NamedTuple):
@@ -91,7 +91,9 @@ class _GrpcStub:
             response = self._inner.Export(request=request, metadata=metadata, timeout=timeout)
         except Exception as exc:
             code, details = getattr(exc, "code", None), getattr(exc, "details", None)
-            self._capture.error = f"gRPC {code().name}: {details()}" if callable(code) and callable(details) else repr(exc)
+            self._capture.error = (
+                f"gRPC {code().name}: {details()}" if callable(code) and callable(details) else repr(exc)
+            )
             raise
         self._capture.response = response
         return response
@@ -130,8 +132,11 @@ def send(made: Any, protocol: str, request: Any, body: bytes, timeout: float) ->
         made._timeout = timeout
         ok = made._export(request).name == "SUCCESS"
         response = capture.response
-        return Sent(ok, response.SerializeToString() if ok and response is not None else None,
-                    "" if ok else capture.error or "no answer")
+        return Sent(
+            ok,
+            response.SerializeToString() if ok and response is not None else None,
+            "" if ok else capture.error or "no answer",
+        )
     made._client._timeout = timeout
     result = made._client.export(body)
     http = capture.response
@@ -143,7 +148,9 @@ def send(made: Any, protocol: str, request: Any, body: bytes, timeout: float) ->
     if result.success:
         return Sent(True, content or None)
     if result.status_code is not None:
-        return Sent(False, None, f"HTTP {result.status_code} {result.reason or ''} {content.decode('utf-8', 'replace')}")
+        return Sent(
+            False, None, f"HTTP {result.status_code} {result.reason or ''} {content.decode('utf-8', 'replace')}"
+        )
     error = result.error or (http.error if http is not None else None)
     return Sent(False, None, f"{type(error).__name__}: {error}" if error else "no answer", error)
 
@@ -179,7 +186,11 @@ def view_limit(view: type, limit: int) -> dict[str, int]:
     opentelemetry-sdk 1.45.1, with its default cap of 2,000 attribute sets per series; 1.45.0 has neither."""
     from inspect import signature
 
-    return {"aggregation_cardinality_limit": limit} if "aggregation_cardinality_limit" in signature(view).parameters else {}
+    return (
+        {"aggregation_cardinality_limit": limit}
+        if "aggregation_cardinality_limit" in signature(view).parameters
+        else {}
+    )
 
 
 def encode_logs(records: Any) -> Any:

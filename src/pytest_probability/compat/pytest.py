@@ -28,7 +28,8 @@ missing name; ``make test-pytest8`` and ``make test`` run it at both ends of the
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 

@@ -20,7 +20,8 @@ the installed version.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, cast
+from collections.abc import Callable, Mapping
+from typing import Any, cast
 
 import pytest
 
@@ -33,7 +34,7 @@ def workerinput(config: pytest.Config) -> Mapping[str, Any] | None:
 
 def workeroutput(config: pytest.Config) -> dict[str, Any]:
     """An xdist worker's ``workeroutput``, which its controller reads when the worker goes down."""
-    output = getattr(config, "workeroutput")
+    output = config.workeroutput
     assert isinstance(output, dict)
     return output
 

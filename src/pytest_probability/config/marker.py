@@ -9,7 +9,8 @@ value is a collection error that names it, and an unknown keyword too.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from ..maths import stats, stopping
 from .values import check_score_name, parse_runs, parse_score_range, percent_hint, score_number
@@ -92,8 +93,12 @@ def _min_score(value: Any) -> float | tuple[tuple[str, float], ...]:
     if isinstance(value, dict):
         if not value:
             raise ValueError("probability(min_score={...}) names no score")
-        bars = {check_score_name(name, "probability(min_score=...)'s score name"):
-                score_number(bar, f"probability(min_score=...)'s bar of {name!r}") for name, bar in value.items()}
+        bars = {
+            check_score_name(name, "probability(min_score=...)'s score name"): score_number(
+                bar, f"probability(min_score=...)'s bar of {name!r}"
+            )
+            for name, bar in value.items()
+        }
         return tuple(sorted(bars.items()))
     return score_number(value, "probability(min_score=...)")
 
@@ -145,17 +150,13 @@ def marker_kwargs(marks: Iterable[Any]) -> dict[str, Any]:
         if mark.name != "probability":
             continue
         if mark.args:
-            raise MarkerError(
-                f"@pytest.mark.probability takes keyword arguments only, got positional {mark.args!r}"
-            )
+            raise MarkerError(f"@pytest.mark.probability takes keyword arguments only, got positional {mark.args!r}")
         taken = set(merged)
         for key, value in mark.kwargs.items():
             parse = KEYWORDS.get(key)
             if parse is None:
                 known = ", ".join(sorted(KEYWORDS))
-                raise MarkerError(
-                    f"@pytest.mark.probability got an unknown keyword {key!r} (known: {known})"
-                )
+                raise MarkerError(f"@pytest.mark.probability got an unknown keyword {key!r} (known: {known})")
             if key in taken or any(key in group and group & taken for group in EXCLUSIVE_KEYWORDS):
                 continue
             try:

@@ -16,9 +16,10 @@ import math
 import os
 import re
 import urllib.parse
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import pytest
 
@@ -29,9 +30,14 @@ PROTOCOLS = ("http/protobuf", "grpc")
 CAPTURE_MODES = ("all", "ids")
 DEFAULT_TIMEOUT = 10.0
 LIMIT_VARIABLES = (
-    "OTEL_ATTRIBUTE_COUNT_LIMIT", "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT",
-    "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "OTEL_SPAN_EVENT_COUNT_LIMIT", "OTEL_SPAN_LINK_COUNT_LIMIT",
-    "OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT", "OTEL_LINK_ATTRIBUTE_COUNT_LIMIT",
+    "OTEL_ATTRIBUTE_COUNT_LIMIT",
+    "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT",
+    "OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT",
+    "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT",
+    "OTEL_SPAN_EVENT_COUNT_LIMIT",
+    "OTEL_SPAN_LINK_COUNT_LIMIT",
+    "OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT",
+    "OTEL_LINK_ATTRIBUTE_COUNT_LIMIT",
 )
 _TRACEPARENT = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$")
 
@@ -45,23 +51,60 @@ def add_options(parser: pytest.Parser) -> None:
         help="Export runs as spans and rows as metrics over OTLP. auto (default): on when an "
         "OTEL_EXPORTER_OTLP_*ENDPOINT variable, --prob-otel-endpoint or --prob-otel-file is set.",
     )
-    group.addoption("--prob-otel-endpoint", default=None, metavar="URL", help="OTLP endpoint for this session (wins over OTEL_EXPORTER_OTLP_ENDPOINT).")
+    group.addoption(
+        "--prob-otel-endpoint",
+        default=None,
+        metavar="URL",
+        help="OTLP endpoint for this session (wins over OTEL_EXPORTER_OTLP_ENDPOINT).",
+    )
     group.addoption(
         "--prob-otel-protocol",
         default=None,
         metavar="PROTOCOL",
         help="http/protobuf (default) or grpc (wins over OTEL_EXPORTER_OTLP_PROTOCOL).",
     )
-    group.addoption("--prob-otel-file", default=None, metavar="PATH", help="Also write spans, metrics and log records to PATH as OTLP JSON lines (no server needed).")
-    group.addoption("--prob-otel-spill", default=None, metavar="PATH", help="Where telemetry that could not be exported is kept (default .pytest-probability/otel-spill-<time>.jsonl).")
-    group.addoption("--prob-otel-timeout", default=None, metavar="SECONDS", help="Extra time export may add to the session in total (default 10).")
-    group.addoption("--prob-otel-capture", choices=CAPTURE_MODES, default=None, help="all (default), or ids: keep parameter values, messages and stack traces out of everything exported.")
-    group.addoption("--prob-otel-traceparent", default=None, metavar="TRACEPARENT", help="W3C traceparent to nest the session span under (default: the TRACEPARENT variable).")
-    group.addoption("--prob-suite", default=None, metavar="NAME", help="Suite name on every span and metric (test.suite.name); default the rootdir name.")
+    group.addoption(
+        "--prob-otel-file",
+        default=None,
+        metavar="PATH",
+        help="Also write spans, metrics and log records to PATH as OTLP JSON lines (no server needed).",
+    )
+    group.addoption(
+        "--prob-otel-spill",
+        default=None,
+        metavar="PATH",
+        help="Where telemetry that could not be exported is kept (default .pytest-probability/otel-spill-<time>.jsonl).",
+    )
+    group.addoption(
+        "--prob-otel-timeout",
+        default=None,
+        metavar="SECONDS",
+        help="Extra time export may add to the session in total (default 10).",
+    )
+    group.addoption(
+        "--prob-otel-capture",
+        choices=CAPTURE_MODES,
+        default=None,
+        help="all (default), or ids: keep parameter values, messages and stack traces out of everything exported.",
+    )
+    group.addoption(
+        "--prob-otel-traceparent",
+        default=None,
+        metavar="TRACEPARENT",
+        help="W3C traceparent to nest the session span under (default: the TRACEPARENT variable).",
+    )
+    group.addoption(
+        "--prob-suite",
+        default=None,
+        metavar="NAME",
+        help="Suite name on every span and metric (test.suite.name); default the rootdir name.",
+    )
     parser.addini("prob_otel", "auto, on or off (default auto).", default="auto")
     parser.addini("prob_otel_file", "Path of the OTLP JSON-lines file.", default="")
     parser.addini("prob_otel_spill", "Path of the spill file.", default="")
-    parser.addini("prob_otel_timeout", "Extra seconds export may add in total (default 10).", default=str(DEFAULT_TIMEOUT))
+    parser.addini(
+        "prob_otel_timeout", "Extra seconds export may add in total (default 10).", default=str(DEFAULT_TIMEOUT)
+    )
     parser.addini("prob_otel_capture", "all or ids (default all).", default="all")
     parser.addini("prob_suite", "Suite name (test.suite.name); default the rootdir name.", default="")
 
@@ -208,10 +251,16 @@ def resolve(config: pytest.Config, env: Mapping[str, str] | None = None) -> Otel
 
     notes: list[str] = []
     bad_limits = tuple(name for name in LIMIT_VARIABLES if _env(env, name) and not _env(env, name).isdigit())
-    notes += [f"OpenTelemetry: {name}={_env(env, name)!r} is not a whole number; using the SDK's default" for name in bad_limits]
+    notes += [
+        f"OpenTelemetry: {name}={_env(env, name)!r} is not a whole number; using the SDK's default"
+        for name in bad_limits
+    ]
     file_option = str(pick(config, "prob_otel_file")[0]).strip()
     endpoint_option = config.getoption("prob_otel_endpoint")
-    protocols = {signal: option_protocol or protocol_from_env(env, signal.upper(), notes) for signal in ("traces", "metrics", "logs")}
+    protocols = {
+        signal: option_protocol or protocol_from_env(env, signal.upper(), notes)
+        for signal in ("traces", "metrics", "logs")
+    }
     wanted = {signal: _exporter_on(env, signal, notes) for signal in ("traces", "metrics", "logs")}
     base_env = _env(env, "OTEL_EXPORTER_OTLP_ENDPOINT")
     endpoints: dict[str, str] = {}
@@ -294,7 +343,9 @@ def _option_protocol(config: pytest.Config) -> str | None:
     protocol = option.strip().lower()
     protocol = "http/protobuf" if protocol == "http" else protocol
     if protocol not in PROTOCOLS:
-        raise pytest.UsageError(f"--prob-otel-protocol: unknown protocol {protocol!r}; use one of {', '.join(PROTOCOLS)}")
+        raise pytest.UsageError(
+            f"--prob-otel-protocol: unknown protocol {protocol!r}; use one of {', '.join(PROTOCOLS)}"
+        )
     return protocol
 
 
@@ -365,21 +416,29 @@ def client_certificate_check(signal: str, protocol: str, env: Mapping[str, str])
         return [], None
     if protocol != "grpc":
         key = next((n for n in (name("CLIENT_KEY", True), name("CLIENT_KEY", False)) if value(n)), None)
-        cert = next((n for n in (name("CLIENT_CERTIFICATE", True), name("CLIENT_CERTIFICATE", False)) if value(n)), None)
+        cert = next(
+            (n for n in (name("CLIENT_CERTIFICATE", True), name("CLIENT_CERTIFICATE", False)) if value(n)), None
+        )
         if key and not cert:
-            return [f"{key} is set without a client certificate ({name('CLIENT_CERTIFICATE', False)}); "
-                    "the key is not used and no client certificate is sent"], None
+            return [
+                f"{key} is set without a client certificate ({name('CLIENT_CERTIFICATE', False)}); "
+                "the key is not used and no client certificate is sent"
+            ], None
         return [], None
     own = bool(value(name("CERTIFICATE", True)))
     if not own and not value(name("CERTIFICATE", False)):
-        return [f"{' and '.join(present)} apply over gRPC only beside a CA certificate "
-                f"({name('CERTIFICATE', False)}); no client certificate is sent"], None
+        return [
+            f"{' and '.join(present)} apply over gRPC only beside a CA certificate "
+            f"({name('CERTIFICATE', False)}); no client certificate is sent"
+        ], None
     read = [name(kind, own) for kind in kinds]
     unread = [n for n in present if n not in read]
     warnings = []
     if unread:
-        warnings.append(f"{' and '.join(unread)} not read: over gRPC, with {name('CERTIFICATE', own)} set, "
-                        f"the exporter reads {' and '.join(read)}")
+        warnings.append(
+            f"{' and '.join(unread)} not read: over gRPC, with {name('CERTIFICATE', own)} set, "
+            f"the exporter reads {' and '.join(read)}"
+        )
     ca_only = None
     if sum(1 for n in read if value(n)) == 1:
         (alone,) = [n for n in read if value(n)]

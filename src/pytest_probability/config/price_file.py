@@ -63,14 +63,18 @@ def parse(data: Any, where: str, *, toml: bool = False) -> dict[str, Price]:
         if not model:
             raise ValueError(f"{where}: a model name is empty")
         if not isinstance(rates, dict):
-            raise ValueError(f"{where}: model {model!r} must be a table with input and output "
-                             f"(dollars per million tokens), got {rates!r}")
+            raise ValueError(
+                f"{where}: model {model!r} must be a table with input and output "
+                f"(dollars per million tokens), got {rates!r}"
+            )
         if toml:
             _dotted(where, model, rates)
         unknown = sorted(set(rates) - set(REQUIRED) - set(OPTIONAL))
         if unknown:
-            raise ValueError(f"{where}: model {model!r} has unknown key(s) {', '.join(unknown)}; "
-                             f"the keys are {', '.join(REQUIRED + OPTIONAL)}")
+            raise ValueError(
+                f"{where}: model {model!r} has unknown key(s) {', '.join(unknown)}; "
+                f"the keys are {', '.join(REQUIRED + OPTIONAL)}"
+            )
         missing = [name for name in REQUIRED if name not in rates]
         if missing:
             raise ValueError(f"{where}: model {model!r} has no {' and no '.join(missing)} price")
@@ -92,18 +96,24 @@ def _dotted(where: str, model: str, rates: dict[str, Any]) -> None:
         parts.append(deeper)
         table = table[deeper]
     name = ".".join(parts)
-    raise ValueError(f"{where}: model {model!r} has a table {inner} in it: a dot in a TOML table name makes nested "
-                     f"tables, so [{name}] is model {model} with a table {inner}; quote a name with a dot: "
-                     f"[{json.dumps(name)}]")
+    raise ValueError(
+        f"{where}: model {model!r} has a table {inner} in it: a dot in a TOML table name makes nested "
+        f"tables, so [{name}] is model {model} with a table {inner}; quote a name with a dot: "
+        f"[{json.dumps(name)}]"
+    )
 
 
 def _rate(where: str, model: str, name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{where}: model {model!r}: {name} must be a number of dollars per million tokens, got {value!r}")
+        raise ValueError(
+            f"{where}: model {model!r}: {name} must be a number of dollars per million tokens, got {value!r}"
+        )
     try:
         number, shown = float(value), repr(value)
     except OverflowError:  # an integer literal beyond a float's range: JSON and TOML integers have no bound
         number, shown = math.inf, f"an integer of {len(str(abs(value)))} digits"
     if not math.isfinite(number) or number < 0 or number > MAX_RATE:
-        raise ValueError(f"{where}: model {model!r}: {name} must be finite, at least 0 and at most {MAX_RATE:g}, got {shown}")
+        raise ValueError(
+            f"{where}: model {model!r}: {name} must be finite, at least 0 and at most {MAX_RATE:g}, got {shown}"
+        )
     return number

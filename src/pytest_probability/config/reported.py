@@ -3,7 +3,8 @@ night's report was decided with, each field checked as its option is, for the me
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from ..maths import stats, stopping
 from .settings import INPUTS_INTERVALS, StatsConfig
@@ -31,9 +32,11 @@ def stats_from_dict(data: Mapping[str, Any], where: str = "stats_config") -> Sta
     def whole(least: int | None) -> Callable[[Any], int]:
         def parse(value: Any) -> int:
             if type(value) is not int or (least is not None and value < least):
-                raise ValueError(f"must be a whole number{'' if least is None else f' of at least {least}'}, "
-                                 f"got {value!r}")
+                raise ValueError(
+                    f"must be a whole number{'' if least is None else f' of at least {least}'}, got {value!r}"
+                )
             return value
+
         return parse
 
     def choice(*choices: str) -> Callable[[Any], str]:
@@ -41,18 +44,20 @@ def stats_from_dict(data: Mapping[str, Any], where: str = "stats_config") -> Sta
             if value not in choices:
                 raise ValueError(f"must be one of {', '.join(choices)}, got {value!r}")
             return str(value)
+
         return parse
 
     def metrics(value: Any) -> tuple[tuple[str, int], ...]:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ValueError(f"must be an array of metrics such as \"pass^3\", got {value!r}")
+            raise ValueError(f'must be an array of metrics such as "pass^3", got {value!r}')
         return tuple(stats.parse_metrics(value))
 
     def bars(value: Any) -> tuple[tuple[str, float], ...]:
         if not isinstance(value, Mapping) or not value:
             raise ValueError(f"must be an object of score names and bars, got {value!r}")
-        return tuple(sorted((check_score_name(name), score_number(bar, f"the bar of {name!r}"))
-                            for name, bar in value.items()))
+        return tuple(
+            sorted((check_score_name(name), score_number(bar, f"the bar of {name!r}")) for name, bar in value.items())
+        )
 
     if not isinstance(data, Mapping):
         raise ValueError(f"{where} must be an object, got {data!r}")

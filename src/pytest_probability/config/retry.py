@@ -20,8 +20,9 @@ import importlib
 import math
 import random
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from ..groups import leaf
 
@@ -147,8 +148,9 @@ class RetryPolicy:
 
 def _is_pytest_outcome(exc: BaseException) -> bool:
     # pytest.fail / skip / xfail / exit derive from _pytest.outcomes.OutcomeException (a BaseException).
-    return any(klass.__name__ == "OutcomeException" and klass.__module__.startswith("_pytest")
-               for klass in type(exc).__mro__)
+    return any(
+        klass.__name__ == "OutcomeException" and klass.__module__.startswith("_pytest") for klass in type(exc).__mro__
+    )
 
 
 def describe(exc: BaseException) -> tuple[str, str]:

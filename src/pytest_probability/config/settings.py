@@ -8,9 +8,10 @@ with :func:`~.values.pick` (the command line wins, then the ini key).
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -274,7 +275,6 @@ def resolve(config: pytest.Config) -> Settings:
     )
 
 
-
 def _summary(config: pytest.Config) -> tuple[Path | None, bool]:
     """(path, appended) of the CI summary: ``--prob-summary`` (or ini ``prob_summary``) written whole;
     else ``$GITHUB_STEP_SUMMARY`` appended to; ``off`` (or nothing in a job without it): none."""
@@ -319,7 +319,9 @@ def _retry_policy(config: pytest.Config) -> RetryPolicy | None:
     classes, classes_source = pick(config, "prob_retry_on")
     names = split_names(classes)
     if not names:
-        raise ValueError(f"{source}={retries} needs the exception classes to retry on: --prob-retry-on or ini prob_retry_on")
+        raise ValueError(
+            f"{source}={retries} needs the exception classes to retry on: --prob-retry-on or ini prob_retry_on"
+        )
     backoff = parse_delay(config.getini("prob_retry_backoff"), source="ini prob_retry_backoff")
     max_wait = parse_delay(config.getini("prob_retry_max_wait"), source="ini prob_retry_max_wait")
     try:
@@ -336,7 +338,9 @@ def resolve_stats(config: pytest.Config) -> StatsConfig:
         value, source = pick(config, "prob_confidence")
         confidence = sourced(stats.parse_confidence, value, source)
         prior = sourced(stats.parse_prior, config.getini("prob_prior"), "ini prob_prior")
-        intervals = not config.getoption("prob_no_intervals") and parse_bool(config.getini("prob_intervals"), "ini prob_intervals")
+        intervals = not config.getoption("prob_no_intervals") and parse_bool(
+            config.getini("prob_intervals"), "ini prob_intervals"
+        )
         value, source = pick(config, "prob_min_rate")
         min_rate = sourced(parse_rate, value, source) if str(value).strip() else None
         value, source = pick(config, "prob_undecided")
@@ -348,10 +352,14 @@ def resolve_stats(config: pytest.Config) -> StatsConfig:
         value, source = pick(config, "prob_metric")
         values = value if isinstance(value, list) else [value]
         metrics = tuple(sourced(stats.parse_metrics, [v for v in values if str(v).strip()], source))
-        gate_items = not config.getoption("prob_no_gate_items") and parse_bool(config.getini("prob_gate_items"), "ini prob_gate_items")
+        gate_items = not config.getoption("prob_no_gate_items") and parse_bool(
+            config.getini("prob_gate_items"), "ini prob_gate_items"
+        )
         value, source = pick(config, "prob_stop")
         stop = sourced(stopping.parse_mode, value, source)
-        explain = bool(config.getoption("prob_explain")) or parse_bool(config.getini("prob_explain"), "ini prob_explain")
+        explain = bool(config.getoption("prob_explain")) or parse_bool(
+            config.getini("prob_explain"), "ini prob_explain"
+        )
         value, source = pick(config, "prob_bootstrap")
         resamples = parse_whole(value, source=source, least=1)
         value, source = pick(config, "prob_seed")
@@ -360,11 +368,15 @@ def resolve_stats(config: pytest.Config) -> StatsConfig:
         shown = parse_choice(config.getini("prob_inputs_interval"), tuple(INPUTS_INTERVALS), "ini prob_inputs_interval")
         score_range = sourced(parse_score_range, config.getini("prob_score_range"), "ini prob_score_range")
         value, source = pick(config, "prob_min_score")
-        min_scores = parse_min_scores([v for v in (value if isinstance(value, list) else [value]) if str(v).strip()], source)
+        min_scores = parse_min_scores(
+            [v for v in (value if isinstance(value, list) else [value]) if str(v).strip()], source
+        )
         for name, bar in min_scores:
             if not score_range[0] <= bar <= score_range[1]:
-                raise ValueError(f"{source}: the bar of {name!r}, {bar:g}, is outside the score range "
-                                 f"[{score_range[0]:g}, {score_range[1]:g}] (ini prob_score_range)")
+                raise ValueError(
+                    f"{source}: the bar of {name!r}, {bar:g}, is outside the score range "
+                    f"[{score_range[0]:g}, {score_range[1]:g}] (ini prob_score_range)"
+                )
     except (TypeError, ValueError) as exc:
         raise pytest.UsageError(str(exc)) from None
     return StatsConfig(

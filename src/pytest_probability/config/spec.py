@@ -9,8 +9,9 @@ between collection, the runs' decisions and the verdicts.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..maths import stats
 from ..vocabulary import FAILED, PASSED, UNDECIDED
@@ -68,7 +69,9 @@ class CaseSpec:
 CriteriaMaker = Callable[[Mapping[str, Any], int, "StatsConfig"], Sequence[Any]]
 
 
-def case_spec(kwargs: Mapping[str, Any], runs: int, config: StatsConfig, makers: Sequence[CriteriaMaker] = ()) -> CaseSpec:
+def case_spec(
+    kwargs: Mapping[str, Any], runs: int, config: StatsConfig, makers: Sequence[CriteriaMaker] = ()
+) -> CaseSpec:
     """Combine marker keywords with the session settings; raise ValueError on contradictions."""
     min_rate = kwargs.get("min_rate")
     min_passes = kwargs.get("min_passes")

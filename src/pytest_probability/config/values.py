@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -37,6 +38,7 @@ def sourced(parse: Callable[[Any], Any], value: Any, source: str) -> Any:
 
 def argparse_type(parse: Callable[..., Any]) -> Callable[[str], Any]:
     """A parser as an argparse ``type=``: its ValueError becomes argparse's usage error."""
+
     def convert(text: str) -> Any:
         try:
             return parse(text)
@@ -203,6 +205,7 @@ def check_trace_url(template: str, *, source: str = "ini prob_trace_url") -> str
     if "{trace_id}" not in text or not text.startswith(("http://", "https://")):
         raise ValueError(f"{source} must be an http(s) URL containing {{trace_id}}, got {template!r}")
     return text
+
 
 def too_many_runs(total: int, limit: int, what: str) -> str:
     """The error for a session that would collect more than ``prob_max_runs`` runs."""

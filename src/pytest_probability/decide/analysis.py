@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
 
 from ..aggregate.benchmarks import InputsAggregate, aggregates
 from ..config.settings import StatsConfig
@@ -45,7 +45,9 @@ class RowAnalysis:
         UNDECIDED when its gate item was released on a worker crash."""
         if self.rescheduled and (self.gate is not None or self.latency is not None or self.judgements):
             return UNDECIDED
-        verdicts = [v for v in (self.gate.verdict if self.gate else None, self.latency.verdict if self.latency else None) if v]
+        verdicts = [
+            v for v in (self.gate.verdict if self.gate else None, self.latency.verdict if self.latency else None) if v
+        ]
         verdicts += [judgement.verdict for judgement in self.judgements]
         if not verdicts:
             return None
@@ -59,7 +61,6 @@ class RowAnalysis:
     def decided_pass(self, undecided: str) -> bool | None:
         """True/False: the case passes/fails the session; None: not gated. A skipped gate does not fail it."""
         return counts_as_pass(self.verdict, undecided)
-
 
 
 def metric_value(kind: str, k: int, passes: int, total: int) -> float | None:
@@ -85,18 +86,32 @@ def analyze_row(row: Row, spec: CaseSpec, config: StatsConfig, missing: int = 0,
     cut short (``cut_short`` of :func:`evaluate_gate`); ``rescheduled``: runs a worker crash rescheduled
     past the case's gate item (:attr:`RowAnalysis.rescheduled`)."""
     counts = row.counts
-    interval = _interval(config.method, config.confidence, tuple(config.prior), counts.passes, counts.total) if counts.total > 0 else None
+    interval = (
+        _interval(config.method, config.confidence, tuple(config.prior), counts.passes, counts.total)
+        if counts.total > 0
+        else None
+    )
     gate = None
     if spec.gate:
-        gate = evaluate_gate(spec.gate, counts.passes, counts.fails, counts.errors, counts.stopped,
-                             skipped=counts.skipped, cut_short=missing)
+        gate = evaluate_gate(
+            spec.gate,
+            counts.passes,
+            counts.fails,
+            counts.errors,
+            counts.stopped,
+            skipped=counts.skipped,
+            cut_short=missing,
+        )
         if rescheduled:
             gate = dataclasses.replace(gate, verdict=UNDECIDED, rescheduled=rescheduled)
     latency = None
     if config.latency or spec.max_latency is not None:
-        latency = evaluate_latency(row.records, spec.latency_quantile, config.confidence, spec.max_latency,
-                                   cut_short=missing)
-    metrics = {f"{kind}{k}": metric_value(kind, k, counts.passes, counts.total) for kind, k in config.metrics} or _NO_METRICS
+        latency = evaluate_latency(
+            row.records, spec.latency_quantile, config.confidence, spec.max_latency, cut_short=missing
+        )
+    metrics = {
+        f"{kind}{k}": metric_value(kind, k, counts.passes, counts.total) for kind, k in config.metrics
+    } or _NO_METRICS
     judgements = tuple(criterion.judge(row, missing) for criterion in spec.criteria)
     return RowAnalysis(row, spec, interval, gate, latency, metrics, missing, rescheduled, judgements)
 
@@ -130,8 +145,13 @@ class Analysis:
         return [r for r in self.gated if not r.decided_pass(self.config.undecided)]
 
 
-def analyze(summary: Summary, config: StatsConfig, spec_of: Callable[[CaseRef], CaseSpec] | None = None,
-            missing: Mapping[str, int] | None = None, rescheduled: Mapping[str, int] | None = None) -> Analysis:
+def analyze(
+    summary: Summary,
+    config: StatsConfig,
+    spec_of: Callable[[CaseRef], CaseSpec] | None = None,
+    missing: Mapping[str, int] | None = None,
+    rescheduled: Mapping[str, int] | None = None,
+) -> Analysis:
     """``spec_of``: a case's CaseSpec (without it every case gets the session defaults);
     ``missing``: case key -> selected runs that never reported (none if absent); ``rescheduled``:
     case key -> runs a worker crash rescheduled past its released gate item.
@@ -141,11 +161,25 @@ def analyze(summary: Summary, config: StatsConfig, spec_of: Callable[[CaseRef], 
     default = case_spec({}, 1, config)
     missing = missing or {}
     rescheduled = rescheduled or {}
-    rows = [analyze_row(row, spec_of(row.case) if spec_of is not None else default, config, missing.get(row.case.key, 0),
-                        rescheduled.get(row.case.key, 0) if rescheduled else 0)
-            for row in summary.rows]
-    found = aggregates(summary.rows, config.metrics, level=config.confidence, resamples=config.resamples,
-                       seed=config.seed, min_inputs=config.min_inputs, interval=config.inputs_interval)
+    rows = [
+        analyze_row(
+            row,
+            spec_of(row.case) if spec_of is not None else default,
+            config,
+            missing.get(row.case.key, 0),
+            rescheduled.get(row.case.key, 0) if rescheduled else 0,
+        )
+        for row in summary.rows
+    ]
+    found = aggregates(
+        summary.rows,
+        config.metrics,
+        level=config.confidence,
+        resamples=config.resamples,
+        seed=config.seed,
+        min_inputs=config.min_inputs,
+        interval=config.inputs_interval,
+    )
     return Analysis(config, rows, found)
 
 
@@ -175,7 +209,9 @@ def verdict_text(result: RowAnalysis, undecided: str) -> Verdict:
         lat = result.latency
         high = "∞" if lat.high is None else f"{lat.high:.3g}s"
         low = "-" if lat.low is None else f"{lat.low:.3g}s"
-        parts.append(f"p{lat.quantile * 100:g} latency interval [{low}, {high}] vs {lat.max_latency:g}s: {lat.verdict.upper()}")
+        parts.append(
+            f"p{lat.quantile * 100:g} latency interval [{low}, {high}] vs {lat.max_latency:g}s: {lat.verdict.upper()}"
+        )
     parts += [judgement.text for judgement in result.judgements]
     if result.gate is not None and result.gate.missing:
         parts.append(f"{result.gate.missing} run(s) not executed")

@@ -20,9 +20,10 @@ directly). Under xdist it publishes each decision through its
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from ..aggregate.cases import row_of
 from ..config.spec import CaseSpec, Specs
@@ -30,7 +31,7 @@ from ..model.case import CaseRef
 from ..model.outputs import Verdict
 from ..model.rows import Counts, Row
 from ..model.run import RunRecord, Usage
-from ..protocols import Link, Registry, RecordSink, VerdictKind
+from ..protocols import Link, RecordSink, Registry, VerdictKind
 from ..session import Scope
 from ..vocabulary import DECIDED, GATE_KIND, PASSED, WORKER_CHANNEL, benchmark_verdict_id, parse_run_id, verdict_item_id
 from .analysis import RowAnalysis, analyze_row, verdict_text
@@ -40,8 +41,10 @@ if TYPE_CHECKING:
 
 #: The verdict of a gate item selected while every run of its case was deselected (``-k``, ``-m``,
 #: ``--deselect``, ``--lf``): a gate cannot decide without runs, so it says how to select them.
-DESELECTED_TEXT = ("UNDECIDED: every run of this case was deselected (-k, -m, --deselect or --lf); "
-                   "select its runs with the gate item, or the gate item alone, which brings them")
+DESELECTED_TEXT = (
+    "UNDECIDED: every run of this case was deselected (-k, -m, --deselect or --lf); "
+    "select its runs with the gate item, or the gate item alone, which brings them"
+)
 NO_RUN_TEXT = "UNDECIDED: no run of this case reported"
 
 
@@ -150,8 +153,14 @@ class DecisionBook(RecordSink):
         patterns = {kind: (f"[{kind}", benchmark_verdict_id(kind)) for kind in self.kinds}
         runs: list[tuple[str, str]] = []
         for nodeid in nodeids:
-            found = next(((k, m) for k, (needle, pattern) in patterns.items()
-                          if needle in nodeid and (m := pattern.match(nodeid))), None)
+            found = next(
+                (
+                    (k, m)
+                    for k, (needle, pattern) in patterns.items()
+                    if needle in nodeid and (m := pattern.match(nodeid))
+                ),
+                None,
+            )
             if found is not None:
                 self.judged[nodeid] = found[0]
                 self.scopes[nodeid] = found[1].group("scope")
@@ -199,8 +208,11 @@ class DecisionBook(RecordSink):
         """Case key -> runs selected but not reported, for every row with any (a row's records are
         its distinct runs reported: the book counts only the cases it keeps)."""
         expected = self.expected
-        return {row.case.key: count - len(row.records) for row in rows
-                if (count := expected.get(row.case.key, 0)) > len(row.records)}
+        return {
+            row.case.key: count - len(row.records)
+            for row in rows
+            if (count := expected.get(row.case.key, 0)) > len(row.records)
+        }
 
     # -- each record -----------------------------------------------------------------
 
@@ -274,8 +286,7 @@ class DecisionBook(RecordSink):
         """The verdict of decision ``key`` (a gated case's key, or a benchmark verdict's node id)."""
         if self.scope.partial is not None:
             return Verdict(True, self.scope.partial, skipped=True)
-        kind = self.judged.get(key) or next(
-            (k for k in self.kinds if benchmark_verdict_id(k).match(key)), None)
+        kind = self.judged.get(key) or next((k for k in self.kinds if benchmark_verdict_id(k).match(key)), None)
         if kind is not None:
             passed, text = self.kinds[kind].decide(self.records, key)
             return Verdict(passed, text)

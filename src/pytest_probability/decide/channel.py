@@ -32,7 +32,6 @@ import tempfile
 import time
 from pathlib import Path
 
-
 from .. import files
 from ..config.spec import Specs
 from ..model.case import CaseRef
@@ -140,7 +139,9 @@ class ChannelReader:
             if stop.exists():
                 return Verdict(False, "UNDECIDED: the session stopped before every run of this case finished")
             time.sleep(POLL_INTERVAL)
-        return Verdict(False, f"UNDECIDED: no verdict within {self.timeout:g} s (did a run of this case crash its worker?)")
+        return Verdict(
+            False, f"UNDECIDED: no verdict within {self.timeout:g} s (did a run of this case crash its worker?)"
+        )
 
 
 def _read(path: str) -> str:

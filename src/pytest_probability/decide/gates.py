@@ -7,8 +7,9 @@ the case may stop before its remaining runs (``--prob-stop``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from ..config.spec import CaseSpec, GateSpec
 from ..maths import stats, stopping
@@ -52,8 +53,11 @@ class GateResult:
             verdict=self.verdict,
         )
         if self.spec.stop is not None or self.missing:
-            data.update(stop=self.spec.stop, not_executed=self.missing,
-                        decided_by="sequential" if self.sequential else self.spec.rule)
+            data.update(
+                stop=self.spec.stop,
+                not_executed=self.missing,
+                decided_by="sequential" if self.sequential else self.spec.rule,
+            )
         if self.rescheduled:
             data["rescheduled_by_crash"] = self.rescheduled
         return data
@@ -93,7 +97,6 @@ class LatencyResult:
         }
 
 
-
 def cut_short_text(missing: int, reported: int) -> str:
     """How a verdict says that some of its runs never reported."""
     return f"runs cut short: {reported} of {reported + missing} reported"
@@ -106,8 +109,9 @@ def counts_as_pass(verdict: str | None, undecided: str) -> bool | None:
     return verdict in (PASSED, SKIPPED) or (verdict == UNDECIDED and undecided == PASSED)
 
 
-def evaluate_gate(spec: GateSpec, passes: int, fails: int, errors: int, missing: int = 0, *,
-                  skipped: int = 0, cut_short: int = 0) -> GateResult:
+def evaluate_gate(
+    spec: GateSpec, passes: int, fails: int, errors: int, missing: int = 0, *, skipped: int = 0, cut_short: int = 0
+) -> GateResult:
     """The gate's verdict.
 
     ``missing``: runs not executed by a decision (stopped early, or by a
@@ -177,8 +181,9 @@ def early_verdict(spec: CaseSpec, passes: int, fails: int, errors: int, remainin
     return verdict
 
 
-def evaluate_latency(records: Sequence[RunRecord], quantile: float, confidence: float, max_latency: float | None,
-                     cut_short: int = 0) -> LatencyResult:
+def evaluate_latency(
+    records: Sequence[RunRecord], quantile: float, confidence: float, max_latency: float | None, cut_short: int = 0
+) -> LatencyResult:
     """``cut_short``: selected runs that never reported; a latency gate then never PASSes."""
     durations = [r.duration for r in records if r.outcome in (PASS, FAIL)]
     excluded = sum(1 for r in records if r.outcome == ERROR)
@@ -199,5 +204,15 @@ def evaluate_latency(records: Sequence[RunRecord], quantile: float, confidence: 
             verdict = UNDECIDED
         if cut_short and verdict == PASSED:
             verdict = UNDECIDED
-    return LatencyResult(quantile, len(durations), excluded, estimate.estimate, estimate.low, estimate.high,
-                         ranks, confidence, max_latency, verdict)
+    return LatencyResult(
+        quantile,
+        len(durations),
+        excluded,
+        estimate.estimate,
+        estimate.low,
+        estimate.high,
+        ranks,
+        confidence,
+        max_latency,
+        verdict,
+    )

@@ -8,8 +8,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from ..aggregate.cases import aggregate
 from ..config.spec import CaseSpec
@@ -63,8 +64,10 @@ class Results:
             summary = self.summary()
             specs = self.specs
             spec_of = ungated(specs.of) if self.deferred else specs.of
-            self._analysis = (revision, analyze(summary, specs.config, spec_of, self.book.missing_runs(summary.rows),
-                                                self.book.rescheduled))
+            self._analysis = (
+                revision,
+                analyze(summary, specs.config, spec_of, self.book.missing_runs(summary.rows), self.book.rescheduled),
+            )
         return self._analysis[1]
 
     def release(self) -> None:

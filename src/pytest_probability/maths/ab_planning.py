@@ -50,15 +50,14 @@ modelled: each input is its own cluster.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple, Sequence, Tuple
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from . import stats
 from .checks import nonnegative, open_unit, real, whole
 
 #: Runs per input listed by :func:`tradeoff` (1, 2, 5, 10, 20, ...).
-AB_RUNS: Tuple[int, ...] = (1, 2, 5, 10, 20, 50, 100)
-
-
+AB_RUNS: tuple[int, ...] = (1, 2, 5, 10, 20, 50, 100)
 
 
 class ArmEstimate(NamedTuple):
@@ -125,7 +124,7 @@ class TradeoffRow(NamedTuple):
     narrowing: float
 
 
-def _counts(counts: object, name: str) -> list[Tuple[int, int]]:
+def _counts(counts: object, name: str) -> list[tuple[int, int]]:
     if isinstance(counts, (str, bytes)) or not isinstance(counts, Sequence):
         raise TypeError(f"{name} must be a sequence of (passes, runs) per input, got {counts!r}")
     result = []
@@ -149,12 +148,12 @@ def _sample_variance(values: Sequence[float]) -> float:
     return math.fsum((v - centre) ** 2 for v in values) / (len(values) - 1)
 
 
-def _arm(counts: list[Tuple[int, int]]) -> ArmEstimate:
+def _arm(counts: list[tuple[int, int]]) -> ArmEstimate:
     fractions = [x / k for x, k in counts]
     # Unbiased per-input variance of one run: k/(k-1) * p(1-p) (the sample variance of its 0/1 outcomes).
     within_i = [k / (k - 1) * (x / k) * (1 - x / k) for x, k in counts]
     # Var(s_i) = sigma_b**2 + sigma_i**2 / k_i, so subtract the mean of sigma_i**2 / k_i = p(1-p)/(k-1).
-    noise = math.fsum(w / k for w, (_, k) in zip(within_i, counts)) / len(counts)
+    noise = math.fsum(w / k for w, (_, k) in zip(within_i, counts, strict=False)) / len(counts)
     raw = _sample_variance(fractions) - noise
     return ArmEstimate(
         inputs=len(counts),
@@ -166,7 +165,7 @@ def _arm(counts: list[Tuple[int, int]]) -> ArmEstimate:
     )
 
 
-def arm_components(counts: Sequence[Tuple[int, int]]) -> ArmEstimate:
+def arm_components(counts: Sequence[tuple[int, int]]) -> ArmEstimate:
     """One arm's ``sigma_b**2`` and ``sigma_w**2`` from per-input ``(passes, runs)`` (Miller 2024, section 3.1).
 
     With ``s_i = x_i / k_i``: ``sigma_w**2`` is the mean over inputs of
@@ -186,7 +185,7 @@ def arm_components(counts: Sequence[Tuple[int, int]]) -> ArmEstimate:
 def _correlation(xs: Sequence[float], ys: Sequence[float]) -> float | None:
     mx = math.fsum(xs) / len(xs)
     my = math.fsum(ys) / len(ys)
-    sxy = math.fsum((x - mx) * (y - my) for x, y in zip(xs, ys))
+    sxy = math.fsum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=False))
     sxx = math.fsum((x - mx) ** 2 for x in xs)
     syy = math.fsum((y - my) ** 2 for y in ys)
     if sxx == 0.0 or syy == 0.0:
@@ -194,7 +193,7 @@ def _correlation(xs: Sequence[float], ys: Sequence[float]) -> float | None:
     return max(-1.0, min(1.0, sxy / math.sqrt(sxx * syy)))
 
 
-def _paired_counts(counts_a: object, counts_b: object) -> Tuple[list[Tuple[int, int]], list[Tuple[int, int]]]:
+def _paired_counts(counts_a: object, counts_b: object) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     a = _counts(counts_a, "counts_a")
     b = _counts(counts_b, "counts_b")
     if len(a) != len(b):
@@ -202,7 +201,7 @@ def _paired_counts(counts_a: object, counts_b: object) -> Tuple[list[Tuple[int, 
     return a, b
 
 
-def paired_correlation(counts_a: Sequence[Tuple[int, int]], counts_b: Sequence[Tuple[int, int]]) -> float | None:
+def paired_correlation(counts_a: Sequence[tuple[int, int]], counts_b: Sequence[tuple[int, int]]) -> float | None:
     """Pearson correlation of the two arms' per-input pass fractions, paired by position (the A/B line's
     correlation; Miller 2024, section 4: the higher it is, the more pairing narrows the interval).
     ``None`` when an arm's fractions are all equal."""
@@ -210,8 +209,7 @@ def paired_correlation(counts_a: Sequence[Tuple[int, int]], counts_b: Sequence[T
     return _correlation([x / k for x, k in a], [x / k for x, k in b])
 
 
-def paired_components(counts_a: Sequence[Tuple[int, int]],
-                      counts_b: Sequence[Tuple[int, int]]) -> PairedEstimate:
+def paired_components(counts_a: Sequence[tuple[int, int]], counts_b: Sequence[tuple[int, int]]) -> PairedEstimate:
     """Both arms' components and their covariance from per-input counts, paired by position.
 
     ``Var_b(d)`` is estimated directly from the per-input differences, the
@@ -224,7 +222,7 @@ def paired_components(counts_a: Sequence[Tuple[int, int]],
     fa = [x / k for x, k in a_counts]
     fb = [x / k for x, k in b_counts]
     ma, mb = math.fsum(fa) / len(fa), math.fsum(fb) / len(fb)
-    covariance = math.fsum((x - ma) * (y - mb) for x, y in zip(fa, fb)) / (len(fa) - 1)
+    covariance = math.fsum((x - ma) * (y - mb) for x, y in zip(fa, fb, strict=False)) / (len(fa) - 1)
     between = a.between_raw + b.between_raw - 2.0 * covariance
     rate_correlation = None
     if a.between > 0.0 and b.between > 0.0:
@@ -240,8 +238,9 @@ def paired_components(counts_a: Sequence[Tuple[int, int]],
     )
 
 
-def assumed_components(between_a: float, between_b: float, within_a: float, within_b: float,
-                       correlation: float) -> Components:
+def assumed_components(
+    between_a: float, between_b: float, within_a: float, within_b: float, correlation: float
+) -> Components:
     """Components from assumed numbers: each arm's ``sigma_b**2`` and ``sigma_w**2`` and the correlation of the
     true rates, ``Var_b(d) = sigma_b,A**2 + sigma_b,B**2 - 2 rho sigma_b,A sigma_b,B``. For a rate ``p`` and an
     intra-class correlation ``icc``: ``sigma_b**2 = icc p (1 - p)``, ``sigma_w**2 = (1 - icc) p (1 - p)``."""
@@ -261,8 +260,11 @@ def _components(components: object) -> Components:
         return components.components
     if not isinstance(components, Components):
         raise TypeError(f"components must be Components (or a PairedEstimate), got {components!r}")
-    return Components(nonnegative(components.between, "between"), nonnegative(components.within_a, "within_a"),
-                      nonnegative(components.within_b, "within_b"))
+    return Components(
+        nonnegative(components.between, "between"),
+        nonnegative(components.within_a, "within_a"),
+        nonnegative(components.within_b, "within_b"),
+    )
 
 
 def variance_of_mean(arm: ArmEstimate, inputs: int, runs: int) -> float:
@@ -316,8 +318,9 @@ def _power(shift: float, z: float) -> float:
     return _phi(shift - z) + _phi(-shift - z)
 
 
-def ab_power(components: Components, delta: float, inputs: int, runs: int, alpha: float = 0.05,
-             runs_b: int | None = None) -> float:
+def ab_power(
+    components: Components, delta: float, inputs: int, runs: int, alpha: float = 0.05, runs_b: int | None = None
+) -> float:
     """The chance the two-sided level-``alpha`` z-test of the mean difference detects a true difference ``delta``
     with ``inputs`` paired inputs and ``runs`` runs each: ``Phi(delta / se - z) + Phi(-delta / se - z)`` with
     ``se = sqrt(variance_of_difference)`` and ``z = z_{1 - alpha/2}`` (both tails, as statsmodels'
@@ -330,8 +333,9 @@ def ab_power(components: Components, delta: float, inputs: int, runs: int, alpha
     return _power(delta / math.sqrt(variance), -stats.normal_ppf(alpha / 2.0))
 
 
-def inputs_needed(components: Components, delta: float, runs: int, alpha: float = 0.05, power: float = 0.8,
-                  runs_b: int | None = None) -> int:
+def inputs_needed(
+    components: Components, delta: float, runs: int, alpha: float = 0.05, power: float = 0.8, runs_b: int | None = None
+) -> int:
     """The paired inputs needed to detect ``delta`` with ``power`` at two-sided level ``alpha``, ``runs`` runs each.
 
     ``n = ceil((z_{1 - alpha/2} + z_{1 - beta})**2 * Var_1 / delta**2)`` (Miller 2024, section 5; the standard
@@ -353,8 +357,9 @@ def inputs_needed(components: Components, delta: float, runs: int, alpha: float 
     return n
 
 
-def detectable_difference(components: Components, inputs: int, runs: int, alpha: float = 0.05,
-                          power: float = 0.8, runs_b: int | None = None) -> float:
+def detectable_difference(
+    components: Components, inputs: int, runs: int, alpha: float = 0.05, power: float = 0.8, runs_b: int | None = None
+) -> float:
     """The minimum detectable difference: the ``delta`` that ``inputs`` inputs with ``runs`` runs each detect
     with ``power`` at two-sided level ``alpha`` (Miller 2024, section 5).
 
@@ -430,8 +435,9 @@ def runs_stop_helping(components: Components, threshold: float = 0.1) -> int | N
     return k
 
 
-def tradeoff(components: Components, delta: float, alpha: float = 0.05, power: float = 0.8,
-             runs: Sequence[int] = AB_RUNS) -> list[TradeoffRow]:
+def tradeoff(
+    components: Components, delta: float, alpha: float = 0.05, power: float = 0.8, runs: Sequence[int] = AB_RUNS
+) -> list[TradeoffRow]:
     """For each runs per input ``k`` in ``runs`` (1, 2, 5, 10, 20, 50, 100): the inputs :func:`inputs_needed`,
     the total runs ``2 n k`` (both arms), and :func:`narrowing` at ``k``."""
     if isinstance(runs, (str, bytes)) or not isinstance(runs, Sequence) or not runs:
@@ -443,8 +449,14 @@ def tradeoff(components: Components, delta: float, alpha: float = 0.05, power: f
     return rows
 
 
-def tradeoff_statement(components: Components, delta: float, alpha: float = 0.05, power: float = 0.8,
-                       threshold: float = 0.1, runs: Sequence[int] = AB_RUNS) -> str:
+def tradeoff_statement(
+    components: Components,
+    delta: float,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    threshold: float = 0.1,
+    runs: Sequence[int] = AB_RUNS,
+) -> str:
     """A plain statement of the trade between runs per input and inputs, for the estimated components.
 
     For ``assumed_components(0.0375, 0.0375, 0.15, 0.15, 0.6)`` (pass rates near 0.75, ICC 0.2, arms
@@ -458,20 +470,28 @@ def tradeoff_statement(components: Components, delta: float, alpha: float = 0.05
     alpha = open_unit(alpha, "alpha")
     parts = []
     for i, row in enumerate(rows):
-        noun = ("run per input" if row.runs == 1 else "runs per input") if i == 0 else ("run" if row.runs == 1 else "runs")
+        noun = (
+            ("run per input" if row.runs == 1 else "runs per input") if i == 0 else ("run" if row.runs == 1 else "runs")
+        )
         verb = " needs" if i == 0 else ""
         plural = "input" if row.inputs == 1 else "inputs"
         parts.append(f"{row.runs} {noun}{verb} {row.inputs:,}" + (f" {plural}" if i == 0 else ""))
-    text = (f"To detect a difference of {_delta(delta) * 100:g} points with {stats.format_rate(power)} power "
-            f"(two-sided {stats.format_rate(alpha)}): " + ", ".join(parts) + ".")
+    text = (
+        f"To detect a difference of {_delta(delta) * 100:g} points with {stats.format_rate(power)} power "
+        f"(two-sided {stats.format_rate(alpha)}): " + ", ".join(parts) + "."
+    )
     stop = runs_stop_helping(c, threshold)
     if stop is None:
-        text += (" The inputs' true differences don't vary, so more runs per input keep paying: each doubling "
-                 "narrows the interval by about 29%.")
+        text += (
+            " The inputs' true differences don't vary, so more runs per input keep paying: each doubling "
+            "narrows the interval by about 29%."
+        )
         return text
     plural = "run" if stop == 1 else "runs"
-    text += (f" From {stop} {plural} per input on, doubling them narrows the interval by less than "
-             f"{stats.format_rate(threshold)}: the inputs' own differences dominate, so add inputs instead")
+    text += (
+        f" From {stop} {plural} per input on, doubling them narrows the interval by less than "
+        f"{stats.format_rate(threshold)}: the inputs' own differences dominate, so add inputs instead"
+    )
     floor = inputs_floor(c, delta, alpha, power)
     text += f"; however many runs, at least {floor:,} input{'s' if floor != 1 else ''}."
     return text

@@ -82,7 +82,8 @@ from __future__ import annotations
 import math
 import random
 import statistics
-from typing import Iterable, NamedTuple, Sequence, Tuple
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from . import stats
 
@@ -137,12 +138,12 @@ MIN_INPUTS = 10
 PERCENTILE = "percentile"
 STUDENT_T = "t"
 WILSON = "wilson"
-INTERVALS: Tuple[str, ...] = (PERCENTILE, STUDENT_T, WILSON)
+INTERVALS: tuple[str, ...] = (PERCENTILE, STUDENT_T, WILSON)
 
 #: The metric kinds, spelled as :func:`stats.parse_metric` returns them.
 PASS_HAT = "pass^"
 PASS_AT = "pass@"
-METRIC_KINDS: Tuple[str, ...] = (PASS_HAT, PASS_AT)
+METRIC_KINDS: tuple[str, ...] = (PASS_HAT, PASS_AT)
 
 _MINUS = "\u2212"  # the minus sign of the printed changes, not a hyphen
 _NO_CHANGE = 1e-12  # a width change this small is none at all ("±0%")
@@ -192,7 +193,7 @@ def _flags(stopped: Iterable[bool] | None, count: int) -> list[bool]:
     return flags
 
 
-def check_counts(counts: Iterable[Tuple[int, int]]) -> list[Tuple[int, int]]:
+def check_counts(counts: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
     """``counts`` as a list of ``(passes, total)`` integer pairs, validated.
 
     Each case needs ``total >= 1`` and ``0 <= passes <= total``; bools and
@@ -227,12 +228,12 @@ def parse_interval(value: object) -> str:
 # -- the per-case values -------------------------------------------------------------
 
 
-def fractions(counts: Iterable[Tuple[int, int]]) -> list[float]:
+def fractions(counts: Iterable[tuple[int, int]]) -> list[float]:
     """Per-case pass fractions ``passes / total``, in the order given."""
     return [passes / total for passes, total in check_counts(counts)]
 
 
-def harmonic_runs(counts: Iterable[Tuple[int, int]]) -> float:
+def harmonic_runs(counts: Iterable[tuple[int, int]]) -> float:
     """The harmonic mean of the run counts: the ``k`` at which :func:`width_factor`
     describes the equally weighted mean of the fractions exactly (its variance
     is ``mean(σ_b² + σ_w² / k_i) / N = (σ_b² + σ_w² / k) / N`` with that ``k``,
@@ -272,7 +273,7 @@ def bootstrap_means(values: Iterable[float], resamples: int = RESAMPLES, seed: i
     return [fsum(draw(pool, k=n)) / n for _ in range(count)]
 
 
-def percentile_interval(samples: Iterable[float], level: float) -> Tuple[float, float]:
+def percentile_interval(samples: Iterable[float], level: float) -> tuple[float, float]:
     """The equal-tailed percentile interval of a bootstrap distribution.
 
     The ``(1 - level)/2`` and ``1 - (1 - level)/2`` sample quantiles of
@@ -284,8 +285,9 @@ def percentile_interval(samples: Iterable[float], level: float) -> Tuple[float, 
     return stats.sample_quantile(ordered, tail), stats.sample_quantile(ordered, 1.0 - tail)
 
 
-def bootstrap_interval(values: Iterable[float], level: float, resamples: int = RESAMPLES,
-                       seed: int = SEED) -> Tuple[float, float]:
+def bootstrap_interval(
+    values: Iterable[float], level: float, resamples: int = RESAMPLES, seed: int = SEED
+) -> tuple[float, float]:
     """The cluster bootstrap's percentile interval of the mean of ``values``:
     :func:`percentile_interval` of :func:`bootstrap_means`."""
     return percentile_interval(bootstrap_means(values, resamples, seed), level)
@@ -301,7 +303,7 @@ def standard_error(values: Iterable[float]) -> float:
     return statistics.stdev(data, statistics.fmean(data)) / math.sqrt(len(data))
 
 
-def cluster_se(counts: Iterable[Tuple[int, int]]) -> float:
+def cluster_se(counts: Iterable[tuple[int, int]]) -> float:
     """The cluster-robust standard error of the mean of the per-case fractions.
 
     :func:`standard_error` of :func:`fractions`: the spread of the inputs'
@@ -319,7 +321,7 @@ def cluster_se(counts: Iterable[Tuple[int, int]]) -> float:
     return standard_error(fractions(counts))
 
 
-def normal_interval(values: Iterable[float], level: float) -> Tuple[float, float]:
+def normal_interval(values: Iterable[float], level: float) -> tuple[float, float]:
     """``mean ± z * s / sqrt(N)``, ``z = normal_ppf(1 - (1 - level)/2)``, not clipped.
 
     The normal-approximation cross-check of the bootstrap (a bound outside
@@ -361,7 +363,7 @@ def student_t_ppf(p: float, df: float) -> float:
     return t if p > 0.5 else -t
 
 
-def t_interval(values: Iterable[float], level: float) -> Tuple[float, float]:
+def t_interval(values: Iterable[float], level: float) -> tuple[float, float]:
     """``mean ± t_{N-1} * s / sqrt(N)``: the Student t interval of the mean, not clipped.
 
     With per-case fractions as ``values`` this is the cluster-robust interval
@@ -376,7 +378,7 @@ def t_interval(values: Iterable[float], level: float) -> Tuple[float, float]:
     return mean - half, mean + half
 
 
-def wilson_interval(values: Iterable[float], level: float, trials: float | None = None) -> Tuple[float, float]:
+def wilson_interval(values: Iterable[float], level: float, trials: float | None = None) -> tuple[float, float]:
     """The cluster-adjusted Wilson score interval of the mean of ``values`` in [0, 1].
 
     With ``p`` the mean and ``SE`` its :func:`standard_error`, the inputs
@@ -413,8 +415,14 @@ def wilson_interval(values: Iterable[float], level: float, trials: float | None 
     return low, high
 
 
-def interval_of(values: Sequence[float], level: float, interval: str = PERCENTILE,
-                resamples: int = RESAMPLES, seed: int = SEED, trials: float | None = None) -> Tuple[float, float]:
+def interval_of(
+    values: Sequence[float],
+    level: float,
+    interval: str = PERCENTILE,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    trials: float | None = None,
+) -> tuple[float, float]:
     """The function-level interval of the mean of ``values`` by ``interval``:
     :func:`bootstrap_interval` (``"percentile"``), :func:`t_interval`
     (``"t"``) or :func:`wilson_interval` (``"wilson"``, capped at ``trials``)."""
@@ -431,7 +439,7 @@ def interval_of(values: Sequence[float], level: float, interval: str = PERCENTIL
 # -- ICC(1) and the projection -----------------------------------------------------------
 
 
-def icc(counts: Iterable[Tuple[int, int]], clip: bool = True) -> float | None:
+def icc(counts: Iterable[tuple[int, int]], clip: bool = True) -> float | None:
     """ICC(1): the intraclass correlation ρ of the per-run 0/1 outcomes, inputs as groups.
 
     One-way random-effects ANOVA; with ``x_i`` passes in ``k_i`` runs, ``N``
@@ -567,8 +575,8 @@ class InputEstimate(NamedTuple):
     #: The harmonic mean of the run counts: the ``k`` of ``width_factor``.
     runs_harmonic: float
     estimate: float
-    ci: Tuple[float, float] | None
-    normal_ci: Tuple[float, float] | None
+    ci: tuple[float, float] | None
+    normal_ci: tuple[float, float] | None
     icc: float | None
     width_factor: float | None
     #: Relative width change with twice the runs per input, and with twice the inputs.
@@ -596,15 +604,23 @@ class MetricEstimate(NamedTuple):
     inputs: int
     left_out: int
     estimate: float | None
-    ci: Tuple[float, float] | None
-    normal_ci: Tuple[float, float] | None
+    ci: tuple[float, float] | None
+    normal_ci: tuple[float, float] | None
     suppressed: str | None
     stopped: int
     method: str
 
 
-def _intervals(values: list[float], stopped: int, level: float, resamples: int, seed: int, min_inputs: int,
-               method: str, trials: float) -> Tuple[Tuple[float, float] | None, Tuple[float, float] | None, str | None]:
+def _intervals(
+    values: list[float],
+    stopped: int,
+    level: float,
+    resamples: int,
+    seed: int,
+    min_inputs: int,
+    method: str,
+    trials: float,
+) -> tuple[tuple[float, float] | None, tuple[float, float] | None, str | None]:
     """``(ci, normal_ci, suppressed)`` for the mean of ``values``: none with fewer than ``min_inputs`` values
     or with a case stopped early (``suppressed`` says which)."""
     if len(values) < min_inputs:
@@ -616,9 +632,15 @@ def _intervals(values: list[float], stopped: int, level: float, resamples: int, 
     return interval_of(values, level, method, resamples, seed, trials), normal_interval(values, level), None
 
 
-def input_estimate(counts: Iterable[Tuple[int, int]], level: float = 0.95, resamples: int = RESAMPLES,
-                   seed: int = SEED, min_inputs: int = MIN_INPUTS, stopped: Iterable[bool] | None = None,
-                   interval: str = PERCENTILE) -> InputEstimate:
+def input_estimate(
+    counts: Iterable[tuple[int, int]],
+    level: float = 0.95,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    min_inputs: int = MIN_INPUTS,
+    stopped: Iterable[bool] | None = None,
+    interval: str = PERCENTILE,
+) -> InputEstimate:
     """The mean pass rate over ``counts`` (``(passes, total)`` per case, in case-id
     order, at least one), its interval, ρ and the runs-or-inputs projection.
 
@@ -647,16 +669,35 @@ def input_estimate(counts: Iterable[Tuple[int, int]], level: float = 0.95, resam
         inputs_change = width_change(k, rho, inputs=2.0)
     ci, normal_ci, suppressed = _intervals(values, halted, level, resamples, seed, min_inputs, method, sum(totals))
     return InputEstimate(
-        inputs=len(pairs), runs_min=min(totals), runs_mean=statistics.fmean(totals), runs_max=max(totals),
-        runs_harmonic=k, estimate=statistics.fmean(values), ci=ci, normal_ci=normal_ci, icc=rho,
-        width_factor=factor, runs_change=runs_change, inputs_change=inputs_change, suppressed=suppressed,
-        stopped=halted, method=method,
+        inputs=len(pairs),
+        runs_min=min(totals),
+        runs_mean=statistics.fmean(totals),
+        runs_max=max(totals),
+        runs_harmonic=k,
+        estimate=statistics.fmean(values),
+        ci=ci,
+        normal_ci=normal_ci,
+        icc=rho,
+        width_factor=factor,
+        runs_change=runs_change,
+        inputs_change=inputs_change,
+        suppressed=suppressed,
+        stopped=halted,
+        method=method,
     )
 
 
-def metric_estimate(counts: Iterable[Tuple[int, int]], kind: str, k: int, level: float = 0.95,
-                    resamples: int = RESAMPLES, seed: int = SEED, min_inputs: int = MIN_INPUTS,
-                    stopped: Iterable[bool] | None = None, interval: str = PERCENTILE) -> MetricEstimate:
+def metric_estimate(
+    counts: Iterable[tuple[int, int]],
+    kind: str,
+    k: int,
+    level: float = 0.95,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    min_inputs: int = MIN_INPUTS,
+    stopped: Iterable[bool] | None = None,
+    interval: str = PERCENTILE,
+) -> MetricEstimate:
     """pass^k (``kind="pass^"``) or pass@k (``"pass@"``) averaged over the cases of
     ``counts`` with at least ``k`` runs, with the interval of
     :func:`input_estimate` over those cases (the bootstrap draws from them in
@@ -678,7 +719,7 @@ def metric_estimate(counts: Iterable[Tuple[int, int]], kind: str, k: int, level:
     min_inputs = _min_inputs(min_inputs)
     method = parse_interval(interval)
     flags = _flags(stopped, len(pairs))
-    kept = [(pair, flag) for pair, flag in zip(pairs, flags) if pair[1] >= k]
+    kept = [(pair, flag) for pair, flag in zip(pairs, flags, strict=False) if pair[1] >= k]
     left_out = len(pairs) - len(kept)
     if not kept:
         return MetricEstimate(kind, k, 0, left_out, None, None, None, no_input_with_runs(k), 0, method)
@@ -687,5 +728,6 @@ def metric_estimate(counts: Iterable[Tuple[int, int]], kind: str, k: int, level:
     # For the Wilson interval's cap: each case's runs make total / k draws of k runs.
     trials = math.fsum(total / k for (_, total), _ in kept)
     ci, normal_ci, suppressed = _intervals(values, halted, level, resamples, seed, min_inputs, method, trials)
-    return MetricEstimate(kind, k, len(kept), left_out, statistics.fmean(values), ci, normal_ci, suppressed,
-                          halted, method)
+    return MetricEstimate(
+        kind, k, len(kept), left_out, statistics.fmean(values), ci, normal_ci, suppressed, halted, method
+    )

@@ -49,9 +49,10 @@ every ``n`` from ``min runs`` up rather than bisecting.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import NamedTuple, Sequence, Tuple
+from typing import NamedTuple, Protocol
 
 from ..vocabulary import PASSED
 from . import stats
@@ -60,11 +61,27 @@ from .checks import nonnegative, open_unit, unit, whole
 #: The defaults of ``--prob-plan``: the assumed true pass rate, the failure rates to catch,
 #: the chance a plan asks a gate to pass with, and how far it looks.
 PLAN_ASSUME = 0.97
-PLAN_FLAKES: Tuple[float, ...] = (0.1, 0.01)
+PLAN_FLAKES: tuple[float, ...] = (0.1, 0.01)
 PLAN_TARGET = 0.8
 PLAN_CAP = 10_000
 _RULES = ("rate", "count")
 
+
+class GateSpecLike(Protocol):
+    """What :meth:`GateRule.from_spec` reads of a gate's spec (``config.spec.GateSpec``)."""
+
+    @property
+    def rule(self) -> str: ...
+    @property
+    def bar(self) -> float: ...
+    @property
+    def min_passes(self) -> int | None: ...
+    @property
+    def confidence(self) -> float: ...
+    @property
+    def method(self) -> str: ...
+    @property
+    def prior(self) -> tuple[float, float]: ...
 
 
 @dataclass(frozen=True)
@@ -84,7 +101,7 @@ class GateRule:
     min_passes: int | None = None
     confidence: float = 0.95
     method: str = "exact"
-    prior: Tuple[float, float] = (1.0, 1.0)
+    prior: tuple[float, float] = (1.0, 1.0)
 
     def __post_init__(self) -> None:
         if self.rule not in _RULES:
@@ -102,8 +119,9 @@ class GateRule:
             object.__setattr__(self, "min_passes", whole(self.min_passes, "min_passes", 1))
 
     @classmethod
-    def rate(cls, min_rate: float, confidence: float = 0.95, method: str = "exact",
-             prior: Tuple[float, float] = (1.0, 1.0)) -> GateRule:
+    def rate(
+        cls, min_rate: float, confidence: float = 0.95, method: str = "exact", prior: tuple[float, float] = (1.0, 1.0)
+    ) -> GateRule:
         """A ``min_rate`` gate."""
         return cls("rate", min_rate, None, confidence, method, prior)
 
@@ -113,14 +131,14 @@ class GateRule:
         return cls("count", 0.0, min_passes)
 
     @classmethod
-    def from_spec(cls, spec: object) -> GateRule:
+    def from_spec(cls, spec: GateSpecLike) -> GateRule:
         """From anything with ``rule``, ``bar``, ``min_passes``, ``confidence``, ``method`` and ``prior``
         (``config.spec.GateSpec``); a count spec's ``bar`` (min_passes / runs) is for display only."""
-        rule = getattr(spec, "rule")
+        rule = spec.rule
         if rule == "count":
-            return cls.count(getattr(spec, "min_passes"))
-        return cls.rate(getattr(spec, "bar"), getattr(spec, "confidence"), getattr(spec, "method"),
-                        getattr(spec, "prior"))
+            assert spec.min_passes is not None, "a count gate has its min_passes"
+            return cls.count(spec.min_passes)
+        return cls.rate(spec.bar, spec.confidence, spec.method, spec.prior)
 
     def passes(self, passes: int, runs: int) -> bool:
         """Whether ``passes`` out of ``runs`` (>= 1) gets the PASS verdict."""
@@ -259,8 +277,7 @@ def _runs_for(gate: GateRule, rate: float, target: float, cap: int) -> int | Non
         return None
     if gate.rule == "count":
         # The passing count is fixed, so the chance only grows with the runs: bisection.
-        return stats.smallest_enough(
-            lambda n: n >= start and _at_least(start, n, rate) >= target, cap)
+        return stats.smallest_enough(lambda n: n >= start and _at_least(start, n, rate) >= target, cap)
     if pass_chance(gate, cap, rate) < target:
         return None
     critical = _critical(gate, start)
@@ -282,8 +299,9 @@ def _runs_for(gate: GateRule, rate: float, target: float, cap: int) -> int | Non
     return cap  # pragma: no cover - the chance at cap was checked
 
 
-def runs_for_chance(gate: GateRule, rate: float = PLAN_ASSUME, target: float = PLAN_TARGET,
-                    cap: int = PLAN_CAP) -> int | None:
+def runs_for_chance(
+    gate: GateRule, rate: float = PLAN_ASSUME, target: float = PLAN_TARGET, cap: int = PLAN_CAP
+) -> int | None:
     """Column ``runs for 80%``: the fewest runs whose :func:`pass_chance` at ``rate`` is at least ``target``.
 
     Method (exact): ``None`` when :func:`never_passes` (shown
@@ -356,7 +374,7 @@ class CasePlan(NamedTuple):
     runs_for_chance: int | None
     chance: float | None
     #: ``(flake rate, catch_chance)`` per ``--prob-plan-flake`` rate.
-    catches: Tuple[Tuple[float, float], ...]
+    catches: tuple[tuple[float, float], ...]
     cost: float | None
     assume: float = PLAN_ASSUME
     target: float = PLAN_TARGET
@@ -366,10 +384,18 @@ class CasePlan(NamedTuple):
     others: bool = False
 
 
-def plan_case(gate: GateRule | None, runs: int, assume: float = PLAN_ASSUME,
-              flakes: Sequence[float] = PLAN_FLAKES, per_run: float | None = None,
-              target: float = PLAN_TARGET, cap: int = PLAN_CAP, latency_quantile: float | None = None,
-              latency_confidence: float = 0.95, others: Sequence[int] = ()) -> CasePlan:
+def plan_case(
+    gate: GateRule | None,
+    runs: int,
+    assume: float = PLAN_ASSUME,
+    flakes: Sequence[float] = PLAN_FLAKES,
+    per_run: float | None = None,
+    target: float = PLAN_TARGET,
+    cap: int = PLAN_CAP,
+    latency_quantile: float | None = None,
+    latency_confidence: float = 0.95,
+    others: Sequence[int] = (),
+) -> CasePlan:
     """Every column of one case's row: ``runs`` planned runs, the gate (``None``: no rate or count gate), the
     assumed true pass rate, the failure rates to catch, the cost per run from a report (``None``: unpriced),
     the quantile of a latency gate if it has one (``None``: none) with its confidence, and the fewest runs
@@ -390,12 +416,35 @@ def plan_case(gate: GateRule | None, runs: int, assume: float = PLAN_ASSUME,
         return None if 0 in minima else max([least or 0, *minima])  # 0: a criterion no count passes
 
     if gate is None:
-        return CasePlan(runs, None, with_others(latency_min), None, None, catches, cost, assume, target, cap,
-                        latency_quantile, bool(minima))
+        return CasePlan(
+            runs,
+            None,
+            with_others(latency_min),
+            None,
+            None,
+            catches,
+            cost,
+            assume,
+            target,
+            cap,
+            latency_quantile,
+            bool(minima),
+        )
     gate = _gate(gate)
     least = min_runs(gate)
     if latency_min is not None:
         least = max(latency_min, least if least is not None else 0)
-    return CasePlan(runs, gate, with_others(least), runs_for_chance(gate, assume, target, cap),
-                    pass_chance(gate, runs, assume), catches, cost, assume, target, cap, latency_quantile,
-                    bool(minima))
+    return CasePlan(
+        runs,
+        gate,
+        with_others(least),
+        runs_for_chance(gate, assume, target, cap),
+        pass_chance(gate, runs, assume),
+        catches,
+        cost,
+        assume,
+        target,
+        cap,
+        latency_quantile,
+        bool(minima),
+    )

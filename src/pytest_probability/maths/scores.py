@@ -109,11 +109,13 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, NamedTuple, Sequence, Tuple
+from typing import Any, NamedTuple
 
 from ..vocabulary import FAILED, PASSED
-from . import clusters as inputs, stats
+from . import clusters as inputs
+from . import stats
 
 __all__ = [
     "BETTING",
@@ -151,13 +153,13 @@ __all__ = [
 ]
 
 #: The default score range, ``prob_score_range = 0,1``.
-DEFAULT_RANGE: Tuple[float, float] = (0.0, 1.0)
+DEFAULT_RANGE: tuple[float, float] = (0.0, 1.0)
 
 #: Interval methods: the hedged capital CI (the default), its time-uniform sequence, Student's t.
 BETTING = "betting"
 BETTING_CS = "betting-cs"
 STUDENT_T = "t"
-METHODS: Tuple[str, ...] = (BETTING, BETTING_CS, STUDENT_T)
+METHODS: tuple[str, ...] = (BETTING, BETTING_CS, STUDENT_T)
 #: The method name of :func:`paired_difference`'s interval.
 PAIRED_BOOTSTRAP = "paired-bootstrap"
 
@@ -184,7 +186,7 @@ def _level(level: object) -> float:
     return stats.parse_confidence(level)
 
 
-def check_range(low: object = 0.0, high: object = 1.0) -> Tuple[float, float]:
+def check_range(low: object = 0.0, high: object = 1.0) -> tuple[float, float]:
     """``(low, high)`` as floats: finite numbers with ``low < high``."""
     lo = stats.as_real(low, "the score range's low end")
     hi = stats.as_real(high, "the score range's high end")
@@ -193,7 +195,7 @@ def check_range(low: object = 0.0, high: object = 1.0) -> Tuple[float, float]:
     return lo, hi
 
 
-def parse_range(value: object) -> Tuple[float, float]:
+def parse_range(value: object) -> tuple[float, float]:
     """A score range from text (``"0,1"``, ``"1, 5"``) or a pair of numbers; see :func:`check_range`."""
     if isinstance(value, str):
         parts = [part.strip() for part in value.split(",")]
@@ -204,7 +206,9 @@ def parse_range(value: object) -> Tuple[float, float]:
             try:
                 numbers.append(float(part))
             except ValueError:
-                raise ValueError(f"a score range is two numbers separated by a comma, such as 0,1; got {value!r}") from None
+                raise ValueError(
+                    f"a score range is two numbers separated by a comma, such as 0,1; got {value!r}"
+                ) from None
         return check_range(numbers[0], numbers[1])
     if isinstance(value, (bytes, bool)) or not isinstance(value, (tuple, list)) or len(value) != 2:
         raise TypeError(f"a score range is 'low,high' text or a pair of numbers, got {value!r}")
@@ -239,8 +243,13 @@ def _unit(scores: Iterable[float], lo: float, hi: float) -> list[float]:
     if isinstance(scores, (str, bytes)):
         raise TypeError(f"scores must be an iterable of numbers, got {scores!r}")
     data = scores if isinstance(scores, list) else list(scores)
-    if data and set(map(type, data)) <= {float, int} and lo <= min(data) and max(data) <= hi \
-            and math.isfinite(sum(data)):
+    if (
+        data
+        and set(map(type, data)) <= {float, int}
+        and lo <= min(data)
+        and max(data) <= hi
+        and math.isfinite(sum(data))
+    ):
         values = [float(v) for v in data]
     else:
         values = _values(data)
@@ -294,7 +303,7 @@ class ScoreSummary:
         return {"n": self.n, "mean": self.mean, "sd": self.sd, "ci": self.ci.to_dict() if self.ci else None}
 
 
-def mean_and_sd(scores: Iterable[float]) -> Tuple[int, float | None, float | None]:
+def mean_and_sd(scores: Iterable[float]) -> tuple[int, float | None, float | None]:
     """``(n, mean, sd)``: :func:`statistics.fmean` and the sample standard deviation
     (``ddof=1``, :func:`statistics.stdev`); the mean is ``None`` with no score and
     the standard deviation ``None`` below two."""
@@ -306,8 +315,14 @@ def mean_and_sd(scores: Iterable[float]) -> Tuple[int, float | None, float | Non
     return len(data), mean, sd
 
 
-def summarize(scores: Sequence[float], level: float = 0.95, low: float = 0.0, high: float = 1.0,
-              method: str = BETTING, horizon: int | None = None) -> ScoreSummary:
+def summarize(
+    scores: Sequence[float],
+    level: float = 0.95,
+    low: float = 0.0,
+    high: float = 1.0,
+    method: str = BETTING,
+    horizon: int | None = None,
+) -> ScoreSummary:
     """n, mean, sd and :func:`score_interval` of one case's scores (in run order); no interval with no score."""
     lo, hi = check_range(low, high)
     rescale(scores, lo, hi)  # validated even when empty of an interval
@@ -319,8 +334,9 @@ def summarize(scores: Sequence[float], level: float = 0.95, low: float = 0.0, hi
 # -- the betting interval ------------------------------------------------------------------
 
 
-def betting_bets(values: Sequence[float], level: float, horizon: int | None = None,
-                 time_uniform: bool = False) -> list[float]:
+def betting_bets(
+    values: Sequence[float], level: float, horizon: int | None = None, time_uniform: bool = False
+) -> list[float]:
     """The predictable plug-in bets ``lam_1..lam_n`` of scores already on [0, 1] (in run order).
 
     ``lam_t = sqrt(2 log(1/(alpha theta)) / (s_t sigma2_{t-1}))`` with ``s_t =
@@ -372,7 +388,7 @@ class _Gambler:
     def __init__(self, bets: list[float], values: list[float], c: float) -> None:
         self.bets = bets
         self.values = values
-        self.offsets = [1.0 + bet * y for bet, y in zip(bets, values)]
+        self.offsets = [1.0 + bet * y for bet, y in zip(bets, values, strict=False)]
         self.top = max(bets) if bets else 0.0
         self.c = c
         # Each factor lies in [1 - c, 1 + top]: multiply at most `span` of them before a logarithm.
@@ -392,20 +408,20 @@ class _Gambler:
             base += math.log(product)
         return log_best
 
-    def _peak(self, start: int, stop: int, m: float, cap: float) -> Tuple[float, float]:
+    def _peak(self, start: int, stop: int, m: float, cap: float) -> tuple[float, float]:
         """(the highest running product, or 1; the last) of the factors ``start..stop-1``."""
         product = best = 1.0
         if self.top <= cap:  # no bet truncated at this m: the factor is 1 + lam y - lam m
             if start == 0 and stop == len(self.values):
-                pairs = zip(self.offsets, self.bets)
+                pairs = zip(self.offsets, self.bets, strict=False)
             else:
-                pairs = zip(self.offsets[start:stop], self.bets[start:stop])
+                pairs = zip(self.offsets[start:stop], self.bets[start:stop], strict=False)
             for offset, bet in pairs:
                 product *= offset - bet * m
                 if product > best:
                     best = product
             return best, product
-        for bet, y in zip(self.bets[start:stop], self.values[start:stop]):
+        for bet, y in zip(self.bets[start:stop], self.values[start:stop], strict=False):
             if bet > cap:
                 bet = cap
             product *= 1.0 + bet * (y - m)
@@ -498,7 +514,7 @@ def _lower_bound(gambler: _Gambler, mean: float, threshold: float, guess: float)
     return low
 
 
-def _betting_unit(values: list[float], level: float, horizon: int, time_uniform: bool) -> Tuple[float, float]:
+def _betting_unit(values: list[float], level: float, horizon: int, time_uniform: bool) -> tuple[float, float]:
     """The betting interval of scores on [0, 1] (validated, at least one)."""
     alpha = 1.0 - level
     c = CS_TRUNCATION if time_uniform else CI_TRUNCATION
@@ -506,7 +522,7 @@ def _betting_unit(values: list[float], level: float, horizon: int, time_uniform:
     bets = _bets(values, alpha, horizon, time_uniform)
     mean = math.fsum(values) / len(values)
     s1 = s1y = s2 = s2y = s2yy = 0.0
-    for bet, y in zip(bets, values):
+    for bet, y in zip(bets, values, strict=False):
         square = bet * bet
         s1 += bet
         s1y += bet * y
@@ -521,15 +537,21 @@ def _betting_unit(values: list[float], level: float, horizon: int, time_uniform:
     return min(low, mean), max(high, mean)
 
 
-def _t_unit(values: Sequence[float], level: float) -> Tuple[float, float]:
+def _t_unit(values: Sequence[float], level: float) -> tuple[float, float]:
     if len(values) < 2:
         return 0.0, 1.0
     low, high = inputs.t_interval(values, level)
     return max(0.0, low), min(1.0, high)
 
 
-def score_interval(scores: Sequence[float], level: float = 0.95, low: float = 0.0, high: float = 1.0,
-                   method: str = BETTING, horizon: int | None = None) -> ScoreInterval:
+def score_interval(
+    scores: Sequence[float],
+    level: float = 0.95,
+    low: float = 0.0,
+    high: float = 1.0,
+    method: str = BETTING,
+    horizon: int | None = None,
+) -> ScoreInterval:
     """The interval for the mean of one case's ``scores`` (in run order, at least one) at ``level``.
 
     ``method``: ``betting`` (the default; the bets tuned to ``horizon`` runs,
@@ -571,11 +593,30 @@ class ScoreSequence:
     do). O(1) per score.
     """
 
-    __slots__ = ("bar", "confidence", "low", "high", "horizon", "runs", "verdict", "_b", "_numerator", "_threshold",
-                 "_cap_above", "_cap_below", "_total", "_squares", "_variance", "_log_above", "_log_below", "_span")
+    __slots__ = (
+        "bar",
+        "confidence",
+        "low",
+        "high",
+        "horizon",
+        "runs",
+        "verdict",
+        "_b",
+        "_numerator",
+        "_threshold",
+        "_cap_above",
+        "_cap_below",
+        "_total",
+        "_squares",
+        "_variance",
+        "_log_above",
+        "_log_below",
+        "_span",
+    )
 
-    def __init__(self, bar: float, confidence: float, low: float = 0.0, high: float = 1.0,
-                 horizon: int | None = None) -> None:
+    def __init__(
+        self, bar: float, confidence: float, low: float = 0.0, high: float = 1.0, horizon: int | None = None
+    ) -> None:
         self.low, self.high = check_range(low, high)
         self.bar = stats.as_real(bar, "bar")
         self.confidence = _level(confidence)
@@ -635,13 +676,19 @@ class ScoreSequence:
         return self.verdict
 
     @property
-    def log_capitals(self) -> Tuple[float, float]:
+    def log_capitals(self) -> tuple[float, float]:
         """``(log K+_t(bar), log K-_t(bar))`` at the last score taken before the verdict (frozen after it)."""
         return self._log_above, self._log_below
 
 
-def sequential_score_verdict(scores: Iterable[float], bar: float, confidence: float, low: float = 0.0,
-                             high: float = 1.0, horizon: int | None = None) -> str | None:
+def sequential_score_verdict(
+    scores: Iterable[float],
+    bar: float,
+    confidence: float,
+    low: float = 0.0,
+    high: float = 1.0,
+    horizon: int | None = None,
+) -> str | None:
     """PASSED / FAILED once the sequential rule has decided on ``scores`` (in run order), else None.
 
     :class:`ScoreSequence` over all the scores; pure, for a case re-judged from its records.
@@ -653,8 +700,14 @@ def sequential_score_verdict(scores: Iterable[float], bar: float, confidence: fl
 # -- one case's difference of two mean scores -------------------------------------------------------
 
 
-def difference_interval(arm: Sequence[float], base: Sequence[float], lower_tail: float,
-                        upper_tail: float | None = None, low: float = 0.0, high: float = 1.0) -> ScoreInterval:
+def difference_interval(
+    arm: Sequence[float],
+    base: Sequence[float],
+    lower_tail: float,
+    upper_tail: float | None = None,
+    low: float = 0.0,
+    high: float = 1.0,
+) -> ScoreInterval:
     """An interval for ``mean(arm) - mean(base)`` of two independent sets of runs (not paired).
 
     Newcombe's hybrid (MOVER: Newcombe 1998; Zou & Donner 2008) with the betting
@@ -700,7 +753,7 @@ def _t_cdf(t: float, df: float) -> float:
     return 1.0 - tail if t > 0 else tail
 
 
-def welch_test(arm: Sequence[float], base: Sequence[float]) -> Tuple[float, float] | None:
+def welch_test(arm: Sequence[float], base: Sequence[float]) -> tuple[float, float] | None:
     """One-sided Welch t-test p-values ``(p_less, p_greater)`` for ``mean(arm) < mean(base)`` and ``>``.
 
     ``scipy.stats.ttest_ind(arm, base, equal_var=False, alternative="less" / "greater")``.
@@ -728,7 +781,7 @@ def welch_test(arm: Sequence[float], base: Sequence[float]) -> Tuple[float, floa
 # -- paired comparisons over inputs ---------------------------------------------------------------
 
 
-def percentile_p_values(means: Sequence[float]) -> Tuple[float, float]:
+def percentile_p_values(means: Sequence[float]) -> tuple[float, float]:
     """``(p_less, p_greater)`` of a bootstrap distribution of a difference (sorted ascending).
 
     ``p_greater`` is the tail ``tau`` at which the percentile lower bound
@@ -787,7 +840,7 @@ class PairedScores:
 
     inputs: int
     difference: float | None
-    differences: Tuple[float, ...]
+    differences: tuple[float, ...]
     ci: ScoreInterval | None
     t_ci: ScoreInterval | None
     p_less: float | None
@@ -798,9 +851,9 @@ class PairedScores:
     correlation: float | None
     suppressed: str | None
     #: The resampled mean differences, sorted (empty when suppressed).
-    means: Tuple[float, ...] = field(default=(), repr=False)
+    means: tuple[float, ...] = field(default=(), repr=False)
 
-    def interval(self, tail: float) -> Tuple[float, float] | None:
+    def interval(self, tail: float) -> tuple[float, float] | None:
         """The percentile bounds at one-sided error ``tail`` each (a local level's ``alpha / 2``)."""
         if not self.means:
             return None
@@ -820,9 +873,15 @@ def _side(values: object, name: str, lo: float, hi: float) -> list[float]:
     return checked
 
 
-def paired_difference(pairs: Iterable[Tuple[Sequence[float], Sequence[float]]], level: float = 0.95,
-                      low: float = 0.0, high: float = 1.0, resamples: int = inputs.RESAMPLES,
-                      seed: int = inputs.SEED, min_inputs: int = inputs.MIN_INPUTS) -> PairedScores:
+def paired_difference(
+    pairs: Iterable[tuple[Sequence[float], Sequence[float]]],
+    level: float = 0.95,
+    low: float = 0.0,
+    high: float = 1.0,
+    resamples: int = inputs.RESAMPLES,
+    seed: int = inputs.SEED,
+    min_inputs: int = inputs.MIN_INPUTS,
+) -> PairedScores:
     """The mean over inputs of ``mean(arm scores) - mean(baseline scores)``, with the paired bootstrap.
 
     ``pairs``: per input, in input-id order, ``(arm scores, baseline scores)``,
@@ -853,7 +912,7 @@ def paired_difference(pairs: Iterable[Tuple[Sequence[float], Sequence[float]]], 
             raise TypeError(f"each input must be an (arm scores, baseline scores) pair, got {pair!r}") from None
         arm_means.append(statistics.fmean(_side(arm, "the arm", lo, hi)))
         base_means.append(statistics.fmean(_side(base, "the baseline", lo, hi)))
-    differences = tuple(a - b for a, b in zip(arm_means, base_means))
+    differences = tuple(a - b for a, b in zip(arm_means, base_means, strict=False))
     n = len(differences)
     correlation = None
     if n >= 2:
@@ -865,19 +924,28 @@ def paired_difference(pairs: Iterable[Tuple[Sequence[float], Sequence[float]]], 
         return PairedScores(0, None, (), None, None, None, None, None, count, seed, None, inputs.fewer_inputs(least))
     estimate = math.fsum(differences) / n
     if n < least:
-        return PairedScores(n, estimate, differences, None, None, None, None, None, count, seed, correlation,
-                            inputs.fewer_inputs(least))
+        return PairedScores(
+            n, estimate, differences, None, None, None, None, None, count, seed, correlation, inputs.fewer_inputs(least)
+        )
     means = tuple(sorted(float(v) for v in inputs.bootstrap_means(differences, count, seed)))
     span = hi - lo
     ci_low, ci_high = inputs.percentile_interval(means, level)
     t_low, t_high = inputs.t_interval(differences, level)
     p_less, p_greater = percentile_p_values(means)
     return PairedScores(
-        inputs=n, difference=estimate, differences=differences,
+        inputs=n,
+        difference=estimate,
+        differences=differences,
         ci=ScoreInterval(max(-span, float(ci_low)), min(span, float(ci_high)), PAIRED_BOOTSTRAP, level),
         t_ci=ScoreInterval(float(t_low), float(t_high), STUDENT_T, level),
-        p_less=p_less, p_greater=p_greater, p=min(1.0, 2.0 * min(p_less, p_greater)),
-        resamples=count, seed=seed, correlation=correlation, suppressed=None, means=means,
+        p_less=p_less,
+        p_greater=p_greater,
+        p=min(1.0, 2.0 * min(p_less, p_greater)),
+        resamples=count,
+        seed=seed,
+        correlation=correlation,
+        suppressed=None,
+        means=means,
     )
 
 
@@ -905,8 +973,8 @@ def score_icc(groups: Sequence[Sequence[float]], clip: bool = True) -> float | N
         return None
     grand = math.fsum(math.fsum(group) for group in data) / runs
     means = [statistics.fmean(group) for group in data]
-    ssb = math.fsum(len(group) * (mean - grand) ** 2 for group, mean in zip(data, means))
-    ssw = math.fsum(math.fsum((y - mean) ** 2 for y in group) for group, mean in zip(data, means))
+    ssb = math.fsum(len(group) * (mean - grand) ** 2 for group, mean in zip(data, means, strict=False))
+    ssw = math.fsum(math.fsum((y - mean) ** 2 for y in group) for group, mean in zip(data, means, strict=False))
     msb = ssb / (count - 1)
     msw = ssw / (runs - count)
     k0 = (runs - math.fsum(len(group) ** 2 for group in data) / runs) / (count - 1)
@@ -943,9 +1011,17 @@ class ScoreInputsEstimate(NamedTuple):
     method: str
 
 
-def input_estimate(groups: Sequence[Sequence[float]], level: float = 0.95, low: float = 0.0, high: float = 1.0,
-                   resamples: int = inputs.RESAMPLES, seed: int = inputs.SEED, min_inputs: int = inputs.MIN_INPUTS,
-                   stopped: Iterable[bool] | None = None, interval: str = inputs.PERCENTILE) -> ScoreInputsEstimate:
+def input_estimate(
+    groups: Sequence[Sequence[float]],
+    level: float = 0.95,
+    low: float = 0.0,
+    high: float = 1.0,
+    resamples: int = inputs.RESAMPLES,
+    seed: int = inputs.SEED,
+    min_inputs: int = inputs.MIN_INPUTS,
+    stopped: Iterable[bool] | None = None,
+    interval: str = inputs.PERCENTILE,
+) -> ScoreInputsEstimate:
     """The mean score over inputs (``groups``: each input's scores, in case-id order, at least one input).
 
     The per-input mean scores, rescaled to [0, 1], go through
@@ -999,18 +1075,28 @@ def input_estimate(groups: Sequence[Sequence[float]], level: float = 0.95, low: 
         t_low, t_high = inputs.t_interval(values, level)
         t_ci = ScoreInterval(lo + span * float(t_low), lo + span * float(t_high), STUDENT_T, level)
     return ScoreInputsEstimate(
-        inputs=len(values), runs_min=min(totals), runs_mean=statistics.fmean(totals), runs_max=max(totals),
-        runs_harmonic=float(k), estimate=lo + span * statistics.fmean(values), ci=ci, t_ci=t_ci, icc=rho,
-        width_factor=factor, runs_change=runs_change, inputs_change=inputs_change, suppressed=suppressed,
-        stopped=halted, method=method,
+        inputs=len(values),
+        runs_min=min(totals),
+        runs_mean=statistics.fmean(totals),
+        runs_max=max(totals),
+        runs_harmonic=float(k),
+        estimate=lo + span * statistics.fmean(values),
+        ci=ci,
+        t_ci=t_ci,
+        icc=rho,
+        width_factor=factor,
+        runs_change=runs_change,
+        inputs_change=inputs_change,
+        suppressed=suppressed,
+        stopped=halted,
+        method=method,
     )
 
 
 # -- planning --------------------------------------------------------------------------------------------
 
 
-def fewest_runs(bar: float, level: float = 0.95, low: float = 0.0, high: float = 1.0,
-                cap: int = 100_000) -> int | None:
+def fewest_runs(bar: float, level: float = 0.95, low: float = 0.0, high: float = 1.0, cap: int = 100_000) -> int | None:
     """The fewest runs with which a score gate at ``bar`` can pass at all: every score at the top of the
     range, the default interval's lower bound (:func:`score_interval`) at or above the bar. None when not
     even ``cap`` runs reach it (a bar at the top of the range never passes).

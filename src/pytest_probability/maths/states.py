@@ -41,8 +41,8 @@ what that night decided.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from . import stats
 
@@ -72,13 +72,21 @@ class Rule:
         if self.window < 1 or self.broken_runs < 1 or self.fixed_nights < 1:
             raise ValueError("window, broken_runs and fixed_nights must be at least 1")
         if not 0.0 < self.failing_bar < self.flaky_bar <= 1.0:
-            raise ValueError(f"the bars must satisfy 0 < failing_bar < flaky_bar <= 1, got {self.failing_bar} "
-                             f"and {self.flaky_bar}")
+            raise ValueError(
+                f"the bars must satisfy 0 < failing_bar < flaky_bar <= 1, got {self.failing_bar} and {self.flaky_bar}"
+            )
 
     def to_dict(self) -> dict[str, object]:
-        return {"rule": "since-clean interval", "window": self.window, "flaky_bar": self.flaky_bar,
-                "failing_bar": self.failing_bar, "broken_runs": self.broken_runs,
-                "fixed_nights": self.fixed_nights, "method": self.method, "confidence": self.confidence}
+        return {
+            "rule": "since-clean interval",
+            "window": self.window,
+            "flaky_bar": self.flaky_bar,
+            "failing_bar": self.failing_bar,
+            "broken_runs": self.broken_runs,
+            "fixed_nights": self.fixed_nights,
+            "method": self.method,
+            "confidence": self.confidence,
+        }
 
 
 @dataclass(frozen=True)
@@ -134,7 +142,9 @@ class Story:
 
 
 @functools.lru_cache(maxsize=65536)
-def _interval(method: str, confidence: float, prior: tuple[float, float], passes: int, total: int) -> tuple[float, float]:
+def _interval(
+    method: str, confidence: float, prior: tuple[float, float], passes: int, total: int
+) -> tuple[float, float]:
     return stats.interval(method, passes, total, confidence, prior)
 
 
@@ -231,8 +241,23 @@ def stories(nights: Sequence[Night | None], rule: Rule, keep_stored: bool = True
         if runs:
             pass_low, pass_high = _interval(rule.method, rule.confidence, rule.prior, runs - fails, runs)
             flake_low, flake_high = 1.0 - pass_high, 1.0 - pass_low
-        story = Story(night.night, state, since, first_flaky, previous.state if previous is not None else None,
-                      len(ran), passes, total, len(evidence), low, high, fails, runs, flake_low, flake_high)
+        story = Story(
+            night.night,
+            state,
+            since,
+            first_flaky,
+            previous.state if previous is not None else None,
+            len(ran),
+            passes,
+            total,
+            len(evidence),
+            low,
+            high,
+            fails,
+            runs,
+            flake_low,
+            flake_high,
+        )
         out.append(story)
         states.append((index, state))
         previous = story

@@ -39,8 +39,9 @@ from __future__ import annotations
 import math
 import operator
 import re
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
-from typing import Callable, Iterable, NamedTuple, Sequence, SupportsFloat, SupportsIndex, Tuple, cast
+from typing import NamedTuple, SupportsFloat, SupportsIndex, cast
 
 __all__ = [
     "METHODS",
@@ -70,7 +71,7 @@ __all__ = [
 ]
 
 #: Valid interval method names, in the order they are listed in messages.
-METHODS: Tuple[str, ...] = ("exact", "wilson", "bayes")
+METHODS: tuple[str, ...] = ("exact", "wilson", "bayes")
 
 _EPS = 2.220446049250313e-16  # sys.float_info.epsilon
 _TINY = 1e-300  # modified Lentz: stand-in for a zero denominator
@@ -108,7 +109,7 @@ def as_real(value: object, name: str) -> float:
     return result
 
 
-def _check_counts(k: object, n: object) -> Tuple[int, int]:
+def _check_counts(k: object, n: object) -> tuple[int, int]:
     n_ = as_int(n, "n")
     k_ = as_int(k, "k")
     if n_ < 1:
@@ -121,18 +122,14 @@ def _check_counts(k: object, n: object) -> Tuple[int, int]:
 def _check_confidence(confidence: object) -> float:
     if isinstance(confidence, str):
         raise TypeError(
-            f"confidence must be a number, got the string {confidence!r}; "
-            "use parse_confidence() to convert text"
+            f"confidence must be a number, got the string {confidence!r}; use parse_confidence() to convert text"
         )
     return parse_confidence(confidence)
 
 
-def _check_prior(prior: object) -> Tuple[float, float]:
+def _check_prior(prior: object) -> tuple[float, float]:
     if isinstance(prior, str):
-        raise TypeError(
-            f"prior must be a pair of numbers, got the string {prior!r}; "
-            "use parse_prior() to convert text"
-        )
+        raise TypeError(f"prior must be a pair of numbers, got the string {prior!r}; use parse_prior() to convert text")
     return parse_prior(prior)
 
 
@@ -170,37 +167,117 @@ def normal_ppf(p: float) -> float:
     q = p - 0.5
     if abs(q) <= 0.425:
         r = 0.180625 - q * q
-        num = (((((((2.5090809287301226727e3 * r + 3.3430575583588128105e4) * r
-                    + 6.7265770927008700853e4) * r + 4.5921953931549871457e4) * r
-                  + 1.3731693765509461125e4) * r + 1.9715909503065514427e3) * r
-                + 1.3314166789178437745e2) * r + 3.3871328727963666080e0) * q
-        den = (((((((5.2264952788528545610e3 * r + 2.8729085735721942674e4) * r
-                    + 3.9307895800092710610e4) * r + 2.1213794301586595867e4) * r
-                  + 5.3941960214247511077e3) * r + 6.8718700749205790830e2) * r
-                + 4.2313330701600911252e1) * r + 1.0)
+        num = (
+            (
+                (
+                    (
+                        (
+                            ((2.5090809287301226727e3 * r + 3.3430575583588128105e4) * r + 6.7265770927008700853e4) * r
+                            + 4.5921953931549871457e4
+                        )
+                        * r
+                        + 1.3731693765509461125e4
+                    )
+                    * r
+                    + 1.9715909503065514427e3
+                )
+                * r
+                + 1.3314166789178437745e2
+            )
+            * r
+            + 3.3871328727963666080e0
+        ) * q
+        den = (
+            (
+                (
+                    (
+                        ((5.2264952788528545610e3 * r + 2.8729085735721942674e4) * r + 3.9307895800092710610e4) * r
+                        + 2.1213794301586595867e4
+                    )
+                    * r
+                    + 5.3941960214247511077e3
+                )
+                * r
+                + 6.8718700749205790830e2
+            )
+            * r
+            + 4.2313330701600911252e1
+        ) * r + 1.0
         return num / den
     r = p if q <= 0.0 else 1.0 - p
     r = math.sqrt(-math.log(r))
     if r <= 5.0:
         r -= 1.6
-        num = (((((((7.74545014278341407640e-4 * r + 2.27238449892691845833e-2) * r
-                    + 2.41780725177450611770e-1) * r + 1.27045825245236838258e0) * r
-                  + 3.64784832476320460504e0) * r + 5.76949722146069140550e0) * r
-                + 4.63033784615654529590e0) * r + 1.42343711074968357734e0)
-        den = (((((((1.05075007164441684324e-9 * r + 5.47593808499534494600e-4) * r
-                    + 1.51986665636164571966e-2) * r + 1.48103976427480074590e-1) * r
-                  + 6.89767334985100004550e-1) * r + 1.67638483018380384940e0) * r
-                + 2.05319162663775882187e0) * r + 1.0)
+        num = (
+            (
+                (
+                    (
+                        ((7.74545014278341407640e-4 * r + 2.27238449892691845833e-2) * r + 2.41780725177450611770e-1)
+                        * r
+                        + 1.27045825245236838258e0
+                    )
+                    * r
+                    + 3.64784832476320460504e0
+                )
+                * r
+                + 5.76949722146069140550e0
+            )
+            * r
+            + 4.63033784615654529590e0
+        ) * r + 1.42343711074968357734e0
+        den = (
+            (
+                (
+                    (
+                        ((1.05075007164441684324e-9 * r + 5.47593808499534494600e-4) * r + 1.51986665636164571966e-2)
+                        * r
+                        + 1.48103976427480074590e-1
+                    )
+                    * r
+                    + 6.89767334985100004550e-1
+                )
+                * r
+                + 1.67638483018380384940e0
+            )
+            * r
+            + 2.05319162663775882187e0
+        ) * r + 1.0
     else:
         r -= 5.0
-        num = (((((((2.01033439929228813265e-7 * r + 2.71155556874348757815e-5) * r
-                    + 1.24266094738807843860e-3) * r + 2.65321895265761230930e-2) * r
-                  + 2.96560571828504891230e-1) * r + 1.78482653991729133580e0) * r
-                + 5.46378491116411436990e0) * r + 6.65790464350110377720e0)
-        den = (((((((2.04426310338993978564e-15 * r + 1.42151175831644588870e-7) * r
-                    + 1.84631831751005468180e-5) * r + 7.86869131145613259100e-4) * r
-                  + 1.48753612908506148525e-2) * r + 1.36929880922735805310e-1) * r
-                + 5.99832206555887937690e-1) * r + 1.0)
+        num = (
+            (
+                (
+                    (
+                        ((2.01033439929228813265e-7 * r + 2.71155556874348757815e-5) * r + 1.24266094738807843860e-3)
+                        * r
+                        + 2.65321895265761230930e-2
+                    )
+                    * r
+                    + 2.96560571828504891230e-1
+                )
+                * r
+                + 1.78482653991729133580e0
+            )
+            * r
+            + 5.46378491116411436990e0
+        ) * r + 6.65790464350110377720e0
+        den = (
+            (
+                (
+                    (
+                        ((2.04426310338993978564e-15 * r + 1.42151175831644588870e-7) * r + 1.84631831751005468180e-5)
+                        * r
+                        + 7.86869131145613259100e-4
+                    )
+                    * r
+                    + 1.48753612908506148525e-2
+                )
+                * r
+                + 1.36929880922735805310e-1
+            )
+            * r
+            + 5.99832206555887937690e-1
+        ) * r + 1.0
     x = num / den
     return -x if q < 0.0 else x
 
@@ -221,8 +298,14 @@ def _stirling_correction(x: float) -> float:
     """
     r = 1.0 / x
     r2 = r * r
-    return r * (1.0 / 12.0 + r2 * (-1.0 / 360.0 + r2 * (1.0 / 1260.0 + r2 * (
-        -1.0 / 1680.0 + r2 * (1.0 / 1188.0 + r2 * (-691.0 / 360360.0 + r2 / 156.0))))))
+    return r * (
+        1.0 / 12.0
+        + r2
+        * (
+            -1.0 / 360.0
+            + r2 * (1.0 / 1260.0 + r2 * (-1.0 / 1680.0 + r2 * (1.0 / 1188.0 + r2 * (-691.0 / 360360.0 + r2 / 156.0))))
+        )
+    )
 
 
 def _lbeta(a: float, b: float) -> float:
@@ -241,10 +324,15 @@ def _lbeta(a: float, b: float) -> float:
     corr = _stirling_correction(b) - _stirling_correction(a + b)
     if a < 10.0:
         # lgamma(b) - lgamma(a + b) by Stirling, rearranged without cancellation.
-        return (math.lgamma(a) - (b - 0.5) * math.log1p(a / b)
-                - a * math.log(a + b) + a + corr)
-    return (_HALF_LOG_2PI - 0.5 * math.log(b) + _stirling_correction(a) + corr
-            + (a - 0.5) * math.log(a / (a + b)) - b * math.log1p(a / b))
+        return math.lgamma(a) - (b - 0.5) * math.log1p(a / b) - a * math.log(a + b) + a + corr
+    return (
+        _HALF_LOG_2PI
+        - 0.5 * math.log(b)
+        + _stirling_correction(a)
+        + corr
+        + (a - 0.5) * math.log(a / (a + b))
+        - b * math.log1p(a / b)
+    )
 
 
 def _log1mexp(x: float) -> float:
@@ -292,8 +380,12 @@ def _log_front(x: float, a: float, b: float, lam: float) -> float:
         u = _rlog1(e1) if abs(e1) <= 0.6 else e1 - math.log(x * (a + b) / a)
         e2 = lam / b
         v = _rlog1(e2) if abs(e2) <= 0.6 else e2 - math.log((1.0 - x) * (a + b) / b)
-        return (-(a * u + b * v) + 0.5 * math.log(a * b / (a + b)) - _HALF_LOG_2PI
-                - (_stirling_correction(a) + _stirling_correction(b) - _stirling_correction(a + b)))
+        return (
+            -(a * u + b * v)
+            + 0.5 * math.log(a * b / (a + b))
+            - _HALF_LOG_2PI
+            - (_stirling_correction(a) + _stirling_correction(b) - _stirling_correction(a + b))
+        )
     return a * math.log(x) + b * math.log1p(-x) - _lbeta(a, b)
 
 
@@ -348,7 +440,7 @@ def _betacf(a: float, b: float, x: float, y: float, lam: float) -> float:
     )
 
 
-def _log_ibeta(x: float, a: float, b: float) -> Tuple[float, float, float]:
+def _log_ibeta(x: float, a: float, b: float) -> tuple[float, float, float]:
     """Return ``(log I_x(a, b), log(1 - I_x(a, b)), log(x**a (1-x)**b / B(a, b)))``.
 
     The tail computed directly by the continued fraction (the lower one for
@@ -530,7 +622,7 @@ def beta_isf(q: float, a: float, b: float) -> float:
 # ---------------------------------------------------------------------------
 
 
-def clopper_pearson(k: int, n: int, confidence: float) -> Tuple[float, float]:
+def clopper_pearson(k: int, n: int, confidence: float) -> tuple[float, float]:
     """Clopper-Pearson ("exact") two-sided interval for a binomial proportion.
 
     ``low`` is the ``alpha/2`` quantile of Beta(k, n-k+1) and ``high`` the
@@ -558,7 +650,7 @@ def clopper_pearson(k: int, n: int, confidence: float) -> Tuple[float, float]:
     return low, high
 
 
-def _wilson_small_k(k: int, n: int, z: float) -> Tuple[float, float]:
+def _wilson_small_k(k: int, n: int, z: float) -> tuple[float, float]:
     p = k / n
     z2 = z * z
     denom = 1.0 + z2 / n
@@ -571,7 +663,7 @@ def _wilson_small_k(k: int, n: int, z: float) -> Tuple[float, float]:
     return min(max(low, 0.0), 1.0), min(high, 1.0)
 
 
-def wilson(k: int, n: int, confidence: float) -> Tuple[float, float]:
+def wilson(k: int, n: int, confidence: float) -> tuple[float, float]:
     """Wilson score interval (no continuity correction), clipped to [0, 1].
 
     The bounds are the two solutions ``x`` of ``|k/n - x| = z * sqrt(x(1-x)/n)``
@@ -593,8 +685,8 @@ def beta_credible(
     k: int,
     n: int,
     confidence: float,
-    prior: Tuple[float, float] = (1.0, 1.0),
-) -> Tuple[float, float]:
+    prior: tuple[float, float] = (1.0, 1.0),
+) -> tuple[float, float]:
     """Equal-tailed credible interval of the Beta(a + k, b + n - k) posterior.
 
     ``prior=(a, b)`` is the Beta prior on the pass rate: ``(1, 1)`` is uniform,
@@ -614,8 +706,8 @@ def interval(
     k: int,
     n: int,
     confidence: float,
-    prior: Tuple[float, float] = (1.0, 1.0),
-) -> Tuple[float, float]:
+    prior: tuple[float, float] = (1.0, 1.0),
+) -> tuple[float, float]:
     """Interval for ``k`` passes of ``n`` runs by *method* (see :data:`METHODS`).
 
     ``"exact"`` -> :func:`clopper_pearson`, ``"wilson"`` -> :func:`wilson`,
@@ -638,7 +730,7 @@ def runs_needed(
     min_rate: float,
     confidence: float,
     method: str = "exact",
-    prior: Tuple[float, float] = (1.0, 1.0),
+    prior: tuple[float, float] = (1.0, 1.0),
     max_runs: int = 100_000,
 ) -> int | None:
     """Fewest runs after which an always-passing case can pass the gate.
@@ -771,7 +863,7 @@ def _type7(xs: Sequence[float], q: float) -> float:
     return xs[j] + frac * (xs[j + 1] - xs[j])
 
 
-def _binom_cdf_sf(j: int, n: int, q: float) -> Tuple[float, float]:
+def _binom_cdf_sf(j: int, n: int, q: float) -> tuple[float, float]:
     """``(P(B <= j), P(B > j))`` for ``B ~ Binomial(n, q)``, ``0 <= j < n``.
 
     Uses ``P(B > j) = I_q(j + 1, n - j)``.
@@ -781,7 +873,7 @@ def _binom_cdf_sf(j: int, n: int, q: float) -> Tuple[float, float]:
 
 
 @lru_cache(maxsize=1024)
-def _ranks(n: int, q: float, confidence: float) -> Tuple[int | None, int | None]:
+def _ranks(n: int, q: float, confidence: float) -> tuple[int | None, int | None]:
     half = (1.0 - confidence) / 2.0
     # Lower rank: the largest l in 1..n with P(B <= l - 1) <= half.
     if _binom_cdf_sf(0, n, q)[0] > half:
@@ -810,7 +902,7 @@ def _ranks(n: int, q: float, confidence: float) -> Tuple[int | None, int | None]
     return low, high
 
 
-def quantile_ranks(n: int, q: float, confidence: float) -> Tuple[int | None, int | None]:
+def quantile_ranks(n: int, q: float, confidence: float) -> tuple[int | None, int | None]:
     """1-based ranks ``(l, u)`` of the order statistics bounding the q-quantile.
 
     With ``B ~ Binomial(n, q)`` (the number of samples below the true
@@ -846,11 +938,11 @@ def quantile_interval(samples: Iterable[float], q: float, confidence: float) -> 
     q_ = _check_quantile_level(q)
     confidence = _check_confidence(confidence)
     xs = _sorted_samples(samples)
-    l, u = _ranks(len(xs), q_, confidence)
+    lower, upper = _ranks(len(xs), q_, confidence)
     return QuantileEstimate(
         estimate=_type7(xs, q_),
-        low=None if l is None else xs[l - 1],
-        high=None if u is None else xs[u - 1],
+        low=None if lower is None else xs[lower - 1],
+        high=None if upper is None else xs[upper - 1],
     )
 
 
@@ -859,7 +951,7 @@ def quantile_interval(samples: Iterable[float], q: float, confidence: float) -> 
 # ---------------------------------------------------------------------------
 
 
-def _check_nck(n: object, c: object, k: object) -> Tuple[int, int, int]:
+def _check_nck(n: object, c: object, k: object) -> tuple[int, int, int]:
     n_ = as_int(n, "n")
     c_ = as_int(c, "c")
     k_ = as_int(k, "k")
@@ -876,11 +968,10 @@ def _check_nck(n: object, c: object, k: object) -> Tuple[int, int, int]:
 
 def _log_comb_ratio(m: int, n: int, k: int) -> float:
     """Approximate ``log(C(m, k) / C(n, k))`` for ``k <= m <= n`` (abs error ~1e-10)."""
-    return (math.lgamma(m + 1) - math.lgamma(m - k + 1)
-            - math.lgamma(n + 1) + math.lgamma(n - k + 1))
+    return math.lgamma(m + 1) - math.lgamma(m - k + 1) - math.lgamma(n + 1) + math.lgamma(n - k + 1)
 
 
-def _comb_ratio_terms(m: int, n: int, k: int) -> Tuple[int, int]:
+def _comb_ratio_terms(m: int, n: int, k: int) -> tuple[int, int]:
     """Exact integers ``(num, den)`` with ``num / den == C(m, k) / C(n, k)``.
 
     Uses ``C(m, k) / C(n, k) == C(n - k, n - m) / C(n, n - m)`` when that has
@@ -933,7 +1024,7 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 _METRIC_RE = re.compile(r"\s*pass\s*([\^@])\s*(\d+)\s*", re.IGNORECASE)
 
 
-def parse_metric(text: str) -> Tuple[str, int]:
+def parse_metric(text: str) -> tuple[str, int]:
     """Parse ``"pass^3"`` or ``"pass@5"`` into ``(kind, k)``.
 
     ``kind`` is ``"pass^"`` or ``"pass@"``; ``f"{kind}{k}"`` is the canonical
@@ -945,8 +1036,7 @@ def parse_metric(text: str) -> Tuple[str, int]:
     match = _METRIC_RE.fullmatch(text)
     if match is None:
         raise ValueError(
-            f"invalid metric {text!r}: expected 'pass^K' or 'pass@K' with an integer K >= 1, "
-            "e.g. 'pass^3' or 'pass@5'"
+            f"invalid metric {text!r}: expected 'pass^K' or 'pass@K' with an integer K >= 1, e.g. 'pass^3' or 'pass@5'"
         )
     k = int(match.group(2))
     if k < 1:
@@ -954,7 +1044,7 @@ def parse_metric(text: str) -> Tuple[str, int]:
     return "pass" + match.group(1), k
 
 
-def parse_metrics(values: Iterable[str]) -> list[Tuple[str, int]]:
+def parse_metrics(values: Iterable[str]) -> list[tuple[str, int]]:
     """Parse metric options, each possibly comma-separated, into ``[(kind, k), ...]``.
 
     ``["pass^1,pass^3", "pass@5", "pass^3"]`` -> ``[("pass^", 1), ("pass^", 3),
@@ -964,7 +1054,7 @@ def parse_metrics(values: Iterable[str]) -> list[Tuple[str, int]]:
     """
     if isinstance(values, str):
         values = [values]
-    result: list[Tuple[str, int]] = []
+    result: list[tuple[str, int]] = []
     seen = set()
     for value in values:
         if not isinstance(value, str):
@@ -1021,14 +1111,13 @@ def parse_confidence(value: object) -> float:
     raise ValueError(f"invalid confidence {value!r}: must be strictly between 0 and 1, such as 0.95")
 
 
-def parse_prior(value: object) -> Tuple[float, float]:
+def parse_prior(value: object) -> tuple[float, float]:
     """Parse a Beta prior ``"a,b"`` (e.g. ``"1,1"``, ``"0.5, 0.5"``) into ``(a, b)``.
 
     Also accepts a pair of numbers.  Both must be positive and finite.
     """
     message = (
-        f"invalid prior {value!r}: expected two positive numbers 'a,b', "
-        "e.g. '1,1' (uniform) or '0.5,0.5' (Jeffreys)"
+        f"invalid prior {value!r}: expected two positive numbers 'a,b', e.g. '1,1' (uniform) or '0.5,0.5' (Jeffreys)"
     )
     if isinstance(value, str):
         parts = value.split(",")

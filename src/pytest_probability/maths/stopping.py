@@ -22,7 +22,7 @@ two-sided intervals the fixed-n gates use.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 from ..vocabulary import FAILED, PASSED
 from . import stats
@@ -31,7 +31,6 @@ CURTAIL = "curtail"
 SEQUENTIAL = "sequential"
 MODES = (CURTAIL, SEQUENTIAL)
 OFF = "off"
-
 
 
 def parse_mode(value: object) -> str | None:
@@ -63,8 +62,7 @@ def log_evalue_above(passes: int, total: int, bar: float) -> float:
     fails = total - passes
     if bar >= 1.0:
         return -math.inf
-    return (_log_mass(passes, fails, bar, True) - math.log1p(-bar)
-            - passes * math.log(bar) - fails * math.log1p(-bar))
+    return _log_mass(passes, fails, bar, True) - math.log1p(-bar) - passes * math.log(bar) - fails * math.log1p(-bar)
 
 
 def log_evalue_below(passes: int, total: int, bar: float) -> float:
@@ -73,8 +71,7 @@ def log_evalue_below(passes: int, total: int, bar: float) -> float:
     if bar >= 1.0:
         # H0: rate >= 1 means every run passes; one non-pass refutes it for sure.
         return math.inf if fails else 0.0
-    return (_log_mass(passes, fails, bar, False) - math.log(bar)
-            - passes * math.log(bar) - fails * math.log1p(-bar))
+    return _log_mass(passes, fails, bar, False) - math.log(bar) - passes * math.log(bar) - fails * math.log1p(-bar)
 
 
 def threshold(confidence: float) -> float:

@@ -38,12 +38,12 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from typing import Iterable, NamedTuple, Sequence
+from typing import NamedTuple
 
 from ..vocabulary import ADJUSTMENTS
 from . import stats
-
 
 
 def _check(x: int, n: int, name: str) -> None:
@@ -155,7 +155,9 @@ def stratified_two_sided(strata: Sequence[Stratum]) -> float:
 # -- Newcombe's interval ---------------------------------------------------------
 
 
-def newcombe(x1: int, n1: int, x2: int, n2: int, lower_tail: float, upper_tail: float | None = None) -> tuple[float, float]:
+def newcombe(
+    x1: int, n1: int, x2: int, n2: int, lower_tail: float, upper_tail: float | None = None
+) -> tuple[float, float]:
     """Newcombe's hybrid score interval for ``p1 - p2``.
 
     ``lower_tail`` and ``upper_tail`` are the one-sided error rates of the two
@@ -335,7 +337,9 @@ def sign_flip(differences: Sequence[tuple[int, int]], seed: int = 0, resamples: 
 # -- planning ----------------------------------------------------------------------
 
 
-def runs_to_detect(rate: float, drop: float, baseline_runs_factor: float, tail: float, power: float, max_runs: int = 100_000) -> int | None:
+def runs_to_detect(
+    rate: float, drop: float, baseline_runs_factor: float, tail: float, power: float, max_runs: int = 100_000
+) -> int | None:
     """Runs per night to detect ``rate -> rate - drop`` with ``power`` at one-sided level ``tail``.
 
     Normal approximation to the two-proportion test with tonight's ``n`` runs

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 import zlib
-from typing import Any, Callable, Mapping
-
+from collections.abc import Callable, Mapping
+from typing import Any
 
 #: Longest parameter text kept (the JSON, spans and HTML); longer values are cut with "…".
 PARAM_VALUE_LIMIT = 256
@@ -53,8 +53,20 @@ class CaseRef:
       number, bool or None; their texts are made on each read.
     """
 
-    __slots__ = ("key", "benchmark", "case", "_label", "order", "runs", "_params", "path", "lineno", "function",
-                 "marks", "_dict")
+    __slots__ = (
+        "key",
+        "benchmark",
+        "case",
+        "_label",
+        "order",
+        "runs",
+        "_params",
+        "path",
+        "lineno",
+        "function",
+        "marks",
+        "_dict",
+    )
 
     #: Node id of the case without the run suffix: ``bench_x.py::bench_classify::identify_pii``.
     key: str
@@ -77,9 +89,20 @@ class CaseRef:
     _params: tuple[tuple[str, str], ...] | Mapping[str, Any]
     _dict: dict[str, Any] | None
 
-    def __init__(self, key: str, benchmark: str, case: str, label: str | None = None, order: int = 0,
-                 runs: int = 0, params: tuple[tuple[str, str], ...] | Mapping[str, Any] = (), path: str = "",
-                 lineno: int = 0, function: str = "", marks: tuple[tuple[str, Any], ...] = ()) -> None:
+    def __init__(
+        self,
+        key: str,
+        benchmark: str,
+        case: str,
+        label: str | None = None,
+        order: int = 0,
+        runs: int = 0,
+        params: tuple[tuple[str, str], ...] | Mapping[str, Any] = (),
+        path: str = "",
+        lineno: int = 0,
+        function: str = "",
+        marks: tuple[tuple[str, Any], ...] = (),
+    ) -> None:
         if isinstance(params, Mapping):
             if any(type(v) not in _PLAIN_PARAM_TYPES for v in params.values()):
                 params = tuple((k, param_text(v)) for k, v in params.items())
@@ -123,8 +146,19 @@ class CaseRef:
         return tuple((k, param_text(v)) for k, v in params.items())
 
     def _values(self) -> tuple[Any, ...]:
-        return (self.key, self.benchmark, self.case, self.label, self.order, self.runs, self.params, self.path,
-                self.lineno, self.function, self.marks)
+        return (
+            self.key,
+            self.benchmark,
+            self.case,
+            self.label,
+            self.order,
+            self.runs,
+            self.params,
+            self.path,
+            self.lineno,
+            self.function,
+            self.marks,
+        )
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not CaseRef:
@@ -135,7 +169,7 @@ class CaseRef:
         return hash(self._values())
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={value!r}" for name, value in zip(_CASE_FIELD_NAMES, self._values()))
+        fields = ", ".join(f"{name}={value!r}" for name, value in zip(_CASE_FIELD_NAMES, self._values(), strict=False))
         return f"CaseRef({fields})"
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -152,7 +186,7 @@ class CaseRef:
         cached = self._dict
         if cached is None:
             # Field by field, not dataclasses.asdict (a deep copy): one case per run is common.
-            cached = dict(zip(_CASE_FIELD_NAMES, self._values()))
+            cached = dict(zip(_CASE_FIELD_NAMES, self._values(), strict=False))
             cached["params"] = [list(p) for p in cached["params"]]
             cached["marks"] = [[k, _listed(v)] for k, v in self.marks]
             object.__setattr__(self, "_dict", cached)
@@ -186,11 +220,21 @@ def _derived_label(benchmark: str, case: str) -> str:
 
 
 def _case_from_values(*values: Any) -> CaseRef:
-    return CaseRef(**dict(zip(_CASE_FIELD_NAMES, values)))
+    return CaseRef(**dict(zip(_CASE_FIELD_NAMES, values, strict=False)))
 
 
 #: The wire form's keys, in the order of :meth:`CaseRef.to_dict`.
-_CASE_FIELD_NAMES = ("key", "benchmark", "case", "label", "order", "runs", "params", "path", "lineno", "function",
-                     "marks")
+_CASE_FIELD_NAMES = (
+    "key",
+    "benchmark",
+    "case",
+    "label",
+    "order",
+    "runs",
+    "params",
+    "path",
+    "lineno",
+    "function",
+    "marks",
+)
 _CASE_FIELDS = frozenset(_CASE_FIELD_NAMES)
-

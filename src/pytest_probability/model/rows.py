@@ -7,8 +7,9 @@ by every decision, reporter and exporter.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from ..vocabulary import ERROR, FAIL, PASS, SKIP, STATUSES
 from .case import CaseRef

@@ -12,8 +12,9 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..vocabulary import PASS, ROLE_JUDGE, ROLE_SYSTEM, SOURCE_RECORD, UNKNOWN_MODEL
 from .case import CaseRef
@@ -76,25 +77,45 @@ class Score:
     explanation: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "value": self.value, "threshold": self.threshold,
-                "explanation": self.explanation or None}
+        return {
+            "name": self.name,
+            "value": self.value,
+            "threshold": self.threshold,
+            "explanation": self.explanation or None,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Score:
         threshold = data.get("threshold")
-        return cls(str(data["name"]), float(data["value"]), None if threshold is None else float(threshold),
-                   str(data.get("explanation") or ""))
+        return cls(
+            str(data["name"]),
+            float(data["value"]),
+            None if threshold is None else float(threshold),
+            str(data.get("explanation") or ""),
+        )
 
 
 def scores_named(records: Iterable[RunRecord], name: str) -> list[float]:
     """The values of score ``name`` in ``records``, in run order (a run's several in the order recorded):
     the order every interval of scores is computed in (``maths.scores``), in every process."""
-    return [score.value for record in sorted(records, key=lambda r: r.run) for score in record.scores
-            if score.name == name]
+    return [
+        score.value for record in sorted(records, key=lambda r: r.run) for score in record.scores if score.name == name
+    ]
 
 
-_USAGE_FIELDS = ("model", "input_tokens", "output_tokens", "cached_input_tokens", "cost",
-                 "cache_creation_input_tokens", "reasoning_tokens", "source", "request_model", "priced", "role")
+_USAGE_FIELDS = (
+    "model",
+    "input_tokens",
+    "output_tokens",
+    "cached_input_tokens",
+    "cost",
+    "cache_creation_input_tokens",
+    "reasoning_tokens",
+    "source",
+    "request_model",
+    "priced",
+    "role",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,8 +215,10 @@ class RunRecord:
         case = cases.get(case_data["key"]) if cases is not None else None
         if case is None:
             if len(case_data) == 1:
-                raise ValueError(f"record of run {data.get('nodeid')!r} names its case {case_data['key']!r} "
-                                 "by key only, and this process has no such case")
+                raise ValueError(
+                    f"record of run {data.get('nodeid')!r} names its case {case_data['key']!r} "
+                    "by key only, and this process has no such case"
+                )
             case = CaseRef.from_dict(case_data)
             if cases is not None:
                 cases[case.key] = case

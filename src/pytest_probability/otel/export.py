@@ -16,10 +16,11 @@ import os
 import queue
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from . import otlp_json
 from ..files import Lines
+from . import otlp_json
 from .send import Deferred, Result, Sender
 
 #: The most the session's end waits past its deadline for the answer to a request in flight.
@@ -59,8 +60,9 @@ class _Request:
 class Guard:
     """One signal's exporter wrapper: every request to the OTLP file, then to the endpoint or the spill."""
 
-    def __init__(self, kind: str, sender: Sender | Deferred | None, file: Lines | None, spill: Lines,
-                 timeout: float) -> None:
+    def __init__(
+        self, kind: str, sender: Sender | Deferred | None, file: Lines | None, spill: Lines, timeout: float
+    ) -> None:
         self.kind, self.sender, self.file, self.spill, self.timeout = kind, sender, file, spill, timeout
         #: The breaker: why the first failed request failed ("" while none did).
         self.failure = ""
@@ -101,8 +103,11 @@ class Guard:
 
     def _forward(self) -> None:
         assert self._queue is not None
-        pending, size, delay = self._queue, _setting("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512), _setting(
-            "OTEL_BSP_SCHEDULE_DELAY", 5000) / 1000
+        pending, size, delay = (
+            self._queue,
+            _setting("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512),
+            _setting("OTEL_BSP_SCHEDULE_DELAY", 5000) / 1000,
+        )
         while True:
             first = pending.get()
             if first is None:
@@ -227,8 +232,11 @@ class Guard:
                     request.state = "sent"
                     continue
                 if not self.failure:
-                    self.failure = (f"no answer within {self.timeout:g} s" if request.state == "sending"
-                                    else f"the {self.timeout:g} s deadline passed before it was sent")
+                    self.failure = (
+                        f"no answer within {self.timeout:g} s"
+                        if request.state == "sending"
+                        else f"the {self.timeout:g} s deadline passed before it was sent"
+                    )
                 request.state = "kept"
                 self._write(self.spill, request)
 

@@ -27,7 +27,8 @@ import dataclasses
 import math
 import os
 import threading
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from opentelemetry.sdk._logs import LogRecordProcessor
 from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, MetricsData
@@ -47,18 +48,37 @@ Deliver = Callable[[str, bytes, int], bool]
 POINTS_PER_REQUEST = 2000
 
 #: Attributes that hold captured message content: the GenAI conventions', OpenInference's.
-CONTENT_ATTRIBUTES = frozenset({"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
-                                "gen_ai.tool.definitions", "input.value", "output.value"})
+CONTENT_ATTRIBUTES = frozenset(
+    {
+        "gen_ai.input.messages",
+        "gen_ai.output.messages",
+        "gen_ai.system_instructions",
+        "gen_ai.tool.definitions",
+        "input.value",
+        "output.value",
+    }
+)
 CONTENT_PREFIXES = ("llm.input_messages.", "llm.output_messages.", "gen_ai.prompt.", "gen_ai.completion.")
 #: Attributes that hold messages, stack traces and explanations (the plugin's and the conventions').
-MESSAGE_ATTRIBUTES = frozenset({"exception.message", "exception.stacktrace", "probability.assertion",
-                                "probability.skip.reason", "gen_ai.evaluation.explanation"})
+MESSAGE_ATTRIBUTES = frozenset(
+    {
+        "exception.message",
+        "exception.stacktrace",
+        "probability.assertion",
+        "probability.skip.reason",
+        "gen_ai.evaluation.explanation",
+    }
+)
 
 
 def withheld(key: str) -> bool:
     """Whether ``--prob-otel-capture=ids`` keeps an attribute out of the export."""
-    return (key in CONTENT_ATTRIBUTES or key in MESSAGE_ATTRIBUTES or key.startswith(CONTENT_PREFIXES)
-            or key.startswith("probability.param."))
+    return (
+        key in CONTENT_ATTRIBUTES
+        or key in MESSAGE_ATTRIBUTES
+        or key.startswith(CONTENT_PREFIXES)
+        or key.startswith("probability.param.")
+    )
 
 
 def _kept(attributes: Any) -> dict[str, Any] | None:
@@ -80,7 +100,11 @@ def redact_span(span: Any) -> Any:
     scope, status = span.instrumentation_scope, span.status
     if status.description and (scope is None or scope.name != SCOPE):
         status = Status(status.status_code)
-    if attributes is None and status is span.status and all(new is old for new, old in zip(events, span.events)):
+    if (
+        attributes is None
+        and status is span.status
+        and all(new is old for new, old in zip(events, span.events, strict=False))
+    ):
         return span
     return ReadableSpan(
         name=span.name, context=span.context, parent=span.parent, resource=span.resource,
@@ -98,8 +122,12 @@ def redact_log(record: Any) -> Any:
     kept = _kept(inner.attributes)
     if kept is not None:
         inner.attributes = kept
-    return ReadableLogRecord(log_record=inner, resource=record.resource,
-                             instrumentation_scope=record.instrumentation_scope, limits=record.limits)
+    return ReadableLogRecord(
+        log_record=inner,
+        resource=record.resource,
+        instrumentation_scope=record.instrumentation_scope,
+        limits=record.limits,
+    )
 
 
 class SpanOut(SpanExporter):
@@ -189,8 +217,9 @@ class LazyLogs(LogRecordProcessor):
         if self.processor is None:
             from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
 
-            self.processor = BatchLogRecordProcessor(_log_exporter(self.deliver, self.capture),
-                                                     max_queue_size=queue_size("OTEL_BLRP_MAX_QUEUE_SIZE"))
+            self.processor = BatchLogRecordProcessor(
+                _log_exporter(self.deliver, self.capture), max_queue_size=queue_size("OTEL_BLRP_MAX_QUEUE_SIZE")
+            )
         self.processor.on_emit(log_record)
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:

@@ -46,10 +46,12 @@ class Export(Feature):
         from .spans import RunSpans
 
         scope = wiring.scope
-        session = Session(self.settings, wiring.config.rootpath, instance=scope.instance,
-                          counters_only=scope.partial is not None)
-        wiring.parts.add(observers=RunSpans(self.settings, session.tracer, session.run_parent, session.logger),
-                         links=session)
+        session = Session(
+            self.settings, wiring.config.rootpath, instance=scope.instance, counters_only=scope.partial is not None
+        )
+        wiring.parts.add(
+            observers=RunSpans(self.settings, session.tracer, session.run_parent, session.logger), links=session
+        )
         wiring.parts.add(finishers=SessionExport(session, wiring.parts, wiring.notes))
 
     def worker(self, wiring: WorkerWiring) -> None:
@@ -65,16 +67,20 @@ class Export(Feature):
         processor = exporters.span_processor(outbox.add, settings.capture_values)
         provider, _ = make_provider(resource, processor)
         parent = parent_context(workerinput.get("prob_otel_traceparent"), workerinput.get("prob_otel_tracestate"))
-        logs, logger = (exporters.make_logger_provider(resource, outbox.add, settings.capture_values)
-                        if settings.logs_on else (None, None))  # the instrumentation's records and the plugin's own
+        logs, logger = (
+            exporters.make_logger_provider(resource, outbox.add, settings.capture_values)
+            if settings.logs_on
+            else (None, None)
+        )  # the instrumentation's records and the plugin's own
         wiring.parts.add(observers=RunSpans(settings, tracer(provider), parent, logger))
         outbox.per_run.append(processor.force_flush)
         # The instrumentation's metrics, when the user set no provider of their own.
         # Each worker's metric streams are its own (OTel's single-writer rule): its id tells them apart.
         worker_id = str(workerinput.get("workerid", ""))
         instance = resource.attributes.get("service.instance.id")  # a shard's, or the user's
-        metric_resource = Resource({**resource.attributes,
-                                    "service.instance.id": f"{instance}-{worker_id}" if instance else worker_id})
+        metric_resource = Resource(
+            {**resource.attributes, "service.instance.id": f"{instance}-{worker_id}" if instance else worker_id}
+        )
         reader = exporters.make_meter_provider(metric_resource, outbox.add) if settings.metrics_on else None
         if reader is not None:
             outbox.flushes.append(reader.force_flush)

@@ -13,7 +13,8 @@ the SDK's trace-based exemplar filter keeps as an exemplar (a view's reservoir k
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ..model.outputs import EXEMPLARS, Series
 from ..model.rows import Summary
@@ -24,6 +25,7 @@ from .spans import SCOPE, span_context
 
 #: Attribute sets per series: one per case and outcome, without the SDK's default limit of 2,000.
 CARDINALITY = 1 << 30
+
 
 def additive(item: Series) -> bool:
     """Whether a series adds over shards: counters and histograms (runs, cost, tokens, durations) do; a
@@ -52,27 +54,45 @@ def collect(
     items = row_series(summary)
     for facet in facets:
         items.extend(facet.series())
-    items = [item for item in items
-             if item.points and not (counters_only and not additive(item)) and not (gauges_only and additive(item))]
+    items = [
+        item
+        for item in items
+        if item.points and not (counters_only and not additive(item)) and not (gauges_only and additive(item))
+    ]
     if not items:
         return None
+
     def reservoir(**_: Any) -> Any:  # the explicit-bucket aggregation passes its bounds, for its own reservoir
         return SimpleFixedSizeExemplarReservoir(size=EXEMPLARS)
 
     limit = view_limit(View, CARDINALITY)
-    views = [View(instrument_name=name, meter_name=SCOPE, **limit, exemplar_reservoir_factory=lambda aggregation: reservoir,
-                  **({"aggregation": ExplicitBucketHistogramAggregation(item.buckets)} if item.buckets else {}))
-             for name, item in {item.name: item for item in items}.items()]
+    views = [
+        View(
+            instrument_name=name,
+            meter_name=SCOPE,
+            **limit,
+            exemplar_reservoir_factory=lambda aggregation: reservoir,
+            **({"aggregation": ExplicitBucketHistogramAggregation(item.buckets)} if item.buckets else {}),
+        )
+        for name, item in {item.name: item for item in items}.items()
+    ]
     temporality, aggregation = metric_preferences()
     reader = InMemoryMetricReader(preferred_temporality=temporality, preferred_aggregation=aggregation)
-    provider = MeterProvider(metric_readers=[reader], resource=resource, views=views, shutdown_on_exit=False,
-                             exemplar_filter=TraceBasedExemplarFilter())
+    provider = MeterProvider(
+        metric_readers=[reader],
+        resource=resource,
+        views=views,
+        shutdown_on_exit=False,
+        exemplar_filter=TraceBasedExemplarFilter(),
+    )
     meter = provider.get_meter(SCOPE, version)
     made: dict[str, Any] = {}
     for item in items:
         instrument = made.get(item.name)
         if instrument is None:
-            create = {"counter": meter.create_counter, "gauge": meter.create_gauge}.get(item.kind, meter.create_histogram)
+            create = {"counter": meter.create_counter, "gauge": meter.create_gauge}.get(
+                item.kind, meter.create_histogram
+            )
             instrument = made[item.name] = create(item.name, unit=item.unit, description=item.description)
         _record(instrument, item)
     data = reader.get_metrics_data()
@@ -95,7 +115,9 @@ def _record(instrument: Any, item: Series) -> None:
                 instrument.add(1, attributes, context=_run_context(record))
         else:
             rest = list(value)
-            for record, measured in zip(records, item.exemplar_values.get(index) or [r.duration for r in records]):
+            for record, measured in zip(
+                records, item.exemplar_values.get(index) or [r.duration for r in records], strict=False
+            ):
                 rest.remove(measured)
                 instrument.record(measured, attributes, context=_run_context(record))
             for measured in rest:

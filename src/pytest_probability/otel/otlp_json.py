@@ -35,7 +35,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportM
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 Kind = Literal["traces", "metrics", "logs"]
-OtlpRequest = Union[ExportTraceServiceRequest, ExportMetricsServiceRequest, ExportLogsServiceRequest]
+OtlpRequest = Union[ExportTraceServiceRequest, ExportMetricsServiceRequest, ExportLogsServiceRequest]  # noqa: UP007 - a runtime alias
 
 _REQUEST_TYPES: dict[str, type] = {
     "traces": ExportTraceServiceRequest,
@@ -140,8 +140,7 @@ def _hex_to_b64(obj: dict, where: str) -> None:
         if raw is None or len(raw) != size or len(value) != 2 * size:
             shown = value if len(value) <= 48 else value[:45] + "..."
             raise ValueError(
-                f"{where}.{name}: expected {2 * size} hex characters, got {shown!r}"
-                " (OTLP/JSON ids are hex, not base64)"
+                f"{where}.{name}: expected {2 * size} hex characters, got {shown!r} (OTLP/JSON ids are hex, not base64)"
             )
         obj[key] = base64.b64encode(raw).decode("ascii")
 

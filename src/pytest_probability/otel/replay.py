@@ -23,9 +23,10 @@ import json
 import os
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from .. import __version__, files
 from ..config import otel as otel_options
@@ -69,7 +70,9 @@ def read(file: Path, errors: list[str]) -> list[tuple[int, bytes, str, Any]] | N
             kind, request = otlp_json.decode_line(raw.decode("utf-8"))
         except ValueError as exc:
             last = cut and index == len(raw_lines) - 1
-            problems.append(f"error: {file}, line {index + 1}: {exc}" + (" (the last line is cut short)" if last else ""))
+            problems.append(
+                f"error: {file}, line {index + 1}: {exc}" + (" (the last line is cut short)" if last else "")
+            )
             continue
         parsed.append((index + 1, raw, kind, request))
     if problems:
@@ -96,8 +99,9 @@ class Replayed:
     reason: str = ""
 
 
-def send(file: Path, endpoint: str | None, protocol: str | None, timeout: float,
-         grpc_hint: str = "--protocol grpc") -> Replayed:
+def send(
+    file: Path, endpoint: str | None, protocol: str | None, timeout: float, grpc_hint: str = "--protocol grpc"
+) -> Replayed:
     """Send ``file``'s requests that ``FILE.replayed`` does not count as sent, in order, saving the progress
     after each one; stop at the first that fails. ``grpc_hint``: the option that picks gRPC, for the note
     on an HTTP request that reached a gRPC port."""
@@ -123,8 +127,11 @@ def send(file: Path, endpoint: str | None, protocol: str | None, timeout: float,
         if not matches:
             return Replayed(2, errors=[f"error: {progress} does not match {file}; delete it to send the whole file"])
         if done == len(lines):
-            return Replayed(0, done=f"nothing to send: all {done} requests of {file} were sent before ({progress}; "
-                                    "delete it to send them again)")
+            return Replayed(
+                0,
+                done=f"nothing to send: all {done} requests of {file} were sent before ({progress}; "
+                "delete it to send them again)",
+            )
     from ..text import redact_url
     from .send import Sender
 
@@ -151,7 +158,8 @@ def send(file: Path, endpoint: str | None, protocol: str | None, timeout: float,
                 result.code, result.shown, result.reason = 1, sender.display, str(answer.reason)
                 result.errors.append(
                     f"error: sending line {number} of {file} to {sender.display} failed: {answer.reason}; "
-                    f"sent {position} of {len(lines)} requests; run the same command again to send the rest")
+                    f"sent {position} of {len(lines)} requests; run the same command again to send the rest"
+                )
                 return result
             sent[kind] += 1
             rejected[kind] += answer.rejected
@@ -162,8 +170,11 @@ def send(file: Path, endpoint: str | None, protocol: str | None, timeout: float,
             sender.close()
     shown = ", ".join(sorted({s.display for s in senders.values()}))
     result.shown = shown or (redact_url(endpoint) if endpoint else "")
-    kinds = f"{sent['traces']} trace and {sent['metrics']} metric" if not sent["logs"] else (
-        f"{sent['traces']} trace, {sent['metrics']} metric and {sent['logs']} log")
+    kinds = (
+        f"{sent['traces']} trace and {sent['metrics']} metric"
+        if not sent["logs"]
+        else (f"{sent['traces']} trace, {sent['metrics']} metric and {sent['logs']} log")
+    )
     result.done = f"sent {kinds} requests from {file} to {result.shown}"
     if rejected["traces"] or rejected["metrics"] or rejected["logs"]:
         result.done += f"; the endpoint rejected {rejected['traces']} spans and {rejected['metrics']} metric points"
@@ -172,8 +183,9 @@ def send(file: Path, endpoint: str | None, protocol: str | None, timeout: float,
     return result
 
 
-def replay(file: Path, endpoint: str | None, protocol: str | None, timeout: float, out: Any = sys.stdout,
-           err: Any = sys.stderr) -> int:
+def replay(
+    file: Path, endpoint: str | None, protocol: str | None, timeout: float, out: Any = sys.stdout, err: Any = sys.stderr
+) -> int:
     """``replay FILE``: send it, print what happened; the exit status."""
     result = send(file, endpoint, protocol, timeout)
     for line in result.warnings + result.errors:
@@ -202,8 +214,9 @@ def spill_path(root: Path) -> Path:
     return root / ".pytest-probability" / f"otel-spill-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.jsonl"
 
 
-def send_metrics(path: Path, endpoint: str | None, protocol: str | None, timeout: float,
-                 keep: bool) -> tuple[bool, list[str]]:
+def send_metrics(
+    path: Path, endpoint: str | None, protocol: str | None, timeout: float, keep: bool
+) -> tuple[bool, list[str]]:
     """Send the metrics file ``path`` as replay does (``FILE.replayed`` counts what was sent); (sent, lines
     to print). Sent and not ``keep``: the file is removed with its progress. Not sent: both stay, for replay."""
     try:
@@ -213,15 +226,22 @@ def send_metrics(path: Path, endpoint: str | None, protocol: str | None, timeout
     lines = list(result.warnings)
     if result.code == 0:
         rejected = result.rejected["metrics"]
-        lines.append(f"sent {result.sent['metrics']} metric requests to {result.shown}"
-                     + (f"; the endpoint rejected {rejected} metric points" if rejected else ""))
+        lines.append(
+            f"sent {result.sent['metrics']} metric requests to {result.shown}"
+            + (f"; the endpoint rejected {rejected} metric points" if rejected else "")
+        )
         if not keep:
             for made in (path, path.with_name(path.name + ".replayed")):
                 made.unlink(missing_ok=True)
         return True, lines
     where = f"sending to {result.shown}" if result.shown else "sending"
-    reason = f"{where} failed: {result.reason}" if result.code == 1 else "; ".join(
-        line.removeprefix("error: ") for line in result.errors)
-    lines.append(f"warning: the merged metrics were not sent ({reason}); they are kept in {path}: send them with "
-                 f"python -m pytest_probability.otel replay {path}")
+    reason = (
+        f"{where} failed: {result.reason}"
+        if result.code == 1
+        else "; ".join(line.removeprefix("error: ") for line in result.errors)
+    )
+    lines.append(
+        f"warning: the merged metrics were not sent ({reason}); they are kept in {path}: send them with "
+        f"python -m pytest_probability.otel replay {path}"
+    )
     return False, lines

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from opentelemetry.sdk.resources import OTELResourceDetector, Resource
 
@@ -54,7 +55,7 @@ def ci_attributes(env: Mapping[str, str]) -> dict[str, str]:
     else:
         return {}
     names = ("cicd.pipeline.name", "cicd.pipeline.run.id", "cicd.pipeline.run.url.full")
-    return {name: value for name, value in zip(names, values) if value}
+    return {name: value for name, value in zip(names, values, strict=False) if value}
 
 
 def build(suite: str, root: Path, env: Mapping[str, str] | None = None, instance: str | None = None) -> Any:

@@ -19,12 +19,14 @@ import importlib
 import logging
 import os
 import threading
-from typing import Any, Callable, Mapping, NamedTuple
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
 
 from ..compat import otel as compat
 from ..config.otel import client_certificate_check, secrets_from_env
 from ..text import redact_url, scrub
 from . import otlp_json
+
 
 class Result(NamedTuple):
     ok: bool
@@ -33,10 +35,16 @@ class Result(NamedTuple):
 
 
 #: Per signal: the request's service module (its response type), and the SDK exporter class of each protocol.
-_SERVICES = {"traces": ("trace.v1.trace_service_pb2", "ExportTraceServiceResponse", "trace_exporter", "OTLPSpanExporter"),
-             "metrics": ("metrics.v1.metrics_service_pb2", "ExportMetricsServiceResponse", "metric_exporter",
-                         "OTLPMetricExporter"),
-             "logs": ("logs.v1.logs_service_pb2", "ExportLogsServiceResponse", "_log_exporter", "OTLPLogExporter")}
+_SERVICES = {
+    "traces": ("trace.v1.trace_service_pb2", "ExportTraceServiceResponse", "trace_exporter", "OTLPSpanExporter"),
+    "metrics": (
+        "metrics.v1.metrics_service_pb2",
+        "ExportMetricsServiceResponse",
+        "metric_exporter",
+        "OTLPMetricExporter",
+    ),
+    "logs": ("logs.v1.logs_service_pb2", "ExportLogsServiceResponse", "_log_exporter", "OTLPLogExporter"),
+}
 
 
 def _response_type(signal: str) -> type:
@@ -66,8 +74,10 @@ def _requests_session() -> Any:
 
 
 def _build(signal: str, protocol: str, **kwargs: Any) -> Any:
-    if protocol != "grpc" and not any(name.startswith("OTEL_PYTHON_EXPORTER_OTLP_HTTP") and name.endswith("CREDENTIAL_PROVIDER")
-                                      for name in os.environ):
+    if protocol != "grpc" and not any(
+        name.startswith("OTEL_PYTHON_EXPORTER_OTLP_HTTP") and name.endswith("CREDENTIAL_PROVIDER")
+        for name in os.environ
+    ):
         kwargs.setdefault("session", _requests_session())
     return compat.exporter(signal, protocol, _exporter_class(signal, protocol), **kwargs)
 
@@ -148,7 +158,11 @@ class Sender:
     """One signal's SDK OTLP exporter, sending ready requests and reading their results."""
 
     def __init__(
-        self, signal: str, protocol: str, endpoint: str | None, env: Mapping[str, str] | None = None,
+        self,
+        signal: str,
+        protocol: str,
+        endpoint: str | None,
+        env: Mapping[str, str] | None = None,
         grpc_hint: str = "--prob-otel-protocol=grpc (or OTEL_EXPORTER_OTLP_PROTOCOL=grpc)",
     ) -> None:
         self.signal = signal
@@ -192,8 +206,13 @@ class Sender:
         if not result.ok and logged and (result.reason == "no answer" or "timeout to 0" in result.reason):
             # No reason, or the SDK's retry started with no time left (urllib3's "Attempted to set
             # connect timeout to 0.0"): the SDK's own account of the attempts says more.
-            result = Result(False, 0, scrub(f"no time left to retry after: {logged[0]}", self.secrets)
-                            if "timeout to 0" in result.reason else scrub(logged[-1], self.secrets))
+            result = Result(
+                False,
+                0,
+                scrub(f"no time left to retry after: {logged[0]}", self.secrets)
+                if "timeout to 0" in result.reason
+                else scrub(logged[-1], self.secrets),
+            )
         return result
 
     def _send(self, body: bytes, timeout: float) -> Result:
@@ -202,8 +221,10 @@ class Sender:
         if not sent.ok:
             reason = sent.reason
             if sent.error is not None and _http2_answer(sent.error):
-                reason = ("the endpoint answered with HTTP/2 frames: it looks like an OTLP/gRPC endpoint; "
-                          f"use {self.grpc_hint}")
+                reason = (
+                    "the endpoint answered with HTTP/2 frames: it looks like an OTLP/gRPC endpoint; "
+                    f"use {self.grpc_hint}"
+                )
             return Result(False, 0, scrub(reason, self.secrets))
         try:
             response = self._response.FromString(sent.answer) if sent.answer else None
@@ -287,4 +308,3 @@ def _defaults(protocol: str) -> dict[str, Any]:
 
         return {"compression": Compression.NoCompression, "timeout": 10.0}
     return {"timeout": 10.0}
-

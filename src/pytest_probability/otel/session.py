@@ -9,8 +9,9 @@ from __future__ import annotations
 import functools
 import os
 import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import pytest
 
@@ -37,8 +38,14 @@ class Session(Link):
 
     attribute = ATTRIBUTE
 
-    def __init__(self, settings: OtelSettings, root: Path, env: Any = None, instance: str | None = None,
-                 counters_only: bool = False) -> None:
+    def __init__(
+        self,
+        settings: OtelSettings,
+        root: Path,
+        env: Any = None,
+        instance: str | None = None,
+        counters_only: bool = False,
+    ) -> None:
         """``instance``: the resource's ``service.instance.id`` of a session holding part of the night (a shard's),
         whose metrics are ``counters_only`` (the series that add over the parts)."""
         env = os.environ if env is None else env
@@ -46,7 +53,10 @@ class Session(Link):
         self.counters_only = counters_only
         self.notes: list[str] = list(settings.notes)
         self.resource = resource_module.build(settings.suite, root, env, instance=instance)
-        spill = settings.spill or root / ".pytest-probability" / f"otel-spill-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.jsonl"
+        spill = (
+            settings.spill
+            or root / ".pytest-probability" / f"otel-spill-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.jsonl"
+        )
         self.file = Lines(settings.file, fresh=True) if settings.file is not None else None
         self.spill = Lines(spill, fresh=False)
         #: Each signal's guard; the logs' sender is made on its first use (:class:`~.send.Deferred`).
@@ -56,19 +66,27 @@ class Session(Link):
             sender: Sender | Deferred | None = None
             if endpoint is not None:
                 make = functools.partial(Sender, signal, settings.protocols[signal], endpoint or None, env)
-                sender = (Deferred(make, redact_url(endpoint) if endpoint else "the SDK's default endpoint")
-                          if signal == "logs" else make())
+                sender = (
+                    Deferred(make, redact_url(endpoint) if endpoint else "the SDK's default endpoint")
+                    if signal == "logs"
+                    else make()
+                )
             self.guards[signal] = Guard(signal, sender, self.file, self.spill, settings.timeout)
         #: Notes of the session's start that follow the exporters' warnings (``warning_notes``).
-        self.later_notes = [f"OpenTelemetry: another session is writing {settings.file}; this one appends its lines to it"
-                            ] if self.file is not None and self.file.shared else []
+        self.later_notes = (
+            [f"OpenTelemetry: another session is writing {settings.file}; this one appends its lines to it"]
+            if self.file is not None and self.file.shared
+            else []
+        )
         # The instrumentation's metrics and log records, unless the user set a provider of their own first
         # (the plugin's own records, its evaluation results, take its logger provider all the same):
         # installed before the tracer provider, which asks the global meter provider for its own metrics.
         self.metric_reader = exporters.make_meter_provider(self.resource, self.deliver) if settings.metrics_on else None
-        self.log_processor, self.logger = (exporters.make_logger_provider(self.resource, self.deliver,
-                                                                          settings.capture_values)
-                                           if settings.logs_on else (None, None))
+        self.log_processor, self.logger = (
+            exporters.make_logger_provider(self.resource, self.deliver, settings.capture_values)
+            if settings.logs_on
+            else (None, None)
+        )
         self.span_processor = exporters.span_processor(self.deliver, settings.capture_values)
         self.provider, self.made_global = make_provider(self.resource, self.span_processor)
         self.tracer = tracer(self.provider)
@@ -127,8 +145,13 @@ class Session(Link):
         return the notes."""
         self._end_session_span(summary, exitstatus)
         warnings = self.warning_notes()
-        rows = (metrics_module.collect(summary, self.resource, facets, version=__version__, counters_only=self.counters_only)
-                if self.settings.metrics_on else None)
+        rows = (
+            metrics_module.collect(
+                summary, self.resource, facets, version=__version__, counters_only=self.counters_only
+            )
+            if self.settings.metrics_on
+            else None
+        )
         requests = exporters.MetricOut(self.deliver).requests(rows) if rows is not None else []
 
         def send_metrics() -> None:
@@ -168,14 +191,21 @@ class Session(Link):
                 shown = guard.sender.display if guard.sender is not None else ""
                 notes.append(f"OpenTelemetry: export of {name} to {shown} failed ({guard.failure})")
         if spill.lines:
-            notes.append(f"OpenTelemetry: {_counts(spill.counts)} kept in {spill.path}; "
-                         f"replay: python -m pytest_probability.otel replay {spill.path}")
+            notes.append(
+                f"OpenTelemetry: {_counts(spill.counts)} kept in {spill.path}; "
+                f"replay: python -m pytest_probability.otel replay {spill.path}"
+            )
         if spill.failure is not None:
-            notes.append(f"OpenTelemetry: could not keep {_counts(spill.lost)} in {spill.path} ({_reason(spill.failure)}); "
-                         "they are lost" + (f" to the endpoint but in {file.path}" if file is not None and file.failure is None else ""))
+            notes.append(
+                f"OpenTelemetry: could not keep {_counts(spill.lost)} in {spill.path} ({_reason(spill.failure)}); "
+                "they are lost"
+                + (f" to the endpoint but in {file.path}" if file is not None and file.failure is None else "")
+            )
         if file is not None and file.failure is not None:
-            notes.append(f"OpenTelemetry: could not write the OTLP file {file.path} ({_reason(file.failure)}); "
-                         + ("the previous file was left as it was" if file.path.exists() else "it was not written"))
+            notes.append(
+                f"OpenTelemetry: could not write the OTLP file {file.path} ({_reason(file.failure)}); "
+                + ("the previous file was left as it was" if file.path.exists() else "it was not written")
+            )
         for name, guard in self.guards.items():
             if guard.rejected:
                 why = f" ({'; '.join(guard.rejected_messages)})" if guard.rejected_messages else ""

@@ -14,14 +14,22 @@ from typing import Any
 
 from .. import __version__
 from ..compat import pytest as compat
+from ..config.otel import OtelSettings
 from ..model.outputs import case_name
 from ..model.run import CurrentRun, Usage
-from ..run.attributes import (EVALUATION_EVENT, MESSAGE_LIMIT, evaluated, evaluation_results, late_attributes,
-                              run_attributes, transcript_attributes, usage_event)
 from ..protocols import RunObserver
+from ..run.attributes import (
+    EVALUATION_EVENT,
+    MESSAGE_LIMIT,
+    evaluated,
+    evaluation_results,
+    late_attributes,
+    run_attributes,
+    transcript_attributes,
+    usage_event,
+)
 from ..text import clip
 from ..vocabulary import ERROR, FAIL
-from ..config.otel import OtelSettings
 
 STACK_LIMIT = 16384
 SCOPE = "pytest_probability"
@@ -133,8 +141,11 @@ class RunSpans(RunObserver):
     def _late_span(self, run_span: Any, run: CurrentRun, usage: Usage | None, extra_cost: float) -> None:
         """Late usage (recorded after the run's span ended, which cannot change any more): a span of its
         own, ``probability.late_usage``, a child of the run's span with the usage's attributes."""
-        late = self.tracer.start_span(f"{LATE_SPAN} {run.case.label}", context=self._in_context(run_span),
-                                      attributes=late_attributes(run, usage, extra_cost))
+        late = self.tracer.start_span(
+            f"{LATE_SPAN} {run.case.label}",
+            context=self._in_context(run_span),
+            attributes=late_attributes(run, usage, extra_cost),
+        )
         late.end()
 
     def phase_raised(self, item: Any, run: CurrentRun, call: Any) -> None:

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from pathlib import Path
 from queue import Empty
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -96,8 +97,7 @@ class Intake:
         """Records of runs interrupted before their teardown (:class:`InterruptedRuns`): such a run
         sent no teardown report, so it has no record yet."""
         for each in records:
-            self.add(each if isinstance(each, RunRecord) else RunRecord.from_dict(each, self.cases),
-                     finished=False)
+            self.add(each if isinstance(each, RunRecord) else RunRecord.from_dict(each, self.cases), finished=False)
 
     def add_late(self, items: list[dict[str, Any]] | None, *, finished: bool = True) -> None:
         """Charge usage and scores recorded after their run had ended to that run (``run.context.LateQueue``);
@@ -213,8 +213,12 @@ class InFlight:
             self.phases.pop(report.nodeid, None)
             self.shown.pop(report.nodeid, None)
 
-    def await_shown(self, get: Callable[[float], tuple[str, dict[str, Any]]], take: Callable[[Any], None],
-                    timeout: float = SHOWN_GRACE) -> None:
+    def await_shown(
+        self,
+        get: Callable[[float], tuple[str, dict[str, Any]]],
+        take: Callable[[Any], None],
+        timeout: float = SHOWN_GRACE,
+    ) -> None:
         """After Ctrl-C or SIGTERM the xdist controller reads no more of its workers' events, yet the
         record of a run whose outcome was shown travels on its teardown report, a moment behind: take
         those teardown reports in (``take``, pytest's report hook) from ``get`` (xdist's event queue's

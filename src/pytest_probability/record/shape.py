@@ -17,7 +17,8 @@ travels between processes, which the journal keeps (``JOURNAL``: its case as
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from ..config.marker import KEYWORDS
 from ..config.settings import StatsConfig
@@ -97,8 +98,9 @@ def _path(where: str, name: str) -> str:
     return f"{where}.{name}" if where else name
 
 
-def fields(data: Mapping[str, Any], where: str, kinds: Mapping[str, Kind], required: frozenset[str] = frozenset()
-           ) -> None:
+def fields(
+    data: Mapping[str, Any], where: str, kinds: Mapping[str, Kind], required: frozenset[str] = frozenset()
+) -> None:
     """Every field of ``kinds`` that ``data`` has checked (those in ``required`` must be there)."""
     for name, kind in kinds.items():
         field(data, name, where, kind, required=name in required)
@@ -201,6 +203,7 @@ def check_scores(data: Any, where: str) -> None:
 
 
 # -- records ------------------------------------------------------------------------------
+
 
 def _record_fields(form: str) -> dict[str, Kind]:
     text = TEXT if form == JOURNAL else or_null(TEXT)

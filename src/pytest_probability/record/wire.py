@@ -9,7 +9,8 @@ CaseRefs) from an xdist worker's report.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -20,9 +21,11 @@ from ..text import clip
 from ..vocabulary import CASE_ATTRIBUTE, CRASH_ERROR_TYPE, ERROR, RECORD_ATTRIBUTE, parse_run_id
 
 
-def record_from_report(report: pytest.TestReport, cases: dict[str, CaseRef],
-                       attached: Callable[[], tuple[dict[str, Any], RunRecord] | None] = lambda: None
-                       ) -> RunRecord | None:
+def record_from_report(
+    report: pytest.TestReport,
+    cases: dict[str, CaseRef],
+    attached: Callable[[], tuple[dict[str, Any], RunRecord] | None] = lambda: None,
+) -> RunRecord | None:
     """The run's record on its teardown report, else None. ``attached``: in a serial session, what this
     process attached last (``RunPhases.take_attached``); ``cases``: the session's CaseRefs by key, which
     the record shares (a new case is added)."""

@@ -10,7 +10,7 @@ objects: the same numbers the JSON's ``aggregates[]`` holds::
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..aggregate.benchmarks import OVERALL, InputsAggregate
 from ..maths.clusters import format_change
@@ -53,7 +53,7 @@ def aggregate_lines(aggregates: Sequence[InputsAggregate]) -> list[Line]:
     name_width, size_width = max(map(len, names)), max(map(len, sizes))
     estimate_width, low_width, high_width = max(map(len, estimates)), max(map(len, lows)), max(map(len, highs))
     lines: list[Line] = [("", {})]
-    for aggregate, name, size, estimate, low, high in zip(shown, names, sizes, estimates, lows, highs):
+    for aggregate, name, size, estimate, low, high in zip(shown, names, sizes, estimates, lows, highs, strict=False):
         est = aggregate.estimate
         bold = {"bold": aggregate.scope == OVERALL}
         head = f"  {name.ljust(name_width)}  {size.ljust(size_width)}"
@@ -65,8 +65,10 @@ def aggregate_lines(aggregates: Sequence[InputsAggregate]) -> list[Line]:
             text += f"  \u03c1={est.icc:.2f}"
         lines.append((text, bold))
         if est.runs_change is not None and est.inputs_change is not None:
-            more = (f"runs \u00d72 \u2192 interval {format_change(est.runs_change)}  \u00b7  "
-                    f"inputs \u00d72 \u2192 {format_change(est.inputs_change)}")
+            more = (
+                f"runs \u00d72 \u2192 interval {format_change(est.runs_change)}  \u00b7  "
+                f"inputs \u00d72 \u2192 {format_change(est.inputs_change)}"
+            )
             if aggregate.cost:
                 more += f"  \u00b7  each +${aggregate.cost:.4f}"
             lines.append((" " * (name_width + 4) + more, {}))
@@ -87,9 +89,17 @@ def metric_lines(aggregates: Sequence[InputsAggregate]) -> list[Line]:
             low = percent(value.ci[0]) if value.ci else ""
             high = percent(value.ci[1]) if value.ci else ""
             note = f"{value.left_out} left out (fewer than {value.k} runs)" if value.left_out else ""
-            rows.append((label_text(aggregate.name) if index == 0 else "", metric, size, estimate,
-                         f"[{low.rjust(6)}, {high.rjust(6)}]" if value.ci else "", note,
-                         aggregate.scope == OVERALL))
+            rows.append(
+                (
+                    label_text(aggregate.name) if index == 0 else "",
+                    metric,
+                    size,
+                    estimate,
+                    f"[{low.rjust(6)}, {high.rjust(6)}]" if value.ci else "",
+                    note,
+                    aggregate.scope == OVERALL,
+                )
+            )
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
     lines: list[Line] = [("", {}), ("  Metrics (pass^k, pass@k over inputs):", {"bold": True})]
     for name, metric, size, estimate, interval, note, overall in rows:

@@ -4,7 +4,8 @@ inline SVG drawn here (no charting library: rectangles and lines are enough, and
 from __future__ import annotations
 
 import html
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..text import clip
 
@@ -55,7 +56,9 @@ def fraction_chart(rows: list[Mapping[str, Any]]) -> str:
         y = 16 + i * _ROW_H
         fraction = row.get("pass_fraction")
         label = clip(str(row.get("label", "")), CHART_LABEL)
-        parts.append(f'<g data-case="{escape(row.get("label"))}"><text x="{_LABEL_W - 6}" y="{y + 12}" text-anchor="end">{escape(label)}</text>')
+        parts.append(
+            f'<g data-case="{escape(row.get("label"))}"><text x="{_LABEL_W - 6}" y="{y + 12}" text-anchor="end">{escape(label)}</text>'
+        )
         if fraction is not None:
             colour = colours.get(str(row.get("status")), "#6a1b9a")
             parts.append(
@@ -70,7 +73,9 @@ def fraction_chart(rows: list[Mapping[str, Any]]) -> str:
                     f'<line x1="{x1:.1f}" y1="{mid - 4:.1f}" x2="{x1:.1f}" y2="{mid + 4:.1f}"/>'
                     f'<line x1="{x2:.1f}" y1="{mid - 4:.1f}" x2="{x2:.1f}" y2="{mid + 4:.1f}"/></g>'
                 )
-            parts.append(f'<text x="{_LABEL_W + _BAR_W + 6}" y="{y + 12}">{escape(row.get("passes"))}/{escape(row.get("total"))}</text>')
+            parts.append(
+                f'<text x="{_LABEL_W + _BAR_W + 6}" y="{y + 12}">{escape(row.get("passes"))}/{escape(row.get("total"))}</text>'
+            )
         else:
             parts.append(f'<text x="{_LABEL_W + 4}" y="{y + 12}" class="muted">no counted run</text>')
         parts.append("</g>")
@@ -97,28 +102,38 @@ def score_chart(rows: list[Mapping[str, Any]], records: list[Mapping[str, Any]])
     span = (high - low) or 1.0
     x = lambda v: _LABEL_W + (v - low) / span * _BAR_W  # noqa: E731
     height = 22 + _ROW_H * len(lines)
-    parts = [f'<text x="{x(low):.1f}" y="10" text-anchor="middle">{low:g}</text>',
-             f'<text x="{x(high):.1f}" y="10" text-anchor="middle">{high:g}</text>']
+    parts = [
+        f'<text x="{x(low):.1f}" y="10" text-anchor="middle">{low:g}</text>',
+        f'<text x="{x(high):.1f}" y="10" text-anchor="middle">{high:g}</text>',
+    ]
     for i, (row, name, summary, found) in enumerate(lines):
         y = 16 + i * _ROW_H
         mid = y + _ROW_H / 2
-        label = clip(f'{row.get("label", "")} {name}', CHART_LABEL)
-        parts.append(f'<g data-case="{escape(row.get("label"))}" data-score="{escape(name)}">'
-                     f'<text x="{_LABEL_W - 6}" y="{y + 12}" text-anchor="end">{escape(label)}</text>')
+        label = clip(f"{row.get('label', '')} {name}", CHART_LABEL)
+        parts.append(
+            f'<g data-case="{escape(row.get("label"))}" data-score="{escape(name)}">'
+            f'<text x="{_LABEL_W - 6}" y="{y + 12}" text-anchor="end">{escape(label)}</text>'
+        )
         parts.append(f'<line x1="{x(low):.1f}" y1="{mid:.1f}" x2="{x(high):.1f}" y2="{mid:.1f}" stroke="#eee"/>')
-        parts += [f'<circle class="run-score" cx="{x(v):.1f}" cy="{mid:.1f}" r="2.5" fill="#1565c0" fill-opacity="0.35"/>'
-                  for v in found]
+        parts += [
+            f'<circle class="run-score" cx="{x(v):.1f}" cy="{mid:.1f}" r="2.5" fill="#1565c0" fill-opacity="0.35"/>'
+            for v in found
+        ]
         ci = summary.get("ci") if isinstance(summary.get("ci"), Mapping) else {}
         if isinstance(ci.get("low"), (int, float)) and isinstance(ci.get("high"), (int, float)):
-            parts.append(f'<line class="interval" x1="{x(ci["low"]):.1f}" y1="{mid:.1f}" x2="{x(ci["high"]):.1f}" '
-                         f'y2="{mid:.1f}" stroke="#222" stroke-width="2"/>')
+            parts.append(
+                f'<line class="interval" x1="{x(ci["low"]):.1f}" y1="{mid:.1f}" x2="{x(ci["high"]):.1f}" '
+                f'y2="{mid:.1f}" stroke="#222" stroke-width="2"/>'
+            )
         mean = summary.get("mean")
         if isinstance(mean, (int, float)):
             parts.append(f'<circle class="mean" cx="{x(mean):.1f}" cy="{mid:.1f}" r="4" fill="#222"/>')
         bar = summary.get("min_score")
         if isinstance(bar, (int, float)):
-            parts.append(f'<line class="bar" x1="{x(bar):.1f}" y1="{y + 2}" x2="{x(bar):.1f}" y2="{y + _ROW_H - 2}" '
-                         'stroke="#c62828" stroke-dasharray="2,2"/>')
+            parts.append(
+                f'<line class="bar" x1="{x(bar):.1f}" y1="{y + 2}" x2="{x(bar):.1f}" y2="{y + _ROW_H - 2}" '
+                'stroke="#c62828" stroke-dasharray="2,2"/>'
+            )
         parts.append("</g>")
     return _svg("scores", height + 4, "".join(parts), "Scores per case: each run's, the mean and its interval, the bar")
 
@@ -145,9 +160,13 @@ def difference_bar(low: float | None, high: float | None, difference: float | No
     x = lambda v: 10 + (v + 1.0) / 2.0 * (width - 20)  # noqa: E731
     parts = [f'<line x1="{x(0):.1f}" y1="2" x2="{x(0):.1f}" y2="{height - 2}" stroke="#999"/>']
     if margin:
-        parts.append(f'<line x1="{x(-margin):.1f}" y1="2" x2="{x(-margin):.1f}" y2="{height - 2}" stroke="#c62828" stroke-dasharray="2,2"/>')
+        parts.append(
+            f'<line x1="{x(-margin):.1f}" y1="2" x2="{x(-margin):.1f}" y2="{height - 2}" stroke="#c62828" stroke-dasharray="2,2"/>'
+        )
     if low is not None and high is not None:
-        parts.append(f'<line class="interval" x1="{x(low):.1f}" y1="10" x2="{x(high):.1f}" y2="10" stroke="#222" stroke-width="2"/>')
+        parts.append(
+            f'<line class="interval" x1="{x(low):.1f}" y1="10" x2="{x(high):.1f}" y2="10" stroke="#222" stroke-width="2"/>'
+        )
     if difference is not None:
         parts.append(f'<circle cx="{x(difference):.1f}" cy="10" r="3.5" fill="#1565c0"/>')
     return (

@@ -9,7 +9,8 @@ there is something worth reading.
 from __future__ import annotations
 
 import textwrap
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..aggregate.benchmarks import OVERALL
 from ..model.outputs import Line
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from ..decide.results import Results
 
 HINT = "Run with --prob-explain for a plain-language reading."
-GUIDE = "Full guide: docs/user-guide.md, \"Fractions you can trust\" and \"Comparing and catching drops\""
+GUIDE = 'Full guide: docs/user-guide.md, "Fractions you can trust" and "Comparing and catching drops"'
 
 
 class ExplainFacet(Facet):
@@ -119,11 +120,15 @@ class ExplainFacet(Facet):
         for title, text in readings:
             lines.append((f"  {title}", {"bold": True}))
             for paragraph in text.split("\n"):
-                lines += [(line, {}) for line in textwrap.wrap(paragraph, width, initial_indent="    ",
-                                                                subsequent_indent="    ")]
+                lines += [
+                    (line, {})
+                    for line in textwrap.wrap(paragraph, width, initial_indent="    ", subsequent_indent="    ")
+                ]
         lines += [("", {}), ("  Methods used:", {"bold": True})]
         for name, text in self.explainer.glossary(kinds.__contains__, more):
-            lines += [(line, {}) for line in textwrap.wrap(f"{name}: {text}", width, initial_indent="    ",
-                                                            subsequent_indent="      ")]
+            lines += [
+                (line, {})
+                for line in textwrap.wrap(f"{name}: {text}", width, initial_indent="    ", subsequent_indent="      ")
+            ]
         lines.append((f"  {GUIDE}", {}))
         return lines

@@ -18,16 +18,17 @@ skipped with a note; a file named on the command line is refused.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from ..maths.states import STATES, Night, Rule, stories
 from ..maths.stats import METHODS
 from ..text import printable
 from . import html_report
-from .report_shape import problem
 from .html_report import escape, money, percent
+from .report_shape import problem
 
 #: Cases drawn as small charts (the ones that changed most first); all are in the table.
 CHARTS_SHOWN = 100
@@ -55,7 +56,9 @@ def report_paths(arguments: Iterable[str]) -> list[Source]:
     for argument in arguments:
         path = Path(argument)
         if path.is_dir():
-            sources += [Source(p, in_folder=True) for p in sorted(path.iterdir()) if p.suffix == ".json" and p.is_file()]
+            sources += [
+                Source(p, in_folder=True) for p in sorted(path.iterdir()) if p.suffix == ".json" and p.is_file()
+            ]
         elif path.is_file():
             sources.append(Source(path))
         else:
@@ -130,8 +133,14 @@ def day(report: Mapping[str, Any]) -> str:
 def night_of(row: Mapping[str, Any], when: str) -> Night | None:
     """A report row's night: its passes of its counted runs, and its stored state; None without counts."""
     passes, total = row.get("passes"), row.get("total", row.get("count"))
-    if not isinstance(passes, int) or not isinstance(total, int) or isinstance(passes, bool) or isinstance(total, bool) \
-            or total < 0 or passes < 0:
+    if (
+        not isinstance(passes, int)
+        or not isinstance(total, int)
+        or isinstance(passes, bool)
+        or isinstance(total, bool)
+        or total < 0
+        or passes < 0
+    ):
         return None
     stored = row.get("history") if isinstance(row.get("history"), Mapping) else {}
     text = {k: stored.get(k) if isinstance(stored.get(k), str) else None for k in ("state", "since", "first_flaky")}
@@ -159,7 +168,6 @@ def from_reports(reports: Sequence[Mapping[str, Any]]) -> Nights:
     return nights
 
 
-
 def _key(row: Mapping[str, Any]) -> str:
     return str(row.get("nodeid") or row.get("case") or row.get("label"))
 
@@ -170,7 +178,8 @@ def _baseline_verdicts(report: Mapping[str, Any]) -> dict[str, str]:
     verdicts = {}
     baseline = report.get("baseline")
     listed = (baseline.get("comparisons") if isinstance(baseline, Mapping) else None) or [
-        c for c in report.get("comparisons") or () if isinstance(c, Mapping) and c.get("kind") == "baseline"]
+        c for c in report.get("comparisons") or () if isinstance(c, Mapping) and c.get("kind") == "baseline"
+    ]
     for comparison in listed:
         if not isinstance(comparison, Mapping):
             continue
@@ -188,14 +197,20 @@ def series(reports: list[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
         verdicts = _baseline_verdicts(report)
         for row in report.get("rows") or ():
             key = _key(row)
-            entry = cases.setdefault(key, {"label": row.get("label") or row.get("case") or key, "points": [None] * len(reports)})
+            entry = cases.setdefault(
+                key, {"label": row.get("label") or row.get("case") or key, "points": [None] * len(reports)}
+            )
             fraction = row.get("pass_fraction")
             if fraction is None and row.get("pass_rate") is not None:  # a report with pass_rate only: percent
                 fraction = row["pass_rate"] / 100.0
             ci = row.get("ci") or {}
             entry["points"][index] = {
-                "fraction": fraction, "low": ci.get("low"), "high": ci.get("high"), "status": row.get("status"),
-                "verdict": verdicts.get(key) or verdicts.get(str(row.get("label"))), "cost": row.get("cost"),
+                "fraction": fraction,
+                "low": ci.get("low"),
+                "high": ci.get("high"),
+                "status": row.get("status"),
+                "verdict": verdicts.get(key) or verdicts.get(str(row.get("label"))),
+                "cost": row.get("cost"),
             }
     return cases
 
@@ -228,7 +243,7 @@ def case_chart(label: str, points: list[dict[str, Any] | None]) -> str:
         size = 4 if verdict else 2.5
         parts.append(
             f'<circle class="point" data-verdict="{escape(verdict or "")}" cx="{x(i):.1f}" cy="{y(p["fraction"]):.1f}" r="{size}" fill="{colour}">'
-            f'<title>session {i + 1}: {percent(p["fraction"])}{" · baseline " + escape(verdict) if verdict else ""}</title></circle>'
+            f"<title>session {i + 1}: {percent(p['fraction'])}{' · baseline ' + escape(verdict) if verdict else ''}</title></circle>"
         )
     return (
         f'<figure data-case="{escape(label)}"><svg class="chart" data-chart="history" xmlns="http://www.w3.org/2000/svg" '
@@ -257,8 +272,14 @@ def spend_chart(reports: list[Mapping[str, Any]]) -> str:
 
 
 #: A state's colour in the strips (the table's: red for broken and failing, amber for flaky, green for fixed).
-STATE_COLOURS = {"new": "#90a4ae", "passing": "#a5d6a7", "fixed": "#2e7d32", "flaky": "#f9a825", "failing": "#ef6c00",
-                 "broken": "#c62828"}
+STATE_COLOURS = {
+    "new": "#90a4ae",
+    "passing": "#a5d6a7",
+    "fixed": "#2e7d32",
+    "flaky": "#f9a825",
+    "failing": "#ef6c00",
+    "broken": "#c62828",
+}
 
 
 def rule_of(reports: Sequence[Mapping[str, Any]]) -> Rule:
@@ -268,10 +289,15 @@ def rule_of(reports: Sequence[Mapping[str, Any]]) -> Rule:
         given = states.get("rule") if isinstance(states, Mapping) else None
         if isinstance(given, Mapping):
             try:
-                rule = Rule(window=int(given["window"]), flaky_bar=float(given["flaky_bar"]),
-                            failing_bar=float(given["failing_bar"]), broken_runs=int(given["broken_runs"]),
-                            fixed_nights=int(given["fixed_nights"]), method=str(given["method"]),
-                            confidence=float(given["confidence"]))
+                rule = Rule(
+                    window=int(given["window"]),
+                    flaky_bar=float(given["flaky_bar"]),
+                    failing_bar=float(given["failing_bar"]),
+                    broken_runs=int(given["broken_runs"]),
+                    fixed_nights=int(given["fixed_nights"]),
+                    method=str(given["method"]),
+                    confidence=float(given["confidence"]),
+                )
             except (KeyError, TypeError, ValueError, OverflowError):
                 break  # not a rule this version wrote: the defaults
             if rule.method in METHODS and 0.0 < rule.confidence < 1.0 and rule.window <= WINDOW_MOST:
@@ -290,25 +316,36 @@ def state_strips(reports: Sequence[Mapping[str, Any]], labels: Mapping[str, str]
     for key, label in list(labels.items())[:STRIPS_SHOWN]:
         found = stories(nights.of(key, label, None)[:-1], rule, keep_stored=True)
         cells = []
-        for i, (night, told) in enumerate(zip(nights.days, found)):
+        for i, (night, told) in enumerate(zip(nights.days, found, strict=False)):
             if told is None:
                 continue
-            cells.append(f'<rect x="{i * (size + gap)}" y="0" width="{size}" height="{size}" '
-                         f'fill="{STATE_COLOURS[told.state]}" data-state="{told.state}"><title>{escape(night)}: '
-                         f'{told.state}</title></rect>')
+            cells.append(
+                f'<rect x="{i * (size + gap)}" y="0" width="{size}" height="{size}" '
+                f'fill="{STATE_COLOURS[told.state]}" data-state="{told.state}"><title>{escape(night)}: '
+                f"{told.state}</title></rect>"
+            )
         width = max(1, len(nights.days)) * (size + gap)
-        rows.append(f'<tr data-case="{escape(label)}"><td>{escape(label)}</td><td><svg class="chart" data-chart="states" '
-                    f'xmlns="http://www.w3.org/2000/svg" width="{width}" height="{size}" viewBox="0 0 {width} {size}">'
-                    f'{"".join(cells)}</svg></td></tr>')
+        rows.append(
+            f'<tr data-case="{escape(label)}"><td>{escape(label)}</td><td><svg class="chart" data-chart="states" '
+            f'xmlns="http://www.w3.org/2000/svg" width="{width}" height="{size}" viewBox="0 0 {width} {size}">'
+            f"{''.join(cells)}</svg></td></tr>"
+        )
     legend = " ".join(f'<span style="color:{STATE_COLOURS[s]}">&#9632;</span> {s}' for s in STATES)
-    more = (f'<p class="muted">{len(labels) - STRIPS_SHOWN} more cases are not drawn.</p>'
-            if len(labels) > STRIPS_SHOWN else "")
-    return (f'<section id="states"><h2>States across sessions</h2><p class="muted">{legend}; the since-clean '
-            f'interval rule, window {rule.window}, flaky below {rule.flaky_bar:g}, fixed after {rule.fixed_nights} '
-            f'clean sessions.</p><table>{"".join(rows)}</table>{more}</section>')
+    more = (
+        f'<p class="muted">{len(labels) - STRIPS_SHOWN} more cases are not drawn.</p>'
+        if len(labels) > STRIPS_SHOWN
+        else ""
+    )
+    return (
+        f'<section id="states"><h2>States across sessions</h2><p class="muted">{legend}; the since-clean '
+        f"interval rule, window {rule.window}, flaky below {rule.flaky_bar:g}, fixed after {rule.fixed_nights} "
+        f"clean sessions.</p><table>{''.join(rows)}</table>{more}</section>"
+    )
 
 
-def render(reports: list[Mapping[str, Any]], *, trace_url: str | None = None, title: str = "pytest-probability history") -> str:
+def render(
+    reports: list[Mapping[str, Any]], *, trace_url: str | None = None, title: str = "pytest-probability history"
+) -> str:
     if not reports:
         raise HistoryError("no reports to show")
     cases = series(list(reports))
@@ -320,7 +357,7 @@ def render(reports: list[Mapping[str, Any]], *, trace_url: str | None = None, ti
         for i, r in enumerate(reports)
     )
     changed_rows = []
-    for key, entry in ranked[:CHANGED_SHOWN]:
+    for _key, entry in ranked[:CHANGED_SHOWN]:
         delta = change(entry["points"])
         if delta is None:
             continue
@@ -330,17 +367,25 @@ def render(reports: list[Mapping[str, Any]], *, trace_url: str | None = None, ti
             f'<td class="num">{percent(values[-1])}</td><td class="num">{delta:+.0%}</td></tr>'
         )
     figures = "".join(case_chart(str(entry["label"]), entry["points"]) for _, entry in ranked[:CHARTS_SHOWN])
-    more = f'<p class="muted">{len(ranked) - CHARTS_SHOWN} more cases are not drawn.</p>' if len(ranked) > CHARTS_SHOWN else ""
+    more = (
+        f'<p class="muted">{len(ranked) - CHARTS_SHOWN} more cases are not drawn.</p>'
+        if len(ranked) > CHARTS_SHOWN
+        else ""
+    )
     latest = html_report.sections(reports[-1], trace_url=trace_url, case_filter=False)
     body = (
         f'<section id="sessions"><h2>Sessions</h2><table><tr><th>#</th><th>Created</th><th>File</th><th>Passed</th><th>Cost</th></tr>{sessions}</table>'
         f"<h2>Spend per session</h2>{spend_chart(list(reports))}</section>"
         f'<section id="changed"><h2>Cases that changed most</h2><table><tr><th>Case</th><th>First</th><th>Last</th><th>Change</th></tr>'
-        f'{"".join(changed_rows) or "<tr><td colspan=4>no case in two sessions</td></tr>"}</table></section>'
+        f"{''.join(changed_rows) or '<tr><td colspan=4>no case in two sessions</td></tr>'}</table></section>"
         f'<section id="trends"><h2>Pass fraction over sessions</h2><p class="muted">Band: the interval; '
-        f'large red/green points: baseline verdict fail/pass.</p>{html_report.FILTER}{figures}{more}</section>'
-        f'{state_strips(reports, {key: str(entry["label"]) for key, entry in ranked})}'
-        f'<h2>Newest session</h2>{latest}'
+        f"large red/green points: baseline verdict fail/pass.</p>{html_report.FILTER}{figures}{more}</section>"
+        f"{state_strips(reports, {key: str(entry['label']) for key, entry in ranked})}"
+        f"<h2>Newest session</h2>{latest}"
     )
-    return html_report.page(title, f"{len(reports)} sessions, {len(cases)} cases", body,
-                            css="figure{display:inline-block;margin:4px 8px}figcaption{font-size:12px}")
+    return html_report.page(
+        title,
+        f"{len(reports)} sessions, {len(cases)} cases",
+        body,
+        css="figure{display:inline-block;margin:4px 8px}figcaption{font-size:12px}",
+    )

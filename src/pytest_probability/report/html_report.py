@@ -16,7 +16,8 @@ Content-Security-Policy allows no network request at all (``default-src
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from .charts import cost_chart, difference_bar, escape, fraction_chart, money, percent, score_chart
 
@@ -85,20 +86,24 @@ def _tiles(report: Mapping[str, Any]) -> str:
     totals = report.get("totals") or {}
     statuses = totals.get("statuses") or {}
     tiles = [
-        ("Runs passed", f'{totals.get("passes", 0)}/{totals.get("count", 0)}'),
+        ("Runs passed", f"{totals.get('passes', 0)}/{totals.get('count', 0)}"),
         ("Pass rate", percent(totals.get("pass_fraction"))),
         ("Cases", str(totals.get("rows", 0))),
         ("Cost", money(totals.get("cost")) if totals.get("cost") else "$0"),
     ]
     tiles += [(str(name).upper(), str(count)) for name, count in statuses.items() if count]
-    return '<div class="tiles">' + "".join(f'<div class="tile"><b>{escape(v)}</b>{escape(k)}</div>' for k, v in tiles) + "</div>"
+    return (
+        '<div class="tiles">'
+        + "".join(f'<div class="tile"><b>{escape(v)}</b>{escape(k)}</div>' for k, v in tiles)
+        + "</div>"
+    )
 
 
 def _gate_text(gate: Mapping[str, Any] | None) -> str:
     if not gate:
         return ""
-    bar = f'≥ {percent(gate.get("min_rate"))}' if gate.get("rule") == "rate" else f'≥ {gate.get("min_passes")} passes'
-    return f'{escape(bar)} {_status(gate.get("verdict"))}'
+    bar = f"≥ {percent(gate.get('min_rate'))}" if gate.get("rule") == "rate" else f"≥ {gate.get('min_passes')} passes"
+    return f"{escape(bar)} {_status(gate.get('verdict'))}"
 
 
 def _scores_text(scores: Any) -> str:
@@ -111,8 +116,12 @@ def _scores_text(scores: Any) -> str:
             continue
         mean, ci = summary.get("mean"), summary.get("ci") or {}
         shown = "–" if not isinstance(mean, (int, float)) else f"{mean:.3g}"
-        if isinstance(ci, Mapping) and isinstance(ci.get("low"), (int, float)) and isinstance(ci.get("high"), (int, float)):
-            shown += f' [{ci["low"]:.3g}, {ci["high"]:.3g}]'
+        if (
+            isinstance(ci, Mapping)
+            and isinstance(ci.get("low"), (int, float))
+            and isinstance(ci.get("high"), (int, float))
+        ):
+            shown += f" [{ci['low']:.3g}, {ci['high']:.3g}]"
         bar = summary.get("min_score")
         if isinstance(bar, (int, float)):
             shown += f" ≥ {bar:g}"
@@ -122,21 +131,24 @@ def _scores_text(scores: Any) -> str:
 
 def _table(rows: list[Mapping[str, Any]]) -> str:
     scored = any(row.get("scores") for row in rows)
-    head = ("<tr><th>Case</th><th>Passes</th><th>Fraction</th><th>Interval</th><th>Status</th><th>Gate</th>"
-            + ("<th>Scores</th>" if scored else "") + "<th>Cost</th><th>Stopped</th></tr>")
+    head = (
+        "<tr><th>Case</th><th>Passes</th><th>Fraction</th><th>Interval</th><th>Status</th><th>Gate</th>"
+        + ("<th>Scores</th>" if scored else "")
+        + "<th>Cost</th><th>Stopped</th></tr>"
+    )
     body = []
     for row in rows:
         ci = row.get("ci") or {}
-        interval = f'[{percent(ci.get("low"))}, {percent(ci.get("high"))}]' if ci else "–"
+        interval = f"[{percent(ci.get('low'))}, {percent(ci.get('high'))}]" if ci else "–"
         stopped = row.get("stopped") or {}
         body.append(
             f'<tr data-case="{escape(row.get("label"))}"><td><a href="#case-{escape(row.get("nodeid"))}">{escape(row.get("label"))}</a></td>'
             f'<td class="num">{escape(row.get("passes", 0))}/{escape(row.get("total", 0))}</td><td class="num">{percent(row.get("pass_fraction"))}</td>'
             f'<td class="num">{interval}</td><td>{_status(row.get("status"))}</td><td>{_gate_text(row.get("gate"))}</td>'
-            + (f'<td>{_scores_text(row.get("scores"))}</td>' if scored else "")
+            + (f"<td>{_scores_text(row.get('scores'))}</td>" if scored else "")
             + f'<td class="num">{money(row.get("cost"))}</td><td>{escape(stopped.get("reason", ""))}</td></tr>'
         )
-    return f"<table id=\"rows\">{head}{''.join(body)}</table>"
+    return f'<table id="rows">{head}{"".join(body)}</table>'
 
 
 def _comparisons(comparisons: Iterable[Mapping[str, Any]]) -> str:
@@ -152,7 +164,7 @@ def _comparisons(comparisons: Iterable[Mapping[str, Any]]) -> str:
         body.append(
             f'<tr><td>{escape(c.get("function"))}</td><td>{escape(c.get("arm"))} vs {escape(c.get("baseline"))}</td><td class="num">{escape(c.get("pairs"))}</td>'
             f'<td class="num">{"–" if diff is None else f"{diff:+.0%}"} [{percent(ci.get("low"))}, {percent(ci.get("high"))}]</td>'
-            f'<td>{difference_bar(ci.get("low"), ci.get("high"), diff, c.get("margin"))}</td>'
+            f"<td>{difference_bar(ci.get('low'), ci.get('high'), diff, c.get('margin'))}</td>"
             f'<td class="num">{escape(_num(c.get("p_adjusted")))}</td><td>{_status(c.get("verdict"))}</td>'
             f'<td class="num">{"–" if ratio is None else f"{ratio:.2f}×"}</td></tr>'
         )
@@ -175,18 +187,27 @@ def _spending(report: Mapping[str, Any]) -> str:
     stopping = report.get("stopping")
     if stopping and stopping.get("active"):
         lines.append(
-            f'Early stopping ({escape(stopping.get("mode"))}): {escape(stopping.get("cases_stopped"))} cases stopped, '
-            f'{escape(stopping.get("runs_saved"))} runs saved, {escape(stopping.get("runs_executed"))} executed.'
+            f"Early stopping ({escape(stopping.get('mode'))}): {escape(stopping.get('cases_stopped'))} cases stopped, "
+            f"{escape(stopping.get('runs_saved'))} runs saved, {escape(stopping.get('runs_executed'))} executed."
         )
     budget = report.get("budget")
     if budget:
-        lines.append(f'Budget: {escape(budget.get("reason") or "not reached")}; {escape(budget.get("runs_not_executed"))} runs not executed.')
+        lines.append(
+            f"Budget: {escape(budget.get('reason') or 'not reached')}; {escape(budget.get('runs_not_executed'))} runs not executed."
+        )
     gates = report.get("gates")
     if isinstance(gates, Mapping) and any(v for v in gates.values() if not isinstance(v, (dict, list))):
-        lines.append("Gates: " + ", ".join(f"{escape(k)} {escape(v)}" for k, v in gates.items() if not isinstance(v, (dict, list))))
+        lines.append(
+            "Gates: "
+            + ", ".join(f"{escape(k)} {escape(v)}" for k, v in gates.items() if not isinstance(v, (dict, list)))
+        )
     if not lines:
         return ""
-    return '<section id="decisions"><h2>Gates, stopping and budgets</h2>' + "".join(f"<p>{line}</p>" for line in lines) + "</section>"
+    return (
+        '<section id="decisions"><h2>Gates, stopping and budgets</h2>'
+        + "".join(f"<p>{line}</p>" for line in lines)
+        + "</section>"
+    )
 
 
 def _transcript(entries: Iterable[Mapping[str, Any]], dropped: Any = 0) -> str:
@@ -199,7 +220,9 @@ def _transcript(entries: Iterable[Mapping[str, Any]], dropped: Any = 0) -> str:
             note = f' <span class="cut">cut from {int(cut[name]):,} characters</span>' if name in cut else ""
             parts.append(f'<div class="field">{escape(name)}{note}</div><pre class="transcript">{escape(value)}</pre>')
     if isinstance(dropped, int) and dropped > 0:
-        parts.append(f'<p class="cut">{dropped:,} more transcript entries were dropped (only the first ones are kept)</p>')
+        parts.append(
+            f'<p class="cut">{dropped:,} more transcript entries were dropped (only the first ones are kept)</p>'
+        )
     return "".join(parts)
 
 
@@ -220,11 +243,14 @@ def _run_scores(scores: Any) -> str:
         if not isinstance(score, Mapping):
             continue
         threshold = score.get("threshold")
-        line = f'{escape(score.get("name"))} = {escape(score.get("value"))}'
+        line = f"{escape(score.get('name'))} = {escape(score.get('value'))}"
         if threshold is not None:
             line += f" (threshold {escape(threshold)})"
         explanation = score.get("explanation")
-        parts.append(f'<div class="score">{line}</div>' + (f'<pre class="transcript">{escape(explanation)}</pre>' if explanation else ""))
+        parts.append(
+            f'<div class="score">{line}</div>'
+            + (f'<pre class="transcript">{escape(explanation)}</pre>' if explanation else "")
+        )
     return "".join(parts)
 
 
@@ -242,15 +268,21 @@ def _runs(rows: list[Mapping[str, Any]], records: list[Mapping[str, Any]], trace
         runs = []
         for record in shown:
             link = trace_link(trace_url, record)
-            link_html = f' <a class="trace" href="{escape(link)}" target="_blank" rel="noopener">trace</a>' if link else ""
+            link_html = (
+                f' <a class="trace" href="{escape(link)}" target="_blank" rel="noopener">trace</a>' if link else ""
+            )
             error = record.get("error") or record.get("message") or ""
             runs.append(
                 f'<div class="run" data-outcome="{escape(record.get("outcome"))}"><b>run {escape(record.get("run"))}</b> '
                 f'{_status(record.get("outcome"))} <span class="muted">{escape(record.get("phase"))}</span>{link_html}'
                 f'<pre class="error">{escape(error)}</pre>{_run_scores(record.get("scores"))}'
-                f'{_transcript(record.get("transcript") or (), record.get("transcript_dropped"))}</div>'
+                f"{_transcript(record.get('transcript') or (), record.get('transcript_dropped'))}</div>"
             )
-        more = f'<p class="muted">{len(failed) - len(shown)} more failed or errored runs in the JSON report.</p>' if len(failed) > len(shown) else ""
+        more = (
+            f'<p class="muted">{len(failed) - len(shown)} more failed or errored runs in the JSON report.</p>'
+            if len(failed) > len(shown)
+            else ""
+        )
         parts.append(
             f'<details id="case-{escape(row.get("nodeid"))}" data-case="{escape(row.get("label"))}"><summary>{escape(row.get("label"))} '
             f'{_status(row.get("status"))} <span class="muted">{len(failed)} failed or errored</span></summary>{"".join(runs)}{more}</details>'
@@ -268,10 +300,10 @@ def page(title: str, subtitle: str, body: str, *, css: str = "") -> str:
     """The page every report is: its Content-Security-Policy (no request leaves it, scripts only its own),
     the shared style and script, a header and ``body`` (the sections, already escaped HTML)."""
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
         "script-src 'unsafe-inline'; img-src data:\">"
-        f"<meta name=\"viewport\" content=\"width=device-width\"><title>{escape(title)}</title><script>{HEAD_SCRIPT}</script>"
+        f'<meta name="viewport" content="width=device-width"><title>{escape(title)}</title><script>{HEAD_SCRIPT}</script>'
         f"<style>{CSS}{css}</style></head>"
         f"<body><header><h1>{escape(title)}</h1><p>{subtitle}</p></header><main>{body}"
         f"</main><script>{SCRIPT}</script></body></html>\n"
@@ -301,5 +333,5 @@ def sections(report: Mapping[str, Any], *, trace_url: str | None = None, case_fi
 def render(report: Mapping[str, Any], *, trace_url: str | None = None, title: str = "pytest-probability report") -> str:
     """The whole page for one session's report dict (the JSON report's shape)."""
     versions = report.get("versions") or {}
-    subtitle = f'{escape(report.get("created", ""))} · pytest-probability {escape(versions.get("pytest_probability", ""))} · exit status {escape(report.get("exit_status", ""))}'
+    subtitle = f"{escape(report.get('created', ''))} · pytest-probability {escape(versions.get('pytest_probability', ''))} · exit status {escape(report.get('exit_status', ''))}"
     return page(title, subtitle, sections(report, trace_url=trace_url))

@@ -9,7 +9,8 @@ metrics sections, JSON row fields and sections, and the gate gauges. All of them
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..decide.analysis import Analysis, RowAnalysis
 from ..decide.gates import cut_short_text
@@ -26,7 +27,12 @@ if TYPE_CHECKING:
     from ..config.settings import StatsConfig
     from ..decide.results import Results
 
-_VERDICT_MARKUP = {PASSED: {"green": True}, FAILED: {"red": True}, UNDECIDED: {"yellow": True}, SKIPPED: {"yellow": True}}
+_VERDICT_MARKUP = {
+    PASSED: {"green": True},
+    FAILED: {"red": True},
+    UNDECIDED: {"yellow": True},
+    SKIPPED: {"yellow": True},
+}
 _VERDICT_WORDS = {SKIPPED: "SKIPPED"}
 
 

@@ -12,14 +12,15 @@ import datetime as _dt
 import json
 import math
 import platform
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import pytest
 
 from .. import __version__, files
-from ..model.rows import Counts, Row, Summary, UsageTotals
 from ..model.case import CaseRef
+from ..model.rows import Counts, Row, Summary, UsageTotals
 from ..model.run import RunRecord, Score, Usage
 from ..protocols import Facet
 from ..vocabulary import ERROR, SKIP
@@ -128,7 +129,9 @@ def record_from_dict(data: dict[str, Any], cases: dict[str, CaseRef]) -> RunReco
     )
 
 
-def build(summary: Summary, *, settings: dict[str, Any], exit_status: int, facets: Sequence[Facet] = ()) -> dict[str, Any]:
+def build(
+    summary: Summary, *, settings: dict[str, Any], exit_status: int, facets: Sequence[Facet] = ()
+) -> dict[str, Any]:
     """The report dict: the rows and records, with each facet's row fields and top-level keys."""
     now = _dt.datetime.now(_dt.timezone.utc)
     totals = _counts(summary.counts)
@@ -213,5 +216,3 @@ def _finite(value: Any) -> Any:
 
 def write(path: Path, report: dict[str, Any]) -> None:
     files.write_text(path, dumps(report))
-
-

@@ -8,8 +8,9 @@ Pure: read by :mod:`.history` when it loads a report.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from ..text import clip
 
@@ -33,8 +34,9 @@ def _finite(value: Any) -> bool:
 
 _NUMBER = _Kind("a number", _finite)
 #: A count: an integer a float holds exactly (a report's counts are runs and characters, never near 2**53).
-_WHOLE = _Kind("a whole number", lambda value: isinstance(value, int) and not isinstance(value, bool)
-               and abs(value) < 2 ** 53)
+_WHOLE = _Kind(
+    "a whole number", lambda value: isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**53
+)
 _TEXT = _Kind("a string", lambda value: isinstance(value, str))
 
 
@@ -53,24 +55,41 @@ class _Values:
 #: listed is only shown as text, escaped. tests/e2e/test_history_report.py checks that
 #: the page reads nothing else, and fuzzes every field.
 _CI = {"low": _NUMBER, "high": _NUMBER}
-_COMPARISON = {"ci": _CI, "difference": _NUMBER, "margin": _NUMBER, "p_adjusted": _NUMBER, "cost_ratio": _NUMBER,
-               "verdict": _TEXT, "inputs": [{}]}
+_COMPARISON = {
+    "ci": _CI,
+    "difference": _NUMBER,
+    "margin": _NUMBER,
+    "p_adjusted": _NUMBER,
+    "cost_ratio": _NUMBER,
+    "verdict": _TEXT,
+    "inputs": [{}],
+}
 _SCORES = _Values({"mean": _NUMBER, "ci": _CI, "min_score": _NUMBER})
 SHAPE = {
-    "rows": [{"pass_fraction": _NUMBER, "pass_rate": _NUMBER, "ci": _CI, "status": _TEXT, "cost": _NUMBER,
-              "passes": _WHOLE, "total": _WHOLE, "gate": {"min_rate": _NUMBER, "verdict": _TEXT}, "stopped": {},
-              "scores": _SCORES, "count": _WHOLE,
-              "history": {"state": _TEXT, "since": _TEXT, "first_flaky": _TEXT}}],
+    "rows": [
+        {
+            "pass_fraction": _NUMBER,
+            "pass_rate": _NUMBER,
+            "ci": _CI,
+            "status": _TEXT,
+            "cost": _NUMBER,
+            "passes": _WHOLE,
+            "total": _WHOLE,
+            "gate": {"min_rate": _NUMBER, "verdict": _TEXT},
+            "stopped": {},
+            "scores": _SCORES,
+            "count": _WHOLE,
+            "history": {"state": _TEXT, "since": _TEXT, "first_flaky": _TEXT},
+        }
+    ],
     "totals": {"passes": _WHOLE, "count": _WHOLE, "pass_fraction": _NUMBER, "cost": _NUMBER, "statuses": {}},
-    "records": [{"transcript": [{"truncated": _Values(_WHOLE)}],
-                 "scores": [{"value": _NUMBER, "threshold": _NUMBER}]}],
+    "records": [{"transcript": [{"truncated": _Values(_WHOLE)}], "scores": [{"value": _NUMBER, "threshold": _NUMBER}]}],
     "comparisons": [_COMPARISON],
     "baseline": {"comparisons": [_COMPARISON]},
     "stopping": {},
     "budget": {},
     "states": {"rule": {}},
 }
-
 
 
 def problem(report: Mapping[str, Any]) -> str | None:
@@ -108,10 +127,22 @@ def _mismatch(value: Any, shape: Any, path: str) -> str | None:
         if not isinstance(value, dict):
             return f"{path} must be an object, got {_shown(value)}"
         if not isinstance(shape.kind, _Kind):
-            return next((why for key, inner in value.items()
-                         if (why := _mismatch(inner, shape.kind, f"{path}.{key}")) is not None), None)
-        return next((f"{path}.{key} must be {shape.kind.name}, got {_shown(inner)}"
-                     for key, inner in value.items() if not shape.kind.test(inner)), None)
+            return next(
+                (
+                    why
+                    for key, inner in value.items()
+                    if (why := _mismatch(inner, shape.kind, f"{path}.{key}")) is not None
+                ),
+                None,
+            )
+        return next(
+            (
+                f"{path}.{key} must be {shape.kind.name}, got {_shown(inner)}"
+                for key, inner in value.items()
+                if not shape.kind.test(inner)
+            ),
+            None,
+        )
     return None if shape.test(value) else f"{path} must be {shape.name}, got {_shown(value)}"
 
 

@@ -19,10 +19,22 @@ INSTRUMENTS = {
     "probability.runs": ("counter", "{run}", "Runs by benchmark, case and outcome"),
     "probability.case.pass_fraction": ("gauge", "1", "Passes over counted runs of a case, with its row status"),
     "probability.session.pass_fraction": ("gauge", "1", "Passes over counted runs of the session"),
-    "probability.session.runs": ("counter", "{run}", "Runs of the session, skipped ones included; emitted by every session (a heartbeat)"),
+    "probability.session.runs": (
+        "counter",
+        "{run}",
+        "Runs of the session, skipped ones included; emitted by every session (a heartbeat)",
+    ),
     "probability.cost": ("counter", "{USD}", "Spend recorded by runs, by case and model"),
-    "probability.tokens": ("counter", "{token}", "Tokens recorded by runs, by benchmark, model and token type (input, output)"),
-    "probability.tokens.cache_read": ("counter", "{token}", "Input tokens read from the provider's prompt cache (part of the input tokens)"),
+    "probability.tokens": (
+        "counter",
+        "{token}",
+        "Tokens recorded by runs, by benchmark, model and token type (input, output)",
+    ),
+    "probability.tokens.cache_read": (
+        "counter",
+        "{token}",
+        "Input tokens read from the provider's prompt cache (part of the input tokens)",
+    ),
     "probability.run.duration": ("histogram", "s", "Duration of the call phase of runs"),
 }
 
@@ -52,7 +64,12 @@ def row_series(summary: Summary) -> list[Series]:
                 failed[record.outcome].append(record)
             if record.outcome != "skip":
                 by_outcome.setdefault(record.outcome, []).append(record.duration)
-        for outcome, value in (("pass", counts.passes), ("fail", counts.fails), ("error", counts.errors), ("skip", counts.skipped)):
+        for outcome, value in (
+            ("pass", counts.passes),
+            ("fail", counts.fails),
+            ("error", counts.errors),
+            ("skip", counts.skipped),
+        ):
             if failed.get(outcome):
                 runs.exemplars[len(runs.points)] = failed[outcome][-EXEMPLARS:]
             runs.points.append(({**case, "probability.outcome": outcome}, value))
@@ -67,7 +84,11 @@ def row_series(summary: Summary) -> list[Series]:
             extra = {"probability.usage.role": ROLE_JUDGE} if role == ROLE_JUDGE else {}
             for model, usage in per_model.items():
                 cost.points.append(({**case, "gen_ai.request.model": model, **extra}, usage.cost))
-                for kind, value in (("input", usage.input_tokens), ("output", usage.output_tokens), ("cache_read", usage.cached_input_tokens)):
+                for kind, value in (
+                    ("input", usage.input_tokens),
+                    ("output", usage.output_tokens),
+                    ("cache_read", usage.cached_input_tokens),
+                ):
                     key = (case["test.case.name"].split("::", 1)[0], row.case.benchmark, model, kind, role)
                     token_totals[key] = token_totals.get(key, 0) + value  # type: ignore[index]
         unattributed = sum(r.extra_cost for r in row.records)

@@ -7,7 +7,8 @@ lines to pytest's terminal reporter, which decides whether colours are shown.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 from ..model.outputs import Line
 from ..model.rows import Row, Summary

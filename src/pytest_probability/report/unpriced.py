@@ -23,7 +23,10 @@ class UnpricedModels(Finisher):
         models = unpriced_models(u for row in summary.rows if row.usage for r in row.records for u in r.usage)
         if not models:
             return
-        warnings.warn(ProbabilityUsageWarning(
-            f"no price in {self.source} for model(s) {', '.join(models)}, and no cost was recorded for "
-            "their tokens: they count as $0 in the table, the JSON report and the budgets; add them to the file"
-        ))
+        warnings.warn(
+            ProbabilityUsageWarning(
+                f"no price in {self.source} for model(s) {', '.join(models)}, and no cost was recorded for "
+                "their tokens: they count as $0 in the table, the JSON report and the budgets; add them to the file"
+            ),
+            stacklevel=1,
+        )

@@ -10,15 +10,16 @@ nothing, a collection error) never replaces a good report with an empty one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
 from .. import files
 from ..model.rows import Summary
-from ..session import Notes
 from ..protocols import WRITE, Finisher, Registry
+from ..session import Notes
 from . import json_report
 
 
@@ -45,8 +46,9 @@ class ReportDict:
 class _ReportFile(Finisher):
     phase = WRITE
 
-    def __init__(self, path: Path, report: ReportDict, notes: Notes,
-                 empty_ok: Callable[[], bool] = lambda: False) -> None:
+    def __init__(
+        self, path: Path, report: ReportDict, notes: Notes, empty_ok: Callable[[], bool] = lambda: False
+    ) -> None:
         """``empty_ok``: whether a report without runs is written all the same (a shard whose runs are all
         in other shards: the merge needs every shard's report)."""
         self.path = path
@@ -84,8 +86,14 @@ class JsonReport(_ReportFile):
 class HtmlReport(_ReportFile):
     """``--prob-html``: one self-contained page of the same report."""
 
-    def __init__(self, path: Path, report: ReportDict, notes: Notes, trace_url: str | None,
-                 empty_ok: Callable[[], bool] = lambda: False) -> None:
+    def __init__(
+        self,
+        path: Path,
+        report: ReportDict,
+        notes: Notes,
+        trace_url: str | None,
+        empty_ok: Callable[[], bool] = lambda: False,
+    ) -> None:
         super().__init__(path, report, notes, empty_ok)
         self.trace_url = trace_url
 

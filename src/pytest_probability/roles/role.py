@@ -12,15 +12,16 @@ SIGTERM made Ctrl-C. A subclass says what differs: the decisions
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import pytest
 
 from ..collect.benchfiles import rewrite_asserts
+from ..protocols import Registry
 from ..record.intake import Intake, InterruptedRuns, LateUsage
 from ..run.key import RUNS
 from ..run.phases import RunPhases
-from ..protocols import Registry
 from ..session import SESSION_KEY, Notes, Scope, Session
 from .interrupts import Interrupts
 from .wiring import Feature, Wiring

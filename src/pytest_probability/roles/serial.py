@@ -9,7 +9,8 @@ readings facet last (its JSON fields are the others' with readings added).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Generator
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -50,7 +51,11 @@ class Aggregating(Role):
         self.results = Results(self.intake, self.book, session.specs, session.scope)
         self.report: ReportDict | None = None
         self.pytest_session: pytest.Session | None = None
-        parts.add(sinks=self.book, facets=StatsFacet(self.results, session.stats), finishers=SettleGates(self.book, self.results))
+        parts.add(
+            sinks=self.book,
+            facets=StatsFacet(self.results, session.stats),
+            finishers=SettleGates(self.book, self.results),
+        )
         if settings.prices is not None:
             from ..report.unpriced import UnpricedModels  # only with --prob-prices
 
@@ -61,17 +66,30 @@ class Aggregating(Role):
 
             if settings.json_path is not None:
                 files.check_path(settings.json_path)
-                parts.add(finishers=JsonReport(settings.json_path, self.report_dict(), session.notes, session.scope.keep_empty))
+                parts.add(
+                    finishers=JsonReport(
+                        settings.json_path, self.report_dict(), session.notes, session.scope.keep_empty
+                    )
+                )
             if settings.html_path is not None:
                 files.check_path(settings.html_path, "--prob-html")
-                parts.add(finishers=HtmlReport(settings.html_path, self.report_dict(), session.notes, settings.trace_url,
-                                               session.scope.keep_empty))
+                parts.add(
+                    finishers=HtmlReport(
+                        settings.html_path,
+                        self.report_dict(),
+                        session.notes,
+                        settings.trace_url,
+                        session.scope.keep_empty,
+                    )
+                )
         wiring = Aggregation(self.config, session, self.runs, self.intake, self.book, self.results, self.report_dict)
         for feature in self.features:
             feature.aggregating(wiring)
         self.wire_role(wiring)
         # last: its JSON fields are the others' with the readings added
-        parts.add(facets=ExplainFacet(self.results, parts, session.stats, lambda: self.config.get_terminal_writer().fullwidth))
+        parts.add(
+            facets=ExplainFacet(self.results, parts, session.stats, lambda: self.config.get_terminal_writer().fullwidth)
+        )
 
     def wire_role(self, wiring: Aggregation) -> None:
         raise NotImplementedError
@@ -137,7 +155,9 @@ class Aggregating(Role):
             return
         summary = self.results.summary()
         if summary.duplicates:
-            notes.append(f"{summary.duplicates} run(s) were reported more than once; each counted once (the last report)")
+            notes.append(
+                f"{summary.duplicates} run(s) were reported more than once; each counted once (the last report)"
+            )
         terminal.write(terminalreporter, summary, self.session.parts.facets, notes)
 
     def release(self) -> None:

@@ -30,9 +30,10 @@ wiring for the role's parts it needs (``intake``, ``book``, ``results``,
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -94,8 +95,16 @@ class Wiring:
 class Aggregation(Wiring):
     """A process that aggregates (serial, or the xdist controller): its records, decisions and results."""
 
-    def __init__(self, config: pytest.Config, session: Session, runs: RunPhases, intake: Intake,
-                 book: DecisionBook, results: Results, report: Callable[[], ReportDict]) -> None:
+    def __init__(
+        self,
+        config: pytest.Config,
+        session: Session,
+        runs: RunPhases,
+        intake: Intake,
+        book: DecisionBook,
+        results: Results,
+        report: Callable[[], ReportDict],
+    ) -> None:
         super().__init__(config, session, runs)
         self.intake = intake
         self.book = book
@@ -110,8 +119,14 @@ class Aggregation(Wiring):
 class WorkerWiring(Wiring):
     """An xdist worker's: what its controller gave it."""
 
-    def __init__(self, config: pytest.Config, session: Session, runs: RunPhases,
-                 workerinput: Mapping[str, Any], folder: Path | None) -> None:
+    def __init__(
+        self,
+        config: pytest.Config,
+        session: Session,
+        runs: RunPhases,
+        workerinput: Mapping[str, Any],
+        folder: Path | None,
+    ) -> None:
         super().__init__(config, session, runs)
         self.workerinput = workerinput
         #: The decisions channel's folder (None: the controller opened none).

@@ -19,7 +19,8 @@ import functools
 import threading
 import warnings
 import weakref
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ProbabilityUsageWarning
 from ..model.case import CaseRef
@@ -53,6 +54,8 @@ def judging() -> Iterator[None]:
 def role_here() -> str:
     """The role of usage made in the calling context: ``judge`` inside :func:`judging`, else ``system``."""
     return ROLE_JUDGE if _judging.get() else ROLE_SYSTEM
+
+
 #: Threads started during a run (and still alive when it ended) -> that run.
 _thread_runs: weakref.WeakKeyDictionary[threading.Thread, CurrentRun] = weakref.WeakKeyDictionary()
 #: Thread pools serve whichever run submits work: their threads belong to no run.
@@ -116,7 +119,11 @@ def close(run: CurrentRun) -> RunRecord:
     if threading.active_count() == 1:
         return record  # only the thread running the run: no thread to bind to it
     for thread in threading.enumerate():
-        if thread not in run.threads_at_start and thread is not threading.current_thread() and not _is_pool_worker(thread):
+        if (
+            thread not in run.threads_at_start
+            and thread is not threading.current_thread()
+            and not _is_pool_worker(thread)
+        ):
             _thread_runs[thread] = run
     return record
 
@@ -225,8 +232,10 @@ def charge(function: str, run: CurrentRun, usage: Usage | None, extra_cost: floa
         _tell_late(run, usage, extra_cost)
         warnings.warn(
             ProbabilityUsageWarning(
-                printable(f"{function}() was called after run {run.nodeid} had ended (from a thread or task that "
-                          "outlived it); charged to that run, not to the run executing now")
+                printable(
+                    f"{function}() was called after run {run.nodeid} had ended (from a thread or task that "
+                    "outlived it); charged to that run, not to the run executing now"
+                )
             ),
             stacklevel=3,
         )
@@ -294,7 +303,11 @@ class LateQueue:
         with self._lock:
             items, self._items = self._items, []
         return [
-            {"nodeid": nodeid, "usage": usage.to_dict() if usage is not None else None, "extra_cost": extra,
-             **({"scores": [score.to_dict()]} if score is not None else {})}
+            {
+                "nodeid": nodeid,
+                "usage": usage.to_dict() if usage is not None else None,
+                "extra_cost": extra,
+                **({"scores": [score.to_dict()]} if score is not None else {}),
+            }
             for nodeid, usage, extra, score in items
         ]

@@ -11,6 +11,6 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from .phases import RunPhases
+    pass
 
 RUNS = pytest.StashKey["RunPhases"]()

@@ -8,8 +8,9 @@ error there is a note, never a failure: the runs are done).
 from __future__ import annotations
 
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 
 @dataclass

@@ -15,7 +15,8 @@ from __future__ import annotations
 import inspect
 import sys
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from ..model.case import CaseRef
     from ..model.run import RunRecord
     from ..session import Session
+
 
 class RunPhases:
     """The run stage of one process: the per-run path the hook surface calls, and what runs leave behind
@@ -215,6 +217,8 @@ class RunPhases:
 
 def unrun_message(name: str) -> str:
     """The error of an async benchmark's run that no async plugin ran."""
-    return (f"benchmark {name!r} is a coroutine function and no async plugin ran it: install pytest-asyncio, "
-            "anyio or pytest-trio, and mark the benchmark for it (@pytest.mark.asyncio, @pytest.mark.anyio, "
-            "@pytest.mark.trio) or turn on that plugin's auto mode")
+    return (
+        f"benchmark {name!r} is a coroutine function and no async plugin ran it: install pytest-asyncio, "
+        "anyio or pytest-trio, and mark the benchmark for it (@pytest.mark.asyncio, @pytest.mark.anyio, "
+        "@pytest.mark.trio) or turn on that plugin's auto mode"
+    )

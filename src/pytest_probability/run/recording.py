@@ -15,8 +15,9 @@ import json
 import math
 import numbers
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from ..config.values import check_score_name, score_number
 from ..errors import ProbabilityUsageWarning
@@ -37,7 +38,13 @@ MAX_COST = 1e12
 MAX_TOKENS = 10**12
 
 
-_USAGE_FIELDS = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_creation_input_tokens", "reasoning_tokens")
+_USAGE_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "cached_input_tokens",
+    "cache_creation_input_tokens",
+    "reasoning_tokens",
+)
 
 
 @dataclass
@@ -257,9 +264,12 @@ def span_transcript(attributes: Mapping[str, Any]) -> bool:
     if run is None:
         return False
     model = attributes.get("gen_ai.response.model") or attributes.get("gen_ai.request.model")
-    values = {"prompt": messages_text(prompt) if prompt is not None else None,
-              "output": messages_text(output) if output is not None else None,
-              "model": model if isinstance(model, str) else None, "source": "span"}
+    values = {
+        "prompt": messages_text(prompt) if prompt is not None else None,
+        "output": messages_text(output) if output is not None else None,
+        "model": model if isinstance(model, str) else None,
+        "source": "span",
+    }
     # Not onto the run span as an event: the content is on the span it came from already.
     _add_entry(run, "span_transcript", values, notify=False)
     return True
@@ -303,22 +313,33 @@ def record_score(value: Any, name: str = "score", *, threshold: Any = None, expl
     score_name = check_score_name(name, f"{where}: name")
     number = score_number(value, f"{where}: score {score_name!r}")
     if not low <= number <= high:
-        raise ValueError(f"{where}: score {score_name!r} is {number:g}, outside its score range {span} "
-                         "(ini prob_score_range, or the mark's score_range=)")
+        raise ValueError(
+            f"{where}: score {score_name!r} is {number:g}, outside its score range {span} "
+            "(ini prob_score_range, or the mark's score_range=)"
+        )
     bar = None
     if threshold is not None:
         bar = score_number(threshold, f"{where}: the threshold of score {score_name!r}")
         if not low <= bar <= high:
-            raise ValueError(f"{where}: the threshold of score {score_name!r} is {bar:g}, outside its score range "
-                             f"{span}")
+            raise ValueError(
+                f"{where}: the threshold of score {score_name!r} is {bar:g}, outside its score range {span}"
+            )
     if explanation is not None and not isinstance(explanation, str):
-        raise TypeError(f"{where}: the explanation of score {score_name!r} must be text, got {type(explanation).__name__}")
+        raise TypeError(
+            f"{where}: the explanation of score {score_name!r} must be text, got {type(explanation).__name__}"
+        )
     score = Score(score_name, number, bar, clip(explanation or "", TRANSCRIPT_LIMIT))
     if context.charge_score(run, score):
-        warnings.warn(ProbabilityUsageWarning(printable(
-            f"record_score() was called after run {run.nodeid} had ended (from a thread or task that outlived it); "
-            "charged to that run" + (", whose outcome its threshold can no longer change" if bar is not None else ""))),
-            stacklevel=2)
+        warnings.warn(
+            ProbabilityUsageWarning(
+                printable(
+                    f"record_score() was called after run {run.nodeid} had ended (from a thread or task that outlived it); "
+                    "charged to that run"
+                    + (", whose outcome its threshold can no longer change" if bar is not None else "")
+                )
+            ),
+            stacklevel=2,
+        )
         return
     if bar is not None and number < bar:
         raise AssertionError(f"score {score_name!r} = {number:g} is below its threshold {bar:g}")

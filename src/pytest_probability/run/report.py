@@ -19,8 +19,9 @@ from ..vocabulary import LATE_ATTRIBUTE, RECORD_ATTRIBUTE
 from . import context
 
 
-def attach(report: pytest.TestReport, run: CurrentRun, late: context.LateQueue, local: bool = False
-           ) -> tuple[dict[str, Any], RunRecord]:
+def attach(
+    report: pytest.TestReport, run: CurrentRun, late: context.LateQueue, local: bool = False
+) -> tuple[dict[str, Any], RunRecord]:
     """Put the finished record on the teardown report, as plain builtins, with the late usage waiting in
     ``late``; returns (the report data, the record).
 

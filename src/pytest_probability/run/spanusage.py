@@ -27,7 +27,8 @@ not throw.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..model.run import Usage
 from ..vocabulary import SOURCE_SPAN, UNKNOWN_MODEL

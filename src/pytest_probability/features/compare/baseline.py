@@ -14,9 +14,10 @@ import datetime as _dt
 import glob
 import json
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ...vocabulary import HISTORY_PREFIX
 
@@ -70,8 +71,12 @@ class Baseline:
         return None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"paths": list(self.paths), "reports": len(self.paths), "created_each": list(self.created),
-                "versions": list(self.versions)}
+        return {
+            "paths": list(self.paths),
+            "reports": len(self.paths),
+            "created_each": list(self.created),
+            "versions": list(self.versions),
+        }
 
 
 def expand(patterns: Iterable[str], base: Path) -> list[Path]:
@@ -145,8 +150,7 @@ def read_report(path: Path, option: str = "--prob-baseline") -> dict[str, Any]:
     return data
 
 
-def load(paths: Iterable[Path], option: str = "--prob-baseline", named: Mapping[Path, str] | None = None
-         ) -> Baseline:
+def load(paths: Iterable[Path], option: str = "--prob-baseline", named: Mapping[Path, str] | None = None) -> Baseline:
     """Read and pool the reports; :class:`BaselineError` names the first bad one (and ``option``, the
     option that named it: ``--prob-baseline``, ``--prob-plan-report``; ``named`` gives another per path,
     ``--prob-history`` for its folder's reports)."""
@@ -156,7 +160,9 @@ def load(paths: Iterable[Path], option: str = "--prob-baseline", named: Mapping[
         data = read_report(path, option_of)
         baseline.paths.append(str(path))
         baseline.created.append(str(data.get("created", "")))
-        version = (data.get("versions") or {}).get("pytest_probability") if isinstance(data.get("versions"), dict) else None
+        version = (
+            (data.get("versions") or {}).get("pytest_probability") if isinstance(data.get("versions"), dict) else None
+        )
         baseline.versions.append(str(version or "0.3.0"))
         for row in data["rows"]:
             if not isinstance(row, dict) or not isinstance(row.get("case"), str):
@@ -167,13 +173,19 @@ def load(paths: Iterable[Path], option: str = "--prob-baseline", named: Mapping[
             label = row["case"]
             case = baseline.by_nodeid.get(nodeid) if nodeid else baseline.by_label.get(label)
             if case is None:
-                case = BaselineCase(label, nodeid, {str(k): str(v) for k, v in params.items()} if params is not None else None)
+                case = BaselineCase(
+                    label, nodeid, {str(k): str(v) for k, v in params.items()} if params is not None else None
+                )
                 if nodeid:
                     baseline.by_nodeid[nodeid] = case
                     baseline.by_label.setdefault(label, case)
                 else:
                     baseline.by_label[label] = case
-            elif params is not None and case.params is not None and {str(k): str(v) for k, v in params.items()} != case.params:
+            elif (
+                params is not None
+                and case.params is not None
+                and {str(k): str(v) for k, v in params.items()} != case.params
+            ):
                 # Parameters changed between baseline nights: the newest wins.
                 case.params = {str(k): str(v) for k, v in params.items()}
                 case.passes = case.total = 0
@@ -204,5 +216,9 @@ def _pool_scores(baseline: Baseline, records: Any) -> None:
         if case is None:
             continue
         for score in record["scores"]:
-            if isinstance(score, dict) and isinstance(score.get("name"), str) and type(score.get("value")) in (int, float):
+            if (
+                isinstance(score, dict)
+                and isinstance(score.get("name"), str)
+                and type(score.get("value")) in (int, float)
+            ):
                 case.scores.setdefault(score["name"], []).append(float(score["value"]))

@@ -19,33 +19,45 @@ once something is compared.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ...collect.nodeid import set_lastfailed
 from ...config.settings import StatsConfig
 from ...config.spec import Specs
+from ...decide.settle import fail_session
 from ...model.case import CaseRef
 from ...model.rows import Summary
 from ...protocols import Finisher, ItemsCheck, VerdictKind
 from ...vocabulary import BASELINE_KIND, COMPARE_KIND
-from ...collect.nodeid import set_lastfailed
-from ...decide.settle import fail_session
 
 if TYPE_CHECKING:
-    from .settings import CompareConfig
+    from ...decide.results import Results
     from ...model.rows import Row
     from ...model.run import RunRecord
     from .baseline import Baseline
     from .comparisons import Comparisons
-    from ...decide.results import Results
+    from .settings import CompareConfig
 
 #: Command-line options and ini keys (with their defaults) of comparisons: any of
 #: them set, and the session compares from its start (every value validated at configure).
-OPTIONS = ("prob_baseline", "prob_history", "prob_margin", "prob_adjust", "prob_compare", "prob_plan",
-           "prob_plan_drop", "prob_plan_power", "prob_plan_assume", "prob_plan_flake", "prob_plan_report")
+OPTIONS = (
+    "prob_baseline",
+    "prob_history",
+    "prob_margin",
+    "prob_adjust",
+    "prob_compare",
+    "prob_plan",
+    "prob_plan_drop",
+    "prob_plan_power",
+    "prob_plan_assume",
+    "prob_plan_flake",
+    "prob_plan_report",
+)
 INI_DEFAULTS = {"prob_history_depth": "7", "prob_margin": "", "prob_adjust": "holm", "prob_compare": ""}
 
 
@@ -72,8 +84,17 @@ class CompareSession:
         from .pairs import compare_all  # only once something is compared
 
         stats = self.stats
-        return compare_all(rows, self.baseline, self.config, stats.confidence, stats.undecided, stats.min_inputs,
-                           stats.resamples, stats.seed, stats.range_of)
+        return compare_all(
+            rows,
+            self.baseline,
+            self.config,
+            stats.confidence,
+            stats.undecided,
+            stats.min_inputs,
+            stats.resamples,
+            stats.seed,
+            stats.range_of,
+        )
 
     def result(self, summary: Summary) -> Comparisons:
         """The comparisons of the session's rows (computed once per summary)."""
@@ -111,13 +132,15 @@ class BaselineVerdicts(VerdictKind):
 
     def considers(self, marks: Mapping[str, Any]) -> bool:
         return self.session.baseline is not None and (
-            self.session.config.margin_given or ("margin" in marks and "compare" not in marks))
+            self.session.config.margin_given or ("margin" in marks and "compare" not in marks)
+        )
 
     def verdicts(self, cases: Sequence[CaseRef]) -> Sequence[tuple[str, frozenset[str]]]:
         from .pairs import is_baselined  # only once something is compared
 
-        baselined = frozenset(case.key for case in cases
-                              if is_baselined(self.session.baseline, case.key, case.label, dict(case.params)))
+        baselined = frozenset(
+            case.key for case in cases if is_baselined(self.session.baseline, case.key, case.label, dict(case.params))
+        )
         return [("", baselined)] if baselined else []
 
     def infeasible(self, cases: Sequence[CaseRef], detail: str, judged: frozenset[str]) -> str | None:
@@ -125,8 +148,10 @@ class BaselineVerdicts(VerdictKind):
         if len(judged) >= needed:
             return None
         name = cases[0].benchmark if cases else "?"
-        return (f"baseline verdict of {name} cannot pass: {len(judged)} of its cases are in the baseline, fewer "
-                f"than prob_min_inputs ({needed}), so it is UNDECIDED whatever its runs do (add cases)")
+        return (
+            f"baseline verdict of {name} cannot pass: {len(judged)} of its cases are in the baseline, fewer "
+            f"than prob_min_inputs ({needed}), so it is UNDECIDED whatever its runs do (add cases)"
+        )
 
     def decide(self, records: Mapping[str, Mapping[str, RunRecord]], key: str) -> tuple[bool, str]:
         from .pairs import benchmark_verdict  # only once something is compared
@@ -167,15 +192,19 @@ class ArmVerdicts(VerdictKind):
         base, _ = arms_of(cases, axis)
 
         def inputs(value: str) -> set[tuple[tuple[str, str], ...]]:
-            return {tuple(p for p in case.params if p[0] != axis) for case in cases if dict(case.params).get(axis) == value}
+            return {
+                tuple(p for p in case.params if p[0] != axis) for case in cases if dict(case.params).get(axis) == value
+            }
 
         paired = len(inputs(detail) & inputs(base))
         needed = self.comparing.stats.min_inputs
         if paired >= needed:
             return None
-        return (f"comparison of {cases[0].benchmark} {detail} cannot pass: {paired} inputs ran in both {detail} "
-                f"and {base}, fewer than prob_min_inputs ({needed}), so it is UNDECIDED whatever its runs do "
-                "(add inputs)")
+        return (
+            f"comparison of {cases[0].benchmark} {detail} cannot pass: {paired} inputs ran in both {detail} "
+            f"and {base}, fewer than prob_min_inputs ({needed}), so it is UNDECIDED whatever its runs do "
+            "(add inputs)"
+        )
 
     def decide(self, records: Mapping[str, Mapping[str, RunRecord]], key: str) -> tuple[bool, str]:
         from .pairs import benchmark_verdict  # only once something is compared
@@ -194,9 +223,14 @@ def verdict_fields(result: Comparisons, key: str) -> dict[str, Any]:
     if comparison is None:
         return {"decision": "undecided"}
     ci = comparison.ci
-    return {"difference": comparison.difference, "low": ci.low if ci is not None else None,
-            "high": ci.high if ci is not None else None, "margin": comparison.margin if comparison.judged else None,
-            "paired": comparison.paired, "decision": comparison.verdict or "undecided"}
+    return {
+        "difference": comparison.difference,
+        "low": ci.low if ci is not None else None,
+        "high": ci.high if ci is not None else None,
+        "margin": comparison.margin if comparison.judged else None,
+        "paired": comparison.paired,
+        "decision": comparison.verdict or "undecided",
+    }
 
 
 class Comparing(ItemsCheck, Finisher):
@@ -311,8 +345,9 @@ class Comparing(ItemsCheck, Finisher):
             return
         fail_session(session)
         rows = {row.case.key: row for row in summary.rows}
-        set_lastfailed(session.config,
-                       failed=[r.nodeid for key in result.failed_cases if key in rows for r in rows[key].records])
+        set_lastfailed(
+            session.config, failed=[r.nodeid for key in result.failed_cases if key in rows for r in rows[key].records]
+        )
 
 
 def check_axes(items: list[Any], session: CompareSession | None) -> None:
@@ -325,7 +360,9 @@ def check_axes(items: list[Any], session: CompareSession | None) -> None:
         axis = dict(case.marks).get("compare")
         if axis is not None and axis not in dict(case.params):
             known = ", ".join(k for k, _ in case.params) or "none"
-            raise pytest.UsageError(f"{case.label}: probability(compare={axis!r}) is not a parametrize argument of it (its arguments: {known})")
+            raise pytest.UsageError(
+                f"{case.label}: probability(compare={axis!r}) is not a parametrize argument of it (its arguments: {known})"
+            )
     variants: dict[tuple[str, str], set[str]] = {}
     wanted: dict[tuple[str, str], str] = {}
     for case in cases.values():
@@ -339,8 +376,16 @@ def check_axes(items: list[Any], session: CompareSession | None) -> None:
     for (benchmark, axis), value in wanted.items():
         if value not in variants[(benchmark, axis)]:
             known = ", ".join(sorted(variants[(benchmark, axis)]))
-            raise pytest.UsageError(f"{benchmark}: probability(baseline={value!r}) is not a value of {axis!r} (its values: {known})")
+            raise pytest.UsageError(
+                f"{benchmark}: probability(baseline={value!r}) is not a value of {axis!r} (its values: {known})"
+            )
     given = session is not None and session.config.axis_given  # --prob-compare; ini prob_compare: no error
-    if given and option_axis is not None and cases and not any(option_axis in dict(case.params)
-                                                              for case in cases.values()):
-        raise pytest.UsageError(f"--prob-compare={option_axis}: no benchmark has a parametrize argument {option_axis!r}")
+    if (
+        given
+        and option_axis is not None
+        and cases
+        and not any(option_axis in dict(case.params) for case in cases.values())
+    ):
+        raise pytest.UsageError(
+            f"--prob-compare={option_axis}: no benchmark has a parametrize argument {option_axis!r}"
+        )

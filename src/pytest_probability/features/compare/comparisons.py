@@ -184,7 +184,9 @@ class Comparisons:
     def failed(self) -> list[Comparison | ScoreComparison]:
         """The benchmarks' verdicts that fail the session (FAIL, or UNDECIDED as ``--prob-undecided`` says),
         of fractions and of scores."""
-        found: list[Comparison | ScoreComparison] = [c for c in self.comparisons if c.judged and not self.passed(c.verdict)]
+        found: list[Comparison | ScoreComparison] = [
+            c for c in self.comparisons if c.judged and not self.passed(c.verdict)
+        ]
         return found + [c for c in self.scores if c.judged and not self.passed(c.verdict)]
 
     @property
@@ -224,7 +226,8 @@ class Comparisons:
             adjustment=self.config.adjust,
             changed=list(self.changed),
             verdicts={v: sum(1 for p in self.cases.values() if p.verdict == v) for v in (PASSED, FAILED, UNDECIDED)},
-            score_verdicts={v: sum(1 for p in self.score_cases.values() if p.verdict == v)
-                            for v in (PASSED, FAILED, UNDECIDED)},
+            score_verdicts={
+                v: sum(1 for p in self.score_cases.values() if p.verdict == v) for v in (PASSED, FAILED, UNDECIDED)
+            },
         )
         return data

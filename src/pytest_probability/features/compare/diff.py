@@ -13,8 +13,9 @@ NEW's counts. Beside it: the new and removed cases, and the cost per run.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ...config.reported import stats_from_dict
 from ...config.settings import StatsConfig
@@ -40,14 +41,32 @@ def rows_of(report: Mapping[str, Any]) -> list[Row]:
             case = CaseRef.from_dict(known)
         else:
             params = data.get("params") if isinstance(data.get("params"), Mapping) else {}
-            case = CaseRef(key, str(data.get("benchmark") or key), str(data.get("case_id") or ""),
-                           label=str(data.get("label") or data.get("case") or key), order=order,
-                           runs=int(data.get("runs") or 0), params=tuple((str(k), str(v)) for k, v in params.items()))
-        counts = Counts(int(data.get("passes") or 0), int(data.get("fails") or 0), int(data.get("errors") or 0),
-                        int(data.get("skipped") or 0))
+            case = CaseRef(
+                key,
+                str(data.get("benchmark") or key),
+                str(data.get("case_id") or ""),
+                label=str(data.get("label") or data.get("case") or key),
+                order=order,
+                runs=int(data.get("runs") or 0),
+                params=tuple((str(k), str(v)) for k, v in params.items()),
+            )
+        counts = Counts(
+            int(data.get("passes") or 0),
+            int(data.get("fails") or 0),
+            int(data.get("errors") or 0),
+            int(data.get("skipped") or 0),
+        )
         cost = data.get("cost")
-        rows.append(Row(case, (), counts, str(data.get("status") or ""),
-                        float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else 0.0, NO_USAGE))
+        rows.append(
+            Row(
+                case,
+                (),
+                counts,
+                str(data.get("status") or ""),
+                float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else 0.0,
+                NO_USAGE,
+            )
+        )
     return rows
 
 
@@ -61,8 +80,7 @@ def compare_reports(base: Path, new: Path, margin: float | None = None, adjust: 
     except BaselineError as exc:
         raise ValueError(str(exc)) from None
     stats = stats_from_dict(report["stats_config"]) if isinstance(report.get("stats_config"), dict) else StatsConfig()
-    config = CompareConfig(baselines=(given,), margin=margin or 0.0, margin_given=margin is not None,
-                           adjust=adjust)
+    config = CompareConfig(baselines=(given,), margin=margin or 0.0, margin_given=margin is not None, adjust=adjust)
     rows = rows_of(report)
     result = CompareSession(config, baseline, stats).compare(rows)
     return describe(result, rows, baseline, base, new)
@@ -74,16 +92,22 @@ def describe(result: Comparisons, rows: Sequence[Row], baseline: Any, base: Path
     for key, pair in result.cases.items():
         row = by_key[key]
         found = baseline.find(key, row.label)
-        cases.append({
-            "case": pair.label, "nodeid": key,
-            "base": {"passes": pair.x2, "total": pair.n2, "cost_per_run": found.cost / found.total
-                     if found is not None and found.total else None},
-            "new": {"passes": pair.x1, "total": pair.n1, "cost_per_run": row.cost / pair.n1 if pair.n1 else None},
-            "difference": pair.difference,
-            "ci": pair.ci.to_dict() if pair.ci is not None else None,
-            "p_adjusted": pair.p_adjusted,
-            "verdict": pair.verdict,
-        })
+        cases.append(
+            {
+                "case": pair.label,
+                "nodeid": key,
+                "base": {
+                    "passes": pair.x2,
+                    "total": pair.n2,
+                    "cost_per_run": found.cost / found.total if found is not None and found.total else None,
+                },
+                "new": {"passes": pair.x1, "total": pair.n1, "cost_per_run": row.cost / pair.n1 if pair.n1 else None},
+                "difference": pair.difference,
+                "ci": pair.ci.to_dict() if pair.ci is not None else None,
+                "p_adjusted": pair.p_adjusted,
+                "verdict": pair.verdict,
+            }
+        )
     base_runs = sum(c["base"]["total"] for c in cases)
     new_runs = sum(c["new"]["total"] for c in cases)
     base_cost = sum(p.cost2 for p in result.cases.values())
@@ -91,12 +115,17 @@ def describe(result: Comparisons, rows: Sequence[Row], baseline: Any, base: Path
     dropped = [c["case"] for c in cases if c["verdict"] == FAILED]
     benchmarks = [c for c in result.comparisons if c.kind == "baseline"]
     return {
-        "base": str(base), "new": str(new),
+        "base": str(base),
+        "new": str(new),
         "baseline": result.baseline_dict(),
         "cases": cases,
-        "new_cases": sorted(result.new), "removed": sorted(result.removed), "changed": sorted(result.changed),
-        "cost_per_run": {"base": base_cost / base_runs if base_runs else None,
-                         "new": new_cost / new_runs if new_runs else None},
+        "new_cases": sorted(result.new),
+        "removed": sorted(result.removed),
+        "changed": sorted(result.changed),
+        "cost_per_run": {
+            "base": base_cost / base_runs if base_runs else None,
+            "new": new_cost / new_runs if new_runs else None,
+        },
         "dropped": dropped,
         "benchmarks_failed": [c.function for c in benchmarks if c.verdict == FAILED],
     }
@@ -115,8 +144,17 @@ def _money(value: float | None) -> str:
 
 
 def _md(text: Any) -> str:
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`").replace("*", "\\*") \
-        .replace("_", "\\_").replace("[", "\\[").replace("]", "\\]").replace("<", "&lt;")
+    return (
+        str(text)
+        .replace("\\", "\\\\")
+        .replace("|", "\\|")
+        .replace("`", "\\`")
+        .replace("*", "\\*")
+        .replace("_", "\\_")
+        .replace("[", "\\[")
+        .replace("]", "\\]")
+        .replace("<", "&lt;")
+    )
 
 
 def markdown(diff: Mapping[str, Any]) -> str:
@@ -124,36 +162,53 @@ def markdown(diff: Mapping[str, Any]) -> str:
     baseline = diff["baseline"] or {}
     lines = ["<!-- pytest-probability diff -->", "## pytest-probability: this change against the base", ""]
     dropped = diff["dropped"]
-    lines.append(f"**{len(dropped)} case(s) dropped** (Fisher's exact test, {baseline.get('adjustment')} adjustment "
-                 f"over {len(diff['cases'])} compared cases); cost per run {_money(diff['cost_per_run']['base'])} → "
-                 f"{_money(diff['cost_per_run']['new'])}")
+    lines.append(
+        f"**{len(dropped)} case(s) dropped** (Fisher's exact test, {baseline.get('adjustment')} adjustment "
+        f"over {len(diff['cases'])} compared cases); cost per run {_money(diff['cost_per_run']['base'])} → "
+        f"{_money(diff['cost_per_run']['new'])}"
+    )
     lines += ["", "| Benchmark | Cases | Difference (pp) | Interval | Verdict |", "|---|---|---|---|---|"]
     for c in baseline.get("comparisons") or ():
-        lines.append(f"| {_md(c.get('function'))} | {c.get('pairs')} | {_pp(c.get('difference'))} | {_ci(c.get('ci'))} | "
-                     f"{(c.get('verdict') or 'report only').upper() if c.get('verdict') else 'report only'} |")
-    moved = sorted(diff["cases"], key=lambda c: (c["verdict"] != FAILED, c["difference"] if c["difference"] is not None
-                                                 else 0.0))
-    lines += ["", "| Case | Base | New | Difference (pp) | Interval | Adjusted p | Verdict | Cost/run |",
-              "|---|---|---|---|---|---|---|---|"]
+        lines.append(
+            f"| {_md(c.get('function'))} | {c.get('pairs')} | {_pp(c.get('difference'))} | {_ci(c.get('ci'))} | "
+            f"{(c.get('verdict') or 'report only').upper() if c.get('verdict') else 'report only'} |"
+        )
+    moved = sorted(
+        diff["cases"], key=lambda c: (c["verdict"] != FAILED, c["difference"] if c["difference"] is not None else 0.0)
+    )
+    lines += [
+        "",
+        "| Case | Base | New | Difference (pp) | Interval | Adjusted p | Verdict | Cost/run |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for c in moved:
         p = c["p_adjusted"]
-        lines.append(f"| {_md(c['case'])} | {c['base']['passes']}/{c['base']['total']} | {c['new']['passes']}/"
-                     f"{c['new']['total']} | {_pp(c['difference'])} | {_ci(c['ci'])} | "
-                     f"{'–' if p is None else f'{p:.2g}'} | {(c['verdict'] or '').upper()} | "
-                     f"{_money(c['base']['cost_per_run'])} → {_money(c['new']['cost_per_run'])} |")
-    for title, names in (("New (not compared)", diff["new_cases"]), ("Removed", diff["removed"]),
-                         ("Changed parameters (not compared)", diff["changed"])):
+        lines.append(
+            f"| {_md(c['case'])} | {c['base']['passes']}/{c['base']['total']} | {c['new']['passes']}/"
+            f"{c['new']['total']} | {_pp(c['difference'])} | {_ci(c['ci'])} | "
+            f"{'–' if p is None else f'{p:.2g}'} | {(c['verdict'] or '').upper()} | "
+            f"{_money(c['base']['cost_per_run'])} → {_money(c['new']['cost_per_run'])} |"
+        )
+    for title, names in (
+        ("New (not compared)", diff["new_cases"]),
+        ("Removed", diff["removed"]),
+        ("Changed parameters (not compared)", diff["changed"]),
+    ):
         if names:
             lines += ["", f"**{title}**: " + ", ".join(_md(n) for n in names)]
     return "\n".join(lines) + "\n"
 
 
 def text(diff: Mapping[str, Any]) -> str:
-    lines = [f"{diff['base']} -> {diff['new']}: {len(diff['dropped'])} case(s) dropped of {len(diff['cases'])} "
-             f"compared; cost per run {_money(diff['cost_per_run']['base'])} -> {_money(diff['cost_per_run']['new'])}"]
+    lines = [
+        f"{diff['base']} -> {diff['new']}: {len(diff['dropped'])} case(s) dropped of {len(diff['cases'])} "
+        f"compared; cost per run {_money(diff['cost_per_run']['base'])} -> {_money(diff['cost_per_run']['new'])}"
+    ]
     for c in sorted(diff["cases"], key=lambda c: c["difference"] if c["difference"] is not None else 0.0):
-        lines.append(f"  {c['case']}  {c['base']['passes']}/{c['base']['total']} -> {c['new']['passes']}/"
-                     f"{c['new']['total']}  {_pp(c['difference'])} pp {_ci(c['ci'])}  {(c['verdict'] or '').upper()}")
+        lines.append(
+            f"  {c['case']}  {c['base']['passes']}/{c['base']['total']} -> {c['new']['passes']}/"
+            f"{c['new']['total']}  {_pp(c['difference'])} pp {_ci(c['ci'])}  {(c['verdict'] or '').upper()}"
+        )
     for title, names in (("new", diff["new_cases"]), ("removed", diff["removed"])):
         if names:
             lines.append(f"  {title}: {', '.join(names)}")

@@ -9,7 +9,8 @@ baseline gauges, all from the same
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ...model.case import CaseRef
 from ...model.outputs import Line, Series, case_attributes
@@ -42,8 +43,10 @@ class ComparisonsFacet(Facet):
         if result is None:
             return {"comparisons": [], "baseline": None}
         # The A/B arms here, the baseline's comparisons under "baseline".
-        return {"comparisons": [result.comparison_dict(c) for c in result.comparisons if c.kind != BASELINE_KIND],
-                "baseline": result.baseline_dict()}
+        return {
+            "comparisons": [result.comparison_dict(c) for c in result.comparisons if c.kind != BASELINE_KIND],
+            "baseline": result.baseline_dict(),
+        }
 
     def series(self) -> list[Series]:
         result = self.current()
@@ -66,16 +69,24 @@ def section(result: Comparisons) -> list[Line]:
         else:
             head += "; reporting only (--prob-margin=M makes each benchmark's verdict decide)"
         lines += [("", {}), (head, {"bold": True})]
-        lines.append((
-            f"    per case, for the drop alerts: {counts['pass']} passed, {counts['fail']} failed, "
-            f"{counts['undecided']} undecided ({result.config.adjust} adjustment over each family); "
-            "differences in points", {}))
+        lines.append(
+            (
+                f"    per case, for the drop alerts: {counts['pass']} passed, {counts['fail']} failed, "
+                f"{counts['undecided']} undecided ({result.config.adjust} adjustment over each family); "
+                "differences in points",
+                {},
+            )
+        )
         lines += _table(baselined, with_inputs=True)
         graded = [c for c in result.scores if c.kind == BASELINE_KIND]
         if graded:
             lines.append(("    mean scores, current minus baseline (margins are shares of each score's range):", {}))
             lines += _score_table(graded, with_inputs=True)
-        for title, labels in (("new (not compared)", result.new), ("removed", result.removed), ("changed parameters (not compared)", result.changed)):
+        for title, labels in (
+            ("new (not compared)", result.new),
+            ("removed", result.removed),
+            ("changed parameters (not compared)", result.changed),
+        ):
             if labels:
                 shown = ", ".join(labels[:10]) + (f", … ({len(labels) - 10} more)" if len(labels) > 10 else "")
                 lines.append((f"    {title}: {shown}", {}))
@@ -96,7 +107,11 @@ def _score_table(comparisons: list[ScoreComparison], with_inputs: bool) -> list[
 
     cells: list[tuple[list[str], str, dict[str, Any]]] = []
     for c in comparisons:
-        name = f"{c.function} {c.name}" if c.kind == BASELINE_KIND else f"{c.function} [{c.axis}] {c.arm} vs {c.baseline} {c.name}"
+        name = (
+            f"{c.function} {c.name}"
+            if c.kind == BASELINE_KIND
+            else f"{c.function} [{c.axis}] {c.arm} vs {c.baseline} {c.name}"
+        )
         extra = f"{sum(1 for p in c.pairs if p.arm and p.base)} {'cases' if c.kind == BASELINE_KIND else 'inputs'}"
         verdict = c.verdict.upper() if c.verdict else ""
         note = ""
@@ -104,14 +119,30 @@ def _score_table(comparisons: list[ScoreComparison], with_inputs: bool) -> list[
             note = f"within ±{c.margin_points:g}" if c.equivalence else f"margin {c.margin_points:g}"
             if c.suppressed is not None and c.verdict == UNDECIDED:
                 verdict += f" ({c.suppressed})"
-        cells.append(([name, extra, number(c.difference), interval_text(c.ci), f"p_adj {p_text(c.p_adjusted)}", note],
-                      verdict, _MARKUP.get(c.verdict or "", {"bold": True})))
+        cells.append(
+            (
+                [name, extra, number(c.difference), interval_text(c.ci), f"p_adj {p_text(c.p_adjusted)}", note],
+                verdict,
+                _MARKUP.get(c.verdict or "", {"bold": True}),
+            )
+        )
         if with_inputs:
             for p in c.pairs:
                 verdict = p.verdict.upper() if p.verdict else ""
-                cells.append((["  " + p.label, f"n {len(p.arm)} vs {len(p.base)}", number(p.difference),
-                               interval_text(p.ci), f"p_adj {p_text(p.p_adjusted)}", p.note], verdict,
-                              _MARKUP.get(p.verdict or "", {})))
+                cells.append(
+                    (
+                        [
+                            "  " + p.label,
+                            f"n {len(p.arm)} vs {len(p.base)}",
+                            number(p.difference),
+                            interval_text(p.ci),
+                            f"p_adj {p_text(p.p_adjusted)}",
+                            p.note,
+                        ],
+                        verdict,
+                        _MARKUP.get(p.verdict or "", {}),
+                    )
+                )
     return _aligned(cells)
 
 
@@ -134,12 +165,31 @@ def _table(comparisons: list[Comparison], with_inputs: bool) -> list[Line]:
             cost = "  ".join(part for part in (cost, margin) if part)
             if c.suppressed is not None and c.verdict == UNDECIDED:
                 verdict += f" ({c.suppressed})"
-        cells.append(([name, extra, points(c.difference), interval_text(c.ci), f"p_adj {p_text(c.p_adjusted)}", cost], verdict, _MARKUP.get(c.verdict or "", {"bold": True})))
+        cells.append(
+            (
+                [name, extra, points(c.difference), interval_text(c.ci), f"p_adj {p_text(c.p_adjusted)}", cost],
+                verdict,
+                _MARKUP.get(c.verdict or "", {"bold": True}),
+            )
+        )
         if with_inputs:
             for p in c.pairs:
                 frac = f"{p.x1}/{p.n1} vs {p.x2}/{p.n2}"
                 verdict = p.verdict.upper() if p.verdict else ""
-                cells.append((["  " + p.label, frac, points(p.difference), interval_text(p.ci), f"p_adj {p_text(p.p_adjusted)}", p.note], verdict, _MARKUP.get(p.verdict or "", {})))
+                cells.append(
+                    (
+                        [
+                            "  " + p.label,
+                            frac,
+                            points(p.difference),
+                            interval_text(p.ci),
+                            f"p_adj {p_text(p.p_adjusted)}",
+                            p.note,
+                        ],
+                        verdict,
+                        _MARKUP.get(p.verdict or "", {}),
+                    )
+                )
     return _aligned(cells)
 
 
@@ -151,7 +201,15 @@ def _aligned(cells: list[tuple[list[str], str, dict[str, Any]]]) -> list[Line]:
     lines: list[Line] = []
     for parts, verdict, markup in cells:
         text = "    " + "  ".join(
-            [parts[0].ljust(widths[0]), parts[1].rjust(widths[1]), parts[2].rjust(widths[2]), parts[3].ljust(widths[3]), parts[4].ljust(widths[4]), parts[5].ljust(widths[5]), verdict]
+            [
+                parts[0].ljust(widths[0]),
+                parts[1].rjust(widths[1]),
+                parts[2].rjust(widths[2]),
+                parts[3].ljust(widths[3]),
+                parts[4].ljust(widths[4]),
+                parts[5].ljust(widths[5]),
+                verdict,
+            ]
         )
         lines.append((text.rstrip(), markup))
     return lines
@@ -167,12 +225,33 @@ def series(result: Comparisons, cases: Mapping[str, CaseRef]) -> list[Series]:
     series is named (``model.outputs.case_attributes``)."""
     if not result.cases:
         return []
-    fraction = Series("probability.case.baseline.pass_fraction", "gauge", "1", "The case's pass fraction in the baseline reports, pooled")
-    difference = Series("probability.case.baseline.difference", "gauge", "1", "Tonight's pass fraction minus the baseline's")
-    lower = Series("probability.case.baseline.difference.lower", "gauge", "1", "Lower bound of the difference's interval (at the adjusted level)")
-    upper = Series("probability.case.baseline.difference.upper", "gauge", "1", "Upper bound of the difference's interval (at the adjusted level)")
-    p_adjusted = Series("probability.case.baseline.p_adjusted", "gauge", "1", "Adjusted p-value of the comparison with the baseline")
-    verdict = Series("probability.case.baseline.verdict", "gauge", "", "Baseline verdict: 1 pass, 0 undecided, -1 fail (a drop)")
+    fraction = Series(
+        "probability.case.baseline.pass_fraction",
+        "gauge",
+        "1",
+        "The case's pass fraction in the baseline reports, pooled",
+    )
+    difference = Series(
+        "probability.case.baseline.difference", "gauge", "1", "Tonight's pass fraction minus the baseline's"
+    )
+    lower = Series(
+        "probability.case.baseline.difference.lower",
+        "gauge",
+        "1",
+        "Lower bound of the difference's interval (at the adjusted level)",
+    )
+    upper = Series(
+        "probability.case.baseline.difference.upper",
+        "gauge",
+        "1",
+        "Upper bound of the difference's interval (at the adjusted level)",
+    )
+    p_adjusted = Series(
+        "probability.case.baseline.p_adjusted", "gauge", "1", "Adjusted p-value of the comparison with the baseline"
+    )
+    verdict = Series(
+        "probability.case.baseline.verdict", "gauge", "", "Baseline verdict: 1 pass, 0 undecided, -1 fail (a drop)"
+    )
     for key, pair in result.cases.items():
         attributes = case_attributes(cases[key])
         if pair.n2:
@@ -194,11 +273,30 @@ def score_series(result: Comparisons, cases: Mapping[str, CaseRef]) -> list[Seri
     tonight's minus it with the interval's bounds, and the verdict. None without score comparisons."""
     if not result.score_cases:
         return []
-    mean = Series("probability.case.baseline.score.mean", "gauge", "1", "The case's mean score in the baseline reports, pooled")
-    difference = Series("probability.case.baseline.score.difference", "gauge", "1", "Tonight's mean score minus the baseline's")
-    lower = Series("probability.case.baseline.score.difference.lower", "gauge", "1", "Lower bound of the score difference's interval (at the adjusted level)")
-    upper = Series("probability.case.baseline.score.difference.upper", "gauge", "1", "Upper bound of the score difference's interval (at the adjusted level)")
-    verdict = Series("probability.case.baseline.score.verdict", "gauge", "", "Baseline score verdict: 1 pass, 0 undecided, -1 fail (a drop)")
+    mean = Series(
+        "probability.case.baseline.score.mean", "gauge", "1", "The case's mean score in the baseline reports, pooled"
+    )
+    difference = Series(
+        "probability.case.baseline.score.difference", "gauge", "1", "Tonight's mean score minus the baseline's"
+    )
+    lower = Series(
+        "probability.case.baseline.score.difference.lower",
+        "gauge",
+        "1",
+        "Lower bound of the score difference's interval (at the adjusted level)",
+    )
+    upper = Series(
+        "probability.case.baseline.score.difference.upper",
+        "gauge",
+        "1",
+        "Upper bound of the score difference's interval (at the adjusted level)",
+    )
+    verdict = Series(
+        "probability.case.baseline.score.verdict",
+        "gauge",
+        "",
+        "Baseline score verdict: 1 pass, 0 undecided, -1 fail (a drop)",
+    )
     for (key, name), pair in result.score_cases.items():
         attributes = {**case_attributes(cases[key]), "probability.score.name": name}
         if pair.base:

@@ -16,8 +16,9 @@ merged      the comparisons over every shard's rows, with the shards' settings
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -86,14 +87,18 @@ class Compare(Feature):
         history = comparing.session.config.history if comparing.session is not None else None
         if history is not None and wiring.scope.partial is not None:
             # A shard's report holds part of the night: as a baseline it would compare every case with a part.
-            raise pytest.UsageError("--prob-history cannot be used with --prob-shard: a shard's report holds only "
-                                    "part of the runs (the merge does not keep a history yet)")
+            raise pytest.UsageError(
+                "--prob-history cannot be used with --prob-shard: a shard's report holds only "
+                "part of the runs (the merge does not keep a history yet)"
+            )
         comparing.aggregate(wiring.results)
         cases = wiring.intake.cases
-        wiring.parts.add(facets=ComparisonsFacet(comparing.current, cases),
-                         readings=ComparisonReadings(comparing.current, wiring.stats),
-                         finishers=comparing,
-                         handovers=(HANDOVER, lambda: handover(comparing, cases)))
+        wiring.parts.add(
+            facets=ComparisonsFacet(comparing.current, cases),
+            readings=ComparisonReadings(comparing.current, wiring.stats),
+            finishers=comparing,
+            handovers=(HANDOVER, lambda: handover(comparing, cases)),
+        )
         if history is not None:
             from .history import HistoryReport  # only with --prob-history
 
@@ -106,8 +111,9 @@ class Compare(Feature):
         where = f"shard.{HANDOVER}"
         shape.fields(shape.an_object(handed, where), where, HANDOVER_FIELDS, frozenset(HANDOVER_FIELDS))
         if not all(isinstance(baseline, str) for baseline in handed["baselines"]):
-            raise shape.Malformed(f"{where}.baselines must be an array of paths, got "
-                                  f"{shape.shown(handed['baselines'])}")
+            raise shape.Malformed(
+                f"{where}.baselines must be an array of paths, got {shape.shown(handed['baselines'])}"
+            )
 
     def merged(self, wiring: MergeWiring) -> None:
         from .facet import ComparisonsFacet  # the aggregating process's (here the merge's)
@@ -137,21 +143,33 @@ def merged_comparisons(wiring: MergeWiring) -> Comparisons | None:
     path = wiring.reports[0][0]
     settings = wiring.handover(HANDOVER)
     baselines = tuple(getattr(wiring.options, "prob_baseline", None) or ())
-    had = list(settings.get("baselines") or ()) + ([settings["history"]] if settings.get("history") else []) \
-        if settings else []
+    had = (
+        list(settings.get("baselines") or ()) + ([settings["history"]] if settings.get("history") else [])
+        if settings
+        else []
+    )
     if had and not baselines:
-        raise ValueError(f"the shards compared with a baseline ({', '.join(had)}, in {path}): give it to the "
-                         "merge too, --prob-baseline PATH")
+        raise ValueError(
+            f"the shards compared with a baseline ({', '.join(had)}, in {path}): give it to the "
+            "merge too, --prob-baseline PATH"
+        )
     if baselines and not had:
-        raise ValueError(f"--prob-baseline: the shards were run without a baseline ({path}), so their verdict "
-                         "items and runs were not judged by one; run them with it")
+        raise ValueError(
+            f"--prob-baseline: the shards were run without a baseline ({path}), so their verdict "
+            "items and runs were not judged by one; run them with it"
+        )
     if settings is None:
         return None
     from . import baseline as baseline_mod  # only when the shards compared
     from .settings import CompareConfig  # only when the shards compared
 
-    config = CompareConfig(baselines=baselines, margin=settings["margin"], margin_given=settings["margin_given"],
-                           adjust=settings["adjust"], compare_axis=settings["compare"])
+    config = CompareConfig(
+        baselines=baselines,
+        margin=settings["margin"],
+        margin_given=settings["margin_given"],
+        adjust=settings["adjust"],
+        compare_axis=settings["compare"],
+    )
     loaded = None
     if baselines:
         try:

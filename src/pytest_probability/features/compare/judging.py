@@ -40,7 +40,7 @@ Method (docs/user-guide.md, "Comparing and catching drops"):
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 from ...maths import stats, twostats
 from ...model.outputs import Interval
@@ -61,13 +61,15 @@ def judge_pairs(pairs: Sequence[Pair], adjustment: str, confidence: float) -> No
     """Adjust a family of pairs and give each its interval and verdict (in place)."""
     alpha = 1.0 - confidence
     tested = [p for p in pairs if p.p is not None]
-    for pair, result in zip(tested, twostats.adjust([p.p for p in tested], adjustment, alpha)):  # type: ignore[misc]
+    for pair, result in zip(tested, twostats.adjust([p.p for p in tested], adjustment, alpha), strict=False):  # type: ignore[misc]
         pair.p_adjusted = result.p_adjusted
         pair.local_level = result.local_level
         tail = result.local_level / 2.0
         low, high = twostats.newcombe(pair.x1, pair.n1, pair.x2, pair.n2, tail)
         drop_side = (pair.p_less or 1.0) <= (pair.p_greater or 1.0)
-        verdict, high = case_verdict(pair.difference, low, high, result.rejected, drop_side, pair.margin, pair.equivalence)
+        verdict, high = case_verdict(
+            pair.difference, low, high, result.rejected, drop_side, pair.margin, pair.equivalence
+        )
         pair.ci = Interval("newcombe", 1.0 - result.local_level, low, high)
         pair.verdict = verdict if pair.judged else None
     for pair in pairs:
@@ -76,8 +78,9 @@ def judge_pairs(pairs: Sequence[Pair], adjustment: str, confidence: float) -> No
             pair.note = pair.note or "no counted runs on one side"
 
 
-def pooled_tests(comparison: Comparison, min_inputs: int = MIN_INPUTS, resamples: int = twostats.SIGN_FLIP_RESAMPLES,
-                 seed: int = 0) -> None:
+def pooled_tests(
+    comparison: Comparison, min_inputs: int = MIN_INPUTS, resamples: int = twostats.SIGN_FLIP_RESAMPLES, seed: int = 0
+) -> None:
     """The pooled test of a comparison's pairs (by their number: Fisher, the stratified exact test or the
     sign-flip test from ``min_inputs`` pairs on), its mean difference and cost ratio, in place."""
     strata = [twostats.Stratum(p.x1, p.n1, p.x2, p.n2) for p in comparison.pairs if p.n1 and p.n2]
@@ -85,8 +88,9 @@ def pooled_tests(comparison: Comparison, min_inputs: int = MIN_INPUTS, resamples
         return
     comparison.difference = twostats.mean(s.x1 / s.n1 - s.x2 / s.n2 for s in strata)
     if len(strata) >= min_inputs:
-        flip = twostats.sign_flip([(s.x1 * s.n2 - s.x2 * s.n1, s.n1 * s.n2) for s in strata], seed=seed,
-                                  resamples=resamples)
+        flip = twostats.sign_flip(
+            [(s.x1 * s.n2 - s.x2 * s.n1, s.n1 * s.n2) for s in strata], seed=seed, resamples=resamples
+        )
         comparison.p_less, comparison.p_greater = flip.p_less, flip.p_greater
         comparison.p_method = "sign-flip"
         comparison.exact = flip.exact
@@ -129,13 +133,14 @@ def pooled_interval(strata: Sequence[twostats.Stratum], tail: float) -> tuple[fl
     return max(-1.0, centre - half), min(1.0, centre + half), "agresti-caffo-mean"
 
 
-def judge_pooled(comparisons: Sequence[Comparison], adjustment: str, confidence: float,
-                 min_inputs: int = MIN_INPUTS) -> None:
+def judge_pooled(
+    comparisons: Sequence[Comparison], adjustment: str, confidence: float, min_inputs: int = MIN_INPUTS
+) -> None:
     """Adjust a family of pooled comparisons' p-values, and give each its interval (at ``confidence``)
     and, under a margin, its verdict (:func:`margin_verdict`; UNDECIDED below ``min_inputs`` pairs)."""
     alpha = 1.0 - confidence
     tested = [c for c in comparisons if c.p is not None]
-    for comparison, result in zip(tested, twostats.adjust([c.p for c in tested], adjustment, alpha)):  # type: ignore[misc]
+    for comparison, result in zip(tested, twostats.adjust([c.p for c in tested], adjustment, alpha), strict=False):  # type: ignore[misc]
         comparison.p_adjusted = result.p_adjusted
         comparison.local_level = result.local_level
     for comparison in comparisons:

@@ -10,17 +10,18 @@ verdict's line (its verdict item's message).
 from __future__ import annotations
 
 import statistics
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ...config.settings import StatsConfig
-from .settings import CompareConfig
+from ...maths.twostats import SIGN_FLIP_RESAMPLES
 from ...model.outputs import Interval
 from ...model.rows import Row
-from ...maths.twostats import SIGN_FLIP_RESAMPLES
 from ...vocabulary import BASELINE_KIND, COMPARE_KIND, UNDECIDED
+from . import score_pairs
 from .comparisons import MIN_INPUTS, Comparison, Comparisons, Pair
 from .judging import judge_pairs, judge_pooled, pair_tests, pooled_tests
-from . import score_pairs
+from .settings import CompareConfig
 
 #: A case's score range from its marks (``StatsConfig.range_of``).
 RangeOf = Callable[[Mapping[str, Any]], "tuple[float, float]"]
@@ -40,7 +41,9 @@ def _params(row: Row) -> dict[str, str]:
     return {k: v for k, v in row.case.params}
 
 
-def baseline_pairs(rows: Iterable[Row], baseline: Baseline, config: CompareConfig) -> tuple[list[tuple[Row, Pair]], list[str], list[str], list[str]]:
+def baseline_pairs(
+    rows: Iterable[Row], baseline: Baseline, config: CompareConfig
+) -> tuple[list[tuple[Row, Pair]], list[str], list[str], list[str]]:
     """Match tonight's rows with the baseline: (compared, new, removed, changed)."""
     compared: list[tuple[Row, Pair]] = []
     new: list[str] = []
@@ -94,9 +97,15 @@ def baseline_margin(marks: Mapping[str, Any], config: CompareConfig) -> float | 
     return config.margin if config.margin_given else None
 
 
-def compare_baseline(result: Comparisons, rows: Sequence[Row], baseline: Baseline, min_inputs: int = MIN_INPUTS,
-                     resamples: int = SIGN_FLIP_RESAMPLES, seed: int = 0, range_of: RangeOf = StatsConfig().range_of
-                     ) -> None:
+def compare_baseline(
+    result: Comparisons,
+    rows: Sequence[Row],
+    baseline: Baseline,
+    min_inputs: int = MIN_INPUTS,
+    resamples: int = SIGN_FLIP_RESAMPLES,
+    seed: int = 0,
+    range_of: RangeOf = StatsConfig().range_of,
+) -> None:
     config = result.config
     compared, result.new, result.removed, result.changed = baseline_pairs(rows, baseline, config)
     result.baseline = baseline
@@ -139,9 +148,16 @@ def compare_baseline(result: Comparisons, rows: Sequence[Row], baseline: Baselin
     _baseline_scores(result, compared, baseline, pooled, min_inputs, resamples, seed, range_of)
 
 
-def _baseline_scores(result: Comparisons, compared: Sequence[tuple[Row, Pair]], baseline: Baseline,
-                     benchmarks: Sequence[Comparison], min_inputs: int, resamples: int, seed: int,
-                     range_of: RangeOf) -> None:
+def _baseline_scores(
+    result: Comparisons,
+    compared: Sequence[tuple[Row, Pair]],
+    baseline: Baseline,
+    benchmarks: Sequence[Comparison],
+    min_inputs: int,
+    resamples: int,
+    seed: int,
+    range_of: RangeOf,
+) -> None:
     """Tonight's mean scores against the baseline's, per case and per benchmark (``.score_pairs``)."""
     found = [(row, pair, baseline.find(row.case.key, row.label)) for row, pair in compared]
     with_scores = [(row, pair, case) for row, pair, case in found if case is not None and case.scores]
@@ -154,13 +170,24 @@ def _baseline_scores(result: Comparisons, compared: Sequence[tuple[Row, Pair]], 
     by_scope: dict[str, dict[str, list[score_pairs.ScorePair]]] = {}
     for row, pair in cases:
         by_scope.setdefault(row.case.scope, {}).setdefault(pair.name, []).append(pair)
-    _pool_scores(result, [(c, by_scope[c.scope]) for c in benchmarks if c.scope in by_scope], min_inputs,
-                 resamples, seed, len(cases))
+    _pool_scores(
+        result,
+        [(c, by_scope[c.scope]) for c in benchmarks if c.scope in by_scope],
+        min_inputs,
+        resamples,
+        seed,
+        len(cases),
+    )
 
 
-def _pool_scores(result: Comparisons,
-                 fractions: Sequence[tuple[Comparison, Mapping[str, list[score_pairs.ScorePair]]]], min_inputs: int,
-                 resamples: int, seed: int, inputs: int) -> None:
+def _pool_scores(
+    result: Comparisons,
+    fractions: Sequence[tuple[Comparison, Mapping[str, list[score_pairs.ScorePair]]]],
+    min_inputs: int,
+    resamples: int,
+    seed: int,
+    inputs: int,
+) -> None:
     """Each fractions' comparison's score comparisons (one per score name): pooled, then judged as one family."""
     pooled = [c for fraction, by_name in fractions for c in _score_comparisons(fraction, by_name)]
     for comparison in pooled:
@@ -194,9 +221,14 @@ def arms_of(cases: Sequence[Any], axis: str) -> tuple[str, list[str]]:
     return (wanted if wanted is not None else variants[0] if variants else ""), variants
 
 
-def compare_arms(result: Comparisons, rows: Sequence[Row], min_inputs: int = MIN_INPUTS,
-                 resamples: int = SIGN_FLIP_RESAMPLES, seed: int = 0, range_of: RangeOf = StatsConfig().range_of
-                 ) -> None:
+def compare_arms(
+    result: Comparisons,
+    rows: Sequence[Row],
+    min_inputs: int = MIN_INPUTS,
+    resamples: int = SIGN_FLIP_RESAMPLES,
+    seed: int = 0,
+    range_of: RangeOf = StatsConfig().range_of,
+) -> None:
     """A/B: each value of a benchmark's compare axis against its baseline variant. Only ``margin=`` on
     the benchmark's mark judges the arms (``--prob-margin`` is the baseline's only)."""
     config = result.config
@@ -296,9 +328,17 @@ def arm_correlation(pairs: Sequence[Pair]) -> float | None:
         return None
 
 
-def compare_all(rows: Sequence[Row], baseline: Baseline | None, config: CompareConfig, confidence: float, undecided: str,
-                min_inputs: int = MIN_INPUTS, resamples: int = SIGN_FLIP_RESAMPLES, seed: int = 0,
-                range_of: RangeOf = StatsConfig().range_of) -> Comparisons:
+def compare_all(
+    rows: Sequence[Row],
+    baseline: Baseline | None,
+    config: CompareConfig,
+    confidence: float,
+    undecided: str,
+    min_inputs: int = MIN_INPUTS,
+    resamples: int = SIGN_FLIP_RESAMPLES,
+    seed: int = 0,
+    range_of: RangeOf = StatsConfig().range_of,
+) -> Comparisons:
     """Every comparison of the session's rows, of fractions and of mean scores: with the baseline (per
     case, and per benchmark), and the A/B arms; ``min_inputs``, ``resamples`` and ``seed`` as ini
     ``prob_min_inputs``, ``--prob-bootstrap`` and ``--prob-seed`` say, ``range_of`` each case's score range."""
@@ -308,16 +348,33 @@ def compare_all(rows: Sequence[Row], baseline: Baseline | None, config: CompareC
     compare_arms(result, rows, min_inputs, resamples, seed, range_of)
     return result
 
-def _score_comparisons(fraction: Comparison, by_name: Mapping[str, list[score_pairs.ScorePair]]) -> list[score_pairs.ScoreComparison]:
+
+def _score_comparisons(
+    fraction: Comparison, by_name: Mapping[str, list[score_pairs.ScorePair]]
+) -> list[score_pairs.ScoreComparison]:
     """One benchmark's (or arm's) score comparisons, one per score name, beside its fractions' ``fraction``."""
     out = []
     for name, pairs in by_name.items():
         low, high = pairs[0].low, pairs[0].high
-        out.append(score_pairs.ScoreComparison(
-            kind=fraction.kind, function=fraction.function, scope=fraction.scope, axis=fraction.axis,
-            baseline=fraction.baseline, arm=fraction.arm, name=name, pairs=pairs, margin=fraction.margin,
-            equivalence=fraction.equivalence, judged=fraction.judged, low=low, high=high,
-            adjustment=fraction.adjustment, cases=list(fraction.cases)))
+        out.append(
+            score_pairs.ScoreComparison(
+                kind=fraction.kind,
+                function=fraction.function,
+                scope=fraction.scope,
+                axis=fraction.axis,
+                baseline=fraction.baseline,
+                arm=fraction.arm,
+                name=name,
+                pairs=pairs,
+                margin=fraction.margin,
+                equivalence=fraction.equivalence,
+                judged=fraction.judged,
+                low=low,
+                high=high,
+                adjustment=fraction.adjustment,
+                cases=list(fraction.cases),
+            )
+        )
     return out
 
 

@@ -17,15 +17,16 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from .settings import CompareConfig
 from ...config.settings import StatsConfig
 from ...config.spec import Specs
 from ...maths import ab_planning, run_budget, stats, twostats
 from ...maths.checks import nonnegative, unit, whole
 from ...model.case import CaseRef
 from .pairs import arms_of, is_baselined
+from .settings import CompareConfig
 
 if TYPE_CHECKING:
     from .baseline import Baseline
@@ -34,16 +35,16 @@ if TYPE_CHECKING:
 _NOTES = {
     "runs": "Runs planned for the case (--prob-runs, a runs= mark or prob_runs), counting only the runs -k/-m selected.",
     "min runs": "Fewest runs with which the gate can pass at all: for a pass-rate gate, only if every one of them "
-                "passes; for a latency gate, however fast they are, since with fewer its percentile's interval has "
-                "no upper end; for a score gate (min_score), only if every score is at the top of its range. A case "
-                "with several gates needs the largest.",
+    "passes; for a latency gate, however fast they are, since with fewer its percentile's interval has "
+    "no upper end; for a score gate (min_score), only if every score is at the top of its range. A case "
+    "with several gates needs the largest.",
     "runs for": "Runs with which the gate passes {target} of the time if the case really passes {assume} of its runs "
-                "(--prob-plan-assume); never, if {assume} is not above the gate's bar.",
+    "(--prob-plan-assume); never, if {assume} is not above the gate's bar.",
     "chance now": "The chance the gate passes with the planned runs, if the case really passes {assume} of its runs.",
     "*": "A latency gate also applies: the marked numbers are for the pass-rate gate alone, and the latency gate's "
-         "runs aren't planned beyond its min runs.",
+    "runs aren't planned beyond its min runs.",
     "**": "A score gate (min_score) also applies: the marked numbers are for the pass-rate gate alone, and the score "
-          "gate's runs aren't planned beyond its min runs (its chance would need an assumed spread of scores).",
+    "gate's runs aren't planned beyond its min runs (its chance would need an assumed spread of scores).",
     "catch": "The chance the planned runs show at least one failure if {flake} of runs fail; {needed} runs make it 95%.",
     "cost": "Planned runs times the case's cost per run in {report}; blank for a case it doesn't have.",
 }
@@ -56,6 +57,7 @@ _DASH = "\u2014"
 LATENCY_MARK = "*"
 #: The same for a case that also has a score gate (or another feature's criterion).
 OTHERS_MARK = "**"
+
 
 def format_chance(chance: float) -> str:
     """A planned chance as a whole percent, rounded half up.
@@ -81,8 +83,9 @@ def format_min_runs(runs: int | None, max_runs: int = 100_000) -> str:
     return f">{whole(max_runs, 'max_runs', 1):,}" if runs is None else format_runs(runs)
 
 
-def format_runs_for_chance(runs: int | None, gate: run_budget.GateRule, rate: float = run_budget.PLAN_ASSUME,
-                           cap: int = run_budget.PLAN_CAP) -> str:
+def format_runs_for_chance(
+    runs: int | None, gate: run_budget.GateRule, rate: float = run_budget.PLAN_ASSUME, cap: int = run_budget.PLAN_CAP
+) -> str:
     """Column ``runs for 80%``: the count, ``never`` (:func:`run_budget.never_passes`), or ``>10,000`` (``cap``)."""
     if runs is not None:
         return format_runs(runs)
@@ -96,8 +99,12 @@ def format_cost(cost: float | None) -> str:
     return "" if cost is None else f"${nonnegative(cost, 'cost'):.4f}"
 
 
-def plan_header(flakes: Sequence[float] = run_budget.PLAN_FLAKES, gated: bool = True, priced: bool = False,
-                target: float = run_budget.PLAN_TARGET) -> list[str]:
+def plan_header(
+    flakes: Sequence[float] = run_budget.PLAN_FLAKES,
+    gated: bool = True,
+    priced: bool = False,
+    target: float = run_budget.PLAN_TARGET,
+) -> list[str]:
     """The table's header: the gate columns only when some case is gated, ``cost`` only when priced."""
     header = ["case", "runs"]
     if gated:
@@ -114,8 +121,11 @@ def plan_cells(plan: run_budget.CasePlan, gated: bool = True, priced: bool = Fal
     a row with both gates has its power cells marked :data:`LATENCY_MARK`."""
     cells = [format_runs(plan.runs)]
     if gated:
-        least = _DASH if plan.min_runs is None and plan.latency is None and plan.gate is None and not plan.others \
+        least = (
+            _DASH
+            if plan.min_runs is None and plan.latency is None and plan.gate is None and not plan.others
             else format_min_runs(plan.min_runs)
+        )
         if plan.gate is None:
             cells += [least, _DASH, _DASH]
         else:
@@ -132,9 +142,9 @@ def plan_cells(plan: run_budget.CasePlan, gated: bool = True, priced: bool = Fal
     return cells
 
 
-
-def plan_lines(items: list[Any], config: CompareConfig, baseline: Baseline | None, specs: Specs,
-               report: Baseline | None = None) -> list[str]:
+def plan_lines(
+    items: list[Any], config: CompareConfig, baseline: Baseline | None, specs: Specs, report: Baseline | None = None
+) -> list[str]:
     """What ``--prob-plan`` prints (after its ``probability: plan`` heading): the run budget of the selected
     cases, then what the baselined and A/B-compared ones need. ``specs``: the session's case specs, with the
     features' criteria (score gates)."""
@@ -149,8 +159,9 @@ def plan_lines(items: list[Any], config: CompareConfig, baseline: Baseline | Non
 # -- the run budget ----------------------------------------------------------------------
 
 
-def budget_lines(cases: dict[str, CaseRef], selected: dict[str, int], config: CompareConfig, specs: Specs,
-                 report: Baseline | None) -> list[str]:
+def budget_lines(
+    cases: dict[str, CaseRef], selected: dict[str, int], config: CompareConfig, specs: Specs, report: Baseline | None
+) -> list[str]:
     stats_config = specs.config
     plans: list[tuple[str, run_budget.CasePlan]] = []
     missing = 0
@@ -165,10 +176,21 @@ def budget_lines(cases: dict[str, CaseRef], selected: dict[str, int], config: Co
             row = report.find(case.key, case.label)
             per_run = run_budget.cost_per_run(row.cost, row.total) if row is not None and row.total else None
             missing += per_run is None
-        plans.append((case.label, run_budget.plan_case(
-            gate, selected[key], config.plan_assume, config.plan_flakes, per_run,
-            latency_quantile=spec.latency_quantile if spec.max_latency is not None else None,
-            latency_confidence=stats_config.confidence, others=[c.fewest_runs() for c in spec.criteria])))
+        plans.append(
+            (
+                case.label,
+                run_budget.plan_case(
+                    gate,
+                    selected[key],
+                    config.plan_assume,
+                    config.plan_flakes,
+                    per_run,
+                    latency_quantile=spec.latency_quantile if spec.max_latency is not None else None,
+                    latency_confidence=stats_config.confidence,
+                    others=[c.fewest_runs() for c in spec.criteria],
+                ),
+            )
+        )
     if not plans:
         return ["  no benchmark run selected"]
     gated = any(plan.gate is not None or plan.latency is not None or plan.others for _, plan in plans)
@@ -176,22 +198,32 @@ def budget_lines(cases: dict[str, CaseRef], selected: dict[str, int], config: Co
     header = plan_header(config.plan_flakes, gated, priced)
     rows = [[label, *plan_cells(plan, gated, priced)] for label, plan in plans]
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    lines = ["  " + "  ".join(cell.ljust(widths[0]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row)).rstrip()
-             for row in [header, *rows]]
+    lines = [
+        "  "
+        + "  ".join(cell.ljust(widths[0]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row)).rstrip()
+        for row in [header, *rows]
+    ]
     total = sum(plan.runs for _, plan in plans)
     lines += ["", f"  Plan:    {len(plans)} case{'s' if len(plans) != 1 else ''}, {total:,} runs; nothing was run."]
     if report is not None:
         cost = sum(plan.cost or 0.0 for _, plan in plans)
         name = _report_name(report)
-        lines.append(f"  Cost:    ${cost:.4f} projected from {name}" + (f" ({missing} cases not in it)" if missing else ""))
-    notes = _notes(header, any(plan.latency is not None and plan.gate is not None and not plan.others
-                               for _, plan in plans), config, _report_name(report) if report is not None else "",
-                   any(plan.others and plan.gate is not None for _, plan in plans))
+        lines.append(
+            f"  Cost:    ${cost:.4f} projected from {name}" + (f" ({missing} cases not in it)" if missing else "")
+        )
+    notes = _notes(
+        header,
+        any(plan.latency is not None and plan.gate is not None and not plan.others for _, plan in plans),
+        config,
+        _report_name(report) if report is not None else "",
+        any(plan.others and plan.gate is not None for _, plan in plans),
+    )
     return lines + [""] + notes
 
 
-def _notes(header: list[str], latency_marked: bool, config: CompareConfig, report: str,
-           others_marked: bool = False) -> list[str]:
+def _notes(
+    header: list[str], latency_marked: bool, config: CompareConfig, report: str, others_marked: bool = False
+) -> list[str]:
     """One note per column, wrapped at 80 characters under a name column."""
     assume = stats.format_rate(config.plan_assume)
     named: list[tuple[str, str]] = []
@@ -201,7 +233,7 @@ def _notes(header: list[str], latency_marked: bool, config: CompareConfig, repor
         elif column == "min runs":
             named.append((column, _NOTES["min runs"]))
         elif column.startswith("runs for "):
-            named.append((column, _NOTES["runs for"].format(target=column[len("runs for "):], assume=assume)))
+            named.append((column, _NOTES["runs for"].format(target=column[len("runs for ") :], assume=assume)))
         elif column == "chance now":
             named.append((column, _NOTES["chance now"].format(assume=assume)))
             if latency_marked:
@@ -209,7 +241,7 @@ def _notes(header: list[str], latency_marked: bool, config: CompareConfig, repor
             if others_marked:
                 named.append(("**", _NOTES["**"]))
         elif column.startswith("catch "):
-            flake = column[len("catch "):]
+            flake = column[len("catch ") :]
             rate = float(flake.rstrip("%")) / 100
             named.append((column, _NOTES["catch"].format(flake=flake, needed=f"{run_budget.runs_to_catch(rate):,}")))
         elif column == "cost":
@@ -240,17 +272,23 @@ def _report_name(report: Baseline) -> str:
 # -- baselines ---------------------------------------------------------------------------
 
 
-def comparison_lines(cases: dict[str, CaseRef], config: CompareConfig, baseline: Baseline | None,
-                     stats_config: StatsConfig) -> list[str]:
+def comparison_lines(
+    cases: dict[str, CaseRef], config: CompareConfig, baseline: Baseline | None, stats_config: StatsConfig
+) -> list[str]:
     """The runs each baselined case needs to detect a drop of its margin (``--prob-plan-drop`` without one)."""
     if baseline is None:
         return []
     alpha = 1.0 - stats_config.confidence
-    baselined = [(key, case) for key, case in cases.items() if is_baselined(baseline, key, case.label, dict(case.params))]
+    baselined = [
+        (key, case) for key, case in cases.items() if is_baselined(baseline, key, case.label, dict(case.params))
+    ]
     family = max(1, len(baselined))
     tail = alpha / 2.0 / (family if config.adjust != "none" else 1)
-    lines = ["", f"  Baseline: power {config.plan_power:g}, one-sided level {alpha / 2:g}"
-             + (f" / {family} cases ({config.adjust})" if family > 1 and config.adjust != "none" else "")]
+    lines = [
+        "",
+        f"  Baseline: power {config.plan_power:g}, one-sided level {alpha / 2:g}"
+        + (f" / {family} cases ({config.adjust})" if family > 1 and config.adjust != "none" else ""),
+    ]
     for _, case in baselined:
         base = baseline.find(case.key, case.label)
         if base is None or not base.total:
@@ -259,16 +297,19 @@ def comparison_lines(cases: dict[str, CaseRef], config: CompareConfig, baseline:
         marks = dict(case.marks)
         drop = (marks.get("margin") if "compare" not in marks else None) or config.margin or config.plan_drop
         needed = twostats.runs_to_detect(rate, drop, base.total / case.runs, tail, config.plan_power)
-        lines.append(f"    {case.label} ({case.runs} runs): baseline {base.passes}/{base.total} ({rate:.0%}): detecting "
-                     f"a drop of {drop * 100:g} points needs {needed if needed else 'no number of'} runs")
+        lines.append(
+            f"    {case.label} ({case.runs} runs): baseline {base.passes}/{base.total} ({rate:.0%}): detecting "
+            f"a drop of {drop * 100:g} points needs {needed if needed else 'no number of'} runs"
+        )
     return lines
 
 
 # -- A/B (Miller 2024) -------------------------------------------------------------------
 
 
-def ab_lines(cases: dict[str, CaseRef], config: CompareConfig, source: Baseline | None,
-             stats_config: StatsConfig) -> list[str]:
+def ab_lines(
+    cases: dict[str, CaseRef], config: CompareConfig, source: Baseline | None, stats_config: StatsConfig
+) -> list[str]:
     """Per A/B arm: the inputs × runs per input that detect its margin (``--prob-plan-drop`` without one) at
     ``--prob-plan-power``, from the per-input variances of ``source``; and when more runs stop helping."""
     benchmarks: dict[tuple[str, str], list[CaseRef]] = {}
@@ -280,8 +321,12 @@ def ab_lines(cases: dict[str, CaseRef], config: CompareConfig, source: Baseline 
     if not benchmarks:
         return []
     alpha = 1.0 - stats_config.confidence
-    lines = ["", "  A/B: inputs × runs per input (Miller 2024, from the per-input variances of "
-             + (_report_name(source) if source is not None else "no report") + ")"]
+    lines = [
+        "",
+        "  A/B: inputs × runs per input (Miller 2024, from the per-input variances of "
+        + (_report_name(source) if source is not None else "no report")
+        + ")",
+    ]
     for (_, axis), members in benchmarks.items():
         base, variants = arms_of(members, axis)
         marks = dict(members[0].marks)
@@ -294,8 +339,17 @@ def ab_lines(cases: dict[str, CaseRef], config: CompareConfig, source: Baseline 
     return lines
 
 
-def _ab_arm(name: str, members: Sequence[CaseRef], axis: str, arm: str, base: str, source: Baseline | None,
-            delta: float, alpha: float, power: float) -> list[str]:
+def _ab_arm(
+    name: str,
+    members: Sequence[CaseRef],
+    axis: str,
+    arm: str,
+    base: str,
+    source: Baseline | None,
+    delta: float,
+    alpha: float,
+    power: float,
+) -> list[str]:
     if source is None:
         return [f"    {name}: no report to estimate variances from (give --prob-plan-report=PATH, or a baseline)"]
     by_input: dict[tuple[tuple[str, str], ...], dict[str, tuple[int, int]]] = {}
@@ -311,9 +365,11 @@ def _ab_arm(name: str, members: Sequence[CaseRef], axis: str, arm: str, base: st
         return [f"    {name}: fewer than 2 inputs with at least 2 runs of both arms in the report: no variances"]
     estimate = ab_planning.paired_components([cells[arm] for cells in paired], [cells[base] for cells in paired])
     correlation = "n/a" if estimate.correlation is None else f"{estimate.correlation:.2f}"
-    head = (f"    {name}: {len(paired)} inputs; between-input variance of the difference "
-            f"{estimate.components.between:.4f}, within-input {estimate.components.within_a:.4f} + "
-            f"{estimate.components.within_b:.4f}; correlation between the arms {correlation}")
+    head = (
+        f"    {name}: {len(paired)} inputs; between-input variance of the difference "
+        f"{estimate.components.between:.4f}, within-input {estimate.components.within_a:.4f} + "
+        f"{estimate.components.within_b:.4f}; correlation between the arms {correlation}"
+    )
     text = ab_planning.tradeoff_statement(estimate.components, delta, alpha, power)
     return [head, *_wrapped("      ", text, width=100)]
 

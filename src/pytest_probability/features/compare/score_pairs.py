@@ -33,8 +33,9 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ...maths import scores, twostats
 from ...model.outputs import Interval
@@ -175,8 +176,9 @@ def _names(*sides: Sequence[Any]) -> list[str]:
     return [name for name in found[0] if all(name in other for other in found[1:])]
 
 
-def baseline_score_pairs(compared: Sequence[tuple[Row, Any, BaselineCase]], ranges: Mapping[str, tuple[float, float]]
-                         ) -> list[tuple[Row, ScorePair]]:
+def baseline_score_pairs(
+    compared: Sequence[tuple[Row, Any, BaselineCase]], ranges: Mapping[str, tuple[float, float]]
+) -> list[tuple[Row, ScorePair]]:
     """Each baselined case's score pairs: one per score name recorded both tonight and in the baseline.
     ``compared``: (tonight's row, its fractions' pair, the baseline case); ``ranges``: each row's score range."""
     out: list[tuple[Row, ScorePair]] = []
@@ -187,8 +189,18 @@ def baseline_score_pairs(compared: Sequence[tuple[Row, Any, BaselineCase]], rang
             base = case.scores.get(name)
             if not base:
                 continue
-            score = ScorePair(row.case.key, row.label, name, scores_named(row.records, name), list(base), low, high,
-                              pair.margin, pair.equivalence, pair.judged)
+            score = ScorePair(
+                row.case.key,
+                row.label,
+                name,
+                scores_named(row.records, name),
+                list(base),
+                low,
+                high,
+                pair.margin,
+                pair.equivalence,
+                pair.judged,
+            )
             if not _in_range(score.base, low, high):
                 score.base = []
                 score.note = f"baseline scores outside the score range [{low:g}, {high:g}]"
@@ -196,16 +208,32 @@ def baseline_score_pairs(compared: Sequence[tuple[Row, Any, BaselineCase]], rang
     return out
 
 
-def arm_score_pairs(arm_rows: Sequence[tuple[str, Row, Row]], ranges: Mapping[str, tuple[float, float]],
-                    margin: float, equivalence: bool, judged: bool) -> dict[str, list[ScorePair]]:
+def arm_score_pairs(
+    arm_rows: Sequence[tuple[str, Row, Row]],
+    ranges: Mapping[str, tuple[float, float]],
+    margin: float,
+    equivalence: bool,
+    judged: bool,
+) -> dict[str, list[ScorePair]]:
     """One A/B arm's score pairs by score name: ``arm_rows`` is (input id, arm row, baseline row) per input."""
     by_name: dict[str, list[ScorePair]] = {}
     for input_id, arm_row, base_row in arm_rows:
         low, high = ranges[arm_row.case.key]
         for name in _names(arm_row.records, base_row.records):
-            by_name.setdefault(name, []).append(ScorePair(
-                input_id, input_id, name, scores_named(arm_row.records, name), scores_named(base_row.records, name),
-                low, high, margin, equivalence, judged))
+            by_name.setdefault(name, []).append(
+                ScorePair(
+                    input_id,
+                    input_id,
+                    name,
+                    scores_named(arm_row.records, name),
+                    scores_named(base_row.records, name),
+                    low,
+                    high,
+                    margin,
+                    equivalence,
+                    judged,
+                )
+            )
     return by_name
 
 
@@ -230,15 +258,17 @@ def judge_pairs(pairs: Sequence[ScorePair], adjustment: str, confidence: float) 
         pair_tests(pair)
     tested = [p for p in pairs if p.p is not None]
     adjusted = twostats.adjust([p.p for p in tested if p.p is not None], adjustment, 1.0 - confidence)
-    for pair, result in zip(tested, adjusted):
+    for pair, result in zip(tested, adjusted, strict=False):
         pair.p_adjusted = result.p_adjusted
         pair.local_level = result.local_level
-        interval = scores.difference_interval(pair.arm, pair.base, result.local_level / 2.0, low=pair.low,
-                                              high=pair.high)
+        interval = scores.difference_interval(
+            pair.arm, pair.base, result.local_level / 2.0, low=pair.low, high=pair.high
+        )
         drop_side = (pair.p_less or 1.0) <= (pair.p_greater or 1.0)
         margin = pair.margin * (pair.high - pair.low)
-        verdict, upper = case_verdict(pair.difference, interval.low, interval.high, result.rejected, drop_side,
-                                      margin, pair.equivalence)
+        verdict, upper = case_verdict(
+            pair.difference, interval.low, interval.high, result.rejected, drop_side, margin, pair.equivalence
+        )
         pair.ci = Interval(interval.method, 1.0 - result.local_level, interval.low, upper)
         pair.verdict = verdict if pair.judged else None
     for pair in pairs:
@@ -253,8 +283,7 @@ def pooled(comparison: ScoreComparison, confidence: float, min_inputs: int, resa
     if not usable:
         comparison.suppressed = "no paired inputs"
         return
-    result = scores.paired_difference(usable, confidence, comparison.low, comparison.high, resamples, seed,
-                                      min_inputs)
+    result = scores.paired_difference(usable, confidence, comparison.low, comparison.high, resamples, seed, min_inputs)
     comparison.paired = result
     comparison.difference = result.difference
     comparison.correlation = result.correlation
@@ -269,7 +298,7 @@ def judge_pooled(comparisons: Sequence[ScoreComparison], adjustment: str, confid
     """Adjust a family of pooled score comparisons' p-values and give each, under a margin, its verdict."""
     tested = [c for c in comparisons if c.p is not None]
     adjusted = twostats.adjust([c.p for c in tested if c.p is not None], adjustment, 1.0 - confidence)
-    for comparison, result in zip(tested, adjusted):
+    for comparison, result in zip(tested, adjusted, strict=False):
         comparison.p_adjusted = result.p_adjusted
     for comparison in comparisons:
         comparison.family = len(tested)
@@ -278,9 +307,9 @@ def judge_pooled(comparisons: Sequence[ScoreComparison], adjustment: str, confid
         elif comparison.ci is None:
             comparison.verdict = UNDECIDED
         else:
-            comparison.verdict = margin_verdict(comparison.ci.low, comparison.ci.high, comparison.margin_points,
-                                                comparison.equivalence)
-
+            comparison.verdict = margin_verdict(
+                comparison.ci.low, comparison.ci.high, comparison.margin_points, comparison.equivalence
+            )
 
 
 # -- text ---------------------------------------------------------------------------------
@@ -309,7 +338,9 @@ def verdict_line(comparison: ScoreComparison) -> str:
     parts.append(f"{sum(1 for p in comparison.pairs if p.arm and p.base)} paired")
     if comparison.judged:
         bound = f"{comparison.margin_points:g}"
-        parts.append(f"\u00b1{bound}" if comparison.equivalence else ("\u2265\u2212" + bound if comparison.margin else ">0"))
+        parts.append(
+            f"\u00b1{bound}" if comparison.equivalence else ("\u2265\u2212" + bound if comparison.margin else ">0")
+        )
         parts.append((comparison.verdict or UNDECIDED).upper())
         if comparison.suppressed is not None and comparison.verdict == UNDECIDED:
             parts.append(f"({comparison.suppressed}: no verdict from the interval)")

@@ -11,12 +11,12 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, SupportsFloat, SupportsIndex, Tuple
+from typing import Any, SupportsFloat, SupportsIndex
 
 import pytest
 
-from ...maths import run_budget, twostats
 from ...config.values import parse_fraction, parse_margin, parse_rate, parse_runs, pick, sourced
+from ...maths import run_budget, twostats
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,9 @@ def resolve_compare(config: pytest.Config) -> CompareConfig:
         plan_flakes = parse_plan_rates(flakes, "--prob-plan-flake") if flakes is not None else run_budget.PLAN_FLAKES
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
-    if config.getoption("prob_margin") is not None and not (config.getoption("prob_baseline") or config.getoption("prob_history")):
+    if config.getoption("prob_margin") is not None and not (
+        config.getoption("prob_baseline") or config.getoption("prob_history")
+    ):
         raise pytest.UsageError("--prob-margin needs --prob-baseline (or --prob-history)")
     axis = config.getoption("prob_compare")
     if axis is not None and not str(axis).strip():
@@ -124,18 +126,21 @@ def parse_plan_rate(value: object, source: str = "--prob-plan-assume") -> float:
     if 0.0 < number < 1.0 and not percent:
         return number
     if 0.0 < number < 100.0 and (percent or number > 1.0):
-        raise ValueError(f"{source} must be a fraction strictly between 0 and 1, not a percentage, "
-                         f"got {value!r}; did you mean {number / 100:g}?")
+        raise ValueError(
+            f"{source} must be a fraction strictly between 0 and 1, not a percentage, "
+            f"got {value!r}; did you mean {number / 100:g}?"
+        )
     raise ValueError(f"{source} must be strictly between 0 and 1, got {value!r}")
 
 
-def parse_plan_rates(value: object, source: str = "--prob-plan-flake") -> Tuple[float, ...]:
+def parse_plan_rates(value: object, source: str = "--prob-plan-flake") -> tuple[float, ...]:
     """Comma-separated rates (``"0.1,0.01"``), each as :func:`parse_plan_rate`; duplicates dropped keeping the first,
     an empty item refused."""
     if not isinstance(value, str):
         raise TypeError(f"{source} must be text such as '0.1,0.01', got {value!r}")
     parts = [part.strip() for part in value.split(",")]
     if not all(parts):
-        raise ValueError(f"{source} must be comma-separated rates strictly between 0 and 1 (e.g. 0.1,0.01), "
-                         f"got {value!r}")
+        raise ValueError(
+            f"{source} must be comma-separated rates strictly between 0 and 1 (e.g. 0.1,0.01), got {value!r}"
+        )
     return tuple(dict.fromkeys(parse_plan_rate(part, source) for part in parts))

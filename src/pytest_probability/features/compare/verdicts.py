@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ...vocabulary import FAILED, PASSED, UNDECIDED
 
+
 def case_verdict(
     difference: float | None,
     low: float,

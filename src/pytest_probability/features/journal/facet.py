@@ -9,8 +9,9 @@ spend again: the ``Journal:`` line under the table, the JSON report's
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ...model.outputs import Line, Series
 from ...model.run import RunRecord
@@ -32,24 +33,40 @@ class JournalFacet(Facet):
         if not self.runs:
             return []
         written = self.journal.written
-        return [("", {}), (f"  Journal: {self.runs} run(s) resumed from {self.path}, {written} run now; not spent "
-                           f"again: {money(self.cost)}, {self.tokens:,} tokens", {"bold": True})]
+        return [
+            ("", {}),
+            (
+                f"  Journal: {self.runs} run(s) resumed from {self.path}, {written} run now; not spent "
+                f"again: {money(self.cost)}, {self.tokens:,} tokens",
+                {"bold": True},
+            ),
+        ]
 
     def report_fields(self) -> Mapping[str, Any]:
-        return {"journal": {
-            "path": str(self.path),
-            "resumed_runs": self.runs,
-            "resumed_cost": self.cost,
-            "resumed_tokens": self.tokens,
-            "written_runs": self.journal.written,
-            "error": self.journal.failed,
-        }}
+        return {
+            "journal": {
+                "path": str(self.path),
+                "resumed_runs": self.runs,
+                "resumed_cost": self.cost,
+                "resumed_tokens": self.tokens,
+                "written_runs": self.journal.written,
+                "error": self.journal.failed,
+            }
+        }
 
     def series(self) -> list[Series]:
-        runs = Series("probability.session.resumed.runs", "gauge", "{run}",
-                      "Runs of the session read back from its journal (--prob-journal), not executed again")
-        cost = Series("probability.session.resumed.cost", "gauge", "{USD}",
-                      "What the resumed runs had cost (the judge's included), not spent again")
+        runs = Series(
+            "probability.session.resumed.runs",
+            "gauge",
+            "{run}",
+            "Runs of the session read back from its journal (--prob-journal), not executed again",
+        )
+        cost = Series(
+            "probability.session.resumed.cost",
+            "gauge",
+            "{USD}",
+            "What the resumed runs had cost (the judge's included), not spent again",
+        )
         runs.points.append(({}, self.runs))
         cost.points.append(({}, self.cost))
         return [runs, cost]

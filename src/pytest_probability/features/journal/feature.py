@@ -69,8 +69,10 @@ class Journal(Feature):
         except file.JournalError as exc:
             raise pytest.UsageError(str(exc)) from None
         except (KeyError, TypeError, ValueError) as exc:
-            raise pytest.UsageError(f"--prob-journal: {path} holds an entry this version cannot read ({exc!r}); give "
-                                    "another path to start over") from None
+            raise pytest.UsageError(
+                f"--prob-journal: {path} holds an entry this version cannot read ({exc!r}); give "
+                "another path to start over"
+            ) from None
         counts: dict[str, int] = {}
         for record in {record.nodeid: record for record in resumed}.values():  # a run reported twice counts once
             counts[record.case.key] = counts.get(record.case.key, 0) + 1
@@ -79,8 +81,11 @@ class Journal(Feature):
             intake.add(record, finished=False)
         intake.add_late(contents.late, finished=False)
         specs = wiring.specs
-        wiring.parts.add(logs=writer, facets=JournalFacet(path, resumed, writer),
-                         finishers=ResumedOutcomes(resumed, lambda case: specs.of(case).gated, bool(config.option.runxfail)))
+        wiring.parts.add(
+            logs=writer,
+            facets=JournalFacet(path, resumed, writer),
+            finishers=ResumedOutcomes(resumed, lambda case: specs.of(case).gated, bool(config.option.runxfail)),
+        )
         config.add_cleanup(writer.close)
 
     def serial(self, wiring: Aggregation) -> None:

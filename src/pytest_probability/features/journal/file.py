@@ -35,9 +35,10 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ...config.settings import PATH_FIELDS
 from ...record import shape
@@ -52,8 +53,12 @@ SHOWN = 5
 #: The header's fields that a session compares with its own (:func:`differences`).
 HEADER_FIELDS: dict[str, shape.Kind] = {"suite": shape.TEXT, "settings": shape.OBJECT, "stats_config": shape.OBJECT}
 #: A late entry's fields (``writer.Journal.write_late``).
-LATE_FIELDS: dict[str, shape.Kind] = {"nodeid": shape.NAME, "usage": shape.or_null(shape.OBJECT),
-                                      "extra_cost": shape.number(), "scores": shape.ARRAY}
+LATE_FIELDS: dict[str, shape.Kind] = {
+    "nodeid": shape.NAME,
+    "usage": shape.or_null(shape.OBJECT),
+    "extra_cost": shape.number(),
+    "scores": shape.ARRAY,
+}
 #: Why a line is refused, after what is wrong with it.
 EDITED = "the file is no journal of pytest-probability, or was edited; give another path to start over"
 
@@ -85,18 +90,29 @@ class Contents:
 
 
 def header(suite: str, settings: Mapping[str, Any], stats_config: Mapping[str, Any]) -> dict[str, Any]:
-    return {"journal": MAGIC, "format": FORMAT, "suite": suite, "settings": dict(settings),
-            "stats_config": dict(stats_config)}
+    return {
+        "journal": MAGIC,
+        "format": FORMAT,
+        "suite": suite,
+        "settings": dict(settings),
+        "stats_config": dict(stats_config),
+    }
 
 
 def not_regular(path: Path, mode: int) -> JournalError:
     """The refusal of a path that is no regular file: reading a device such as ``/dev/full`` never ends, and
     neither does opening a FIFO nobody reads."""
-    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-             (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"))
+    kinds = (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+    )
     kind = next((name for test, name in kinds if test(mode)), "not a regular file")
-    return JournalError(f"--prob-journal: {path} is not a regular file ({kind}); give the path of a journal, or of a "
-                        "file to create")
+    return JournalError(
+        f"--prob-journal: {path} is not a regular file ({kind}); give the path of a journal, or of a file to create"
+    )
 
 
 def read(path: Path, limit: int | None = None) -> Contents:
@@ -134,12 +150,16 @@ def read(path: Path, limit: int | None = None) -> Contents:
             raise JournalError(f"--prob-journal: {path} line {number} is not JSON: {EDITED}") from None
         if number == 1:
             if not isinstance(entry, dict) or entry.get("journal") != MAGIC:
-                raise JournalError(f"--prob-journal: {path} is not a journal of pytest-probability (its first line "
-                                   "is no journal header); give another path")
+                raise JournalError(
+                    f"--prob-journal: {path} is not a journal of pytest-probability (its first line "
+                    "is no journal header); give another path"
+                )
             if entry.get("format") != FORMAT:
-                raise JournalError(f"--prob-journal: {path} is in journal format {entry.get('format')!r}, and this "
-                                   f"version reads format {FORMAT}; finish it with the version that wrote it, or "
-                                   "start over with another path")
+                raise JournalError(
+                    f"--prob-journal: {path} is in journal format {entry.get('format')!r}, and this "
+                    f"version reads format {FORMAT}; finish it with the version that wrote it, or "
+                    "start over with another path"
+                )
             try:
                 shape.fields(entry, "header", HEADER_FIELDS, frozenset(HEADER_FIELDS))
             except shape.Malformed as exc:
@@ -148,7 +168,7 @@ def read(path: Path, limit: int | None = None) -> Contents:
             continue
         if not isinstance(entry, dict) or len(entry) != 1:
             raise JournalError(f"--prob-journal: {path} line {number} is no journal entry")
-        (kind, value), = entry.items()
+        ((kind, value),) = entry.items()
         try:
             _check_entry(kind, value, contents)
         except shape.Malformed as exc:
@@ -199,12 +219,15 @@ def differences(found: Mapping[str, Any], wanted: Mapping[str, Any]) -> list[str
 
 def refusal(path: Path, diffs: list[str]) -> str:
     shown = "; ".join(diffs[:SHOWN]) + (f"; and {len(diffs) - SHOWN} more" if len(diffs) > SHOWN else "")
-    return (f"--prob-journal: {path} was written by a session with other settings ({shown}); resume with the "
-            "settings it was written with, or give another journal path to start over")
+    return (
+        f"--prob-journal: {path} was written by a session with other settings ({shown}); resume with the "
+        "settings it was written with, or give another journal path to start over"
+    )
 
 
 def case_difference(journaled: Mapping[str, Any], collected: Mapping[str, Any]) -> list[str]:
     """The fields in which a journal's case differs from the session's case of the same key, where
     it sits in its file (its order and line) aside."""
-    return sorted(k for k in set(journaled) | set(collected)
-                  if k not in PLACE_FIELDS and journaled.get(k) != collected.get(k))
+    return sorted(
+        k for k in set(journaled) | set(collected) if k not in PLACE_FIELDS and journaled.get(k) != collected.get(k)
+    )

@@ -9,8 +9,9 @@ cache with the resumed runs.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import pytest
 
@@ -73,15 +74,19 @@ class Resume(ItemsCheck):
         missing = [key for key in self.cases if key not in seen]
         if missing:
             shown = ", ".join(missing[:SHOWN]) + (f" and {len(missing) - SHOWN} more" if len(missing) > SHOWN else "")
-            return printable(f"--prob-journal: {self.path} has runs of {len(missing)} case(s) this session does not "
-                             f"select: {shown}; resume with the same files and selection (-k, -m) it was written "
-                             "with, or give another journal path to start over")
+            return printable(
+                f"--prob-journal: {self.path} has runs of {len(missing)} case(s) this session does not "
+                f"select: {shown}; resume with the same files and selection (-k, -m) it was written "
+                "with, or give another journal path to start over"
+            )
         for key, collected in seen.items():
             diff = case_difference(self.cases[key], collected)
             if diff:
-                return printable(f"--prob-journal: {self.path} has runs of case {key} as it was before: it differs "
-                                 f"now in {', '.join(diff)}; resume with the suite it was written for, or give "
-                                 "another journal path to start over")
+                return printable(
+                    f"--prob-journal: {self.path} has runs of case {key} as it was before: it differs "
+                    f"now in {', '.join(diff)}; resume with the suite it was written for, or give "
+                    "another journal path to start over"
+                )
         return None
 
 
@@ -133,10 +138,16 @@ class ResumedOutcomes(Finisher):
             return
         if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
             session.exitstatus = pytest.ExitCode.OK
-        failed = {record.nodeid for record in self.resumed
-                  if record.outcome in (FAIL, ERROR) and (self.runxfail or not self.gated(record.case))}
+        failed = {
+            record.nodeid
+            for record in self.resumed
+            if record.outcome in (FAIL, ERROR) and (self.runxfail or not self.gated(record.case))
+        }
         if failed and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         # --lf: the session that executed them was killed before pytest's cache was written.
-        set_lastfailed(session.config, failed=failed,
-                       passed=[record.nodeid for record in self.resumed if record.nodeid not in failed])
+        set_lastfailed(
+            session.config,
+            failed=failed,
+            passed=[record.nodeid for record in self.resumed if record.nodeid not in failed],
+        )

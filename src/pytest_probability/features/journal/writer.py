@@ -11,8 +11,9 @@ import fcntl
 import os
 import stat
 import threading
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ...files import write_all
 from ...model.run import RunRecord
@@ -71,8 +72,9 @@ class Journal(RecordLog):
             self._cases.add(key)
             self.written += 1
 
-    def write_late(self, nodeid: str, usage: Mapping[str, Any] | None, extra_cost: float,
-                   scores: Sequence[Mapping[str, Any]] = ()) -> None:
+    def write_late(
+        self, nodeid: str, usage: Mapping[str, Any] | None, extra_cost: float, scores: Sequence[Mapping[str, Any]] = ()
+    ) -> None:
         entry: dict[str, Any] = {"nodeid": nodeid, "usage": usage, "extra_cost": extra_cost}
         if scores:  # a late score (record_score); without one the entry is as before
             entry["scores"] = list(scores)
@@ -114,8 +116,12 @@ class Journal(RecordLog):
         if self.failed is not None:
             return
         self.failed = str(getattr(exc, "strerror", None) or exc)
-        self.notes.append(printable(f"could not write to the journal {self.path} ({self.failed}); the runs after "
-                                    f"its {self.written} record(s) are not in it, and would run again on resume"))
+        self.notes.append(
+            printable(
+                f"could not write to the journal {self.path} ({self.failed}); the runs after "
+                f"its {self.written} record(s) are not in it, and would run again on resume"
+            )
+        )
 
     def close(self) -> None:
         """Sync what the background thread has not, and let the file (and its lock) go."""
@@ -179,6 +185,7 @@ def _open_locked(path: Path) -> int:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         os.close(fd)
-        raise JournalError(f"--prob-journal: {path} is in use by another session; give each session its "
-                           "own journal (one per shard)") from None
+        raise JournalError(
+            f"--prob-journal: {path} is in use by another session; give each session its own journal (one per shard)"
+        ) from None
     return fd

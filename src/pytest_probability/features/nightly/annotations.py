@@ -9,7 +9,7 @@ value also ``:`` and ``,``.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from .attention import DROPPED, FAILED_GATE, UNDECIDED_GATE, Attention, interval_text
 

@@ -8,16 +8,34 @@ defined). Fields a report of another version lacks are read as absent.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 #: Kinds of attention, worst first (the summary's order and the annotations' priority).
 FAILED_GATE, DROPPED, ERRORED, FAILED_RUNS, UNDECIDED_GATE, BROKEN, FAILING, FLAKY, QUARANTINED = (
-    "failed gate", "dropped", "errors", "failed runs", "undecided gate", "newly broken", "newly failing",
-    "newly flaky", "quarantined, failing")
+    "failed gate",
+    "dropped",
+    "errors",
+    "failed runs",
+    "undecided gate",
+    "newly broken",
+    "newly failing",
+    "newly flaky",
+    "quarantined, failing",
+)
 ORDER = (FAILED_GATE, DROPPED, ERRORED, FAILED_RUNS, UNDECIDED_GATE, BROKEN, FAILING, FLAKY, QUARANTINED)
-ICONS = {FAILED_GATE: "❌", DROPPED: "📉", ERRORED: "💥", FAILED_RUNS: "✖️", UNDECIDED_GATE: "❔", BROKEN: "🟥",
-         FAILING: "🟧", FLAKY: "🟨", QUARANTINED: "🔒"}
+ICONS = {
+    FAILED_GATE: "❌",
+    DROPPED: "📉",
+    ERRORED: "💥",
+    FAILED_RUNS: "✖️",
+    UNDECIDED_GATE: "❔",
+    BROKEN: "🟥",
+    FAILING: "🟧",
+    FLAKY: "🟨",
+    QUARANTINED: "🔒",
+}
 
 
 @dataclass(frozen=True)
@@ -107,24 +125,47 @@ def attention(report: Mapping[str, Any], trace_url: str | None = None) -> list[A
         quarantine = row.get("quarantine") if isinstance(row.get("quarantine"), Mapping) else None
         link = links.get(key)
 
-        def add(kind: str, detail: str, rank: float, p: int | None = passes, n: int | None = total,
-                lo: float | None = low, hi: float | None = high) -> None:
-            found.append(Attention(kind, label, key, p, n, lo, hi, detail, link, path, line, rank))
+        def add(
+            kind: str,
+            detail: str,
+            rank: float,
+            p: int | None = passes,
+            n: int | None = total,
+            lo: float | None = low,
+            hi: float | None = high,
+        ) -> None:
+            found.append(Attention(kind, label, key, p, n, lo, hi, detail, link, path, line, rank))  # noqa: B023 - called in this iteration only
 
         gate = row.get("gate") if isinstance(row.get("gate"), Mapping) else None
         verdict = row.get("verdict")
         if gate is not None and verdict in ("fail", "undecided"):
-            bar = (f">= {gate.get('min_passes')} passes" if gate.get("rule") == "count"
-                   else f">= {percent(_number(gate.get('min_rate')))}")
+            bar = (
+                f">= {gate.get('min_passes')} passes"
+                if gate.get("rule") == "count"
+                else f">= {percent(_number(gate.get('min_rate')))}"
+            )
             g_low, g_high = _number(gate.get("low")), _number(gate.get("high"))
             if quarantine is not None:
-                add(QUARANTINED, f"gate {bar}: {str(verdict).upper()}; quarantined by {quarantine.get('owner')} until "
-                                 f"{quarantine.get('until')}", g_high or 0.0, _whole(gate.get("passes")),
-                    _whole(gate.get("total")), g_low, g_high)
+                add(
+                    QUARANTINED,
+                    f"gate {bar}: {str(verdict).upper()}; quarantined by {quarantine.get('owner')} until "
+                    f"{quarantine.get('until')}",
+                    g_high or 0.0,
+                    _whole(gate.get("passes")),
+                    _whole(gate.get("total")),
+                    g_low,
+                    g_high,
+                )
             else:
-                add(FAILED_GATE if verdict == "fail" else UNDECIDED_GATE, f"gate {bar}: {str(verdict).upper()}",
-                    g_high if g_high is not None else 0.0, _whole(gate.get("passes")), _whole(gate.get("total")),
-                    g_low, g_high)
+                add(
+                    FAILED_GATE if verdict == "fail" else UNDECIDED_GATE,
+                    f"gate {bar}: {str(verdict).upper()}",
+                    g_high if g_high is not None else 0.0,
+                    _whole(gate.get("passes")),
+                    _whole(gate.get("total")),
+                    g_low,
+                    g_high,
+                )
         elif quarantine is not None and quarantine.get("failing"):
             add(QUARANTINED, f"quarantined by {quarantine.get('owner')} until {quarantine.get('until')}", high or 0.0)
         entry = dropped.get(key) or dropped.get(label)
@@ -133,9 +174,11 @@ def attention(report: Mapping[str, Any], trace_url: str | None = None) -> list[A
             eci = entry.get("ci") if isinstance(entry.get("ci"), Mapping) else {}
             base = entry.get("baseline") if isinstance(entry.get("baseline"), Mapping) else {}
             p_adj = _number(entry.get("p_adjusted"))
-            detail = (f"{_points(diff)} pp vs baseline {base.get('passes')}/{base.get('total')}"
-                      + (f" [{_points(_number(eci.get('low')))}, {_points(_number(eci.get('high')))}]" if eci else "")
-                      + (f", adjusted p {p_adj:.2g}" if p_adj is not None else ""))
+            detail = (
+                f"{_points(diff)} pp vs baseline {base.get('passes')}/{base.get('total')}"
+                + (f" [{_points(_number(eci.get('low')))}, {_points(_number(eci.get('high')))}]" if eci else "")
+                + (f", adjusted p {p_adj:.2g}" if p_adj is not None else "")
+            )
             add(DROPPED, detail, diff if diff is not None else 0.0)
         errors = _whole(row.get("errors")) or 0
         if errors and quarantine is None:
@@ -149,9 +192,13 @@ def attention(report: Mapping[str, Any], trace_url: str | None = None) -> list[A
             if kind is not None:
                 flake = history.get("flake_rate") if isinstance(history.get("flake_rate"), Mapping) else {}
                 rate = _number(flake.get("fraction"))
-                add(kind, f"{history.get('state')} since {history.get('since')}; flake rate {percent(rate)} "
-                          f"{interval_text(_number(flake.get('low')), _number(flake.get('high')))} over "
-                          f"{history.get('nights')} nights", -(rate or 0.0))
+                add(
+                    kind,
+                    f"{history.get('state')} since {history.get('since')}; flake rate {percent(rate)} "
+                    f"{interval_text(_number(flake.get('low')), _number(flake.get('high')))} over "
+                    f"{history.get('nights')} nights",
+                    -(rate or 0.0),
+                )
     found.sort(key=lambda a: (ORDER.index(a.kind), a.rank, a.label))
     return found
 

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import pytest
 
@@ -73,14 +74,24 @@ def write_summary(path: Path, text_of: Callable[[int], str], appends: bool) -> N
         used = 0
     room = LIMIT - used
     if room < 1024:  # nothing useful fits: GitHub would refuse the whole step's summary
-        raise OSError(f"{path}: the step summary already holds {used:,} bytes of GitHub's {LIMIT:,}; the "
-                      "probability summary was not added")
+        raise OSError(
+            f"{path}: the step summary already holds {used:,} bytes of GitHub's {LIMIT:,}; the "
+            "probability summary was not added"
+        )
     with open(path, "a", encoding="utf-8") as handle:
         handle.write(text_of(room) + "\n")
 
 
-def write_outputs(report: Mapping[str, Any], *, suite: str, summary: Path | None, appends: bool,
-                  annotate: bool, trace_url: str | None, out: TextIO) -> None:
+def write_outputs(
+    report: Mapping[str, Any],
+    *,
+    suite: str,
+    summary: Path | None,
+    appends: bool,
+    annotate: bool,
+    trace_url: str | None,
+    out: TextIO,
+) -> None:
     """The summary written and the annotations printed, from one report dict (a session's or the merge's)."""
     from .annotations import annotations
     from .attention import attention
@@ -112,8 +123,15 @@ class CiOutputs(Finisher):
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         out: TextIO = _TerminalLines(session.config) if reporter is not None else sys.stdout  # type: ignore[assignment]
         settings = self.settings
-        write_outputs(report, suite=settings.suite, summary=settings.summary, appends=settings.summary_appends,
-                      annotate=settings.annotations, trace_url=settings.trace_url, out=out)
+        write_outputs(
+            report,
+            suite=settings.suite,
+            summary=settings.summary,
+            appends=settings.summary_appends,
+            annotate=settings.annotations,
+            trace_url=settings.trace_url,
+            out=out,
+        )
 
 
 class _TerminalLines:
@@ -161,8 +179,11 @@ class Nightly(Feature):
     def merged(self, wiring: MergeWiring) -> None:
         """``rows[].source`` as the shards had it (their sessions' outputs were on), or for the merge's own
         summary and annotations: a merge of shards without it is the session they would have been."""
-        sourced = any(isinstance(row, Mapping) and "source" in row
-                      for _, report in wiring.reports for row in report.get("rows") or ())
+        sourced = any(
+            isinstance(row, Mapping) and "source" in row
+            for _, report in wiring.reports
+            for row in report.get("rows") or ()
+        )
         if sourced or self.outputs:
             wiring.add_facet(SourceFacet())
 
@@ -173,4 +194,3 @@ def merge_summary_path(given: str | None) -> tuple[Path | None, bool]:
         return (None, False) if given.strip().lower() == "off" else (Path(given), False)
     step = os.environ.get("GITHUB_STEP_SUMMARY", "").strip()
     return (Path(step), True) if step else (None, False)
-

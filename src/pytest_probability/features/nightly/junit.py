@@ -55,14 +55,24 @@ class RunProperties(RecordSink):
 
     def run_properties(self, record: RunRecord) -> list[tuple[str, str]]:
         tokens = sum(u.input_tokens + u.output_tokens for u in record.usage)
-        props = [("probability_case", record.case.label), ("probability_run", str(record.run)),
-                 ("probability_outcome", record.outcome), ("probability_cost", _text(record.cost)),
-                 ("probability_tokens", str(tokens))]
+        props = [
+            ("probability_case", record.case.label),
+            ("probability_run", str(record.run)),
+            ("probability_outcome", record.outcome),
+            ("probability_cost", _text(record.cost)),
+            ("probability_tokens", str(tokens)),
+        ]
         if record.trace_id:
             props.append(("probability_trace_id", record.trace_id))
             if self.trace_url:
-                props.append(("probability_trace_url", self.trace_url.replace("{trace_id}", record.trace_id)
-                              .replace("{span_id}", record.span_id or "")))
+                props.append(
+                    (
+                        "probability_trace_url",
+                        self.trace_url.replace("{trace_id}", record.trace_id).replace(
+                            "{span_id}", record.span_id or ""
+                        ),
+                    )
+                )
         return props
 
     def gate_properties(self, key: str) -> list[tuple[str, str]]:
@@ -82,8 +92,11 @@ class RunProperties(RecordSink):
     def kind_properties(self, key: str, kind: str) -> list[tuple[str, str]]:
         found = self.book.kinds.get(kind)
         fields = found.fields(self.book.records, key) if found is not None else {}
-        return [(f"probability_{name}", _text(value) if isinstance(value, float) else str(value))
-                for name, value in fields.items() if value is not None]
+        return [
+            (f"probability_{name}", _text(value) if isinstance(value, float) else str(value))
+            for name, value in fields.items()
+            if value is not None
+        ]
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -120,12 +133,17 @@ class SuiteProperties(Finisher):
         tokens = sum(u.input_tokens + u.output_tokens for u in summary.usage.values())
         gates = self.results.analysis().gate_totals()
         values: list[tuple[str, Any]] = [
-            ("probability_cases", len(summary.rows)), ("probability_runs", counts.total),
-            ("probability_passes", counts.passes), ("probability_fails", counts.fails),
-            ("probability_errors", counts.errors), ("probability_skipped", counts.skipped),
+            ("probability_cases", len(summary.rows)),
+            ("probability_runs", counts.total),
+            ("probability_passes", counts.passes),
+            ("probability_fails", counts.fails),
+            ("probability_errors", counts.errors),
+            ("probability_skipped", counts.skipped),
             ("probability_pass_fraction", _text(counts.pass_rate) if counts.pass_rate is not None else ""),
-            ("probability_cost", _text(summary.cost)), ("probability_tokens", tokens),
-            ("probability_gates_passed", gates["passed"]), ("probability_gates_failed", gates["failed"]),
+            ("probability_cost", _text(summary.cost)),
+            ("probability_tokens", tokens),
+            ("probability_gates_passed", gates["passed"]),
+            ("probability_gates_failed", gates["failed"]),
             ("probability_gates_undecided", gates["undecided"]),
         ]
         for name, value in values:

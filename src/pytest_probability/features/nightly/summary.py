@@ -13,7 +13,8 @@ escapes, ``|`` in table cells), so no case label can break the table.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from .attention import ICONS, ORDER, Attention, counts, interval_text
 
@@ -34,8 +35,11 @@ def _money(value: Any) -> str:
 
 def _tokens(totals: Mapping[str, Any]) -> int:
     usage = totals.get("usage") if isinstance(totals.get("usage"), Mapping) else {}
-    return sum(int(u.get("input_tokens") or 0) + int(u.get("output_tokens") or 0)
-               for u in usage.values() if isinstance(u, Mapping))
+    return sum(
+        int(u.get("input_tokens") or 0) + int(u.get("output_tokens") or 0)
+        for u in usage.values()
+        if isinstance(u, Mapping)
+    )
 
 
 def headline(report: Mapping[str, Any], items: Sequence[Attention], left: Mapping[str, int], title: str) -> list[str]:
@@ -55,8 +59,10 @@ def headline(report: Mapping[str, Any], items: Sequence[Attention], left: Mappin
         facts.append(shown)
     gates = report.get("gates") if isinstance(report.get("gates"), Mapping) else {}
     if any(gates.get(k) for k in ("passed", "failed", "undecided", "skipped")):
-        facts.append(f"gates: {gates.get('passed', 0)} passed, {gates.get('failed', 0)} failed, "
-                     f"{gates.get('undecided', 0)} undecided")
+        facts.append(
+            f"gates: {gates.get('passed', 0)} passed, {gates.get('failed', 0)} failed, "
+            f"{gates.get('undecided', 0)} undecided"
+        )
     baseline = report.get("baseline") if isinstance(report.get("baseline"), Mapping) else None
     if baseline is not None:
         verdicts = baseline.get("verdicts") if isinstance(baseline.get("verdicts"), Mapping) else {}
@@ -72,44 +78,74 @@ def headline(report: Mapping[str, Any], items: Sequence[Attention], left: Mappin
     states = report.get("states") if isinstance(report.get("states"), Mapping) else None
     if states is not None:
         changes = states.get("changes") if isinstance(states.get("changes"), Mapping) else {}
-        moved = [f"{len(v)} {'newly ' + k if k != 'fixed' else 'fixed'}" for k, v in changes.items()
-                 if isinstance(v, list) and v]
+        moved = [
+            f"{len(v)} {'newly ' + k if k != 'fixed' else 'fixed'}"
+            for k, v in changes.items()
+            if isinstance(v, list) and v
+        ]
         counted = states.get("counts") if isinstance(states.get("counts"), Mapping) else {}
-        lines += [f"**Across nights** ({states.get('nights_read', 0)} earlier nights): "
-                  + (", ".join(moved) if moved else "no case changed state") + "; "
-                  + ", ".join(f"{n} {md(s)}" for s, n in counted.items() if n), ""]
+        lines += [
+            f"**Across nights** ({states.get('nights_read', 0)} earlier nights): "
+            + (", ".join(moved) if moved else "no case changed state")
+            + "; "
+            + ", ".join(f"{n} {md(s)}" for s, n in counted.items() if n),
+            "",
+        ]
     quarantine = report.get("quarantine") if isinstance(report.get("quarantine"), Mapping) else None
     if quarantine is not None:
         expired = quarantine.get("expired") or []
-        lines += [f"**Quarantine**: {quarantine.get('cases', 0)} case(s) quarantined, {quarantine.get('failing', 0)} "
-                  f"of them failing (not failing the session)"
-                  + (f"; {len(expired)} entr{'ies' if len(expired) != 1 else 'y'} ended and gate again" if expired else ""),
-                  ""]
+        lines += [
+            f"**Quarantine**: {quarantine.get('cases', 0)} case(s) quarantined, {quarantine.get('failing', 0)} "
+            f"of them failing (not failing the session)"
+            + (f"; {len(expired)} entr{'ies' if len(expired) != 1 else 'y'} ended and gate again" if expired else ""),
+            "",
+        ]
     if left.get("error") or left.get("warning"):
-        lines += [f"Annotations: GitHub shows 10 of each type per step; {left.get('error', 0)} error(s) and "
-                  f"{left.get('warning', 0)} warning(s) more are in the table below.", ""]
+        lines += [
+            f"Annotations: GitHub shows 10 of each type per step; {left.get('error', 0)} error(s) and "
+            f"{left.get('warning', 0)} warning(s) more are in the table below.",
+            "",
+        ]
     return lines
 
 
 def row_line(item: Attention) -> str:
     counted = f"{item.passes}/{item.total}" if item.passes is not None and item.total is not None else "–"
     trace = f"[trace]({item.trace_url.replace(')', '%29').replace(' ', '%20')})" if item.trace_url else ""
-    cells = [ICONS[item.kind], md(item.kind), md(item.label), counted, md(interval_text(item.low, item.high)),
-             md(item.detail), trace]
+    cells = [
+        ICONS[item.kind],
+        md(item.kind),
+        md(item.label),
+        counted,
+        md(interval_text(item.low, item.high)),
+        md(item.detail),
+        trace,
+    ]
     return "| " + " | ".join(cells) + " |"
 
 
-def render(report: Mapping[str, Any], *, title: str = "pytest-probability", items: Sequence[Attention] = (),
-           left: Mapping[str, int] | None = None, limit: int = LIMIT) -> str:
+def render(
+    report: Mapping[str, Any],
+    *,
+    title: str = "pytest-probability",
+    items: Sequence[Attention] = (),
+    left: Mapping[str, int] | None = None,
+    limit: int = LIMIT,
+) -> str:
     """The page, at most ``limit`` bytes (UTF-8); ``items``: :func:`.attention.attention`'s, ``left``: the
     annotations left out by type."""
     head = headline(report, items, left or {}, title)
     if not items:
         return "\n".join(head + ["Nothing needs attention.", ""])
     by_kind = counts(items)
-    head += [f"### Needs attention ({len(items)})", "",
-             ", ".join(f"{ICONS[k]} {n} {md(k)}" for k in ORDER if (n := by_kind[k])), "",
-             "| | Why | Case | Passed | Interval | Detail | Trace |", "|---|---|---|---|---|---|---|"]
+    head += [
+        f"### Needs attention ({len(items)})",
+        "",
+        ", ".join(f"{ICONS[k]} {n} {md(k)}" for k in ORDER if (n := by_kind[k])),
+        "",
+        "| | Why | Case | Passed | Interval | Detail | Trace |",
+        "|---|---|---|---|---|---|---|",
+    ]
     text = "\n".join(head) + "\n"
     size = len(text.encode("utf-8"))
     reserve = 200  # the closing line
@@ -119,8 +155,10 @@ def render(report: Mapping[str, Any], *, title: str = "pytest-probability", item
         cost = len(line.encode("utf-8"))
         if size + cost + reserve > limit:
             rest = len(items) - index
-            lines.append(f"\n_{rest} more row(s) left out: GitHub refuses a step summary over "
-                         f"{limit // 1024} KiB; the JSON report has every row._\n")
+            lines.append(
+                f"\n_{rest} more row(s) left out: GitHub refuses a step summary over "
+                f"{limit // 1024} KiB; the JSON report has every row._\n"
+            )
             break
         lines.append(line)
         size += cost

@@ -10,7 +10,8 @@ matched, which would have failed, which entries ended) and the gauge
 from __future__ import annotations
 
 import datetime as _dt
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ...model.outputs import Line, Series, case_attributes
 from ...model.rows import Row, Summary
@@ -27,8 +28,15 @@ NAMED = 10
 
 
 class QuarantineFacet(Facet):
-    def __init__(self, cases: Cases, source: str, entries: Sequence[Entry], today: _dt.date | None,
-                 summary: Callable[[], Summary], analysis: Callable[[], Analysis]) -> None:
+    def __init__(
+        self,
+        cases: Cases,
+        source: str,
+        entries: Sequence[Entry],
+        today: _dt.date | None,
+        summary: Callable[[], Summary],
+        analysis: Callable[[], Analysis],
+    ) -> None:
         """``entries``: every entry of the file (those in force are ``cases``'); ``today``: the day their
         ends are read against (None in the merge: the shards' entries in force are given)."""
         self.cases = cases
@@ -67,14 +75,18 @@ class QuarantineFacet(Facet):
         for _, entry in quarantined:
             matched[entry.index] = matched.get(entry.index, 0) + 1
         active = {entry.index for entry in self.cases.entries}
-        return {"quarantine": {
-            "file": self.source,
-            "cases": len(quarantined),
-            "failing": sum(1 for row, _ in quarantined if self.failing(row)),
-            "entries": [{**entry.to_dict(), "in_force": entry.index in active, "cases": matched.get(entry.index, 0)}
-                        for entry in self.entries],
-            "expired": [entry.to_dict() for entry in self.entries if entry.index not in active],
-        }}
+        return {
+            "quarantine": {
+                "file": self.source,
+                "cases": len(quarantined),
+                "failing": sum(1 for row, _ in quarantined if self.failing(row)),
+                "entries": [
+                    {**entry.to_dict(), "in_force": entry.index in active, "cases": matched.get(entry.index, 0)}
+                    for entry in self.entries
+                ],
+                "expired": [entry.to_dict() for entry in self.entries if entry.index not in active],
+            }
+        }
 
     def lines(self) -> Sequence[Line]:
         quarantined = self._quarantined()
@@ -82,18 +94,30 @@ class QuarantineFacet(Facet):
         if not quarantined and not expired:
             return []
         failing = [row for row, _ in quarantined if self.failing(row)]
-        head = (f"  Quarantine: {len(quarantined)} case(s) quarantined, {len(failing)} of them failing "
-                "(their failures did not fail the session)")
+        head = (
+            f"  Quarantine: {len(quarantined)} case(s) quarantined, {len(failing)} of them failing "
+            "(their failures did not fail the session)"
+        )
         lines: list[Line] = [("", {}), (head, {"bold": True, **({"yellow": True} if failing else {})})]
         for row, entry in quarantined[:NAMED]:
             word = "FAILING" if self.failing(row) else "passing"
-            lines.append((f"    {label_text(row.label)}  {word}  ({entry.owner}, until {entry.until.isoformat()}"
-                          + (f": {entry.reason}" if entry.reason else "") + ")", {}))
+            lines.append(
+                (
+                    f"    {label_text(row.label)}  {word}  ({entry.owner}, until {entry.until.isoformat()}"
+                    + (f": {entry.reason}" if entry.reason else "")
+                    + ")",
+                    {},
+                )
+            )
         if len(quarantined) > NAMED:
             lines.append((f"    … and {len(quarantined) - NAMED} more", {}))
         for entry in expired:
-            lines.append((f"    ended {entry.until.isoformat()}: {entry.pattern!r} ({entry.owner}) gates again",
-                          {"yellow": True}))
+            lines.append(
+                (
+                    f"    ended {entry.until.isoformat()}: {entry.pattern!r} ({entry.owner}) gates again",
+                    {"yellow": True},
+                )
+            )
         unmatched = [entry for entry in self.cases.entries if not any(e is entry for _, e in quarantined)]
         for entry in unmatched:
             lines.append((f"    no case matched {entry.pattern!r} ({entry.owner})", {}))
@@ -101,15 +125,24 @@ class QuarantineFacet(Facet):
 
     def series(self) -> list[Series]:
         quarantined = self._quarantined()
-        case = Series("probability.case.quarantined", "gauge", "",
-                      "1 for a quarantined case (--prob-quarantine): it never gates or fails the session")
-        session = Series("probability.session.quarantined", "gauge", "{case}",
-                         "Quarantined cases of the session, and how many of them would have failed it")
+        case = Series(
+            "probability.case.quarantined",
+            "gauge",
+            "",
+            "1 for a quarantined case (--prob-quarantine): it never gates or fails the session",
+        )
+        session = Series(
+            "probability.session.quarantined",
+            "gauge",
+            "{case}",
+            "Quarantined cases of the session, and how many of them would have failed it",
+        )
         for row, _ in quarantined:
             case.points.append((case_attributes(row.case), 1))
-        session.points.append(({"probability.quarantine.failing": "false"},
-                               sum(1 for row, _ in quarantined if not self.failing(row))))
-        session.points.append(({"probability.quarantine.failing": "true"},
-                               sum(1 for row, _ in quarantined if self.failing(row))))
+        session.points.append(
+            ({"probability.quarantine.failing": "false"}, sum(1 for row, _ in quarantined if not self.failing(row)))
+        )
+        session.points.append(
+            ({"probability.quarantine.failing": "true"}, sum(1 for row, _ in quarantined if self.failing(row)))
+        )
         return [case, session]
-

@@ -22,7 +22,8 @@ case, and are not quarantined.
 from __future__ import annotations
 
 import datetime as _dt
-from typing import TYPE_CHECKING, Any, Generator, Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -85,8 +86,11 @@ class Hooks:
         if report.failed and not item.config.option.runxfail:
             message = ""
             if call.excinfo is not None:
-                message = str(call.excinfo.value).strip().splitlines()[0] if str(call.excinfo.value).strip() else \
-                    call.excinfo.typename
+                message = (
+                    str(call.excinfo.value).strip().splitlines()[0]
+                    if str(call.excinfo.value).strip()
+                    else call.excinfo.typename
+                )
             report.outcome = "skipped"
             report.wasxfail = printable(xfail_text(entry, message))
         return report
@@ -110,17 +114,25 @@ class Quarantine(Feature):
 
         for entry in self.entries:
             if entry.expired(self.today):
-                wiring.config.issue_config_time_warning(ProbabilityQuarantineWarning(
-                    f"--prob-quarantine: {self.source}: {entry.name} ended on {entry.until.isoformat()}: its cases "
-                    f"gate again; {entry.owner}, renew it or remove it"), stacklevel=2)
-        facet = QuarantineFacet(self.cases, self.source, self.entries, self.today, wiring.results.summary,
-                                wiring.results.analysis)
+                wiring.config.issue_config_time_warning(
+                    ProbabilityQuarantineWarning(
+                        f"--prob-quarantine: {self.source}: {entry.name} ended on {entry.until.isoformat()}: its cases "
+                        f"gate again; {entry.owner}, renew it or remove it"
+                    ),
+                    stacklevel=2,
+                )
+        facet = QuarantineFacet(
+            self.cases, self.source, self.entries, self.today, wiring.results.summary, wiring.results.analysis
+        )
         wiring.parts.add(waivers=Waive(self.cases), facets=facet, handovers=(HANDOVER, self.handover))
 
     def handover(self) -> dict[str, Any]:
         """The entries in force, as the merge needs them (every shard must have the same)."""
-        return {"file": self.source, "entries": [entry.to_dict() for entry in self.active],
-                "expired": [entry.to_dict() for entry in self.entries if entry.expired(self.today)]}
+        return {
+            "file": self.source,
+            "entries": [entry.to_dict() for entry in self.active],
+            "expired": [entry.to_dict() for entry in self.entries if entry.expired(self.today)],
+        }
 
 
 class MergedQuarantine(Feature):
@@ -137,5 +149,14 @@ class MergedQuarantine(Feature):
         expired = [Entry.from_dict(index, data) for index, data in enumerate(handed.get("expired") or (), 1)]
         cases = Cases(active)
         wiring.waivers.append(Waive(cases))
-        wiring.add_facet(QuarantineFacet(cases, str(handed.get("file") or ""), active + expired, None,
-                                         lambda: wiring.summary, lambda: wiring.analysis), shown=True)
+        wiring.add_facet(
+            QuarantineFacet(
+                cases,
+                str(handed.get("file") or ""),
+                active + expired,
+                None,
+                lambda: wiring.summary,
+                lambda: wiring.analysis,
+            ),
+            shown=True,
+        )

@@ -18,13 +18,16 @@ from __future__ import annotations
 import datetime as _dt
 import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 KEYS = ("pattern", "owner", "reason", "until")
-EXAMPLE = ('[[quarantine]]\npattern = "bench_x.py::bench_route::refund-*"\nowner = "alice@example.org"\n'
-           'reason = "PROJ-123"\nuntil = 2026-12-31')
+EXAMPLE = (
+    '[[quarantine]]\npattern = "bench_x.py::bench_route::refund-*"\nowner = "alice@example.org"\n'
+    'reason = "PROJ-123"\nuntil = 2026-12-31'
+)
 
 
 @dataclass(frozen=True)
@@ -52,8 +55,13 @@ class Entry:
 
     @classmethod
     def from_dict(cls, index: int, data: dict[str, Any]) -> Entry:
-        return cls(index, str(data["pattern"]), str(data["owner"]), str(data.get("reason") or ""),
-                   _dt.date.fromisoformat(str(data["until"])))
+        return cls(
+            index,
+            str(data["pattern"]),
+            str(data["owner"]),
+            str(data.get("reason") or ""),
+            _dt.date.fromisoformat(str(data["until"])),
+        )
 
 
 _PATTERNS: dict[str, re.Pattern[str]] = {}
@@ -114,8 +122,7 @@ def parse(data: Any, where: str) -> list[Entry]:
                 raise ValueError(f"{where}: {label}: {key} must be a non-empty string, got {item[key]!r}")
         until = item["until"]
         if isinstance(until, _dt.datetime) or not isinstance(until, _dt.date):
-            raise ValueError(f"{where}: {label}: until must be a date (until = 2026-12-31, no quotes), got "
-                             f"{until!r}")
+            raise ValueError(f"{where}: {label}: until must be a date (until = 2026-12-31, no quotes), got {until!r}")
         entries.append(Entry(index, item["pattern"].strip(), item["owner"].strip(), item["reason"].strip(), until))
     return entries
 

@@ -14,14 +14,15 @@ session that records no score gets no column, no block, no series, and empty fie
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ...maths import scores as maths
 from ...model.outputs import EXEMPLARS, Line, Series, case_attributes
+from ...model.run import scores_named
 from ...protocols import Facet
 from ...text import label_text
-from ...model.run import scores_named
 from .rules import ScoreRules
 
 if TYPE_CHECKING:
@@ -82,8 +83,12 @@ class Scored:
         for name in names:
             values = scores_named(row.records, name)
             found.by_name[name] = maths.summarize(values, self.config.confidence, rules.low, rules.high)
-            thresholds = {score.threshold for record in row.records for score in record.scores
-                          if score.name == name and score.threshold is not None}
+            thresholds = {
+                score.threshold
+                for record in row.records
+                for score in record.scores
+                if score.name == name and score.threshold is not None
+            }
             if len(thresholds) == 1:
                 (threshold,) = thresholds
                 found.thresholds[name] = threshold
@@ -102,16 +107,30 @@ class Scored:
             for name in self.names:
                 scored = [(row, scores_named(row.records, name)) for row in rows if row.case.key in self.cases]
                 scored = [(row, values) for row, values in scored if values]
-                ranges = {(self.cases[row.case.key].rules.low, self.cases[row.case.key].rules.high) for row, _ in scored}
+                ranges = {
+                    (self.cases[row.case.key].rules.low, self.cases[row.case.key].rules.high) for row, _ in scored
+                }
                 if len(ranges) != 1:
                     continue  # no score of this name here, or scores on different ranges: no mean of them
                 ((low, high),) = ranges
                 values = [values for _, values in scored]
-                estimate = maths.input_estimate(values, config.confidence, low, high,
-                                                resamples=config.resamples, seed=config.seed,
-                                                min_inputs=config.min_inputs)
-                out.append({"scope": "overall" if scope == OVERALL else "function", "name": scope, "score": name,
-                            **_estimate_dict(estimate)})
+                estimate = maths.input_estimate(
+                    values,
+                    config.confidence,
+                    low,
+                    high,
+                    resamples=config.resamples,
+                    seed=config.seed,
+                    min_inputs=config.min_inputs,
+                )
+                out.append(
+                    {
+                        "scope": "overall" if scope == OVERALL else "function",
+                        "name": scope,
+                        "score": name,
+                        **_estimate_dict(estimate),
+                    }
+                )
         return out
 
 
@@ -175,7 +194,9 @@ class ScoresFacet(Facet):
                 widths = [max(len(r[i]) for r in rows) for i in range(2)]
                 level = f"{self.config.confidence:.0%}"
                 lines += [("", {}), (f"  Scores: mean [{level} interval]", {"bold": True})]
-                lines += [(f"    {label.ljust(widths[0])}  {name.ljust(widths[1])}  {text}", {}) for label, name, text in rows]
+                lines += [
+                    (f"    {label.ljust(widths[0])}  {name.ljust(widths[1])}  {text}", {}) for label, name, text in rows
+                ]
         shown = [a for a in scored.aggregates if a["ci"] is not None]  # as the fractions': shown with enough inputs
         if shown and len(scored.cases) > 1:
             lines += [("", {}), ("  Scores over inputs:", {"bold": True})]
@@ -206,9 +227,13 @@ class ScoresFacet(Facet):
         lower = Series("probability.case.score.lower", "gauge", "1", "Lower bound of the mean score's interval")
         upper = Series("probability.case.score.upper", "gauge", "1", "Upper bound of the mean score's interval")
         ranges = {(found.rules.low, found.rules.high) for found in scored.cases.values() if found.by_name}
-        runs = Series("probability.run.score", "histogram", "1", "Scores of runs, per case and score name",
-                      buckets=tuple(sorted({round(low + (high - low) * k / 10, 12) for low, high in ranges
-                                            for k in range(11)})))
+        runs = Series(
+            "probability.run.score",
+            "histogram",
+            "1",
+            "Scores of runs, per case and score name",
+            buckets=tuple(sorted({round(low + (high - low) * k / 10, 12) for low, high in ranges for k in range(11)})),
+        )
         rows = {row.case.key: row for row in self.results.summary().rows}
         for key, found in scored.cases.items():
             row = rows[key]
@@ -219,10 +244,15 @@ class ScoresFacet(Facet):
                 if summary.ci is not None:
                     lower.points.append((attributes, summary.ci.low))
                     upper.points.append((attributes, summary.ci.high))
-                values = [(score.value, record) for record in sorted(row.records, key=lambda r: r.run)
-                          for score in record.scores if score.name == name]
-                lowest = sorted((pair for pair in values if pair[1].span_id),
-                                key=lambda pair: (pair[0], -pair[1].run))[:EXEMPLARS]
+                values = [
+                    (score.value, record)
+                    for record in sorted(row.records, key=lambda r: r.run)
+                    for score in record.scores
+                    if score.name == name
+                ]
+                lowest = sorted((pair for pair in values if pair[1].span_id), key=lambda pair: (pair[0], -pair[1].run))[
+                    :EXEMPLARS
+                ]
                 if lowest:  # the runs of the lowest scores (the latest first among equal ones)
                     runs.exemplars[len(runs.points)] = [record for _, record in lowest]
                     runs.exemplar_values[len(runs.points)] = [value for value, _ in lowest]

@@ -17,7 +17,8 @@ merged      the scores' facet over every shard's records
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -65,9 +66,11 @@ class Scores(Feature):
     def aggregating(self, wiring: Aggregation) -> None:
         from .facet import ScoresFacet  # an aggregating process's outputs
 
-        wiring.parts.add(observers=RulesObserver(self.rules_of),
-                         facets=ScoresFacet(wiring.results, wiring.stats, self.rules_of),
-                         finishers=Unscored(wiring.results))
+        wiring.parts.add(
+            observers=RulesObserver(self.rules_of),
+            facets=ScoresFacet(wiring.results, wiring.stats, self.rules_of),
+            finishers=Unscored(wiring.results),
+        )
 
     def worker(self, wiring: WorkerWiring) -> None:
         wiring.parts.add(observers=RulesObserver(self.rules_of))
@@ -104,6 +107,12 @@ class Unscored(Finisher):
                     missing.setdefault(judgement.name, []).append(result.row.label)
         for name, labels in missing.items():
             shown = ", ".join(labels[:SHOWN]) + (f" and {len(labels) - SHOWN} more" if len(labels) > SHOWN else "")
-            warnings.warn(ProbabilityGateWarning(printable(
-                f"min_score names score {name!r}, which {len(labels)} case(s) never recorded: {shown}; their gates "
-                "are UNDECIDED (check the name given to record_score())")))
+            warnings.warn(
+                ProbabilityGateWarning(
+                    printable(
+                        f"min_score names score {name!r}, which {len(labels)} case(s) never recorded: {shown}; their gates "
+                        "are UNDECIDED (check the name given to record_score())"
+                    )
+                ),
+                stacklevel=1,
+            )

@@ -12,8 +12,9 @@ sequence at the bar decides as soon as it can, and the case stops
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ...maths import stopping
 from ...model.outputs import Judgement
@@ -112,8 +113,10 @@ class ScoreGate(Criterion):
             verdict = UNDECIDED  # a session cut short never passes a gate on the runs it happened to finish
         mean = sum(values) / len(values)
         shown = f"{self.name} {mean:.3g} [{ci.low:.3g}, {ci.high:.3g}]"
-        text = (f"score {self.name!r} mean {mean:.3g} of {len(values)}, {self.confidence:g} {ci.method} interval "
-                f"[{ci.low:.3g}, {ci.high:.3g}] vs bar {self.bar:g}: {verdict.upper()}")
+        text = (
+            f"score {self.name!r} mean {mean:.3g} of {len(values)}, {self.confidence:g} {ci.method} interval "
+            f"[{ci.low:.3g}, {ci.high:.3g}] vs bar {self.bar:g}: {verdict.upper()}"
+        )
         return Judgement(self.name, verdict, text, shown, bar)
 
     def fewest_runs(self) -> int:
@@ -142,5 +145,6 @@ class ScoreGate(Criterion):
             return None
         from ...maths import scores as maths  # the aggregating process's
 
-        return maths.sequential_score_verdict(values, self.bar, self.confidence, self.low, self.high,
-                                              max(planned, len(values)))
+        return maths.sequential_score_verdict(
+            values, self.bar, self.confidence, self.low, self.high, max(planned, len(values))
+        )

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -43,8 +44,10 @@ def feature(config: pytest.Config, settings: Settings) -> Shards | None:
 
 def deferred_text(index: int, count: int) -> str:
     """A shard's verdict items' skip reason: the verdict needs every shard's runs."""
-    return (f"decided at the merge: this session is shard {index}/{count}, and the verdict is made over every "
-            "shard's runs by python -m pytest_probability merge")
+    return (
+        f"decided at the merge: this session is shard {index}/{count}, and the verdict is made over every "
+        "shard's runs by python -m pytest_probability merge"
+    )
 
 
 class Shards(Feature):
@@ -55,18 +58,31 @@ class Shards(Feature):
         self.empty: EmptyShard | None = None
 
     def every(self, wiring: Wiring) -> None:
-        wiring.scope.divide(deferred_text(self.index, self.count), f"shard-{self.index}-of-{self.count}",
-                            lambda: self.empty is not None and self.empty.empty)
+        wiring.scope.divide(
+            deferred_text(self.index, self.count),
+            f"shard-{self.index}-of-{self.count}",
+            lambda: self.empty is not None and self.empty.empty,
+        )
         wiring.parts.add(checks=self.deselect, links=Deselected(self.deselect))
 
     def aggregating(self, wiring: Aggregation) -> None:
-        wiring.notes.append(f"shard {self.index}/{self.count}: its gates, baselines and comparisons are decided at the "
-                            "merge (python -m pytest_probability merge)")
+        wiring.notes.append(
+            f"shard {self.index}/{self.count}: its gates, baselines and comparisons are decided at the "
+            "merge (python -m pytest_probability merge)"
+        )
         self.empty = EmptyShard(self.deselect, wiring.intake, bool(wiring.config.option.collectonly))
         deselect = self.deselect
-        wiring.parts.add(facets=ShardFacet((self.index, self.count), wiring.intake.cases, wiring.book.expected,
-                                           wiring.settings.suite, wiring.parts, lambda: deselect.collected),
-                         finishers=self.empty)
+        wiring.parts.add(
+            facets=ShardFacet(
+                (self.index, self.count),
+                wiring.intake.cases,
+                wiring.book.expected,
+                wiring.settings.suite,
+                wiring.parts,
+                lambda: deselect.collected,
+            ),
+            finishers=self.empty,
+        )
 
 
 def collected_suite(cases: Iterable[CaseRef]) -> dict[str, Any]:
@@ -104,8 +120,9 @@ class Deselect(ItemsCheck):
     def check_items(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         kept: list[pytest.Item] = []
         dropped: list[pytest.Item] = []
-        self.collected = collected_suite({item.prob_case.key: item.prob_case for item in items
-                                    if isinstance(item, Run)}.values())
+        self.collected = collected_suite(
+            {item.prob_case.key: item.prob_case for item in items if isinstance(item, Run)}.values()
+        )
         for item in items:
             if isinstance(item, Run) and shard_of(item.prob_case.key, item.prob_run, self.count) != self.index:
                 dropped.append(item)
@@ -167,8 +184,15 @@ class ShardFacet(Facet):
     the cases it collected, what each feature hands the merge (``Registry.handovers``: the comparisons'
     settings), the runs selected, the cases."""
 
-    def __init__(self, shard: tuple[int, int], cases: Mapping[str, CaseRef], selected: Mapping[str, int],
-                 suite: str, parts: Registry, collected: Callable[[], dict[str, Any] | None] = lambda: None) -> None:
+    def __init__(
+        self,
+        shard: tuple[int, int],
+        cases: Mapping[str, CaseRef],
+        selected: Mapping[str, int],
+        suite: str,
+        parts: Registry,
+        collected: Callable[[], dict[str, Any] | None] = lambda: None,
+    ) -> None:
         """``cases``: the session's CaseRefs by key; ``selected``: case key -> runs selected in this shard;
         ``collected``: what identifies the cases collected (:func:`collected_suite`), once known."""
         self.shard = shard
@@ -183,8 +207,13 @@ class ShardFacet(Facet):
         cases = sorted(self.cases.values(), key=lambda c: (c.order, c.key))
         handed: dict[str, Callable[[], Any]] = dict(self.parts.handovers)
         return {
-            "shard": {"index": index, "count": count, "suite": self.suite, "collected": self.collected(),
-                      **{name: give() for name, give in handed.items()},
-                      "runs_selected": {key: n for key, n in self.selected.items() if key in self.cases}},
+            "shard": {
+                "index": index,
+                "count": count,
+                "suite": self.suite,
+                "collected": self.collected(),
+                **{name: give() for name, give in handed.items()},
+                "runs_selected": {key: n for key, n in self.selected.items() if key in self.cases},
+            },
             "cases": [case.to_dict() for case in cases],
         }

@@ -21,20 +21,21 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ...aggregate.cases import aggregate
 from ...config.reported import stats_from_dict
 from ...config.settings import PATH_FIELDS, StatsConfig
-from ...config.values import MAX_SHARDS
 from ...config.spec import Specs
+from ...config.values import MAX_SHARDS
 from ...decide.analysis import Analysis, analyze
+from ...decide.results import FixedResults
 from ...model.case import CaseRef, shard_of
 from ...model.rows import Summary
 from ...model.run import RunRecord
-from ...decide.results import FixedResults
 from ...protocols import Facet
 from ...record import shape
 from ...record.shape import Malformed
@@ -99,8 +100,10 @@ def load(paths: Sequence[str | Path], features: Sequence[Feature] = ()) -> list[
         if not isinstance(report, dict) or "records" not in report and "shard" not in report:
             raise MergeError(f"{path} is not a --prob-json report")
         if "shard" not in report:
-            raise MergeError(f"{path} is not a shard's report (no shard and cases fields): run each shard with "
-                             "--prob-shard=K/N --prob-json=PATH")
+            raise MergeError(
+                f"{path} is not a shard's report (no shard and cases fields): run each shard with "
+                "--prob-shard=K/N --prob-json=PATH"
+            )
         try:
             check_shape(report)
             for feature in features:
@@ -118,10 +121,18 @@ def check_shape(report: Mapping[str, Any]) -> None:
     :class:`~pytest_probability.record.shape.Malformed` (a ``ValueError``) names the first one missing or of
     another kind by its path (``shard.count``, ``records[3].run``, ``cases[0].marks[1]``)."""
     shard = shape.field(report, "shard", "", shape.OBJECT)
-    count = shape.field(shard, "count", "shard", (lambda v: type(v) is int and 1 <= v <= MAX_SHARDS,
-                                                   f"a whole number from 1 to {MAX_SHARDS}"))
-    shape.field(shard, "index", "shard", (lambda v: type(v) is int and 1 <= v <= count,
-                                          f"a whole number from 1 to {count} (shard.count)"))
+    count = shape.field(
+        shard,
+        "count",
+        "shard",
+        (lambda v: type(v) is int and 1 <= v <= MAX_SHARDS, f"a whole number from 1 to {MAX_SHARDS}"),
+    )
+    shape.field(
+        shard,
+        "index",
+        "shard",
+        (lambda v: type(v) is int and 1 <= v <= count, f"a whole number from 1 to {count} (shard.count)"),
+    )
     shape.field(shard, "suite", "shard", shape.TEXT, required=False)
     collected = shape.field(shard, "collected", "shard", shape.or_null(shape.OBJECT), required=False)
     if collected is not None:
@@ -129,8 +140,9 @@ def check_shape(report: Mapping[str, Any]) -> None:
     selected = shape.field(shard, "runs_selected", "shard", shape.OBJECT, required=False) or {}
     for key, runs in selected.items():
         if type(runs) is not int or runs < 0:
-            raise Malformed(f"shard.runs_selected[{key!r}] must be a whole number of at least 0, got "
-                            f"{shape.shown(runs)}")
+            raise Malformed(
+                f"shard.runs_selected[{key!r}] must be a whole number of at least 0, got {shape.shown(runs)}"
+            )
     for name in sorted(set(shard) - SHARD_FIELDS):  # what features handed over: checked by each (check_handover)
         shape.field(shard, name, "shard", shape.or_null(shape.OBJECT))
     shape.fields(shape.field(report, "settings", "", shape.OBJECT), "settings", SETTINGS_FIELDS)
@@ -145,8 +157,9 @@ def check_shape(report: Mapping[str, Any]) -> None:
         for i, record in enumerate(entries):
             key = shape.check_record(record, f"{name}[{i}]", shape.REPORT)
             if key not in keys:
-                raise Malformed(f"{name}[{i}].case_key {key!r} is no case of the report's cases (run "
-                                f"{record['nodeid']})")
+                raise Malformed(
+                    f"{name}[{i}].case_key {key!r} is no case of the report's cases (run {record['nodeid']})"
+                )
 
 
 def _compared(settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -173,14 +186,20 @@ def check(reports: list[tuple[Path, dict[str, Any]]]) -> int:
     for path, report in reports:
         shard = report["shard"]
         if shard["count"] != count:
-            raise MergeError(f"{first_path} is shard {first['shard']['index']}/{count} and {path} is shard "
-                             f"{shard['index']}/{shard['count']}: the shards of one session have the same N")
+            raise MergeError(
+                f"{first_path} is shard {first['shard']['index']}/{count} and {path} is shard "
+                f"{shard['index']}/{shard['count']}: the shards of one session have the same N"
+            )
         if shard.get("suite") != first["shard"].get("suite"):
-            raise MergeError(f"{first_path} is of suite {first['shard'].get('suite')!r} and {path} of suite "
-                             f"{shard.get('suite')!r}: the shards of one session run one suite")
+            raise MergeError(
+                f"{first_path} is of suite {first['shard'].get('suite')!r} and {path} of suite "
+                f"{shard.get('suite')!r}: the shards of one session run one suite"
+            )
         if shard["index"] in by_index:
-            raise MergeError(f"{by_index[shard['index']]} and {path} are both shard {shard['index']}/{count}: "
-                             "each shard is merged once")
+            raise MergeError(
+                f"{by_index[shard['index']]} and {path} are both shard {shard['index']}/{count}: "
+                "each shard is merged once"
+            )
         by_index[shard["index"]] = path
         handed = sorted(set(shard) - SHARD_FIELDS | set(first["shard"]) - SHARD_FIELDS)
         for name in ("settings", "stats_config", *handed):
@@ -189,14 +208,18 @@ def check(reports: list[tuple[Path, dict[str, Any]]]) -> int:
             if mine != theirs:
                 keys = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
                 shown = "; ".join(f"{k}: {theirs.get(k)!r} in {first_path}, {mine.get(k)!r} in {path}" for k in keys)
-                raise MergeError(f"{path} and {first_path} were run with different settings ({name}: {shown}); "
-                                 "the shards of one session share every setting but --prob-shard")
+                raise MergeError(
+                    f"{path} and {first_path} were run with different settings ({name}: {shown}); "
+                    "the shards of one session share every setting but --prob-shard"
+                )
         mine, theirs = shard.get("collected"), first["shard"].get("collected")
         if mine is not None and theirs is not None and mine != theirs:
-            raise MergeError(f"{path} and {first_path} are not shards of one suite: they collected different cases "
-                             f"({theirs['cases']} cases, {theirs['runs']} runs in {first_path}; {mine['cases']} cases, "
-                             f"{mine['runs']} runs in {path}); run every shard on the same checkout, files and "
-                             "selection (-k, -m)")
+            raise MergeError(
+                f"{path} and {first_path} are not shards of one suite: they collected different cases "
+                f"({theirs['cases']} cases, {theirs['runs']} runs in {first_path}; {mine['cases']} cases, "
+                f"{mine['runs']} runs in {path}); run every shard on the same checkout, files and "
+                "selection (-k, -m)"
+            )
     missing = count - len(by_index)
     if missing:
         names = [f"{k}/{count}" for k in range(1, count + 1) if k not in by_index][:SHOWN]
@@ -220,8 +243,9 @@ def _cases(reports: list[tuple[Path, dict[str, Any]]]) -> dict[str, CaseRef]:
                 cases[key] = CaseRef.from_dict(data)
             elif before[1] != data:
                 fields = sorted(k for k in set(data) | set(before[1]) if data.get(k) != before[1].get(k))
-                raise MergeError(f"{path} and {before[0]} are not shards of one suite: case {key} differs in "
-                                 f"{', '.join(fields)}")
+                raise MergeError(
+                    f"{path} and {before[0]} are not shards of one suite: case {key} differs in {', '.join(fields)}"
+                )
     return cases
 
 
@@ -249,12 +273,15 @@ def records_of(reports: list[tuple[Path, dict[str, Any]]], count: int, cases: di
         (a, b), nodeids = next(iter(repeated.items()))
         same = "twice in " + str(a) if a == b else f"in both {a} and {b}"
         total = sum(len(v) for v in repeated.values())
-        raise MergeError(f"{total} run(s) are {same}: {_runs_text(nodeids)}; the shards overlap or a report "
-                         "was given twice")
+        raise MergeError(
+            f"{total} run(s) are {same}: {_runs_text(nodeids)}; the shards overlap or a report was given twice"
+        )
     if misplaced:
         path, nodeids = next(iter(misplaced.items()))
-        raise MergeError(f"{path} has {len(nodeids)} run(s) of other shards: {_runs_text(nodeids)}; the shards "
-                         "overlap (was it run with another --prob-shard, or without its deselection?)")
+        raise MergeError(
+            f"{path} has {len(nodeids)} run(s) of other shards: {_runs_text(nodeids)}; the shards "
+            "overlap (was it run with another --prob-shard, or without its deselection?)"
+        )
     return records
 
 
@@ -274,8 +301,11 @@ def merge(paths: Sequence[str | Path], features: Sequence[Feature] = (), options
         for key, runs in report["shard"].get("runs_selected", {}).items():
             selected[key] = selected.get(key, 0) + runs
     summary = aggregate(records)
-    missing = {row.case.key: selected[row.case.key] - len(row.records) for row in summary.rows
-               if selected.get(row.case.key, 0) > len(row.records)}
+    missing = {
+        row.case.key: selected[row.case.key] - len(row.records)
+        for row in summary.rows
+        if selected.get(row.case.key, 0) > len(row.records)
+    }
     specs = Specs(stats, [make for feature in features for make in feature.criteria()])
     analysis = analyze(summary, stats, specs.of, missing)
     results = FixedResults(summary, analysis)
@@ -286,11 +316,21 @@ def merge(paths: Sequence[str | Path], features: Sequence[Feature] = (), options
     # last, as in a session: its JSON fields are the others' with the readings added
     wiring.add_facet(ExplainFacet(results, wiring, stats, lambda: 80))
     statuses = [int(report.get("exit_status", 0)) for _, report in reports]
-    failed_gates = [row for row in analysis.failed_gates
-                    if not any(waiver.waives(row.row.case) for waiver in wiring.waivers)]  # quarantined cases
+    failed_gates = [
+        row for row in analysis.failed_gates if not any(waiver.waives(row.row.case) for waiver in wiring.waivers)
+    ]  # quarantined cases
     exit_status = exit_status_of(statuses, failed_gates=bool(failed_gates) or any(wiring.failed))
-    merged = Merged([p for p, _ in reports], count, settings, stats, summary, analysis, wiring.facets, exit_status,
-                    shown=wiring.shown)
+    merged = Merged(
+        [p for p, _ in reports],
+        count,
+        settings,
+        stats,
+        summary,
+        analysis,
+        wiring.facets,
+        exit_status,
+        shown=wiring.shown,
+    )
     merged.report_suite = str(first["shard"].get("suite") or "")
     merged.report = build(summary, settings=settings, exit_status=exit_status, facets=wiring.facets)
     merged.report["merged"] = {
@@ -317,6 +357,8 @@ def gate_lines(merged: Merged) -> list[str]:
     lines = [text for facet in merged.shown for text, _ in facet.lines() if text.strip()]
     counts = merged.summary.counts
     rate = "" if counts.pass_rate is None or math.isnan(counts.pass_rate) else f" ({counts.pass_rate:.0%})"
-    head = (f"merged {merged.count} shards: {len(merged.summary.rows)} cases, {counts.passes}/{counts.total} "
-            f"runs passed{rate}, exit status {merged.exit_status}")
+    head = (
+        f"merged {merged.count} shards: {len(merged.summary.rows)} cases, {counts.passes}/{counts.total} "
+        f"runs passed{rate}, exit status {merged.exit_status}"
+    )
     return [head, *lines]

@@ -9,7 +9,8 @@ sections (``stopping``, ``budget``), and metric series. All read the same
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ...model.outputs import Line, Series, case_attributes
 from ...model.rows import Row, Summary
@@ -130,20 +131,24 @@ class SpendFacet(Facet):
         executed = summary.counts.total + summary.counts.skipped
         if found["cases_stopped"]:
             planned = executed + summary.counts.stopped
-            out.append((
-                f"  Stopped: {found['cases_stopped']} case(s) decided early ({self.stop or 'by marker'}); "
-                f"{found['runs_saved']} of {planned} runs not executed",
-                {"bold": True},
-            ))
+            out.append(
+                (
+                    f"  Stopped: {found['cases_stopped']} case(s) decided early ({self.stop or 'by marker'}); "
+                    f"{found['runs_saved']} of {planned} runs not executed",
+                    {"bold": True},
+                )
+            )
         budget = self.budget
         if budget is not None:
             spent = f"spent {money(budget.cost)}, {budget.tokens:,} tokens, {budget.elapsed():.1f}s"
             if budget.reached is not None:
                 limit = budget.reason().split(" (")[0]
-                out.append((
-                    f"  Budget:  {limit}: {spent}; {found['runs_not_executed_budget']} run(s) not executed",
-                    {"yellow": True, "bold": True},
-                ))
+                out.append(
+                    (
+                        f"  Budget:  {limit}: {spent}; {found['runs_not_executed_budget']} run(s) not executed",
+                        {"yellow": True, "bold": True},
+                    )
+                )
             else:
                 limits = ", ".join(f"{k} {v:g}" for k, v in budget.limits().items() if v is not None)
                 out.append((f"  Budget:  not reached ({limits}): {spent}", {}))
@@ -153,8 +158,12 @@ class SpendFacet(Facet):
         """Runs not executed per case and cause; which budget stopped the session."""
         summary = self.results.summary()
         result = []
-        not_run = Series("probability.runs.not_executed", "counter", "{run}",
-                         "Runs not executed, by case and cause (decided: stopped early; budget: a session budget)")
+        not_run = Series(
+            "probability.runs.not_executed",
+            "counter",
+            "{run}",
+            "Runs not executed, by case and cause (decided: stopped early; budget: a session budget)",
+        )
         for row in summary.rows:
             for cause, count in _causes(row).items():
                 not_run.points.append(({**case_attributes(row.case), "probability.stop.cause": cause}, count))
@@ -162,9 +171,15 @@ class SpendFacet(Facet):
             result.append(not_run)
         budget = self.budget
         if budget is not None:
-            reached = Series("probability.session.budget.reached", "gauge", "",
-                             "1 for the budget that stopped the session, 0 for other configured budgets")
-            used = Series("probability.session.budget.used", "gauge", "1", "Spent over the limit, per configured budget")
+            reached = Series(
+                "probability.session.budget.reached",
+                "gauge",
+                "",
+                "1 for the budget that stopped the session, 0 for other configured budgets",
+            )
+            used = Series(
+                "probability.session.budget.used", "gauge", "1", "Spent over the limit, per configured budget"
+            )
             spent = budget.spent()
             for kind, limit in budget.limits().items():
                 if limit is None:

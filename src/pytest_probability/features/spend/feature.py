@@ -18,7 +18,8 @@ merged                  the budget replayed over every shard's records, and the 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from ...protocols import Link, RecordSink, RunGuard
 from ...roles.wiring import Aggregation, Feature, MergeWiring, WorkerWiring
@@ -64,7 +65,9 @@ class Spend(Feature):
         self.budget = budget = self._make_budget()
         if budget is not None:
             wiring.parts.add(sinks=BudgetSink(budget, wiring.book))
-        wiring.parts.add(sinks=EarlyStop(wiring.book, wiring.specs), facets=SpendFacet(wiring.results, wiring.stats.stop, budget))
+        wiring.parts.add(
+            sinks=EarlyStop(wiring.book, wiring.specs), facets=SpendFacet(wiring.results, wiring.stats.stop, budget)
+        )
 
     def serial(self, wiring: Aggregation) -> None:
         if self.budget is not None:

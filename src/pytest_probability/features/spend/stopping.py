@@ -7,13 +7,12 @@ from typing import TYPE_CHECKING
 
 from ...decide import gates
 from ...protocols import RecordSink
-
 from ...vocabulary import FAILED, PASSED
 
 if TYPE_CHECKING:
     from ...config.spec import CaseSpec, Specs
-    from ...model.rows import Counts
     from ...decide.book import DecisionBook
+    from ...model.rows import Counts
     from ...model.run import RunRecord, Usage
 
 
@@ -47,8 +46,11 @@ class EarlyStop(RecordSink):
         verdicts: list[str | None] = []
         mode = ""
         if spec.gate is not None:
-            verdicts.append(gates.early_verdict(spec, counts.passes, counts.fails, counts.errors, planned - reported)
-                            if spec.gate.stop is not None else None)
+            verdicts.append(
+                gates.early_verdict(spec, counts.passes, counts.fails, counts.errors, planned - reported)
+                if spec.gate.stop is not None
+                else None
+            )
             mode = spec.gate.stop or ""
         if spec.criteria:
             records = sorted(self.book.records.get(key, {}).values(), key=lambda record: record.run)

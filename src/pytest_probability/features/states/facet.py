@@ -9,7 +9,8 @@ gauges ``probability.case.state`` and ``probability.case.state.changed``.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from ...maths.states import BAD, BROKEN, FAILING, FIXED, FLAKY, STATE_VALUES, STATES, Night, Rule, Story, story
 from ...model.outputs import Line, Series, case_attributes
@@ -67,15 +68,17 @@ class StatesFacet(Facet):
             counts[told.state] += 1
             if told.changed and told.state in changes:
                 changes[told.state].append(labels[key])
-        return {"states": {
-            "folder": self.folder,
-            "nights_read": len(self.nights.days),
-            "nights": list(self.nights.days),
-            "tonight": self.tonight,
-            "rule": self.rule.to_dict(),
-            "counts": counts,
-            "changes": changes,
-        }}
+        return {
+            "states": {
+                "folder": self.folder,
+                "nights_read": len(self.nights.days),
+                "nights": list(self.nights.days),
+                "tonight": self.tonight,
+                "rule": self.rule.to_dict(),
+                "counts": counts,
+                "changes": changes,
+            }
+        }
 
     def lines(self) -> Sequence[Line]:
         stories = self.stories()
@@ -86,10 +89,18 @@ class StatesFacet(Facet):
 
     def series(self) -> list[Series]:
         stories = self.stories()
-        state = Series("probability.case.state", "gauge", "",
-                       "The case's state across nights: 0 new, 1 passing, 2 fixed, 3 flaky, 4 failing, 5 broken")
-        changed = Series("probability.case.state.changed", "gauge", "",
-                         "1 when the case entered its state tonight (newly flaky, newly broken, fixed), else 0")
+        state = Series(
+            "probability.case.state",
+            "gauge",
+            "",
+            "The case's state across nights: 0 new, 1 passing, 2 fixed, 3 flaky, 4 failing, 5 broken",
+        )
+        changed = Series(
+            "probability.case.state.changed",
+            "gauge",
+            "",
+            "1 when the case entered its state tonight (newly flaky, newly broken, fixed), else 0",
+        )
         for row in self.summary().rows:
             told = stories.get(row.case.key)
             if told is None:
@@ -118,10 +129,20 @@ def story_dict(told: Story) -> dict[str, Any]:
         "previous": told.previous,
         "first_flaky": told.first_flaky,
         "nights": told.nights,
-        "evidence": {"passes": told.passes, "total": told.total, "nights": told.evidence_nights,
-                     "low": told.low, "high": told.high},
-        "flake_rate": {"fails": told.fails, "runs": told.runs, "fraction": told.flake_rate,
-                       "low": told.flake_low, "high": told.flake_high},
+        "evidence": {
+            "passes": told.passes,
+            "total": told.total,
+            "nights": told.evidence_nights,
+            "low": told.low,
+            "high": told.high,
+        },
+        "flake_rate": {
+            "fails": told.fails,
+            "runs": told.runs,
+            "fraction": told.flake_rate,
+            "low": told.flake_low,
+            "high": told.flake_high,
+        },
     }
 
 

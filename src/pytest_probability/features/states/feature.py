@@ -36,9 +36,15 @@ def feature(config: pytest.Config, settings: Settings) -> States | None:
 def rule_of(settings: Settings, stats: StatsConfig) -> Rule:
     from ...maths.states import Rule
 
-    return Rule(window=settings.history_window, flaky_bar=settings.flaky_bar, broken_runs=settings.broken_runs,
-                fixed_nights=settings.fixed_nights, method=stats.method, confidence=stats.confidence,
-                prior=tuple(stats.prior))  # type: ignore[arg-type]
+    return Rule(
+        window=settings.history_window,
+        flaky_bar=settings.flaky_bar,
+        broken_runs=settings.broken_runs,
+        fixed_nights=settings.fixed_nights,
+        method=stats.method,
+        confidence=stats.confidence,
+        prior=tuple(stats.prior),
+    )  # type: ignore[arg-type]
 
 
 class States(Feature):
