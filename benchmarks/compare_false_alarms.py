@@ -33,6 +33,7 @@ import numpy as np
 
 from pytest_probability.features.compare import judging as compare
 from pytest_probability.features.compare.comparisons import Pair
+from pytest_probability.measures.fraction import PASS_FRACTION, Tally
 from pytest_probability.vocabulary import FAILED
 
 CASES = 100
@@ -61,9 +62,10 @@ def simulate(n: int, nights: int, seed: int, drop_to: float | None = None) -> di
     for _ in range(nights):
         history = rng.binomial(n, rates[:, None], size=(CASES, DEPTH))
         tonight = rng.binomial(n, tonight_rates)
-        pairs = [Pair(str(i), str(i), int(tonight[i]), n, int(history[i].sum()), n * DEPTH) for i in range(CASES)]
-        for pair in pairs:
-            compare.pair_tests(pair)
+        pairs = [
+            Pair(PASS_FRACTION, str(i), str(i), Tally(int(tonight[i]), n), Tally(int(history[i].sum()), n * DEPTH))
+            for i in range(CASES)
+        ]
         compare.judge_pairs(pairs, "holm", 0.95)
         new_alarms = {i for i, p in enumerate(pairs) if p.verdict == FAILED}
         old_alarms = {i for i in range(CASES) if old_rule(int(tonight[i]), history[i], n)}

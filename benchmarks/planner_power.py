@@ -14,7 +14,7 @@ arms' rates joined by a Gaussian copula of correlation ``--rho``) -- it
 3. simulates ``--sessions`` sessions of ``n`` fresh inputs x ``k`` runs per
    arm and counts how often the plugin's own A/B test over inputs rejects
    "no difference" at 5%: the sign-flip test ``twostats.sign_flip`` as
-   ``features.compare.judging.pooled_tests`` calls it (per-input differences
+   ``measures.fraction.PassFraction.pooled`` calls it (per-input differences
    ``(x1 n2 - x2 n1) / (n1 n2)``, its defaults seed 0 and 5,000 resamples (--prob-bootstrap),
    p = twice the smaller tail).
 
@@ -129,7 +129,7 @@ def sign_flip_p(bits: np.ndarray, diffs: np.ndarray) -> np.ndarray:
 
 
 def plugin_p(xa: np.ndarray, xb: np.ndarray, k: int) -> float:
-    """The same p-value through twostats.sign_flip itself, called as features.compare.judging.pooled_tests calls it."""
+    """The same p-value through twostats.sign_flip itself, called as measures.fraction.PassFraction.pooled calls it."""
     flip = twostats.sign_flip([(int(a) * k - int(b) * k, k * k) for a, b in zip(xa, xb, strict=False)])
     return min(1.0, 2.0 * min(flip.p_less, flip.p_greater))
 

@@ -291,12 +291,13 @@ def test_the_score_drop_gauges(graded: pytest.Pytester) -> None:
     by_case = {entry["input"].split("::")[1]: entry for entry in score["inputs"]}
     assert set(gauges) == {
         f"probability.case.baseline.score.{name}"
-        for name in ("mean", "difference", "difference.lower", "difference.upper", "verdict")
+        for name in ("mean", "difference", "difference.lower", "difference.upper", "p_adjusted", "verdict")
     }
     for case, entry in by_case.items():
         assert gauges["probability.case.baseline.score.difference"][case] == pytest.approx(entry["difference"])
         assert gauges["probability.case.baseline.score.difference.upper"][case] == pytest.approx(entry["ci"]["high"])
-        assert gauges["probability.case.baseline.score.mean"][case] == pytest.approx(entry["baseline"]["mean"])
+        assert gauges["probability.case.baseline.score.mean"][case] == entry["baseline"]["mean"]
+        assert gauges["probability.case.baseline.score.p_adjusted"][case] == entry["p_adjusted"]
         assert (
             gauges["probability.case.baseline.score.verdict"][case]
             == {"fail": -1, "undecided": 0, "pass": 1}[entry["verdict"]]

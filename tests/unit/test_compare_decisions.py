@@ -14,6 +14,7 @@ from pytest_probability.features.compare import pairs
 from pytest_probability.features.compare.comparisons import Pair
 from pytest_probability.features.compare.settings import CompareConfig
 from pytest_probability.maths import twostats
+from pytest_probability.measures.fraction import PASS_FRACTION, Tally
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.rows import Counts, Row
 from pytest_probability.model.run import RunRecord
@@ -76,7 +77,7 @@ def test_drop_fails_and_unchanged_stays_undecided_at_margin_zero(tmp_path):
     base = load(tmp_path, report([row("a", "x", 30, 30, case="x"), row("a", "y", 27, 30, order=1, case="y")]))
     tonight = [row("a", "x", 12, 30, case="x"), row("a", "y", 27, 30, order=1, case="y")]
     result = pairs.compare_all(tonight, base, CompareConfig(), 0.95, "fail")
-    x, y = result.cases["bench_a.py::bench_a::x"], result.cases["bench_a.py::bench_a::y"]
+    x, y = result.pairs()["bench_a.py::bench_a::x"], result.pairs()["bench_a.py::bench_a::y"]
     assert x.verdict == "fail" and x.ci.high < 0
     # No drop, but "no drop at all" cannot be shown: undecided (the per-case verdicts the drop alerts read).
     assert y.verdict == "undecided" and y.ci.low < 0 < y.ci.high
@@ -138,7 +139,7 @@ def test_new_removed_changed(tmp_path):
     )
     tonight = [row("a", "x", 3, 3, case="x"), row("a", "p", 3, 3, case="new"), row("a", "fresh", 3, 3, case="fresh")]
     result = pairs.compare_all(tonight, base, CompareConfig(), 0.95, "fail")
-    assert list(result.cases) == ["bench_a.py::bench_a::x"]
+    assert list(result.pairs()) == ["bench_a.py::bench_a::x"]
     assert (result.new, result.removed, result.changed) == (["a::fresh"], ["a::gone"], ["a::p"])
 
 
@@ -175,8 +176,9 @@ def test_displayed_interval_agrees_with_the_verdict(adjustment, equivalence):
             p = rng.choice([0.5, 0.8, 0.95, 1.0])
             x1 = sum(rng.random() < p - rng.choice([0, 0, 0.3]) for _ in range(n1))
             x2 = sum(rng.random() < p for _ in range(n2))
-            pair = Pair(str(i), str(i), x1, n1, x2, n2, margin=margin, equivalence=equivalence)
-            compare.pair_tests(pair)
+            pair = Pair(
+                PASS_FRACTION, str(i), str(i), Tally(x1, n1), Tally(x2, n2), margin=margin, equivalence=equivalence
+            )
             family.append(pair)
         compare.judge_pairs(family, adjustment, 0.95)
         for pair in family:
@@ -198,7 +200,7 @@ def test_pooled_comparison_of_one_stratum_is_the_case_comparison(tmp_path):
     base = load(tmp_path, report([row("a", "x", 30, 30, case="x")]))
     result = pairs.compare_all([row("a", "x", 20, 30, case="x")], base, CompareConfig(adjust="none"), 0.95, "fail")
     [pooled] = result.comparisons
-    [case] = result.cases.values()
+    [case] = result.pairs().values()
     assert pooled.p == case.p and pooled.ci.low == case.ci.low
     # The case's verdict is per case (what the drop alerts read); without a margin the benchmark has none.
     assert case.verdict == "fail" and pooled.verdict is None and not pooled.judged
@@ -207,7 +209,7 @@ def test_pooled_comparison_of_one_stratum_is_the_case_comparison(tmp_path):
 def test_pooled_interval_of_one_stratum_matches_agresti_caffo_scale():
     proportion = pytest.importorskip("statsmodels.stats.proportion")
     strata = [twostats.Stratum(7, 10, 9, 12), twostats.Stratum(3, 10, 8, 12)]
-    low, high, method = compare.pooled_interval(strata, 0.025)
+    low, high, method = twostats.mean_difference_interval(strata, 0.025)
     assert method == "agresti-caffo-mean"
     # Each stratum's Agresti-Caffo interval has the half-width z*sd_i; the mean's is z*sqrt(sum sd_i^2)/k.
     halves = []
@@ -261,7 +263,7 @@ def test_many_inputs_use_the_sign_flip_test_and_its_interval():
     assert arm.margin == 0.0 and arm.key == "bench_t.py::bench_t[compare:b]"  # --prob-margin is the baseline's
     assert arm.p_method == "sign-flip" and arm.exact and arm.ci.method == "sign-flip"
     assert arm.difference > 0 and arm.ci.low > 0 and arm.verdict == "pass"
-    diffs = [(p.x1 * p.n2 - p.x2 * p.n1, p.n1 * p.n2) for p in arm.pairs]
+    diffs = [(p.arm.passes * p.base.total - p.base.passes * p.arm.total, p.arm.total * p.base.total) for p in arm.pairs]
     assert arm.p == min(1.0, 2 * min(twostats.sign_flip(diffs).p_less, twostats.sign_flip(diffs).p_greater))
     assert arm.to_dict()["exact"] is True
     unjudged = pairs.compare_all(

@@ -30,6 +30,10 @@ builds on). Group 1 is always *tonight* (or the arm), group 2 the baseline
   ``k = 16`` inputs, else a seeded Monte Carlo sample of patterns). The
   bounds are order statistics of the means of the flipped subsets, so the
   interval excludes a value exactly when the test rejects it.
+* :func:`mean_difference_interval`: the interval of the mean of per-stratum
+  differences with the strata taken as fixed: Newcombe's with one stratum,
+  else a Wald interval of the mean of Agresti-Caffo adjusted differences
+  (each ``(x + 1) / (n + 2)``).
 * :func:`runs_to_detect`: runs per night needed to detect a drop with a given
   power (normal approximation; a planning aid, not a test).
 """
@@ -181,6 +185,27 @@ def newcombe(
     low = diff - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
     high = diff + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
     return max(-1.0, low), min(1.0, high)
+
+
+def mean_difference_interval(strata: Sequence[Stratum], tail: float) -> tuple[float, float, str]:
+    """``(low, high, method)``: the interval of the mean of the per-stratum differences ``x1/n1 - x2/n2`` at
+    one-sided error ``tail`` per bound, the strata taken as fixed: :func:`newcombe` for one stratum, else the
+    Wald interval of the mean of Agresti-Caffo adjusted differences (``agresti-caffo-mean``)."""
+    if len(strata) == 1:
+        s = strata[0]
+        low, high = newcombe(s.x1, s.n1, s.x2, s.n2, tail)
+        return low, high, "newcombe"
+    k = len(strata)
+    centre = 0.0
+    variance = 0.0
+    for s in strata:
+        q1 = (s.x1 + 1) / (s.n1 + 2)
+        q2 = (s.x2 + 1) / (s.n2 + 2)
+        centre += q1 - q2
+        variance += q1 * (1 - q1) / (s.n1 + 2) + q2 * (1 - q2) / (s.n2 + 2)
+    centre /= k
+    half = -stats.normal_ppf(tail) * math.sqrt(variance) / k
+    return max(-1.0, centre - half), min(1.0, centre + half), "agresti-caffo-mean"
 
 
 def _level(tail: float) -> float:

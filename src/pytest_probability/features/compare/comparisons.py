@@ -1,23 +1,26 @@
-"""Comparisons: tonight against a baseline, and A/B arms of one parametrize axis.
+"""Comparisons: tonight against a baseline, and A/B arms of one parametrize axis, for every measure.
 
-Pure and pytest-free: :class:`Pair` and :class:`Comparison` objects (built
-from rows by :mod:`.pairs`) hold their tests, intervals and verdicts.
-Every output (terminal, JSON, metrics, verdict items) renders the same
-:class:`Comparisons`. How they are tested and judged (docs/user-guide.md, "Comparing and catching
-drops"): :mod:`.judging`.
+Pure and pytest-free: a :class:`Pair` is one case (baseline) or one input
+(A/B) of one measure, the pass fraction or a named score
+(``measures``); a :class:`Comparison` pools a benchmark's (or an arm's)
+pairs of one measure. Both are built from rows by :mod:`.pairs` and judged
+by :mod:`.judging`, whichever the measure: its own statistics are behind
+its interface. Every output (terminal, JSON, metrics, verdict items) renders
+the same :class:`Comparisons`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ...measures.measure import FRACTION, PASS, SCORE, Measure
 from ...model.outputs import Interval
 from ...vocabulary import BASELINE_KIND, FAILED, PASSED, UNDECIDED, verdict_key
 
 if TYPE_CHECKING:
     from .baseline import Baseline  # read only with a baseline option
-    from .score_pairs import ScoreComparison, ScorePair
     from .settings import CompareConfig
 
 #: From this many pairs on (ini ``prob_min_inputs``), a pooled comparison treats its inputs (or
@@ -30,14 +33,14 @@ MIN_INPUTS = 10
 
 @dataclass
 class Pair:
-    """One case (baseline) or one input (A/B): tonight/arm against baseline."""
+    """One case (baseline) or one input (A/B) of one measure: tonight's (the arm's) sample against the baseline's."""
 
+    measure: Measure[Any]
     key: str  # case key (baseline) or input id (A/B)
     label: str
-    x1: int
-    n1: int
-    x2: int
-    n2: int
+    #: The measure's samples (``measure.of_row``, ``measure.of_baseline``): tonight or the arm, and the baseline.
+    arm: Any
+    base: Any
     cost1: float = 0.0
     cost2: float = 0.0
     margin: float = 0.0
@@ -53,16 +56,43 @@ class Pair:
     note: str = ""
 
     @property
+    def paired(self) -> bool:
+        """Both sides hold something to compare."""
+        return bool(self.measure.count(self.arm) and self.measure.count(self.base))
+
+    @property
     def difference(self) -> float | None:
-        if not self.n1 or not self.n2:
+        if not self.paired:
             return None
-        return self.x1 / self.n1 - self.x2 / self.n2
+        arm, base = self.measure.estimate(self.arm), self.measure.estimate(self.base)
+        assert arm is not None and base is not None
+        return arm - base
+
+    def to_dict(self, kind: str, family: int) -> dict[str, Any]:
+        """One input of a comparison in the JSON report (``family``: its comparison's ``input_family``)."""
+        measure = self.measure
+        data: dict[str, Any] = {
+            "input": self.label,
+            "nodeid": self.key if kind == BASELINE_KIND else None,
+            "baseline": measure.side_dict(self.base),
+            "arm": measure.side_dict(self.arm),
+            "difference": self.difference,
+            "ci": self.ci.to_dict() if self.ci else None,
+            "p": self.p,
+            "p_method": measure.pair_method if self.p is not None else None,
+            "p_adjusted": self.p_adjusted,
+        }
+        if measure.unit == FRACTION:  # as the JSON report has always had it
+            data["family"] = family
+        data.update(verdict=self.verdict, note=self.note or None)
+        return data
 
 
 @dataclass
 class Comparison:
-    """One benchmark against its baseline, or one A/B arm against the baseline variant."""
+    """One benchmark's pairs of one measure against its baseline, or one A/B arm's against the baseline variant."""
 
+    measure: Measure[Any]
     kind: str  # "baseline" or "compare"
     function: str
     #: The benchmark's node id (its verdict item's key is ``<scope>[kind]``/``<scope>[compare:ARM]``).
@@ -89,105 +119,124 @@ class Comparison:
     verdict: str | None = None
     cost_ratio: float | None = None
     exact: bool = True
-    flip: Any = field(default=None, repr=False)
     #: Case keys the comparison is made of (tonight's; both arms' for A/B): rerun by ``--lf``.
     cases: list[str] = field(default_factory=list)
     #: Why there is no verdict from the interval ("fewer than 10 paired inputs"), else None.
     suppressed: str | None = None
-    #: Monte Carlo sign-flip patterns and their seed (None when the test was exact or not a sign flip).
+    #: Monte Carlo patterns or bootstrap resamples and their seed (None when nothing was drawn).
     resamples: int | None = None
     seed: int | None = None
-    #: A/B: the Pearson correlation of the two arms' per-input pass fractions (how much pairing by input
-    #: narrows the interval, Miller 2024, section 4); None below 2 pairs or when an arm's fractions are all equal.
+    #: The Pearson correlation of the two sides' per-pair estimates (how much pairing by input narrows the
+    #: interval, Miller 2024, section 4); None below 2 pairs or when a side's estimates are all equal.
     correlation: float | None = None
 
     @property
     def key(self) -> str:
-        """The decision key, and node id, of the benchmark's verdict item of this comparison."""
+        """The decision key, and node id, of the benchmark's verdict item this comparison is part of."""
         return verdict_key(self.scope, self.kind, self.arm if self.kind != BASELINE_KIND else "")
 
     @property
     def paired(self) -> int:
-        return sum(1 for p in self.pairs if p.n1 and p.n2)
+        return sum(1 for p in self.pairs if p.paired)
+
+    @property
+    def margin_points(self) -> float:
+        """The margin in the measure's units (``margin`` is a share of its range)."""
+        return self.margin * self.measure.span
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "function": self.function,
-            "scope": self.scope,
-            "axis": self.axis,
-            "baseline": self.baseline,
-            "arm": self.arm,
-            "pairs": sum(1 for p in self.pairs if p.n1 and p.n2),
-            "unpaired": list(self.unpaired),
-            "difference": self.difference,
-            "ci": self.ci.to_dict() if self.ci else None,
-            "p": self.p,
-            "p_method": self.p_method,
-            "exact": self.exact if self.p is not None else None,
-            "p_adjusted": self.p_adjusted,
-            "adjustment": self.adjustment,
-            "family": self.family,
-            "exploratory": self.adjustment == "none" and self.family > 1,
-            "margin": self.margin if self.judged else None,
-            "equivalence": self.equivalence,
-            "verdict": self.verdict,
-            "suppressed": self.suppressed,
-            "resamples": self.resamples,
-            "seed": self.seed,
-            "cost_ratio": self.cost_ratio,
-            "correlation": self.correlation,
-            "inputs": [
-                {
-                    "input": p.label,
-                    "nodeid": p.key if self.kind == BASELINE_KIND else None,
-                    "baseline": {"passes": p.x2, "total": p.n2},
-                    "arm": {"passes": p.x1, "total": p.n1},
-                    "difference": p.difference,
-                    "ci": p.ci.to_dict() if p.ci else None,
-                    "p": p.p,
-                    "p_method": "fisher" if p.p is not None else None,
-                    "p_adjusted": p.p_adjusted,
-                    "family": self.input_family,
-                    "verdict": p.verdict,
-                    "note": p.note or None,
-                }
-                for p in self.pairs
-            ],
-        }
+        return _SHAPES[self.measure.unit](self)
+
+
+def _fraction_dict(c: Comparison) -> dict[str, Any]:
+    """A pass fraction's comparison in the JSON report (its keys as they have always been)."""
+    return {
+        "kind": c.kind,
+        "function": c.function,
+        "scope": c.scope,
+        "axis": c.axis,
+        "baseline": c.baseline,
+        "arm": c.arm,
+        "pairs": c.paired,
+        "unpaired": list(c.unpaired),
+        "difference": c.difference,
+        "ci": c.ci.to_dict() if c.ci else None,
+        "p": c.p,
+        "p_method": c.p_method,
+        "exact": c.exact if c.p is not None else None,
+        "p_adjusted": c.p_adjusted,
+        "adjustment": c.adjustment,
+        "family": c.family,
+        "exploratory": c.adjustment == "none" and c.family > 1,
+        "margin": c.margin if c.judged else None,
+        "equivalence": c.equivalence,
+        "verdict": c.verdict,
+        "suppressed": c.suppressed,
+        "resamples": c.resamples,
+        "seed": c.seed,
+        "cost_ratio": c.cost_ratio,
+        "correlation": c.correlation,
+        "inputs": [p.to_dict(c.kind, c.input_family) for p in c.pairs],
+    }
+
+
+def _score_dict(c: Comparison) -> dict[str, Any]:
+    """A mean score's comparison in the JSON report: under its verdict's fraction comparison, by score name."""
+    return {
+        "name": c.measure.name,
+        "range": [c.measure.low, c.measure.high],
+        "pairs": c.paired,
+        "difference": c.difference,
+        "ci": c.ci.to_dict() if c.ci else None,
+        "p": c.p,
+        "p_method": c.p_method,
+        "p_adjusted": c.p_adjusted,
+        "adjustment": c.adjustment,
+        "family": c.family,
+        "margin": c.margin if c.judged else None,
+        "equivalence": c.equivalence,
+        "verdict": c.verdict,
+        "suppressed": c.suppressed,
+        "resamples": c.resamples,
+        "seed": c.seed,
+        "correlation": c.correlation,
+        "inputs": [p.to_dict(c.kind, c.input_family) for p in c.pairs],
+    }
+
+
+#: The JSON shape of a comparison, by the kind of its measure: the report's keys stay as they were written
+#: (a score's comparison sits under its verdict's fraction comparison, named, with its range).
+_SHAPES: dict[str, Callable[[Comparison], dict[str, Any]]] = {FRACTION: _fraction_dict, SCORE: _score_dict}
 
 
 @dataclass
 class Comparisons:
-    """Everything the session compared."""
+    """Everything the session compared, of every measure."""
 
     config: CompareConfig
     confidence: float
     undecided: str
+    #: Every comparison: the pass fraction's of each verdict (its head), then the scores'.
     comparisons: list[Comparison] = field(default_factory=list)
-    #: Baseline: per-case pairs by case key (what verdict items and gauges read).
-    cases: dict[str, Pair] = field(default_factory=dict)
+    #: Baseline: per-case pairs by (case key, measure key) (what the gauges read).
+    cases: dict[tuple[str, str], Pair] = field(default_factory=dict)
     new: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     baseline: Baseline | None = None
-    #: Comparisons of mean scores (``.score_pairs``), per benchmark or A/B arm and score name; each joins the
-    #: verdict item of the fractions' comparison with its key.
-    scores: list[ScoreComparison] = field(default_factory=list)
-    #: Baseline: per-case score pairs, by (case key, score name) (what the score gauges read).
-    score_cases: dict[tuple[str, str], ScorePair] = field(default_factory=dict)
 
     def passed(self, verdict: str | None) -> bool:
         return verdict == PASSED or (verdict == UNDECIDED and self.undecided == PASSED)
 
     @property
-    def failed(self) -> list[Comparison | ScoreComparison]:
-        """The benchmarks' verdicts that fail the session (FAIL, or UNDECIDED as ``--prob-undecided`` says),
-        of fractions and of scores."""
-        found: list[Comparison | ScoreComparison] = [
-            c for c in self.comparisons if c.judged and not self.passed(c.verdict)
-        ]
-        return found + [c for c in self.scores if c.judged and not self.passed(c.verdict)]
+    def heads(self) -> list[Comparison]:
+        """The pass fraction's comparisons: one per verdict item, which its measures' comparisons join."""
+        return [c for c in self.comparisons if c.measure.key == PASS]
+
+    @property
+    def failed(self) -> list[Comparison]:
+        """The comparisons that fail the session (FAIL, or UNDECIDED as ``--prob-undecided`` says), of every measure."""
+        return [c for c in self.comparisons if c.judged and not self.passed(c.verdict)]
 
     @property
     def failed_cases(self) -> list[str]:
@@ -195,16 +244,21 @@ class Comparisons:
         return list(dict.fromkeys(key for c in self.failed for key in c.cases))
 
     def find(self, key: str) -> Comparison | None:
-        """The comparison whose verdict item has node id ``key``."""
-        return next((c for c in self.comparisons if c.key == key), None)
+        """The pass fraction's comparison of the verdict item with node id ``key``."""
+        return next((c for c in self.heads if c.key == key), None)
 
-    def scores_of(self, key: str) -> list[ScoreComparison]:
-        """The score comparisons that join the verdict item with node id ``key``."""
-        return [c for c in self.scores if c.key == key]
+    def of(self, key: str) -> list[Comparison]:
+        """Every comparison of the verdict item with node id ``key``, the pass fraction's first."""
+        return [c for c in self.comparisons if c.key == key]
+
+    def pairs(self, measures: Callable[[str], bool] = lambda key: key == PASS) -> dict[str, Pair]:
+        """Baseline: the per-case pairs of the measures ``measures`` selects by key (the pass fraction's), by case key."""
+        return {case: pair for (case, key), pair in self.cases.items() if measures(key)}
 
     def comparison_dict(self, comparison: Comparison) -> dict[str, Any]:
-        """One comparison in the JSON report, with its ``scores`` (the score comparisons of its verdict)."""
-        return {**comparison.to_dict(), "scores": [c.to_dict() for c in self.scores_of(comparison.key)]}
+        """One verdict's comparisons in the JSON report: its pass fraction's, with its ``scores``."""
+        joined = [c.to_dict() for c in self.of(comparison.key) if c is not comparison]
+        return {**comparison.to_dict(), "scores": joined}
 
     def baseline_dict(self) -> dict[str, Any] | None:
         """The JSON report's ``baseline``: its base keys (``path``, ``created``, ``margin``, ``paired``,
@@ -212,22 +266,27 @@ class Comparisons:
         if self.baseline is None:
             return None
         base = self.baseline
+        fractions = [p for (_, key), p in self.cases.items() if key == PASS]
+        scores = [p for (_, key), p in self.cases.items() if key != PASS]
         data: dict[str, Any] = {
             "path": ", ".join(self.config.baselines) if self.config.baselines else ", ".join(base.paths),
             "created": max(base.created, default="") or None,
             "margin": self.config.margin if self.config.margin_given else None,
-            "paired": len(self.cases),
+            "paired": len(fractions),
             "only_current": sorted(self.new),
             "only_baseline": sorted(self.removed),
-            "comparisons": [self.comparison_dict(c) for c in self.comparisons if c.kind == BASELINE_KIND],
+            "comparisons": [self.comparison_dict(c) for c in self.heads if c.kind == BASELINE_KIND],
         }
         data.update(base.to_dict())
         data.update(
             adjustment=self.config.adjust,
             changed=list(self.changed),
-            verdicts={v: sum(1 for p in self.cases.values() if p.verdict == v) for v in (PASSED, FAILED, UNDECIDED)},
-            score_verdicts={
-                v: sum(1 for p in self.score_cases.values() if p.verdict == v) for v in (PASSED, FAILED, UNDECIDED)
-            },
+            verdicts=_verdicts(fractions),
+            score_verdicts=_verdicts(scores),
         )
         return data
+
+
+def _verdicts(pairs: Iterable[Pair]) -> dict[str, int]:
+    found = list(pairs)
+    return {v: sum(1 for p in found if p.verdict == v) for v in (PASSED, FAILED, UNDECIDED)}

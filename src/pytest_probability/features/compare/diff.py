@@ -89,7 +89,8 @@ def compare_reports(base: Path, new: Path, margin: float | None = None, adjust: 
 def describe(result: Comparisons, rows: Sequence[Row], baseline: Any, base: Path, new: Path) -> dict[str, Any]:
     cases = []
     by_key = {row.case.key: row for row in rows}
-    for key, pair in result.cases.items():
+    fractions = result.pairs()
+    for key, pair in fractions.items():
         row = by_key[key]
         found = baseline.find(key, row.label)
         cases.append(
@@ -97,11 +98,15 @@ def describe(result: Comparisons, rows: Sequence[Row], baseline: Any, base: Path
                 "case": pair.label,
                 "nodeid": key,
                 "base": {
-                    "passes": pair.x2,
-                    "total": pair.n2,
+                    "passes": pair.base.passes,
+                    "total": pair.base.total,
                     "cost_per_run": found.cost / found.total if found is not None and found.total else None,
                 },
-                "new": {"passes": pair.x1, "total": pair.n1, "cost_per_run": row.cost / pair.n1 if pair.n1 else None},
+                "new": {
+                    "passes": pair.arm.passes,
+                    "total": pair.arm.total,
+                    "cost_per_run": row.cost / pair.arm.total if pair.arm.total else None,
+                },
                 "difference": pair.difference,
                 "ci": pair.ci.to_dict() if pair.ci is not None else None,
                 "p_adjusted": pair.p_adjusted,
@@ -110,10 +115,10 @@ def describe(result: Comparisons, rows: Sequence[Row], baseline: Any, base: Path
         )
     base_runs = sum(c["base"]["total"] for c in cases)
     new_runs = sum(c["new"]["total"] for c in cases)
-    base_cost = sum(p.cost2 for p in result.cases.values())
-    new_cost = sum(p.cost1 for p in result.cases.values())
+    base_cost = sum(p.cost2 for p in fractions.values())
+    new_cost = sum(p.cost1 for p in fractions.values())
     dropped = [c["case"] for c in cases if c["verdict"] == FAILED]
-    benchmarks = [c for c in result.comparisons if c.kind == "baseline"]
+    benchmarks = [c for c in result.heads if c.kind == "baseline"]
     return {
         "base": str(base),
         "new": str(new),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ...measures.measure import FRACTION, PASS, SCORE
 from ...model.case import CaseRef
 from ...model.outputs import Line, Series, case_attributes
 from ...protocols import Facet
@@ -19,7 +20,6 @@ from ...vocabulary import BASELINE_KIND, FAILED, PASSED, UNDECIDED, VERDICT_VALU
 
 if TYPE_CHECKING:
     from .comparisons import Comparison, Comparisons
-    from .score_pairs import ScoreComparison
 
 _MARKUP = {PASSED: {"green": True}, FAILED: {"red": True}, UNDECIDED: {"yellow": True}}
 
@@ -44,7 +44,7 @@ class ComparisonsFacet(Facet):
             return {"comparisons": [], "baseline": None}
         # The A/B arms here, the baseline's comparisons under "baseline".
         return {
-            "comparisons": [result.comparison_dict(c) for c in result.comparisons if c.kind != BASELINE_KIND],
+            "comparisons": [result.comparison_dict(c) for c in result.heads if c.kind != BASELINE_KIND],
             "baseline": result.baseline_dict(),
         }
 
@@ -57,11 +57,12 @@ def section(result: Comparisons) -> list[Line]:
     if not result.comparisons and result.baseline is None:
         return []
     lines: list[Line] = []
-    baselined = [c for c in result.comparisons if c.kind == BASELINE_KIND]
+    baselined = [c for c in result.heads if c.kind == BASELINE_KIND]
     if result.baseline is not None:
-        counts = {v: sum(1 for p in result.cases.values() if p.verdict == v) for v in _MARKUP}
+        cases = result.pairs()
+        counts = {v: sum(1 for p in cases.values() if p.verdict == v) for v in _MARKUP}
         reports = len(result.baseline.paths)
-        head = f"  Baseline: {len(result.cases)} cases compared with {reports} report{'s' if reports != 1 else ''}"
+        head = f"  Baseline: {len(cases)} cases compared with {reports} report{'s' if reports != 1 else ''}"
         if any(c.judged for c in baselined):
             head += "; each benchmark's verdict decides"
             if counts["undecided"] or any(c.verdict == UNDECIDED for c in baselined):
@@ -78,10 +79,10 @@ def section(result: Comparisons) -> list[Line]:
             )
         )
         lines += _table(baselined, with_inputs=True)
-        graded = [c for c in result.scores if c.kind == BASELINE_KIND]
+        graded = [c for c in result.comparisons if c.kind == BASELINE_KIND and c.measure.key != PASS]
         if graded:
             lines.append(("    mean scores, current minus baseline (margins are shares of each score's range):", {}))
-            lines += _score_table(graded, with_inputs=True)
+            lines += _table(graded, with_inputs=True)
         for title, labels in (
             ("new (not compared)", result.new),
             ("removed", result.removed),
@@ -90,99 +91,62 @@ def section(result: Comparisons) -> list[Line]:
             if labels:
                 shown = ", ".join(labels[:10]) + (f", … ({len(labels) - 10} more)" if len(labels) > 10 else "")
                 lines.append((f"    {title}: {shown}", {}))
-    arms = [c for c in result.comparisons if c.kind != BASELINE_KIND]
+    arms = [c for c in result.heads if c.kind != BASELINE_KIND]
     if arms:
         lines += [("", {}), ("  Comparisons (A/B): arm minus baseline variant, in points", {"bold": True})]
         lines += _table(arms, with_inputs=len({p.key for c in arms for p in c.pairs}) <= 20)
-        graded = [c for c in result.scores if c.kind != BASELINE_KIND]
+        graded = [c for c in result.comparisons if c.kind != BASELINE_KIND and c.measure.key != PASS]
         if graded:
             lines.append(("    mean scores, arm minus baseline variant:", {}))
-            lines += _score_table(graded, with_inputs=len({p.key for c in graded for p in c.pairs}) <= 20)
+            lines += _table(graded, with_inputs=len({p.key for c in graded for p in c.pairs}) <= 20)
     return lines
 
 
-def _score_table(comparisons: list[ScoreComparison], with_inputs: bool) -> list[Line]:
-    from .pairs import p_text  # with the comparisons, only once something is compared
-    from .score_pairs import interval_text, number
-
-    cells: list[tuple[list[str], str, dict[str, Any]]] = []
-    for c in comparisons:
-        name = (
-            f"{c.function} {c.name}"
-            if c.kind == BASELINE_KIND
-            else f"{c.function} [{c.axis}] {c.arm} vs {c.baseline} {c.name}"
-        )
-        extra = f"{sum(1 for p in c.pairs if p.arm and p.base)} {'cases' if c.kind == BASELINE_KIND else 'inputs'}"
-        verdict = c.verdict.upper() if c.verdict else ""
-        note = ""
-        if c.judged:
-            note = f"within ±{c.margin_points:g}" if c.equivalence else f"margin {c.margin_points:g}"
-            if c.suppressed is not None and c.verdict == UNDECIDED:
-                verdict += f" ({c.suppressed})"
-        cells.append(
-            (
-                [name, extra, number(c.difference), interval_text(c.ci), f"p_adj {p_text(c.p_adjusted)}", note],
-                verdict,
-                _MARKUP.get(c.verdict or "", {"bold": True}),
-            )
-        )
-        if with_inputs:
-            for p in c.pairs:
-                verdict = p.verdict.upper() if p.verdict else ""
-                cells.append(
-                    (
-                        [
-                            "  " + p.label,
-                            f"n {len(p.arm)} vs {len(p.base)}",
-                            number(p.difference),
-                            interval_text(p.ci),
-                            f"p_adj {p_text(p.p_adjusted)}",
-                            p.note,
-                        ],
-                        verdict,
-                        _MARKUP.get(p.verdict or "", {}),
-                    )
-                )
-    return _aligned(cells)
-
-
 def _table(comparisons: list[Comparison], with_inputs: bool) -> list[Line]:
-    from .pairs import interval_text, p_text, points  # only once something is compared
+    """One measure's comparisons (and, ``with_inputs``, their pairs) as the section's aligned rows."""
+    from .pairs import p_text  # only once something is compared
 
     cells: list[tuple[list[str], str, dict[str, Any]]] = []
     for c in comparisons:
+        measure = c.measure
         name = c.function if c.kind == BASELINE_KIND else f"{c.function} [{c.axis}] {c.arm} vs {c.baseline}"
+        if measure.key != PASS:
+            name += f" {measure.name}"
         cost = "" if c.cost_ratio is None else f"cost ×{c.cost_ratio:.2f}"
-        if c.kind != BASELINE_KIND and c.correlation is not None:
+        if c.kind != BASELINE_KIND and c.correlation is not None and measure.key == PASS:
             cost = "  ".join(part for part in (f"r={c.correlation:.2f}", cost) if part)  # pairing's gain
-        npairs = sum(1 for p in c.pairs if p.n1 and p.n2)
-        extra = f"{npairs} {'cases' if c.kind == BASELINE_KIND else 'inputs'}"
+        extra = f"{c.paired} {'cases' if c.kind == BASELINE_KIND else 'inputs'}"
         if c.unpaired:
             extra += f", {len(c.unpaired)} unpaired"
         verdict = c.verdict.upper() if c.verdict else ""
         if c.judged:
-            margin = f"within ±{c.margin * 100:g}" if c.equivalence else f"margin {c.margin * 100:g}"
-            cost = "  ".join(part for part in (cost, margin) if part)
+            cost = "  ".join(part for part in (cost, measure.margin_shown(c.margin, c.equivalence)) if part)
             if c.suppressed is not None and c.verdict == UNDECIDED:
                 verdict += f" ({c.suppressed})"
         cells.append(
             (
-                [name, extra, points(c.difference), interval_text(c.ci), f"p_adj {p_text(c.p_adjusted)}", cost],
+                [
+                    name,
+                    extra,
+                    measure.points(c.difference),
+                    measure.interval_text(c.ci),
+                    f"p_adj {p_text(c.p_adjusted)}",
+                    cost,
+                ],
                 verdict,
                 _MARKUP.get(c.verdict or "", {"bold": True}),
             )
         )
         if with_inputs:
             for p in c.pairs:
-                frac = f"{p.x1}/{p.n1} vs {p.x2}/{p.n2}"
                 verdict = p.verdict.upper() if p.verdict else ""
                 cells.append(
                     (
                         [
                             "  " + p.label,
-                            frac,
-                            points(p.difference),
-                            interval_text(p.ci),
+                            measure.sides_text(p.arm, p.base),
+                            measure.points(p.difference),
+                            measure.interval_text(p.ci),
                             f"p_adj {p_text(p.p_adjusted)}",
                             p.note,
                         ],
@@ -217,95 +181,65 @@ def _aligned(cells: list[tuple[list[str], str, dict[str, Any]]]) -> list[Line]:
 
 # -- metrics -----------------------------------------------------------------------
 
+#: Each kind of measure's per-case baseline gauges: the name's stem, what its baseline value is called, and
+#: the words of their descriptions (the pass fraction's names are those the plugin has always exported).
+_GAUGES = {
+    FRACTION: ("probability.case.baseline", "pass_fraction", "pass fraction", "The case's pass fraction"),
+    SCORE: ("probability.case.baseline.score", "mean", "mean score", "The case's mean score"),
+}
+
 
 def series(result: Comparisons, cases: Mapping[str, CaseRef]) -> list[Series]:
-    """Gauges per baselined case: baseline fraction, difference and its bounds, adjusted p, verdict.
+    """Gauges per baselined case and measure: the baseline's value, tonight's difference from it and its
+    interval's bounds, the adjusted p, and the verdict; a score's carry ``probability.score.name``.
 
     ``cases`` maps case keys to tonight's CaseRefs, which name each series as every per-case
     series is named (``model.outputs.case_attributes``)."""
-    if not result.cases:
-        return []
-    fraction = Series(
-        "probability.case.baseline.pass_fraction",
-        "gauge",
-        "1",
-        "The case's pass fraction in the baseline reports, pooled",
-    )
-    difference = Series(
-        "probability.case.baseline.difference", "gauge", "1", "Tonight's pass fraction minus the baseline's"
-    )
-    lower = Series(
-        "probability.case.baseline.difference.lower",
-        "gauge",
-        "1",
-        "Lower bound of the difference's interval (at the adjusted level)",
-    )
-    upper = Series(
-        "probability.case.baseline.difference.upper",
-        "gauge",
-        "1",
-        "Upper bound of the difference's interval (at the adjusted level)",
-    )
-    p_adjusted = Series(
-        "probability.case.baseline.p_adjusted", "gauge", "1", "Adjusted p-value of the comparison with the baseline"
-    )
-    verdict = Series(
-        "probability.case.baseline.verdict", "gauge", "", "Baseline verdict: 1 pass, 0 undecided, -1 fail (a drop)"
-    )
-    for key, pair in result.cases.items():
-        attributes = case_attributes(cases[key])
-        if pair.n2:
-            fraction.points.append((attributes, pair.x2 / pair.n2))
-        if pair.difference is not None:
-            difference.points.append((attributes, pair.difference))
-        if pair.ci is not None:
-            lower.points.append((attributes, pair.ci.low))
-            upper.points.append((attributes, pair.ci.high))
-        if pair.p_adjusted is not None:
-            p_adjusted.points.append((attributes, pair.p_adjusted))
-        if pair.verdict is not None:
-            verdict.points.append((attributes, VERDICT_VALUES[pair.verdict]))
-    return [fraction, difference, lower, upper, p_adjusted, verdict, *score_series(result, cases)]
-
-
-def score_series(result: Comparisons, cases: Mapping[str, CaseRef]) -> list[Series]:
-    """Gauges per baselined case and score name (``probability.score.name``): the baseline's mean score,
-    tonight's minus it with the interval's bounds, and the verdict. None without score comparisons."""
-    if not result.score_cases:
-        return []
-    mean = Series(
-        "probability.case.baseline.score.mean", "gauge", "1", "The case's mean score in the baseline reports, pooled"
-    )
-    difference = Series(
-        "probability.case.baseline.score.difference", "gauge", "1", "Tonight's mean score minus the baseline's"
-    )
-    lower = Series(
-        "probability.case.baseline.score.difference.lower",
-        "gauge",
-        "1",
-        "Lower bound of the score difference's interval (at the adjusted level)",
-    )
-    upper = Series(
-        "probability.case.baseline.score.difference.upper",
-        "gauge",
-        "1",
-        "Upper bound of the score difference's interval (at the adjusted level)",
-    )
-    verdict = Series(
-        "probability.case.baseline.score.verdict",
-        "gauge",
-        "",
-        "Baseline score verdict: 1 pass, 0 undecided, -1 fail (a drop)",
-    )
-    for (key, name), pair in result.score_cases.items():
-        attributes = {**case_attributes(cases[key]), "probability.score.name": name}
-        if pair.base:
-            mean.points.append((attributes, sum(pair.base) / len(pair.base)))
-        if pair.difference is not None:
-            difference.points.append((attributes, pair.difference))
-        if pair.ci is not None:
-            lower.points.append((attributes, pair.ci.low))
-            upper.points.append((attributes, pair.ci.high))
-        if pair.verdict is not None:
-            verdict.points.append((attributes, VERDICT_VALUES[pair.verdict]))
-    return [mean, difference, lower, upper, verdict]
+    found: list[Series] = []
+    for unit, (stem, base_name, what, whose) in _GAUGES.items():
+        pairs = [pair for pair in result.cases.values() if pair.measure.unit == unit]
+        if not pairs:
+            continue
+        score = "score " if unit == SCORE else ""
+        base = Series(f"{stem}.{base_name}", "gauge", "1", f"{whose} in the baseline reports, pooled")
+        difference = Series(f"{stem}.difference", "gauge", "1", f"Tonight's {what} minus the baseline's")
+        lower = Series(
+            f"{stem}.difference.lower",
+            "gauge",
+            "1",
+            f"Lower bound of the {score}difference's interval (at the adjusted level)",
+        )
+        upper = Series(
+            f"{stem}.difference.upper",
+            "gauge",
+            "1",
+            f"Upper bound of the {score}difference's interval (at the adjusted level)",
+        )
+        p_adjusted = Series(
+            f"{stem}.p_adjusted", "gauge", "1", f"Adjusted p-value of the {score}comparison with the baseline"
+        )
+        # Unit "" (not "1"): -1/0/1 is not a ratio, and Prometheus would append _ratio.
+        verdict = Series(
+            f"{stem}.verdict",
+            "gauge",
+            "",
+            f"Baseline {score}verdict: 1 pass, 0 undecided, -1 fail (a drop)",
+        )
+        for pair in pairs:
+            attributes: dict[str, Any] = case_attributes(cases[pair.key])
+            if unit == SCORE:
+                attributes["probability.score.name"] = pair.measure.name
+            estimate = pair.measure.estimate(pair.base)
+            if estimate is not None:
+                base.points.append((attributes, estimate))
+            if pair.difference is not None:
+                difference.points.append((attributes, pair.difference))
+            if pair.ci is not None:
+                lower.points.append((attributes, pair.ci.low))
+                upper.points.append((attributes, pair.ci.high))
+            if pair.p_adjusted is not None:
+                p_adjusted.points.append((attributes, pair.p_adjusted))
+            if pair.verdict is not None:
+                verdict.points.append((attributes, VERDICT_VALUES[pair.verdict]))
+        found += [base, difference, lower, upper, p_adjusted, verdict]
+    return found

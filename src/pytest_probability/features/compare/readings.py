@@ -33,7 +33,7 @@ class ComparisonReadings(Readings):
         readings = []
         if result.baseline is not None:
             readings.append(("baseline", self.baseline(result)))
-        for comparison in result.comparisons:
+        for comparison in result.heads:
             title = (
                 f"baseline: {comparison.function}"
                 if comparison.kind == BASELINE_KIND
@@ -49,13 +49,13 @@ class ComparisonReadings(Readings):
         fields: dict[str, Any] = {
             "comparisons": [
                 {**c.to_dict(), "explanation": self.comparison(c, result)}
-                for c in result.comparisons
+                for c in result.heads
                 if c.kind != BASELINE_KIND
             ]
         }
         baseline = result.baseline_dict()
         if baseline is not None:
-            listed = [c for c in result.comparisons if c.kind == BASELINE_KIND]
+            listed = [c for c in result.heads if c.kind == BASELINE_KIND]
             baseline["comparisons"] = [{**c.to_dict(), "explanation": self.comparison(c, result)} for c in listed]
             baseline["explanation"] = self.baseline(result)
             fields["baseline"] = baseline
