@@ -25,7 +25,7 @@ from pytest_probability.features.spend.facet import SpendFacet
 from pytest_probability.model.case import CaseRef, shard_of
 from pytest_probability.model.run import RunRecord, Usage
 from pytest_probability.report import json_report
-from pytest_probability.report.intervals import StatsFacet
+from pytest_probability.report.statistics import StatisticsFacet
 
 
 class _Results:
@@ -88,7 +88,7 @@ def shard_reports(folder: Path, shards: int, cases: int, runs: int) -> list[Path
         for r in records:
             selected[r.case.key] = selected.get(r.case.key, 0) + 1
         facets = [
-            StatsFacet(results, stats),
+            StatisticsFacet(results, stats, lambda case, specs=specs: specs.of(case).score_rules),
             SpendFacet(results, None, None),
             json_report.ShardFacet((index, shards), own, selected, "bench"),
         ]

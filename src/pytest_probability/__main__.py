@@ -131,7 +131,6 @@ def _merge(args: argparse.Namespace) -> int:
     from .features.compare.feature import Compare  # merge only: the report command does not pay for it
     from .features.nightly.feature import Nightly, merge_summary_path, write_outputs
     from .features.quarantine.feature import MergedQuarantine
-    from .features.scores.feature import Scores
     from .features.shards.merge import MergeError, gate_lines, merge
     from .features.spend.feature import Spend
     from .features.states.feature import MergedStates
@@ -152,7 +151,6 @@ def _merge(args: argparse.Namespace) -> int:
             (
                 Spend(),
                 Compare(on=False),
-                Scores(),
                 MergedStates(args.prob_history),
                 MergedQuarantine(),
                 Nightly(None, False, summary is not None or annotate),

@@ -31,7 +31,6 @@ from .features.compare import feature as compare
 from .features.journal import feature as journal
 from .features.nightly import feature as nightly
 from .features.quarantine import feature as quarantine
-from .features.scores import feature as scores
 from .features.shards import feature as shards
 from .features.spend import feature as spend
 from .features.states import feature as states
@@ -41,14 +40,13 @@ from .roles.role import Role
 from .roles.wiring import Feature
 from .session import Session
 
-#: Each feature's entry, in the order its parts are wired: early stopping and budgets, comparisons, scores,
+#: Each feature's entry, in the order its parts are wired: early stopping and budgets, comparisons,
 #: each case's state across nights, quarantine, the CI outputs, shards and the journal (after every feature
 #: with a sink: it feeds them the records it resumes), then the export and usage from spans (after the
 #: export's tracer provider is made).
 FEATURES: tuple[Callable[[pytest.Config, Settings], Feature | None], ...] = (
     spend.feature,
     compare.feature,
-    scores.feature,
     states.feature,
     quarantine.feature,
     nightly.feature,
@@ -89,7 +87,7 @@ def configure(config: pytest.Config) -> Session:
             *(output for feature in features for output in feature.output_files()),
         ]
     )
-    specs = Specs(resolve_stats(config), [make for feature in features for make in feature.criteria()])
+    specs = Specs(resolve_stats(config))
     for feature in features:
         feature.prepare(config)
     role = role_of(config)(config, settings, specs, features)

@@ -14,7 +14,6 @@ protocol                  called in                          implemented by
 ========================  =================================  ====================================
 :class:`RunObserver`      the process executing runs         the run spans, usage from spans
 :class:`RunGuard`         the process executing runs         budgets
-:class:`Criterion`        every process (a case's spec)      score gates
 :class:`Decisions`        the process executing runs         the decision book (serial), the
                                                              channel's reader (xdist worker)
 :class:`VerdictKind`      collection (every process), and    comparisons' ``baseline`` and
@@ -48,7 +47,7 @@ if TYPE_CHECKING:
     import pytest
 
     from .model.case import CaseRef
-    from .model.outputs import Judgement, Line, Series, Verdict
+    from .model.outputs import Line, Series, Verdict
     from .model.rows import Row, Summary
     from .model.run import CurrentRun, RunRecord, Usage
 
@@ -137,34 +136,6 @@ class VerdictKind(Protocol):
         """In the aggregating process: what :meth:`decide` decided, as numbers and words (``difference``,
         ``low``, ``high``, ``margin``, ``decision``), for the verdict item's JUnit properties; none by default."""
         return {}
-
-
-class Criterion(Protocol):
-    """A condition a feature adds to a case's gate (a score's bar), made from the case's marks and the session's
-    statistics settings by the feature's criterion maker (``roles.wiring.Feature.criteria``); part of the case's
-    spec, so that the case is gated (a ``[gate]`` item), judged with its gate and latency, and may stop early."""
-
-    #: What it judges (a score's name), unique among a case's criteria.
-    name: str
-    #: Whether the case may stop once it is decided (its stop mode).
-    stops: bool
-
-    def judge(self, row: Row, missing: int) -> Judgement:
-        """The verdict on the case's row; ``missing``: runs selected that never reported (cut short)."""
-        ...
-
-    def early(self, records: Sequence[RunRecord], planned: int) -> str | None:
-        """PASSED or FAILED when the runs so far decide it before the ``planned`` runs (its stop rule), else None."""
-        ...
-
-    def fewest_runs(self) -> int:
-        """The fewest runs with which it can pass at all, every run at its best (``--prob-plan``'s ``min runs``);
-        0 when no number of runs can."""
-        ...
-
-    def unreachable(self, runs: int) -> str | None:
-        """Why it cannot pass with ``runs`` runs (a warning at collection, naming what it needs), else None."""
-        ...
 
 
 class ItemsCheck(Protocol):

@@ -14,7 +14,7 @@ import re
 import pytest
 from sessions import CONFTEST, alarm, section
 
-from pytest_probability.report import intervals as report_stats
+from pytest_probability.report import statistics as report_stats
 
 BENCH = """
 import pytest

@@ -190,7 +190,8 @@ AGGREGATING_MODULES = {
     "aggregate.cases",
     "aggregate.benchmarks",
     "maths.clusters",
-    "report.intervals",
+    "report.statistics",
+    "report.scores",
     "features.spend.facet",
     "features.spend.stopping",
     "features.compare.facet",
@@ -200,7 +201,6 @@ AGGREGATING_MODULES = {
     "report.benchmark_lines",
     "roles.serial",
     "roles.controller",
-    "features.scores.facet",
     "maths.scores",
 }
 

@@ -215,7 +215,15 @@ def check_export(spans: list[SpanView], logs: list[LogView], points: list[Any], 
             "probability.run.score",
         )
         for benchmark, score in (("graded", "rel"), ("graded", "judge"), ("gated", "judge"))
+    } | {  # the gated case's bar and its score gate's verdict
+        ("probability.case.score.min_score", "gated", "judge"),
+        ("probability.case.score.gate.verdict", "gated", "judge"),
     }
+    bar, gate = (
+        next(p for p in ours if p.name == name)
+        for name in ("probability.case.score.min_score", "probability.case.score.gate.verdict")
+    )
+    assert (bar.unit, bar.value, gate.unit, gate.value in (-1, 0, 1)) == ("1", 0.5, "", True)
     histogram = {
         (p.attributes["probability.benchmark"], p.attributes["probability.score.name"]): p
         for p in ours

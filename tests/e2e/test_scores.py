@@ -298,7 +298,24 @@ def bench_typo(n):
     result = run(pytester, *xdist, "--prob-runs=20", "--prob-json=report.json", "-W", "always", ret=1)
     by = rows(report(pytester))
     assert (by["judged"]["verdict"], by["typo"]["verdict"]) == ("pass", "undecided")
-    assert by["typo"]["scores"]["judge"] == {"n": 0, "mean": None, "sd": None, "ci": None, "min_score": 0.5}
+    judge = by["typo"]["scores"]["judge"]
+    assert {k: v for k, v in judge.items() if k != "gate"} == {
+        "n": 0,
+        "mean": None,
+        "sd": None,
+        "ci": None,
+        "min_score": 0.5,
+    }
+    assert judge["gate"] == {
+        "min_score": 0.5,
+        "confidence": 0.95,
+        "method": "betting",
+        "n": 0,
+        "mean": None,
+        "low": None,
+        "high": None,
+        "verdict": "undecided",
+    }
     warned = [line for line in result.stdout.lines if "never recorded" in line]
     assert len(warned) == 1 and "min_score names score 'judge', which 1 case(s) never recorded: typo" in warned[0]
     # the command line wins over the ini key

@@ -291,8 +291,8 @@ class Benchmark(pytest.Collector):
                     printable(_latency_unreachable_message(case, spec, count, needed, session.stats.confidence))
                 )
             )
-        for criterion in spec.criteria:
-            why = criterion.unreachable(count)
+        for score in spec.scores:
+            why = score.unreachable(count)
             if why is not None:
                 self.warn(
                     InfeasibleGateWarning(printable(f"gate of {case.label} cannot pass with {count} runs: {why}"))

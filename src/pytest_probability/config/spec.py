@@ -1,6 +1,9 @@
 """What a case asks for: its marker keywords and the session's settings combined into a :class:`CaseSpec`.
 
-Pure and pytest-free. :func:`case_spec` runs at collection, so a
+Pure and pytest-free. A case's gates are one per measure it is gated on: its
+pass fraction's (:class:`GateSpec`: a rate or a count of passes) and each of
+its scores' (:class:`ScoreGateSpec`: a bar on a mean score, on the case's
+score range, :class:`ScoreRules`). :func:`case_spec` runs at collection, so a
 contradiction is a collection error, and again wherever a verdict is needed;
 :class:`Specs` makes one spec per distinct (marks, runs) and shares it
 between collection, the runs' decisions and the verdicts.
@@ -8,16 +11,19 @@ between collection, the runs' decisions and the verdicts.
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..maths import stats
+from ..maths import stats, stopping
 from ..vocabulary import FAILED, PASSED, UNDECIDED
 from .settings import StatsConfig
 
 if TYPE_CHECKING:
+    from ..measures.fraction import PassFraction
+    from ..measures.score import MeanScore
     from ..model.case import CaseRef
 
 
@@ -33,6 +39,13 @@ class GateSpec:
     #: Early stopping of this case: "curtail", "sequential" or None.
     stop: str | None = None
 
+    @property
+    def measure(self) -> PassFraction:
+        """The pass fraction, with the gate's interval method."""
+        from ..measures.fraction import PassFraction  # the aggregating process's: a worker never judges
+
+        return PassFraction(self.method, self.prior)
+
     def decide(self, passes: int, total: int) -> str:
         """The fixed-n verdict of ``passes`` of ``total`` counted runs."""
         if total == 0:
@@ -44,6 +57,95 @@ class GateSpec:
         return stats.verdict(low, high, self.bar)
 
 
+#: The score a bare ``min_score=BAR`` (or ``--prob-min-score=BAR``) gates, and ``record_score()``'s default name.
+DEFAULT_SCORE = "score"
+
+
+@dataclass(frozen=True)
+class ScoreRules:
+    """What a case's scores are checked against: their range, and the bars by score name."""
+
+    low: float = 0.0
+    high: float = 1.0
+    bars: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def range_text(self) -> str:
+        return f"[{self.low:g}, {self.high:g}]"
+
+
+def score_bars(marks: Mapping[str, Any], config: StatsConfig) -> tuple[tuple[str, float], ...]:
+    """The bars of a case: its mark's ``min_score`` (a number: the bar of ``score``), else the session's."""
+    given = marks.get("min_score")
+    if given is None:
+        return config.min_scores
+    if isinstance(given, (int, float)):
+        return ((DEFAULT_SCORE, float(given)),)
+    return tuple((str(name), float(bar)) for name, bar in given)
+
+
+def score_rules(marks: Mapping[str, Any], config: StatsConfig) -> ScoreRules:
+    """A case's score rules from its marker keywords and the session's settings (its mark's ``score_range`` or
+    ini ``prob_score_range``; its bars); ValueError for a bar outside the range."""
+    low, high = config.range_of(marks)
+    rules = ScoreRules(low, high, score_bars(marks, config))
+    for name, bar in rules.bars:
+        if not rules.low <= bar <= rules.high:
+            raise ValueError(f"the bar of score {name!r}, {bar:g}, is outside its score range {rules.range_text}")
+    return rules
+
+
+@functools.lru_cache(maxsize=256)
+def _fewest_score_runs(bar: float, confidence: float, low: float, high: float) -> int:
+    from ..maths import scores  # with a score gate only
+
+    return scores.fewest_runs(bar, confidence, low, high) or 0
+
+
+@dataclass(frozen=True)
+class ScoreGateSpec:
+    """A case's bar on the mean of one of its scores: PASS when the betting interval of the mean is at or above
+    ``bar``, FAIL when it is below, UNDECIDED otherwise; under ``stop="sequential"`` the hedged capital betting
+    sequence at the bar decides as soon as it can (``maths.scores.ScoreSequence``)."""
+
+    name: str
+    bar: float
+    low: float
+    high: float
+    confidence: float
+    stop: str | None = None
+
+    @property
+    def measure(self) -> MeanScore:
+        from ..measures.score import MeanScore  # the aggregating process's: a worker never judges
+
+        return MeanScore(self.name, self.low, self.high)
+
+    @property
+    def stops(self) -> bool:
+        """Whether the case may stop once this gate is decided (``stop="sequential"``)."""
+        return self.stop == stopping.SEQUENTIAL
+
+    @property
+    def bar_text(self) -> str:
+        return f"{self.name} >= {self.bar:g}"
+
+    def fewest_runs(self) -> int:
+        """Every score at the top of the range: the fewest runs whose interval's lower bound reaches the bar
+        (``--prob-plan``'s ``min runs``); 0 when no number of runs can."""
+        return _fewest_score_runs(self.bar, self.confidence, self.low, self.high)
+
+    def unreachable(self, runs: int) -> str | None:
+        """Why the gate cannot pass with ``runs`` runs (a warning at collection), else None."""
+        needed = self.fewest_runs()
+        what = f"min_score {self.name}={self.bar:g} at {self.confidence:g} confidence (betting interval)"
+        if needed == 0:
+            return f"{what} is out of reach at any number of runs (a bar at the top of the range {self.low:g}..{self.high:g})"
+        if needed > runs:
+            return f"{what} needs at least {needed} runs, even if every score is {self.high:g}"
+        return None
+
+
 @dataclass(frozen=True)
 class CaseSpec:
     """What a case's marker keywords and the session settings ask of it."""
@@ -51,28 +153,41 @@ class CaseSpec:
     gate: GateSpec | None
     latency_quantile: float
     max_latency: float | None
-    #: The conditions features add to the case's gate (its score bars): ``protocols.Criterion``.
-    criteria: tuple[Any, ...] = ()
+    #: The gates of the case's scores (its ``min_score`` bars), in the order the bars were given.
+    scores: tuple[ScoreGateSpec, ...] = ()
+    #: The range every score of the case is checked against (``record_score``), and its bars.
+    score_rules: ScoreRules = ScoreRules()
+
+    @property
+    def gates(self) -> tuple[GateSpec | ScoreGateSpec, ...]:
+        """One gate per measure the case is gated on: its pass fraction's first, then its scores'."""
+        return ((self.gate,) if self.gate is not None else ()) + self.scores
 
     @property
     def gated(self) -> bool:
-        return self.gate is not None or self.max_latency is not None or bool(self.criteria)
+        return self.gate is not None or self.max_latency is not None or bool(self.scores)
 
     @property
     def stoppable(self) -> bool:
-        """Whether the case may stop before its last run (a gate, or a criterion, with a ``stop`` mode)."""
-        return (self.gate is not None and self.gate.stop is not None) or any(c.stops for c in self.criteria)
+        """Whether the case may stop before its last run (a gate with a ``stop`` mode)."""
+        return (self.gate is not None and self.gate.stop is not None) or any(g.stops for g in self.scores)
 
 
-#: What makes a case's criteria (a feature's: ``roles.wiring.Feature.criteria``) from its marker keywords,
-#: runs and the session's statistics settings; raises ValueError on a bad combination.
-CriteriaMaker = Callable[[Mapping[str, Any], int, "StatsConfig"], Sequence[Any]]
-
-
-def case_spec(
-    kwargs: Mapping[str, Any], runs: int, config: StatsConfig, makers: Sequence[CriteriaMaker] = ()
-) -> CaseSpec:
+def case_spec(kwargs: Mapping[str, Any], runs: int, config: StatsConfig) -> CaseSpec:
     """Combine marker keywords with the session settings; raise ValueError on contradictions."""
+    gate = pass_gate(kwargs, runs, config)
+    rules = score_rules(kwargs, config)
+    confidence = float(kwargs.get("confidence", config.confidence))
+    stop = kwargs.get("stop", config.stop)
+    score_gates = tuple(ScoreGateSpec(name, bar, rules.low, rules.high, confidence, stop) for name, bar in rules.bars)
+    return CaseSpec(
+        gate, kwargs.get("latency_quantile", config.latency_quantile), kwargs.get("max_latency"), score_gates, rules
+    )
+
+
+def pass_gate(kwargs: Mapping[str, Any], runs: int, config: StatsConfig) -> GateSpec | None:
+    """The gate of a case's pass fraction (``min_rate``, ``min_passes`` or the session's ``--prob-min-rate``), or
+    None; raise ValueError on contradictions."""
     min_rate = kwargs.get("min_rate")
     min_passes = kwargs.get("min_passes")
     if min_rate is not None and min_passes is not None:
@@ -92,8 +207,7 @@ def case_spec(
         gate = GateSpec("count", min_passes / runs, min_passes, confidence, method, prior, config.errors, stop)
     elif min_rate is not None:
         gate = GateSpec("rate", min_rate, None, confidence, method, prior, config.errors, stop)
-    criteria = tuple(criterion for make in makers for criterion in make(kwargs, runs, config))
-    return CaseSpec(gate, kwargs.get("latency_quantile", config.latency_quantile), kwargs.get("max_latency"), criteria)
+    return gate
 
 
 def latency_unreachable(spec: CaseSpec, runs: int, confidence: float) -> int | None:
@@ -139,10 +253,8 @@ class Specs:
     decisions and the verdicts ask the same cache.
     """
 
-    def __init__(self, config: StatsConfig, makers: Sequence[CriteriaMaker] = ()) -> None:
-        """``makers``: the features' criteria makers (a score's bars), in the features' order."""
+    def __init__(self, config: StatsConfig) -> None:
         self.config = config
-        self.makers = tuple(makers)
         self.cache: dict[Any, CaseSpec] = {}
 
     def of(self, case: CaseRef) -> CaseSpec:
@@ -156,7 +268,7 @@ class Specs:
         try:
             spec = self.cache.get(key)
         except TypeError:  # a keyword's value that cannot be hashed: no sharing
-            return case_spec(dict(marks), runs, self.config, self.makers)
+            return case_spec(dict(marks), runs, self.config)
         if spec is None:
-            spec = self.cache[key] = case_spec(dict(marks), runs, self.config, self.makers)
+            spec = self.cache[key] = case_spec(dict(marks), runs, self.config)
         return spec

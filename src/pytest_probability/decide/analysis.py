@@ -17,10 +17,19 @@ from ..config.settings import StatsConfig
 from ..config.spec import CaseSpec, case_spec
 from ..maths import stats
 from ..model.case import CaseRef
-from ..model.outputs import Interval, Judgement, Verdict
+from ..model.outputs import Interval, Verdict
 from ..model.rows import Row, Summary
 from ..vocabulary import FAILED, PASSED, SKIPPED, UNDECIDED
-from .gates import GateResult, LatencyResult, counts_as_pass, cut_short_text, evaluate_gate, evaluate_latency
+from .gates import (
+    GateResult,
+    LatencyResult,
+    ScoreGateResult,
+    counts_as_pass,
+    cut_short_text,
+    evaluate_gate,
+    evaluate_latency,
+    evaluate_score_gate,
+)
 
 
 @dataclass(slots=True)
@@ -36,19 +45,24 @@ class RowAnalysis:
     #: Runs a worker crash rescheduled past the case's gate item, which was released UNDECIDED then
     #: (``DecisionBook.release_rescheduled``): the case's verdict is UNDECIDED in every output.
     rescheduled: int = 0
-    #: The features' criteria judged (a score's bar), in the spec's order.
-    judgements: tuple[Judgement, ...] = ()
+    #: The case's score gates judged, in the spec's order.
+    scores: tuple[ScoreGateResult, ...] = ()
+
+    @property
+    def gates(self) -> tuple[GateResult | ScoreGateResult, ...]:
+        """Every gate of the case judged, one per measure: its pass fraction's first, then its scores'."""
+        return ((self.gate,) if self.gate is not None else ()) + self.scores
 
     @property
     def verdict(self) -> str | None:
         """The case's combined verdict: fail if any gate fails, pass if all pass, skip if all skip;
         UNDECIDED when its gate item was released on a worker crash."""
-        if self.rescheduled and (self.gate is not None or self.latency is not None or self.judgements):
+        if self.rescheduled and (self.gate is not None or self.latency is not None or self.scores):
             return UNDECIDED
         verdicts = [
             v for v in (self.gate.verdict if self.gate else None, self.latency.verdict if self.latency else None) if v
         ]
-        verdicts += [judgement.verdict for judgement in self.judgements]
+        verdicts += [gate.verdict for gate in self.scores]
         if not verdicts:
             return None
         if FAILED in verdicts:
@@ -112,8 +126,8 @@ def analyze_row(row: Row, spec: CaseSpec, config: StatsConfig, missing: int = 0,
     metrics = {
         f"{kind}{k}": metric_value(kind, k, counts.passes, counts.total) for kind, k in config.metrics
     } or _NO_METRICS
-    judgements = tuple(criterion.judge(row, missing) for criterion in spec.criteria)
-    return RowAnalysis(row, spec, interval, gate, latency, metrics, missing, rescheduled, judgements)
+    score_gates = tuple(evaluate_score_gate(score, row, missing) for score in spec.scores)
+    return RowAnalysis(row, spec, interval, gate, latency, metrics, missing, rescheduled, score_gates)
 
 
 @dataclass
@@ -212,7 +226,7 @@ def verdict_text(result: RowAnalysis, undecided: str) -> Verdict:
         parts.append(
             f"p{lat.quantile * 100:g} latency interval [{low}, {high}] vs {lat.max_latency:g}s: {lat.verdict.upper()}"
         )
-    parts += [judgement.text for judgement in result.judgements]
+    parts += [gate.text for gate in result.scores]
     if result.gate is not None and result.gate.missing:
         parts.append(f"{result.gate.missing} run(s) not executed")
     if result.missing:

@@ -1,21 +1,30 @@
-"""Gate verdicts: a case's runs against its gate (a rate, a pass count) and its latency limit.
+"""Gate verdicts: a case's runs against its gate of each measure (a rate or a pass count, a bar on a mean score)
+and its latency limit.
 
-Pure and pytest-free. :func:`evaluate_gate` and :func:`evaluate_latency` give
-a case's verdicts from its counts and records, :func:`early_verdict` whether
-the case may stop before its remaining runs (``--prob-stop``).
+Pure and pytest-free. :func:`evaluate_gate`, :func:`evaluate_score_gate` and
+:func:`evaluate_latency` give a case's verdicts from its counts and records,
+:func:`early_verdict` and :func:`early_score_verdict` whether the case may
+stop before its remaining runs (``--prob-stop``). A gate's result, of either
+measure, reads the same to every output: its ``measure``, ``n``,
+``estimate``, ``interval``, ``bar``, ``bar_text``, ``shown`` and ``verdict``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..config.spec import CaseSpec, GateSpec
+from ..config.spec import CaseSpec, GateSpec, ScoreGateSpec
 from ..maths import stats, stopping
 from ..model.outputs import Interval
-from ..model.run import RunRecord
+from ..model.rows import Row
+from ..model.run import RunRecord, scores_named
 from ..vocabulary import ERROR, FAIL, FAILED, PASS, PASSED, SKIPPED, UNDECIDED
+
+if TYPE_CHECKING:
+    from ..measures.fraction import PassFraction
+    from ..measures.score import MeanScore
 
 
 @dataclass(frozen=True)
@@ -32,6 +41,32 @@ class GateResult:
     sequential: bool = False
     #: Runs a worker crash rescheduled past the gate item, released UNDECIDED (xdist).
     rescheduled: int = 0
+
+    @property
+    def measure(self) -> PassFraction:
+        return self.spec.measure
+
+    @property
+    def n(self) -> int:
+        """The counted runs the verdict is over."""
+        return self.total
+
+    @property
+    def estimate(self) -> float | None:
+        return self.passes / self.total if self.total else None
+
+    @property
+    def bar(self) -> float:
+        return self.spec.bar
+
+    @property
+    def bar_text(self) -> str:
+        return f">= {self.spec.min_passes} passes" if self.spec.rule == "count" else f">= {percent(self.spec.bar)}"
+
+    @property
+    def shown(self) -> str:
+        """The estimate as the gates section shows it: the interval, in percent."""
+        return "" if self.interval is None else stats.format_percent_interval(self.interval.low, self.interval.high)
 
     def to_dict(self, runs: int) -> dict[str, Any]:
         data: dict[str, Any] = {"rule": self.spec.rule}
@@ -61,6 +96,116 @@ class GateResult:
         if self.rescheduled:
             data["rescheduled_by_crash"] = self.rescheduled
         return data
+
+
+def percent(rate: float) -> str:
+    """A bar as given, in percent: ``80%``, ``99.9%``; ``100%`` only for a bar of exactly 1."""
+    text = f"{rate * 100:.6g}"
+    return f"{'99.9999' if text == '100' and rate < 1 else text}%"
+
+
+@dataclass(frozen=True)
+class ScoreGateResult:
+    """A case's mean score of one name against its bar: ``n`` scores, their mean and the interval the verdict
+    was read off (its planned runs' betting interval; None without a score)."""
+
+    spec: ScoreGateSpec
+    n: int
+    estimate: float | None
+    interval: Interval | None
+    verdict: str
+    #: True when the sequential test, not the fixed-n interval, gave the verdict.
+    sequential: bool = False
+    #: The runs the interval's bets were tuned to (the case's planned runs under ``stop="sequential"``).
+    planned: int | None = None
+
+    @property
+    def measure(self) -> MeanScore:
+        return self.spec.measure
+
+    @property
+    def bar(self) -> float:
+        return self.spec.bar
+
+    @property
+    def bar_text(self) -> str:
+        return self.spec.bar_text
+
+    @property
+    def shown(self) -> str:
+        """The estimate as the gates section shows it: ``faithfulness 0.537 [0.353, 0.697]``."""
+        if self.interval is None or self.estimate is None:
+            return ""
+        return f"{self.spec.name} {self.estimate:.3g} [{self.interval.low:.3g}, {self.interval.high:.3g}]"
+
+    @property
+    def text(self) -> str:
+        """Its part of the verdict item's line."""
+        name = self.spec.name
+        if self.interval is None or self.estimate is None:
+            return f"score {name!r}: none recorded: UNDECIDED"
+        ci = self.interval
+        return (
+            f"score {name!r} mean {self.estimate:.3g} of {self.n}, {self.spec.confidence:g} {ci.method} interval "
+            f"[{ci.low:.3g}, {ci.high:.3g}] vs bar {self.bar:g}: {self.verdict.upper()}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The gate in the JSON report (``rows[].scores.<name>.gate``)."""
+        data: dict[str, Any] = {
+            "min_score": self.bar,
+            "confidence": self.spec.confidence,
+            "method": self.interval.method if self.interval is not None else "betting",
+            "n": self.n,
+            "mean": self.estimate,
+            "low": self.interval.low if self.interval is not None else None,
+            "high": self.interval.high if self.interval is not None else None,
+            "verdict": self.verdict,
+        }
+        if self.spec.stop is not None:
+            data.update(stop=self.spec.stop, decided_by="sequential" if self.sequential else "interval")
+        return data
+
+
+def evaluate_score_gate(spec: ScoreGateSpec, row: Row, missing: int = 0) -> ScoreGateResult:
+    """A score gate's verdict on the case's row: PASS when the interval of the mean is at or above the bar, FAIL
+    when it is below, else UNDECIDED (and UNDECIDED without a score). A sequential gate's bets are tuned to the
+    case's planned runs, so that its verdict after the last run is the fixed-N interval's; its sequential test's
+    decision stands. ``missing``: runs selected that never reported (cut short): never PASS then."""
+    values = scores_named(row.records, spec.name)
+    if not values:
+        return ScoreGateResult(spec, 0, None, None, UNDECIDED)
+    horizon = row.case.runs if spec.stops else None
+    if horizon is not None and horizon < len(values):
+        horizon = len(values)  # several scores of one name per run
+    interval = spec.measure.interval(tuple(values), spec.confidence, planned=horizon)
+    assert interval is not None
+    verdict = PASSED if interval.low >= spec.bar else FAILED if interval.high < spec.bar else UNDECIDED
+    sequential = False
+    if spec.stops:
+        from ..maths import scores  # with a sequential score gate only
+
+        decided = scores.sequential_score_verdict(values, spec.bar, spec.confidence, spec.low, spec.high, horizon)
+        if decided is not None:
+            verdict, sequential = decided, True
+    if missing and verdict == PASSED:
+        verdict = UNDECIDED  # a session cut short never passes a gate on the runs it happened to finish
+    sample = tuple(values)
+    return ScoreGateResult(spec, len(values), spec.measure.estimate(sample), interval, verdict, sequential, horizon)
+
+
+def early_score_verdict(spec: ScoreGateSpec, records: Sequence[RunRecord], planned: int) -> str | None:
+    """PASSED or FAILED once a sequential score gate's test has decided on the runs so far, else None."""
+    if not spec.stops:
+        return None
+    values = scores_named(records, spec.name)
+    if not values:
+        return None
+    from ..maths import scores  # with a sequential score gate only
+
+    return scores.sequential_score_verdict(
+        values, spec.bar, spec.confidence, spec.low, spec.high, max(planned, len(values))
+    )
 
 
 @dataclass(frozen=True)

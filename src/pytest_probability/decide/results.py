@@ -30,7 +30,7 @@ def ungated(spec_of: Callable[[CaseRef], CaseSpec]) -> Callable[[CaseRef], CaseS
 
     def of(case: CaseRef) -> CaseSpec:
         spec = spec_of(case)
-        return replace(spec, gate=None, max_latency=None, criteria=()) if spec.gated else spec
+        return replace(spec, gate=None, max_latency=None, scores=()) if spec.gated else spec
 
     return of
 

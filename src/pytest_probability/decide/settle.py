@@ -10,13 +10,16 @@ leaves alone.
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING
 
 import pytest
 
 from ..collect.nodeid import set_lastfailed
+from ..errors import ProbabilityGateWarning
 from ..model.rows import Summary
 from ..protocols import Finisher
+from ..text import printable
 
 if TYPE_CHECKING:
     from .book import DecisionBook
@@ -46,3 +49,33 @@ class SettleGates(Finisher):
         if failed:
             fail_session(session)
             set_lastfailed(session.config, failed=[r.nodeid for row in failed for r in row.row.records])  # all its runs
+
+
+#: Cases named in the one warning about a bar with no score; the rest are counted.
+SHOWN = 5
+
+
+class UnscoredGates(Finisher):
+    """One ``ProbabilityGateWarning`` naming the cases whose score gate had no score to judge (UNDECIDED, never
+    PASS): a ``min_score`` naming a score the case never recorded (a typo, or a grader that did not run)."""
+
+    def __init__(self, results: Results) -> None:
+        self.results = results
+
+    def finish(self, session: pytest.Session, summary: Summary) -> None:
+        missing: dict[str, list[str]] = {}
+        for result in self.results.analysis().rows:
+            for gate in result.scores:
+                if not gate.n and result.row.counts.total:
+                    missing.setdefault(gate.spec.name, []).append(result.row.label)
+        for name, labels in missing.items():
+            shown = ", ".join(labels[:SHOWN]) + (f" and {len(labels) - SHOWN} more" if len(labels) > SHOWN else "")
+            warnings.warn(
+                ProbabilityGateWarning(
+                    printable(
+                        f"min_score names score {name!r}, which {len(labels)} case(s) never recorded: {shown}; their gates "
+                        "are UNDECIDED (check the name given to record_score())"
+                    )
+                ),
+                stacklevel=1,
+            )

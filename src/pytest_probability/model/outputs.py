@@ -48,19 +48,6 @@ class Verdict(NamedTuple):
         return cls(bool(data["passed"]), str(data["text"]), bool(data.get("skipped", False)))
 
 
-@dataclass(frozen=True, slots=True)
-class Judgement:
-    """A feature's condition on a case's gate, judged on the case's row (a score's bar): its verdict, how the
-    gates section shows it (``shown``: the estimate, ``bar``: what it must reach) and its part of the verdict
-    item's line (``text``)."""
-
-    name: str
-    verdict: str
-    text: str
-    shown: str = ""
-    bar: str = ""
-
-
 #: Exemplars per data point of a series: e.g. the latest failed or errored runs, the runs of the lowest scores.
 EXEMPLARS = 8
 

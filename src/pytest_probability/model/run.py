@@ -303,8 +303,8 @@ class CurrentRun:
     transcript_dropped: int = 0
     #: The run's scores (``record_score``), in the order recorded.
     scores: list[Score] = field(default_factory=list)
-    #: What the run's scores are checked against (its range), set when the run starts by the scores
-    #: feature; None: the default range 0..1.
+    #: What the run's scores are checked against (its case's range and bars: ``config.spec.ScoreRules``), set
+    #: when the run starts; None: the default range 0..1.
     score_rules: Any = None
     #: Where usage and scores recorded after the run's end wait to travel (the run stage's ``LateQueue``).
     late_queue: Any = None

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..config.marker import KEYWORDS
 from ..config.settings import StatsConfig
-from ..config.spec import case_spec
+from ..config.spec import pass_gate
 from ..text import shorten
 from ..vocabulary import BUDGET, DECIDED, OUTCOMES, ROLES, SOURCE_RECORD, SOURCE_SPAN
 
@@ -177,7 +177,7 @@ def check_case(data: Any, where: str) -> None:
             raise Malformed(f"{where}.marks[{i}]: {exc}") from None
     if case.get("marks") and "runs" in case:  # keywords that contradict each other (min_rate and min_passes)
         try:
-            case_spec({name: value for name, value in case["marks"]}, case["runs"], StatsConfig())
+            pass_gate({name: value for name, value in case["marks"]}, case["runs"], StatsConfig())
         except (TypeError, ValueError) as exc:
             raise Malformed(f"{where}.marks: {exc}") from None
 

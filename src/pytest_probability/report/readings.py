@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..aggregate.benchmarks import OVERALL, InputsAggregate
 from ..maths import stats
 from ..vocabulary import FAILED, PASSED, SKIPPED, UNDECIDED
-from .intervals import duration
+from .statistics import duration
 
 if TYPE_CHECKING:
     from ..config.settings import StatsConfig

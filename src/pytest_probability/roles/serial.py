@@ -17,12 +17,12 @@ import pytest
 from ..collect.order import run_items
 from ..decide.book import DecisionBook
 from ..decide.results import Results
-from ..decide.settle import SettleGates
+from ..decide.settle import SettleGates, UnscoredGates
 from ..protocols import Registry
 from ..record.intake import Intake, transcript_note
 from ..report import terminal
 from ..report.explain import ExplainFacet
-from ..report.intervals import StatsFacet
+from ..report.statistics import StatisticsFacet
 from ..session import Scope
 from .role import Role
 from .wiring import Aggregation
@@ -53,9 +53,10 @@ class Aggregating(Role):
         self.pytest_session: pytest.Session | None = None
         parts.add(
             sinks=self.book,
-            facets=StatsFacet(self.results, session.stats),
+            facets=StatisticsFacet(self.results, session.stats, lambda case: session.specs.of(case).score_rules),
             finishers=SettleGates(self.book, self.results),
         )
+        parts.add(finishers=UnscoredGates(self.results))
         if settings.prices is not None:
             from ..report.unpriced import UnpricedModels  # only with --prob-prices
 

@@ -42,7 +42,7 @@ from ..session import Notes, Scope, Session
 
 if TYPE_CHECKING:
     from ..config.settings import Settings, StatsConfig
-    from ..config.spec import CriteriaMaker, Specs
+    from ..config.spec import Specs
     from ..decide.analysis import Analysis
     from ..decide.book import DecisionBook
     from ..decide.results import Results
@@ -186,11 +186,6 @@ class Feature:
     def output_files(self) -> Sequence[tuple[str, Path]]:
         """The files this feature writes, each with the option that names it: the composition root refuses
         two outputs of the session on one file (``files.check_outputs``)."""
-        return ()
-
-    def criteria(self) -> Sequence[CriteriaMaker]:
-        """What makes the conditions this feature adds to a case's gate (a score's bars): asked once, by the
-        composition root, for the session's ``Specs``."""
         return ()
 
     def every(self, wiring: Wiring) -> None:

@@ -61,6 +61,7 @@ class RunPhases:
             return
         run = context.start(item.prob_case, item.prob_run, item.nodeid)
         run.late_queue = self.late
+        run.score_rules = self.session.specs.of(run.case).score_rules  # what record_score() checks against
         if self.announce is not None and run.case.key not in self._shipped:
             self.announce(run.case)  # learned at this run's setup report, if it comes
         for observer in self.parts.observers:

@@ -306,7 +306,7 @@ def record_score(value: Any, name: str = "score", *, threshold: Any = None, expl
     """
     __tracebackhide__ = True
     run = context.require_current("record_score")
-    rules = run.score_rules  # the scores feature's (its case's range), else 0..1
+    rules = run.score_rules  # its case's range (config.spec.ScoreRules), else 0..1
     low, high = (rules.low, rules.high) if rules is not None else (0.0, 1.0)
     span = f"[{low:g}, {high:g}]"
     where = f"record_score() in {run.nodeid}"

@@ -238,7 +238,7 @@ class Comparing(ItemsCheck, Finisher):
     process, and a :class:`~pytest_probability.protocols.Finisher` in the aggregating one."""
 
     def __init__(self, config: pytest.Config, specs: Specs) -> None:
-        """``specs``: the session's case specs (``--prob-plan`` reads their criteria: score gates)."""
+        """``specs``: the session's case specs (``--prob-plan`` reads their gates, score gates too)."""
         self.config = config
         self.specs = specs
         self.stats = specs.config

@@ -147,7 +147,7 @@ def plan_lines(
 ) -> list[str]:
     """What ``--prob-plan`` prints (after its ``probability: plan`` heading): the run budget of the selected
     cases, then what the baselined and A/B-compared ones need. ``specs``: the session's case specs, with the
-    features' criteria (score gates)."""
+    score gates."""
     stats_config = specs.config
     cases, selected = _cases(items)
     lines = budget_lines(cases, selected, config, specs, report)
@@ -187,7 +187,7 @@ def budget_lines(
                     per_run,
                     latency_quantile=spec.latency_quantile if spec.max_latency is not None else None,
                     latency_confidence=stats_config.confidence,
-                    others=[c.fewest_runs() for c in spec.criteria],
+                    others=[score.fewest_runs() for score in spec.scores],
                 ),
             )
         )

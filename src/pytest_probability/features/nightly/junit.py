@@ -8,8 +8,11 @@ before, in its wrapper):
 * a run's testcase gets ``probability_case``, ``_run``, ``_outcome``,
   ``_cost``, ``_tokens``, and with a span ``_trace_id`` (and ``_trace_url``
   with ``prob_trace_url``);
-* a gate item's gets the gate's ``probability_passes``, ``_total``,
-  ``_rate``, ``_low``, ``_high``, ``_bar`` and ``_decision``; a benchmark
+* a gate item's gets each gate's, one per measure: the pass fraction's
+  ``probability_passes``, ``_total``, ``_rate``, ``_low``, ``_high`` and
+  ``_bar``, each score's ``probability_score_<name>_n``, ``_mean``,
+  ``_low``, ``_high``, ``_bar`` and ``_decision``, and the case's
+  ``probability_decision``; a benchmark
   verdict item's (``[baseline]``, ``[compare:ARM]``) the verdict kind's
   fields (``_difference``, ``_low``, ``_high``, ``_margin``, ``_decision``)
   beside 0.3.0's ``probability_verdict`` text;
@@ -76,17 +79,31 @@ class RunProperties(RecordSink):
         return props
 
     def gate_properties(self, key: str) -> list[tuple[str, str]]:
+        """Each gate of the case, one per measure: the pass fraction's ``probability_passes``, ``_total``,
+        ``_rate``, ``_low``, ``_high`` and ``_bar``; each score's ``probability_score_<name>_n``, ``_mean``,
+        ``_low``, ``_high``, ``_bar`` and ``_decision``; then the case's ``probability_decision``."""
         result = self.book.result(key)
-        if result is None or result.gate is None:
-            return [("probability_decision", result.verdict or "undecided")] if result is not None else []
+        if result is None:
+            return []
+        props: list[tuple[str, str]] = []
         gate = result.gate
-        props = [("probability_passes", str(gate.passes)), ("probability_total", str(gate.total))]
-        if gate.total:
-            props.append(("probability_rate", _text(gate.passes / gate.total)))
-        if gate.interval is not None:
-            props += [("probability_low", _text(gate.interval.low)), ("probability_high", _text(gate.interval.high))]
-        bar = f"{gate.spec.min_passes} passes" if gate.spec.rule == "count" else _text(gate.spec.bar)
-        props += [("probability_bar", bar), ("probability_decision", result.verdict or "undecided")]
+        if gate is not None:
+            props += [("probability_passes", str(gate.passes)), ("probability_total", str(gate.total))]
+            if gate.total:
+                props.append(("probability_rate", _text(gate.passes / gate.total)))
+            if gate.interval is not None:
+                props += [("probability_low", _text(gate.interval.low)), ("probability_high", _text(gate.interval.high))]
+            bar = f"{gate.spec.min_passes} passes" if gate.spec.rule == "count" else _text(gate.spec.bar)
+            props.append(("probability_bar", bar))
+        for score in result.scores:
+            prefix = f"probability_score_{score.spec.name}"
+            props.append((f"{prefix}_n", str(score.n)))
+            if score.estimate is not None:
+                props.append((f"{prefix}_mean", _text(score.estimate)))
+            if score.interval is not None:
+                props += [(f"{prefix}_low", _text(score.interval.low)), (f"{prefix}_high", _text(score.interval.high))]
+            props += [(f"{prefix}_bar", _text(score.bar)), (f"{prefix}_decision", score.verdict)]
+        props.append(("probability_decision", result.verdict or "undecided"))
         return props
 
     def kind_properties(self, key: str, kind: str) -> list[tuple[str, str]]:

@@ -40,8 +40,8 @@ from ...protocols import Facet
 from ...record import shape
 from ...record.shape import Malformed
 from ...report.explain import ExplainFacet
-from ...report.intervals import StatsFacet
 from ...report.json_report import build, record_from_dict
+from ...report.statistics import StatisticsFacet
 from ...roles.wiring import Feature, MergeWiring
 
 #: Runs named in a refusal; the rest are counted.
@@ -306,11 +306,11 @@ def merge(paths: Sequence[str | Path], features: Sequence[Feature] = (), options
         for row in summary.rows
         if selected.get(row.case.key, 0) > len(row.records)
     }
-    specs = Specs(stats, [make for feature in features for make in feature.criteria()])
+    specs = Specs(stats)
     analysis = analyze(summary, stats, specs.of, missing)
     results = FixedResults(summary, analysis)
     wiring = MergeWiring(reports, settings, stats, cases, records, summary, analysis, results, options)
-    wiring.add_facet(StatsFacet(results, stats), shown=True)
+    wiring.add_facet(StatisticsFacet(results, stats, lambda case: specs.of(case).score_rules), shown=True)
     for feature in features:
         feature.merged(wiring)
     # last, as in a session: its JSON fields are the others' with the readings added

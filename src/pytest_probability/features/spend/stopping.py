@@ -52,12 +52,12 @@ class EarlyStop(RecordSink):
                 else None
             )
             mode = spec.gate.stop or ""
-        if spec.criteria:
+        if spec.scores:
             records = sorted(self.book.records.get(key, {}).values(), key=lambda record: record.run)
-            for criterion in spec.criteria:
-                verdicts.append(criterion.early(records, planned) if criterion.stops else None)
-                mode = mode or getattr(criterion, "stop", "") or "sequential"
-        if spec.max_latency is not None and spec.criteria:
+            for score in spec.scores:
+                verdicts.append(gates.early_score_verdict(score, records, planned) if score.stops else None)
+                mode = mode or score.stop or "sequential"
+        if spec.max_latency is not None and spec.scores:
             verdicts.append(None)  # (a rate gate's own early verdict already waits for its latency on a pass)
         if FAILED in verdicts:
             return FAILED, mode

@@ -1,17 +1,21 @@
-"""How intervals, gates, latency and pass^k/pass@k reach every output: the statistics' facet.
+"""How every measure's statistics reach every output: intervals, gates, latency, pass^k/pass@k and scores.
 
-:class:`StatsFacet` gives a table column for the interval and one for
-latency, the function-level lines (``report/benchmark_lines.py``), the gates and
-metrics sections, JSON row fields and sections, and the gate gauges. All of them read the same
-:class:`~pytest_probability.decide.analysis.Analysis`.
+:class:`StatisticsFacet` gives a table column for the interval, one for
+latency and one for a session's one score name, the function-level lines
+(``report/benchmark_lines.py``), the gates section (every gate of every
+measure), the metrics and scores sections, JSON row fields and sections, and
+the gate and score gauges. All of them read the same
+:class:`~pytest_probability.decide.analysis.Analysis` and the same scores
+(:mod:`.scores`).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..config.spec import ScoreRules
 from ..decide.analysis import Analysis, RowAnalysis
 from ..decide.gates import cut_short_text
 from ..maths import stats
@@ -21,11 +25,13 @@ from ..protocols import Facet
 from ..text import label_text
 from ..vocabulary import FAILED, PASSED, SKIPPED, UNDECIDED, VERDICT_VALUES
 from .benchmark_lines import aggregate_lines, metric_lines
+from .scores import Scored, score_cell, score_lines, score_series
 from .terminal import fraction
 
 if TYPE_CHECKING:
     from ..config.settings import StatsConfig
     from ..decide.results import Results
+    from ..model.case import CaseRef
 
 _VERDICT_MARKUP = {
     PASSED: {"green": True},
@@ -86,8 +92,8 @@ def gates_section(analysis: Analysis) -> list[Line]:
     lines.append((summary, {"bold": True}))
     cells = []
     for result in gated:
-        bar = ""
         shown = []
+        bars = []
         notes = []
         # The gate's own fraction: under prob_errors=exclude it leaves errored runs out, like its interval.
         frac = fraction(result.row) if result.gate is None else f"{result.gate.passes}/{result.gate.total}"
@@ -98,20 +104,18 @@ def gates_section(analysis: Analysis) -> list[Line]:
         if result.rescheduled:
             notes.append(f"a worker crash rescheduled {result.rescheduled} run(s) past its gate item")
         if result.gate is not None:
-            spec = result.gate.spec
-            bar = f">= {spec.min_passes} passes" if spec.rule == "count" else f">= {bar_percent(spec.bar)}"
-            interval = result.gate.interval
-            if interval is not None:
-                shown.append(stats.format_percent_interval(interval.low, interval.high))
+            bars.append(result.gate.bar_text)
+            if result.gate.shown:
+                shown.append(result.gate.shown)
         if result.latency is not None and result.latency.max_latency is not None:
-            lat = f"p{result.latency.quantile * 100:g} <= {duration(result.latency.max_latency)}"
-            bar = f"{bar}, {lat}" if bar else lat
+            bars.append(f"p{result.latency.quantile * 100:g} <= {duration(result.latency.max_latency)}")
             if latency_cell(result):
                 shown.append(latency_cell(result))
-        for judgement in result.judgements:  # a feature's (a score's bar)
-            bar = f"{bar}, {judgement.bar}" if bar and judgement.bar else bar or judgement.bar
-            if judgement.shown:
-                shown.append(judgement.shown)
+        for gate in result.scores:
+            bars.append(gate.bar_text)
+            if gate.shown:
+                shown.append(gate.shown)
+        bar = ", ".join(bars)
         verdict = result.verdict or UNDECIDED
         word = _VERDICT_WORDS.get(verdict, verdict.upper())
         if notes:
@@ -125,12 +129,6 @@ def gates_section(analysis: Analysis) -> list[Line]:
         parts += [bar.ljust(widths[3]), word]
         lines.append(("    " + "  ".join(parts), markup))
     return lines
-
-
-def bar_percent(rate: float) -> str:
-    """A bar as given, in percent: ``80%``, ``99.9%``; ``100%`` only for a bar of exactly 1."""
-    text = f"{rate * 100:.6g}"
-    return f"{'99.9999' if text == '100' and rate < 1 else text}%"
 
 
 def json_row(analysis: Analysis, row: Row) -> dict[str, Any]:
@@ -148,12 +146,16 @@ def json_row(analysis: Analysis, row: Row) -> dict[str, Any]:
 
 
 def gate_series(analysis: Analysis) -> list[Series]:
-    """Gauges per case: interval bounds, bar and verdict."""
+    """Gauges per case: interval bounds, bar and verdict; per score gate, its bar and verdict."""
     lower = Series("probability.case.interval.lower", "gauge", "1", "Lower bound of the case's pass fraction interval")
     upper = Series("probability.case.interval.upper", "gauge", "1", "Upper bound of the case's pass fraction interval")
     bar = Series("probability.case.min_rate", "gauge", "1", "The gated case's bar (min_rate, or min_passes/runs)")
     # Unit "" (not "1"): -1/0/1 is not a ratio, and Prometheus would append _ratio.
     verdict = Series("probability.case.gate.verdict", "gauge", "", "Gate verdict: 1 pass, 0 undecided, -1 fail")
+    score_bar = Series("probability.case.score.min_score", "gauge", "1", "The case's bar on a mean score (min_score)")
+    score_verdict = Series(
+        "probability.case.score.gate.verdict", "gauge", "", "Score gate verdict: 1 pass, 0 undecided, -1 fail"
+    )
     for result in analysis.rows:
         case = result.row.case
         attributes = case_attributes(case)
@@ -167,29 +169,56 @@ def gate_series(analysis: Analysis) -> list[Series]:
             bar.points.append((attributes, result.gate.spec.bar))
         if result.verdict in VERDICT_VALUES:  # a skipped gate decided nothing: no value
             verdict.points.append((attributes, VERDICT_VALUES[result.verdict]))
-    return [lower, upper, bar, verdict]
+        for gate in result.scores:
+            named = {**attributes, "probability.score.name": gate.spec.name}
+            score_bar.points.append((named, gate.bar))
+            if gate.verdict in VERDICT_VALUES:
+                score_verdict.points.append((named, VERDICT_VALUES[gate.verdict]))
+    found = [lower, upper, bar, verdict]
+    return found + ([score_bar, score_verdict] if score_bar.points else [])
 
 
-class StatsFacet(Facet):
-    """The statistics in every output, read from the session's analysis."""
+class StatisticsFacet(Facet):
+    """The statistics of every measure in every output, read from the session's analysis and its scores."""
 
-    def __init__(self, results: Results, config: StatsConfig) -> None:
+    def __init__(self, results: Results, config: StatsConfig, rules: Callable[[CaseRef], ScoreRules]) -> None:
+        """``rules``: a case's score rules (its range: ``config.spec.Specs``)."""
         self.results = results
         self.config = config
+        self.rules = rules
+        self._scored: tuple[object, Scored] | None = None
+
+    def scored(self) -> Scored:
+        """The session's scores, once per summary."""
+        summary = self.results.summary()
+        if self._scored is None or self._scored[0] is not summary:
+            self._scored = (summary, Scored(summary, self.config, self.rules))
+        return self._scored[1]
 
     def cells(self, row: Row) -> Sequence[str]:
         result = self.results.analysis().by_key.get(row.case.key)
+        score = score_cell(self.scored(), row)
         if self.config.intervals:
-            return (interval_cell(result), latency_cell(result))
-        return (latency_cell(result),)
+            return (interval_cell(result), latency_cell(result), score)
+        return (latency_cell(result), score)
 
     def lines(self) -> Sequence[Line]:
         analysis = self.results.analysis()
         shown = aggregate_lines(analysis.aggregates) if self.config.intervals else []
-        return shown + gates_section(analysis) + metric_lines(analysis.aggregates)
+        scores = score_lines(self.scored(), self.results.summary().rows, self.config.confidence)
+        return shown + gates_section(analysis) + metric_lines(analysis.aggregates) + scores
 
     def row_fields(self, row: Row) -> Mapping[str, Any]:
-        return json_row(self.results.analysis(), row)
+        analysis = self.results.analysis()
+        fields = json_row(analysis, row)
+        found = self.scored().cases.get(row.case.key)
+        scores: dict[str, Any] = found.to_dict() if found is not None else {}
+        result = analysis.by_key.get(row.case.key)
+        for gate in result.scores if result is not None else ():
+            scores.setdefault(gate.spec.name, {"n": 0, "mean": None, "sd": None, "ci": None})
+            scores[gate.spec.name]["gate"] = gate.to_dict()
+        fields["scores"] = scores
+        return fields
 
     def report_fields(self) -> Mapping[str, Any]:
         analysis = self.results.analysis()
@@ -197,7 +226,8 @@ class StatsFacet(Facet):
             "stats_config": self.config.to_dict(),
             "gates": analysis.gate_totals(),
             "aggregates": [a.to_dict() for a in analysis.aggregates],
+            "score_aggregates": self.scored().aggregates,
         }
 
     def series(self) -> list[Series]:
-        return gate_series(self.results.analysis())
+        return gate_series(self.results.analysis()) + score_series(self.scored(), self.results.summary().rows)
