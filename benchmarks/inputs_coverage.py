@@ -59,8 +59,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from pytest_probability.maths import clusters as inputs  # noqa: E402
-from pytest_probability.maths import stats  # noqa: E402
+from pytest_probability.maths import (
+    inputs,  # noqa: E402
+    stats,  # noqa: E402
+)
 
 MEAN = 0.8
 RHOS = (0.1, 0.3, 0.5, 0.7, 0.9)

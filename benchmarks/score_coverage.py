@@ -19,7 +19,7 @@ nominal 95%. Every method sees the same samples in a cell. Methods:
 * ``betting-cs``: the plugin's time-uniform sequence at N (the price of being
   valid at every N at once);
 * ``t``: the plugin's Student t interval, clipped to [0, 1];
-* ``wilson-eff``: ``maths.clusters.wilson_interval`` on the runs' scores (Wilson's
+* ``wilson-eff``: ``maths.inputs.wilson_interval`` on the runs' scores (Wilson's
   score interval at the effective number of runs p(1-p)/SE², t quantile);
 * ``percentile``, ``BCa``, ``bootstrap-t``: the nonparametric bootstrap
   (``--resamples``, 500 by default: the quantiles of 500 resamples wobble by a
@@ -74,8 +74,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _measure import loadavg, warn_if_busy  # noqa: E402
 
-from pytest_probability.maths import clusters as inputs  # noqa: E402
-from pytest_probability.maths import scores
+from pytest_probability.maths import (
+    inputs,  # noqa: E402
+    scores,
+)
 
 FAMILIES = ("beta", "two-point", "skewed")
 MEANS = (0.02, 0.1, 0.3, 0.5, 0.7, 0.9, 0.98)

@@ -189,7 +189,7 @@ AGGREGATING_MODULES = {
     "decide.gates",
     "aggregate.cases",
     "aggregate.benchmarks",
-    "maths.clusters",
+    "maths.inputs",
     "report.statistics",
     "report.scores",
     "features.spend.facet",

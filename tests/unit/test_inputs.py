@@ -1,4 +1,4 @@
-"""maths.clusters against scipy, statsmodels and numpy (test-only oracles), to 1e-9 relative unless told."""
+"""maths.inputs against scipy, statsmodels and numpy (test-only oracles), to 1e-9 relative unless told."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ import warnings
 
 import pytest
 
-from pytest_probability.maths import clusters as inputs
-from pytest_probability.maths import stats
+from pytest_probability.maths import inputs, stats
 
 np = pytest.importorskip("numpy")
 scipy_stats = pytest.importorskip("scipy.stats")
@@ -433,7 +432,7 @@ def test_input_estimate_fields():
     assert result.runs_harmonic == pytest.approx(scipy_stats.hmean(totals))
     assert result.estimate == pytest.approx(float(np.mean(values)), rel=1e-12)
     assert result.ci == inputs.bootstrap_interval(values, 0.9, 800, seed=2)
-    assert result.normal_ci == inputs.normal_interval(values, 0.9)
+    assert result.check_ci == inputs.normal_interval(values, 0.9)
     assert result.icc == inputs.icc(counts)
     assert result.width_factor == inputs.width_factor(result.runs_harmonic, result.icc)
     assert result.runs_change == inputs.width_change(result.runs_harmonic, result.icc, runs=2)
@@ -464,14 +463,14 @@ def test_all_consistent_inputs_as_0_3_0_printed():
 
 def test_input_estimate_suppression():
     few = inputs.input_estimate(COUNT_SETS[2])  # 3 inputs
-    assert (few.ci, few.normal_ci, few.suppressed) == (None, None, "fewer than 10 inputs")
+    assert (few.ci, few.check_ci, few.suppressed) == (None, None, "fewer than 10 inputs")
     assert few.icc == inputs.icc(COUNT_SETS[2])  # still computed, as data
     assert inputs.input_estimate(COUNT_SETS[2], min_inputs=3).suppressed is None
     assert inputs.input_estimate(COUNT_SETS[2], min_inputs=4).suppressed == "fewer than 4 inputs"
     counts = COUNT_SETS[0]
     flags = [i in (2, 5) for i in range(len(counts))]
     held = inputs.input_estimate(counts, stopped=flags)
-    assert (held.ci, held.normal_ci, held.suppressed, held.stopped) == (None, None, "2 cases stopped early", 2)
+    assert (held.ci, held.check_ci, held.suppressed, held.stopped) == (None, None, "2 cases stopped early", 2)
     assert held.estimate == inputs.input_estimate(counts).estimate and held.icc is not None
     # Too few inputs is the reason that stays.
     assert inputs.input_estimate(counts, min_inputs=20, stopped=flags).suppressed == "fewer than 20 inputs"

@@ -5,7 +5,7 @@ Pure and pytest-free. From the session's rows, :func:`aggregates` builds one
 same-named functions of different files are one), then one for the whole
 session: the mean of the per-case pass fractions with its interval over
 inputs, ICC(1), the runs-or-inputs projection, and pass^k / pass@k averaged
-the same way. The maths is :mod:`pytest_probability.maths.clusters`; every
+the same way. The maths is :mod:`pytest_probability.maths.inputs`; every
 output (the terminal's lines, the JSON's ``aggregates[]``, ``--prob-explain``)
 reads these objects.
 """
@@ -16,12 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..maths import clusters
+from ..maths import inputs
 from ..model.rows import Row
 from ..vocabulary import DECIDED
 
 #: The interval's method as the JSON's ``ci.method`` names it: the percentile interval is "bootstrap" there.
-JSON_METHODS = {clusters.WILSON: "wilson", clusters.PERCENTILE: "bootstrap", clusters.STUDENT_T: "t"}
+JSON_METHODS = {inputs.WILSON: "wilson", inputs.PERCENTILE: "bootstrap", inputs.STUDENT_T: "t"}
 FUNCTION, OVERALL = "function", "overall"
 
 
@@ -32,15 +32,15 @@ class InputsAggregate:
     scope: str
     #: The function's short name (``classify``), or ``Overall``.
     name: str
-    estimate: clusters.InputEstimate
+    estimate: inputs.InputEstimate
     #: ``pass^3`` -> its estimate over the inputs with at least 3 runs.
-    metrics: dict[str, clusters.MetricEstimate] = field(default_factory=dict)
+    metrics: dict[str, inputs.MetricEstimate] = field(default_factory=dict)
     #: The recorded cost of its runs: what doubling the runs or the inputs would add again.
     cost: float = 0.0
     level: float = 0.95
-    resamples: int = clusters.RESAMPLES
-    seed: int = clusters.SEED
-    min_inputs: int = clusters.MIN_INPUTS
+    resamples: int = inputs.RESAMPLES
+    seed: int = inputs.SEED
+    min_inputs: int = inputs.MIN_INPUTS
     #: Functions the Overall estimate spans (1 for a function).
     functions: int = 1
 
@@ -55,9 +55,9 @@ class InputsAggregate:
             "runs": {"min": est.runs_min, "mean": est.runs_mean, "max": est.runs_max},
             "estimate": est.estimate,
             "ci": self._interval(est.method, est.ci),
-            "normal_ci": self._interval("normal", est.normal_ci),
-            "resamples": self.resamples if est.method == clusters.PERCENTILE else None,
-            "seed": self.seed if est.method == clusters.PERCENTILE else None,
+            "normal_ci": self._interval("normal", est.check_ci),
+            "resamples": self.resamples if est.method == inputs.PERCENTILE else None,
+            "seed": self.seed if est.method == inputs.PERCENTILE else None,
             "resampling_unit": "input",
             "note": "inputs treated as a sample",
             "suppressed": est.suppressed,
@@ -75,7 +75,7 @@ class InputsAggregate:
             return None
         return {"method": JSON_METHODS.get(method, method), "level": self.level, "low": bounds[0], "high": bounds[1]}
 
-    def _metric(self, metric: clusters.MetricEstimate) -> dict[str, Any]:
+    def _metric(self, metric: inputs.MetricEstimate) -> dict[str, Any]:
         return {
             "k": metric.k,
             "inputs": metric.inputs,
@@ -100,10 +100,10 @@ def aggregates(
     metrics: Sequence[tuple[str, int]] = (),
     *,
     level: float = 0.95,
-    resamples: int = clusters.RESAMPLES,
-    seed: int = clusters.SEED,
-    min_inputs: int = clusters.MIN_INPUTS,
-    interval: str = clusters.WILSON,
+    resamples: int = inputs.RESAMPLES,
+    seed: int = inputs.SEED,
+    min_inputs: int = inputs.MIN_INPUTS,
+    interval: str = inputs.WILSON,
 ) -> list[InputsAggregate]:
     """One aggregate per bench function, sorted by name, then Overall; ``[]`` without a counted run.
 
@@ -128,10 +128,8 @@ def _aggregate(
     ordered = sorted(rows, key=lambda row: row.label)
     counts = [(row.counts.passes, row.counts.total) for row in ordered]
     stopped = [bool(row.counts.stopped) and any(r.stopped == DECIDED for r in row.records) for row in ordered]
-    estimate = clusters.input_estimate(counts, stopped=stopped, **settings)
-    shown = {
-        f"{kind}{k}": clusters.metric_estimate(counts, kind, k, stopped=stopped, **settings) for kind, k in metrics
-    }
+    estimate = inputs.input_estimate(counts, stopped=stopped, **settings)
+    shown = {f"{kind}{k}": inputs.metric_estimate(counts, kind, k, stopped=stopped, **settings) for kind, k in metrics}
     return InputsAggregate(
         scope,
         name,

@@ -84,5 +84,5 @@ def stats_from_dict(data: Mapping[str, Any], where: str = "stats_config") -> Sta
     )
 
 
-#: Ini ``prob_inputs_interval``'s values -> ``maths.clusters``' methods: the cluster-adjusted Wilson interval
+#: Ini ``prob_inputs_interval``'s values -> ``maths.inputs``' methods: the cluster-adjusted Wilson interval
 #: (the default: it keeps its coverage with few inputs), the percentile cluster bootstrap, Student's t.

@@ -159,7 +159,7 @@ class StatsConfig:
     seed: int = 0
     #: Fewest inputs a function-level interval needs, and paired inputs a comparison's verdict (ini ``prob_min_inputs``).
     min_inputs: int = 10
-    #: The function-level interval over inputs (ini ``prob_inputs_interval``), as ``maths.clusters`` names it.
+    #: The function-level interval over inputs (ini ``prob_inputs_interval``), as ``maths.inputs`` names it.
     inputs_interval: str = "wilson"
     #: What ``record_score()`` values may be (ini ``prob_score_range``), unless a case's mark says otherwise.
     score_range: tuple[float, float] = (0.0, 1.0)

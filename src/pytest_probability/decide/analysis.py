@@ -16,8 +16,9 @@ from ..aggregate.benchmarks import InputsAggregate, aggregates
 from ..config.settings import StatsConfig
 from ..config.spec import CaseSpec, case_spec
 from ..maths import stats
+from ..maths.interval import Interval
 from ..model.case import CaseRef
-from ..model.outputs import Interval, Verdict
+from ..model.outputs import Verdict
 from ..model.rows import Row, Summary
 from ..vocabulary import FAILED, PASSED, SKIPPED, UNDECIDED
 from .gates import (

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config.spec import CaseSpec, GateSpec, ScoreGateSpec
 from ..maths import stats, stopping
-from ..model.outputs import Interval
+from ..maths.interval import Interval
 from ..model.rows import Row
 from ..model.run import RunRecord, scores_named
 from ..vocabulary import ERROR, FAIL, FAILED, PASS, PASSED, SKIPPED, UNDECIDED

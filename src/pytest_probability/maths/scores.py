@@ -111,11 +111,11 @@ import math
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..vocabulary import FAILED, PASSED
-from . import clusters as inputs
-from . import stats
+from . import inputs, stats
+from .interval import Interval
 
 __all__ = [
     "BETTING",
@@ -127,8 +127,6 @@ __all__ = [
     "PAIRED_BOOTSTRAP",
     "PairedScores",
     "STUDENT_T",
-    "ScoreInputsEstimate",
-    "ScoreInterval",
     "ScoreSequence",
     "ScoreSummary",
     "THETA",
@@ -274,18 +272,6 @@ def _horizon(horizon: object, n: int) -> int:
 # -- results -------------------------------------------------------------------------------
 
 
-class ScoreInterval(NamedTuple):
-    """An interval for a mean score (or a difference of mean scores), in the scores' own units."""
-
-    low: float
-    high: float
-    method: str
-    level: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"low": self.low, "high": self.high, "method": self.method, "level": self.level}
-
-
 @dataclass(frozen=True, slots=True)
 class ScoreSummary:
     """One case's score of one name: ``n`` runs, their mean, sample standard deviation and interval.
@@ -297,7 +283,7 @@ class ScoreSummary:
     n: int
     mean: float | None
     sd: float | None
-    ci: ScoreInterval | None
+    ci: Interval | None
 
     def to_dict(self) -> dict[str, Any]:
         return {"n": self.n, "mean": self.mean, "sd": self.sd, "ci": self.ci.to_dict() if self.ci else None}
@@ -551,7 +537,7 @@ def score_interval(
     high: float = 1.0,
     method: str = BETTING,
     horizon: int | None = None,
-) -> ScoreInterval:
+) -> Interval:
     """The interval for the mean of one case's ``scores`` (in run order, at least one) at ``level``.
 
     ``method``: ``betting`` (the default; the bets tuned to ``horizon`` runs,
@@ -572,7 +558,7 @@ def score_interval(
     else:
         unit_low, unit_high = _betting_unit(values, level, planned, name == BETTING_CS)
     span = hi - lo
-    return ScoreInterval(max(lo, lo + span * unit_low), min(hi, lo + span * unit_high), name, level)
+    return Interval(name, level, max(lo, lo + span * unit_low), min(hi, lo + span * unit_high))
 
 
 # -- sequential score gates ------------------------------------------------------------------------
@@ -707,7 +693,7 @@ def difference_interval(
     upper_tail: float | None = None,
     low: float = 0.0,
     high: float = 1.0,
-) -> ScoreInterval:
+) -> Interval:
     """An interval for ``mean(arm) - mean(base)`` of two independent sets of runs (not paired).
 
     Newcombe's hybrid (MOVER: Newcombe 1998; Zou & Donner 2008) with the betting
@@ -735,7 +721,7 @@ def difference_interval(
     span = hi - lo
     lower = d - math.sqrt((m1 - l1) ** 2 + (u2 - m2) ** 2)
     upper = d + math.sqrt((u1 - m1) ** 2 + (m2 - l2) ** 2)
-    return ScoreInterval(max(-span, lower), min(span, upper), "mover-" + BETTING, 1.0 - lower_tail - upper_tail)
+    return Interval("mover-" + BETTING, 1.0 - lower_tail - upper_tail, max(-span, lower), min(span, upper))
 
 
 def _tail_level(tail: object) -> float:
@@ -841,8 +827,8 @@ class PairedScores:
     inputs: int
     difference: float | None
     differences: tuple[float, ...]
-    ci: ScoreInterval | None
-    t_ci: ScoreInterval | None
+    ci: Interval | None
+    t_ci: Interval | None
     p_less: float | None
     p_greater: float | None
     p: float | None
@@ -936,8 +922,8 @@ def paired_difference(
         inputs=n,
         difference=estimate,
         differences=differences,
-        ci=ScoreInterval(max(-span, float(ci_low)), min(span, float(ci_high)), PAIRED_BOOTSTRAP, level),
-        t_ci=ScoreInterval(float(t_low), float(t_high), STUDENT_T, level),
+        ci=Interval(PAIRED_BOOTSTRAP, level, max(-span, float(ci_low)), min(span, float(ci_high))),
+        t_ci=Interval(STUDENT_T, level, float(t_low), float(t_high)),
         p_less=p_less,
         p_greater=p_greater,
         p=min(1.0, 2.0 * min(p_less, p_greater)),
@@ -985,32 +971,6 @@ def score_icc(groups: Sequence[Sequence[float]], clip: bool = True) -> float | N
     return min(1.0, max(0.0, rho)) if clip else rho
 
 
-class ScoreInputsEstimate(NamedTuple):
-    """A benchmark's (or the session's) mean score over its inputs: :class:`inputs.InputEstimate` for scores.
-
-    ``estimate`` is the mean of the per-input mean scores; ``ci`` (by ``method``,
-    of :data:`inputs.INTERVALS`) and ``t_ci`` are ``None`` when ``suppressed``
-    says why (``"fewer than 10 inputs"``, ``"3 cases stopped early"``). ``icc``,
-    ``width_factor`` and the projected changes are ``None`` when ρ is not defined.
-    """
-
-    inputs: int
-    runs_min: int
-    runs_mean: float
-    runs_max: int
-    runs_harmonic: float
-    estimate: float
-    ci: ScoreInterval | None
-    t_ci: ScoreInterval | None
-    icc: float | None
-    width_factor: float | None
-    runs_change: float | None
-    inputs_change: float | None
-    suppressed: str | None
-    stopped: int
-    method: str
-
-
 def input_estimate(
     groups: Sequence[Sequence[float]],
     level: float = 0.95,
@@ -1021,7 +981,7 @@ def input_estimate(
     min_inputs: int = inputs.MIN_INPUTS,
     stopped: Iterable[bool] | None = None,
     interval: str = inputs.PERCENTILE,
-) -> ScoreInputsEstimate:
+) -> inputs.InputEstimate:
     """The mean score over inputs (``groups``: each input's scores, in case-id order, at least one input).
 
     The per-input mean scores, rescaled to [0, 1], go through
@@ -1054,42 +1014,9 @@ def input_estimate(
         raise ValueError(f"stopped must have one boolean per input ({len(unit)})")
     halted = sum(flags)
     totals = [len(group) for group in unit]
-    k = statistics.harmonic_mean(totals)
     values = [statistics.fmean(group) for group in unit]
-    rho = score_icc(unit)
-    factor = runs_change = inputs_change = None
-    if rho is not None:
-        factor = inputs.width_factor(k, rho)
-        runs_change = inputs.width_change(k, rho, runs=2.0)
-        inputs_change = inputs.width_change(k, rho, inputs=2.0)
-    span = hi - lo
-    ci = t_ci = None
-    suppressed = None
-    if len(values) < least:
-        suppressed = inputs.fewer_inputs(least)
-    elif halted:
-        suppressed = inputs.stopped_early(halted)
-    else:
-        ci_low, ci_high = inputs.interval_of(values, level, method, count, seed, float(sum(totals)))
-        ci = ScoreInterval(max(lo, lo + span * float(ci_low)), min(hi, lo + span * float(ci_high)), method, level)
-        t_low, t_high = inputs.t_interval(values, level)
-        t_ci = ScoreInterval(lo + span * float(t_low), lo + span * float(t_high), STUDENT_T, level)
-    return ScoreInputsEstimate(
-        inputs=len(values),
-        runs_min=min(totals),
-        runs_mean=statistics.fmean(totals),
-        runs_max=max(totals),
-        runs_harmonic=float(k),
-        estimate=lo + span * statistics.fmean(values),
-        ci=ci,
-        t_ci=t_ci,
-        icc=rho,
-        width_factor=factor,
-        runs_change=runs_change,
-        inputs_change=inputs_change,
-        suppressed=suppressed,
-        stopped=halted,
-        method=method,
+    return inputs.over_inputs(
+        values, totals, score_icc(unit), level, count, seed, least, halted, method, (lo, hi), inputs.t_interval
     )
 
 

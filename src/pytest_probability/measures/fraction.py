@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..maths import stats, twostats
-from ..model.outputs import Interval
+from ..maths.interval import Interval
 from .measure import FRACTION, PASS, BaselineSide, PairTest, Pooled
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from ..model.outputs import Interval
+    from ..maths.interval import Interval
     from ..model.rows import Row
 
 #: The pass fraction's key; a score's is ``score:<name>`` (:func:`score_key`).

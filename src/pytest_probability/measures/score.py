@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..maths import scores
-from ..model.outputs import Interval
+from ..maths.interval import Interval
 from ..model.run import scores_named
 from .measure import SCORE, BaselineSide, PairTest, Pooled, score_key
 
@@ -62,8 +62,7 @@ class MeanScore:
     def interval(self, sample: Scores, level: float, planned: int | None = None) -> Interval | None:
         if not sample:
             return None
-        found = scores.score_interval(sample, level, self.low, self.high, horizon=planned)
-        return Interval(found.method, found.level, found.low, found.high)
+        return scores.score_interval(sample, level, self.low, self.high, horizon=planned)
 
     def out_of_range(self, sample: Scores) -> str | None:
         if all(self.low <= value <= self.high for value in sample):
@@ -103,7 +102,7 @@ class MeanScore:
             p_greater=found.p_greater,
             p=found.p,
             p_method=scores.PAIRED_BOOTSTRAP if found.p is not None else None,
-            ci=Interval(found.ci.method, found.ci.level, found.ci.low, found.ci.high),
+            ci=found.ci,
             suppressed=found.suppressed,
             resamples=found.resamples,
             seed=found.seed,

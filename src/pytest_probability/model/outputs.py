@@ -1,4 +1,4 @@
-"""What decisions hand to the outputs: an interval, a verdict item's verdict, a metric series.
+"""What decisions hand to the outputs: a verdict item's verdict, a metric series, a line of text.
 
 Pure and pytest-free: plain data that the terminal, the JSON and HTML reports
 and the OpenTelemetry exporter all read (only ``otel/`` turns a
@@ -15,19 +15,6 @@ from .run import RunRecord
 
 #: One line of terminal output and the markup it is written with (``{"bold": True}``).
 Line = tuple[str, dict[str, bool]]
-
-
-@dataclass(frozen=True, slots=True)
-class Interval:
-    """An interval of a fraction or a difference, with its method and level."""
-
-    method: str
-    level: float
-    low: float
-    high: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"method": self.method, "level": self.level, "low": self.low, "high": self.high}
 
 
 class Verdict(NamedTuple):

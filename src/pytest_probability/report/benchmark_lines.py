@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..aggregate.benchmarks import OVERALL, InputsAggregate
-from ..maths.clusters import format_change
+from ..maths.inputs import format_change
 from ..model.outputs import Line
 from ..text import label_text
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config.spec import ScoreRules
 from ..maths import scores as maths
+from ..maths.inputs import InputEstimate
 from ..model.outputs import EXEMPLARS, Line, Series, case_attributes
 from ..model.run import scores_named
 from ..text import label_text
@@ -129,17 +130,18 @@ class Scored:
                         "scope": "overall" if scope == OVERALL else "function",
                         "name": scope,
                         "score": name,
-                        **_estimate_dict(estimate),
+                        **_estimate_dict(estimate, config.confidence),
                     }
                 )
         return out
 
 
-def _estimate_dict(estimate: maths.ScoreInputsEstimate) -> dict[str, Any]:
+def _estimate_dict(estimate: InputEstimate, level: float) -> dict[str, Any]:
+    ci = estimate.ci
     return {
         "inputs": estimate.inputs,
         "mean": estimate.estimate,
-        "ci": estimate.ci.to_dict() if estimate.ci else None,
+        "ci": None if ci is None else {"low": ci[0], "high": ci[1], "method": estimate.method, "level": level},
         "icc": estimate.icc,
         "runs_change": estimate.runs_change,
         "inputs_change": estimate.inputs_change,

@@ -19,7 +19,8 @@ from ..config.spec import ScoreRules
 from ..decide.analysis import Analysis, RowAnalysis
 from ..decide.gates import cut_short_text
 from ..maths import stats
-from ..model.outputs import Interval, Line, Series, case_attributes
+from ..maths.interval import Interval
+from ..model.outputs import Line, Series, case_attributes
 from ..model.rows import Row
 from ..protocols import Facet
 from ..text import label_text

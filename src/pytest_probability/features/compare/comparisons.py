@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ...maths.interval import Interval
 from ...measures.measure import FRACTION, PASS, SCORE, Measure
-from ...model.outputs import Interval
 from ...vocabulary import BASELINE_KIND, FAILED, PASSED, UNDECIDED, verdict_key
 
 if TYPE_CHECKING:

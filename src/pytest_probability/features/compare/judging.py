@@ -37,8 +37,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ...maths import twostats
+from ...maths.interval import Interval
 from ...measures.measure import FRACTION, PairTest
-from ...model.outputs import Interval
 from ...vocabulary import BASELINE_KIND, UNDECIDED
 from .comparisons import MIN_INPUTS, Comparison, Pair
 from .verdicts import case_verdict, margin_verdict

@@ -92,7 +92,10 @@ class RunProperties(RecordSink):
             if gate.total:
                 props.append(("probability_rate", _text(gate.passes / gate.total)))
             if gate.interval is not None:
-                props += [("probability_low", _text(gate.interval.low)), ("probability_high", _text(gate.interval.high))]
+                props += [
+                    ("probability_low", _text(gate.interval.low)),
+                    ("probability_high", _text(gate.interval.high)),
+                ]
             bar = f"{gate.spec.min_passes} passes" if gate.spec.rule == "count" else _text(gate.spec.bar)
             props.append(("probability_bar", bar))
         for score in result.scores:

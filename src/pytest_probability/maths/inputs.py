@@ -1,4 +1,4 @@
-"""Averages over inputs: a bench function's mean pass rate over its cases, its interval, ρ and the projection.
+"""Averages over inputs: a bench function's mean (pass rate, or score) over its cases, its interval, ρ and the projection.
 
 Pure, standard-library-only, like :mod:`stats` (whose type-7 quantile, normal
 quantile, beta quantiles and pass^k / pass@k it builds on). Every input is a
@@ -75,6 +75,10 @@ The methods (docs/statistics.md, "Averages over inputs"; docs/reference.md,
   above for one function (or the session), with no interval under
   ``min_inputs`` inputs or over a case stopped early (:func:`_intervals`);
   the report code builds its JSON and lines from the returned tuples.
+  :func:`over_inputs` is the one estimate over inputs of any measure: each
+  input's value (a pass fraction here, a mean score in ``scores``), their
+  mean, its interval and cross-check, ρ and the projection, in one
+  :class:`InputEstimate`.
 """
 
 from __future__ import annotations
@@ -82,7 +86,7 @@ from __future__ import annotations
 import math
 import random
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 from . import stats
@@ -115,6 +119,7 @@ __all__ = [
     "metric_value",
     "no_input_with_runs",
     "normal_interval",
+    "over_inputs",
     "parse_interval",
     "percentile_interval",
     "standard_error",
@@ -558,14 +563,14 @@ def stopped_early(count: int) -> str:
 
 
 class InputEstimate(NamedTuple):
-    """A function's (or the session's) mean pass rate over its inputs.
+    """A function's (or the session's) mean over its inputs, of any measure: the pass rate (each input's pass
+    fraction counts once) or a mean score (each input's mean score counts once, ``scores.input_estimate``).
 
-    ``ci`` (by ``method``) and ``normal_ci`` are ``None`` when ``suppressed``
-    says why there is no interval: ``"fewer than 10 inputs"`` (the
-    ``min_inputs`` given), else ``"3 cases stopped early"`` when any case
-    stopped early. ``icc``, ``width_factor`` (at ``runs_harmonic``) and the two
-    projected changes are ``None`` when ρ is not defined, and kept, as data,
-    when the interval is suppressed.
+    ``ci`` (by ``method``) and ``check_ci`` (the cross-check: the normal interval for pass fractions, Student's
+    t for scores) are ``None`` when ``suppressed`` says why there is no interval: ``"fewer than 10 inputs"``
+    (the ``min_inputs`` given), else ``"3 cases stopped early"`` when any case stopped early. ``icc``,
+    ``width_factor`` (at ``runs_harmonic``) and the two projected changes are ``None`` when ρ is not defined,
+    and kept, as data, when the interval is suppressed.
     """
 
     inputs: int
@@ -576,7 +581,7 @@ class InputEstimate(NamedTuple):
     runs_harmonic: float
     estimate: float
     ci: tuple[float, float] | None
-    normal_ci: tuple[float, float] | None
+    check_ci: tuple[float, float] | None
     icc: float | None
     width_factor: float | None
     #: Relative width change with twice the runs per input, and with twice the inputs.
@@ -620,16 +625,17 @@ def _intervals(
     min_inputs: int,
     method: str,
     trials: float,
+    check: Callable[[Sequence[float], float], tuple[float, float]] = normal_interval,
 ) -> tuple[tuple[float, float] | None, tuple[float, float] | None, str | None]:
-    """``(ci, normal_ci, suppressed)`` for the mean of ``values``: none with fewer than ``min_inputs`` values
-    or with a case stopped early (``suppressed`` says which)."""
+    """``(ci, check_ci, suppressed)`` for the mean of ``values``: none with fewer than ``min_inputs`` values
+    or with a case stopped early (``suppressed`` says which); ``check`` the cross-check's interval."""
     if len(values) < min_inputs:
         # Too few inputs: the bootstrap's spread underestimates the uncertainty.
         return None, None, fewer_inputs(min_inputs)
     if stopped:
         # A stopped case's fraction leans toward its verdict: no interval over it.
         return None, None, stopped_early(stopped)
-    return interval_of(values, level, method, resamples, seed, trials), normal_interval(values, level), None
+    return interval_of(values, level, method, resamples, seed, trials), check(values, level), None
 
 
 def input_estimate(
@@ -660,23 +666,54 @@ def input_estimate(
     halted = sum(_flags(stopped, len(pairs)))
     values = [passes / total for passes, total in pairs]
     totals = [total for _, total in pairs]
+    return over_inputs(values, totals, icc(pairs), level, resamples, seed, min_inputs, halted, method)
+
+
+def over_inputs(
+    values: list[float],
+    totals: list[int],
+    rho: float | None,
+    level: float,
+    resamples: int,
+    seed: int,
+    min_inputs: int,
+    halted: int,
+    method: str,
+    scale: tuple[float, float] | None = None,
+    check: Callable[[Sequence[float], float], tuple[float, float]] = normal_interval,
+) -> InputEstimate:
+    """The estimate over inputs of any measure, from each input's value on [0, 1] (``values``, in case-id
+    order), its runs (``totals``) and ρ (computed from the runs by the measure's own ICC(1)): their mean, its
+    interval by ``method`` (the Wilson interval capped at the total runs) and the cross-check ``check``, under
+    0.3.0's suppression rules (``min_inputs`` inputs, none of the ``halted`` stopped early); arguments already
+    validated. ``scale``: ``(low, high)`` when the values were rescaled from that range (scores): the mean and
+    the intervals are mapped back, and the interval clipped to it."""
     k = statistics.harmonic_mean(totals)
-    rho = icc(pairs)
     factor = runs_change = inputs_change = None
     if rho is not None:
         factor = width_factor(k, rho)
         runs_change = width_change(k, rho, runs=2.0)
         inputs_change = width_change(k, rho, inputs=2.0)
-    ci, normal_ci, suppressed = _intervals(values, halted, level, resamples, seed, min_inputs, method, sum(totals))
+    ci, check_ci, suppressed = _intervals(
+        values, halted, level, resamples, seed, min_inputs, method, sum(totals), check
+    )
+    estimate = statistics.fmean(values)
+    if scale is not None:
+        low, high = scale
+        span = high - low
+        estimate = low + span * estimate
+        if ci is not None and check_ci is not None:
+            ci = (max(low, low + span * float(ci[0])), min(high, low + span * float(ci[1])))
+            check_ci = (low + span * float(check_ci[0]), low + span * float(check_ci[1]))
     return InputEstimate(
-        inputs=len(pairs),
+        inputs=len(values),
         runs_min=min(totals),
         runs_mean=statistics.fmean(totals),
         runs_max=max(totals),
         runs_harmonic=k,
-        estimate=statistics.fmean(values),
+        estimate=estimate,
         ci=ci,
-        normal_ci=normal_ci,
+        check_ci=check_ci,
         icc=rho,
         width_factor=factor,
         runs_change=runs_change,
