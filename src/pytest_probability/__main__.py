@@ -93,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     diff.add_argument(
         "--fail-on-drop",
         action="store_true",
-        help="exit 1 when a case or benchmark dropped (its verdict against the base is FAIL)",
+        help="exit 1 when a case or a benchmark dropped, of any measure: its pass fraction or a score (its verdict "
+        "against the base is FAIL)",
     )
     diff.add_argument("--prob-margin", default=None, metavar="M", help="the drop tolerated (as --prob-margin)")
     diff.add_argument("--prob-adjust", default="holm", choices=("holm", "bonferroni", "bh", "none"))
@@ -239,7 +240,7 @@ def _diff(args: argparse.Namespace) -> int:
             return 2
     else:
         sys.stdout.write(text)
-    return 1 if args.fail_on_drop and (found["dropped"] or found["benchmarks_failed"]) else 0
+    return 1 if args.fail_on_drop and diff.dropped(found) else 0
 
 
 #: The merge's outputs: option, what it writes.

@@ -107,6 +107,8 @@ class Benchmark:
     #: case id -> per night, oldest first, the mean of the "judge" score its runs record (record_score():
     #: each run that mean -0.1, -0.05, 0, +0.05 or +0.1 in turn); no score for a case not listed.
     scores: dict[str, list[float]] = field(default_factory=dict)
+    #: The bar of its "judge" score (a score gate, min_score); none when None.
+    min_score: float | None = None
 
 
 @dataclass(frozen=True)
@@ -143,11 +145,14 @@ SCENARIO = [
             ),
             Benchmark("extract", {"": [20, 20, 19, 20, 20, 20]}),
             Benchmark("gated", {"": [20, 19, 20, 20, 19, 20]}, min_rate=0.5),
-            # Graded: every run passes; the judge's mean score of answer/slips falls from 0.85 to 0.5 tonight.
+            # Graded: every run passes; the judge's mean score of answer/slips falls from 0.85 to 0.5 tonight,
+            # which its score gate at 0.3 still passes (the score gate's recording rules have series, and no
+            # gate alert fires: the drop is the score drop alert's).
             Benchmark(
                 "answer",
                 {"steady": [20] * 6, "slips": [20] * 6},
                 scores={"steady": [0.85, 0.84, 0.85, 0.86, 0.85, 0.84], "slips": [0.85] * 5 + [0.5]},
+                min_score=0.3,
             ),
         ],
         spend=[("m-small", 0.002)] * 6,
@@ -215,7 +220,9 @@ def bench_source(suite: Suite) -> str:
     """The suite's benchmark file: one ``bench_<name>`` per Benchmark, reading tonight's plan."""
     parts = [_BENCH_HEADER]
     for b in suite.benchmarks:
-        marks = f"@pytest.mark.probability(min_rate={b.min_rate!r})\n" if b.min_rate is not None else ""
+        given = {"min_rate": b.min_rate, "min_score": {"judge": b.min_score} if b.min_score is not None else None}
+        keywords = ", ".join(f"{k}={v!r}" for k, v in given.items() if v is not None)
+        marks = f"@pytest.mark.probability({keywords})\n" if keywords else ""
         if list(b.cases) == [""]:
             parts.append(f"\n\n{marks}def bench_{b.name}():\n    _run({b.name!r}, '')\n")
         else:

@@ -91,9 +91,15 @@ def bench_setup_error(broken):
 # Graded: a judge's score per run (0.6, 0.7, 0.8, 0.9), compared with the baseline's (0.95 each run).
 def bench_graded():
     record_score(0.6 + nth("graded") / 10, "judge")
+
+
+# A score gate fails: every score 0.1, its betting 95% interval [0, 0.70] below the bar 0.9.
+@pytest.mark.probability(min_score={"judge": 0.9})
+def bench_graded_gate():
+    record_score(0.1, "judge")
 """
 #: Cases of BENCH; with RUNS runs each, all of them count in probability.session.runs.
-BENCH_CASES = 11
+BENCH_CASES = 12
 
 #: A baseline for three cases of BENCH, in 0.3.0's row shape (label, passes,
 #: total), so the session exports the baseline gauges: "unsure" 4/4 against

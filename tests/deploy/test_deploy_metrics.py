@@ -109,10 +109,11 @@ def test_every_recording_rule_returns_series(one_session):
 
 
 #: The alerts this one session must raise (real_export.BENCH: cases below the bar,
-#: a failed gate, a drop against its baseline, errored runs).
+#: a failed gate, a failed score gate, a drop against its baseline, errored runs).
 ONE_SESSION_ALERTS = {
     "ProbabilityCaseBelowBar",
     "ProbabilityCaseBelowGate",
+    "ProbabilityCaseScoreBelowGate",
     "ProbabilityCaseFractionDropped",
     "ProbabilityErroredRunsHigh",
 }

@@ -107,6 +107,7 @@ REQUIRED_ALERTS = {
     "ProbabilityCaseBelowGate",
     "ProbabilityCaseFractionDropped",
     "ProbabilityCaseScoreDropped",
+    "ProbabilityCaseScoreBelowGate",
     "ProbabilityCaseNewlyFlaky",
     "ProbabilityErroredRunsHigh",
     "ProbabilitySpendHigh",

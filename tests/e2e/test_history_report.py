@@ -218,13 +218,18 @@ def test_a_folder_without_a_report_is_an_error(mixed: pytest.Pytester) -> None:
     assert len(done.stderr.splitlines()) == len(NOT_REPORTS) + 1
 
 
-#: A report holding every field the history page reads, its newest session's sections included
-#: (html_report.sections), each of the type the JSON report writes it with.
+#: A report holding every field the history page reads (every field the one reader of reports reads), its
+#: newest session's sections included (html_report.sections), each of the type the JSON report writes it with.
 FULL = {
     "created": "2026-12-01T09:00:00",
     "created_utc": "2026-12-01T09:00:00+00:00",
     "exit_status": 1,
     "versions": {"pytest_probability": "0.4.0"},
+    "settings": {"shard": None},
+    "merged": {"shards": 2},
+    "cases": [{"key": "b.py::bench_t[ok]", "benchmark": "t", "case": "ok"}],
+    "stats_config": {"level": 0.95},
+    "quarantine": {"cases": 1, "failing": 0, "expired": []},
     "totals": {
         "passes": 13,
         "count": 20,
@@ -232,6 +237,7 @@ FULL = {
         "rows": 3,
         "cost": 2.5,
         "statuses": {"pass": 1, "flaky": 1, "errored": 1},
+        "usage": {"m-small": {"input_tokens": 100, "output_tokens": 20}},
     },
     "rows": [
         {
@@ -246,8 +252,18 @@ FULL = {
             "status": "pass",
             "cost": 0.5,
             "gate": {"rule": "count", "min_passes": 8, "verdict": "pass"},
+            "verdict": "pass",
             "stopped": None,
             "history": {"state": "fixed", "since": "2026-11-30", "first_flaky": "2026-11-20"},
+            "benchmark": "t",
+            "case_id": "ok",
+            "params": {"p": "ok"},
+            "fails": 0,
+            "errors": 0,
+            "skipped": 0,
+            "runs": 10,
+            "source": {"path": "b.py", "line": 3},
+            "quarantine": {"owner": "@me", "until": "2027-01-01", "failing": False},
         },
         {
             "label": "t::b",
@@ -257,18 +273,39 @@ FULL = {
             "total": 10,
             "pass_fraction": 0.3,
             "pass_rate": 30.0,
-            "ci": {"low": 0.07, "high": 0.65},
+            "ci": {"low": 0.07, "high": 0.65, "method": "exact", "level": 0.95},
             "status": "flaky",
             "cost": 2.0,
-            "gate": {"rule": "rate", "min_rate": 0.9, "verdict": "fail"},
+            "gate": {
+                "rule": "rate",
+                "min_rate": 0.9,
+                "confidence": 0.95,
+                "passes": 3,
+                "total": 10,
+                "low": 0.07,
+                "high": 0.65,
+                "verdict": "fail",
+            },
             "stopped": {"reason": "FAIL decided after 10 of 20 runs (curtail)"},
+            "history": {"changed": True, "nights": 4, "flake_rate": {"low": 0.1, "high": 0.5}},
             "scores": {
                 "judge": {
                     "n": 2,
                     "mean": 0.4,
                     "sd": 0.1,
-                    "ci": {"low": 0.1, "high": 0.8, "method": "betting"},
+                    "ci": {"low": 0.1, "high": 0.8, "method": "betting", "level": 0.95},
+                    "threshold": 0.5,
+                    "below": 1,
                     "min_score": 0.5,
+                    "gate": {
+                        "min_score": 0.5,
+                        "confidence": 0.95,
+                        "n": 2,
+                        "mean": 0.4,
+                        "low": 0.1,
+                        "high": 0.8,
+                        "verdict": "undecided",
+                    },
                 }
             },
         },
@@ -276,6 +313,8 @@ FULL = {
     "records": [
         {
             "case": "t::b",
+            "case_key": "b.py::bench_t[b]",
+            "nodeid": "b.py::bench_t[b][run1]",
             "run": 1,
             "outcome": "fail",
             "phase": "call",
@@ -293,6 +332,9 @@ FULL = {
     "budget": {"reason": "cost budget $5 reached", "runs_not_executed": 4},
     "gates": {"passed": 1, "failed": 1, "undecided": 0, "skipped": 0},
     "states": {
+        "changes": {"flaky": ["t::b"]},
+        "counts": {"flaky": 1},
+        "nights_read": 3,
         "rule": {
             "window": 14,
             "flaky_bar": 0.95,
@@ -301,37 +343,124 @@ FULL = {
             "fixed_nights": 3,
             "method": "exact",
             "confidence": 0.95,
-        }
+        },
     },
     "baseline": {
+        "paired": 2,
+        "adjustment": "holm",
+        "verdicts": {"pass": 1, "fail": 1, "undecided": 0},
+        "score_verdicts": {"pass": 0, "fail": 1, "undecided": 0},
         "comparisons": [
             {
+                "kind": "baseline",
                 "function": "t",
                 "arm": "current",
                 "baseline": "baseline",
+                "axis": None,
                 "pairs": 2,
                 "difference": -0.2,
-                "ci": {"low": -0.5, "high": 0.1},
+                "ci": {"low": -0.5, "high": 0.1, "method": "sign-flip", "level": 0.95},
                 "p_adjusted": 0.25,
                 "verdict": "fail",
+                "suppressed": None,
                 "margin": 0.05,
                 "cost_ratio": 1.1,
-                "inputs": [{"nodeid": "b.py::bench_t[b]", "input": "t::b", "verdict": "fail"}],
+                "inputs": [
+                    {
+                        "nodeid": "b.py::bench_t[b]",
+                        "input": "t::b",
+                        "baseline": {"passes": 9, "total": 10},
+                        "arm": {"passes": 3, "total": 10},
+                        "difference": -0.6,
+                        "ci": {"low": -0.9, "high": -0.2, "method": "newcombe", "level": 0.99},
+                        "p_adjusted": 0.01,
+                        "verdict": "fail",
+                        "note": "",
+                    }
+                ],
+                "scores": [
+                    {
+                        "name": "judge",
+                        "range": [0.0, 1.0],
+                        "pairs": 1,
+                        "difference": -0.3,
+                        "ci": {"low": -0.5, "high": -0.1, "method": "paired-bootstrap", "level": 0.95},
+                        "p_adjusted": 0.02,
+                        "margin": 0.05,
+                        "verdict": "fail",
+                        "suppressed": None,
+                        "inputs": [
+                            {
+                                "nodeid": "b.py::bench_t[b]",
+                                "input": "t::b",
+                                "baseline": {"n": 10, "mean": 0.7},
+                                "arm": {"n": 10, "mean": 0.4},
+                                "difference": -0.3,
+                                "ci": {"low": -0.6, "high": -0.05, "method": "mover-betting", "level": 0.99},
+                                "p_adjusted": 0.01,
+                                "verdict": "fail",
+                                "note": "",
+                            }
+                        ],
+                    }
+                ],
             }
-        ]
+        ],
     },
     "comparisons": [
         {
+            "kind": "compare",
             "function": "t",
             "arm": "cot",
             "baseline": "terse",
+            "axis": "style",
             "pairs": 3,
             "difference": -0.2,
-            "ci": {"low": -0.5, "high": 0.1},
+            "ci": {"low": -0.5, "high": 0.1, "method": "sign-flip", "level": 0.95},
             "p_adjusted": 0.25,
             "verdict": "undecided",
+            "suppressed": "fewer than 10 paired inputs",
             "margin": 0.05,
             "cost_ratio": 1.8,
+            "inputs": [
+                {
+                    "input": "q1",
+                    "nodeid": None,
+                    "baseline": {"passes": 4, "total": 5},
+                    "arm": {"passes": 3, "total": 5},
+                    "difference": -0.2,
+                    "ci": {"low": -0.6, "high": 0.3, "method": "newcombe", "level": 0.98},
+                    "p_adjusted": 1.0,
+                    "verdict": "undecided",
+                    "note": "",
+                }
+            ],
+            "scores": [
+                {
+                    "name": "judge",
+                    "range": [0.0, 10.0],
+                    "pairs": 3,
+                    "difference": -1.5,
+                    "ci": {"low": -3.0, "high": 0.5, "method": "paired-bootstrap", "level": 0.95},
+                    "p_adjusted": 0.3,
+                    "margin": 0.05,
+                    "verdict": "undecided",
+                    "suppressed": None,
+                    "inputs": [
+                        {
+                            "input": "q1",
+                            "nodeid": None,
+                            "baseline": {"n": 4, "mean": 7.5},
+                            "arm": {"n": 4, "mean": 6.0},
+                            "difference": -1.5,
+                            "ci": {"low": -4.0, "high": 1.0, "method": "mover-betting", "level": 0.99},
+                            "p_adjusted": 0.5,
+                            "verdict": "undecided",
+                            "note": "",
+                        }
+                    ],
+                }
+            ],
         }
     ],
 }

@@ -2,7 +2,7 @@
 
 Every output reads the same rows (:mod:`pytest_probability.aggregate`) and
 the same facets (:class:`~pytest_probability.protocols.Facet`: the
-statistics' (:mod:`.intervals`), the readings' (:mod:`.explain`), and each
+statistics' (:mod:`.statistics`), the readings' (:mod:`.explain`), and each
 feature's), so they agree: :mod:`.terminal` draws the table,
 :mod:`.json_report` and :mod:`.html_report` build the report and its page,
 :mod:`.writers` writes them at the session's end, :mod:`.history` draws

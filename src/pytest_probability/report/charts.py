@@ -4,10 +4,13 @@ inline SVG drawn here (no charting library: rectangles and lines are enough, and
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..text import clip
+
+if TYPE_CHECKING:
+    from .report_rows import ReportRow
+    from .report_types import ReportRecord
 
 
 def escape(value: Any) -> str:
@@ -43,7 +46,7 @@ def _svg(kind: str, height: int, body: str, title: str) -> str:
 CHART_LABEL = 42
 
 
-def fraction_chart(rows: list[Mapping[str, Any]]) -> str:
+def fraction_chart(rows: list[ReportRow]) -> str:
     """Pass fraction per case: a bar, and the interval as a line with end ticks."""
     colours = {"pass": "#2e7d32", "flaky": "#ef6c00", "fail": "#c62828"}
     height = 22 + _ROW_H * len(rows)
@@ -54,27 +57,27 @@ def fraction_chart(rows: list[Mapping[str, Any]]) -> str:
         parts.append(f'<text x="{x:.1f}" y="10" text-anchor="middle">{tick:.0%}</text>')
     for i, row in enumerate(rows):
         y = 16 + i * _ROW_H
-        fraction = row.get("pass_fraction")
-        label = clip(str(row.get("label", "")), CHART_LABEL)
+        fraction = row.pass_fraction
+        label = clip(row.label, CHART_LABEL)
         parts.append(
-            f'<g data-case="{escape(row.get("label"))}"><text x="{_LABEL_W - 6}" y="{y + 12}" text-anchor="end">{escape(label)}</text>'
+            f'<g data-case="{escape(row.label)}"><text x="{_LABEL_W - 6}" y="{y + 12}" text-anchor="end">{escape(label)}</text>'
         )
         if fraction is not None:
-            colour = colours.get(str(row.get("status")), "#6a1b9a")
+            colour = colours.get(str(row.status), "#6a1b9a")
             parts.append(
                 f'<rect class="bar" x="{_LABEL_W}" y="{y + 3}" width="{fraction * _BAR_W:.1f}" height="{_ROW_H - 6}" '
-                f'fill="{colour}" fill-opacity="0.55"><title>{escape(row.get("label"))}: {escape(row.get("passes"))}/{escape(row.get("total"))}</title></rect>'
+                f'fill="{colour}" fill-opacity="0.55"><title>{escape(row.label)}: {escape(row.passes)}/{escape(row.total)}</title></rect>'
             )
-            ci = row.get("ci") or {}
-            if ci.get("low") is not None and ci.get("high") is not None:
-                x1, x2, mid = _LABEL_W + ci["low"] * _BAR_W, _LABEL_W + ci["high"] * _BAR_W, y + _ROW_H / 2
+            bounds = row.ci.bounds if row.ci is not None else None
+            if bounds is not None:
+                x1, x2, mid = _LABEL_W + bounds[0] * _BAR_W, _LABEL_W + bounds[1] * _BAR_W, y + _ROW_H / 2
                 parts.append(
                     f'<g class="interval" stroke="#222"><line x1="{x1:.1f}" y1="{mid:.1f}" x2="{x2:.1f}" y2="{mid:.1f}"/>'
                     f'<line x1="{x1:.1f}" y1="{mid - 4:.1f}" x2="{x1:.1f}" y2="{mid + 4:.1f}"/>'
                     f'<line x1="{x2:.1f}" y1="{mid - 4:.1f}" x2="{x2:.1f}" y2="{mid + 4:.1f}"/></g>'
                 )
             parts.append(
-                f'<text x="{_LABEL_W + _BAR_W + 6}" y="{y + 12}">{escape(row.get("passes"))}/{escape(row.get("total"))}</text>'
+                f'<text x="{_LABEL_W + _BAR_W + 6}" y="{y + 12}">{escape(row.passes)}/{escape(row.total)}</text>'
             )
         else:
             parts.append(f'<text x="{_LABEL_W + 4}" y="{y + 12}" class="muted">no counted run</text>')
@@ -82,19 +85,18 @@ def fraction_chart(rows: list[Mapping[str, Any]]) -> str:
     return _svg("pass-fraction", height + 4, "".join(parts), "Pass fraction per case with its interval")
 
 
-def score_chart(rows: list[Mapping[str, Any]], records: list[Mapping[str, Any]]) -> str:
+def score_chart(rows: list[ReportRow], records: list[ReportRecord]) -> str:
     """Each case's scores of each name: every run's score as a dot on the score's range, the mean with its
     interval, and the bar (when gated)."""
     values: dict[tuple[str, str], list[float]] = {}
     for record in records:
-        for score in record.get("scores") or ():
-            if isinstance(score, Mapping) and isinstance(score.get("value"), (int, float)):
-                values.setdefault((str(record.get("case")), str(score.get("name"))), []).append(float(score["value"]))
+        for score in record.scores:
+            if score.value is not None:
+                values.setdefault((record.case, score.name), []).append(float(score.value))
     lines = []
     for row in rows:
-        for name, summary in (row.get("scores") or {}).items() if isinstance(row.get("scores"), Mapping) else ():
-            if isinstance(summary, Mapping):
-                lines.append((row, str(name), summary, values.get((str(row.get("label")), str(name)), [])))
+        for name, summary in row.scores.items():
+            lines.append((row, name, summary, values.get((row.label, name), [])))
     if not lines:
         return ""
     everything = [v for *_, found in lines for v in found] + [0.0, 1.0]
@@ -109,9 +111,9 @@ def score_chart(rows: list[Mapping[str, Any]], records: list[Mapping[str, Any]])
     for i, (row, name, summary, found) in enumerate(lines):
         y = 16 + i * _ROW_H
         mid = y + _ROW_H / 2
-        label = clip(f"{row.get('label', '')} {name}", CHART_LABEL)
+        label = clip(f"{row.label} {name}", CHART_LABEL)
         parts.append(
-            f'<g data-case="{escape(row.get("label"))}" data-score="{escape(name)}">'
+            f'<g data-case="{escape(row.label)}" data-score="{escape(name)}">'
             f'<text x="{_LABEL_W - 6}" y="{y + 12}" text-anchor="end">{escape(label)}</text>'
         )
         parts.append(f'<line x1="{x(low):.1f}" y1="{mid:.1f}" x2="{x(high):.1f}" y2="{mid:.1f}" stroke="#eee"/>')
@@ -119,17 +121,17 @@ def score_chart(rows: list[Mapping[str, Any]], records: list[Mapping[str, Any]])
             f'<circle class="run-score" cx="{x(v):.1f}" cy="{mid:.1f}" r="2.5" fill="#1565c0" fill-opacity="0.35"/>'
             for v in found
         ]
-        ci = summary.get("ci") if isinstance(summary.get("ci"), Mapping) else {}
-        if isinstance(ci.get("low"), (int, float)) and isinstance(ci.get("high"), (int, float)):
+        bounds = summary.ci.bounds if summary.ci is not None else None
+        if bounds is not None:
             parts.append(
-                f'<line class="interval" x1="{x(ci["low"]):.1f}" y1="{mid:.1f}" x2="{x(ci["high"]):.1f}" '
+                f'<line class="interval" x1="{x(bounds[0]):.1f}" y1="{mid:.1f}" x2="{x(bounds[1]):.1f}" '
                 f'y2="{mid:.1f}" stroke="#222" stroke-width="2"/>'
             )
-        mean = summary.get("mean")
-        if isinstance(mean, (int, float)):
+        mean = summary.mean
+        if mean is not None:
             parts.append(f'<circle class="mean" cx="{x(mean):.1f}" cy="{mid:.1f}" r="4" fill="#222"/>')
-        bar = summary.get("min_score")
-        if isinstance(bar, (int, float)):
+        bar = summary.min_score
+        if bar is not None:
             parts.append(
                 f'<line class="bar" x1="{x(bar):.1f}" y1="{y + 2}" x2="{x(bar):.1f}" y2="{y + _ROW_H - 2}" '
                 'stroke="#c62828" stroke-dasharray="2,2"/>'
@@ -138,16 +140,16 @@ def score_chart(rows: list[Mapping[str, Any]], records: list[Mapping[str, Any]])
     return _svg("scores", height + 4, "".join(parts), "Scores per case: each run's, the mean and its interval, the bar")
 
 
-def cost_chart(rows: list[Mapping[str, Any]]) -> str:
+def cost_chart(rows: list[ReportRow]) -> str:
     """Spend per case, bars scaled to the dearest case."""
-    top = max((row.get("cost") or 0.0 for row in rows), default=0.0) or 1.0
+    top = max((row.cost or 0.0 for row in rows), default=0.0) or 1.0
     height = 8 + _ROW_H * len(rows)
     parts = []
     for i, row in enumerate(rows):
         y = 4 + i * _ROW_H
-        cost = row.get("cost") or 0.0
+        cost = row.cost or 0.0
         parts.append(
-            f'<g data-case="{escape(row.get("label"))}"><text x="{_LABEL_W - 6}" y="{y + 12}" text-anchor="end">{escape(clip(str(row.get("label", "")), CHART_LABEL))}</text>'
+            f'<g data-case="{escape(row.label)}"><text x="{_LABEL_W - 6}" y="{y + 12}" text-anchor="end">{escape(clip(row.label, CHART_LABEL))}</text>'
             f'<rect class="bar" x="{_LABEL_W}" y="{y + 3}" width="{cost / top * _BAR_W:.1f}" height="{_ROW_H - 6}" fill="#1565c0" fill-opacity="0.6"/>'
             f'<text x="{_LABEL_W + cost / top * _BAR_W + 6:.1f}" y="{y + 12}">{escape(money(cost))}</text></g>'
         )

@@ -8,16 +8,18 @@ marked, the spend per session, the cases that changed most, and the newest
 session in full (:func:`.html_report.render`'s sections). Pure apart from
 :func:`load`.
 
-A report is checked once, when it is read (:func:`problem`): every field the
-page reads, its newest session's sections included, must have the type the
-JSON report writes it with, so rendering never meets another. A file found in
+A report is read once, by the one reader of reports (:mod:`.reader`), and
+checked as it is read: every field the page reads, its newest session's
+sections included, must have the type the JSON report writes it with, so
+rendering never meets another. Every measure is drawn: the pass fraction per
+case, and each case's mean score of each name over the sessions, with its
+baseline verdicts. A file found in
 a folder that is not a report (another tool's JSON, a damaged report) is
 skipped with a note; a file named on the command line is refused.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,9 +28,11 @@ from typing import Any
 from ..maths.states import STATES, Night, Rule, stories
 from ..maths.stats import METHODS
 from ..text import printable
-from . import html_report
+from . import html_report, reader
 from .html_report import escape, money, percent
-from .report_shape import problem
+from .report_rows import ReportRow
+from .report_types import Report
+from .schema import Malformed
 
 #: Cases drawn as small charts (the ones that changed most first); all are in the table.
 CHARTS_SHOWN = 100
@@ -70,7 +74,7 @@ def report_paths(arguments: Iterable[str]) -> list[Source]:
 class Loaded:
     """The reports read, oldest first, and one note per file of a folder that was skipped."""
 
-    reports: list[dict[str, Any]] = field(default_factory=list)
+    reports: list[Report] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
 
 
@@ -79,32 +83,36 @@ def load(sources: Iterable[Source]) -> Loaded:
     not a report is a :class:`HistoryError` when it was named, a note in ``skipped`` when in a folder."""
     loaded, reports = Loaded(), []
     for index, source in enumerate(sources):
-        data, why = _read(source.path)
-        if why is not None:
+        report, why = _read(source.path)
+        if why is not None or report is None:
             if not source.in_folder:
-                raise HistoryError(why)
+                raise HistoryError(str(why))
             loaded.skipped.append(f"skipped {why}")
             continue
-        data.setdefault("_source", source.path.name)
         # created_utc sorts across time zones; a report without it has only created (local time)
-        reports.append((str(data.get("created_utc") or data.get("created") or ""), index, data))
-    loaded.reports = [data for _, _, data in sorted(reports, key=lambda item: (item[0], item[1]))]
+        reports.append((report.when, index, report))
+    loaded.reports = [report for _, _, report in sorted(reports, key=lambda item: (item[0], item[1]))]
     return loaded
 
 
-def _read(path: Path) -> tuple[dict[str, Any], None] | tuple[None, str]:
+def _read(path: Path) -> tuple[Report, None] | tuple[None, str]:
     """The report in ``path``, or why it is none (the path first)."""
     where = printable(str(path))
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:  # ValueError: bad JSON or UTF-8, an integer of 4,300+ digits
-        return None, f"{where}: not a readable JSON report ({printable(str(exc))})"
-    if not isinstance(data, dict) or data.get("rows") is None:
+        return reader.load(path), None
+    except reader.CannotRead as exc:
+        return None, f"{where}: not a readable JSON report ({exc})"
+    except reader.NotJson as exc:
+        return None, f"{where}: not a readable JSON report ({exc})"
+    except reader.Unreadable:
         return None, f"{where}: not a pytest-probability JSON report (no 'rows')"
-    why = problem(data)
-    if why is not None:
-        return None, f"{where}: not a pytest-probability JSON report ({why})"
-    return data, None
+    except Malformed as exc:
+        return None, f"{where}: not a pytest-probability JSON report ({printable(str(exc))})"
+
+
+def as_reports(reports: Sequence[Report | Mapping[str, Any]]) -> list[Report]:
+    """Reports read (a report dict, as the JSON report has it, is read first)."""
+    return [report if isinstance(report, Report) else reader.read_report(report) for report in reports]
 
 
 # -- each case's nights, for its state across them (maths.states) -------------------------------------
@@ -124,95 +132,106 @@ class Nights:
         return [*found, tonight]
 
 
-def day(report: Mapping[str, Any]) -> str:
+def day(report: Report) -> str:
     """The day (UTC, ``YYYY-MM-DD``) of a report's session; ``created`` (local time) for 0.3.0's."""
-    text = str(report.get("created_utc") or report.get("created") or "")
-    return text[:10]
+    return report.when[:10]
 
 
-def night_of(row: Mapping[str, Any], when: str) -> Night | None:
+def night_of(row: ReportRow, when: str) -> Night | None:
     """A report row's night: its passes of its counted runs, and its stored state; None without counts."""
-    passes, total = row.get("passes"), row.get("total", row.get("count"))
-    if (
-        not isinstance(passes, int)
-        or not isinstance(total, int)
-        or isinstance(passes, bool)
-        or isinstance(total, bool)
-        or total < 0
-        or passes < 0
-    ):
+    passes, total = row.passes, row.total
+    if passes is None or total is None or total < 0 or passes < 0:
         return None
-    stored = row.get("history") if isinstance(row.get("history"), Mapping) else {}
-    text = {k: stored.get(k) if isinstance(stored.get(k), str) else None for k in ("state", "since", "first_flaky")}
-    return Night(when, min(passes, total), total, text["state"], text["since"], text["first_flaky"])
+    stored = row.history
+    return Night(
+        when,
+        min(passes, total),
+        total,
+        stored.state if stored is not None else None,
+        stored.since if stored is not None else None,
+        stored.first_flaky if stored is not None else None,
+    )
 
 
-def from_reports(reports: Sequence[Mapping[str, Any]]) -> Nights:
+def from_reports(reports: Sequence[Report | Mapping[str, Any]]) -> Nights:
     """The nights of reports already read (oldest first)."""
     nights = Nights()
-    for report in reports:
+    for report in as_reports(reports):
         when = day(report)
         cases: dict[str, Night] = {}
-        for row in report.get("rows") or ():
-            if not isinstance(row, Mapping):
-                continue
+        for row in report.rows:
             night = night_of(row, when)
             if night is None:
                 continue
             # a 0.3.0 row has no node id: its label is its key
-            key = row.get("nodeid") if isinstance(row.get("nodeid"), str) else row.get("label") or row.get("case")
-            if isinstance(key, str) and key:
+            key = row.key
+            if key:
                 cases.setdefault(key, night)
         nights.days.append(when)
         nights.cases.append(cases)
     return nights
 
 
-def _key(row: Mapping[str, Any]) -> str:
-    return str(row.get("nodeid") or row.get("case") or row.get("label"))
-
-
-def _baseline_verdicts(report: Mapping[str, Any]) -> dict[str, str]:
-    """Case key -> its per-case baseline verdict. The baseline's comparisons are under ``baseline``; those in
-    the top-level ``comparisons`` with ``kind`` ``baseline`` are read too."""
+def _baseline_verdicts(report: Report) -> dict[tuple[str, str], str]:
+    """(case key, measure) -> its per-case baseline verdict, of every measure (the pass fraction's, each
+    score's)."""
     verdicts = {}
-    baseline = report.get("baseline")
-    listed = (baseline.get("comparisons") if isinstance(baseline, Mapping) else None) or [
-        c for c in report.get("comparisons") or () if isinstance(c, Mapping) and c.get("kind") == "baseline"
-    ]
-    for comparison in listed:
-        if not isinstance(comparison, Mapping):
-            continue
-        for entry in comparison.get("inputs") or ():
-            key = entry.get("nodeid") or entry.get("input")
-            if key and entry.get("verdict"):
-                verdicts[str(key)] = str(entry["verdict"])
+    for comparison in report.baseline_comparisons:
+        for measured in comparison.measures:
+            for entry in measured.inputs:
+                if entry.key and entry.verdict:
+                    verdicts[(entry.key, measured.measure)] = entry.verdict
     return verdicts
 
 
-def series(reports: list[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+def series(reports: Sequence[Report | Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per case key: its label and one point per session (None where the case was not run)."""
+    read = as_reports(reports)
     cases: dict[str, dict[str, Any]] = {}
-    for index, report in enumerate(reports):
+    for index, report in enumerate(read):
         verdicts = _baseline_verdicts(report)
-        for row in report.get("rows") or ():
-            key = _key(row)
-            entry = cases.setdefault(
-                key, {"label": row.get("label") or row.get("case") or key, "points": [None] * len(reports)}
-            )
-            fraction = row.get("pass_fraction")
-            if fraction is None and row.get("pass_rate") is not None:  # a report with pass_rate only: percent
-                fraction = row["pass_rate"] / 100.0
-            ci = row.get("ci") or {}
+        for row in report.rows:
+            key = row.key
+            entry = cases.setdefault(key, {"label": row.label or key, "points": [None] * len(read)})
+            ci = row.ci
             entry["points"][index] = {
-                "fraction": fraction,
-                "low": ci.get("low"),
-                "high": ci.get("high"),
-                "status": row.get("status"),
-                "verdict": verdicts.get(key) or verdicts.get(str(row.get("label"))),
-                "cost": row.get("cost"),
+                "fraction": row.pass_fraction,
+                "low": ci.low if ci is not None else None,
+                "high": ci.high if ci is not None else None,
+                "status": row.status,
+                "verdict": verdicts.get((key, "pass")) or verdicts.get((row.label, "pass")),
+                "cost": row.cost,
             }
     return cases
+
+
+def score_series(reports: Sequence[Report | Mapping[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    """Per (case key, score name): its label, the score's range and one point per session (its mean, the
+    interval and the baseline verdict of that score; None where the case did not record it)."""
+    read = as_reports(reports)
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for index, report in enumerate(read):
+        verdicts = _baseline_verdicts(report)
+        for row in report.rows:
+            for name, score in row.scores.items():
+                if score.mean is None:
+                    continue
+                entry = found.setdefault(
+                    (row.key, name), {"label": f"{row.label} {name}", "points": [None] * len(read), "range": [0.0, 1.0]}
+                )
+                ci = score.ci
+                low, high = (ci.low, ci.high) if ci is not None else (None, None)
+                entry["range"] = [
+                    min(entry["range"][0], score.mean, low if low is not None else score.mean),
+                    max(entry["range"][1], score.mean, high if high is not None else score.mean),
+                ]
+                entry["points"][index] = {
+                    "fraction": score.mean,
+                    "low": low,
+                    "high": high,
+                    "verdict": verdicts.get((row.key, f"score:{name}")),
+                }
+    return found
 
 
 def change(points: list[dict[str, Any] | None]) -> float | None:
@@ -221,12 +240,16 @@ def change(points: list[dict[str, Any] | None]) -> float | None:
     return values[-1] - values[0] if len(values) >= 2 else None
 
 
-def case_chart(label: str, points: list[dict[str, Any] | None]) -> str:
-    """Pass fraction over sessions: the interval as a band, the fraction as a line, baseline verdicts marked."""
+def case_chart(
+    label: str, points: list[dict[str, Any] | None], low: float = 0.0, high: float = 1.0, kind: str = "history"
+) -> str:
+    """A value over sessions (a pass fraction, or a mean score on ``[low, high]``): the interval as a band, the
+    value as a line, baseline verdicts marked."""
     width, height, pad = 320, 90, 8
     n = len(points)
+    span = (high - low) or 1.0
     x = lambda i: pad + (i * (width - 2 * pad) / (n - 1) if n > 1 else (width - 2 * pad) / 2)  # noqa: E731
-    y = lambda v: pad + (1.0 - v) * (height - 2 * pad)  # noqa: E731
+    y = lambda v: pad + (1.0 - (v - low) / span) * (height - 2 * pad)  # noqa: E731
     present = [(i, p) for i, p in enumerate(points) if p is not None and p["fraction"] is not None]
     parts = [f'<rect x="0" y="0" width="{width}" height="{height}" fill="#fff" stroke="#eee"/>']
     banded = [(i, p) for i, p in present if p["low"] is not None and p["high"] is not None]
@@ -237,23 +260,24 @@ def case_chart(label: str, points: list[dict[str, Any] | None]) -> str:
     if present:
         line = " ".join(f"{x(i):.1f},{y(p['fraction']):.1f}" for i, p in present)
         parts.append(f'<polyline class="fraction" points="{line}" fill="none" stroke="#1565c0" stroke-width="1.5"/>')
+    shown = percent if kind == "history" else (lambda v: f"{v:.3g}")
     for i, p in present:
-        verdict = p.get("verdict")
+        verdict = p["verdict"] if "verdict" in p else None
         colour = {"fail": "#c62828", "pass": "#2e7d32"}.get(str(verdict), "#1565c0")
         size = 4 if verdict else 2.5
         parts.append(
             f'<circle class="point" data-verdict="{escape(verdict or "")}" cx="{x(i):.1f}" cy="{y(p["fraction"]):.1f}" r="{size}" fill="{colour}">'
-            f"<title>session {i + 1}: {percent(p['fraction'])}{' · baseline ' + escape(verdict) if verdict else ''}</title></circle>"
+            f"<title>session {i + 1}: {shown(p['fraction'])}{' · baseline ' + escape(verdict) if verdict else ''}</title></circle>"
         )
     return (
-        f'<figure data-case="{escape(label)}"><svg class="chart" data-chart="history" xmlns="http://www.w3.org/2000/svg" '
+        f'<figure data-case="{escape(label)}"><svg class="chart" data-chart="{kind}" xmlns="http://www.w3.org/2000/svg" '
         f'width="{width}" height="{height}" viewBox="0 0 {width} {height}"><title>{escape(label)}</title>{"".join(parts)}</svg>'
         f"<figcaption>{escape(label)}</figcaption></figure>"
     )
 
 
-def spend_chart(reports: list[Mapping[str, Any]]) -> str:
-    costs = [float((r.get("totals") or {}).get("cost") or 0.0) for r in reports]
+def spend_chart(reports: Sequence[Report]) -> str:
+    costs = [float(r.totals.cost or 0.0) for r in reports]
     top = max(costs, default=0.0) or 1.0
     bar, height = 28, 120
     width = 20 + bar * len(costs)
@@ -262,7 +286,7 @@ def spend_chart(reports: list[Mapping[str, Any]]) -> str:
         h = cost / top * (height - 30)
         parts.append(
             f'<rect class="bar" x="{10 + i * bar + 3}" y="{height - 15 - h:.1f}" width="{bar - 6}" height="{h:.1f}" fill="#1565c0" fill-opacity="0.6">'
-            f"<title>session {i + 1} ({escape(reports[i].get('created', ''))}): {money(cost)}</title></rect>"
+            f"<title>session {i + 1} ({escape(reports[i].created or '')}): {money(cost)}</title></rect>"
             f'<text x="{10 + i * bar + bar / 2}" y="{height - 3}" text-anchor="middle">{i + 1}</text>'
         )
     return (
@@ -282,12 +306,11 @@ STATE_COLOURS = {
 }
 
 
-def rule_of(reports: Sequence[Mapping[str, Any]]) -> Rule:
+def rule_of(reports: Sequence[Report]) -> Rule:
     """The rule the newest report decided its states with (its ``states.rule``), else the defaults."""
     for report in reversed(reports):
-        states = report.get("states")
-        given = states.get("rule") if isinstance(states, Mapping) else None
-        if isinstance(given, Mapping):
+        given = report.states.rule if report.states is not None else None
+        if given is not None:
             try:
                 rule = Rule(
                     window=int(given["window"]),
@@ -306,7 +329,7 @@ def rule_of(reports: Sequence[Mapping[str, Any]]) -> Rule:
     return Rule()
 
 
-def state_strips(reports: Sequence[Mapping[str, Any]], labels: Mapping[str, str]) -> str:
+def state_strips(reports: Sequence[Report], labels: Mapping[str, str]) -> str:
     """Per case, one square per session coloured by its state that night (``maths.states``), blank where it did
     not run: ``svg[data-chart=states]``, each square's ``data-state``."""
     nights = from_reports(reports)
@@ -343,17 +366,25 @@ def state_strips(reports: Sequence[Mapping[str, Any]], labels: Mapping[str, str]
     )
 
 
+def _or_dash(value: object) -> object:
+    return "–" if value is None else value
+
+
 def render(
-    reports: list[Mapping[str, Any]], *, trace_url: str | None = None, title: str = "pytest-probability history"
+    reports: Sequence[Report | Mapping[str, Any]],
+    *,
+    trace_url: str | None = None,
+    title: str = "pytest-probability history",
 ) -> str:
     if not reports:
         raise HistoryError("no reports to show")
-    cases = series(list(reports))
+    reports = as_reports(reports)
+    cases = series(reports)
     ranked = sorted(cases.items(), key=lambda item: (-(abs(change(item[1]["points"]) or 0.0)), str(item[1]["label"])))
     sessions = "".join(
-        f'<tr><td class="num">{i + 1}</td><td>{escape(r.get("created", ""))}</td><td>{escape(r.get("_source", ""))}</td>'
-        f'<td class="num">{escape((r.get("totals") or {}).get("passes", "–"))}/{escape((r.get("totals") or {}).get("count", "–"))}</td>'
-        f'<td class="num">{money((r.get("totals") or {}).get("cost"))}</td></tr>'
+        f'<tr><td class="num">{i + 1}</td><td>{escape(r.created or "")}</td><td>{escape(r.source)}</td>'
+        f'<td class="num">{escape(_or_dash(r.totals.passes))}/{escape(_or_dash(r.totals.count))}</td>'
+        f'<td class="num">{money(r.totals.cost)}</td></tr>'
         for i, r in enumerate(reports)
     )
     changed_rows = []
@@ -372,6 +403,17 @@ def render(
         if len(ranked) > CHARTS_SHOWN
         else ""
     )
+    scored = sorted(score_series(reports).items(), key=lambda item: str(item[1]["label"]))
+    score_figures = "".join(
+        case_chart(str(entry["label"]), entry["points"], *entry["range"], kind="history-score")
+        for _, entry in scored[:CHARTS_SHOWN]
+    )
+    scores = (
+        f'<section id="score-trends"><h2>Mean scores over sessions</h2><p class="muted">Band: the interval of the '
+        f"mean score; large red/green points: the score's baseline verdict fail/pass.</p>{score_figures}</section>"
+        if scored
+        else ""
+    )
     latest = html_report.sections(reports[-1], trace_url=trace_url, case_filter=False)
     body = (
         f'<section id="sessions"><h2>Sessions</h2><table><tr><th>#</th><th>Created</th><th>File</th><th>Passed</th><th>Cost</th></tr>{sessions}</table>'
@@ -380,7 +422,7 @@ def render(
         f"{''.join(changed_rows) or '<tr><td colspan=4>no case in two sessions</td></tr>'}</table></section>"
         f'<section id="trends"><h2>Pass fraction over sessions</h2><p class="muted">Band: the interval; '
         f"large red/green points: baseline verdict fail/pass.</p>{html_report.FILTER}{figures}{more}</section>"
-        f"{state_strips(reports, {key: str(entry['label']) for key, entry in ranked})}"
+        f"{scores}{state_strips(reports, {key: str(entry['label']) for key, entry in ranked})}"
         f"<h2>Newest session</h2>{latest}"
     )
     return html_report.page(

@@ -1,9 +1,11 @@
 """The HTML report (``--prob-html``): one self-contained file you can open from a CI artifact.
 
-It renders the same report dict the JSON reporter writes
-(:func:`.json_report.build` with the same facets), so both
-always agree and a saved JSON report renders the same way. Pure: no pytest
-and no I/O in :func:`render`.
+It renders the same report the JSON reporter writes (:func:`.json_report.build`
+with the same facets), read by the one reader of reports (:mod:`.reader`), so
+both always agree and a saved JSON report renders the same way. Every measure
+is shown as the pass fraction is: each gate in the Gate column and the gates
+section, each score's comparison beside its verdict's. Pure: no pytest and
+no I/O in :func:`render`.
 
 Everything is inline: styles, two small scripts (a filter box, and a record
 of script errors and blocked requests on ``<html>`` so a browser test can see
@@ -20,6 +22,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .charts import cost_chart, difference_bar, escape, fraction_chart, money, percent, score_chart
+from .reader import read_record, read_report
+from .report_rows import ReportGate, ReportInterval, ReportRow
+from .report_types import RecordScore, Report, ReportComparison, ReportRecord
 
 #: Failed and errored runs shown per case; the rest are counted, not shown.
 RUNS_SHOWN = 20
@@ -71,27 +76,27 @@ def _status(value: object) -> str:
     return f'<span class="status s-{escape(text.lower())}">{escape(text)}</span>'
 
 
-def trace_link(template: str | None, record: Mapping[str, Any]) -> str:
+def trace_link(template: str | None, record: ReportRecord | Mapping[str, Any]) -> str:
     """The run's trace URL from the ``prob_trace_url`` template, or "" without a template or trace id."""
-    trace_id = record.get("trace_id")
-    if not template or not trace_id:
+    if isinstance(record, Mapping):  # a record as the JSON report has it
+        record = read_record(record)
+    if not template or not record.trace_id:
         return ""
-    return template.replace("{trace_id}", str(trace_id)).replace("{span_id}", str(record.get("span_id") or ""))
+    return template.replace("{trace_id}", str(record.trace_id)).replace("{span_id}", str(record.span_id or ""))
 
 
 # -- sections -----------------------------------------------------------------
 
 
-def _tiles(report: Mapping[str, Any]) -> str:
-    totals = report.get("totals") or {}
-    statuses = totals.get("statuses") or {}
+def _tiles(report: Report) -> str:
+    totals = report.totals
     tiles = [
-        ("Runs passed", f"{totals.get('passes', 0)}/{totals.get('count', 0)}"),
-        ("Pass rate", percent(totals.get("pass_fraction"))),
-        ("Cases", str(totals.get("rows", 0))),
-        ("Cost", money(totals.get("cost")) if totals.get("cost") else "$0"),
+        ("Runs passed", f"{totals.passes or 0}/{totals.count or 0}"),
+        ("Pass rate", percent(totals.pass_fraction)),
+        ("Cases", str(totals.rows or 0)),
+        ("Cost", money(totals.cost) if totals.cost else "$0"),
     ]
-    tiles += [(str(name).upper(), str(count)) for name, count in statuses.items() if count]
+    tiles += [(str(name).upper(), str(count)) for name, count in totals.statuses.items() if count]
     return (
         '<div class="tiles">'
         + "".join(f'<div class="tile"><b>{escape(v)}</b>{escape(k)}</div>' for k, v in tiles)
@@ -99,38 +104,35 @@ def _tiles(report: Mapping[str, Any]) -> str:
     )
 
 
-def _gate_text(gate: Mapping[str, Any] | None) -> str:
-    if not gate:
-        return ""
-    bar = f"≥ {percent(gate.get('min_rate'))}" if gate.get("rule") == "rate" else f"≥ {gate.get('min_passes')} passes"
-    return f"{escape(bar)} {_status(gate.get('verdict'))}"
+def _bar(gate: ReportGate) -> str:
+    """A gate's bar as the page shows it: ``≥ 90%``, ``≥ 8 passes``, ``faithfulness ≥ 0.6``."""
+    return gate.bar_text.replace(">=", "≥")
 
 
-def _scores_text(scores: Any) -> str:
-    """A row's scores: ``name mean [low, high]`` per name (and the bar's verdict, when gated)."""
-    if not isinstance(scores, Mapping):
-        return ""
+def _gate_text(row: ReportRow) -> str:
+    """The Gate column: each gate of the case, one per measure, with its verdict."""
+    return "<br>".join(
+        f'<span class="gate" data-measure="{escape(gate.measure)}">{escape(_bar(gate))} {_status(gate.verdict)}</span>'
+        for gate in row.gates
+    )
+
+
+def _scores_text(row: ReportRow) -> str:
+    """A row's scores: ``name mean [low, high]`` per name (and the bar, when gated)."""
     parts = []
-    for name, summary in scores.items():
-        if not isinstance(summary, Mapping):
-            continue
-        mean, ci = summary.get("mean"), summary.get("ci") or {}
-        shown = "–" if not isinstance(mean, (int, float)) else f"{mean:.3g}"
-        if (
-            isinstance(ci, Mapping)
-            and isinstance(ci.get("low"), (int, float))
-            and isinstance(ci.get("high"), (int, float))
-        ):
-            shown += f" [{ci['low']:.3g}, {ci['high']:.3g}]"
-        bar = summary.get("min_score")
-        if isinstance(bar, (int, float)):
-            shown += f" ≥ {bar:g}"
+    for name, summary in row.scores.items():
+        shown = "–" if summary.mean is None else f"{summary.mean:.3g}"
+        bounds = summary.ci.bounds if summary.ci is not None else None
+        if bounds is not None:
+            shown += f" [{bounds[0]:.3g}, {bounds[1]:.3g}]"
+        if summary.min_score is not None:
+            shown += f" ≥ {summary.min_score:g}"
         parts.append(f'<span class="score" data-score="{escape(name)}">{escape(name)} {escape(shown)}</span>')
     return "<br>".join(parts)
 
 
-def _table(rows: list[Mapping[str, Any]]) -> str:
-    scored = any(row.get("scores") for row in rows)
+def _table(rows: list[ReportRow]) -> str:
+    scored = any(row.scores for row in rows)
     head = (
         "<tr><th>Case</th><th>Passes</th><th>Fraction</th><th>Interval</th><th>Status</th><th>Gate</th>"
         + ("<th>Scores</th>" if scored else "")
@@ -138,69 +140,112 @@ def _table(rows: list[Mapping[str, Any]]) -> str:
     )
     body = []
     for row in rows:
-        ci = row.get("ci") or {}
-        interval = f"[{percent(ci.get('low'))}, {percent(ci.get('high'))}]" if ci else "–"
-        stopped = row.get("stopped") or {}
+        ci = row.ci
+        interval = f"[{percent(ci.low)}, {percent(ci.high)}]" if ci is not None else "–"
+        stopped = row.stopped.reason if row.stopped is not None else ""
         body.append(
-            f'<tr data-case="{escape(row.get("label"))}"><td><a href="#case-{escape(row.get("nodeid"))}">{escape(row.get("label"))}</a></td>'
-            f'<td class="num">{escape(row.get("passes", 0))}/{escape(row.get("total", 0))}</td><td class="num">{percent(row.get("pass_fraction"))}</td>'
-            f'<td class="num">{interval}</td><td>{_status(row.get("status"))}</td><td>{_gate_text(row.get("gate"))}</td>'
-            + (f"<td>{_scores_text(row.get('scores'))}</td>" if scored else "")
-            + f'<td class="num">{money(row.get("cost"))}</td><td>{escape(stopped.get("reason", ""))}</td></tr>'
+            f'<tr data-case="{escape(row.label)}"><td><a href="#case-{escape(row.nodeid)}">{escape(row.label)}</a></td>'
+            f'<td class="num">{escape(row.passes or 0)}/{escape(row.total or 0)}</td><td class="num">{percent(row.pass_fraction)}</td>'
+            f'<td class="num">{interval}</td><td>{_status(row.status)}</td><td>{_gate_text(row)}</td>'
+            + (f"<td>{_scores_text(row)}</td>" if scored else "")
+            + f'<td class="num">{money(row.cost)}</td><td>{escape(stopped)}</td></tr>'
         )
     return f'<table id="rows">{head}{"".join(body)}</table>'
 
 
-def _comparisons(comparisons: Iterable[Mapping[str, Any]]) -> str:
-    items = list(comparisons)
+def _gates(rows: list[ReportRow]) -> str:
+    """Every gate of every gated case, one row per measure: its bar, estimate, interval and verdict."""
+    body = []
+    for row in rows:
+        for gate in row.gates:
+            estimate = (
+                f"{gate.passes}/{gate.total}"
+                if gate.passes is not None and gate.total is not None
+                else "–"
+                if gate.estimate is None
+                else f"{gate.estimate:.3g}"
+            )
+            shown = (
+                ("–" if gate.low is None or gate.high is None else f"[{percent(gate.low)}, {percent(gate.high)}]")
+                if not gate.score
+                else ("–" if gate.low is None or gate.high is None else f"[{gate.low:.3g}, {gate.high:.3g}]")
+            )
+            body.append(
+                f'<tr data-case="{escape(row.label)}" data-measure="{escape(gate.measure)}"><td>{escape(row.label)}</td>'
+                f"<td>{escape('pass fraction' if not gate.score else 'mean ' + gate.name)}</td><td>{escape(_bar(gate))}</td>"
+                f'<td class="num">{escape(estimate)}</td><td class="num">{escape(shown)}</td><td>{_status(gate.verdict)}</td></tr>'
+            )
+    if not body:
+        return ""
+    head = "<tr><th>Case</th><th>Measure</th><th>Bar</th><th>Estimate</th><th>Interval</th><th>Verdict</th></tr>"
+    return f'<section id="gates"><h2>Gates</h2><table>{head}{"".join(body)}</table></section>'
+
+
+def _comparisons(comparisons: Iterable[ReportComparison]) -> str:
+    items = [c for comparison in comparisons for c in _joined(comparison)]
     if not items:
         return ""
-    head = "<tr><th>Benchmark</th><th>Arm vs baseline</th><th>Pairs</th><th>Difference</th><th></th><th>p (adjusted)</th><th>Verdict</th><th>Cost ratio</th></tr>"
+    head = (
+        "<tr><th>Benchmark</th><th>Measure</th><th>Arm vs baseline</th><th>Pairs</th><th>Difference</th><th></th>"
+        "<th>p (adjusted)</th><th>Verdict</th><th>Cost ratio</th></tr>"
+    )
     body = []
-    for c in items:
-        ci = c.get("ci") or {}
-        diff = c.get("difference")
-        ratio = c.get("cost_ratio")
+    for c, verdict in items:
+        ci = c.ci or ReportInterval()
+        span = c.span
+        if c.name is None:  # a pass fraction's difference, in percent
+            shown = f"{'–' if c.difference is None else f'{c.difference:+.0%}'} [{percent(ci.low)}, {percent(ci.high)}]"
+        else:  # a mean score's, in its units
+            bounds = "" if ci.bounds is None else f" [{ci.bounds[0]:+.3f}, {ci.bounds[1]:+.3f}]"
+            shown = f"{'–' if c.difference is None else f'{c.difference:+.3f}'}{bounds}"
         body.append(
-            f'<tr><td>{escape(c.get("function"))}</td><td>{escape(c.get("arm"))} vs {escape(c.get("baseline"))}</td><td class="num">{escape(c.get("pairs"))}</td>'
-            f'<td class="num">{"–" if diff is None else f"{diff:+.0%}"} [{percent(ci.get("low"))}, {percent(ci.get("high"))}]</td>'
-            f"<td>{difference_bar(ci.get('low'), ci.get('high'), diff, c.get('margin'))}</td>"
-            f'<td class="num">{escape(_num(c.get("p_adjusted")))}</td><td>{_status(c.get("verdict"))}</td>'
-            f'<td class="num">{"–" if ratio is None else f"{ratio:.2f}×"}</td></tr>'
+            f'<tr data-measure="{escape(c.measure)}"><td>{escape(verdict.function)}</td>'
+            f"<td>{escape('pass fraction' if c.name is None else 'mean ' + c.name)}</td>"
+            f'<td>{escape(verdict.arm)} vs {escape(verdict.baseline)}</td><td class="num">{escape(c.pairs)}</td>'
+            f'<td class="num">{escape(shown)}</td>'
+            f"<td>{difference_bar(_share(ci.low, span), _share(ci.high, span), _share(c.difference, span), c.margin)}</td>"
+            f'<td class="num">{escape(_num(c.p_adjusted))}</td><td>{_status(c.verdict)}</td>'
+            f'<td class="num">{"–" if c.cost_ratio is None else f"{c.cost_ratio:.2f}×"}</td></tr>'
         )
     return f'<section id="comparisons"><h2>Comparisons</h2><table>{head}{"".join(body)}</table></section>'
 
 
-def _all_comparisons(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The baseline's comparisons (under the report's ``baseline``), then the A/B arms' (its ``comparisons``)."""
-    baseline = report.get("baseline")
-    listed = baseline.get("comparisons") if isinstance(baseline, Mapping) else None
-    return [*(listed or ()), *(report.get("comparisons") or ())]
+def _share(value: float | None, span: float) -> float | None:
+    """A difference as a share of its measure's range: the difference bar's axis is [-1, 1] of it."""
+    return None if value is None else value / span
+
+
+def _joined(comparison: ReportComparison) -> list[tuple[ReportComparison, ReportComparison]]:
+    """A verdict's comparisons, each with the verdict's own (its pass fraction's): the pass fraction's first."""
+    return [(c, comparison) for c in comparison.measures]
 
 
 def _num(value: Any) -> str:
     return "–" if value is None else f"{value:.3g}"
 
 
-def _spending(report: Mapping[str, Any]) -> str:
+def _spending(report: Report) -> str:
     lines = []
-    stopping = report.get("stopping")
-    if stopping and stopping.get("active"):
+    stopping = report.stopping
+    if stopping is not None and stopping.active:
         lines.append(
-            f"Early stopping ({escape(stopping.get('mode'))}): {escape(stopping.get('cases_stopped'))} cases stopped, "
-            f"{escape(stopping.get('runs_saved'))} runs saved, {escape(stopping.get('runs_executed'))} executed."
+            f"Early stopping ({escape(stopping.mode)}): {escape(stopping.cases_stopped)} cases stopped, "
+            f"{escape(stopping.runs_saved)} runs saved, {escape(stopping.runs_executed)} executed."
         )
-    budget = report.get("budget")
-    if budget:
+    budget = report.budget
+    if budget is not None:
         lines.append(
-            f"Budget: {escape(budget.get('reason') or 'not reached')}; {escape(budget.get('runs_not_executed'))} runs not executed."
+            f"Budget: {escape(budget.reason or 'not reached')}; {escape(budget.runs_not_executed)} runs not executed."
         )
-    gates = report.get("gates")
-    if isinstance(gates, Mapping) and any(v for v in gates.values() if not isinstance(v, (dict, list))):
-        lines.append(
-            "Gates: "
-            + ", ".join(f"{escape(k)} {escape(v)}" for k, v in gates.items() if not isinstance(v, (dict, list)))
-        )
+    gates = report.gates
+    if gates is not None and any((gates.passed, gates.failed, gates.undecided, gates.skipped)):
+        counted = {
+            "passed": gates.passed,
+            "failed": gates.failed,
+            "undecided": gates.undecided,
+            "skipped": gates.skipped,
+        }
+        lines.append("Gates: " + ", ".join(f"{escape(k)} {escape(v)}" for k, v in counted.items()))
     if not lines:
         return ""
     return (
@@ -210,58 +255,44 @@ def _spending(report: Mapping[str, Any]) -> str:
     )
 
 
-def _transcript(entries: Iterable[Mapping[str, Any]], dropped: Any = 0) -> str:
+def _transcript(entries: Iterable[Mapping[str, Any]], dropped: int = 0) -> str:
     parts = []
     for entry in entries:
-        cut = entry.get("truncated") or {}
+        cut = entry["truncated"] if "truncated" in entry and isinstance(entry["truncated"], Mapping) else {}
         for name, value in entry.items():
             if name == "truncated":
                 continue
             note = f' <span class="cut">cut from {int(cut[name]):,} characters</span>' if name in cut else ""
             parts.append(f'<div class="field">{escape(name)}{note}</div><pre class="transcript">{escape(value)}</pre>')
-    if isinstance(dropped, int) and dropped > 0:
+    if dropped > 0:
         parts.append(
             f'<p class="cut">{dropped:,} more transcript entries were dropped (only the first ones are kept)</p>'
         )
     return "".join(parts)
 
 
-def _low(record: Mapping[str, Any]) -> bool:
-    """Whether a run recorded a score below its threshold (a run that passed may have, when recorded late)."""
-    for score in record.get("scores") or ():
-        if isinstance(score, Mapping):
-            value, threshold = score.get("value"), score.get("threshold")
-            if isinstance(value, (int, float)) and isinstance(threshold, (int, float)) and value < threshold:
-                return True
-    return False
-
-
-def _run_scores(scores: Any) -> str:
+def _run_scores(scores: Iterable[RecordScore]) -> str:
     """A run's scores, each with its threshold and the grader's explanation."""
     parts = []
-    for score in scores or ():
-        if not isinstance(score, Mapping):
-            continue
-        threshold = score.get("threshold")
-        line = f"{escape(score.get('name'))} = {escape(score.get('value'))}"
-        if threshold is not None:
-            line += f" (threshold {escape(threshold)})"
-        explanation = score.get("explanation")
+    for score in scores:
+        line = f"{escape(score.name)} = {escape(score.value)}"
+        if score.threshold is not None:
+            line += f" (threshold {escape(score.threshold)})"
         parts.append(
             f'<div class="score">{line}</div>'
-            + (f'<pre class="transcript">{escape(explanation)}</pre>' if explanation else "")
+            + (f'<pre class="transcript">{escape(score.explanation)}</pre>' if score.explanation else "")
         )
     return "".join(parts)
 
 
-def _runs(rows: list[Mapping[str, Any]], records: list[Mapping[str, Any]], trace_url: str | None) -> str:
-    by_case: dict[str, list[Mapping[str, Any]]] = {}
+def _runs(rows: list[ReportRow], records: list[ReportRecord], trace_url: str | None) -> str:
+    by_case: dict[str, list[ReportRecord]] = {}
     for record in records:
-        if record.get("outcome") in _OUTCOMES_SHOWN or _low(record):
-            by_case.setdefault(str(record.get("case")), []).append(record)
+        if record.outcome in _OUTCOMES_SHOWN or record.low_score:
+            by_case.setdefault(record.case, []).append(record)
     parts = []
     for row in rows:
-        failed = by_case.get(str(row.get("label")), [])
+        failed = by_case.get(row.label, [])
         if not failed:
             continue
         shown = failed[:RUNS_SHOWN]
@@ -271,12 +302,12 @@ def _runs(rows: list[Mapping[str, Any]], records: list[Mapping[str, Any]], trace
             link_html = (
                 f' <a class="trace" href="{escape(link)}" target="_blank" rel="noopener">trace</a>' if link else ""
             )
-            error = record.get("error") or record.get("message") or ""
+            error = record.error or record.message or ""
             runs.append(
-                f'<div class="run" data-outcome="{escape(record.get("outcome"))}"><b>run {escape(record.get("run"))}</b> '
-                f'{_status(record.get("outcome"))} <span class="muted">{escape(record.get("phase"))}</span>{link_html}'
-                f'<pre class="error">{escape(error)}</pre>{_run_scores(record.get("scores"))}'
-                f"{_transcript(record.get('transcript') or (), record.get('transcript_dropped'))}</div>"
+                f'<div class="run" data-outcome="{escape(record.outcome)}"><b>run {escape(record.run)}</b> '
+                f'{_status(record.outcome)} <span class="muted">{escape(record.phase)}</span>{link_html}'
+                f'<pre class="error">{escape(error)}</pre>{_run_scores(record.scores)}'
+                f"{_transcript(record.transcript, record.transcript_dropped)}</div>"
             )
         more = (
             f'<p class="muted">{len(failed) - len(shown)} more failed or errored runs in the JSON report.</p>'
@@ -284,8 +315,8 @@ def _runs(rows: list[Mapping[str, Any]], records: list[Mapping[str, Any]], trace
             else ""
         )
         parts.append(
-            f'<details id="case-{escape(row.get("nodeid"))}" data-case="{escape(row.get("label"))}"><summary>{escape(row.get("label"))} '
-            f'{_status(row.get("status"))} <span class="muted">{len(failed)} failed or errored</span></summary>{"".join(runs)}{more}</details>'
+            f'<details id="case-{escape(row.nodeid)}" data-case="{escape(row.label)}"><summary>{escape(row.label)} '
+            f'{_status(row.status)} <span class="muted">{len(failed)} failed or errored</span></summary>{"".join(runs)}{more}</details>'
         )
     if not parts:
         return ""
@@ -310,28 +341,35 @@ def page(title: str, subtitle: str, body: str, *, css: str = "") -> str:
     )
 
 
-def sections(report: Mapping[str, Any], *, trace_url: str | None = None, case_filter: bool = True) -> str:
-    """One session's sections (summary, charts, spend, cases, comparisons, failed runs), for its own page
+def sections(report: Report | Mapping[str, Any], *, trace_url: str | None = None, case_filter: bool = True) -> str:
+    """One session's sections (summary, charts, spend, cases, gates, comparisons, failed runs), for its own page
     or for the history page's newest session (``case_filter=False``: the history page has its own)."""
-    rows = list(report.get("rows") or [])
-    records = list(report.get("records") or [])
+    report = as_report(report)
+    rows, records = report.rows, report.records
     charts = ""
     if rows:
         charts = (
             f'<section id="charts"><h2>Pass fraction</h2>{fraction_chart(rows)}'
-            + (f"<h2>Scores</h2>{score_chart(rows, records)}" if any(row.get("scores") for row in rows) else "")
-            + (f"<h2>Cost per case</h2>{cost_chart(rows)}" if any(row.get("cost") for row in rows) else "")
+            + (f"<h2>Scores</h2>{score_chart(rows, records)}" if any(row.scores for row in rows) else "")
+            + (f"<h2>Cost per case</h2>{cost_chart(rows)}" if any(row.cost for row in rows) else "")
             + "</section>"
         )
     return (
         f'<section id="summary">{_tiles(report)}</section>{charts}{_spending(report)}'
         f'<section id="table"><h2>Cases</h2>{FILTER if case_filter else ""}{_table(rows)}</section>'
-        f"{_comparisons(_all_comparisons(report))}{_runs(rows, records, trace_url)}"
+        f"{_gates(rows)}{_comparisons(report.all_comparisons)}{_runs(rows, records, trace_url)}"
     )
 
 
-def render(report: Mapping[str, Any], *, trace_url: str | None = None, title: str = "pytest-probability report") -> str:
-    """The whole page for one session's report dict (the JSON report's shape)."""
-    versions = report.get("versions") or {}
-    subtitle = f"{escape(report.get('created', ''))} · pytest-probability {escape(versions.get('pytest_probability', ''))} · exit status {escape(report.get('exit_status', ''))}"
+def as_report(report: Report | Mapping[str, Any]) -> Report:
+    """A report read (a report dict, as the JSON report has it, is read first: :func:`.reader.read_report`)."""
+    return report if isinstance(report, Report) else read_report(report)
+
+
+def render(
+    report: Report | Mapping[str, Any], *, trace_url: str | None = None, title: str = "pytest-probability report"
+) -> str:
+    """The whole page for one session's report (read, or its dict: the JSON report's shape)."""
+    report = as_report(report)
+    subtitle = f"{escape(report.created or '')} · pytest-probability {escape(report.versions.pytest_probability or '')} · exit status {escape(report.exit_status if report.exit_status is not None else '')}"
     return page(title, subtitle, sections(report, trace_url=trace_url))

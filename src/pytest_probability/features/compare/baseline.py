@@ -1,9 +1,11 @@
 """Baselines: earlier ``--prob-json`` reports, read and pooled by case.
 
-Pure apart from reading and writing files; pytest-free. Reads reports whose
-rows have ``nodeid``, ``case``, ``params``, ``passes`` and ``total``, and
-reports whose rows have no node id and no parameters (``case``, ``passes``,
-``fails``, ``errors``, ``total``, ``pass_rate`` in percent). A case is
+Pure apart from reading and writing files; pytest-free. Each report is read
+by the one reader of reports (``report.reader``), which checks every field
+it reads: reports whose rows have ``nodeid``, ``case``, ``params``,
+``passes`` and ``total``, and reports whose rows have no node id and no
+parameters (``case``, ``passes``, ``fails``, ``errors``, ``total``,
+``pass_rate`` in percent). A case is
 matched by its node id when the baseline row has one, else by its row label
 (``benchmark::case_id``), which every report has.
 """
@@ -12,13 +14,16 @@ from __future__ import annotations
 
 import datetime as _dt
 import glob
-import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...report import reader
+from ...report.report_rows import ReportRow
+from ...report.report_types import Report
+from ...report.schema import Malformed
 from ...vocabulary import HISTORY_PREFIX
 
 
@@ -116,38 +121,35 @@ def history_name(now: _dt.datetime | None = None) -> str:
     return f"{HISTORY_PREFIX}{now.strftime('%Y%m%dT%H%M%S.%fZ')}-{os.getpid()}.json"
 
 
-def _int(row: Mapping[str, Any], key: str, source: str) -> int:
-    value = row.get(key)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise BaselineError(f"{source}: row {row.get('case')!r} has no valid {key!r} (got {value!r})")
-    return value
-
-
-def _row_counts(row: Mapping[str, Any], source: str) -> tuple[int, int]:
-    passes = _int(row, "passes", source)
-    if "total" in row:
-        total = _int(row, "total", source)
-    elif "count" in row:
-        total = _int(row, "count", source)
-    else:
-        total = passes + _int(row, "fails", source) + _int(row, "errors", source)
-    if passes > total:
-        raise BaselineError(f"{source}: row {row.get('case')!r} has more passes ({passes}) than counted runs ({total})")
-    return passes, total
-
-
-def read_report(path: Path, option: str = "--prob-baseline") -> dict[str, Any]:
+def read_report(path: Path, option: str = "--prob-baseline") -> Report:
+    """The report in ``path``, read by the one reader of reports; :class:`BaselineError` says why it is none, or
+    names the field that is wrong (and ``option``, the option that named the file)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise BaselineError(f"{option}: cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
+        data = reader.load_json(path)
+    except reader.CannotRead as exc:
+        raise BaselineError(f"{option}: cannot read {path}: {exc}") from None
+    except reader.NotJson as exc:
         raise BaselineError(f"{option}: {path} is not JSON ({exc})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
+    if not isinstance(data, dict) or not isinstance(data["rows"] if "rows" in data else None, list):
         raise BaselineError(f"{option}: {path} is not a --prob-json report (no 'rows' list)")
-    return data
+    try:
+        report = reader.read_report(data, path.name)
+        for index, row in enumerate(report.rows):
+            _counts(row, f"rows[{index}]")
+    except Malformed as exc:
+        raise BaselineError(f"{option}: {path}: {exc}") from None
+    return report
+
+
+def _counts(row: ReportRow, where: str) -> tuple[int, int]:
+    """A row's passes and counted runs (``total``, 0.3.0's ``count``, or passes, fails and errors)."""
+    if row.passes is None:
+        raise Malformed(f"{where}.passes is missing (row {row.label!r})")
+    if row.total is None:
+        raise Malformed(f"{where}.total is missing (row {row.label!r})")
+    if row.passes > row.total:
+        raise Malformed(f"row {row.label!r} has more passes ({row.passes}) than counted runs ({row.total})")
+    return row.passes, row.total
 
 
 def load(paths: Iterable[Path], option: str = "--prob-baseline", named: Mapping[Path, str] | None = None) -> Baseline:
@@ -157,68 +159,45 @@ def load(paths: Iterable[Path], option: str = "--prob-baseline", named: Mapping[
     baseline = Baseline()
     for path in paths:
         option_of = (named or {}).get(path, option)
-        data = read_report(path, option_of)
+        report = read_report(path, option_of)
         baseline.paths.append(str(path))
-        baseline.created.append(str(data.get("created", "")))
-        version = (
-            (data.get("versions") or {}).get("pytest_probability") if isinstance(data.get("versions"), dict) else None
-        )
-        baseline.versions.append(str(version or "0.3.0"))
-        for row in data["rows"]:
-            if not isinstance(row, dict) or not isinstance(row.get("case"), str):
-                raise BaselineError(f"{option_of}: {path}: a row without a 'case' label")
-            passes, total = _row_counts(row, str(path))
-            nodeid = row.get("nodeid") if isinstance(row.get("nodeid"), str) else None
-            params = row.get("params") if isinstance(row.get("params"), dict) else None
-            label = row["case"]
-            case = baseline.by_nodeid.get(nodeid) if nodeid else baseline.by_label.get(label)
+        baseline.created.append(report.created or "")
+        baseline.versions.append(report.version)
+        for row in report.rows:
+            passes, total = _counts(row, "row")
+            params = {str(k): str(v) for k, v in row.params.items()} if row.params is not None else None
+            case = baseline.by_nodeid.get(row.nodeid) if row.nodeid else baseline.by_label.get(row.label)
             if case is None:
-                case = BaselineCase(
-                    label, nodeid, {str(k): str(v) for k, v in params.items()} if params is not None else None
-                )
-                if nodeid:
-                    baseline.by_nodeid[nodeid] = case
-                    baseline.by_label.setdefault(label, case)
+                case = BaselineCase(row.label, row.nodeid, params)
+                if row.nodeid:
+                    baseline.by_nodeid[row.nodeid] = case
+                    baseline.by_label.setdefault(row.label, case)
                 else:
-                    baseline.by_label[label] = case
-            elif (
-                params is not None
-                and case.params is not None
-                and {str(k): str(v) for k, v in params.items()} != case.params
-            ):
+                    baseline.by_label[row.label] = case
+            elif params is not None and case.params is not None and params != case.params:
                 # Parameters changed between baseline nights: the newest wins.
-                case.params = {str(k): str(v) for k, v in params.items()}
+                case.params = params
                 case.passes = case.total = 0
                 case.cost = 0.0
                 case.reports = 0
                 case.scores = {}
             case.passes += passes
             case.total += total
-            cost = row.get("cost")
-            case.cost += float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else 0.0
+            case.cost += float(row.cost or 0.0)
             case.reports += 1
-        _pool_scores(baseline, data.get("records"))
+        _pool_scores(baseline, report)
     return baseline
 
 
-def _pool_scores(baseline: Baseline, records: Any) -> None:
+def _pool_scores(baseline: Baseline, report: Report) -> None:
     """Each baseline case's scores (``records[].scores``), for the comparisons of graded results; a record of no
-    case of the rows, or a score that is no number, is left out (a report of another version)."""
-    if not isinstance(records, list):
-        return
-    for record in records:
-        if not isinstance(record, dict) or not isinstance(record.get("scores"), list):
-            continue
-        key, label = record.get("case_key"), record.get("case")
-        case = baseline.by_nodeid.get(key) if isinstance(key, str) else None
-        if case is None and isinstance(label, str):
-            case = baseline.by_label.get(label)
+    case of the rows is left out."""
+    for record in report.records:
+        case = baseline.by_nodeid.get(record.case_key) if record.case_key else None
+        if case is None and record.case:
+            case = baseline.by_label.get(record.case)
         if case is None:
             continue
-        for score in record["scores"]:
-            if (
-                isinstance(score, dict)
-                and isinstance(score.get("name"), str)
-                and type(score.get("value")) in (int, float)
-            ):
-                case.scores.setdefault(score["name"], []).append(float(score["value"]))
+        for score in record.scores:
+            if score.value is not None:
+                case.scores.setdefault(score.name, []).append(float(score.value))

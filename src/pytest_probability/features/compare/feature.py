@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ...compat import xdist
-from ...record import shape
+from ...report import schema as shape
 from ...roles.wiring import Aggregation, Feature, MergeWiring, Wiring
 from ...vocabulary import ADJUSTMENTS
 from .comparing import ArmVerdicts, BaselineVerdicts, CompareSession, Comparing, requested

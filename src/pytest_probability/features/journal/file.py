@@ -17,7 +17,7 @@ background thread (``writer.Journal``):
   a run after its record (late usage).
 
 A session started with a journal that exists reads it first (:func:`read`),
-and checks every entry's fields as it reads it (``record.shape``): a line that
+and checks every entry's fields as it reads it (``report.schema``): a line that
 is no journal entry is refused naming the line and the field, before any run.
 A path that is not a regular file (a device such as ``/dev/full``, a FIFO) is
 refused too. A journal of another suite or other settings is refused
@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from ...config.settings import PATH_FIELDS
-from ...record import shape
+from ...report import schema as shape
 
 MAGIC = "pytest-probability"
 FORMAT = 1

@@ -1,4 +1,5 @@
-"""GitHub workflow commands for the night: ``::error`` for failed gates and drops, ``::warning`` for undecided gates.
+"""GitHub workflow commands for the night: ``::error`` for failed gates and drops, ``::warning`` for undecided gates,
+of every measure (a score's gate and drop as the pass fraction's).
 
 Pure. GitHub shows at most 10 annotations of each type per step, so at most
 10 of each are printed, in the order of :mod:`.attention` (worst first); the
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .attention import DROPPED, FAILED_GATE, UNDECIDED_GATE, Attention, interval_text
+from .attention import DROPPED, FAILED_GATE, UNDECIDED_GATE, Attention
 
 #: Annotations of one type GitHub shows per step.
 PER_TYPE = 10
@@ -37,7 +38,7 @@ def title(item: Attention) -> str:
 
 def message(item: Attention) -> str:
     counted = f"{item.passes}/{item.total} passed" if item.passes is not None and item.total is not None else ""
-    parts = [part for part in (counted, interval_text(item.low, item.high), item.detail) if part]
+    parts = [part for part in (counted, item.interval, item.detail) if part]
     text = ", ".join(parts)
     return text + (f"\ntrace: {item.trace_url}" if item.trace_url else "")
 

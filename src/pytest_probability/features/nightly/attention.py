@@ -1,16 +1,24 @@
-"""What needs attention in a night, read off its report dict: failed and undecided gates, drops, errors, state changes.
+"""What needs attention in a night, read off its report: failed and undecided gates, drops, errors, state changes.
 
-Pure: a ``--prob-json`` report dict in (a session's, or the merge's), the
-rows that need attention out, worst first, each with what the summary and the
-annotations show (interval, bar, verdict, trace link, where the benchmark is
-defined). Fields a report of another version lacks are read as absent.
+Pure: a ``--prob-json`` report (a session's, or the merge's; read by the one
+reader of reports, ``report.reader``) in, the rows that need attention out,
+worst first, each with what the summary and the annotations show (interval,
+bar, verdict, trace link, where the benchmark is defined). Every measure
+needs attention alike: a case's gate of each measure (the pass fraction's,
+each score's) that failed or is undecided, a drop of each measure against
+the baseline (a case's, and a benchmark's verdict). Fields a report of
+another version lacks are read as absent.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+from ...report.reader import read_report
+from ...report.report_rows import ReportGate, ReportRow
+from ...report.report_types import Report, ReportComparison, ReportInput
 
 #: Kinds of attention, worst first (the summary's order and the annotations' priority).
 FAILED_GATE, DROPPED, ERRORED, FAILED_RUNS, UNDECIDED_GATE, BROKEN, FAILING, FLAKY, QUARANTINED = (
@@ -36,6 +44,8 @@ ICONS = {
     FLAKY: "🟨",
     QUARANTINED: "🔒",
 }
+#: The unit of an item's interval: a pass fraction's (shown in percent) or a mean score's (in its own units).
+FRACTION, SCORE = "fraction", "score"
 
 
 @dataclass(frozen=True)
@@ -54,14 +64,15 @@ class Attention:
     line: int
     #: Within its kind, lower first (the gate's upper bound, the drop's difference).
     rank: float
+    #: What ``low`` and ``high`` bound: a pass fraction, or a mean score.
+    unit: str = FRACTION
 
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def _whole(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    @property
+    def interval(self) -> str:
+        """The interval as the summary and the annotations show it: ``[12.5%, 40.0%]``; ``[0.353, 0.697]``."""
+        if self.unit == SCORE:
+            return "" if self.low is None or self.high is None else f"[{self.low:.3g}, {self.high:.3g}]"
+        return interval_text(self.low, self.high)
 
 
 def percent(value: float | None) -> str:
@@ -72,57 +83,103 @@ def interval_text(low: float | None, high: float | None) -> str:
     return "" if low is None or high is None else f"[{percent(low)}, {percent(high)}]"
 
 
-def traces(report: Mapping[str, Any], template: str | None) -> dict[str, str]:
+def as_report(report: Report | Mapping[str, Any]) -> Report:
+    """A report read (a report dict, as the JSON report has it, is read first)."""
+    return report if isinstance(report, Report) else read_report(report)
+
+
+def traces(report: Report, template: str | None) -> dict[str, str]:
     """Case key -> the trace link of its first failed or errored run (else its first run with a trace)."""
     if not template:
         return {}
     first: dict[str, str] = {}
     failed: dict[str, str] = {}
-    for record in report.get("records") or ():
-        if not isinstance(record, Mapping) or not isinstance(record.get("trace_id"), str):
+    for record in report.records:
+        if record.trace_id is None:
             continue
-        key = str(record.get("case_key") or "")
-        link = template.replace("{trace_id}", record["trace_id"]).replace("{span_id}", str(record.get("span_id") or ""))
+        key = record.case_key or ""
+        link = template.replace("{trace_id}", record.trace_id).replace("{span_id}", record.span_id or "")
         first.setdefault(key, link)
-        if record.get("outcome") in ("fail", "error"):
+        if record.outcome in ("fail", "error"):
             failed.setdefault(key, link)
     return {**first, **failed}
 
 
-def drops(report: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    """Case key (or label) -> its per-case entry of the baseline's comparisons whose verdict is a drop."""
-    found: dict[str, Mapping[str, Any]] = {}
-    baseline = report.get("baseline")
-    for comparison in (baseline.get("comparisons") if isinstance(baseline, Mapping) else None) or ():
-        if not isinstance(comparison, Mapping):
-            continue
-        for entry in comparison.get("inputs") or ():
-            if isinstance(entry, Mapping) and entry.get("verdict") == "fail":
-                found[str(entry.get("nodeid") or entry.get("input"))] = entry
+def drops(report: Report) -> dict[str, list[tuple[ReportComparison, ReportInput]]]:
+    """Case key (or label) -> its per-case entries of the baseline's comparisons, of every measure, whose
+    verdict is a drop (with the measure's comparison each is of)."""
+    found: dict[str, list[tuple[ReportComparison, ReportInput]]] = {}
+    for comparison in report.baseline_comparisons:
+        for measured in comparison.measures:
+            for entry in measured.inputs:
+                if entry.verdict == "fail":
+                    found.setdefault(entry.key, []).append((measured, entry))
     return found
 
 
-def _location(row: Mapping[str, Any]) -> tuple[str, int]:
-    source = row.get("source") if isinstance(row.get("source"), Mapping) else {}
-    path = source.get("path") if isinstance(source.get("path"), str) else str(row.get("nodeid") or "").split("::")[0]
-    return path, _whole(source.get("line")) or 1
+def _location(row: ReportRow) -> tuple[str, int]:
+    source = row.source
+    path = source.path if source is not None and source.path else str(row.nodeid or "").split("::")[0]
+    return path, (source.line if source is not None and source.line else 1)
 
 
-def attention(report: Mapping[str, Any], trace_url: str | None = None) -> list[Attention]:
-    """Every row that needs attention, worst first (a row may need it for several reasons: each is listed)."""
+def _gate_detail(gate: ReportGate) -> str:
+    """``gate >= 90%: FAIL``; ``score gate faithfulness >= 0.6: FAIL (mean 0.412)``."""
+    verdict = str(gate.verdict).upper()
+    if not gate.score:
+        return f"gate {gate.bar_text}: {verdict}"
+    mean = f" (mean {gate.estimate:.3g} of {gate.n})" if gate.estimate is not None else " (none recorded)"
+    return f"score gate {gate.bar_text}: {verdict}{mean}"
+
+
+def _drop_detail(measured: ReportComparison, entry: ReportInput) -> str:
+    """``−32.0 pp vs baseline 9/10 [−60.1, −4.2], adjusted p 0.012``; ``mean faithfulness −0.220 vs baseline
+    0.730 [−0.320, −0.110], adjusted p 0.0021``."""
+    base, ci, p_adj = entry.baseline, entry.ci, entry.p_adjusted
+    bounds = ci.bounds if ci is not None else None
+    if measured.name is None:
+        detail = (
+            f"{_points(entry.difference)} pp vs baseline {base.passes if base else None}/{base.total if base else None}"
+        )
+        if bounds is not None:
+            detail += f" [{_points(bounds[0])}, {_points(bounds[1])}]"
+    else:
+        mean = base.mean if base is not None else None
+        detail = f"mean {measured.name} {_signed(entry.difference)} vs baseline {_plain(mean)}"
+        if bounds is not None:
+            detail += f" [{_signed(bounds[0])}, {_signed(bounds[1])}]"
+    return detail + (f", adjusted p {p_adj:.2g}" if p_adj is not None else "")
+
+
+def _verdict_detail(verdict: ReportComparison, measured: ReportComparison) -> str:
+    """A benchmark verdict's comparison of one measure: ``current − baseline: mean faithfulness −0.220
+    [−0.228, −0.212], margin 0.05: FAIL``."""
+    head = "current \u2212 baseline" if verdict.kind == "baseline" else f"{verdict.arm} \u2212 {verdict.baseline}"
+    bounds = measured.ci.bounds if measured.ci is not None else None
+    if measured.name is None:
+        value = f"pass fraction {_points(measured.difference)} pp"
+        shown = f" [{_points(bounds[0])}, {_points(bounds[1])}]" if bounds is not None else ""
+    else:
+        value = f"mean {measured.name} {_signed(measured.difference)}"
+        shown = f" [{_signed(bounds[0])}, {_signed(bounds[1])}]" if bounds is not None else ""
+    margin = f", margin {measured.margin:g}" if measured.margin is not None else ""
+    return f"{head}: {value}{shown}{margin}: {str(measured.verdict).upper()}"
+
+
+def attention(report: Report | Mapping[str, Any], trace_url: str | None = None) -> list[Attention]:
+    """Every row that needs attention, worst first (a row may need it for several reasons: each is listed), then
+    each benchmark verdict of a comparison that failed (or is undecided), of every measure."""
+    report = as_report(report)
     links = traces(report, trace_url)
     dropped = drops(report)
     found: list[Attention] = []
-    for row in report.get("rows") or ():
-        if not isinstance(row, Mapping):
-            continue
-        label = str(row.get("label") or row.get("case") or "")
-        key = str(row.get("nodeid") or label)
-        path, line = _location(row)
-        passes, total = _whole(row.get("passes")), _whole(row.get("total"))
-        ci = row.get("ci") if isinstance(row.get("ci"), Mapping) else {}
-        low, high = _number(ci.get("low")), _number(ci.get("high"))
-        quarantine = row.get("quarantine") if isinstance(row.get("quarantine"), Mapping) else None
+    located: dict[str, tuple[str, int]] = {}
+    for row in report.rows:
+        label, key = row.label, row.key
+        path, line = located.setdefault(row.benchmark or label, _location(row))
+        passes, total = row.passes, row.total
+        low, high = row.ci.bounds if row.ci is not None and row.ci.bounds is not None else (None, None)
+        quarantine = row.quarantine
         link = links.get(key)
 
         def add(
@@ -133,78 +190,121 @@ def attention(report: Mapping[str, Any], trace_url: str | None = None) -> list[A
             n: int | None = total,
             lo: float | None = low,
             hi: float | None = high,
+            unit: str = FRACTION,
         ) -> None:
-            found.append(Attention(kind, label, key, p, n, lo, hi, detail, link, path, line, rank))  # noqa: B023 - called in this iteration only
+            found.append(Attention(kind, label, key, p, n, lo, hi, detail, link, path, line, rank, unit))  # noqa: B023 - called in this iteration only
 
-        gate = row.get("gate") if isinstance(row.get("gate"), Mapping) else None
-        verdict = row.get("verdict")
-        if gate is not None and verdict in ("fail", "undecided"):
-            bar = (
-                f">= {gate.get('min_passes')} passes"
-                if gate.get("rule") == "count"
-                else f">= {percent(_number(gate.get('min_rate')))}"
-            )
-            g_low, g_high = _number(gate.get("low")), _number(gate.get("high"))
+        gates = row.gates
+        shown = [gate for gate in gates if gate.verdict in ("fail", "undecided")]
+        if not shown and row.gate is not None and row.verdict in ("fail", "undecided"):
+            # the case's verdict is its latency's (or a crash released its gate item): its gate's bar, its verdict
+            shown = [replace(row.gate.reading(), verdict=row.verdict)]
+        for gate in shown:
+            unit = SCORE if gate.score else FRACTION
+            rank = gate.high if gate.high is not None else 0.0
             if quarantine is not None:
                 add(
                     QUARANTINED,
-                    f"gate {bar}: {str(verdict).upper()}; quarantined by {quarantine.get('owner')} until "
-                    f"{quarantine.get('until')}",
-                    g_high or 0.0,
-                    _whole(gate.get("passes")),
-                    _whole(gate.get("total")),
-                    g_low,
-                    g_high,
+                    f"{_gate_detail(gate)}; quarantined by {quarantine.owner} until {quarantine.until}",
+                    rank,
+                    gate.passes,
+                    gate.total,
+                    gate.low,
+                    gate.high,
+                    unit,
                 )
             else:
                 add(
-                    FAILED_GATE if verdict == "fail" else UNDECIDED_GATE,
-                    f"gate {bar}: {str(verdict).upper()}",
-                    g_high if g_high is not None else 0.0,
-                    _whole(gate.get("passes")),
-                    _whole(gate.get("total")),
-                    g_low,
-                    g_high,
+                    FAILED_GATE if gate.verdict == "fail" else UNDECIDED_GATE,
+                    _gate_detail(gate),
+                    rank,
+                    gate.passes,
+                    gate.total,
+                    gate.low,
+                    gate.high,
+                    unit,
                 )
-        elif quarantine is not None and quarantine.get("failing"):
-            add(QUARANTINED, f"quarantined by {quarantine.get('owner')} until {quarantine.get('until')}", high or 0.0)
-        entry = dropped.get(key) or dropped.get(label)
-        if entry is not None and quarantine is None:
-            diff = _number(entry.get("difference"))
-            eci = entry.get("ci") if isinstance(entry.get("ci"), Mapping) else {}
-            base = entry.get("baseline") if isinstance(entry.get("baseline"), Mapping) else {}
-            p_adj = _number(entry.get("p_adjusted"))
-            detail = (
-                f"{_points(diff)} pp vs baseline {base.get('passes')}/{base.get('total')}"
-                + (f" [{_points(_number(eci.get('low')))}, {_points(_number(eci.get('high')))}]" if eci else "")
-                + (f", adjusted p {p_adj:.2g}" if p_adj is not None else "")
-            )
-            add(DROPPED, detail, diff if diff is not None else 0.0)
-        errors = _whole(row.get("errors")) or 0
+        if not shown and quarantine is not None and quarantine.failing:
+            add(QUARANTINED, f"quarantined by {quarantine.owner} until {quarantine.until}", high or 0.0)
+        if quarantine is None:
+            for measured, entry in dropped.get(key) or dropped.get(label) or ():
+                bounds = entry.ci.bounds if entry.ci is not None else None
+                if measured.name is None:
+                    add(DROPPED, _drop_detail(measured, entry), entry.difference or 0.0)
+                else:  # a score's drop: its interval is of the difference, in the score's units
+                    rank = (entry.difference or 0.0) / measured.span
+                    lo, hi = bounds if bounds is not None else (None, None)
+                    add(DROPPED, _drop_detail(measured, entry), rank, None, None, lo, hi, SCORE)
+        errors = row.errors or 0
         if errors and quarantine is None:
             add(ERRORED, f"{errors} errored run{'s' * (errors != 1)}", -errors)
-        fails = _whole(row.get("fails")) or 0
-        if fails and gate is None and quarantine is None:  # an ungated case's failed runs fail the session
+        fails = row.fails or 0
+        if fails and row.gate is None and not gates and quarantine is None:  # an ungated case's failed runs fail it
             add(FAILED_RUNS, f"{fails} failed run{'s' * (fails != 1)}, no gate", -fails)
-        history = row.get("history") if isinstance(row.get("history"), Mapping) else None
-        if history is not None and history.get("changed"):
-            kind = {"broken": BROKEN, "failing": FAILING, "flaky": FLAKY}.get(str(history.get("state")))
+        history = row.history
+        if history is not None and history.changed:
+            kind = {"broken": BROKEN, "failing": FAILING, "flaky": FLAKY}.get(str(history.state))
             if kind is not None:
-                flake = history.get("flake_rate") if isinstance(history.get("flake_rate"), Mapping) else {}
-                rate = _number(flake.get("fraction"))
+                flake = history.flake_rate
+                rate = flake.fraction if flake is not None else None
                 add(
                     kind,
-                    f"{history.get('state')} since {history.get('since')}; flake rate {percent(rate)} "
-                    f"{interval_text(_number(flake.get('low')), _number(flake.get('high')))} over "
-                    f"{history.get('nights')} nights",
+                    f"{history.state} since {history.since}; flake rate {percent(rate)} "
+                    f"{interval_text(flake.low if flake else None, flake.high if flake else None)} over "
+                    f"{history.nights} nights",
                     -(rate or 0.0),
                 )
+    found += _verdicts(report, located)
     found.sort(key=lambda a: (ORDER.index(a.kind), a.rank, a.label))
+    return found
+
+
+def _verdicts(report: Report, located: Mapping[str, tuple[str, int]]) -> list[Attention]:
+    """Each benchmark verdict (``[baseline]``, ``[compare:ARM]``) whose comparison of a measure failed, or is
+    undecided, under a margin: where the verdict item failed the session."""
+    found = []
+    for verdict in report.all_comparisons:
+        for measured in verdict.measures:
+            if measured.margin is None or measured.verdict not in ("fail", "undecided"):
+                continue
+            name = verdict.function or ""
+            label = name if verdict.kind == "baseline" else f"{name} [{verdict.arm} vs {verdict.baseline}]"
+            path, line = located.get(name, ("", 1))
+            bounds = measured.ci.bounds if measured.ci is not None else None
+            lo, hi = bounds if bounds is not None else (None, None)
+            unit = FRACTION if measured.name is None else SCORE
+            kind = DROPPED if measured.verdict == "fail" else UNDECIDED_GATE
+            rank = (measured.difference or 0.0) / measured.span
+            found.append(
+                Attention(
+                    kind,
+                    label,
+                    name,
+                    None,
+                    None,
+                    lo,
+                    hi,
+                    _verdict_detail(verdict, measured),
+                    None,
+                    path,
+                    line,
+                    rank,
+                    unit,
+                )
+            )
     return found
 
 
 def _points(value: float | None) -> str:
     return "–" if value is None else f"{value * 100:+.1f}"
+
+
+def _signed(value: float | None) -> str:
+    return "–" if value is None else f"{value:+.3f}"
+
+
+def _plain(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
 
 
 def counts(items: Sequence[Attention]) -> dict[str, int]:

@@ -34,6 +34,7 @@ from ...roles.wiring import Aggregation, Feature, MergeWiring
 
 if TYPE_CHECKING:
     from ...config.settings import Settings
+    from ...report.report_types import Report
     from ...report.writers import ReportDict
 
 
@@ -51,10 +52,9 @@ class SourceFacet(Facet):
         return {"source": {"path": case.path or case.key.split("::", 1)[0], "line": case.lineno or 1}}
 
 
-def title_of(suite: str, report: Mapping[str, Any]) -> str:
-    shard = (report.get("settings") or {}).get("shard") if isinstance(report.get("settings"), Mapping) else None
-    merged = report.get("merged") if isinstance(report.get("merged"), Mapping) else None
-    where = f" (shard {shard})" if shard else f" (merged, {merged.get('shards')} shards)" if merged else ""
+def title_of(suite: str, report: Report) -> str:
+    shard, merged = report.settings.shard, report.merged
+    where = f" (shard {shard})" if shard else f" (merged, {merged.shards} shards)" if merged else ""
     return f"pytest-probability{': ' + suite if suite else ''}{where}"
 
 
@@ -92,19 +92,20 @@ def write_outputs(
     trace_url: str | None,
     out: TextIO,
 ) -> None:
-    """The summary written and the annotations printed, from one report dict (a session's or the merge's)."""
+    """The summary written and the annotations printed, from one report (a session's or the merge's), read once."""
     from .annotations import annotations
-    from .attention import attention
+    from .attention import as_report, attention
     from .summary import render
 
-    items = attention(report, trace_url)
+    read = as_report(report)
+    items = attention(read, trace_url)
     lines, left = annotations(items) if annotate else ([], {"error": 0, "warning": 0})
     for line in lines:
         out.write(line + "\n")
     out.flush()
     if summary is not None:
-        title = title_of(suite, report)
-        write_summary(summary, lambda limit: render(report, title=title, items=items, left=left, limit=limit), appends)
+        title = title_of(suite, read)
+        write_summary(summary, lambda limit: render(read, title=title, items=items, left=left, limit=limit), appends)
 
 
 class CiOutputs(Finisher):

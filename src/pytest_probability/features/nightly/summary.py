@@ -1,7 +1,7 @@
 """The CI job's summary: one Markdown page (GitHub-flavoured) of the night, read off its report dict.
 
-Pure: :func:`render` takes the ``--prob-json`` report dict (a session's or
-the merge's). The headline (exit status, cases by status, gates, drops
+Pure: :func:`render` takes the ``--prob-json`` report (a session's or the
+merge's, read by the one reader of reports). The headline (exit status, cases by status, gates, drops
 against the baseline, cost, tokens and budget, state changes, quarantine),
 then the rows that need attention, worst first, each with its interval and a
 trace link (``prob_trace_url``). The page is cut to ``limit`` bytes (GitHub
@@ -16,7 +16,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .attention import ICONS, ORDER, Attention, counts, interval_text
+from ...report.report_types import Report
+from .attention import ICONS, ORDER, Attention, as_report, counts
 
 #: GitHub's limit of one step's summary (an upload over it is refused).
 LIMIT = 1024 * 1024
@@ -33,77 +34,64 @@ def _money(value: Any) -> str:
     return f"${float(value):,.4f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "–"
 
 
-def _tokens(totals: Mapping[str, Any]) -> int:
-    usage = totals.get("usage") if isinstance(totals.get("usage"), Mapping) else {}
-    return sum(
-        int(u.get("input_tokens") or 0) + int(u.get("output_tokens") or 0)
-        for u in usage.values()
-        if isinstance(u, Mapping)
-    )
-
-
-def headline(report: Mapping[str, Any], items: Sequence[Attention], left: Mapping[str, int], title: str) -> list[str]:
-    status = report.get("exit_status")
-    status = status if isinstance(status, int) else 0
+def headline(report: Report, items: Sequence[Attention], left: Mapping[str, int], title: str) -> list[str]:
+    status = report.exit_status if report.exit_status is not None else 0
     word = _STATUS_WORDS.get(status, "exit status")
     icon = "✅" if status == 0 else "❌"
-    totals = report.get("totals") if isinstance(report.get("totals"), Mapping) else {}
-    passes, count = totals.get("passes"), totals.get("count")
-    fraction = totals.get("pass_fraction")
-    rate = f" ({fraction:.0%})" if isinstance(fraction, float) else ""
-    statuses = totals.get("statuses") if isinstance(totals.get("statuses"), Mapping) else {}
+    totals = report.totals
+    rate = f" ({totals.pass_fraction:.0%})" if isinstance(totals.pass_fraction, float) else ""
     lines = [f"## {icon} {md(title)}: {word} (exit status {status})", ""]
-    facts = [f"**{totals.get('rows', len(report.get('rows') or ()))} cases**", f"{passes}/{count} runs passed{rate}"]
-    shown = ", ".join(f"{n} {md(s)}" for s, n in statuses.items() if n)
+    cases = totals.rows if totals.rows is not None else len(report.rows)
+    facts = [f"**{cases} cases**", f"{totals.passes}/{totals.count} runs passed{rate}"]
+    shown = ", ".join(f"{n} {md(s)}" for s, n in totals.statuses.items() if n)
     if shown:
         facts.append(shown)
-    gates = report.get("gates") if isinstance(report.get("gates"), Mapping) else {}
-    if any(gates.get(k) for k in ("passed", "failed", "undecided", "skipped")):
-        facts.append(
-            f"gates: {gates.get('passed', 0)} passed, {gates.get('failed', 0)} failed, "
-            f"{gates.get('undecided', 0)} undecided"
-        )
-    baseline = report.get("baseline") if isinstance(report.get("baseline"), Mapping) else None
+    gates = report.gates
+    if gates is not None and any((gates.passed, gates.failed, gates.undecided, gates.skipped)):
+        facts.append(f"gates: {gates.passed} passed, {gates.failed} failed, {gates.undecided} undecided")
+    baseline = report.baseline
     if baseline is not None:
-        verdicts = baseline.get("verdicts") if isinstance(baseline.get("verdicts"), Mapping) else {}
-        facts.append(f"{verdicts.get('fail', 0)} dropped against the baseline ({baseline.get('paired', 0)} compared)")
-    facts.append(f"cost {_money(totals.get('cost'))}")
-    tokens = _tokens(totals)
+        dropped = baseline.verdicts.get("fail", 0) + baseline.score_verdicts.get("fail", 0)
+        failed = sum(
+            1
+            for c in report.baseline_comparisons
+            for measured in c.measures
+            if measured.margin is not None and measured.verdict == "fail"
+        )
+        verdicts = f"; {failed} benchmark verdict{'s' * (failed != 1)} failed" if failed else ""
+        facts.append(f"{dropped} dropped against the baseline ({baseline.paired or 0} compared{verdicts})")
+    facts.append(f"cost {_money(totals.cost)}")
+    tokens = totals.tokens
     if tokens:
         facts.append(f"{tokens:,} tokens")
-    budget = report.get("budget") if isinstance(report.get("budget"), Mapping) else None
+    budget = report.budget
     if budget is not None:
-        facts.append(f"budget: {md(budget.get('reason') or 'not reached')}")
+        facts.append(f"budget: {md(budget.reason or 'not reached')}")
     lines += [" · ".join(facts), ""]
-    states = report.get("states") if isinstance(report.get("states"), Mapping) else None
+    states = report.states
     if states is not None:
-        changes = states.get("changes") if isinstance(states.get("changes"), Mapping) else {}
-        moved = [
-            f"{len(v)} {'newly ' + k if k != 'fixed' else 'fixed'}"
-            for k, v in changes.items()
-            if isinstance(v, list) and v
-        ]
-        counted = states.get("counts") if isinstance(states.get("counts"), Mapping) else {}
+        moved = [f"{len(v)} {'newly ' + k if k != 'fixed' else 'fixed'}" for k, v in states.changes.items() if v]
         lines += [
-            f"**Across nights** ({states.get('nights_read', 0)} earlier nights): "
+            f"**Across nights** ({states.nights_read or 0} earlier nights): "
             + (", ".join(moved) if moved else "no case changed state")
             + "; "
-            + ", ".join(f"{n} {md(s)}" for s, n in counted.items() if n),
+            + ", ".join(f"{n} {md(s)}" for s, n in states.counts.items() if n),
             "",
         ]
-    quarantine = report.get("quarantine") if isinstance(report.get("quarantine"), Mapping) else None
+    quarantine = report.quarantine
     if quarantine is not None:
-        expired = quarantine.get("expired") or []
+        expired = quarantine.expired
         lines += [
-            f"**Quarantine**: {quarantine.get('cases', 0)} case(s) quarantined, {quarantine.get('failing', 0)} "
+            f"**Quarantine**: {quarantine.cases or 0} case(s) quarantined, {quarantine.failing or 0} "
             f"of them failing (not failing the session)"
             + (f"; {len(expired)} entr{'ies' if len(expired) != 1 else 'y'} ended and gate again" if expired else ""),
             "",
         ]
-    if left.get("error") or left.get("warning"):
+    errors, warnings = left.get("error", 0), left.get("warning", 0)
+    if errors or warnings:
         lines += [
-            f"Annotations: GitHub shows 10 of each type per step; {left.get('error', 0)} error(s) and "
-            f"{left.get('warning', 0)} warning(s) more are in the table below.",
+            f"Annotations: GitHub shows 10 of each type per step; {errors} error(s) and "
+            f"{warnings} warning(s) more are in the table below.",
             "",
         ]
     return lines
@@ -117,7 +105,7 @@ def row_line(item: Attention) -> str:
         md(item.kind),
         md(item.label),
         counted,
-        md(interval_text(item.low, item.high)),
+        md(item.interval),
         md(item.detail),
         trace,
     ]
@@ -125,7 +113,7 @@ def row_line(item: Attention) -> str:
 
 
 def render(
-    report: Mapping[str, Any],
+    report: Report | Mapping[str, Any],
     *,
     title: str = "pytest-probability",
     items: Sequence[Attention] = (),
@@ -134,7 +122,7 @@ def render(
 ) -> str:
     """The page, at most ``limit`` bytes (UTF-8); ``items``: :func:`.attention.attention`'s, ``left``: the
     annotations left out by type."""
-    head = headline(report, items, left or {}, title)
+    head = headline(as_report(report), items, left or {}, title)
     if not items:
         return "\n".join(head + ["Nothing needs attention.", ""])
     by_kind = counts(items)

@@ -37,10 +37,10 @@ from ...model.case import CaseRef, shard_of
 from ...model.rows import Summary
 from ...model.run import RunRecord
 from ...protocols import Facet
-from ...record import shape
-from ...record.shape import Malformed
+from ...report import schema as shape
 from ...report.explain import ExplainFacet
 from ...report.json_report import build, record_from_dict
+from ...report.schema import Malformed
 from ...report.statistics import StatisticsFacet
 from ...roles.wiring import Feature, MergeWiring
 
@@ -118,7 +118,7 @@ def load(paths: Sequence[str | Path], features: Sequence[Feature] = ()) -> list[
 
 def check_shape(report: Mapping[str, Any]) -> None:
     """Every field of a shard's report that the merge reads, checked once, before anything is merged:
-    :class:`~pytest_probability.record.shape.Malformed` (a ``ValueError``) names the first one missing or of
+    :class:`~pytest_probability.report.schema.Malformed` (a ``ValueError``) names the first one missing or of
     another kind by its path (``shard.count``, ``records[3].run``, ``cases[0].marks[1]``)."""
     shard = shape.field(report, "shard", "", shape.OBJECT)
     count = shape.field(

@@ -1,12 +1,21 @@
-"""The shape of the records and cases read back from files: a shard's report (the merge) and the journal.
+"""The one schema language of the files the plugin reads back: a JSON report (the baseline, ``diff``, the history
+page, the merge), the journal, and what each field of them must be.
 
 A file another process wrote (or a person edited) is checked field by field
 before anything is rebuilt from it: a field that is missing, of another type
 or out of range raises :class:`Malformed` naming the field by its path
-(``records[3].run``, ``case.marks[0]``), so that its reader refuses the file
-with that text (the merge: exit status 2; the journal: a usage error)
-instead of failing later with a traceback. Fields this version does not know
-are left alone (a newer writer's).
+(``records[3].run``, ``case.marks[0]``, ``rows[2].ci.low``), so that its
+reader refuses the file with that text (the merge and ``diff``: exit status
+2; the baseline and the journal: a usage error; the history page skips a file
+of a folder) instead of failing later with a traceback. Fields this version
+does not know are left alone (a newer writer's).
+
+A :data:`Kind` checks one value (a number, a whole number, text, ...). A
+:class:`Shape` reads an object into a typed one (a dataclass of the
+``report.reader``), each field by its kind, a nested shape, a list of one
+(:class:`ListOf`) or an object of one by name (:class:`MapOf`): read once,
+checked once. The checks of a record and a case (:func:`check_record`,
+:func:`check_case`) are written in the same kinds.
 
 Two forms of a record are read: the JSON report's ``records[]`` (``REPORT``:
 its case by ``case_key``, empty texts written as null) and the record as it
@@ -18,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ..config.marker import KEYWORDS
@@ -47,7 +57,12 @@ def _is_whole(value: Any) -> bool:
 
 
 def _is_number(value: Any) -> bool:
-    return type(value) in (int, float) and math.isfinite(value)
+    if type(value) not in (int, float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer beyond a float's range
+        return False
 
 
 def whole(least: int) -> Kind:
@@ -77,6 +92,8 @@ ARRAY: Kind = (lambda v: isinstance(v, list)), "an array"
 
 
 def shown(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 1024:
+        return f"an integer of {len(str(abs(value)))} digits"
     return shorten(repr(value), SHOWN)
 
 
@@ -115,6 +132,66 @@ def an_object(value: Any, where: str) -> Mapping[str, Any]:
 def an_array(value: Any, where: str) -> list[Any]:
     if not isinstance(value, list):
         raise Malformed(f"{where} must be an array, got {shown(value)}")
+    return value
+
+
+# -- typed objects -----------------------------------------------------------------------
+
+#: A report's kinds as the pages read them: a number (not a bool, finite), a count (a whole number of at
+#: least 0 a float holds exactly), text; absent and null are the field's default.
+NUMBER: Kind = _is_number, "a number"
+COUNT: Kind = (lambda v: type(v) is int and 0 <= v < 2**53), "a whole number"
+#: A whole number of at least 0 only shown (a run's number, what was dropped), as large as a record allows.
+WHOLE: Kind = (lambda v: type(v) is int and v >= 0), "a whole number"
+
+
+@dataclass(frozen=True)
+class ListOf:
+    """An array whose every item is of one kind or shape."""
+
+    item: Any
+
+
+@dataclass(frozen=True)
+class MapOf:
+    """An object whose every value is of one kind or shape, by name (a row's ``scores``)."""
+
+    value: Any
+
+
+class Shape:
+    """An object read into ``make`` (a class of the reader): each of ``fields`` (JSON name -> kind, shape,
+    :class:`ListOf` or :class:`MapOf`) read as it says, under the attribute ``rename`` gives it (else its
+    name); a field absent or null keeps ``make``'s default. Fields not listed are left alone."""
+
+    def __init__(self, make: Callable[..., Any], fields: Mapping[str, Any], rename: Mapping[str, str] | None = None):
+        self.make = make
+        self.fields = [(name, kind, (rename or {}).get(name, name)) for name, kind in fields.items()]
+
+    def read(self, value: Any, where: str) -> Any:
+        data = an_object(value, where)
+        found = {}
+        for name, kind, attribute in self.fields:
+            inner = data.get(name)
+            if inner is not None:
+                found[attribute] = read(inner, kind, _path(where, name))
+        return self.make(**found)
+
+
+def read(value: Any, kind: Any, where: str) -> Any:
+    """``value`` read as ``kind`` says (a :data:`Kind`, a :class:`Shape`, a :class:`ListOf` or a :class:`MapOf`);
+    :class:`Malformed` names the first field that is not what it must be, by its path."""
+    if isinstance(kind, Shape):
+        return kind.read(value, where)
+    if isinstance(kind, ListOf):
+        return [read(item, kind.item, f"{where}[{i}]") for i, item in enumerate(an_array(value, where))]
+    if isinstance(kind, MapOf):
+        return {
+            str(name): read(inner, kind.value, f"{where}.{name}") for name, inner in an_object(value, where).items()
+        }
+    test, what = kind
+    if not test(value):
+        raise Malformed(f"{where} must be {what}, got {shown(value)}")
     return value
 
 
