@@ -311,7 +311,7 @@ class DecisionBook(RecordSink):
     def release_rescheduled(self, rescheduled: Mapping[str, int]) -> list[tuple[str, str]]:
         """A worker crashed with runs of gated cases still queued (case key -> count): those cases get
         an UNDECIDED verdict now, since their gate items cannot wait for runs xdist reschedules
-        (see :meth:`pytest_probability.roles.Controller.pytest_testnodedown`). Returns (case key, text)."""
+        (see :meth:`pytest_probability.roles.controller.Controller.pytest_testnodedown`). Returns (case key, text)."""
         released = []
         passed = self.specs.config.undecided == PASSED  # UNDECIDED counts as prob_undecided says
         for key, count in rescheduled.items():

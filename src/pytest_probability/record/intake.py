@@ -157,7 +157,7 @@ class LateUsage(Link):
 
 
 class InterruptedRuns(Link):
-    """Runs interrupted before their teardown report (``run.context.keep_interrupted``) have a record,
+    """Runs interrupted before their teardown report (``run.phases.RunPhases.end``) have a record,
     a skip, as their span has an outcome: kept here in a serial session, or shipped in an xdist
     worker's output at its end, and added to the session's records by :meth:`Intake.add_interrupted`."""
 

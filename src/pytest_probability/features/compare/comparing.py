@@ -12,8 +12,8 @@ beside it: ``[baseline]`` (:class:`BaselineVerdicts`) and one
 :class:`~pytest_probability.protocols.VerdictKind` objects. The comparisons'
 outputs are ``features/compare/facet.py``.
 
-The maths (``maths.twostats``), the comparisons themselves (:mod:`.compare`,
-:mod:`.pairs`) and the baseline reader (:mod:`.baseline`) are imported only
+The maths (``maths.twostats``), the comparisons themselves (:mod:`.comparisons`,
+:mod:`.pairs`, :mod:`.judging`) and the baseline reader (:mod:`.baseline`) are imported only
 once something is compared.
 """
 

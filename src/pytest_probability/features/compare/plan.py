@@ -79,7 +79,7 @@ def format_runs(runs: int) -> str:
 
 
 def format_min_runs(runs: int | None, max_runs: int = 100_000) -> str:
-    """Column ``min runs``: the count, or ``>100,000`` when :func:`min_runs` found none up to ``max_runs``."""
+    """Column ``min runs``: the count, or ``>100,000`` when :func:`maths.run_budget.min_runs` found none up to ``max_runs``."""
     return f">{whole(max_runs, 'max_runs', 1):,}" if runs is None else format_runs(runs)
 
 

@@ -12,11 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .attention import DROPPED, FAILED_GATE, UNDECIDED_GATE, Attention
+from .attention import DROPPED, FAILED_GATE, FAILED_VERDICT, UNDECIDED_GATE, UNDECIDED_VERDICT, Attention
 
 #: Annotations of one type GitHub shows per step.
 PER_TYPE = 10
-KINDS = {FAILED_GATE: "error", DROPPED: "error", UNDECIDED_GATE: "warning"}
+KINDS = {
+    FAILED_GATE: "error",
+    FAILED_VERDICT: "error",
+    DROPPED: "error",
+    UNDECIDED_GATE: "warning",
+    UNDECIDED_VERDICT: "warning",
+}
 
 
 def escape_data(text: str) -> str:

@@ -20,25 +20,54 @@ from ...report.reader import read_report
 from ...report.report_rows import ReportGate, ReportRow
 from ...report.report_types import Report, ReportComparison, ReportInput
 
-#: Kinds of attention, worst first (the summary's order and the annotations' priority).
-FAILED_GATE, DROPPED, ERRORED, FAILED_RUNS, UNDECIDED_GATE, BROKEN, FAILING, FLAKY, QUARANTINED = (
+#: Kinds of attention, worst first (the summary's order and the annotations' priority): a benchmark's verdict
+#: (``[baseline]``, ``[compare:ARM]``) of any measure is one kind, a case's drop another.
+(
+    FAILED_GATE,
+    FAILED_VERDICT,
+    DROPPED,
+    ERRORED,
+    FAILED_RUNS,
+    UNDECIDED_GATE,
+    UNDECIDED_VERDICT,
+    BROKEN,
+    FAILING,
+    FLAKY,
+    QUARANTINED,
+) = (
     "failed gate",
+    "failed verdict",
     "dropped",
     "errors",
     "failed runs",
     "undecided gate",
+    "undecided verdict",
     "newly broken",
     "newly failing",
     "newly flaky",
     "quarantined, failing",
 )
-ORDER = (FAILED_GATE, DROPPED, ERRORED, FAILED_RUNS, UNDECIDED_GATE, BROKEN, FAILING, FLAKY, QUARANTINED)
+ORDER = (
+    FAILED_GATE,
+    FAILED_VERDICT,
+    DROPPED,
+    ERRORED,
+    FAILED_RUNS,
+    UNDECIDED_GATE,
+    UNDECIDED_VERDICT,
+    BROKEN,
+    FAILING,
+    FLAKY,
+    QUARANTINED,
+)
 ICONS = {
     FAILED_GATE: "❌",
+    FAILED_VERDICT: "🔻",
     DROPPED: "📉",
     ERRORED: "💥",
     FAILED_RUNS: "✖️",
     UNDECIDED_GATE: "❔",
+    UNDECIDED_VERDICT: "❓",
     BROKEN: "🟥",
     FAILING: "🟧",
     FLAKY: "🟨",
@@ -268,12 +297,12 @@ def _verdicts(report: Report, located: Mapping[str, tuple[str, int]]) -> list[At
             if measured.margin is None or measured.verdict not in ("fail", "undecided"):
                 continue
             name = verdict.function or ""
-            label = name if verdict.kind == "baseline" else f"{name} [{verdict.arm} vs {verdict.baseline}]"
+            label = f"{name} [baseline]" if verdict.kind == "baseline" else f"{name} [compare:{verdict.arm}]"
             path, line = located.get(name, ("", 1))
             bounds = measured.ci.bounds if measured.ci is not None else None
             lo, hi = bounds if bounds is not None else (None, None)
             unit = FRACTION if measured.name is None else SCORE
-            kind = DROPPED if measured.verdict == "fail" else UNDECIDED_GATE
+            kind = FAILED_VERDICT if measured.verdict == "fail" else UNDECIDED_VERDICT
             rank = (measured.difference or 0.0) / measured.span
             found.append(
                 Attention(

@@ -3,7 +3,7 @@
 Pure and pytest-free. The aggregating process (serial session or xdist
 controller) adds every run's record to one :class:`Budget`; once a limit is
 reached no new run starts (the decision reaches xdist workers through the
-decisions channel, :mod:`.channel`). Runs already executing finish, so the
+decisions channel, :mod:`pytest_probability.decide.channel`). Runs already executing finish, so the
 overshoot is bounded by the runs in flight.
 """
 

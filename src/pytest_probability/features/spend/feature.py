@@ -3,7 +3,7 @@
 ======================  =====================================================================
 role                    parts
 ======================  =====================================================================
-aggregating             :class:`EarlyStop` (a sink: a case whose verdict its remaining runs can
+aggregating             :class:`~.stopping.EarlyStop` (a sink: a case whose verdict its remaining runs can
                         no longer change is stopped in the decision book, which publishes it);
                         with a budget, :class:`BudgetSink` (every run's spend counted; the
                         budget reached is published as the ``budget`` flag); the spend facet
