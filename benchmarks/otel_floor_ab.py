@@ -1,6 +1,6 @@
 """The export's marginal cost per run of two builds of the plugin, in the same rounds (issue 33's "re-measured beside").
 
-``otel_floor.py`` measures one build against the bare SDK. Comparing two builds with two runs of it
+``otel_floor.py`` measures one build against the bare SDK. SessionComparisons two builds with two runs of it
 compares two machine loads as much as two builds; this runs both in every round instead. Each
 ``--python`` is an interpreter with pytest and one build of the plugin installed (a virtualenv of an
 older commit, ``pip install -e`` of its worktree); every round runs, for each build, the plugin's

@@ -12,8 +12,8 @@ from pathlib import Path
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from pytest_probability.files import Lines
-from pytest_probability.otel.export import Guard, drain
-from pytest_probability.otel.send import Result
+from pytest_probability.otel.request_sender import Result
+from pytest_probability.otel.signal_guards import Guard, drain
 
 TIMEOUT = 0.5
 

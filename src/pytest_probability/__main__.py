@@ -129,8 +129,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    from .features.compare.feature import Compare  # merge only: the report command does not pay for it
-    from .features.nightly.feature import Nightly, merge_summary_path, write_outputs
+    from .features.ci_outputs.feature import CiOutputsFeature, merge_summary_path, write_outputs
+    from .features.compare.feature import ComparisonFeature  # merge only: the report command does not pay for it
     from .features.quarantine.feature import MergedQuarantine
     from .features.shards.merge import MergeError, gate_lines, merge
     from .features.spend.feature import Spend
@@ -151,10 +151,10 @@ def _merge(args: argparse.Namespace) -> int:
             args.paths,
             (
                 Spend(),
-                Compare(on=False),
+                ComparisonFeature(on=False),
                 MergedStates(args.prob_history),
                 MergedQuarantine(),
-                Nightly(None, False, summary is not None or annotate),
+                CiOutputsFeature(None, False, summary is not None or annotate),
             ),
             args,
         )

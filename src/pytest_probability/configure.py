@@ -27,9 +27,9 @@ from .compat import xdist
 from .config.marker import MARKER_LINE
 from .config.settings import Settings, resolve, resolve_stats
 from .config.spec import Specs
+from .features.ci_outputs import feature as nightly
 from .features.compare import feature as compare
 from .features.journal import feature as journal
-from .features.nightly import feature as nightly
 from .features.quarantine import feature as quarantine
 from .features.shards import feature as shards
 from .features.spend import feature as spend

@@ -674,7 +674,7 @@ def test_no_corrupt_journal_entry_gets_past_the_read(pytester: pytest.Pytester) 
     from pytest_probability.config.settings import StatsConfig
     from pytest_probability.config.spec import Specs
     from pytest_probability.decide.analysis import analyze
-    from pytest_probability.features.journal import file
+    from pytest_probability.features.journal import journal_file as file
     from pytest_probability.model.case import CaseRef
     from pytest_probability.model.run import RunRecord
     from pytest_probability.report import html_report, json_report

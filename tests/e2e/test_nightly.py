@@ -128,8 +128,8 @@ def test_the_step_summary_is_appended_to_and_capped_at_githubs_limit(pytester: p
     text = step.read_text(encoding="utf-8")
     assert text.startswith("# an earlier step's summary\n") and "Needs attention" in text
     # nearly full: the summary is cut to what fits, and says what it left out
-    from pytest_probability.features.nightly.attention import Attention
-    from pytest_probability.features.nightly.summary import LIMIT, render
+    from pytest_probability.features.ci_outputs.attention import Attention
+    from pytest_probability.features.ci_outputs.summary import LIMIT, render
 
     items = [
         Attention(

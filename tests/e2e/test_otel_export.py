@@ -324,7 +324,7 @@ def test_xdist_session_is_one_trace_and_workers_never_export(
             role = "worker" if hasattr(session.config, "workerinput") else "controller"
             exporting = sorted(m for m in sys.modules
                                if m.startswith(("opentelemetry.exporter.otlp.proto.http", "opentelemetry.exporter.otlp.proto.grpc"))
-                               or m == "pytest_probability.otel.session")
+                               or m == "pytest_probability.otel.export_session")
             with open(f"modules-{role}-{os.getpid()}.json", "w") as handle:
                 json.dump(exporting, handle)
         """
@@ -347,7 +347,7 @@ def test_xdist_session_is_one_trace_and_workers_never_export(
     assert len(workers) == 2 and len(controllers) == 1
     for path in workers:
         assert json.loads(path.read_text()) == [], f"{path.name}: a worker loaded an exporter"
-    assert "pytest_probability.otel.session" in json.loads(controllers[0].read_text())
+    assert "pytest_probability.otel.export_session" in json.loads(controllers[0].read_text())
 
     data = report(pytester)
     records = data["records"] + data["skipped_runs"]

@@ -855,7 +855,7 @@ def test_no_malformed_shard_report_gives_a_traceback(
     import argparse
     import random
 
-    from pytest_probability.features.compare.feature import Compare
+    from pytest_probability.features.compare.feature import ComparisonFeature
     from pytest_probability.features.shards.merge import gate_lines
     from pytest_probability.features.shards.merge import merge as merge_reports
     from pytest_probability.features.spend.feature import Spend
@@ -872,7 +872,7 @@ def test_no_malformed_shard_report_gives_a_traceback(
         (pytester.path / "bad.json").write_text(json.dumps(mutated(base, rng, JUNK)), encoding="utf-8")
         try:
             merged = merge_reports(
-                ["bad.json", "s2.json"], (Spend(), Compare(on=False)), argparse.Namespace(prob_baseline=[])
+                ["bad.json", "s2.json"], (Spend(), ComparisonFeature(on=False)), argparse.Namespace(prob_baseline=[])
             )
         except ValueError:  # the merge's errors (MergeError among them): exit 2 with error:
             continue

@@ -11,8 +11,8 @@ from pytest_probability.aggregate.cases import row_status
 from pytest_probability.features.compare import baseline as baseline_mod
 from pytest_probability.features.compare import judging as compare
 from pytest_probability.features.compare import pairs
+from pytest_probability.features.compare.compare_config import CompareConfig
 from pytest_probability.features.compare.comparisons import Pair
-from pytest_probability.features.compare.settings import CompareConfig
 from pytest_probability.maths import twostats
 from pytest_probability.measures.fraction import PASS_FRACTION, Tally
 from pytest_probability.model.case import CaseRef

@@ -127,19 +127,19 @@ NEEDED: list[tuple[str, str, str | Callable[[], Any], tuple[str, ...]]] = [
     ),
     (
         "opentelemetry-exporter-otlp-proto-http",
-        "compat.otel.exporter, send, endpoint, timeout",
+        "compat.otel_sdk.exporter, send, endpoint, timeout",
         _http_exporter,
         ("_client",),
     ),
     (
         "opentelemetry-exporter-otlp-proto-http",
-        "compat.otel.exporter, send, endpoint, timeout",
+        "compat.otel_sdk.exporter, send, endpoint, timeout",
         lambda: _http_exporter()._client,
         ("export", "_transport", "_timeout", "_endpoint"),
     ),
     (
         "opentelemetry-exporter-otlp-proto-grpc",
-        "compat.otel.exporter, send, endpoint, insecure, timeout",
+        "compat.otel_sdk.exporter, send, endpoint, insecure, timeout",
         _grpc_exporter,
         (
             "_export",
@@ -154,20 +154,20 @@ NEEDED: list[tuple[str, str, str | Callable[[], Any], tuple[str, ...]]] = [
     ),
     (
         "opentelemetry-exporter-otlp-proto-common",
-        "compat.otel.metric_preferences",
+        "compat.otel_sdk.metric_preferences",
         "opentelemetry.exporter.otlp.proto.common._internal.metrics_encoder:OTLPMetricExporterMixin",
         ("_get_temporality", "_get_aggregation"),
     ),
     (
         "opentelemetry-exporter-otlp-proto-common",
-        "compat.otel.encode_logs",
+        "compat.otel_sdk.encode_logs",
         "opentelemetry.exporter.otlp.proto.common._log_encoder:",
         ("encode_logs",),
     ),
-    ("opentelemetry-api", "compat.otel.suppressed", "opentelemetry.context:", ("_SUPPRESS_INSTRUMENTATION_KEY",)),
+    ("opentelemetry-api", "compat.otel_sdk.suppressed", "opentelemetry.context:", ("_SUPPRESS_INSTRUMENTATION_KEY",)),
     (
         "opentelemetry-instrumentation",
-        "compat.otel.instrumented",
+        "compat.otel_sdk.instrumented",
         "opentelemetry.instrumentation.instrumentor:BaseInstrumentor",
         ("_instance", "is_instrumented_by_opentelemetry"),
     ),

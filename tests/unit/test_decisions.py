@@ -12,8 +12,8 @@ from pytest_probability.config.spec import Specs
 from pytest_probability.decide.book import DecisionBook
 from pytest_probability.decide.channel import ChannelReader
 from pytest_probability.features.spend.budget import Budget
+from pytest_probability.features.spend.early_stop import EarlyStop
 from pytest_probability.features.spend.feature import BudgetGuard, BudgetLink, BudgetSink, WorkerBudgetGuard
-from pytest_probability.features.spend.stopping import EarlyStop
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.run import RunRecord, Usage
 from pytest_probability.protocols import Registry

@@ -1,4 +1,4 @@
-"""The journal's file format, read and written directly (features.journal.file): torn lines, refusals, a full disk."""
+"""The journal's file format, read and written directly (features.journal.journal_file): torn lines, refusals, a full disk."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_probability.features.journal import file as journal
+from pytest_probability.features.journal import journal_file as journal
 from pytest_probability.features.journal import writer as journal_writer
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.run import RunRecord, Usage
@@ -22,7 +22,7 @@ def record(run: int, **extra: object) -> RunRecord:
     return RunRecord(case=CASE, run=run, nodeid=f"bench_x.py::bench_a::c[run{run}]", outcome="pass", **extra)  # type: ignore[arg-type]
 
 
-def opened(path: Path, notes: list[str] | None = None) -> journal_writer.Journal:
+def opened(path: Path, notes: list[str] | None = None) -> journal_writer.JournalWriter:
     writer, _ = journal_writer.start(path, HEAD, notes if notes is not None else [])
     assert writer is not None
     return writer
@@ -128,7 +128,7 @@ def test_a_journal_another_process_holds_is_refused(tmp_path: Path) -> None:
 def test_a_full_disk_stops_the_journal_with_one_note_and_the_session_goes_on(tmp_path: Path) -> None:
     notes: list[str] = []
     fd = os.open("/dev/full", os.O_WRONLY)  # every write: ENOSPC
-    writer = journal_writer.Journal(tmp_path / "j.jsonl", fd, HEAD, journal.Contents(), notes)
+    writer = journal_writer.JournalWriter(tmp_path / "j.jsonl", fd, HEAD, journal.Contents(), notes)
     writer.write(record(1))
     writer.write(record(2))
     writer.close()

@@ -13,7 +13,7 @@ from otlp_receiver import flatten_logs
 from pipeline_fakes import TimedSender, logs_request, pipeline, span_request
 
 from pytest_probability.otel import otlp_json
-from pytest_probability.otel.send import Deferred, SdkWarnings
+from pytest_probability.otel.request_sender import Deferred, SdkWarnings
 
 
 def answering() -> TimedSender:

@@ -33,7 +33,7 @@ from otlp_receiver import (
 )
 
 from pytest_probability.otel import otlp_json
-from pytest_probability.otel.send import Sender
+from pytest_probability.otel.request_sender import Sender
 
 SECRET = "Bearer tok-3f9a7c1e-very-secret"
 RESOURCE = {"service.name": "pytest-probability-test", "prob.suite": "unit"}

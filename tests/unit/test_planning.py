@@ -16,8 +16,8 @@ import random
 import pytest
 
 from pytest_probability.config.spec import GateSpec
+from pytest_probability.features.compare import compare_config
 from pytest_probability.features.compare import plan as plan_table
-from pytest_probability.features.compare import settings as compare_config
 from pytest_probability.maths import ab_planning, run_budget, stats
 from pytest_probability.maths.ab_planning import Components
 from pytest_probability.maths.run_budget import GateRule

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from .retry import RetryPolicy
 
 # The retry policy (config.retry) is imported only with --prob-retry, and the comparisons'
-# settings (features.compare.settings) only when comparisons are on: the session's lazy-import rule
+# settings (features.compare.compare_config) only when comparisons are on: the session's lazy-import rule
 # (docs/developer-guide.md, "Lazy imports").
 
 
@@ -81,7 +81,7 @@ class Settings:
     prices: Prices | None = None
     #: ``--prob-shard=K/N``: (K, N) when this session is one shard of N, else None.
     shard: tuple[int, int] | None = None
-    #: ``--prob-journal``: the run journal (``features.journal.file``); None without one. Not in :meth:`to_dict`:
+    #: ``--prob-journal``: the run journal (``features.journal.journal_file``); None without one. Not in :meth:`to_dict`:
     #: the journal's path is no setting of the runs (each shard has its own journal, and the merge
     #: compares the shards' settings).
     journal: Path | None = None

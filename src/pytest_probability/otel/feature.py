@@ -42,11 +42,11 @@ class Export(Feature):
     def aggregating(self, wiring: Aggregation) -> None:
         """A shard (``wiring.scope``) exports the series that add over the parts (no gauge: the merge's), on
         the resource ``service.instance.id`` of the part (``shard-K-of-N``), so that its counters add."""
-        from .session import Session, SessionExport  # the aggregating process's exporters
+        from .export_session import ExportSession, SessionExport  # the aggregating process's exporters
         from .spans import RunSpans
 
         scope = wiring.scope
-        session = Session(
+        session = ExportSession(
             self.settings, wiring.config.rootpath, instance=scope.instance, counters_only=scope.partial is not None
         )
         wiring.parts.add(
@@ -58,17 +58,17 @@ class Export(Feature):
         """The worker's providers export into its outbox, which its teardown reports and its end empty."""
         from opentelemetry.sdk.resources import Resource  # export on: a worker makes its runs' spans
 
-        from . import exporters
+        from . import sdk_exporters
         from .spans import RunSpans, make_provider, parent_context, tracer
 
         settings, workerinput = self.settings, wiring.workerinput
         resource = Resource(workerinput.get("prob_otel_resource", {}))
-        outbox = exporters.Outbox()
-        processor = exporters.span_processor(outbox.add, settings.capture_values)
+        outbox = sdk_exporters.Outbox()
+        processor = sdk_exporters.span_processor(outbox.add, settings.capture_values)
         provider, _ = make_provider(resource, processor)
         parent = parent_context(workerinput.get("prob_otel_traceparent"), workerinput.get("prob_otel_tracestate"))
         logs, logger = (
-            exporters.make_logger_provider(resource, outbox.add, settings.capture_values)
+            sdk_exporters.make_logger_provider(resource, outbox.add, settings.capture_values)
             if settings.logs_on
             else (None, None)
         )  # the instrumentation's records and the plugin's own
@@ -81,7 +81,7 @@ class Export(Feature):
         metric_resource = Resource(
             {**resource.attributes, "service.instance.id": f"{instance}-{worker_id}" if instance else worker_id}
         )
-        reader = exporters.make_meter_provider(metric_resource, outbox.add) if settings.metrics_on else None
+        reader = sdk_exporters.make_meter_provider(metric_resource, outbox.add) if settings.metrics_on else None
         if reader is not None:
             outbox.flushes.append(reader.force_flush)
         if logs is not None:

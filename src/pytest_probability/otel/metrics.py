@@ -5,7 +5,7 @@ series of the rows (``report.series``) and of the facets into SDK instruments of
 own: counters with ``add``, the histograms with ``record`` per value (each series' explicit buckets,
 from a view), the whole-case gauges (pass fractions, interval bounds, verdicts) with the synchronous
 gauge's ``set``, since they are made from every run of a case at once. The SDK aggregates and collects
-them (the OTLP exporters' temporality), and :class:`~.exporters.MetricOut` sends them. An exemplar run's
+them (the OTLP exporters' temporality), and :class:`~.sdk_exporters.MetricOut` sends them. An exemplar run's
 measurement (a failed or errored run's, a low score's) is made in a context holding its span's ids, which
 the SDK's trace-based exemplar filter keeps as an exemplar (a view's reservoir keeps
 :data:`~..model.outputs.EXEMPLARS`).
@@ -49,7 +49,7 @@ def collect(
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
     from opentelemetry.sdk.metrics.view import ExplicitBucketHistogramAggregation, View
 
-    from ..compat.otel import metric_preferences, view_limit
+    from ..compat.otel_sdk import metric_preferences, view_limit
 
     items = row_series(summary)
     for facet in facets:

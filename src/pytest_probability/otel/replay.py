@@ -133,7 +133,7 @@ def send(
                 "delete it to send them again)",
             )
     from ..text import redact_url
-    from .send import Sender
+    from .request_sender import Sender
 
     result = Replayed(0)
     senders: dict[str, Sender] = {}
@@ -197,7 +197,7 @@ def replay(
 
 def write_metrics(path: Path, summary: Summary, facets: Iterable[Facet], suite: str, root: Path) -> int:
     """Write the metric requests of ``summary`` to ``path``; the number of data points."""
-    from .exporters import MetricOut
+    from .sdk_exporters import MetricOut
 
     resource = resource_module.build(suite, root, os.environ)
     # The gauges only: each shard sent its counters, as series of its own, which add.

@@ -1,7 +1,7 @@
 """Run spans: SDK spans, made where the run executes, exported where rows are aggregated.
 
 The plugin's SDK ``TracerProvider`` has the session's resource and one processor, the SDK's
-``BatchSpanProcessor`` (:mod:`.exporters`). When the process has no global tracer provider yet it becomes
+``BatchSpanProcessor`` (:mod:`.sdk_exporters`). When the process has no global tracer provider yet it becomes
 the global one, so every span made inside a run (by the user's code or an instrumentation, also through a
 tracer obtained at import) is a child of the run span and takes the same path; a user's own provider stays
 in charge of its spans, which keep the run span as parent through the context. Each run's span is current

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..compat.otel import instrumented
+from ..compat.otel_sdk import instrumented
 from ..protocols import RunObserver
 from ..roles.wiring import Aggregation, Feature, Wiring, WorkerWiring
 from ..vocabulary import SPAN_OFF
@@ -26,12 +26,12 @@ if TYPE_CHECKING:
     from ..config.settings import Settings
 
 
-def feature(config: pytest.Config, settings: Settings) -> Usage | None:
+def feature(config: pytest.Config, settings: Settings) -> UsageFromSpans | None:
     """Usage from spans unless ini ``prob_span_usage = off``."""
-    return Usage() if settings.span_usage != SPAN_OFF else None
+    return UsageFromSpans() if settings.span_usage != SPAN_OFF else None
 
 
-class Usage(Feature):
+class UsageFromSpans(Feature):
     """Usage from spans, in every process that executes runs or aggregates them, once the export's tracer
     provider (global when none is set) is in place: so that the first look finds it."""
 

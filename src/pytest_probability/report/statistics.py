@@ -6,7 +6,7 @@ latency and one for a session's one score name, the function-level lines
 measure), the metrics and scores sections, JSON row fields and sections, and
 the gate and score gauges. All of them read the same
 :class:`~pytest_probability.decide.analysis.Analysis` and the same scores
-(:mod:`.scores`).
+(:mod:`.scored`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from ..protocols import Facet
 from ..text import label_text
 from ..vocabulary import FAILED, PASSED, SKIPPED, UNDECIDED, VERDICT_VALUES
 from .benchmark_lines import aggregate_lines, metric_lines
-from .scores import Scored, score_cell, score_lines, score_series
+from .scored import Scored, score_cell, score_lines, score_series
 from .terminal import fraction
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""The report files, written at the session's end: ``--prob-json`` and ``--prob-html`` (the history folder's: ``features.compare.history``).
+"""The report files, written at the session's end: ``--prob-json`` and ``--prob-html`` (the history folder's: ``features.compare.history_folder``).
 
 Each writer is a :class:`~pytest_probability.protocols.Finisher`. They write
 the same report dict (:class:`ReportDict`, built once from the rows and every

@@ -1,12 +1,12 @@
 """Baselines and A/B comparisons in the session: settings, the baseline, the benchmark verdict kinds, settlement.
 
-:class:`Comparing` is the feature: it reads the comparison settings and the
+:class:`SessionComparisons` is the feature: it reads the comparison settings and the
 baseline at configure when an option asks for them (a missing or corrupt
 baseline is a usage error before any run), checks the items at collection
-(:meth:`~Comparing.check_items`: A/B axes, ``--prob-plan``), and settles the
-verdicts at the end (:meth:`~Comparing.finish`). Without an option, a case
+(:meth:`~SessionComparisons.check_items`: A/B axes, ``--prob-plan``), and settles the
+verdicts at the end (:meth:`~SessionComparisons.finish`). Without an option, a case
 marked ``compare=`` starts the comparisons when the outputs first ask
-(:meth:`~Comparing.current`). Under a margin, a benchmark gets a verdict item
+(:meth:`~SessionComparisons.current`). Under a margin, a benchmark gets a verdict item
 beside it: ``[baseline]`` (:class:`BaselineVerdicts`) and one
 ``[compare:ARM]`` per A/B arm (:class:`ArmVerdicts`), the
 :class:`~pytest_probability.protocols.VerdictKind` objects. The comparisons'
@@ -40,8 +40,8 @@ if TYPE_CHECKING:
     from ...model.rows import Row
     from ...model.run import RunRecord
     from .baseline import Baseline
+    from .compare_config import CompareConfig
     from .comparisons import Comparisons
-    from .settings import CompareConfig
 
 #: Command-line options and ini keys (with their defaults) of comparisons: any of
 #: them set, and the session compares from its start (every value validated at configure).
@@ -69,7 +69,7 @@ def requested(config: pytest.Config) -> bool:
 
 
 @dataclass
-class CompareSession:
+class Comparer:
     """The session's comparison settings and baseline, and its comparisons (computed once per summary)."""
 
     config: CompareConfig
@@ -126,7 +126,7 @@ class BaselineVerdicts(VerdictKind):
 
     kind = BASELINE_KIND
 
-    def __init__(self, comparing: Comparing, session: CompareSession) -> None:
+    def __init__(self, comparing: SessionComparisons, session: Comparer) -> None:
         self.comparing = comparing
         self.session = session
 
@@ -169,7 +169,7 @@ class ArmVerdicts(VerdictKind):
 
     kind = COMPARE_KIND
 
-    def __init__(self, comparing: Comparing) -> None:
+    def __init__(self, comparing: SessionComparisons) -> None:
         self.comparing = comparing
 
     def considers(self, marks: Mapping[str, Any]) -> bool:
@@ -233,7 +233,7 @@ def verdict_fields(result: Comparisons, key: str) -> dict[str, Any]:
     }
 
 
-class Comparing(ItemsCheck, Finisher):
+class SessionComparisons(ItemsCheck, Finisher):
     """The comparisons of one session: an :class:`~pytest_probability.protocols.ItemsCheck` in every
     process, and a :class:`~pytest_probability.protocols.Finisher` in the aggregating one."""
 
@@ -244,7 +244,7 @@ class Comparing(ItemsCheck, Finisher):
         self.stats = specs.config
         #: The aggregating process's results (:meth:`aggregate`; None on an xdist worker).
         self.results: Results | None = None
-        self.session: CompareSession | None = None
+        self.session: Comparer | None = None
         #: Whether --prob-plan planned some selected item (its session then exits 0).
         self.planned = False
 
@@ -258,9 +258,9 @@ class Comparing(ItemsCheck, Finisher):
             except OSError as exc:
                 raise pytest.UsageError(f"--prob-history: cannot create {history}: {exc.strerror or exc}") from None
 
-    def start(self) -> CompareSession:
+    def start(self) -> Comparer:
         """The settings, the baseline read (a usage error if it cannot be), the history folder."""
-        from .settings import resolve_compare  # only once something is compared
+        from .compare_config import resolve_compare  # only once something is compared
 
         settings = resolve_compare(self.config)
         loaded = None
@@ -287,7 +287,7 @@ class Comparing(ItemsCheck, Finisher):
                 plan_report = baseline_mod.load([Path(settings.plan_report)], "--prob-plan-report")
             except baseline_mod.BaselineError as exc:
                 raise pytest.UsageError(str(exc)) from None
-        self.session = CompareSession(settings, loaded, self.stats, plan_report)
+        self.session = Comparer(settings, loaded, self.stats, plan_report)
         return self.session
 
     @property
@@ -350,7 +350,7 @@ class Comparing(ItemsCheck, Finisher):
         )
 
 
-def check_axes(items: list[Any], session: CompareSession | None) -> None:
+def check_axes(items: list[Any], session: Comparer | None) -> None:
     """An A/B axis that names no parametrize argument is a usage error, before any run: a marker's
     ``compare=`` that its function lacks, or a ``--prob-compare`` that no selected benchmark has (ini
     ``prob_compare`` compares those that have it, and with none nothing, as in 0.3.0)."""

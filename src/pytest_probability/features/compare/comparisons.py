@@ -21,7 +21,7 @@ from ...vocabulary import BASELINE_KIND, FAILED, PASSED, UNDECIDED, verdict_key
 
 if TYPE_CHECKING:
     from .baseline import Baseline  # read only with a baseline option
-    from .settings import CompareConfig
+    from .compare_config import CompareConfig
 
 #: From this many pairs on (ini ``prob_min_inputs``), a pooled comparison treats its inputs (or
 #: cases) as a sample: sign-flip test over inputs and its inverted interval; below, no verdict.

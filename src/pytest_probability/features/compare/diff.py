@@ -3,7 +3,7 @@
 BASE is read by the baseline reader (:func:`.baseline.load`), NEW's rows
 become the session's rows (counts, cost, the case's parameters, its marks
 when the report lists its ``cases``), and the comparisons are the session's
-(:class:`.comparing.CompareSession`, with NEW's ``stats_config``): Fisher's
+(:class:`.comparing.Comparer`, with NEW's ``stats_config``): Fisher's
 exact test per case, the adjustment over the cases, the per-benchmark test
 and interval. So ``diff``'s ``baseline`` object is the JSON report's
 ``baseline`` of a session run with ``--prob-baseline BASE.json`` that gave
@@ -27,9 +27,9 @@ from ...report.report_types import Report, ReportRecord
 from ...report.schema import Malformed
 from ...vocabulary import BASELINE_KIND, FAILED
 from .baseline import BaselineError, load, read_report
-from .comparing import CompareSession
+from .compare_config import CompareConfig
+from .comparing import Comparer
 from .comparisons import Comparisons
-from .settings import CompareConfig
 
 
 def rows_of(report: Report) -> list[Row]:
@@ -86,7 +86,7 @@ def compare_reports(base: Path, new: Path, margin: float | None = None, adjust: 
     except Malformed as exc:
         raise ValueError(f"diff: {new}: {exc}") from None
     config = CompareConfig(baselines=(given,), margin=margin or 0.0, margin_given=margin is not None, adjust=adjust)
-    result = CompareSession(config, baseline, stats).compare(rows)
+    result = Comparer(config, baseline, stats).compare(rows)
     return describe(result, rows, baseline, base, new)
 
 

@@ -4,7 +4,7 @@
 sections, the JSON report's ``comparisons`` and ``baseline`` keys, and the
 baseline gauges, all from the same
 :class:`~pytest_probability.features.compare.comparisons.Comparisons`
-(:meth:`pytest_probability.features.compare.comparing.Comparing.current`).
+(:meth:`pytest_probability.features.compare.comparing.SessionComparisons.current`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ class ComparisonsFacet(Facet):
     """Baselines and A/B comparisons in every output; nothing when nothing is compared."""
 
     def __init__(self, current: Callable[[], Comparisons | None], cases: Mapping[str, CaseRef]) -> None:
-        """``current``: the session's comparisons (``Comparing.current``; None when nothing is compared);
+        """``current``: the session's comparisons (``SessionComparisons.current``; None when nothing is compared);
         ``cases``: the session's CaseRefs by key, which name the gauges. Without an option of comparisons,
         nothing of them is imported until a case marked ``compare=`` has rows."""
         self.current = current

@@ -4,7 +4,7 @@
 role        parts
 ==========  ===========================================================================
 prepare     ``--prob-plan`` with ``-n``: xdist starts no worker (the plan runs nothing)
-every       :class:`~.comparing.Comparing` (an items check: A/B axes, ``--prob-plan``),
+every       :class:`~.comparing.SessionComparisons` (an items check: A/B axes, ``--prob-plan``),
             started at configure when an option asks (the baseline read now); the
             ``compare`` verdict kind (always: the marks say), and the ``baseline`` one
             under a baseline
@@ -26,7 +26,7 @@ from ...compat import xdist
 from ...report import schema as shape
 from ...roles.wiring import Aggregation, Feature, MergeWiring, Wiring
 from ...vocabulary import ADJUSTMENTS
-from .comparing import ArmVerdicts, BaselineVerdicts, CompareSession, Comparing, requested
+from .comparing import ArmVerdicts, BaselineVerdicts, Comparer, SessionComparisons, requested
 
 if TYPE_CHECKING:
     from ...config.settings import Settings
@@ -47,17 +47,17 @@ HANDOVER_FIELDS: dict[str, shape.Kind] = {
 }
 
 
-def feature(config: pytest.Config, settings: Settings) -> Compare:
-    return Compare(requested(config))
+def feature(config: pytest.Config, settings: Settings) -> ComparisonFeature:
+    return ComparisonFeature(requested(config))
 
 
-class Compare(Feature):
+class ComparisonFeature(Feature):
     """The comparisons feature; ``on``: an option or ini key of comparisons is set (else only ``compare=``
     marks start them, when the outputs first ask)."""
 
     def __init__(self, on: bool) -> None:
         self.on = on
-        self.comparing: Comparing | None = None
+        self.comparing: SessionComparisons | None = None
 
     def prepare(self, config: pytest.Config) -> None:
         if self.on and config.getoption("prob_plan") and xdist.distributes(config):
@@ -68,7 +68,7 @@ class Compare(Feature):
             config.option.tx = []
 
     def every(self, wiring: Wiring) -> None:
-        self.comparing = comparing = Comparing(wiring.config, wiring.specs)
+        self.comparing = comparing = SessionComparisons(wiring.config, wiring.specs)
         wiring.parts.add(checks=comparing)
         # A benchmark's verdicts: its A/B arms' under margin= (the marks say, so always on), then the
         # baseline's under a margin; their items come in this order after the benchmark's runs.
@@ -79,8 +79,8 @@ class Compare(Feature):
                 wiring.parts.add(verdict_kinds=BaselineVerdicts(comparing, compared))
 
     def aggregating(self, wiring: Aggregation) -> None:
+        from .comparison_readings import ComparisonReadings  # the aggregating process's
         from .facet import ComparisonsFacet  # the aggregating process's: a worker's start-up does not pay for it
-        from .readings import ComparisonReadings  # the aggregating process's
 
         comparing = self.comparing
         assert comparing is not None
@@ -100,7 +100,7 @@ class Compare(Feature):
             handovers=(HANDOVER, lambda: handover(comparing, cases)),
         )
         if history is not None:
-            from .history import HistoryReport  # only with --prob-history
+            from .history_folder import HistoryReport  # only with --prob-history
 
             wiring.parts.add(finishers=HistoryReport(Path(history), wiring.report()))
 
@@ -116,8 +116,8 @@ class Compare(Feature):
             )
 
     def merged(self, wiring: MergeWiring) -> None:
+        from .comparison_readings import ComparisonReadings  # the aggregating process's
         from .facet import ComparisonsFacet  # the aggregating process's (here the merge's)
-        from .readings import ComparisonReadings  # the aggregating process's
 
         result = merged_comparisons(wiring)
         wiring.add_facet(ComparisonsFacet(lambda: result, wiring.cases), shown=True)
@@ -125,7 +125,7 @@ class Compare(Feature):
         wiring.failed.append(result is not None and bool(result.failed))
 
 
-def handover(comparing: Comparing, cases: dict[str, CaseRef]) -> dict[str, Any] | None:
+def handover(comparing: SessionComparisons, cases: dict[str, CaseRef]) -> dict[str, Any] | None:
     """A shard's comparison settings, for the merge to compare as the session would have; None when the
     session compares nothing (no option of comparisons, no case marked ``compare=``)."""
     session = comparing.session
@@ -161,7 +161,7 @@ def merged_comparisons(wiring: MergeWiring) -> Comparisons | None:
     if settings is None:
         return None
     from . import baseline as baseline_mod  # only when the shards compared
-    from .settings import CompareConfig  # only when the shards compared
+    from .compare_config import CompareConfig  # only when the shards compared
 
     config = CompareConfig(
         baselines=baselines,
@@ -176,4 +176,4 @@ def merged_comparisons(wiring: MergeWiring) -> Comparisons | None:
             loaded = baseline_mod.load(baseline_mod.expand(baselines, Path.cwd()))
         except baseline_mod.BaselineError as exc:
             raise ValueError(str(exc)) from None
-    return CompareSession(config, loaded, wiring.stats).result(wiring.summary)
+    return Comparer(config, loaded, wiring.stats).result(wiring.summary)

@@ -21,9 +21,9 @@ from ...measures.measure import PASS, Measure
 from ...measures.score import MeanScore
 from ...model.rows import Row
 from ...vocabulary import BASELINE_KIND, COMPARE_KIND, UNDECIDED
+from .compare_config import CompareConfig
 from .comparisons import MIN_INPUTS, Comparison, Comparisons, Pair
 from .judging import judge_pairs, judge_pooled, pool
-from .settings import CompareConfig
 
 #: A case's score range from its marks (``StatsConfig.range_of``).
 RangeOf = Callable[[Mapping[str, Any]], "tuple[float, float]"]

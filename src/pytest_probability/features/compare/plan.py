@@ -25,8 +25,8 @@ from ...config.spec import Specs
 from ...maths import ab_planning, run_budget, stats, twostats
 from ...maths.checks import nonnegative, unit, whole
 from ...model.case import CaseRef
+from .compare_config import CompareConfig
 from .pairs import arms_of, is_baselined
-from .settings import CompareConfig
 
 if TYPE_CHECKING:
     from .baseline import Baseline

@@ -22,7 +22,7 @@ from ...report.terminal import money
 class JournalFacet(Facet):
     def __init__(self, path: Path, resumed: Sequence[RunRecord], journal: Any) -> None:
         """``resumed``: the records read back from the journal; ``journal``: its writer
-        (``features.journal.writer.Journal``), which counts the runs it wrote and says why it stopped."""
+        (``features.journal.writer.JournalWriter``), which counts the runs it wrote and says why it stopped."""
         self.path = path
         self.runs = len({record.nodeid for record in resumed})
         self.cost = sum(record.spend for record in resumed)

@@ -30,7 +30,7 @@ from ...roles.wiring import Aggregation, Feature, WorkerWiring
 
 if TYPE_CHECKING:
     from ...config.settings import Settings
-    from .file import Contents
+    from .journal_file import Contents
 
 
 def feature(config: pytest.Config, settings: Settings) -> Journal | None:
@@ -50,13 +50,13 @@ class Journal(Feature):
         return [("--prob-journal", self.path)]
 
     def aggregating(self, wiring: Aggregation) -> None:
-        from . import file  # only with --prob-journal
+        from . import journal_file  # only with --prob-journal
         from .facet import JournalFacet  # only with --prob-journal
         from .resume import ResumedOutcomes  # only with --prob-journal
         from .writer import start  # only with --prob-journal
 
         path, config = self.path, wiring.config
-        head = file.header(wiring.settings.suite, wiring.settings.to_dict(), wiring.stats.to_dict())
+        head = journal_file.header(wiring.settings.suite, wiring.settings.to_dict(), wiring.stats.to_dict())
         try:
             writer, contents = start(path, head, wiring.notes, write=not config.option.collectonly)
             self.contents = contents
@@ -66,7 +66,7 @@ class Journal(Feature):
             for data in contents.cases.values():
                 intake.learn(data)
             resumed = [RunRecord.from_dict(data, intake.cases) for data in contents.records]
-        except file.JournalError as exc:
+        except journal_file.JournalError as exc:
             raise pytest.UsageError(str(exc)) from None
         except (KeyError, TypeError, ValueError) as exc:
             raise pytest.UsageError(
@@ -105,7 +105,7 @@ class Journal(Feature):
 
     def worker(self, wiring: WorkerWiring) -> None:
         """Deselect the runs the controller resumed from the journal (as of the controller's start)."""
-        from . import file  # only with --prob-journal
+        from . import journal_file  # only with --prob-journal
         from .resume import WORKER_INPUT, Resume  # only with --prob-journal
 
         given = wiring.workerinput.get(WORKER_INPUT)
@@ -113,7 +113,7 @@ class Journal(Feature):
             return
         path = Path(given["path"])
         try:
-            contents = file.read(path, limit=given["length"])
-        except file.JournalError as exc:
+            contents = journal_file.read(path, limit=given["length"])
+        except journal_file.JournalError as exc:
             raise pytest.UsageError(str(exc)) from None
         wiring.parts.add(checks=Resume(path, contents, wiring.folder, wiring.worker_id))

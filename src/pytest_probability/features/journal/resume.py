@@ -22,7 +22,7 @@ from ...model.run import RunRecord
 from ...protocols import COUNT, Finisher, ItemsCheck, Link
 from ...text import printable
 from ...vocabulary import ERROR, FAIL
-from .file import SHOWN, Contents, case_difference
+from .journal_file import SHOWN, Contents, case_difference
 
 #: An xdist worker's ``workerinput`` key: the journal's path and the length resumed from.
 WORKER_INPUT = "prob_journal"

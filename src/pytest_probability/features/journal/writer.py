@@ -1,6 +1,6 @@
 """The journal's writer: one line per finished run, appended as it ends, durable before its outcome is shown.
 
-:class:`Journal` is a :class:`~pytest_probability.protocols.RecordLog` in the
+:class:`JournalWriter` is a :class:`~pytest_probability.protocols.RecordLog` in the
 aggregating process; :func:`start` locks the journal, reads what it holds and
 checks that this session may resume from it.
 """
@@ -20,14 +20,14 @@ from ...model.run import RunRecord
 from ...protocols import RecordLog
 from ...session import Notes
 from ...text import printable
-from .file import Contents, JournalError, differences, dumps, not_regular, read, refusal
+from .journal_file import Contents, JournalError, differences, dumps, not_regular, read, refusal
 
 #: Least seconds between two fsyncs of the journal (group commit): a machine crash loses at most the
 #: records of this long; a killed session none, since each record is written before its outcome shows.
 SYNC_INTERVAL = 0.05
 
 
-class Journal(RecordLog):
+class JournalWriter(RecordLog):
     """The journal's writer in the aggregating process: one line per finished run, as it ends.
 
     Each line is one ``write`` on the main thread, before pytest shows the run's
@@ -143,7 +143,9 @@ class Journal(RecordLog):
             os.close(fd)
 
 
-def start(path: Path, head: Mapping[str, Any], notes: Notes, *, write: bool = True) -> tuple[Journal | None, Contents]:
+def start(
+    path: Path, head: Mapping[str, Any], notes: Notes, *, write: bool = True
+) -> tuple[JournalWriter | None, Contents]:
     """Lock the journal at ``path`` (``write``: else only read it, as ``--collect-only`` does), read it and
     check that this session may resume from it. Raises :class:`JournalError` when it is refused."""
     if path.is_dir():
@@ -165,7 +167,7 @@ def start(path: Path, head: Mapping[str, Any], notes: Notes, *, write: bool = Tr
         if fd is not None:
             os.close(fd)
         raise
-    return (Journal(path, fd, head, contents, notes) if fd is not None else None), contents
+    return (JournalWriter(path, fd, head, contents, notes) if fd is not None else None), contents
 
 
 def _open_locked(path: Path) -> int:

@@ -21,7 +21,7 @@ from ...vocabulary import STATUS_PASS, STATUS_SKIP
 
 if TYPE_CHECKING:
     from ...decide.analysis import Analysis
-    from .file import Cases, Entry
+    from .quarantine_file import Cases, Entry
 
 #: Quarantined cases named under the table; the rest are counted.
 NAMED = 10

@@ -35,7 +35,7 @@ from ...text import printable
 if TYPE_CHECKING:
     from ...config.settings import Settings
     from ...model.case import CaseRef
-    from .file import Cases, Entry
+    from .quarantine_file import Cases, Entry
 
 #: The merge's name of the entries in force (a shard's report's ``shard.quarantine``).
 HANDOVER = "quarantine"
@@ -44,13 +44,13 @@ HANDOVER = "quarantine"
 def feature(config: pytest.Config, settings: Settings) -> Quarantine | None:
     if settings.quarantine is None:
         return None
-    from . import file
+    from . import quarantine_file
 
     try:
-        entries = file.read(settings.quarantine)
+        entries = quarantine_file.read(settings.quarantine)
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
-    return Quarantine(str(settings.quarantine), entries, file.today())
+    return Quarantine(str(settings.quarantine), entries, quarantine_file.today())
 
 
 class Waive(Waiver):
@@ -98,7 +98,7 @@ class Hooks:
 
 class Quarantine(Feature):
     def __init__(self, source: str, entries: Sequence[Entry], today: _dt.date) -> None:
-        from .file import Cases
+        from .quarantine_file import Cases
 
         self.source = source
         self.today = today
@@ -140,7 +140,7 @@ class MergedQuarantine(Feature):
 
     def merged(self, wiring: MergeWiring) -> None:
         from .facet import QuarantineFacet
-        from .file import Cases, Entry
+        from .quarantine_file import Cases, Entry
 
         handed: Mapping[str, Any] | None = wiring.handover(HANDOVER)
         if not handed:

@@ -13,7 +13,7 @@ intervals, gates, latency, pass^k), the facets and ``json_report.build``. The
 cost is linear in the runs: one pass to check, one to aggregate.
 
 Comparisons (A/B arms, and a baseline given to the merge as the shards were
-given it) are made by the session's ``features.compare.comparing.CompareSession``
+given it) are made by the session's ``features.compare.comparing.Comparer``
 with the shards' comparison settings (``shard.compare``).
 """
 

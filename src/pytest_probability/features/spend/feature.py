@@ -3,7 +3,7 @@
 ======================  =====================================================================
 role                    parts
 ======================  =====================================================================
-aggregating             :class:`~.stopping.EarlyStop` (a sink: a case whose verdict its remaining runs can
+aggregating             :class:`~.early_stop.EarlyStop` (a sink: a case whose verdict its remaining runs can
                         no longer change is stopped in the decision book, which publishes it);
                         with a budget, :class:`BudgetSink` (every run's spend counted; the
                         budget reached is published as the ``budget`` flag); the spend facet
@@ -59,8 +59,8 @@ class Spend(Feature):
         return Budget(settings.max_cost, settings.max_tokens, settings.max_time)
 
     def aggregating(self, wiring: Aggregation) -> None:
+        from .early_stop import EarlyStop  # the aggregating process's: it reads the decision book
         from .facet import SpendFacet  # the aggregating process's: a worker's start-up does not pay for it
-        from .stopping import EarlyStop  # the aggregating process's: it reads the decision book
 
         self.budget = budget = self._make_budget()
         if budget is not None:

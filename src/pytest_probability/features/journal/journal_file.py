@@ -4,7 +4,7 @@ The journal is JSON Lines (UTF-8, one object per line). Each line is written
 with one ``write`` on a descriptor opened with ``O_APPEND`` in the aggregating
 process (the serial session, or the xdist controller) as the record is taken
 in, before pytest shows the run's outcome, and fsynced right after by a
-background thread (``writer.Journal``):
+background thread (``writer.JournalWriter``):
 
 * the header, first: ``{"journal": "pytest-probability", "format": 1, "suite": ...,
   "settings": {...}, "stats_config": {...}}`` (the JSON report's ``settings`` and
@@ -52,7 +52,7 @@ SHOWN = 5
 
 #: The header's fields that a session compares with its own (:func:`differences`).
 HEADER_FIELDS: dict[str, shape.Kind] = {"suite": shape.TEXT, "settings": shape.OBJECT, "stats_config": shape.OBJECT}
-#: A late entry's fields (``writer.Journal.write_late``).
+#: A late entry's fields (``writer.JournalWriter.write_late``).
 LATE_FIELDS: dict[str, shape.Kind] = {
     "nodeid": shape.NAME,
     "usage": shape.or_null(shape.OBJECT),

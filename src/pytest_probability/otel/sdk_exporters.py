@@ -3,7 +3,7 @@
 Every process that exports builds the SDK's processors: a ``BatchSpanProcessor`` on the plugin's tracer
 provider, a ``BatchLogRecordProcessor`` on its logger provider (made by the first record, :class:`LazyLogs`),
 a metric reader on its meter provider. Their exporters here encode each batch with the SDK's OTLP encoders
-and ``deliver(kind, body, count)`` it: in the aggregating process to the signal's :class:`~.export.Guard`,
+and ``deliver(kind, body, count)`` it: in the aggregating process to the signal's :class:`~.signal_guards.Guard`,
 on an xdist worker to its :class:`Outbox`. Under ``--prob-otel-capture=ids`` they apply the capture
 policy first (:func:`redact_span`, :func:`redact_log`), so no span, event or log record exported, wherever
 it goes, holds message content, messages or stack traces.
@@ -12,7 +12,7 @@ An xdist worker's processors deliver into its :class:`Outbox`, the one way from 
 for every signal: each run's teardown flushes the span and log processors into it, so that the run's spans
 and log records travel on its teardown report with its record, and the worker's end flushes its metric
 reader too and ships the rest in its ``workeroutput``; no worker talks to the network. The controller's
-side is its export session (:class:`~.session.Session`, a link too).
+side is its export session (:class:`~.export_session.ExportSession`, a link too).
 
 The meter and logger providers are for instrumentation (the GenAI instrumentation's histograms and
 events): installed as the global ones only when the process has none (a provider the user set first keeps
@@ -37,7 +37,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 from opentelemetry.trace import Status
 
 from .. import __version__
-from ..compat import otel as compat
+from ..compat import otel_sdk as compat
 from ..model.run import CurrentRun
 from ..protocols import Link, RunObserver
 from .spans import SCOPE

@@ -1,6 +1,6 @@
 """The aggregating process's export session: providers, guards, the session span, the end, the notes.
 
-Exporting never changes an outcome or the exit status; the guards (:mod:`.export`) keep the other
+Exporting never changes an outcome or the exit status; the guards (:mod:`.signal_guards`) keep the other
 reliability rules of docs/observability.md.
 """
 
@@ -22,19 +22,19 @@ from ..model.rows import Summary
 from ..protocols import EXPORT, Facet, Finisher, Link, Registry
 from ..session import Notes
 from ..text import redact_url, scrub
-from . import exporters
 from . import metrics as metrics_module
 from . import resource as resource_module
-from .export import UNITS, Guard, drain
-from .exporters import ATTRIBUTE
-from .send import Deferred, Sender
+from . import sdk_exporters
+from .request_sender import Deferred, Sender
+from .sdk_exporters import ATTRIBUTE
+from .signal_guards import UNITS, Guard, drain
 from .spans import make_provider, parent_context, traceparent_of, tracer
 
 
-class Session(Link):
+class ExportSession(Link):
     """Everything the aggregating process exports in one session, and the link that gives each xdist worker
     the session span's context and the resource (its run spans are children of the session span: one
-    trace) and takes each worker's requests (:class:`~.exporters.Outbox`) to their signal's guard."""
+    trace) and takes each worker's requests (:class:`~.sdk_exporters.Outbox`) to their signal's guard."""
 
     attribute = ATTRIBUTE
 
@@ -59,7 +59,7 @@ class Session(Link):
         )
         self.file = Lines(settings.file, fresh=True) if settings.file is not None else None
         self.spill = Lines(spill, fresh=False)
-        #: Each signal's guard; the logs' sender is made on its first use (:class:`~.send.Deferred`).
+        #: Each signal's guard; the logs' sender is made on its first use (:class:`~.request_sender.Deferred`).
         self.guards: dict[str, Guard] = {}
         for signal in ("traces", "metrics", "logs"):
             endpoint = settings.endpoints.get(signal)
@@ -81,13 +81,15 @@ class Session(Link):
         # The instrumentation's metrics and log records, unless the user set a provider of their own first
         # (the plugin's own records, its evaluation results, take its logger provider all the same):
         # installed before the tracer provider, which asks the global meter provider for its own metrics.
-        self.metric_reader = exporters.make_meter_provider(self.resource, self.deliver) if settings.metrics_on else None
+        self.metric_reader = (
+            sdk_exporters.make_meter_provider(self.resource, self.deliver) if settings.metrics_on else None
+        )
         self.log_processor, self.logger = (
-            exporters.make_logger_provider(self.resource, self.deliver, settings.capture_values)
+            sdk_exporters.make_logger_provider(self.resource, self.deliver, settings.capture_values)
             if settings.logs_on
             else (None, None)
         )
-        self.span_processor = exporters.span_processor(self.deliver, settings.capture_values)
+        self.span_processor = sdk_exporters.span_processor(self.deliver, settings.capture_values)
         self.provider, self.made_global = make_provider(self.resource, self.span_processor)
         self.tracer = tracer(self.provider)
         self.session_span = self.tracer.start_span(
@@ -141,7 +143,7 @@ class Session(Link):
 
     def finish(self, summary: Summary, exitstatus: int, facets: Sequence[Facet] = ()) -> list[str]:
         """End the session span; flush every processor and reader and send the row metrics (the rows' and
-        every facet's series), each signal on its own thread, within the deadline (:func:`~.export.drain`);
+        every facet's series), each signal on its own thread, within the deadline (:func:`~.signal_guards.drain`);
         return the notes."""
         self._end_session_span(summary, exitstatus)
         warnings = self.warning_notes()
@@ -152,7 +154,7 @@ class Session(Link):
             if self.settings.metrics_on
             else None
         )
-        requests = exporters.MetricOut(self.deliver).requests(rows) if rows is not None else []
+        requests = sdk_exporters.MetricOut(self.deliver).requests(rows) if rows is not None else []
 
         def send_metrics() -> None:
             self.guards["metrics"].send_all(requests)
@@ -239,7 +241,7 @@ class SessionExport(Finisher):
 
     phase = EXPORT
 
-    def __init__(self, session: Session, parts: Registry, notes: Notes) -> None:
+    def __init__(self, session: ExportSession, parts: Registry, notes: Notes) -> None:
         """``parts``: the session's extension points, whose facets' series are the metrics."""
         self.session = session
         self.parts = parts

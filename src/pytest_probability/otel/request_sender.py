@@ -6,7 +6,7 @@ variables, headers, TLS and mTLS, compression, timeouts, ``INSECURE``, retries.
 :class:`Sender` gives one of them a request that is already encoded and reads
 its answer: the reason of a failure (for the note) and the rejected count of a
 partial success. ``export()`` does neither, so the exporter is used one level
-below it, in :mod:`pytest_probability.compat.otel`, which says why.
+below it, in :mod:`pytest_probability.compat.otel_sdk`, which says why.
 
 Everything shown to people goes through :func:`scrub`: header values and
 URL credentials are replaced *before* the text is cut, and so is any piece of
@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from ..compat import otel as compat
+from ..compat import otel_sdk as compat
 from ..config.otel import client_certificate_check, secrets_from_env
 from ..text import redact_url, scrub
 from . import otlp_json
@@ -63,14 +63,14 @@ def _requests_session() -> Any:
     lets ``REQUESTS_CA_BUNDLE`` / ``CURL_CA_BUNDLE`` replace a session's ``verify`` at each request."""
     import requests
 
-    class Session(requests.Session):
+    class CertifiedSession(requests.Session):
         def merge_environment_settings(self, *args: Any, **kwargs: Any) -> Any:
             settings = super().merge_environment_settings(*args, **kwargs)
             if isinstance(self.verify, str):
                 settings["verify"] = self.verify
             return settings
 
-    return Session()
+    return CertifiedSession()
 
 
 def _build(signal: str, protocol: str, **kwargs: Any) -> Any:

@@ -1,6 +1,6 @@
 """Each signal's way out in the aggregating process: the OTLP file, the endpoint, the spill, the deadline.
 
-The SDK's processors and readers hand each encoded batch (:mod:`.exporters`) to the signal's
+The SDK's processors and readers hand each encoded batch (:mod:`.sdk_exporters`) to the signal's
 :class:`Guard`, on their thread; an xdist worker's requests are forwarded, and the guard batches and sends
 them on a thread of its own. What the SDK does not give, and the guard adds: every request in the OTLP
 file first; one breaker per signal (a failed request sends that signal's later ones to the spill file, the
@@ -21,7 +21,7 @@ from typing import Any
 
 from ..files import Lines
 from . import otlp_json
-from .send import Deferred, Result, Sender
+from .request_sender import Deferred, Result, Sender
 
 #: The most the session's end waits past its deadline for the answer to a request in flight.
 GRACE = 2.0

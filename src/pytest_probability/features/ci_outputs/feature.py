@@ -38,10 +38,10 @@ if TYPE_CHECKING:
     from ...report.writers import ReportDict
 
 
-def feature(config: pytest.Config, settings: Settings) -> Nightly | None:
+def feature(config: pytest.Config, settings: Settings) -> CiOutputsFeature | None:
     if settings.summary is None and not settings.annotations and not junitxml.enabled(config):
         return None
-    return Nightly(settings, junitxml.enabled(config))
+    return CiOutputsFeature(settings, junitxml.enabled(config))
 
 
 class SourceFacet(Facet):
@@ -152,7 +152,7 @@ class _TerminalLines:
         pass
 
 
-class Nightly(Feature):
+class CiOutputsFeature(Feature):
     def __init__(self, settings: Settings | None, junit: bool, outputs: bool = False) -> None:
         """``settings``: the session's (None in the merge, whose command line gives its own); ``outputs``: the
         merge writes a summary or annotations."""
