@@ -10,7 +10,7 @@ import pytest
 from pytest_probability.maths import scores as score_maths
 from pytest_probability.maths import stats, twostats
 from pytest_probability.measures.fraction import PASS_FRACTION, PassFraction, Tally
-from pytest_probability.measures.measure import PASS, PairTest, score_key
+from pytest_probability.measures.measure import PASS, PairTest, Pooling, score_key
 from pytest_probability.measures.score import MeanScore
 from pytest_probability.model.case import CaseRef
 from pytest_probability.model.rows import Counts, Row
@@ -89,32 +89,30 @@ def test_a_scores_pair_test_is_welchs():
 def test_the_pass_fractions_pooled_test_by_the_number_of_pairs():
     rng = random.Random(4)
     pairs = [(Tally(rng.randint(3, 10), 10), Tally(rng.randint(5, 10), 10)) for _ in range(12)]
-    few = PASS_FRACTION.pooled(pairs[:3], confidence=0.95, min_inputs=10, resamples=100, seed=0, unit="cases")
+    few = PASS_FRACTION.pooled(pairs[:3], Pooling(0.95, 10, 100, 0, "cases"))
     strata = [twostats.Stratum(a.passes, a.total, b.passes, b.total) for a, b in pairs]
     assert few.p_method == "stratified-exact" and few.p_less == twostats.stratified_less(strata[:3])
     assert few.suppressed == "fewer than 10 paired cases" and few.ci is not None
     assert (few.ci.low, few.ci.high, few.ci.method) == twostats.mean_difference_interval(strata[:3], (1 - 0.95) / 2)
-    one = PASS_FRACTION.pooled(pairs[:1], confidence=0.95, min_inputs=10, resamples=100, seed=0, unit="inputs")
+    one = PASS_FRACTION.pooled(pairs[:1], Pooling(0.95, 10, 100, 0, "inputs"))
     assert one.p_method == "fisher" and one.ci.method == "newcombe"
-    many = PASS_FRACTION.pooled(pairs, confidence=0.95, min_inputs=10, resamples=100, seed=0, unit="cases")
+    many = PASS_FRACTION.pooled(pairs, Pooling(0.95, 10, 100, 0, "cases"))
     flip = twostats.sign_flip([(s.x1 * s.n2 - s.x2 * s.n1, s.n1 * s.n2) for s in strata], seed=0, resamples=100)
     assert many.p_method == "sign-flip" and many.suppressed is None and many.exact
     assert (many.ci.low, many.ci.high) == flip.interval((1 - 0.95) / 2)
     assert many.difference == twostats.mean(s.x1 / s.n1 - s.x2 / s.n2 for s in strata)
-    assert PASS_FRACTION.pooled([], confidence=0.95, min_inputs=10, resamples=1, seed=0, unit="cases").suppressed == (
-        "no paired inputs"
-    )
+    assert PASS_FRACTION.pooled([], Pooling(0.95, 10, 1, 0, "cases")).suppressed == ("no paired inputs")
 
 
 def test_a_scores_pooled_test_is_the_paired_bootstrap():
     rng = random.Random(5)
     pairs = [(tuple(rng.random() for _ in range(4)), tuple(rng.random() for _ in range(4))) for _ in range(11)]
-    pooled = MeanScore("s").pooled(pairs, confidence=0.9, min_inputs=10, resamples=300, seed=7, unit="inputs")
+    pooled = MeanScore("s").pooled(pairs, Pooling(0.9, 10, 300, 7, "inputs"))
     expected = score_maths.paired_difference(pairs, 0.9, 0.0, 1.0, 300, 7, 10)
     assert pooled.difference == expected.difference and pooled.p == expected.p
     assert (pooled.ci.low, pooled.ci.high, pooled.ci.method) == (expected.ci.low, expected.ci.high, "paired-bootstrap")
     assert (pooled.resamples, pooled.seed, pooled.correlation) == (300, 7, expected.correlation)
-    few = MeanScore("s").pooled(pairs[:3], confidence=0.9, min_inputs=10, resamples=300, seed=7, unit="inputs")
+    few = MeanScore("s").pooled(pairs[:3], Pooling(0.9, 10, 300, 7, "inputs"))
     assert few.ci is None and few.suppressed == "fewer than 10 inputs" and few.difference is not None
 
 

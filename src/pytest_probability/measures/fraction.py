@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ..maths import stats, twostats
 from ..maths.interval import Interval
-from .measure import FRACTION, PASS, BaselineSide, PairTest, Pooled
+from .measure import FRACTION, PASS, BaselineSide, PairTest, Pooled, Pooling
 
 if TYPE_CHECKING:
     from ..model.rows import Row
@@ -93,16 +93,8 @@ class PassFraction:
         low, high = twostats.newcombe(arm.passes, arm.total, base.passes, base.total, tail)
         return low, high, "newcombe"
 
-    def pooled(
-        self,
-        pairs: Sequence[tuple[Tally, Tally]],
-        *,
-        confidence: float,
-        min_inputs: int,
-        resamples: int,
-        seed: int,
-        unit: str,
-    ) -> Pooled:
+    def pooled(self, pairs: Sequence[tuple[Tally, Tally]], how: Pooling) -> Pooled:
+        confidence, min_inputs, resamples, seed, unit = how
         strata = [twostats.Stratum(a.passes, a.total, b.passes, b.total) for a, b in pairs]
         if not strata:
             return Pooled(suppressed="no paired inputs")

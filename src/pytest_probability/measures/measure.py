@@ -29,6 +29,17 @@ def score_key(name: str) -> str:
     return f"score:{name}"
 
 
+class Pooling(NamedTuple):
+    """How a comparison's pairs are pooled: at ``confidence``; ``min_inputs`` pairs make them a sample;
+    ``resamples`` and ``seed`` drive any resampling; ``unit`` names the pairs (``cases``, ``inputs``)."""
+
+    confidence: float
+    min_inputs: int
+    resamples: int
+    seed: int
+    unit: str
+
+
 class PairTest(NamedTuple):
     """The one-sided p-values of a pair's test: tonight (the arm) below, and above, the baseline."""
 
@@ -134,18 +145,8 @@ class Measure(Protocol[S]):
         per bound (a local level's half)."""
         ...
 
-    def pooled(
-        self,
-        pairs: Sequence[tuple[S, S]],
-        *,
-        confidence: float,
-        min_inputs: int,
-        resamples: int,
-        seed: int,
-        unit: str,
-    ) -> Pooled:
-        """The pairs (both sides counted) pooled: ``min_inputs`` pairs make them a sample; ``resamples`` and
-        ``seed`` drive any resampling; ``unit`` names the pairs (``cases``, ``inputs``) in ``suppressed``."""
+    def pooled(self, pairs: Sequence[tuple[S, S]], how: Pooling) -> Pooled:
+        """The pairs (both sides counted) pooled as ``how`` says (its ``unit`` names them in ``suppressed``)."""
         ...
 
     #: The method of :meth:`pair_test` (``fisher``, ``welch``), as the JSON report names it.

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from ..maths import scores
 from ..maths.interval import Interval
 from ..model.run import scores_named
-from .measure import SCORE, BaselineSide, PairTest, Pooled, score_key
+from .measure import SCORE, BaselineSide, PairTest, Pooled, Pooling, score_key
 
 if TYPE_CHECKING:
     from ..model.rows import Row
@@ -81,19 +81,12 @@ class MeanScore:
         found = scores.difference_interval(arm, base, tail, low=self.low, high=self.high)
         return found.low, found.high, found.method
 
-    def pooled(
-        self,
-        pairs: Sequence[tuple[Scores, Scores]],
-        *,
-        confidence: float,
-        min_inputs: int,
-        resamples: int,
-        seed: int,
-        unit: str,
-    ) -> Pooled:
+    def pooled(self, pairs: Sequence[tuple[Scores, Scores]], how: Pooling) -> Pooled:
         if not pairs:
             return Pooled(suppressed="no paired inputs")
-        found = scores.paired_difference(pairs, confidence, self.low, self.high, resamples, seed, min_inputs)
+        found = scores.paired_difference(
+            pairs, how.confidence, self.low, self.high, how.resamples, how.seed, how.min_inputs
+        )
         if found.ci is None:
             return Pooled(difference=found.difference, suppressed=found.suppressed, correlation=found.correlation)
         return Pooled(

@@ -22,19 +22,7 @@ from ...report.report_types import Report, ReportComparison, ReportInput
 
 #: Kinds of attention, worst first (the summary's order and the annotations' priority): a benchmark's verdict
 #: (``[baseline]``, ``[compare:ARM]``) of any measure is one kind, a case's drop another.
-(
-    FAILED_GATE,
-    FAILED_VERDICT,
-    DROPPED,
-    ERRORED,
-    FAILED_RUNS,
-    UNDECIDED_GATE,
-    UNDECIDED_VERDICT,
-    BROKEN,
-    FAILING,
-    FLAKY,
-    QUARANTINED,
-) = (
+ORDER = (
     "failed gate",
     "failed verdict",
     "dropped",
@@ -47,19 +35,8 @@ from ...report.report_types import Report, ReportComparison, ReportInput
     "newly flaky",
     "quarantined, failing",
 )
-ORDER = (
-    FAILED_GATE,
-    FAILED_VERDICT,
-    DROPPED,
-    ERRORED,
-    FAILED_RUNS,
-    UNDECIDED_GATE,
-    UNDECIDED_VERDICT,
-    BROKEN,
-    FAILING,
-    FLAKY,
-    QUARANTINED,
-)
+FAILED_GATE, FAILED_VERDICT, DROPPED, ERRORED, FAILED_RUNS, UNDECIDED_GATE, UNDECIDED_VERDICT = ORDER[:7]
+BROKEN, FAILING, FLAKY, QUARANTINED = ORDER[7:]
 ICONS = {
     FAILED_GATE: "❌",
     FAILED_VERDICT: "🔻",

@@ -38,7 +38,7 @@ from collections.abc import Sequence
 
 from ...maths import twostats
 from ...maths.interval import Interval
-from ...measures.measure import FRACTION, PairTest
+from ...measures.measure import FRACTION, PairTest, Pooling
 from ...vocabulary import BASELINE_KIND, UNDECIDED
 from .comparisons import MIN_INPUTS, Comparison, Pair
 from .verdicts import case_verdict, margin_verdict
@@ -87,12 +87,7 @@ def pool(
     paired = [p for p in comparison.pairs if p.paired]
     unit = "cases" if comparison.kind == BASELINE_KIND else "inputs"
     pooled = comparison.measure.pooled(
-        [(p.arm, p.base) for p in paired],
-        confidence=confidence,
-        min_inputs=min_inputs,
-        resamples=resamples,
-        seed=seed,
-        unit=unit,
+        [(p.arm, p.base) for p in paired], Pooling(confidence, min_inputs, resamples, seed, unit)
     )
     comparison.difference = pooled.difference
     comparison.p_less, comparison.p_greater, comparison.p = pooled.p_less, pooled.p_greater, pooled.p
