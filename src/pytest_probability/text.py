@@ -35,10 +35,11 @@ def clip(text: str, limit: int) -> str:
 
 def printable(text: str) -> str:
     """``text`` with control characters escaped (``\\x00``, ``\\x1b``, ``\\n``): nothing printed
-    can move the cursor, change colours, ring the bell or break a line of the table."""
-    if _CONTROL.search(text) is None:
-        return text
-    return _CONTROL.sub(lambda match: repr(match.group())[1:-1], text)
+    can move the cursor, change colours, ring the bell or break a line of the table; and ``##[`` as
+    ``##\\x5b``, which GitHub's runner reads as a command anywhere in a line (:func:`inert`)."""
+    if _CONTROL.search(text) is not None:
+        text = _CONTROL.sub(lambda match: repr(match.group())[1:-1], text)
+    return text.replace("##[", "##\\x5b") if "##[" in text else text
 
 
 def inert(line: str) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from printed import runner_command
 
-from pytest_probability.text import inert, label_text, printable_line, printable_lines
+from pytest_probability.text import inert, label_text, printable, printable_line, printable_lines
 
 HOSTILE = [
     "::warning::injected",
@@ -38,3 +38,12 @@ def test_the_escapes_read_as_printable_shows_control_characters() -> None:
     assert printable_line("::x\n::warning::y") == "\\x3a:x\\n::warning::y"  # one line: the break is escaped
     assert printable_lines("ok\n::warning::y") == "ok\n\\x3a:warning::y"  # each line of a message
     assert label_text("::warning::" + "x" * 200).startswith("\\x3a:warning::")
+
+
+def test_every_printed_text_escapes_the_older_form_anywhere() -> None:
+    """The texts pytest prints for the plugin (warnings, skip and xfail reasons) go through ``printable``: their
+    lines start with pytest's own words, but ``##[`` is read anywhere in a line."""
+    warning = printable("gate of x ##[error]injected cannot pass with 2 runs")
+    assert warning == "gate of x ##\\x5berror]injected cannot pass with 2 runs"
+    assert runner_command(f"  bench_x.py:7: InfeasibleGateWarning: {warning}") is None
+    assert printable(warning) == warning
