@@ -11,11 +11,13 @@ test's folder.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,9 +31,10 @@ STOPPED_WITHIN = 10.0
 SLOW = 300
 
 WRAPPER = """#!{python}
-import os, sys, time
+import os, signal, sys, time
 real = {real!r}
 if {when}:
+    {prelude}
     open({marker!r}, "w").close()
     time.sleep({slow})
 os.execv(real, [real, *sys.argv[1:]])
@@ -64,13 +67,14 @@ def wait_for(check, timeout: float, what: str):
     raise AssertionError(f"{what}: not within {timeout:.0f} s")
 
 
-def backends_with(folder: Path, real: Path, slow: str | None, when: str, marker: Path) -> Path:
-    """A backends folder of links to the real programs, ``slow`` behind a wrapper that waits first."""
+def backends_with(folder: Path, real: Path, slow: str | None, when: str, marker: Path, prelude: str = "pass") -> Path:
+    """A backends folder of links to the real programs, ``slow`` behind a wrapper that waits first (after
+    ``prelude``)."""
     folder.mkdir()
     for name in PROGRAMS:
         if name == slow:
             script = WRAPPER.format(
-                python=sys.executable, real=str(real / name), when=when, marker=str(marker), slow=SLOW
+                python=sys.executable, real=str(real / name), when=when, marker=str(marker), slow=SLOW, prelude=prelude
             )
             (folder / name).write_text(script)
             (folder / name).chmod(0o755)
@@ -91,20 +95,44 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("case", list(CASES))
-def test_a_signal_stops_the_stack_at_once_and_leaves_no_process(tmp_path: Path, case: str) -> None:
-    real = require_backends()
-    slow, when, signum = CASES[case]
-    marker = tmp_path / "slow-started"
-    backends = backends_with(tmp_path / "backends", real, slow, when, marker)
+@contextlib.contextmanager
+def stack_py(tmp_path: Path, backends: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """A real stack.py process (its main(), on free ports); afterwards, whatever happened, it and every process
+    whose command line names ``tmp_path`` (only this test's) are killed."""
     ports = deploy_stack.free_ports()
     code = (
         f"import sys; sys.path.insert(0, {str(DEPLOY)!r}); import stack; stack.DEFAULT_PORTS.update({ports!r}); "
         f"sys.exit(stack.main(['--data-dir', {str(tmp_path / 'data')!r}, '--backends', {str(backends)!r}]))"
     )
-    out, err = (tmp_path / "out").open("w"), (tmp_path / "err").open("w")
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+    with (tmp_path / "out").open("w") as out, (tmp_path / "err").open("w") as err:
+        proc = subprocess.Popen([sys.executable, "-c", code], stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        try:
+            yield proc
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            for pid in processes_naming(str(tmp_path)):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+
+
+def stopped(proc: subprocess.Popen[bytes], what: str) -> int:
+    """stack.py's exit status, within STOPPED_WITHIN s."""
     try:
+        return proc.wait(timeout=STOPPED_WITHIN)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"stack.py still running {STOPPED_WITHIN:.0f} s after {what}")
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_signal_stops_the_stack_at_once_and_leaves_no_process(tmp_path: Path, case: str) -> None:
+    real = require_backends()
+    slow, when, signum = CASES[case]
+    marker = tmp_path / "slow-started"
+    with stack_py(tmp_path, backends_with(tmp_path / "backends", real, slow, when, marker)) as proc:
         if slow is not None:
             wait_for(marker.exists, 60, f"{slow}'s wrapper started")
             time.sleep(0.3)  # well inside the wait: the wrapper sleeps SLOW s
@@ -114,26 +142,33 @@ def test_a_signal_stops_the_stack_at_once_and_leaves_no_process(tmp_path: Path, 
         assert proc.poll() is None and running, (proc.returncode, (tmp_path / "err").read_text())
         sent = time.monotonic()
         proc.send_signal(signum)
-        try:
-            returncode = proc.wait(timeout=STOPPED_WITHIN)
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"stack.py still running {STOPPED_WITHIN:.0f} s after {signum.name} ({case})")
+        returncode = stopped(proc, f"{signum.name} ({case})")
         took = time.monotonic() - sent
         left = processes_naming(str(tmp_path))
         assert not left, f"left behind after {signum.name}: {left}"
         assert returncode == 0, (returncode, (tmp_path / "err").read_text())
         if slow == "prometheus":
-            assert "stopped while prometheus was starting" in (tmp_path / "err").read_text()
+            # waiting for a program that is not ready yet: prometheus, or one before it on a loaded machine
+            assert " was starting; stopping" in (tmp_path / "err").read_text()
             assert {c.split()[0].rsplit("/", 1)[-1] for c in running.values()} >= set(PROGRAMS) - {"prometheus"}
         print(f"{case}: stopped {took:.2f} s after {signum.name}; {len(running)} process(es) had been running")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        for pid in processes_naming(str(tmp_path)):  # only this test's: their command lines name its folder
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        out.close()
-        err.close()
+
+
+def test_a_second_ctrl_c_kills_a_program_that_does_not_stop(tmp_path: Path) -> None:
+    """A program that ignores SIGTERM is waited for (up to 15 s) after the first Ctrl-C, and killed at once on
+    the second, with the rest; nothing is left."""
+    real = require_backends()
+    marker = tmp_path / "slow-started"
+    backends = backends_with(
+        tmp_path / "backends", real, "prometheus", "True", marker, "signal.signal(signal.SIGTERM, signal.SIG_IGN)"
+    )
+    with stack_py(tmp_path, backends) as proc:
+        wait_for(marker.exists, 60, "prometheus's wrapper started")
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(1.5)
+        assert proc.poll() is None  # waiting for the program it terminated
+        assert processes_naming(str(tmp_path / "backends" / "prometheus"))
+        proc.send_signal(signal.SIGINT)
+        assert stopped(proc, "the second SIGINT") == 0, (tmp_path / "err").read_text()
+        assert not processes_naming(str(tmp_path)), processes_naming(str(tmp_path))
