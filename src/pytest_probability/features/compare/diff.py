@@ -25,6 +25,7 @@ from ...model.run import RunRecord, Score
 from ...report.reader import cases_of, read_baseline, stats_of
 from ...report.report_types import Report, ReportRecord
 from ...report.schema import Malformed
+from ...text import printable_line
 from ...vocabulary import BASELINE_KIND, FAILED
 from .baseline import BaselineError, load, read_report
 from .compare_config import CompareConfig
@@ -309,7 +310,7 @@ def text(diff: Mapping[str, Any]) -> str:
     for title, names in (("new", diff["new_cases"]), ("removed", diff["removed"])):
         if names:
             lines.append(f"  {title}: {', '.join(names)}")
-    return "\n".join(lines) + "\n"
+    return "".join(printable_line(line) + "\n" for line in lines)  # a case's label may start a line
 
 
 def dumps(diff: Mapping[str, Any]) -> str:
