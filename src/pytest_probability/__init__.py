@@ -2,7 +2,8 @@
 
 Public API: :func:`record_usage`, :func:`record_cost`, :func:`record_output`, :func:`record_io`, :func:`record_score`,
 :func:`judging` and :class:`TokenUsage`; the warnings :class:`ProbabilityGateWarning` (and its subclass
-:class:`InfeasibleGateWarning`), :class:`ProbabilityUsageWarning` and :class:`CurtailmentWarning`.
+:class:`InfeasibleGateWarning`), :class:`ProbabilityUsageWarning`, :class:`ProbabilityConcurrencyWarning` and
+:class:`CurtailmentWarning`.
 
 The names are resolved on first use (PEP 562 ``__getattr__``): importing the
 package, which pytest does for the plugin at every start-up, imports none of
@@ -19,6 +20,7 @@ __version__ = "0.4.0"
 if TYPE_CHECKING:
     from .errors import CurtailmentWarning as CurtailmentWarning
     from .errors import InfeasibleGateWarning as InfeasibleGateWarning
+    from .errors import ProbabilityConcurrencyWarning as ProbabilityConcurrencyWarning
     from .errors import ProbabilityGateWarning as ProbabilityGateWarning
     from .errors import ProbabilityUsageWarning as ProbabilityUsageWarning
     from .run.recording import TokenUsage as TokenUsage
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
 _PUBLIC = {
     "CurtailmentWarning": "errors",
     "InfeasibleGateWarning": "errors",
+    "ProbabilityConcurrencyWarning": "errors",
     "ProbabilityGateWarning": "errors",
     "ProbabilityUsageWarning": "errors",
     "judging": "run.recording",

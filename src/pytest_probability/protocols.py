@@ -61,9 +61,19 @@ class RunObserver(Protocol):
     ``run_finished`` runs at the teardown report, before the record is built, so
     it can still add to ``run.report_extras``; ``run_closed`` always runs last,
     also for a run interrupted before its teardown.
+
+    Concurrent runs (``--prob-concurrency``): ``run_started`` is called where the
+    run starts executing, which for a run started ahead of its item is its own
+    task or thread, in a context of its own (``run.own_context``); the run that
+    leads a group executes its call in a task or thread too, where
+    ``run_entered`` is called first (what ``run_started`` made current in the
+    item's context is made current there too). Such a run's call ended at
+    ``run.call_end``.
     """
 
     def run_started(self, item: pytest.Item, run: CurrentRun) -> None: ...
+
+    def run_entered(self, item: pytest.Item, run: CurrentRun) -> None: ...
 
     def phase_raised(self, item: pytest.Item, run: CurrentRun, call: pytest.CallInfo[None]) -> None: ...
 

@@ -101,6 +101,21 @@ def parse_shard(value: Any, *, source: str = "--prob-shard") -> tuple[int, int] 
     return k, n
 
 
+#: Most runs one process keeps in flight at once (``--prob-concurrency``): a thread or a task each, and a
+#: connection each to the provider. More than any provider's rate limit allows one client.
+MAX_CONCURRENCY = 1000
+
+
+def parse_concurrency(value: Any, *, source: str = "--prob-concurrency") -> int:
+    """A whole number of runs in flight at once, 1 to :data:`MAX_CONCURRENCY`."""
+    number = _whole(value, source, "a whole number")
+    if number < 1:
+        raise ValueError(f"{source} must be at least 1, got {number}")
+    if number > MAX_CONCURRENCY:
+        raise ValueError(f"{source} must be at most {MAX_CONCURRENCY} (runs in flight in one process), got {number}")
+    return number
+
+
 def parse_delay(value: Any, *, source: str = "--prob-delay") -> float:
     """A non-negative, finite number of seconds."""
     try:

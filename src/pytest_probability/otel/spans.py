@@ -138,6 +138,13 @@ class RunSpans(RunObserver):
         run.listeners.append(lambda recorded: _recorded_event(span, recorded, capture))
         run.late_listeners.append(lambda late_run, usage, extra: self._late_span(span, late_run, usage, extra))
 
+    def run_entered(self, item: Any, run: CurrentRun) -> None:
+        """A group's leader executes its call in a task or thread of its own: its span is current there too
+        (that context ends with the task; nothing to detach)."""
+        opened = self._open.get(run.nodeid)
+        if opened is not None:
+            self._attach(self._in_context(opened[0]))
+
     def _late_span(self, run_span: Any, run: CurrentRun, usage: Usage | None, extra_cost: float) -> None:
         """Late usage (recorded after the run's span ended, which cannot change any more): a span of its
         own, ``probability.late_usage``, a child of the run's span with the usage's attributes."""
@@ -173,11 +180,13 @@ class RunSpans(RunObserver):
             if finished:
                 self._finish(span, run)
         finally:
-            span.end()
-            try:
-                self._detach(token)
-            except Exception:  # pragma: no cover - a context detached out of order by user code
-                pass
+            # A concurrent run's span lasts its own call (runs in flight together overlap in time).
+            span.end(end_time=int(run.call_end * 1e9) if run.call_end is not None else None)
+            if not run.own_context:  # a run started ahead made its span current in its own task or thread
+                try:
+                    self._detach(token)
+                except Exception:  # pragma: no cover - a context detached out of order by user code
+                    pass
 
     def _finish(self, span: Any, run: CurrentRun) -> None:
         capture = self.settings.capture_values
