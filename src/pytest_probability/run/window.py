@@ -24,6 +24,7 @@ import functools
 import inspect
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,7 @@ from ..collect.items import Run, VerdictItem
 from ..compat.pytest import fixtureinfo
 from ..config.marker import concurrency_of
 from ..config.retry import describe
+from ..errors import ProbabilityConcurrencyWarning
 from ..groups import leaf
 from ..model.concurrency import Meter
 from ..vocabulary import BUDGET, ERROR, FAIL, GATE_KIND, SKIP
@@ -69,6 +71,8 @@ class Window:
         #: Ctrl-C (or a cancelled call) was seen: runs in flight are cancelled, not waited for.
         self.interrupted = False
         self.last_start = 0.0
+        #: Whether this process said why its runs execute one at a time (an xdist scheduling).
+        self.warned = False
         self.lock = threading.Lock()
         self._executors: dict[str, Any] = {}
 
@@ -103,9 +107,18 @@ class Window:
         execute one at a time (one run in flight asked, or a fixture that keeps them from running ahead)."""
         case = item.prob_case
         plan, k = self.plan(item, case)
-        if k <= 1 or not isinstance(plan, Plan) or self.phases.ahead_refused is not None:
+        if k <= 1:
             return False
         self.meter.limit = max(self.meter.limit, k)
+        refused = self.phases.ahead_refused
+        if refused is not None:
+            if not self.warned:
+                self.warned = True
+                self.meter.one_at_a_time.add(f"every run ({refused})")
+                warnings.warn(ProbabilityConcurrencyWarning(refused), stacklevel=1)
+            return False
+        if not isinstance(plan, Plan):
+            return False
         group = self.group
         if group is None or group.closed or group.plan.key != plan.key or group.k != k or group.plan.mode != SLIDE:
             limit = self.limits.get(case.benchmark)
