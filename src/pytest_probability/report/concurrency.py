@@ -131,6 +131,11 @@ def describe(total: Concurrency) -> list[str]:
         lines.append(
             f"               {total.faults} call(s) raised a provider fault; the window was halved {total.cuts} time(s)"
         )
+    if total.unreported or total.cancelled:
+        lines.append(
+            f"               the session stopped with runs in flight: {total.unreported} finished (their outcomes "
+            f"and spend are counted here; pytest, stopped, reported none of them), {total.cancelled} cancelled"
+        )
     if total.one_at_a_time:
         shown = ", ".join(total.one_at_a_time[:3]) + (
             f" and {len(total.one_at_a_time) - 3} more" if len(total.one_at_a_time) > 3 else ""

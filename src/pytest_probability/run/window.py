@@ -141,6 +141,20 @@ class Window:
             return
         report.start, report.stop, report.duration = execution.start_time, execution.end_time, execution.duration
 
+    def conclude(self, item: Run, run: CurrentRun) -> bool:
+        """``item``'s protocol was interrupted before its teardown report: when its execution had ended, the
+        run takes that outcome (its call ran whole) and True; else False (it is a skip that says why)."""
+        execution = self.current.get(item)
+        if execution is None:
+            return False
+        if not execution.done:
+            self.executor(execution.group.plan.kind).wait(execution)
+        if not execution.done or execution.cancelled:
+            return False
+        outcome.on_phase(run, _Call(execution))  # type: ignore[arg-type]
+        self.meter.unreported += 1
+        return True
+
     def ended(self, item: Run) -> None:
         """``item``'s protocol ended: its reports are logged (``-x`` has counted it)."""
         self.current.pop(item, None)
@@ -188,7 +202,7 @@ class Window:
             return None
         now = time.monotonic()
         delay = self.settings.delay
-        if not group.limit.allows(group.in_flight, now) or (delay and now - self.last_start < delay):
+        if group.waiting or not group.limit.allows(group.in_flight, now) or (delay and now - self.last_start < delay):
             return max(group.limit.hold_until, self.last_start + delay if delay else 0.0, now + 0.001)
         maxfail = session.config.getoption("maxfail", 0) or 0
         if session.shouldstop or session.shouldfail or (maxfail and session.testsfailed + len(self.failing) >= maxfail):
@@ -295,7 +309,22 @@ class Window:
         entry = {"attempt": attempt, "error_type": error_type, "error": text, "wait": wait}
         execution.run.retries.append(entry)
         retry_event(entry)
+        with self.lock:  # it waits out its Retry-After holding no call's place, then waits for one
+            execution.group.in_flight -= 1
+            execution.group.waiting += 1
         return wait
+
+    def retry_slot(self, execution: Execution) -> float | None:
+        """None once a run waiting to retry may call again (it takes a call's place: retries go before new
+        runs), else the seconds to wait before asking again."""
+        group = execution.group
+        now = time.monotonic()
+        with self.lock:
+            if group.limit.allows(group.in_flight, now) or self.interrupted:
+                group.in_flight += 1
+                group.waiting -= 1
+                return None
+        return max(0.005, group.limit.hold_until - now)
 
     def finished(self, execution: Execution, result: Any, error: BaseException | None) -> None:
         """An execution ended (in its own context): its outcome is kept for its item's call."""
@@ -306,7 +335,7 @@ class Window:
         with self.lock:
             execution.group.in_flight -= 1
         execution.done = True
-        self.meter.ended(execution.duration)
+        self.meter.ended(None if execution.cancelled else execution.duration)
         if error is not None and not execution.leader and self._fails_session(execution.item, error):
             self.failing.add(execution.item)
 
@@ -352,9 +381,11 @@ class Window:
         if execution.done and not execution.cancelled:
             call = _Call(execution)
             outcome.on_phase(run, call)  # type: ignore[arg-type]
+            self.meter.unreported += 1
         else:
             run.outcome = SKIP
             run.message = "interrupted: in flight when the session stopped"
+            self.meter.cancelled += 1
         settings = self.settings
         context.settle(run, settings.span_usage, settings.prices)
         for observer in self.phases.parts.observers:
