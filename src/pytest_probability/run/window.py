@@ -200,6 +200,8 @@ class Window:
         items yet). Looking stops at an item that cannot join the group, which closes it."""
         if group.closed:
             return None
+        if len(self.pending) + len(self.current) >= group.k:
+            return None  # K runs started and not yet reported (in flight): one more starts once one reports
         now = time.monotonic()
         delay = self.settings.delay
         if group.waiting or not group.limit.allows(group.in_flight, now) or (delay and now - self.last_start < delay):
