@@ -259,7 +259,7 @@ class Tasks:
         loop = asyncio.get_running_loop()
         if group.loop is None:
             group.loop, group.base = loop, contextvars.copy_context()
-        with streams.routed():
+        with streams.routed(keep=True):
             try:
                 if lead:
                     window.starting(execution)
