@@ -60,7 +60,9 @@ def test_runs_execute_together_and_each_keeps_its_own_item(
         assert record["transcript"][0]["prompt"] == case
         assert 0.04 < record["duration"] < 10
     spans = sorted((r["start_time"], r["start_time"] + r["duration"]) for r in records.values())
-    assert any(later[0] < earlier[1] for earlier, later in zip(spans, spans[1:], strict=False)), "no two runs overlapped"
+    assert any(later[0] < earlier[1] for earlier, later in zip(spans, spans[1:], strict=False)), (
+        "no two runs overlapped"
+    )
     assert data["concurrency"]["limit"] == 4
     assert data["concurrency"]["runs"] == 16 and data["concurrency"]["peak_in_flight"] <= 4
     assert data["concurrency"]["processes"] == (2 if xdist else 1)
