@@ -127,6 +127,12 @@ NEEDED: list[tuple[str, str, str | Callable[[], Any], tuple[str, ...]]] = [
         ("node2pending", "collection"),
     ),
     (
+        "pytest-xdist",
+        "compat.xdist.ahead_scheduling",
+        "xdist.scheduler.load:LoadScheduling",
+        ("check_schedule", "_send_tests", "pending", "node2pending"),
+    ),
+    (
         "opentelemetry-exporter-otlp-proto-http",
         "compat.otel.exporter, send, endpoint, timeout",
         _http_exporter,
@@ -255,3 +261,45 @@ def test_worker_queue_reads_every_kind_of_queue() -> None:
         queued = xdist.worker_queue(config_of(object(), WorkerInteractor(torun)))
         assert queued is not None and queued() == [3, 4, 5]
     assert xdist.worker_queue(config_of(object())) is None
+
+
+def test_the_ahead_scheduling_keeps_enough_runs_queued_on_each_worker(pytester: pytest.Pytester) -> None:
+    """Under ``-n 2`` with concurrent runs, each worker is kept ``ahead`` items queued (never more than its share
+    of what is left), also after items that took 0.1 s or more, where xdist's own load scheduling waits while
+    two are queued; the items still go out in collection order."""
+    import types
+
+    from xdist.scheduler import LoadScheduling
+
+    from pytest_probability.compat import xdist
+
+    class Node:
+        def __init__(self, name: str) -> None:
+            self.name, self.sent, self.shutting_down = name, [], False
+            self.gateway = types.SimpleNamespace(id=name)
+
+        def send_runtest_some(self, indices: list[int]) -> None:
+            self.sent.extend(indices)
+
+        def shutdown(self) -> None:
+            self.shutting_down = True
+
+    def drive(scheduler: Any) -> list[Node]:
+        nodes = [Node("gw0"), Node("gw1")]
+        collection = [f"bench_x.py::bench_y::c[run{n}]" for n in range(1, 65)]
+        for node in nodes:
+            scheduler.add_node(node)
+        for node in nodes:
+            scheduler.add_node_collection(node, collection)
+        scheduler.schedule()
+        for node in nodes:  # each finishes its first item; it took 0.5 s (a run awaited its call)
+            scheduler.mark_test_complete(node, node.sent[0], duration=0.5)
+        return nodes
+
+    config = pytester.parseconfigure("--tx", "2*popen", "--dist", "load")
+    ours = drive(xdist.ahead_scheduling(config, None, ahead=16))
+    assert [len(node.sent) for node in ours] == [17, 17]  # 16 queued after the one that finished
+    sent = [index for node in ours for index in node.sent]
+    assert sorted(sent) == list(range(34))  # what went out is the collection's first 34, in order
+    theirs = drive(LoadScheduling(config, None))
+    assert all(len(node.sent) < 17 for node in theirs)  # xdist's own keeps them short
