@@ -235,3 +235,12 @@ def test_an_old_xdist_runs_one_at_a_time_with_a_warning(pytester: pytest.Pyteste
     assert "does not let a worker see which runs it will execute (3.5 and later do)" in result.stdout.str()
     assert max(peaks(pytester)) == 1
     assert report(pytester)["concurrency"]["runs"] == 0
+
+
+def test_loadgroup_without_groups_says_why_few_runs_are_in_flight(pytester: pytest.Pytester) -> None:
+    """xdist's loadgroup sends a worker runs without an xdist_group two at a time: the session says so."""
+    setup(pytester, "sync", body("sync"), target=1)
+    result = run(pytester, "--prob-runs=4", "--prob-concurrency=4", "-n", "2", "--dist", "loadgroup")
+    assert "--prob-concurrency=4 under --dist loadgroup: xdist sends a worker its runs two at a time" in (
+        result.stdout.str()
+    )

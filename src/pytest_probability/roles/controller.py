@@ -67,6 +67,12 @@ class Controller(Aggregating):
         anything else is xdist's own."""
         settings = self.session.settings
         k = settings.cli_concurrency if settings.cli_concurrency is not None else settings.ini_concurrency
+        if k > 1 and config.getvalue("dist") == "loadgroup":
+            self.session.notes.append(
+                f"--prob-concurrency={k} under --dist loadgroup: xdist sends a worker its runs two at a time unless "
+                "they share an xdist_group mark, so at most two are in flight; mark each benchmark with "
+                "@pytest.mark.xdist_group(name) or use --dist load"
+            )
         if k <= 1 or config.getvalue("dist") != "load":
             return None
         return xdist.ahead_scheduling(config, log, 2 * k)

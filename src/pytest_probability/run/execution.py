@@ -113,8 +113,6 @@ class Group:
         #: Calls in flight (a run waiting out a Retry-After holds none), and runs waiting to retry.
         self.in_flight = 0
         self.waiting = 0
-        #: Runs started in it whose items have not taken them yet.
-        self.started: list[Execution] = []
         #: A sliding group's loop, the context its tasks start from (a copy each), and the timer that looks
         #: again once its limit lets a run start.
         self.loop: Any = None

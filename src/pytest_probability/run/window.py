@@ -161,6 +161,7 @@ class Window:
         execution = self.current.pop(item, None)
         if execution is not None:
             item.obj = execution.function
+            execution.handle = None  # its task (or future) goes now, not at the next garbage collection
         self.failing.discard(item)
 
     # -- which runs, and whether one may start -----------------------------------------------------
@@ -271,7 +272,6 @@ class Window:
         group = execution.group
         with self.lock:
             group.in_flight += 1
-        group.started.append(execution)
         self.meter.started()
         self.last_start = time.monotonic()
 
