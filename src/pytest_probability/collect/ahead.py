@@ -48,10 +48,12 @@ class Plan:
     mode: str
 
 
-def blocker(item: pytest.Item) -> str | None:
+def blocker(item: pytest.Item, function: Any = None) -> str | None:
     """What keeps ``item``'s runs from executing ahead of their items: the first function-scoped fixture
-    they use (its name), ``request``, or ``@given``; None when they may."""
-    if getattr(getattr(item, "obj", None), "hypothesis", None) is not None:
+    they use (its name), ``request``, or ``@given``; None when they may. ``function``: the benchmark's
+    function, when the item's own should not be looked up yet (at collection)."""
+    function = function if function is not None else getattr(item, "obj", None)
+    if getattr(function, "hypothesis", None) is not None:
         return "hypothesis's @given"
     info = fixtureinfo(item)
     for name in info.names_closure:

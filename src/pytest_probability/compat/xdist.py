@@ -12,6 +12,11 @@ pytest-xdist's documented interface for a plugin is its hooks
   hands to the others (:func:`pending_after_crash`: ``LoadScheduling.node2pending``
   and ``.collection``).
 
+* which items a worker has been sent and will execute after the one it executes now, so that it can
+  start runs ahead of their items (``--prob-concurrency``; :func:`worker_queue`:
+  ``WorkerInteractor.nextitem_index`` and ``.torun``, a ``queue.Queue`` in 3.5 and 3.6, a ``TestQueue``
+  with a public ``lock()`` since 3.7; before 3.5 the queue was a local variable of its loop).
+
 Each answers None when the name is gone (another scheduler, another
 version): the plugin then does what it did without it. pytest-xdist has no
 issue asking for either; ``tests/unit/test_compat.py`` checks both against
@@ -57,6 +62,49 @@ def pending_after_crash(config: pytest.Config, node: Any) -> list[str] | None:
     if not isinstance(queues, dict) or collection is None:
         return None
     return [collection[index] for index in (queues.get(node) or [])[1:]]  # [0] is the item that crashed
+
+
+def worker_queue(config: pytest.Config) -> Callable[[], list[int]] | None:
+    """On an xdist worker, a function giving the positions (in ``session.items``) of the items it has been sent
+    and not started yet, in the order it will execute them; None where xdist does not keep them where they can
+    be read (before 3.5), or in any other process."""
+    interactor = next(
+        (
+            plugin
+            for plugin in config.pluginmanager.get_plugins()
+            # xdist runs its remote module through execnet: the class's module is ``__channelexec__``
+            if type(plugin).__name__ == "WorkerInteractor"
+        ),
+        None,
+    )
+    if interactor is None or not hasattr(interactor, "torun") or not hasattr(interactor, "nextitem_index"):
+        return None
+
+    def queued() -> list[int]:
+        positions: list[int] = []
+        following = interactor.nextitem_index
+        if isinstance(following, int):
+            positions.append(following)
+        torun = interactor.torun
+        lock = getattr(torun, "lock", None)
+        if callable(lock):  # 3.7 and later: TestQueue.lock() yields its deque
+            with lock() as items:
+                positions.extend(index for index in items if isinstance(index, int))
+        else:  # 3.5 and 3.6: a queue.Queue
+            mutex, items = getattr(torun, "mutex", None), getattr(torun, "queue", None)
+            if mutex is not None and items is not None:
+                with mutex:
+                    positions.extend(index for index in items if isinstance(index, int))
+        return positions
+
+    return queued
+
+
+def version() -> str:
+    """The installed pytest-xdist's version."""
+    from importlib.metadata import version as installed
+
+    return installed("pytest-xdist")
 
 
 def distributes(config: pytest.Config) -> bool:

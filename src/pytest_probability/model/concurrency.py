@@ -42,6 +42,10 @@ class Concurrency:
     cuts: int = 0
     #: Benchmarks whose runs executed one at a time although asked for more: "label (why)".
     one_at_a_time: tuple[str, ...] = ()
+    #: Runs in flight when the session stopped (``-x``, Ctrl-C, a crash) whose items never reported: those that
+    #: finished (recorded with their outcome and charged), and those cancelled (recorded as skipped).
+    unreported: int = 0
+    cancelled: int = 0
 
     @property
     def mean(self) -> float:
@@ -75,6 +79,8 @@ class Concurrency:
             "faults": self.faults,
             "window_cuts": self.cuts,
             "one_at_a_time": list(self.one_at_a_time),
+            "finished_unreported": self.unreported,
+            "cancelled": self.cancelled,
             "in_flight_seconds": round(self.in_flight_seconds, 6),
             "busy_seconds": round(self.busy_seconds, 6),
         }
@@ -93,6 +99,8 @@ class Concurrency:
             faults=int(data.get("faults", 0)),
             cuts=int(data.get("window_cuts", 0)),
             one_at_a_time=tuple(str(x) for x in data.get("one_at_a_time") or ()),
+            unreported=int(data.get("finished_unreported", 0)),
+            cancelled=int(data.get("cancelled", 0)),
         )
 
     @classmethod
@@ -113,6 +121,8 @@ class Concurrency:
             faults=sum(part.faults for part in parts),
             cuts=sum(part.cuts for part in parts),
             one_at_a_time=tuple(sorted({label for part in parts for label in part.one_at_a_time})),
+            unreported=sum(part.unreported for part in parts),
+            cancelled=sum(part.cancelled for part in parts),
         )
 
 
@@ -130,6 +140,8 @@ class Meter:
     faults: int = 0
     cuts: int = 0
     one_at_a_time: set[str] = field(default_factory=set)
+    unreported: int = 0
+    cancelled: int = 0
     _last: float = field(default_factory=time.perf_counter)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -137,11 +149,12 @@ class Meter:
         """A run started: one more in flight."""
         self._change(1)
 
-    def ended(self, call_seconds: float) -> None:
-        """A run ended after its call took ``call_seconds`` (its last attempt)."""
-        with self._lock:
-            self.runs += 1
-            self.call_seconds += call_seconds
+    def ended(self, call_seconds: float | None) -> None:
+        """A run ended after its call took ``call_seconds`` (its last attempt); None: it was cancelled."""
+        if call_seconds is not None:
+            with self._lock:
+                self.runs += 1
+                self.call_seconds += call_seconds
         self._change(-1)
 
     def _change(self, delta: int) -> None:
@@ -169,4 +182,6 @@ class Meter:
                 faults=self.faults,
                 cuts=self.cuts,
                 one_at_a_time=tuple(sorted(self.one_at_a_time)),
+                unreported=self.unreported,
+                cancelled=self.cancelled,
             )

@@ -15,8 +15,10 @@ import pytest
 from ..compat import xdist
 from ..decide.book import DecisionsLink
 from ..model.case import CaseRef
+from ..model.concurrency import Concurrency
 from ..record.intake import InFlight, worker_of
 from ..record.wire import run_of
+from ..report.concurrency import ConcurrencyFacet, ConcurrencyLink, refusal
 from ..run.outcome import xfail
 from ..vocabulary import GATE_KIND, error_excluded_reason
 from .serial import Aggregating
@@ -28,10 +30,18 @@ class Controller(Aggregating):
 
     def wire_role(self, wiring: Aggregation) -> None:
         book = self.book
+        self.workers_concurrency: list[Concurrency] = []
+        dist = str(getattr(self.config.option, "dist", "load"))
         self.session.parts.add(links=DecisionsLink(book))
+        self.session.parts.add(links=ConcurrencyLink(self.workers_concurrency, refused=refusal(dist)))
         self.in_flight = InFlight(self.intake, lambda: book.folder)
         for feature in self.features:
             feature.controller(wiring)
+
+    @property
+    def concurrency(self) -> ConcurrencyFacet:
+        """The concurrent runs' facet: what each worker shipped at its end."""
+        return ConcurrencyFacet(self.workers_concurrency)
 
     def take(self, report: pytest.TestReport) -> None:
         self.in_flight.track(report)  # before the record: the setup report carries the case

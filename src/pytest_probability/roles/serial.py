@@ -21,6 +21,7 @@ from ..decide.settle import SettleGates
 from ..protocols import Registry
 from ..record.intake import Intake, transcript_note
 from ..report import terminal
+from ..report.concurrency import ConcurrencyFacet
 from ..report.explain import ExplainFacet
 from ..report.intervals import StatsFacet
 from ..session import Scope
@@ -86,6 +87,7 @@ class Aggregating(Role):
         for feature in self.features:
             feature.aggregating(wiring)
         self.wire_role(wiring)
+        parts.add(facets=self.concurrency)
         # last: its JSON fields are the others' with the readings added
         parts.add(
             facets=ExplainFacet(self.results, parts, session.stats, lambda: self.config.get_terminal_writer().fullwidth)
@@ -93,6 +95,12 @@ class Aggregating(Role):
 
     def wire_role(self, wiring: Aggregation) -> None:
         raise NotImplementedError
+
+    @property
+    def concurrency(self) -> ConcurrencyFacet:
+        """The concurrent runs' facet: this process's own figures (a serial session executes its runs)."""
+        runs = self.runs
+        return ConcurrencyFacet([], lambda: runs.window.stats() if runs.window is not None else None)
 
     def report_dict(self) -> ReportDict:
         """The report dict the report files share, made on the first ask (its module only with a report option)."""

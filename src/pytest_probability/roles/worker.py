@@ -17,6 +17,7 @@ import pytest
 from ..compat import xdist
 from ..decide.channel import ChannelReader
 from ..protocols import Registry
+from ..report.concurrency import REFUSED, ConcurrencyLink
 from ..run.announce import CaseAnnouncements
 from ..session import Scope
 from ..vocabulary import WORKER_CHANNEL
@@ -55,6 +56,19 @@ class Worker(Role):
         return CaseAnnouncements(folder, str(self.workerinput.get("workerid", "gw"))).announce
 
     def wire(self) -> None:
+        runs = self.runs
+        runs.queued = xdist.worker_queue(self.config)
+        refused = self.workerinput.get(REFUSED)
+        if refused:
+            runs.ahead_refused = str(refused)
+        elif runs.queued is None:
+            runs.ahead_refused = (
+                f"pytest-xdist {xdist.version()} does not let a worker see which runs it will execute (3.5 and later "
+                "do): runs execute one at a time in each worker"
+            )
+        self.session.parts.add(
+            links=ConcurrencyLink(local=lambda: runs.window.stats() if runs.window is not None else None)
+        )
         wiring = WorkerWiring(self.config, self.session, self.runs, self.workerinput, self.folder)
         for feature in self.features:
             feature.worker(wiring)

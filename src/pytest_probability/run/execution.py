@@ -66,28 +66,35 @@ class Execution:
 
 
 class Limit:
-    """One benchmark's adaptive limit: K at most. A provider fault (a class of ``--prob-retry-on``) halves
-    it, once per Retry-After, and no run starts before that wait is over; each success raises it by one."""
+    """One benchmark's adaptive limit on the calls in flight: K at most, K to start with. A provider fault (a
+    class of ``--prob-retry-on``) halves it, once per Retry-After, and no call starts before that wait is
+    over; each success then raises it by one over its size, one per window of successes: additive increase,
+    multiplicative decrease (Chiu and Jain, 1989; TCP's congestion avoidance, RFC 5681). One per success
+    refilled the halved window within a round trip and met the provider's limit again: against a provider
+    taking 16 calls at once, 43 % of calls were refused that way and 8 % this way
+    (docs/performance.md, "Concurrent runs")."""
 
     def __init__(self, k: int) -> None:
         self.k = k
-        self.size = k
-        #: time.monotonic() before which no new run starts (a Retry-After being waited out).
+        self.size = float(k)
+        #: time.monotonic() before which no call starts (a Retry-After being waited out).
         self.hold_until = 0.0
+        self.cuts = 0
 
     def allows(self, in_flight: int, now: float) -> bool:
-        return in_flight < self.size and now >= self.hold_until
+        return in_flight < int(self.size) and now >= self.hold_until
 
     def fault(self, wait: float, now: float) -> bool:
         """A provider fault asking to wait ``wait`` seconds; whether the window was halved by it."""
         cut = now >= self.hold_until
         if cut:
-            self.size = max(1, self.size // 2)
+            self.size = max(1.0, self.size / 2)
+            self.cuts += 1
         self.hold_until = max(self.hold_until, now + wait)
         return cut
 
     def success(self) -> None:
-        self.size = min(self.k, self.size + 1)
+        self.size = min(float(self.k), self.size + 1 / self.size)
 
 
 class Group:
@@ -103,7 +110,9 @@ class Group:
         self.position = position
         #: No more runs start in it (an item that cannot join it, a budget, ``-x``).
         self.closed = False
+        #: Calls in flight (a run waiting out a Retry-After holds none), and runs waiting to retry.
         self.in_flight = 0
+        self.waiting = 0
         #: Runs started in it whose items have not taken them yet.
         self.started: list[Execution] = []
         #: A sliding group's loop, the context its tasks start from (a copy each), and the timer that looks
@@ -145,5 +154,8 @@ class Scheduler(Protocol):
     ) -> float | None: ...
 
     def finished(self, execution: Execution, result: Any, error: BaseException | None) -> None: ...
+
+    def retry_slot(self, execution: Execution) -> float | None:
+        """None once the retry may call again (it holds a call's place again), else seconds to wait first."""
 
     def cancel(self) -> None: ...

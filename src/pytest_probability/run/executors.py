@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 
 #: Longest single wait of a leader's loop, so that Ctrl-C is seen within it on every platform.
 POLL = 0.5
+#: After Ctrl-C, how long runs in flight in threads (which cannot be stopped) are waited for, so that a call
+#: about to end is recorded with its outcome rather than as interrupted.
+GRACE = 2.0
 
 
 def make(kind: str) -> Threads | Tasks:
@@ -132,9 +135,11 @@ class Threads:
                 except BaseException as exc:  # noqa: BLE001 - the run's outcome, raised again in its own call
                     error = exc
                 wait = window.attempt(execution, attempt, started, error)
-                if wait is None or window.interrupted:
+                if wait is None:
                     break
                 time.sleep(wait)
+                while (wait := window.retry_slot(execution)) is not None:
+                    time.sleep(wait)
                 attempt += 1
         finally:
             self.running.discard(execution)
@@ -147,12 +152,16 @@ class Threads:
             self.pool, self.size = None, 0
 
     def settle(self, window: Window) -> None:
-        """At the session's end: wait for runs still in flight (each ends with its call), unless interrupted."""
-        if window.interrupted:
-            return
+        """At the session's end: wait for runs still in flight (each ends with its call); after Ctrl-C, for
+        at most :data:`GRACE` seconds."""
         handles = [e.handle for e in list(self.running) if e.handle is not None]
         if handles:
-            concurrent.futures.wait(handles)
+            concurrent.futures.wait(handles, timeout=GRACE if window.interrupted else None)
+
+    def wait(self, execution: Execution) -> None:
+        """After Ctrl-C: wait at most :data:`GRACE` seconds for a run's thread to end its call."""
+        if execution.handle is not None and not execution.done:
+            concurrent.futures.wait([execution.handle], timeout=GRACE)
 
 
 class Tasks:
@@ -201,9 +210,11 @@ class Tasks:
                 except BaseException as exc:  # noqa: BLE001 - the run's outcome, raised again in its own call
                     error = exc
                 wait = window.attempt(execution, attempt, started, error)
-                if wait is None or window.interrupted:
+                if wait is None:
                     break
                 await sleep(wait)
+                while (wait := window.retry_slot(execution)) is not None:
+                    await sleep(wait)
                 attempt += 1
         finally:
             self.tasks.pop(execution, None)
@@ -315,6 +326,9 @@ class Tasks:
                 raise
 
     # -- Ctrl-C and the session's end --------------------------------------------------------------------
+
+    def wait(self, execution: Execution) -> None:
+        """Tasks are cancelled on Ctrl-C, not waited for."""
 
     def cancel(self, window: Window) -> None:
         for task in list(self.tasks.values()):

@@ -85,21 +85,25 @@ class RunPhases:
     def end(self, item: pytest.Item) -> None:
         if not isinstance(item, Run):
             return
-        if self.window is not None:
-            self.window.ended(item)
+        window = self.window
         run = context.current_run()
         if run is not None:
             interrupted = not run.closed  # no teardown report: Ctrl-C, SIGTERM or pytest.exit() in a phase
-            if interrupted:  # a skip that says why, on its span (run_closed) and in its record alike
+            # a skip that says why, on its span (run_closed) and in its record alike, unless the run's call
+            # had ended before the interruption (a concurrent run): then the outcome it had
+            if interrupted and (window is None or not window.conclude(item, run)):
                 exc = sys.exc_info()[1]
                 run.outcome = SKIP
                 run.message = f"interrupted: {type(exc).__name__}" if exc is not None else "interrupted"
+            if interrupted:
                 settings = self.settings
                 context.settle(run, settings.span_usage, settings.prices)  # its span usage too, as at teardown
             for observer in self.parts.observers:
                 observer.run_closed(item, run)
-            if interrupted:  # a skip that says why, in every output as its span is (take_interrupted)
+            if interrupted:  # in every output as its span is (take_interrupted)
                 self._interrupted.append(context.close(run))
+        if window is not None:
+            window.ended(item)
         context.finish()
 
     def before_setup(self, item: pytest.Item) -> None:

@@ -24,6 +24,7 @@ import functools
 import inspect
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,7 @@ from ..collect.items import Run, VerdictItem
 from ..compat.pytest import fixtureinfo
 from ..config.marker import concurrency_of
 from ..config.retry import describe
+from ..errors import ProbabilityConcurrencyWarning
 from ..groups import leaf
 from ..model.concurrency import Meter
 from ..vocabulary import BUDGET, ERROR, FAIL, GATE_KIND, SKIP
@@ -69,6 +71,8 @@ class Window:
         #: Ctrl-C (or a cancelled call) was seen: runs in flight are cancelled, not waited for.
         self.interrupted = False
         self.last_start = 0.0
+        #: Whether this process said why its runs execute one at a time (an xdist scheduling).
+        self.warned = False
         self.lock = threading.Lock()
         self._executors: dict[str, Any] = {}
 
@@ -103,9 +107,18 @@ class Window:
         execute one at a time (one run in flight asked, or a fixture that keeps them from running ahead)."""
         case = item.prob_case
         plan, k = self.plan(item, case)
-        if k <= 1 or not isinstance(plan, Plan) or self.phases.ahead_refused is not None:
+        if k <= 1:
             return False
         self.meter.limit = max(self.meter.limit, k)
+        refused = self.phases.ahead_refused
+        if refused is not None:
+            if not self.warned:
+                self.warned = True
+                self.meter.one_at_a_time.add(f"every run ({refused})")
+                warnings.warn(ProbabilityConcurrencyWarning(refused), stacklevel=1)
+            return False
+        if not isinstance(plan, Plan):
+            return False
         group = self.group
         if group is None or group.closed or group.plan.key != plan.key or group.k != k or group.plan.mode != SLIDE:
             limit = self.limits.get(case.benchmark)
@@ -127,6 +140,20 @@ class Window:
         if execution is None or not execution.done:
             return
         report.start, report.stop, report.duration = execution.start_time, execution.end_time, execution.duration
+
+    def conclude(self, item: Run, run: CurrentRun) -> bool:
+        """``item``'s protocol was interrupted before its teardown report: when its execution had ended, the
+        run takes that outcome (its call ran whole) and True; else False (it is a skip that says why)."""
+        execution = self.current.get(item)
+        if execution is None:
+            return False
+        if not execution.done:
+            self.executor(execution.group.plan.kind).wait(execution)
+        if not execution.done or execution.cancelled:
+            return False
+        outcome.on_phase(run, _Call(execution))  # type: ignore[arg-type]
+        self.meter.unreported += 1
+        return True
 
     def ended(self, item: Run) -> None:
         """``item``'s protocol ended: its reports are logged (``-x`` has counted it)."""
@@ -173,9 +200,11 @@ class Window:
         items yet). Looking stops at an item that cannot join the group, which closes it."""
         if group.closed:
             return None
+        if len(self.pending) + len(self.current) >= group.k:
+            return None  # K runs started and not yet reported (in flight): one more starts once one reports
         now = time.monotonic()
         delay = self.settings.delay
-        if not group.limit.allows(group.in_flight, now) or (delay and now - self.last_start < delay):
+        if group.waiting or not group.limit.allows(group.in_flight, now) or (delay and now - self.last_start < delay):
             return max(group.limit.hold_until, self.last_start + delay if delay else 0.0, now + 0.001)
         maxfail = session.config.getoption("maxfail", 0) or 0
         if session.shouldstop or session.shouldfail or (maxfail and session.testsfailed + len(self.failing) >= maxfail):
@@ -282,7 +311,22 @@ class Window:
         entry = {"attempt": attempt, "error_type": error_type, "error": text, "wait": wait}
         execution.run.retries.append(entry)
         retry_event(entry)
+        with self.lock:  # it waits out its Retry-After holding no call's place, then waits for one
+            execution.group.in_flight -= 1
+            execution.group.waiting += 1
         return wait
+
+    def retry_slot(self, execution: Execution) -> float | None:
+        """None once a run waiting to retry may call again (it takes a call's place: retries go before new
+        runs), else the seconds to wait before asking again."""
+        group = execution.group
+        now = time.monotonic()
+        with self.lock:
+            if group.limit.allows(group.in_flight, now) or self.interrupted:
+                group.in_flight += 1
+                group.waiting -= 1
+                return None
+        return max(0.005, group.limit.hold_until - now)
 
     def finished(self, execution: Execution, result: Any, error: BaseException | None) -> None:
         """An execution ended (in its own context): its outcome is kept for its item's call."""
@@ -293,7 +337,7 @@ class Window:
         with self.lock:
             execution.group.in_flight -= 1
         execution.done = True
-        self.meter.ended(execution.duration)
+        self.meter.ended(None if execution.cancelled else execution.duration)
         if error is not None and not execution.leader and self._fails_session(execution.item, error):
             self.failing.add(execution.item)
 
@@ -339,9 +383,11 @@ class Window:
         if execution.done and not execution.cancelled:
             call = _Call(execution)
             outcome.on_phase(run, call)  # type: ignore[arg-type]
+            self.meter.unreported += 1
         else:
             run.outcome = SKIP
             run.message = "interrupted: in flight when the session stopped"
+            self.meter.cancelled += 1
         settings = self.settings
         context.settle(run, settings.span_usage, settings.prices)
         for observer in self.phases.parts.observers:

@@ -34,11 +34,13 @@ from ...config.values import MAX_SHARDS
 from ...decide.analysis import Analysis, analyze
 from ...decide.results import FixedResults
 from ...model.case import CaseRef, shard_of
+from ...model.concurrency import Concurrency
 from ...model.rows import Summary
 from ...model.run import RunRecord
 from ...protocols import Facet
 from ...record import shape
 from ...record.shape import Malformed
+from ...report.concurrency import ConcurrencyFacet
 from ...report.explain import ExplainFacet
 from ...report.intervals import StatsFacet
 from ...report.json_report import build, record_from_dict
@@ -313,6 +315,11 @@ def merge(paths: Sequence[str | Path], features: Sequence[Feature] = (), options
     wiring.add_facet(StatsFacet(results, stats), shown=True)
     for feature in features:
         feature.merged(wiring)
+    # the shards' concurrent runs added up (each shard's own object, as a session's workers' are)
+    concurrency = [
+        Concurrency.from_dict(r["concurrency"]) for _, r in reports if isinstance(r.get("concurrency"), dict)
+    ]
+    wiring.add_facet(ConcurrencyFacet(concurrency))
     # last, as in a session: its JSON fields are the others' with the readings added
     wiring.add_facet(ExplainFacet(results, wiring, stats, lambda: 80))
     statuses = [int(report.get("exit_status", 0)) for _, report in reports]
