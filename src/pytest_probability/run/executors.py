@@ -24,6 +24,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..collect.ahead import SLIDE, SYNC
+from ..groups import leaf
 from . import streams
 from .execution import Execution
 
@@ -259,7 +260,7 @@ class Tasks:
         loop = asyncio.get_running_loop()
         if group.loop is None:
             group.loop, group.base = loop, contextvars.copy_context()
-        with streams.routed():
+        with streams.routed(keep=True):
             try:
                 if lead:
                     window.starting(execution)
@@ -321,8 +322,11 @@ class Tasks:
                         with trio.move_on_after(_timeout(until)):
                             await ended[0].wait()
                         ended[0] = trio.Event()
-            except BaseException:
+            except BaseException as exc:
                 window.cancel()
+                interruption = leaf(exc)  # trio's nursery holds a run's KeyboardInterrupt in a group
+                if isinstance(interruption, KeyboardInterrupt):
+                    raise interruption from None
                 raise
 
     # -- Ctrl-C and the session's end --------------------------------------------------------------------
@@ -349,7 +353,14 @@ class Tasks:
         if window.interrupted:
             for task in pending:
                 task.cancel()
-        loop.run_until_complete(_drain(pending))
+        for _ in range(3):  # a stop left set by the call that was interrupted ends the first run early
+            pending = [task for task in pending if not task.done()]
+            if not pending:
+                return
+            try:
+                loop.run_until_complete(_drain(pending))
+            except RuntimeError:
+                continue
 
 
 async def _drain(tasks: list[Any]) -> None:

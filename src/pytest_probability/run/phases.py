@@ -22,6 +22,7 @@ import pytest
 
 from ..collect.items import Run
 from ..config.marker import concurrency_of
+from ..groups import leaf
 from ..text import printable
 from ..vocabulary import CASE_ATTRIBUTE, FAIL, GATE_KIND, SKIP, error_excluded_reason, xfail_reason
 from . import context, outcome, report
@@ -91,6 +92,8 @@ class RunPhases:
             interrupted = not run.closed  # no teardown report: Ctrl-C, SIGTERM or pytest.exit() in a phase
             # a skip that says why, on its span (run_closed) and in its record alike, unless the run's call
             # had ended before the interruption (a concurrent run): then the outcome it had
+            if interrupted and window is not None:
+                window.cancel()  # Ctrl-C, SIGTERM: no run starts any more, runs in flight are cancelled
             if interrupted and (window is None or not window.conclude(item, run)):
                 exc = sys.exc_info()[1]
                 run.outcome = SKIP
@@ -183,6 +186,12 @@ class RunPhases:
     def after_phase(self, item: pytest.Item, call: pytest.CallInfo[None], report_: pytest.TestReport) -> None:
         if not isinstance(item, Run):
             return
+        if call.excinfo is not None and call.excinfo.type is not KeyboardInterrupt:
+            interruption = leaf(call.excinfo.value)
+            if isinstance(interruption, KeyboardInterrupt):
+                # Ctrl-C (or SIGTERM, the plugin's Ctrl-C) inside pytest-trio's nursery reaches pytest in an
+                # exception group, which pytest would report as a failed run and go on: it stops the session.
+                raise interruption
         run = context.current_run()
         if run is None:
             return

@@ -73,24 +73,45 @@ class Route(logging.Filter):
         return False
 
 
+#: The one filter on the root logger's handlers while runs are in flight.
+_ROUTE = Route()
+
+
 @contextlib.contextmanager
-def routed() -> Iterator[None]:
-    """Runs' output kept apart while the block runs (the calls in which concurrent runs execute)."""
-    stdout, stderr = sys.stdout, sys.stderr
-    route = Route()
-    handlers = list(logging.getLogger().handlers)
-    sys.stdout, sys.stderr = Router(stdout, "stdout"), Router(stderr, "stderr")  # type: ignore[assignment]
-    for handler in handlers:
-        handler.addFilter(route)
+def routed(keep: bool = False) -> Iterator[None]:
+    """Runs' output kept apart while the block runs (the calls in which concurrent runs execute).
+
+    ``keep``: leave the router in place after the block, for the loop's last steps after the call's own
+    coroutine returned (a sliding group's tasks run on in them); pytest's capture puts its own stream
+    back at the phase's end, and :func:`restore` undoes the rest at the session's end."""
+    install()
     try:
         yield
     finally:
-        for handler in handlers:
-            handler.removeFilter(route)
-        if isinstance(sys.stdout, Router):
-            sys.stdout = stdout
-        if isinstance(sys.stderr, Router):
-            sys.stderr = stderr
+        if not keep:
+            restore()
+
+
+def install() -> None:
+    """The router in front of ``sys.stdout`` and ``sys.stderr`` (once: never a router in front of a router),
+    and the filter on each handler of the root logger."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if not isinstance(stream, Router):
+            setattr(sys, name, Router(stream, name))
+    for handler in logging.getLogger().handlers:
+        if _ROUTE not in handler.filters:
+            handler.addFilter(_ROUTE)
+
+
+def restore() -> None:
+    """The streams and handlers as they were before :func:`install`."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if isinstance(stream, Router):
+            setattr(sys, name, stream._target)
+    for handler in logging.getLogger().handlers:
+        handler.removeFilter(_ROUTE)
 
 
 def replay(execution: Kept) -> None:

@@ -372,6 +372,7 @@ class Window:
         so; each is charged what it recorded. Waits first for those still in flight, unless interrupted."""
         for executor in self._executors.values():
             executor.settle(self)
+        streams.restore()
         records = []
         for execution in list(self.pending.values()):
             records.append(self._record(execution))
