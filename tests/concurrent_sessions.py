@@ -113,6 +113,22 @@ FLAVOURS = {
 }
 
 FLAVOUR = pytest.mark.parametrize("flavour", list(FLAVOURS))
+
+
+def xdist_version() -> tuple[int, ...]:
+    from importlib.metadata import version
+
+    return tuple(int(part) for part in version("pytest-xdist").split(".")[:2])
+
+
+def needs_worker_queue(xdist: list[str]) -> None:
+    """Skip an xdist session that asserts runs in flight together on a pytest-xdist that keeps a worker's
+    queue out of reach (before 3.5): there runs execute one at a time in each worker, which
+    ``test_concurrency.py::test_an_old_xdist_runs_one_at_a_time_with_a_warning`` checks."""
+    if xdist and xdist_version() < (3, 5):
+        pytest.skip("pytest-xdist < 3.5: a worker cannot see which runs it will execute")
+
+
 XDIST = pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 
 

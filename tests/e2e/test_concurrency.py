@@ -14,7 +14,18 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 
 import pytest
-from concurrent_sessions import FLAVOUR, XDIST, body, executions, peaks, report, run, setup
+from concurrent_sessions import (
+    FLAVOUR,
+    XDIST,
+    body,
+    executions,
+    needs_worker_queue,
+    peaks,
+    report,
+    run,
+    setup,
+    xdist_version,
+)
 
 
 def junit_cases(pytester: pytest.Pytester) -> list[ET.Element]:
@@ -33,6 +44,7 @@ def nodeid_of(case: ET.Element) -> str:
 def test_runs_execute_together_and_each_keeps_its_own_item(
     pytester: pytest.Pytester, flavour: str, xdist: list[str]
 ) -> None:
+    needs_worker_queue(xdist)
     target = 2 if xdist else 4
     setup(pytester, flavour, body(flavour), target=target)
     result = run(
@@ -199,6 +211,8 @@ def bench_slow(case, shared, tmp_path):
 
 
 def test_worksteal_falls_back_to_one_at_a_time_with_a_warning(pytester: pytest.Pytester) -> None:
+    if xdist_version() < (3, 2):
+        pytest.skip("pytest-xdist < 3.2 has no --dist worksteal")
     setup(pytester, "sync", body("sync"), target=1)
     result = run(pytester, "--prob-runs=4", "--prob-concurrency=4", "--prob-json=report.json", "-n", "2",
                  "--dist", "worksteal")  # fmt: skip
@@ -208,3 +222,15 @@ def test_worksteal_falls_back_to_one_at_a_time_with_a_warning(pytester: pytest.P
     assert Counter(e["case"] for e in executions(pytester)) == {"a": 4, "b": 4}
     data = report(pytester)["concurrency"]
     assert data["runs"] == 0 and data["one_at_a_time"][0].startswith("every run (pytest-xdist's --dist worksteal")
+
+
+def test_an_old_xdist_runs_one_at_a_time_with_a_warning(pytester: pytest.Pytester) -> None:
+    """pytest-xdist before 3.5 keeps a worker's queue in a local variable: no worker can know which runs it
+    will execute, so each executes them one at a time, and says why (``make test-xdist-lowest`` runs this)."""
+    if xdist_version() >= (3, 5):
+        pytest.skip("this pytest-xdist lets a worker see its queue")
+    setup(pytester, "sync", body("sync"), target=1)
+    result = run(pytester, "--prob-runs=4", "--prob-concurrency=4", "--prob-json=report.json", "-n", "2")
+    assert "does not let a worker see which runs it will execute (3.5 and later do)" in result.stdout.str()
+    assert max(peaks(pytester)) == 1
+    assert report(pytester)["concurrency"]["runs"] == 0

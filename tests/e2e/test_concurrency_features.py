@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from concurrent_sessions import XDIST, executions, peaks, report, run, setup
+from concurrent_sessions import XDIST, executions, needs_worker_queue, peaks, report, run, setup
 from otlp_receiver import OtlpReceiver
 from sessions import clean_export_env
 
@@ -92,6 +92,7 @@ def test_a_provider_fault_halves_the_window_and_its_retry_after_is_waited_out(
 def test_spans_of_concurrent_runs_overlap_and_each_is_the_parent_of_its_own_calls(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_http_receiver: OtlpReceiver, xdist: list[str]
 ) -> None:
+    needs_worker_queue(xdist)
     clean_export_env(monkeypatch, pytester)
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", otlp_http_receiver.endpoint)
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
@@ -148,6 +149,7 @@ def test_the_openai_sdks_spans_charge_each_concurrent_run_its_own_calls(
 ) -> None:
     pytest.importorskip("openai")
     pytest.importorskip("opentelemetry.instrumentation.genai.openai")
+    needs_worker_queue(xdist)
     clean_export_env(monkeypatch, pytester)
     billed = pytester.path / "billed.jsonl"
     monkeypatch.setenv("GENAI_USAGE_LOG", str(billed))

@@ -17,6 +17,14 @@ pytest-xdist's documented interface for a plugin is its hooks
   ``WorkerInteractor.nextitem_index`` and ``.torun``, a ``queue.Queue`` in 3.5 and 3.6, a ``TestQueue``
   with a public ``lock()`` since 3.7; before 3.5 the queue was a local variable of its loop).
 
+* a load scheduling that keeps enough runs queued on each worker for its concurrent runs' window
+  (:func:`ahead_scheduling`). ``pytest_xdist_make_scheduler`` is xdist's public hook for a scheduler, and
+  ``LoadScheduling`` its public class; its ``check_schedule`` (public) decides when a worker gets more
+  items, and sends them with ``_send_tests`` and the ``pending``/``node2pending`` queues. Its heuristic
+  (no new items while the last one took 0.1 s or more and two are queued) keeps a worker whose runs are in
+  flight together two items ahead, which starves its window: measured, 640 runs of 0.25 s at K=32 under
+  ``-n 2`` took 2.2 x the ideal.
+
 Each answers None when the name is gone (another scheduler, another
 version): the plugin then does what it did without it. pytest-xdist has no
 issue asking for either; ``tests/unit/test_compat.py`` checks both against
@@ -98,6 +106,28 @@ def worker_queue(config: pytest.Config) -> Callable[[], list[int]] | None:
         return positions
 
     return queued
+
+
+def ahead_scheduling(config: pytest.Config, log: Any, ahead: int) -> Any:
+    """xdist's load scheduling (items in collection order, to whichever worker asks), keeping ``ahead`` items
+    queued on each worker while there are enough (never more than its share of what is left), so that a
+    worker's concurrent runs find K runs to start."""
+    from xdist.scheduler import LoadScheduling
+
+    class AheadScheduling(LoadScheduling):
+        def check_schedule(self, node: Any, duration: float = 0) -> None:
+            if node.shutting_down:
+                return
+            if not self.pending:
+                node.shutdown()
+                return
+            queued = len(self.node2pending[node])
+            share = -(-len(self.pending) // max(1, len(self.node2pending)))
+            count = min(ahead - queued, share)
+            if count > 0:
+                self._send_tests(node, count)
+
+    return AheadScheduling(config, log)
 
 
 def version() -> str:

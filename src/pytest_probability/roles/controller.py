@@ -60,6 +60,17 @@ class Controller(Aggregating):
                 pass
         super().pytest_sessionfinish(session)
 
+    @pytest.hookimpl(optionalhook=True, tryfirst=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        """Under xdist's default load scheduling with more than one run in flight per worker (the option or
+        the ini key), a load scheduling that keeps 2 K runs queued on each worker (``compat.xdist``);
+        anything else is xdist's own."""
+        settings = self.session.settings
+        k = settings.cli_concurrency if settings.cli_concurrency is not None else settings.ini_concurrency
+        if k <= 1 or config.getvalue("dist") != "load":
+            return None
+        return xdist.ahead_scheduling(config, log, 2 * k)
+
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         for link in self.session.parts.links:

@@ -55,17 +55,20 @@ class Worker(Role):
             return None
         return CaseAnnouncements(folder, str(self.workerinput.get("workerid", "gw"))).announce
 
-    def wire(self) -> None:
-        runs = self.runs
-        runs.queued = xdist.worker_queue(self.config)
+    def ahead(self) -> tuple[Callable[[], list[int]] | None, str | None]:
+        queued = xdist.worker_queue(self.config)
         refused = self.workerinput.get(REFUSED)
         if refused:
-            runs.ahead_refused = str(refused)
-        elif runs.queued is None:
-            runs.ahead_refused = (
+            return queued, str(refused)
+        if queued is None:
+            return None, (
                 f"pytest-xdist {xdist.version()} does not let a worker see which runs it will execute (3.5 and later "
                 "do): runs execute one at a time in each worker"
             )
+        return queued, None
+
+    def wire(self) -> None:
+        runs = self.runs
         self.session.parts.add(
             links=ConcurrencyLink(local=lambda: runs.window.stats() if runs.window is not None else None)
         )

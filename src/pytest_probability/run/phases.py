@@ -39,10 +39,19 @@ class RunPhases:
     """The run stage of one process: the per-run path the hook surface calls, and what runs leave behind
     for the aggregating process (late usage, interrupted runs, a serial session's last record)."""
 
-    def __init__(self, session: Session, ships: bool, announce: Callable[[CaseRef], None] | None = None) -> None:
+    def __init__(
+        self,
+        session: Session,
+        ships: bool,
+        announce: Callable[[CaseRef], None] | None = None,
+        queued: Callable[[], list[int]] | None = None,
+        ahead_refused: str | None = None,
+    ) -> None:
         """``ships``: this process is an xdist worker, whose records travel to the controller (not
         read back here). ``announce``: on a worker, tells the controller of each case before its
-        first run here starts (``run.announce``), so that a crash in that run's setup has a record."""
+        first run here starts (``run.announce``), so that a crash in that run's setup has a record.
+        ``queued``, ``ahead_refused``: on a worker, the items it will execute, or why it cannot know
+        (concurrent runs, :attr:`queued`)."""
         self.session = session
         self.settings = session.settings
         self.parts = session.parts  # frozen before the first run: its observers and guards are final
@@ -63,10 +72,10 @@ class RunPhases:
         self.window: Window | None = None
         #: On an xdist worker: the positions of the items queued for it, in order (``compat.xdist.queued``);
         #: None in a serial session, which executes every item after the current one.
-        self.queued: Callable[[], list[int]] | None = None
+        self.queued = queued
         #: Why no run may execute ahead of its item in this process (an xdist scheduling that cannot say which
         #: runs a worker will receive); None when they may.
-        self.ahead_refused: str | None = None
+        self.ahead_refused = ahead_refused
 
     def start(self, item: pytest.Item) -> None:
         if not isinstance(item, Run):

@@ -117,12 +117,13 @@ def restore() -> None:
 def replay(execution: Kept) -> None:
     """Write out what ``execution`` printed and logged, in order, into the current call's capture, once."""
     output, execution.output = execution.output, []
-    for name, text in output:
-        stream = sys.stdout if name == "stdout" else sys.stderr
-        stream.write(text)
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
+    if output:
+        for name, text in output:
+            stream = sys.stdout if name == "stdout" else sys.stderr
+            stream.write(text)
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
     records, execution.records = execution.records, []
     for record in records:
         record.__dict__.pop(_ROUTED, None)

@@ -156,8 +156,11 @@ class Window:
         return True
 
     def ended(self, item: Run) -> None:
-        """``item``'s protocol ended: its reports are logged (``-x`` has counted it)."""
-        self.current.pop(item, None)
+        """``item``'s protocol ended: its reports are logged (``-x`` has counted it). The item gets its own
+        function back, so that nothing of its execution (its run, its output) is kept with it."""
+        execution = self.current.pop(item, None)
+        if execution is not None:
+            item.obj = execution.function
         self.failing.discard(item)
 
     # -- which runs, and whether one may start -----------------------------------------------------
