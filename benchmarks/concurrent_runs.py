@@ -108,6 +108,19 @@ PROVIDER = textwrap.dedent(
     _in_flight = 0
     _stats = {{"calls": 0, "refused": 0, "peak": 0}}
     _accepted = {{}}
+    #: calls in flight over time: [first call, last change, integral of calls in flight, seconds with none]
+    _time = [None, 0.0, 0.0, 0.0]
+
+
+    def _account(now):
+        # called under the lock before _in_flight changes
+        if _time[0] is None:
+            _time[0] = _time[1] = now
+        elapsed = now - _time[1]
+        _time[2] += _in_flight * elapsed
+        if not _in_flight:
+            _time[3] += elapsed
+        _time[1] = now
 
 
     class RateLimited(Exception):
@@ -127,6 +140,7 @@ PROVIDER = textwrap.dedent(
             if LIMIT and _in_flight >= LIMIT:
                 _stats["refused"] += 1
                 raise RateLimited()
+            _account(time.perf_counter())
             _in_flight += 1
             _stats["peak"] = max(_stats["peak"], _in_flight)
             accepted = _accepted.get(case, 0)
@@ -137,6 +151,7 @@ PROVIDER = textwrap.dedent(
     def _release():
         global _in_flight
         with _lock:
+            _account(time.perf_counter())
             _in_flight -= 1
 
 
@@ -167,6 +182,8 @@ PROVIDER = textwrap.dedent(
     def _write():
         folder = os.environ.get("{STATS_ENV}")
         if folder and _stats["calls"]:
+            span = _time[1] - _time[0]
+            _stats.update(span=span, idle=_time[3], mean=_time[2] / span if span else 0.0)
             with open(os.path.join(folder, f"stats-{{os.getpid()}}.json"), "w") as handle:
                 json.dump(_stats, handle)
     '''
@@ -396,6 +413,10 @@ def run_one(v: Variant, folder: Path, args: argparse.Namespace) -> dict[str, Any
     sample["calls"] = sum(c["calls"] for c in counted)
     sample["refused"] = sum(c["refused"] for c in counted)
     sample["provider_peak"] = max((c["peak"] for c in counted), default=0)
+    # from the first call to the last one's end: calls in flight on average, seconds with none (per process)
+    sample["provider_mean"] = sum(c.get("mean", 0.0) for c in counted)
+    sample["provider_span"] = max((c.get("span", 0.0) for c in counted), default=0.0)
+    sample["provider_idle"] = max((c.get("idle", 0.0) for c in counted), default=0.0)
     return sample
 
 
@@ -558,7 +579,10 @@ def report_text(data: dict[str, Any], figs: dict[str, Any], args: argparse.Names
         f"rounds, variants alternating; [min-max over the rounds]; excess = wall - wall at zero latency, paired"
     )
     lines.append("")
-    lines.append(f"{'variant':<26} {'wall s':>16} {'cpu s':>6} {'run-loop cpu ms/run':>20} {'calls':>10} {'load':>10}")
+    lines.append(
+        f"{'variant':<26} {'wall s':>16} {'cpu s':>6} {'run-loop cpu ms/run':>20} {'calls':>10}"
+        f" {'in flight':>9} {'calls s':>7} {'idle s':>6} {'load':>10}"
+    )
     for v, result in data["results"].items():
         if not result.samples:
             continue
@@ -569,8 +593,13 @@ def report_text(data: dict[str, Any], figs: dict[str, Any], args: argparse.Names
         lines.append(
             f"{v.label:<26} {result.median('wall'):6.2f} [{_range(spread(result.values('wall')))}]"
             f" {result.median('cpu'):6.2f} {per_run:>20} {_range(spread(calls), '{:.0f}'):>10}"
-            f" {_range(spread(load), '{:.1f}'):>10}"
+            f" {result.median('provider_mean') or 0:9.1f} {result.median('provider_span') or 0:7.2f}"
+            f" {result.median('provider_idle') or 0:6.2f} {_range(spread(load), '{:.1f}'):>10}"
         )
+    lines.append(
+        "in flight: calls in flight at the provider on average, from the first call to the last one's end (calls s);"
+        " idle s: the time in it with none in flight (per process: the sum, and the longest, under -n 2)"
+    )
     lines.append("")
     lines.append("goals (issue 44):")
 
