@@ -140,7 +140,7 @@ def benchmark(flavour: str, body: str, *, params: str = '"case", ["a", "b"]', ma
     definition = "async def" if is_async else "def"
     return (
         "import logging\nimport pytest\nimport probe\n"
-        "from pytest_probability import record_io, record_score, record_usage\n"
+        "from pytest_probability import current_run, record_io, record_score, record_usage\n"
         + spec["header"]
         + f"TARGET = {target}\n"
         + "\n\n"
@@ -166,7 +166,7 @@ BODY = {
     try:
         await probe.barrier(TARGET, sleep)
         probe.speak(case, token)
-        record_io(prompt=case, output=token)
+        record_io(prompt=case, output=token, run=current_run().nodeid)
         record_usage(model=f"m-{case}", input_tokens=1, output_tokens=1, cost=0.01)
         await sleep(0.05)
     finally:
@@ -177,7 +177,7 @@ BODY = {
     try:
         probe.barrier_sync(TARGET)
         probe.speak(case, token)
-        record_io(prompt=case, output=token)
+        record_io(prompt=case, output=token, run=current_run().nodeid)
         record_usage(model=f"m-{case}", input_tokens=1, output_tokens=1, cost=0.01)
         time.sleep(0.05)
     finally:

@@ -1,7 +1,7 @@
 """pytest-probability: run nondeterministic tests many times and report pass fractions.
 
 Public API: :func:`record_usage`, :func:`record_cost`, :func:`record_output`, :func:`record_io`, :func:`record_score`,
-:func:`judging` and :class:`TokenUsage`; the warnings :class:`ProbabilityGateWarning` (and its subclass
+:func:`judging`, :func:`current_run` (with :class:`RunInfo`) and :class:`TokenUsage`; the warnings :class:`ProbabilityGateWarning` (and its subclass
 :class:`InfeasibleGateWarning`), :class:`ProbabilityUsageWarning`, :class:`ProbabilityConcurrencyWarning` and
 :class:`CurtailmentWarning`.
 
@@ -23,7 +23,9 @@ if TYPE_CHECKING:
     from .errors import ProbabilityConcurrencyWarning as ProbabilityConcurrencyWarning
     from .errors import ProbabilityGateWarning as ProbabilityGateWarning
     from .errors import ProbabilityUsageWarning as ProbabilityUsageWarning
+    from .run.recording import RunInfo as RunInfo
     from .run.recording import TokenUsage as TokenUsage
+    from .run.recording import current_run as current_run
     from .run.recording import judging as judging
     from .run.recording import record_cost as record_cost
     from .run.recording import record_io as record_io
@@ -39,6 +41,8 @@ _PUBLIC = {
     "ProbabilityGateWarning": "errors",
     "ProbabilityUsageWarning": "errors",
     "judging": "run.recording",
+    "current_run": "run.recording",
+    "RunInfo": "run.recording",
     "record_cost": "run.recording",
     "record_io": "run.recording",
     "record_output": "run.recording",

@@ -70,6 +70,7 @@ def test_runs_execute_together_and_each_keeps_its_own_item(
         case = "a" if "::a[" in nodeid else "b"
         assert [u["model"] for u in record["usage"]] == [f"m-{case}"]
         assert record["transcript"][0]["prompt"] == case
+        assert record["transcript"][0]["run"] == nodeid  # current_run() knows which run it is, ahead too
         assert 0.04 < record["duration"] < 10
     spans = sorted((r["start_time"], r["start_time"] + r["duration"]) for r in records.values())
     assert any(later[0] < earlier[1] for earlier, later in zip(spans, spans[1:], strict=False)), (

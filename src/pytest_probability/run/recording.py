@@ -343,3 +343,26 @@ def record_score(value: Any, name: str = "score", *, threshold: Any = None, expl
         return
     if bar is not None and number < bar:
         raise AssertionError(f"score {score_name!r} = {number:g} is below its threshold {bar:g}")
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """Which run the calling code belongs to (:func:`current_run`)."""
+
+    #: The row label, ``classify::identify_pii``.
+    label: str
+    #: The case's node id, without the run suffix.
+    case: str
+    #: The run number, from 1.
+    run: int
+    #: The run's node id.
+    nodeid: str
+
+
+def current_run() -> RunInfo:
+    """The run executing in the calling context, the one ``record_usage()`` charges: a run executing ahead of
+    its item (``--prob-concurrency``) in its own task or thread, else the calling thread's, else the process's.
+    Where ``request.node.prob_run`` cannot be read (a run that executes ahead asks for no ``request``), this
+    tells a benchmark which run it is, to seed a client, say. A ``RuntimeError`` outside a run."""
+    run = context.require_current("current_run")
+    return RunInfo(run.case.label, run.case.key, run.run, run.nodeid)
