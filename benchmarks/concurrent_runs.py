@@ -31,18 +31,19 @@ is the time the waits added, which with K calls in flight is at best the ideal `
 
 Per session: wall time around the process; its CPU (``os.wait4``: its own and its reaped children's, an
 xdist controller's workers included); the CPU of pytest's run loop (``pytest_runtestloop``, all threads;
-the controller's own under xdist); the calls the provider saw and refused (``stats-<pid>.json`` at each
-process's exit); the JSON report's counts, fractions and ``concurrency`` object (once the report has one).
+the controller's own under xdist); the calls the provider saw and refused, and the calls in flight over
+time (on average from the first call to the last one's end, and the seconds with none), written to
+``stats-<pid>.json`` at each process's exit; the JSON report's counts, fractions and ``concurrency`` object.
 
 Usage::
 
-    .venv/bin/python benchmarks/concurrent_runs.py                 # everything, 3 rounds (~10 min on 2 cores)
-    .venv/bin/python benchmarks/concurrent_runs.py -r 1 --only async floors
-    .venv/bin/python benchmarks/concurrent_runs.py --k1-latency -r 1 --only sync   # K=1 sessions that wait too
-    .venv/bin/python benchmarks/concurrent_runs.py --json > concurrent.json
+    .venv/bin/python benchmarks/concurrent_runs.py                 # everything, 3 rounds (~25-30 min on 2 shared cores)
+    .venv/bin/python benchmarks/concurrent_runs.py -r 1 --only async   # one group (the floors always run)
+    .venv/bin/python benchmarks/concurrent_runs.py --k1-latency -r 2 --only async sync   # K=1 sessions that wait too
+    .venv/bin/python benchmarks/concurrent_runs.py --save concurrent.json   # the table, and the samples as JSON
 
 Goals (issue 44): excess at most 1.3 x the ideal (async, sync, -n 2); CPU per run at K=64 at most 1.2 x the
-K=1 session's; our wall at most 0.5 x inspect's; with the limit: every fraction as without it, at most 15 %
+K=1 session's (with the latency when ``--k1-latency`` measured it); our wall at most 0.5 x inspect's; with the limit: every fraction as without it, at most 15 %
 of calls refused, excess at most 1.5 x the ideal at 16. It asserts nothing: it measures. The machine is
 shared: it prints the load average seen before each session, and each figure's spread over the rounds.
 """
