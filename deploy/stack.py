@@ -13,6 +13,12 @@ publishes any; those it keeps inside its network get ports of their own, since
 here all programs share one host). The servers get the flags that compose.yaml
 gives them. Python's standard library only.
 
+Ctrl-C (SIGINT), SIGTERM or SIGHUP stops it at any moment, while the
+programs start too: every wait (the Collector's config check, each program
+getting ready, the running stack) ends within a tenth of a second of the
+signal, and every program started is stopped (terminated, and killed if it is
+still there after 15 s, or at once on a second signal).
+
 tests/deploy uses the same code (``Stack``) with free ports and temporary
 folders, and checks that the rewritten files differ from deploy/'s only in
 addresses.
@@ -57,6 +63,41 @@ DEFAULT_PORTS = {
     "prometheus": 9090,
     "alertmanager": 9093,
 }
+
+#: How often a wait looks at the stop request (and at the program it waits for).
+POLL = 0.1
+#: How long a stopped program may take to exit before it is killed.
+STOP_TIMEOUT = 15.0
+
+
+class Interrupted(Exception):
+    """A stop was requested (``Stack.interrupt()``: Ctrl-C, SIGTERM, SIGHUP) while the stack was starting."""
+
+
+class Flag:
+    """A ``threading.Event`` that a signal handler may set: a plain attribute, waited for in short sleeps (which
+    the signal interrupts). Setting an Event from a handler can deadlock on the Event's lock, which the main
+    thread the handler interrupted may be holding inside ``wait()``."""
+
+    def __init__(self) -> None:
+        self._set = False
+
+    def set(self) -> None:
+        self._set = True
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def wait(self, timeout: float) -> bool:
+        """True as soon as it is set (within 20 ms), else False after ``timeout`` s."""
+        deadline = time.monotonic() + timeout
+        while not self._set:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            time.sleep(min(left, 0.02))
+        return self._set
+
 
 #: The flags compose.yaml gives each server, less the ones naming paths and
 #: addresses (set by ``Stack``). tests/deploy checks they match compose.yaml.
@@ -169,7 +210,7 @@ def free_ports() -> dict[str, int]:
 
 def _http_ok(url: str) -> bool:
     try:
-        with urllib.request.urlopen(url, timeout=2) as resp:  # noqa: S310 - loopback only
+        with urllib.request.urlopen(url, timeout=1) as resp:  # noqa: S310 - loopback only
             return resp.status == 200
     except (urllib.error.URLError, OSError, ValueError):
         return False
@@ -206,24 +247,35 @@ class Program:
         except OSError:
             return ""
 
-    def wait_ready(self, timeout: float = 60.0) -> None:
+    def wait_ready(self, timeout: float = 60.0, stopping: Flag | None = None) -> None:
+        """Until every URL answers 200 and every port accepts; ``Interrupted`` as soon as ``stopping`` is set
+        (checked before each probe, so a program that is slow to start never holds up a stop)."""
+        stopping = stopping or Flag()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
+            if stopping.is_set():
+                raise Interrupted(f"stopped while {self.name} was starting")
             if not self.running():
                 raise RuntimeError(f"{self.name} exited with {self.proc and self.proc.returncode}:\n{self.log_tail()}")
-            if all(_http_ok(u) for u in self.ready) and all(_port_open(p) for p in self.ports):
+            probes = [(_http_ok, url) for url in self.ready] + [(_port_open, port) for port in self.ports]
+            if all(not stopping.is_set() and probe(target) for probe, target in probes):
                 return
-            time.sleep(0.1)
+            stopping.wait(POLL)
         raise RuntimeError(f"{self.name} did not get ready within {timeout:.0f} s:\n{self.log_tail()}")
 
-    def stop(self, timeout: float = 15.0) -> None:
-        if self.running():
+    def stop(self, timeout: float = STOP_TIMEOUT, hurry: Flag | None = None) -> None:
+        """Terminate it and wait until it exits; killed after ``timeout`` s, or as soon as ``hurry`` is set."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        hurry = hurry or Flag()
+        if not hurry.is_set():
             self.proc.terminate()
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=timeout)
+            deadline = time.monotonic() + timeout
+            while self.proc.poll() is None and time.monotonic() < deadline and not hurry.wait(POLL / 2):
+                pass
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
 
 
 class Stack:
@@ -254,6 +306,16 @@ class Stack:
         self.log_level = log_level
         self.programs: dict[str, Program] = {}
         self._config_paths: dict[str, Path] | None = None
+        #: A stop was requested: every wait of ``start()`` ends with ``Interrupted``.
+        self.stopping = Flag()
+        #: A second request: ``stop()`` kills what is left instead of waiting for it.
+        self.hurry = Flag()
+
+    def interrupt(self) -> None:
+        """Ask the stack to stop (safe in a signal handler: it only sets flags); a second call hurries the stop."""
+        if self.stopping.is_set():
+            self.hurry.set()
+        self.stopping.set()
 
     # URLs
     @property
@@ -311,15 +373,26 @@ class Stack:
         self._config_paths = paths
         return paths
 
-    def validate_collector_config(self) -> subprocess.CompletedProcess:
-        """``otelcol validate`` on the rewritten config: errors in it fail here, before anything starts."""
+    def validate_collector_config(self, timeout: float = 60.0) -> subprocess.CompletedProcess:
+        """``otelcol validate`` on the rewritten config: errors in it fail here, before anything starts.
+        ``Interrupted`` (the check killed) as soon as a stop is requested."""
         path = self.write_configs()["otelcol-probability"]
-        return subprocess.run(
-            [str(self.binary("otelcol-probability")), "validate", f"--config={path}"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        argv = [str(self.binary("otelcol-probability")), "validate", f"--config={path}"]
+        with subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True
+        ) as proc:
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    out, err = proc.communicate(timeout=POLL)
+                    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+                except subprocess.TimeoutExpired:
+                    if self.stopping.is_set() or time.monotonic() >= deadline:
+                        proc.kill()
+                        proc.communicate()
+                        if self.stopping.is_set():
+                            raise Interrupted("stopped while the Collector's config was checked") from None
+                        raise subprocess.TimeoutExpired(argv, timeout) from None
 
     def program(self, name: str) -> Program:
         if name in self.programs:
@@ -378,21 +451,27 @@ class Stack:
         return prog
 
     def start(self, names=PROGRAMS, timeout: float = 60.0) -> None:
+        """Start the programs and wait until each serves; ``Interrupted`` as soon as a stop is requested
+        (``interrupt()``), with what started still running: ``stop()`` stops it."""
         if "otelcol-probability" in names:
             checked = self.validate_collector_config()
             if checked.returncode != 0:
                 raise RuntimeError(f"otelcol validate refused the config:\n{checked.stdout}{checked.stderr}")
         for name in names:
+            if self.stopping.is_set():
+                raise Interrupted(f"stopped before {name} started")
             prog = self.program(name)
             if not prog.running():
                 prog.start()
         for name in names:
-            self.program(name).wait_ready(timeout)
+            self.program(name).wait_ready(timeout, self.stopping)
 
-    def stop(self, names=None) -> None:
+    def stop(self, names=None, timeout: float = STOP_TIMEOUT) -> None:
+        """Stop the programs, senders before receivers, each within ``timeout`` s (killed after it, or at once
+        once ``interrupt()`` was called twice)."""
         for name in reversed(list(names or self.programs)):
             if name in self.programs:
-                self.programs[name].stop()
+                self.programs[name].stop(timeout, self.hurry)
 
     def logs(self, lines: int = 30) -> dict[str, str]:
         return {name: prog.log_tail(lines) for name, prog in self.programs.items()}
@@ -446,24 +525,25 @@ def main(argv: list[str] | None = None) -> int:
             f"these ports are taken: {', '.join(busy)}; is the stack (or compose's) already running?", file=sys.stderr
         )
         return 1
-    stopping = False
 
     def on_signal(signum, frame):
-        nonlocal stopping
-        stopping = True
+        stack.interrupt()  # a flag: every wait looks at it within POLL s; a second signal kills at once
 
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    # SIGHUP too: a closed terminal would leave Prometheus and Alertmanager running (they reload on it).
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, on_signal)
     try:
         stack.start()
         print(_describe(stack), flush=True)
-        while not stopping:
+        while not stack.stopping.wait(0.5):
             dead = [p for p in stack.programs.values() if not p.running()]
             if dead:
                 for p in dead:
                     print(f"{p.name} exited ({p.proc.returncode}):\n{p.log_tail()}", file=sys.stderr)
                 return 1
-            time.sleep(0.5)
+        return 0
+    except Interrupted as e:
+        print(f"{e}; stopping", file=sys.stderr)
         return 0
     except RuntimeError as e:
         print(e, file=sys.stderr)

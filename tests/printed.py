@@ -45,3 +45,27 @@ def table(result: pytest.RunResult) -> list[str]:
 
 def labels(result: pytest.RunResult) -> list[str]:
     return [ROW.match(line)["label"] for line in table_lines(result)]
+
+
+#: The commands GitHub's runner acts on (actions/runner, src/Runner.Worker/*CommandExtension*; case-insensitive).
+RUNNER_COMMANDS = frozenset(
+    "warning error notice debug add-mask set-output save-state set-env add-path add-matcher remove-matcher group "
+    "endgroup echo stop-commands".split()
+)
+
+
+def runner_command(line: str) -> tuple[str, str] | None:
+    """(command, the rest) when GitHub's runner reads ``line`` as a workflow command, else None: as
+    actions/runner's ``ActionCommand.TryParseV2`` (``::name props::data`` once leading blanks are trimmed),
+    then its older ``TryParse`` (``##[name props]data`` anywhere in the line)."""
+    trimmed = line.lstrip()
+    if trimmed.startswith("::"):
+        end = trimmed.find("::", 2)
+        if end >= 0 and trimmed[2:end].split(" ", 1)[0].lower() in RUNNER_COMMANDS:
+            return trimmed[2:end].split(" ", 1)[0], trimmed[2:]
+    start = line.find("##[")
+    if start >= 0:
+        end = line.find("]", start)
+        if end >= 0 and line[start + 3 : end].split(" ", 1)[0].lower() in RUNNER_COMMANDS:
+            return line[start + 3 : end].split(" ", 1)[0], line[start + 3 :]
+    return None

@@ -3,9 +3,10 @@ secrets redacted.
 
 A leaf: pure and standard-library only. Every value the plugin keeps (a
 message, a parameter, a transcript value, a span attribute) is cut by
-:func:`clip`, and everything it prints goes through :func:`printable`; what an
-exporter or an endpoint said goes through :func:`scrub`, and an endpoint is
-shown by :func:`redact_url`.
+:func:`clip`; everything it prints goes through :func:`printable`, and each
+whole line of output that carries such text through :func:`printable_line`
+(no CI runner reads a command in it); what an exporter or an endpoint said
+goes through :func:`scrub`, and an endpoint is shown by :func:`redact_url`.
 """
 
 from __future__ import annotations
@@ -34,15 +35,35 @@ def clip(text: str, limit: int) -> str:
 
 def printable(text: str) -> str:
     """``text`` with control characters escaped (``\\x00``, ``\\x1b``, ``\\n``): nothing printed
-    can move the cursor, change colours, ring the bell or break a line of the table."""
-    if _CONTROL.search(text) is None:
-        return text
-    return _CONTROL.sub(lambda match: repr(match.group())[1:-1], text)
+    can move the cursor, change colours, ring the bell or break a line of the table; and ``##[`` as
+    ``##\\x5b``, which GitHub's runner reads as a command anywhere in a line (:func:`inert`)."""
+    if _CONTROL.search(text) is not None:
+        text = _CONTROL.sub(lambda match: repr(match.group())[1:-1], text)
+    return text.replace("##[", "##\\x5b") if "##[" in text else text
+
+
+def inert(line: str) -> str:
+    """``line`` as no CI runner reads a command in it. GitHub Actions' runner reads a workflow command
+    (``::warning::…``, ``::add-mask::…``) from any line of output whose first non-blank characters are ``::``
+    (actions/runner, ``ActionCommand.TryParseV2``), and its older form from ``##[`` anywhere in a line
+    (``ActionCommand.TryParse``): the first colon of such a line is shown as ``\\x3a``, and each ``##[`` as
+    ``##\\x5b``, the way :func:`printable` shows a control character."""
+    stripped = line.lstrip()
+    if stripped.startswith("::"):
+        start = len(line) - len(stripped)
+        line = line[:start] + "\\x3a" + line[start + 1 :]
+    return line.replace("##[", "##\\x5b") if "##[" in line else line
+
+
+def printable_line(text: str) -> str:
+    """A line of output that carries text it was given (a case label, a model name, a message): control
+    characters escaped (:func:`printable`), and nothing in it a CI runner reads as a command (:func:`inert`)."""
+    return inert(printable(text))
 
 
 def printable_lines(text: str) -> str:
-    """:func:`printable` line by line: the line breaks of a multi-line message stay breaks."""
-    return "\n".join(printable(line) for line in text.split("\n"))
+    """:func:`printable_line` line by line: the line breaks of a multi-line message stay breaks."""
+    return "\n".join(printable_line(line) for line in text.split("\n"))
 
 
 def shorten(text: str, width: int = LABEL_WIDTH) -> str:
@@ -54,8 +75,10 @@ def shorten(text: str, width: int = LABEL_WIDTH) -> str:
 
 
 def label_text(text: str) -> str:
-    """A label as the terminal shows it: control characters escaped, then shortened."""
-    return shorten(printable(text))
+    """A label (or a model name) as the terminal shows it: control characters escaped and nothing a CI runner
+    reads as a command (:func:`printable_line`: a table's rows start with their label), then shortened. Escaped
+    in the cell, so the columns' widths count what is shown."""
+    return shorten(printable_line(text))
 
 
 def scrub(text: str, secrets: list[str], limit: int = REASON_LIMIT) -> str:

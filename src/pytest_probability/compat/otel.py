@@ -9,7 +9,8 @@ its OTLP exporters send, through public interfaces. What they do not publish:
   success's rejected count and message are lost (open-telemetry/opentelemetry-python#4803), and an
   encoded request (an xdist worker's batch, a line of a spill file) cannot be sent at all. So the exporter
   is used one level below: HTTP ``_client.export(body)`` (the SDK's retrying client, which takes bytes),
-  its ``_client._transport`` wrapped to keep the response; gRPC ``_export(request)`` (the SDK's retry loop)
+  its ``_client._transport`` wrapped to keep the response (of the send under way only: a failed one's error
+  holds, through its traceback, the frames of the whole export and the batch in them); gRPC ``_export(request)`` (the SDK's retry loop)
   with ``_translate_data`` passing the ready request through, ``_count_data``, and the stub wrapped in
   ``_initialize_channel_and_stub`` to keep the response or the ``RpcError`` (no way to give the exporter a
   channel interceptor: open-telemetry/opentelemetry-python#4802). The timeout is set per request
@@ -130,16 +131,25 @@ def send(made: Any, protocol: str, request: Any, body: bytes, timeout: float) ->
     capture.response, capture.error = None, ""
     if protocol == "grpc":
         made._timeout = timeout
-        ok = made._export(request).name == "SUCCESS"
-        response = capture.response
+        try:
+            ok = made._export(request).name == "SUCCESS"
+            response = capture.response
+        finally:
+            capture.response = None
         return Sent(
             ok,
             response.SerializeToString() if ok and response is not None else None,
             "" if ok else capture.error or "no answer",
         )
     made._client._timeout = timeout
-    result = made._client.export(body)
-    http = capture.response
+    try:
+        result = made._client.export(body)
+        http = capture.response
+    finally:
+        # This send's alone. Kept until the next send (for ever after the last), a failed request's answer held
+        # its error, whose traceback holds every frame of the send up to the span processor's, and their locals:
+        # the batch of spans, its encoding.
+        capture.response = None
     content = b""
     try:
         content = http.content() if http is not None else b""

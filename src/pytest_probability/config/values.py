@@ -234,13 +234,25 @@ def too_many_runs(total: int, limit: int, what: str) -> str:
 SCORE_NAME_LIMIT = 100
 
 
+#: The plugin's own names: a score named ``probability.…`` (in any case) is refused. Its evaluation record of a
+#: run's outcome is named ``probability.outcome`` (``run.attributes.OUTCOME_EVALUATION``), beside one record per
+#: score named as the score: a score of that name could not be told apart from it.
+RESERVED_SCORE_PREFIX = "probability."
+
+
 def check_score_name(name: Any, source: str = "the score's name") -> str:
-    """A score's name: non-empty text of at most :data:`SCORE_NAME_LIMIT` characters, no control character."""
+    """A score's name: non-empty text of at most :data:`SCORE_NAME_LIMIT` characters, no control character, not
+    in the plugin's own namespace (:data:`RESERVED_SCORE_PREFIX`)."""
     if not isinstance(name, str):
         raise TypeError(f"{source} must be text, got {name!r}")
     text = name.strip()
     if not text or len(text) > SCORE_NAME_LIMIT or any(ord(c) < 32 or ord(c) == 127 for c in text):
         raise ValueError(f"{source} must be 1 to {SCORE_NAME_LIMIT} printable characters, got {name!r}")
+    if text.lower().startswith(RESERVED_SCORE_PREFIX):
+        raise ValueError(
+            f"{source} must not start with {RESERVED_SCORE_PREFIX!r}, the plugin's own names (its evaluation record "
+            f"of a graded run's outcome is 'probability.outcome'), got {name!r}"
+        )
     return text
 
 

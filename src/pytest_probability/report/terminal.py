@@ -13,7 +13,7 @@ from typing import Any
 from ..model.outputs import Line
 from ..model.rows import Row, Summary
 from ..protocols import Facet
-from ..text import label_text, printable
+from ..text import label_text, printable_line
 from ..vocabulary import STATUS_ERROR, STATUS_ERRORED, STATUS_FAIL, STATUS_FLAKY, STATUS_SKIP
 
 _MARKUP = {
@@ -143,12 +143,14 @@ def _token_lines(usage: dict[str, Any], title: str = "  Tokens:  ") -> list[Line
 
 
 def write(terminalreporter: Any, summary: Summary, facets: Sequence[Facet] = (), notes: Iterable[str] = ()) -> None:
-    """The probability section: the table, each facet's lines, then the notes."""
+    """The probability section: the table, each facet's lines, then the notes. Every line carries text the
+    plugin was given (a case label, a model name, a reason), so every line is a :func:`printable_line`: a label
+    such as ``::warning::x`` at the start of a row is no workflow command to the CI runner reading the log."""
     terminalreporter.write_sep("=", "probability")
     for text, markup in lines(summary, facets):
-        terminalreporter.write_line(printable(text), **markup)
+        terminalreporter.write_line(printable_line(text), **markup)
     for facet in facets:
         for text, markup in facet.lines():
-            terminalreporter.write_line(printable(text), **markup)
+            terminalreporter.write_line(printable_line(text), **markup)
     for note in notes:
-        terminalreporter.write_line(f"  {printable(note)}", yellow=True)
+        terminalreporter.write_line(printable_line(f"  {note}"), yellow=True)

@@ -33,6 +33,7 @@ from ...decide.settle import fail_session
 from ...model.case import CaseRef
 from ...model.rows import Summary
 from ...protocols import Finisher, ItemsCheck, VerdictKind
+from ...text import printable_line
 from ...vocabulary import BASELINE_KIND, COMPARE_KIND
 
 if TYPE_CHECKING:
@@ -327,7 +328,7 @@ class Comparing(ItemsCheck, Finisher):
         if reporter is not None and self.results is not None:
             reporter.write_sep("=", "probability: plan")
             for line in lines:
-                reporter.write_line(line)
+                reporter.write_line(printable_line(line))  # its rows start with the cases' labels
         self.planned = bool(items)  # nothing selected stays exit status 5 (no tests collected)
         config.hook.pytest_deselected(items=list(items))
         items[:] = []

@@ -21,6 +21,7 @@ from ...config.reported import stats_from_dict
 from ...config.settings import StatsConfig
 from ...model.case import CaseRef
 from ...model.rows import NO_USAGE, Counts, Row
+from ...text import printable_line
 from ...vocabulary import FAILED
 from .baseline import BaselineError, load, read_report
 from .comparing import CompareSession
@@ -212,7 +213,7 @@ def text(diff: Mapping[str, Any]) -> str:
     for title, names in (("new", diff["new_cases"]), ("removed", diff["removed"])):
         if names:
             lines.append(f"  {title}: {', '.join(names)}")
-    return "\n".join(lines) + "\n"
+    return "".join(printable_line(line) + "\n" for line in lines)  # a case's label may start a line
 
 
 def dumps(diff: Mapping[str, Any]) -> str:

@@ -76,13 +76,17 @@ class Hooks:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
-        report = yield
         case = getattr(item, "prob_case", None)
         entry = self.cases.entry(case.key) if case is not None else None
+        if entry is not None and call.when == "setup" and getattr(item, "prob_kind", None) is not None:
+            # Its gate item: on the item, as record_property puts it, so that every report made from now on
+            # carries it; junitxml writes the teardown report's properties.
+            quarantined = ("probability_quarantine", xfail_text(entry, "").removesuffix(": failed"))
+            if quarantined not in item.user_properties:
+                item.user_properties.append(quarantined)
+        report = yield
         if entry is None:
             return report
-        if call.when == "call" and getattr(item, "prob_kind", None) is not None:  # its gate item
-            report.user_properties.append(("probability_quarantine", xfail_text(entry, "").removesuffix(": failed")))
         if report.failed and not item.config.option.runxfail:
             message = ""
             if call.excinfo is not None:

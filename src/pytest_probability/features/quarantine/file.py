@@ -5,7 +5,7 @@
 pattern = "bench_triage.py::bench_route::refund-*"   # a case's node id; * matches any text
 owner = "alice@example.org"
 reason = "flaky since the model update (PROJ-123)"
-until = 2026-12-31                                   # the last day it is quarantined (UTC)
+until = 2026-12-31                                   # the last day it is quarantined (UTC); "2026-12-31" too
 ```
 
 Every problem is a ``ValueError`` naming the file and the entry (the feature
@@ -120,11 +120,27 @@ def parse(data: Any, where: str) -> list[Entry]:
         for key in ("pattern", "owner", "reason"):
             if not isinstance(item[key], str) or (key != "reason" and not item[key].strip()):
                 raise ValueError(f"{where}: {label}: {key} must be a non-empty string, got {item[key]!r}")
-        until = item["until"]
-        if isinstance(until, _dt.datetime) or not isinstance(until, _dt.date):
-            raise ValueError(f"{where}: {label}: until must be a date (until = 2026-12-31, no quotes), got {until!r}")
+        until = _until(item["until"], f"{where}: {label}")
         entries.append(Entry(index, item["pattern"].strip(), item["owner"].strip(), item["reason"].strip(), until))
     return entries
+
+
+#: A quoted date: the ISO calendar form alone (``date.fromisoformat`` reads week dates and basic forms too on
+#: Python 3.11+, which a quarantine file would then mean differently on 3.10).
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def _until(value: Any, where: str) -> _dt.date:
+    """``until``: a TOML date (``until = 2026-12-31``), or the same date quoted (``until = "2026-12-31"``), as
+    many TOML files write dates; a date and time, or any other text, is refused."""
+    if isinstance(value, _dt.date) and not isinstance(value, _dt.datetime):
+        return value
+    if isinstance(value, str) and _ISO_DATE.fullmatch(value.strip()):
+        try:
+            return _dt.date.fromisoformat(value.strip())
+        except ValueError as exc:
+            raise ValueError(f"{where}: until {value!r} is not a date: {exc}") from None
+    raise ValueError(f'{where}: until must be a date (until = 2026-12-31, or "2026-12-31"), got {value!r}')
 
 
 class Cases:

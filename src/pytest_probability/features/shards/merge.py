@@ -45,6 +45,7 @@ from ...report.explain import ExplainFacet
 from ...report.intervals import StatsFacet
 from ...report.json_report import build, record_from_dict
 from ...roles.wiring import Feature, MergeWiring
+from ...text import printable_line
 
 #: Runs named in a refusal; the rest are counted.
 SHOWN = 5
@@ -361,7 +362,7 @@ def exit_status_of(statuses: Sequence[int], *, failed_gates: bool) -> int:
 def gate_lines(merged: Merged) -> list[str]:
     """What the merge prints: the runs, the gates section as the session's table shows it."""
     # the gates section, and the comparisons' (the statistics' facet and the comparisons')
-    lines = [text for facet in merged.shown for text, _ in facet.lines() if text.strip()]
+    lines = [printable_line(text) for facet in merged.shown for text, _ in facet.lines() if text.strip()]
     counts = merged.summary.counts
     rate = "" if counts.pass_rate is None or math.isnan(counts.pass_rate) else f" ({counts.pass_rate:.0%})"
     head = (
