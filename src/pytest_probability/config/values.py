@@ -229,17 +229,40 @@ def check_score_name(name: Any, source: str = "the score's name") -> str:
     return text
 
 
+#: The largest magnitude of a score range's ends (so of every score, threshold and bar): 10**15, where a
+#: float still holds every whole number, and far below where any sum the statistics make of a session's
+#: scores (their squares included, over any number of runs) could overflow a float.
+SCORE_LIMIT = 1e15
+
+
 def score_number(value: Any, what: str) -> float:
-    """A finite real number (not a bool, not text), for a score, a threshold or a bar."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    """A finite real number, for a score, a threshold or a bar: any ``numbers.Real`` (``int``, ``float``,
+    ``fractions.Fraction``, NumPy's scalars such as ``float32`` and ``int64``) or ``decimal.Decimal``, but not a
+    bool (nor NumPy's) and not text."""
+    if isinstance(value, bool) or not _real(value):  # NumPy's bool_ is no numbers.Real
         raise TypeError(f"{what} must be a number, got {value!r}")
     try:
         number = float(value)
-    except OverflowError:
-        raise ValueError(f"{what} must be a finite number, got an integer of {len(str(abs(value)))} digits") from None
+    except (OverflowError, ArithmeticError, ValueError):  # past a float (an int, a Fraction), or a Decimal NaN
+        raise ValueError(f"{what} must be a finite number, got {_shown_number(value)}") from None
     if not math.isfinite(number):
-        raise ValueError(f"{what} must be a finite number, got {value!r}")
+        raise ValueError(f"{what} must be a finite number, got {_shown_number(value)}")
     return number
+
+
+def _real(value: Any) -> bool:
+    import decimal
+    import numbers
+
+    return isinstance(value, (numbers.Real, decimal.Decimal))
+
+
+def _shown_number(value: Any) -> str:
+    """A number as a message shows it: a whole number too long to read by its digits."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**30:
+        return f"an integer of {len(str(abs(value)))} digits"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 def parse_min_scores(values: Any, source: str = "--prob-min-score") -> tuple[tuple[str, float], ...]:
@@ -278,4 +301,6 @@ def parse_score_range(value: Any) -> tuple[float, float]:
         raise TypeError(f"a score range is 'low,high' text or a pair of numbers, got {value!r}")
     if not (math.isfinite(low) and math.isfinite(high)) or not low < high:
         raise ValueError(f"the score range needs finite low < high, got {low:g}, {high:g}")
+    if max(-low, high) > SCORE_LIMIT:
+        raise ValueError(f"the score range's ends must be within ±{SCORE_LIMIT:,.0f} (10**15), got {low:g}, {high:g}")
     return low, high
