@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from ..text import well_formed
+
 
 def pick(config: pytest.Config, name: str, ini: str | None = None) -> tuple[Any, str]:
     """The command line's value of option ``name`` (its dest), else ini key ``ini`` (default: the
@@ -220,10 +222,11 @@ SCORE_NAME_LIMIT = 100
 
 
 def check_score_name(name: Any, source: str = "the score's name") -> str:
-    """A score's name: non-empty text of at most :data:`SCORE_NAME_LIMIT` characters, no control character."""
+    """A score's name: non-empty text of at most :data:`SCORE_NAME_LIMIT` characters, no control character;
+    well-formed (:func:`~pytest_probability.text.well_formed`: a lone surrogate becomes U+FFFD)."""
     if not isinstance(name, str):
         raise TypeError(f"{source} must be text, got {name!r}")
-    text = name.strip()
+    text = well_formed(name.strip())
     if not text or len(text) > SCORE_NAME_LIMIT or any(ord(c) < 32 or ord(c) == 127 for c in text):
         raise ValueError(f"{source} must be 1 to {SCORE_NAME_LIMIT} printable characters, got {name!r}")
     return text
