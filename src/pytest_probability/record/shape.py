@@ -16,14 +16,17 @@ travels between processes, which the journal keeps (``JOURNAL``: its case as
 
 from __future__ import annotations
 
+import json
 import math
+import sys
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from ..config.marker import KEYWORDS
 from ..config.settings import StatsConfig
 from ..config.spec import case_spec
-from ..text import shorten
+from ..text import shorten, well_formed_data
 from ..vocabulary import BUDGET, DECIDED, OUTCOMES, ROLES, SOURCE_RECORD, SOURCE_SPAN
 
 #: The two forms of a record: a JSON report's, and the journal's (as it travels between processes).
@@ -38,6 +41,34 @@ class Malformed(ValueError):
     """A field read back from a file is missing or of the wrong kind; the message names it by its path."""
 
 
+class Unreadable(ValueError):
+    """A file that is no JSON to read: it cannot be read, is not UTF-8, is not JSON or nests too deeply; the
+    message names the file (its path first, or after ``cannot read``)."""
+
+
+def read_json(path: Path) -> tuple[Any, bytes]:
+    """A JSON file read whole (a report: a baseline, a shard's, a history folder's): its value and its bytes.
+    :class:`Unreadable` says why it is none, never a ``UnicodeDecodeError`` or ``RecursionError``. Escaped
+    surrogates in it (``"\\ud83d"``, a hand-edited file's) are read as the plugin takes any text: well-formed."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise Unreadable(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Unreadable(f"{path} is not UTF-8 text (byte {exc.start})") from None
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise Unreadable(f"{path} is not JSON (it nests too deeply)") from None
+    except ValueError as exc:  # an integer of 4,300+ digits too
+        raise Unreadable(f"{path} is not JSON ({exc})") from None
+    if "\\ud" in text or "\\uD" in text:  # maybe an escaped surrogate
+        value = well_formed_data(value)
+    return value, data
+
+
 #: A field's kind: whether a value is one, and what the message says it must be.
 Kind = tuple[Callable[[Any], bool], str]
 
@@ -46,8 +77,14 @@ def _is_whole(value: Any) -> bool:
     return type(value) is int
 
 
-def _is_number(value: Any) -> bool:
-    return type(value) in (int, float) and math.isfinite(value)
+def finite_number(value: Any) -> bool:
+    """A finite JSON number that a float holds: not a bool, not ``1e400`` (read as infinity), not an integer
+    past a float (``math.isfinite`` would raise on it)."""
+    kind = type(value)
+    return (kind is float and math.isfinite(value)) or (kind is int and -_FLOAT_MAX <= value <= _FLOAT_MAX)
+
+
+_FLOAT_MAX = sys.float_info.max
 
 
 def whole(least: int) -> Kind:
@@ -56,8 +93,8 @@ def whole(least: int) -> Kind:
 
 def number(least: float | None = None) -> Kind:
     if least is None:
-        return _is_number, "a finite number"
-    return (lambda v: _is_number(v) and v >= least), f"a number of at least {least:g}"
+        return finite_number, "a finite number"
+    return (lambda v: finite_number(v) and v >= least), f"a number of at least {least:g}"
 
 
 def one_of(*values: str) -> Kind:
@@ -77,7 +114,11 @@ ARRAY: Kind = (lambda v: isinstance(v, list)), "an array"
 
 
 def shown(value: Any) -> str:
-    return shorten(repr(value), SHOWN)
+    """A bad value as a message shows it: its ``repr``, shortened (a value nested too deeply: its type)."""
+    try:
+        return shorten(repr(value), SHOWN)
+    except RecursionError:
+        return f"a {type(value).__name__} nested too deeply"
 
 
 def field(data: Mapping[str, Any], name: str, where: str, kind: Kind, *, required: bool = True) -> Any:

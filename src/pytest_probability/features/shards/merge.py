@@ -19,7 +19,6 @@ with the shards' comparison settings (``shard.compare``).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -92,11 +91,9 @@ def load(paths: Sequence[str | Path], features: Sequence[Feature] = ()) -> list[
     for given in paths:
         path = Path(given)
         try:
-            report = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise MergeError(f"cannot read {path}: {exc.strerror or exc}") from None
-        except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
-            raise MergeError(f"{path} is not a JSON report: {exc}") from None
+            report, _ = shape.read_json(path)
+        except shape.Unreadable as exc:  # unreadable, not UTF-8, not JSON, nested too deeply
+            raise MergeError(str(exc)) from None
         if not isinstance(report, dict) or "records" not in report and "shard" not in report:
             raise MergeError(f"{path} is not a --prob-json report")
         if "shard" not in report:
@@ -162,10 +159,12 @@ def check_shape(report: Mapping[str, Any]) -> None:
                 )
 
 
-def _compared(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """The settings the shards must agree on: all but the shard, and where a file was (``PATH_FIELDS``: the
-    prices' digest is compared, not the path of their file, which differs between checkout folders)."""
-    return {k: v for k, v in settings.items() if k != "shard" and k not in PATH_FIELDS}
+def _compared(settings: Mapping[str, Any], paths: frozenset[str] = PATH_FIELDS) -> dict[str, Any]:
+    """The settings (or a feature's handover) the shards must agree on: all but the shard, and where a file was
+    (``paths``: the settings' ``PATH_FIELDS``, a handover's ``Feature.handover_paths``); what the file held is
+    compared instead (the prices' digest, the quarantine's entries, the baseline's digest), since checkouts at
+    other paths differ in where it was and nothing else."""
+    return {k: v for k, v in settings.items() if k != "shard" and k not in paths}
 
 
 def _counted(names: list[str], total: int) -> str:
@@ -178,8 +177,10 @@ def _runs_text(nodeids: list[str]) -> str:
     return shown + (f" and {len(nodeids) - SHOWN} more" if len(nodeids) > SHOWN else "")
 
 
-def check(reports: list[tuple[Path, dict[str, Any]]]) -> int:
-    """The shards' count N, once the reports are checked to be the N shards of one suite and settings."""
+def check(reports: list[tuple[Path, dict[str, Any]]], paths: Mapping[str, frozenset[str]] | None = None) -> int:
+    """The shards' count N, once the reports are checked to be the N shards of one suite and settings;
+    ``paths``: each handover's fields that say where a file was (``Feature.handover_paths``), not compared."""
+    paths = paths or {}
     first_path, first = reports[0]
     count = first["shard"]["count"]
     by_index: dict[int, Path] = {}
@@ -203,8 +204,9 @@ def check(reports: list[tuple[Path, dict[str, Any]]]) -> int:
         by_index[shard["index"]] = path
         handed = sorted(set(shard) - SHARD_FIELDS | set(first["shard"]) - SHARD_FIELDS)
         for name in ("settings", "stats_config", *handed):
-            mine = _compared((report["shard"] if name in handed else report).get(name) or {})
-            theirs = _compared((first["shard"] if name in handed else first).get(name) or {})
+            where = paths.get(name, frozenset()) if name in handed else PATH_FIELDS
+            mine = _compared((report["shard"] if name in handed else report).get(name) or {}, where)
+            theirs = _compared((first["shard"] if name in handed else first).get(name) or {}, where)
             if mine != theirs:
                 keys = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
                 shown = "; ".join(f"{k}: {theirs.get(k)!r} in {first_path}, {mine.get(k)!r} in {path}" for k in keys)
@@ -289,7 +291,7 @@ def merge(paths: Sequence[str | Path], features: Sequence[Feature] = (), options
     """The shards' reports judged as one session: checked, their records rebuilt and aggregated, then each
     feature's merge part (``Feature.merged``: its facets over the merged rows), the readings last."""
     reports = load(paths, features)
-    count = check(reports)
+    count = check(reports, {name: fields for feature in features for name, fields in feature.handover_paths().items()})
     cases = _cases(reports)
     records = records_of(reports, count, cases)
     first = reports[0][1]
