@@ -131,9 +131,13 @@ def check_shape(report: Mapping[str, Any]) -> None:
         (lambda v: type(v) is int and 1 <= v <= count, f"a whole number from 1 to {count} (shard.count)"),
     )
     shape.field(shard, "suite", "shard", shape.TEXT, required=False)
-    collected = shape.field(shard, "collected", "shard", shape.or_null(shape.OBJECT), required=False)
-    if collected is not None:
-        shape.fields(collected, "shard.collected", COLLECTED_FIELDS, frozenset(COLLECTED_FIELDS))
+    if shard.get("collected", {}) is None:
+        raise Malformed(
+            "shard.collected is null: the shard's cases are not known (every xdist worker of it died before its "
+            "end), so it cannot be checked to be a shard of this suite; run that shard again"
+        )
+    collected = shape.field(shard, "collected", "shard", shape.OBJECT)
+    shape.fields(collected, "shard.collected", COLLECTED_FIELDS, frozenset(COLLECTED_FIELDS))
     selected = shape.field(shard, "runs_selected", "shard", shape.OBJECT, required=False) or {}
     for key, runs in selected.items():
         if type(runs) is not int or runs < 0:
@@ -214,13 +218,13 @@ def check(reports: list[tuple[Path, dict[str, Any]]], paths: Mapping[str, frozen
                     f"{path} and {first_path} were run with different settings ({name}: {shown}); "
                     "the shards of one session share every setting but --prob-shard"
                 )
-        mine, theirs = shard.get("collected"), first["shard"].get("collected")
-        if mine is not None and theirs is not None and mine != theirs:
+        mine, theirs = shard["collected"], first["shard"]["collected"]
+        if mine != theirs:
             raise MergeError(
                 f"{path} and {first_path} are not shards of one suite: they collected different cases "
                 f"({theirs['cases']} cases, {theirs['runs']} runs in {first_path}; {mine['cases']} cases, "
-                f"{mine['runs']} runs in {path}); run every shard on the same checkout, files and "
-                "selection (-k, -m)"
+                f"{mine['runs']} runs in {path}){_differing(first_path, first, path, report, count)}; run every "
+                "shard on the same checkout, files and selection (-k, -m)"
             )
     missing = count - len(by_index)
     if missing:
@@ -230,6 +234,48 @@ def check(reports: list[tuple[Path, dict[str, Any]]], paths: Mapping[str, frozen
         shown = "" if missing == 1 else f" ({_counted(names, missing)})"
         raise MergeError(f"{what} missing{shown}: got {given}; merge all {count} shards")
     return count
+
+
+def _differing(first_path: Path, first: Mapping[str, Any], path: Path, other: Mapping[str, Any], count: int) -> str:
+    """Which cases two shards of two versions of a suite differ in, as far as their reports tell: a case one
+    shard ran whose runs would have fallen in the other's part too (``model.case.shard_of``) but that the other
+    did not select is missing there (or has other runs); a case both ran with other runs or marks changed. The
+    first :data:`SHOWN` of each, then how many more; "" when the reports tell none (the cases that differ ran
+    in other shards only)."""
+    own = {name: {c["key"]: c for c in report["cases"]} for name, report in (("first", first), ("other", other))}
+
+    def lacks(mine: Mapping[str, Any], theirs: Mapping[str, Any], their_cases: Mapping[str, Any]) -> list[str]:
+        index, selected = theirs["shard"]["index"], theirs["shard"].get("runs_selected") or {}
+        return [
+            key
+            for key, case in {c["key"]: c for c in mine["cases"]}.items()
+            if key not in selected and key not in their_cases and _falls_in(key, case.get("runs", 1), index, count)
+        ]
+
+    only_first = lacks(first, other, own["other"])
+    only_other = lacks(other, first, own["first"])
+    changed = [
+        key
+        for key, case in own["first"].items()
+        if key in own["other"]
+        and (case.get("runs"), case.get("marks")) != (own["other"][key].get("runs"), own["other"][key].get("marks"))
+    ]
+    parts = [
+        f"{what}: {_counted(keys, len(keys))}"
+        for what, keys in (
+            (f"only in {first_path}", only_first),
+            (f"only in {path}", only_other),
+            ("with other runs or marks", changed),
+        )
+        if keys
+    ]
+    return "; " + "; ".join(parts) if parts else ""
+
+
+def _falls_in(key: str, runs: int, index: int, count: int) -> bool:
+    """Whether a case of ``runs`` runs has one in shard ``index`` of ``count``: its runs take consecutive shards
+    from its offset (``model.case.shard_of``)."""
+    return runs >= count or (index - shard_of(key, 1, count)) % count < runs
 
 
 def _cases(reports: list[tuple[Path, dict[str, Any]]]) -> dict[str, CaseRef]:
