@@ -140,7 +140,10 @@ def percent_hint(number: float, percent_sign: bool = False) -> str:
     without one. Values between 1 and 2 (``1.5``) get no hint: 1.5 % is no plausible bar, and such a
     value is more often a slip than a percentage (the reference's rule, docs/reference.md).
     """
-    if not math.isfinite(number):
+    try:
+        if not math.isfinite(number):
+            return ""
+    except OverflowError:  # an integer past a float (a marker's min_rate=10**400)
         return ""
     if (percent_sign and 0 < number <= 100) or 2 <= number <= 100:
         return f" (did you mean {number / 100:g}?)"

@@ -36,7 +36,7 @@ from ...model.case import CaseRef, shard_of
 from ...model.rows import Summary
 from ...model.run import RunRecord
 from ...protocols import Facet
-from ...record import shape
+from ...record import bulk, shape
 from ...record.shape import Malformed
 from ...report.explain import ExplainFacet
 from ...report.intervals import StatsFacet
@@ -149,18 +149,15 @@ def check_shape(report: Mapping[str, Any]) -> None:
     shape.fields(shape.field(report, "settings", "", shape.OBJECT), "settings", SETTINGS_FIELDS)
     stats_from_dict(shape.field(report, "stats_config", "", shape.OBJECT))
     shape.field(report, "exit_status", "", shape.whole(0), required=False)
-    keys = set()
-    for i, case in enumerate(shape.field(report, "cases", "", shape.ARRAY)):
-        shape.check_case(case, f"cases[{i}]")
-        keys.add(case["key"])
+    keys = set(bulk.check_cases(shape.field(report, "cases", "", shape.ARRAY), "cases"))
     for name in ("records", "skipped_runs"):
-        entries = shape.field(report, name, "", shape.ARRAY, required=name == "records") or ()
-        for i, record in enumerate(entries):
-            key = shape.check_record(record, f"{name}[{i}]", shape.REPORT)
-            if key not in keys:
-                raise Malformed(
-                    f"{name}[{i}].case_key {key!r} is no case of the report's cases (run {record['nodeid']})"
-                )
+        entries = shape.field(report, name, "", shape.ARRAY, required=name == "records") or []
+        of = bulk.check_records(entries, name, shape.REPORT)
+        if not keys.issuperset(of):
+            i = next(i for i, key in enumerate(of) if key not in keys)
+            raise Malformed(
+                f"{name}[{i}].case_key {of[i]!r} is no case of the report's cases (run {entries[i]['nodeid']})"
+            )
 
 
 def _compared(settings: Mapping[str, Any], paths: frozenset[str] = PATH_FIELDS) -> dict[str, Any]:
