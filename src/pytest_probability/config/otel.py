@@ -97,7 +97,8 @@ def add_options(parser: pytest.Parser) -> None:
         "--prob-suite",
         default=None,
         metavar="NAME",
-        help="Suite name on every span and metric (test.suite.name); default the rootdir name.",
+        help="Suite name on every span and metric (test.suite.name), and of shards and journals; default the "
+        "repository's name (with the rootdir's path in it), else the rootdir's name.",
     )
     parser.addini("prob_otel", "auto, on or off (default auto).", default="auto")
     parser.addini("prob_otel_file", "Path of the OTLP JSON-lines file.", default="")
@@ -106,7 +107,7 @@ def add_options(parser: pytest.Parser) -> None:
         "prob_otel_timeout", "Extra seconds export may add in total (default 10).", default=str(DEFAULT_TIMEOUT)
     )
     parser.addini("prob_otel_capture", "all or ids (default all).", default="all")
-    parser.addini("prob_suite", "Suite name (test.suite.name); default the rootdir name.", default="")
+    parser.addini("prob_suite", "Suite name (test.suite.name); default the repository's name.", default="")
 
 
 @dataclass(frozen=True)

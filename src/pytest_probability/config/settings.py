@@ -18,6 +18,7 @@ import pytest
 from ..maths import stats, stopping
 from ..vocabulary import FAILED, SPAN_FILL, SPAN_USAGE_MODES
 from .options import DEFAULT_MAX_RUNS, DEFAULT_PATTERN
+from .suite import default_suite
 from .values import (
     check_trace_url,
     parse_bool,
@@ -86,7 +87,8 @@ class Settings:
     #: the journal's path is no setting of the runs (each shard has its own journal, and the merge
     #: compares the shards' settings).
     journal: Path | None = None
-    #: The suite's name (``--prob-suite``, else the rootdir's): what shards and journals are checked against.
+    #: The suite's name (``--prob-suite``, else the repository's: ``config.suite``): what shards and journals are
+    #: checked against.
     #: Not in :meth:`to_dict` (the JSON report's ``settings``): the shard's and the journal's own fields hold it.
     suite: str = ""
     #: The CI summary's path (``--prob-summary``, else ``$GITHUB_STEP_SUMMARY``); None: no summary.
@@ -281,7 +283,8 @@ def resolve(config: pytest.Config) -> Settings:
         fixed_nights=fixed_nights,
         cli_concurrency=cli_concurrency,
         ini_concurrency=ini_concurrency,
-        suite=str(config.getoption("prob_suite") or config.getini("prob_suite") or "").strip() or config.rootpath.name,
+        suite=str(config.getoption("prob_suite") or config.getini("prob_suite") or "").strip()
+        or default_suite(config.rootpath),
         **limits,
     )
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from .. import files
 from ..config import otel as options
 from ..roles.wiring import Aggregation, Feature, WorkerWiring
 
@@ -36,7 +37,15 @@ class Export(Feature):
             os.environ.pop(name, None)
 
     def output_files(self) -> list[tuple[str, Path]]:
-        named = (("--prob-otel-file", self.settings.file), ("--prob-otel-spill", self.settings.spill))
+        """The OTLP file, the file its lines go to until the session's end (``PATH.partial``: a journal or a
+        report there would get the OTLP lines, or be renamed over the OTLP file), and the spill."""
+        file, spill = self.settings.file, self.settings.spill
+        partial = files.partial_path(file) if file is not None else None
+        named = (
+            ("--prob-otel-file", file),
+            ("--prob-otel-file's PATH.partial", partial),
+            ("--prob-otel-spill", spill),
+        )
         return [(option, path) for option, path in named if path is not None]
 
     def aggregating(self, wiring: Aggregation) -> None:

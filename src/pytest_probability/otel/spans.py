@@ -28,7 +28,7 @@ from ..run.attributes import (
     transcript_attributes,
     usage_event,
 )
-from ..text import clip
+from ..text import clip, well_formed
 from ..vocabulary import ERROR, FAIL
 
 STACK_LIMIT = 16384
@@ -159,9 +159,10 @@ class RunSpans(RunObserver):
         if not self.settings.capture_values or run.phase != call.when or run.outcome not in (FAIL, ERROR):
             return
         try:  # pytest's own short report: its traceback pruning and assertion introspection
-            run.stacktrace = compat.short_report(item, call.excinfo)
+            stacktrace = compat.short_report(item, call.excinfo)
         except Exception:
-            run.stacktrace = str(call.excinfo.getrepr(style="short"))
+            stacktrace = str(call.excinfo.getrepr(style="short"))
+        run.stacktrace = well_formed(stacktrace)  # the message in it is any text
 
     def run_finished(self, item: Any, run: CurrentRun) -> None:
         self._close(run, finished=True)

@@ -52,6 +52,8 @@ class Aggregating(Role):
         self.results = Results(self.intake, self.book, session.specs, session.scope)
         self.report: ReportDict | None = None
         self.pytest_session: pytest.Session | None = None
+        #: The session ended in a usage error (a refused journal): it reports nothing (:meth:`pytest_sessionfinish`).
+        self.refused = False
         parts.add(
             sinks=self.book,
             facets=StatsFacet(self.results, session.stats),
@@ -139,6 +141,12 @@ class Aggregating(Role):
         notes, intake = self.session.notes, self.intake
         notes.extend(self.runs.finish())
         self.interrupts.finish()
+        if session.exitstatus == pytest.ExitCode.USAGE_ERROR:
+            # Refused before any run (a journal of another suite, found at collection): nothing of this session
+            # ran, so nothing is reported, not the runs a journal held, and no file is written over the last
+            # (reports, the history folder, the summary, the OTLP file, --lf's cache); pytest says why.
+            self.refused = True
+            return
         intake.add_interrupted(self.runs.take_interrupted())  # this process's (serial); a worker's ship
         intake.add_late(self.runs.late.take())
         if intake.late_usage:
@@ -159,7 +167,7 @@ class Aggregating(Role):
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         notes = self.session.notes
-        if not (self.intake.records or notes):
+        if self.refused or not (self.intake.records or notes):
             return
         summary = self.results.summary()
         if summary.duplicates:

@@ -211,6 +211,12 @@ class Feature:
     def merged(self, wiring: MergeWiring) -> None:
         """The merge of the shards' reports."""
 
+    def handover_paths(self) -> Mapping[str, frozenset[str]]:
+        """The fields of this feature's handovers (by the handover's name) that say where a file was, not what it
+        held: a checkout at another path differs in them and nothing else, so the merge does not compare them
+        across shards; a field that says what the file held (its entries, a digest) is compared instead."""
+        return {}
+
     def check_handover(self, shard: Mapping[str, Any]) -> None:
         """The merge, before it merges: what this feature handed over in a shard's ``shard`` object
         (``Registry.handovers``) checked; a ``ValueError`` names the field that is malformed."""

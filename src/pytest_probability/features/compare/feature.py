@@ -45,6 +45,8 @@ HANDOVER_FIELDS: dict[str, shape.Kind] = {
     "adjust": shape.one_of(*ADJUSTMENTS),
     "compare": shape.or_null(shape.TEXT),
 }
+#: Handed over too, but absent from the reports of shards of earlier versions.
+OPTIONAL_FIELDS: dict[str, shape.Kind] = {"baseline_digest": shape.or_null(shape.TEXT)}
 
 
 def feature(config: pytest.Config, settings: Settings) -> Compare:
@@ -104,12 +106,18 @@ class Compare(Feature):
 
             wiring.parts.add(finishers=HistoryReport(Path(history), wiring.report()))
 
+    def handover_paths(self) -> Mapping[str, frozenset[str]]:
+        """Where each shard's baseline was (as given: absolute in one checkout, relative in another) is no
+        difference: what it held is (``baseline_digest``)."""
+        return {HANDOVER: frozenset({"baselines", "history"})}
+
     def check_handover(self, shard: Mapping[str, Any]) -> None:
         handed = shard.get(HANDOVER)
         if handed is None:
             return
         where = f"shard.{HANDOVER}"
         shape.fields(shape.an_object(handed, where), where, HANDOVER_FIELDS, frozenset(HANDOVER_FIELDS))
+        shape.fields(handed, where, OPTIONAL_FIELDS)
         if not all(isinstance(baseline, str) for baseline in handed["baselines"]):
             raise shape.Malformed(
                 f"{where}.baselines must be an array of paths, got {shape.shown(handed['baselines'])}"
@@ -133,7 +141,8 @@ def handover(comparing: Comparing, cases: dict[str, CaseRef]) -> dict[str, Any] 
         if not any(key == "compare" for case in cases.values() for key, _ in case.marks):
             return None
         session = comparing.start()
-    return {**session.config.to_dict(), "margin_given": session.config.margin_given}
+    digest = session.baseline.digest if session.baseline is not None else None
+    return {**session.config.to_dict(), "margin_given": session.config.margin_given, "baseline_digest": digest}
 
 
 def merged_comparisons(wiring: MergeWiring) -> Comparisons | None:

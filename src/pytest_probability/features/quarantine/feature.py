@@ -142,6 +142,10 @@ class Quarantine(Feature):
 class MergedQuarantine(Feature):
     """The merge's part: the shards' entries in force (``shard.quarantine``), their waiver and facet."""
 
+    def handover_paths(self) -> Mapping[str, frozenset[str]]:
+        """Where each shard's file was is no difference: its entries are compared."""
+        return {HANDOVER: frozenset({"file"})}
+
     def merged(self, wiring: MergeWiring) -> None:
         from .facet import QuarantineFacet
         from .file import Cases, Entry
