@@ -299,15 +299,20 @@ def _session(python: str, folder: Path, variant: str, workers: int | None, src: 
         "tree_cpu": tree,
         "main_modules": main["plugin_modules"],
         "main_all_modules": main["modules"],
-        # the interpreter's start, pytest's import and the exit: what no phase holds
-        "phases": {**_phases(main["marks"]), "outside": cpu - (main["marks"]["unconfigure"] - main["marks"]["start"])},
+        # before the census's import (the interpreter, pytest's import, the arguments), and after the last
+        # hook (the interpreter's exit: its modules and objects let go)
+        "phases": {
+            "start": main["marks"]["start"],
+            **_phases(main["marks"]),
+            "exit": cpu - main["marks"]["unconfigure"],
+        },
     }
     worker = next((f for f in found if f["role"] == "worker"), None)
     if worker is not None:
         result["worker_cpu"] = worker["cpu"]
         result["worker_modules"] = worker["plugin_modules"]
         result["worker_all_modules"] = worker["modules"]
-        result["worker_phases"] = _phases(worker["marks"])
+        result["worker_phases"] = {"start": worker["marks"]["start"], **_phases(worker["marks"])}
     return result
 
 
@@ -366,7 +371,8 @@ def measure_sessions(python: str, repetitions: int, trees: list[tuple[str, str |
             entry["worker_modules"] = values[0]["worker_all_modules"]
             entry["worker_plugin_module_names"] = values[0]["worker_modules"]
             entry["worker_phases_ms"] = {
-                phase: 1000 * statistics.median(s["worker_phases"][phase] for s in values) for phase in PHASES
+                phase: 1000 * statistics.median(s["worker_phases"][phase] for s in values)
+                for phase in values[0]["worker_phases"]
             }
         rows["serial" if workers is None else "worker"].append(entry)
     for kind, entries in rows.items():
@@ -460,15 +466,16 @@ def session_lines(data: dict) -> list[str]:
     lines.append("  CPU ms by phase, medians (serial; as a worker)")
     names = [m["variant"] + (f" ({m['tree']})" if m["tree"] else "") for m in sessions["serial"]]
     lines.append(f"  {'':<13}" + "".join(f"{name:>18}" for name in names))
-    for phase in (*PHASES, "outside"):
+    for phase in ("start", *PHASES, "exit"):
         row = f"  {phase:<13}"
         for serial, worker in zip(sessions["serial"], sessions["worker"], strict=True):
             mine = f"{worker['worker_phases_ms'][phase]:6.1f}" if phase in worker["worker_phases_ms"] else f"{'':>6}"
             row += f"{serial['phases_ms'][phase]:9.1f}; {mine}"
         lines.append(row)
     lines += [
-        "  prepare: arguments, ini, plugins imported with their options; configure: every pytest_configure; "
-        "finish: sessionfinish and the terminal summary; outside: the interpreter's start, pytest's import, exit",
+        "  start: the interpreter, pytest's import and the arguments, before the first plugin; prepare: plugins "
+        "imported with their options, ini; configure: every pytest_configure; finish: sessionfinish and the "
+        "terminal summary; exit: after the last hook (a worker's is not measured)",
         "  goal (issue 44): bench at most 40 ms of CPU over bare, serial and as a worker",
         "",
     ]
