@@ -42,7 +42,8 @@ from ...record.shape import Malformed
 from ...report.explain import ExplainFacet
 from ...report.intervals import StatsFacet
 from ...report.json_report import build, record_from_dict
-from ...roles.wiring import Feature, MergeWiring
+from ...roles.merging import MergeWiring
+from ...roles.wiring import Feature
 
 #: Runs named in a refusal; the rest are counted.
 SHOWN = 5
