@@ -17,7 +17,9 @@ Three measurements, each in fresh processes:
    ``pytest_unconfigure``, and the whole tree's), with the plugin's modules each process imported and
    the CPU of each phase (prepare, configure, collect, run, finish, unconfigure; a ``census`` plugin
    loaded in every variant marks them). ``--tree NAME=SRC`` measures another source tree (another
-   commit's ``src/``, put first on ``PYTHONPATH``) in the same rounds, for a before/after in one run.
+   commit's ``src/``, put first on ``PYTHONPATH``) in the same rounds, for a before/after in one run;
+   ``--instructions`` runs each of them once more under valgrind and counts the instructions the main
+   process and the worker execute (deterministic, so a busy machine does not blur the difference).
 
 And one check: a plain session with the installed plugin auto-loaded (as a
 user has it), a ``test_*`` file and a ``bench_*`` file, and no OpenTelemetry
@@ -46,6 +48,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -385,6 +388,69 @@ def measure_sessions(python: str, repetitions: int, trees: list[tuple[str, str |
     return {"benchmarks": BENCHMARKS, **rows}
 
 
+_REFS = re.compile(r"^==(\d+)== I\s+refs:\s+([\d,]+)", re.MULTILINE)
+_COMMAND = re.compile(r"^==(\d+)== Command: (.*)$", re.MULTILINE)
+
+
+def measure_instructions(python: str, trees: list[tuple[str, str | None]]) -> dict:
+    """Instructions executed (valgrind's cachegrind, ``I refs``) by the same sessions as :func:`measure_sessions`,
+    once each: deterministic (``PYTHONHASHSEED=0``), so a before/after on a busy machine is not noise. About
+    15 s per process; {} without valgrind."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        return {}
+    variants = [("bare", None, None)] + [(v, name, src) for name, src in trees for v in ("idle", "bench")]
+    result: dict = {"serial": [], "worker": []}
+    with tempfile.TemporaryDirectory(prefix="prob-instructions-") as temp:
+        folder = Path(temp)
+        (folder / "pytest.ini").write_text("[pytest]\n")
+        (folder / "census.py").write_text("")  # the sessions' -p census, empty: nothing of it counted
+        (folder / "test_plain.py").write_text("".join(f"def test_{k}():\n    pass\n\n" for k in range(BENCHMARKS)))
+        (folder / "bench_plain.py").write_text("".join(f"def bench_{k}():\n    pass\n\n" for k in range(BENCHMARKS)))
+        for workers in (None, 1):
+            for variant, tree, src in variants:
+                extra = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONHASHSEED": "0"}
+                if src is not None:
+                    extra["PYTHONPATH"] = src
+                command = _session_command(python, variant, workers)
+                env = _env(**extra)
+                subprocess.run(command, cwd=folder, env=env, capture_output=True, check=True)  # the bytecode cache
+                out = subprocess.run(
+                    [valgrind, "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+                     "--trace-children=yes", *command],
+                    cwd=folder, env=env, capture_output=True, text=True, check=True,
+                )  # fmt: skip
+                refs = {pid: int(n.replace(",", "")) for pid, n in _REFS.findall(out.stderr)}
+                commands = dict(_COMMAND.findall(out.stderr))
+                pythons = {pid: n for pid, n in refs.items() if "python" in commands.get(pid, "")}
+                main = next(n for pid, n in pythons.items() if "-m pytest" in commands[pid])
+                worker = next((n for pid, n in pythons.items() if "exec(eval(" in commands[pid]), None)
+                entry = {"variant": variant, "tree": tree, "main": main}
+                if workers is not None:
+                    entry["worker"] = worker
+                result["serial" if workers is None else "worker"].append(entry)
+    for kind, key in (("serial", "main"), ("worker", "worker")):
+        bare = result[kind][0][key]
+        for entry in result[kind][1:]:
+            entry["added"] = entry[key] - bare if entry[key] is not None and bare is not None else None
+    return result
+
+
+def instruction_lines(data: dict) -> list[str]:
+    found = data.get("instructions")
+    if not found:
+        return []
+    lines = ["instructions executed (valgrind, I refs, millions; PYTHONHASHSEED=0: the same on every run):"]
+    lines.append(f"  {'':<20}{'serial':>9}{'+':>8}{'a worker':>10}{'+':>8}")
+    for serial, worker in zip(found["serial"], found["worker"], strict=True):
+        name = serial["variant"] + (f" ({serial['tree']})" if serial["tree"] else "")
+        added = f"{serial['added'] / 1e6:+8.1f}" if "added" in serial else f"{'':>8}"
+        mine = worker["worker"]
+        wadded = f"{worker['added'] / 1e6:+8.1f}" if worker.get("added") is not None else f"{'':>8}"
+        lines.append(f"  {name:<20}{serial['main'] / 1e6:9.1f}{added}{(mine or 0) / 1e6:10.1f}{wadded}")
+    return [*lines, ""]
+
+
 def check_modules(python: str) -> dict:
     with tempfile.TemporaryDirectory(prefix="prob-modules-") as temp:
         folder = Path(temp)
@@ -419,6 +485,7 @@ def report_text(data: dict) -> str:
     if "import" in data:
         lines += import_lines(data)
     lines += session_lines(data)
+    lines += instruction_lines(data)
     if "modules" in data:
         lines += module_lines(data["modules"])
     return "\n".join(lines)
@@ -511,6 +578,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--sessions-only", action="store_true", help="only the sessions (no import timing, no module check)"
     )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="also count the instructions each session executes, once each under valgrind (deterministic; "
+        "about 15 s per process)",
+    )
     args = parser.parse_args(argv)
     if args.repetitions < 1:
         parser.error("repetitions must be at least 1")
@@ -541,6 +614,8 @@ def run(args: argparse.Namespace) -> int:
         data["import"] = measure_import(args.python, args.repetitions)
         data["importtime"] = measure_importtime(args.python, args.repetitions, args.top)
     data["sessions"] = measure_sessions(args.python, args.repetitions, trees)
+    if args.instructions:
+        data["instructions"] = measure_instructions(args.python, trees)
     if not args.sessions_only:
         data["modules"] = check_modules(args.python)
     info["loadavg_end"] = loadavg()
