@@ -59,7 +59,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _measure import describe_machine, loadavg, machine, order, warn_if_busy  # noqa: E402 - next to this script
+from _measure import describe_machine, loadavg, machine, order, paired_median, warn_if_busy  # noqa: E402 - next to this script
 
 PLUGIN_MODULE = "pytest_probability.plugin"
 HEAVY_PREFIXES = ("opentelemetry", "grpc", "google.protobuf")
@@ -378,13 +378,18 @@ def measure_sessions(python: str, repetitions: int, trees: list[tuple[str, str |
                 for phase in values[0]["worker_phases"]
             }
         rows["serial" if workers is None else "worker"].append(entry)
-    for kind, entries in rows.items():
-        bare = entries[0]
-        for entry in entries[1:]:
-            entry["added_cpu_ms"] = entry["cpu_ms"] - bare["cpu_ms"]
-            entry["added_wall_ms"] = entry["wall_ms"] - bare["wall_ms"]
-            if kind == "worker":
-                entry["added_worker_cpu_ms"] = entry["worker_cpu_ms"] - bare["worker_cpu_ms"]
+    # What a variant adds over bare: the median of the differences within each round (the two sessions ran
+    # next to each other), steadier than the difference of the medians when the load drifts.
+    for kind, workers in (("serial", None), ("worker", 1)):
+        bare = samples[(0, workers)]
+        for index, entry in enumerate(rows[kind][1:], 1):
+            mine = samples[(index, workers)]
+            entry["added_cpu_ms"] = 1000 * paired_median([s["cpu"] for s in mine], [s["cpu"] for s in bare])
+            entry["added_wall_ms"] = 1000 * paired_median([s["wall"] for s in mine], [s["wall"] for s in bare])
+            if workers is not None:
+                entry["added_worker_cpu_ms"] = 1000 * paired_median(
+                    [s["worker_cpu"] for s in mine], [s["worker_cpu"] for s in bare]
+                )
     return {"benchmarks": BENCHMARKS, **rows}
 
 
@@ -512,7 +517,8 @@ def session_lines(data: dict) -> list[str]:
     sessions = data["sessions"]
     lines = [
         f"sessions, median of {data['repetitions']} (autoload off; {sessions['benchmarks']} plain tests for bare "
-        f"and idle, {sessions['benchmarks']} trivial benchmarks with default options for bench):",
+        f"and idle, {sessions['benchmarks']} trivial benchmarks with default options for bench; +: the median of "
+        "each round's difference from bare):",
         f"  {'':<20}{'wall ms':>9}{'cpu ms':>9}{'+cpu ms':>9}{'modules':>9}{'plugin':>8}",
     ]
     for m in sessions["serial"]:
