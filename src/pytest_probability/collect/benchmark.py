@@ -101,12 +101,14 @@ class Benchmark(pytest.Collector):
         those items, or raises what collecting them raised (reported as this
         benchmark's collection error, as without verdicts)."""
         session = get(self.config)
-        if not session.parts.verdict_kinds or not session.stats.gate_items:
+        parts = session.parts
+        if not (parts.verdict_kinds or parts.asleep) or not session.stats.gate_items:
             return [self]
         try:
             marks = marker_kwargs(self._inherited_marks())
         except MarkerError:
             return [self]  # collect() reports it
+        parts.wake(marks)  # a feature asleep until a benchmark is marked for it (compare=)
         kinds = [kind for kind in session.parts.verdict_kinds if kind.considers(marks)]
         if not kinds:
             return [self]
@@ -266,6 +268,8 @@ class Benchmark(pytest.Collector):
         if (too_many := collecting.take_runs(count, key, session.settings.max_runs)) is not None:
             raise self.CollectError(printable_lines(too_many))
         marks = tuple(sorted((k, v) for k, v in kwargs.items() if k != "runs"))
+        if session.parts.asleep:
+            session.parts.wake(kwargs)  # a feature asleep until a case is marked for it, before its spec
         try:
             spec = session.specs.for_marks(marks, count)  # one per distinct (marks, runs)
         except ValueError as exc:

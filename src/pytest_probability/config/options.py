@@ -17,6 +17,31 @@ DEFAULT_PATTERN = "bench_*.py"
 #: Each run is a pytest item (about 1-2 KiB): a million is already a large session.
 DEFAULT_MAX_RUNS = 1_000_000
 
+#: Command-line options and ini keys (with their defaults) of comparisons: any of them set, and the session
+#: compares from its start (every value validated at configure); otherwise the comparisons sleep until a
+#: case marked ``compare=`` wakes them (the composition root's decision: ``configure.FEATURES``).
+COMPARE_OPTIONS = (
+    "prob_baseline",
+    "prob_history",
+    "prob_margin",
+    "prob_adjust",
+    "prob_compare",
+    "prob_plan",
+    "prob_plan_drop",
+    "prob_plan_power",
+    "prob_plan_assume",
+    "prob_plan_flake",
+    "prob_plan_report",
+)
+COMPARE_INI_DEFAULTS = {"prob_history_depth": "7", "prob_margin": "", "prob_adjust": "holm", "prob_compare": ""}
+
+
+def comparisons_requested(config: pytest.Config) -> bool:
+    """Whether an option or ini key of comparisons is set (a baseline, --prob-compare, --prob-plan, ...)."""
+    if any(config.getoption(name) not in (None, False, []) for name in COMPARE_OPTIONS):
+        return True
+    return any(str(config.getini(name)).strip() != default for name, default in COMPARE_INI_DEFAULTS.items())
+
 
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("probability", "pytest-probability: pass fractions of nondeterministic code")

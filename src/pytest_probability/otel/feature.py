@@ -13,15 +13,16 @@ from ..config import otel as options
 from ..roles.wiring import Aggregation, Feature, WorkerWiring
 
 if TYPE_CHECKING:
-    from ..config.otel import OtelSettings
+    from ..config.otel_settings import OtelSettings
     from ..config.settings import Settings
 
 
-def feature(config: pytest.Config, settings: Settings) -> Export | None:
-    """The export when an option or an ``OTEL_*`` variable turns it on, else None (and nothing of OpenTelemetry
-    imported)."""
+def feature(config: pytest.Config, settings: Settings) -> Export:
+    """The export, once an option or an ``OTEL_*`` variable turned it on (the composition root's decision: this
+    module and OpenTelemetry are imported only then)."""
     resolved = options.resolve(config)
-    return Export(resolved) if resolved is not None else None
+    assert resolved is not None
+    return Export(resolved)
 
 
 class Export(Feature):

@@ -14,7 +14,7 @@ from typing import Any
 
 from .. import __version__
 from ..compat import pytest as compat
-from ..config.otel import OtelSettings
+from ..config.otel_settings import OtelSettings
 from ..model.outputs import case_name
 from ..model.run import CurrentRun, Usage
 from ..protocols import RunObserver

@@ -64,10 +64,6 @@ class Role:
         for feature in features:
             feature.every(wiring)
         self.wire()
-        if settings.retry is not None:
-            from ..run.retries import RetryHooks  # only with --prob-retry: no wrapper per run otherwise
-
-            config.pluginmanager.register(RetryHooks(settings.retry), "probability-retry-hooks")
         parts.freeze()
         self.interrupts.install(config)
 

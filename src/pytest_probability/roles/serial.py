@@ -48,7 +48,7 @@ class Aggregating(Role):
         return Intake(self.session.parts, local=None if self.ships else self.runs)
 
     def wire(self) -> None:
-        session, parts, settings = self.session, self.session.parts, self.session.settings
+        session, parts = self.session, self.session.parts
         self.results = Results(self.intake, self.book, session.specs, session.scope)
         self.report: ReportDict | None = None
         self.pytest_session: pytest.Session | None = None
@@ -59,32 +59,6 @@ class Aggregating(Role):
             facets=StatsFacet(self.results, session.stats),
             finishers=SettleGates(self.book, self.results),
         )
-        if settings.prices is not None:
-            from ..report.unpriced import UnpricedModels  # only with --prob-prices
-
-            parts.add(finishers=UnpricedModels(settings.prices.source))
-        if settings.json_path is not None or settings.html_path is not None:
-            from .. import files  # only with a report option
-            from ..report.writers import HtmlReport, JsonReport  # only with a report option
-
-            if settings.json_path is not None:
-                files.check_path(settings.json_path)
-                parts.add(
-                    finishers=JsonReport(
-                        settings.json_path, self.report_dict(), session.notes, session.scope.keep_empty
-                    )
-                )
-            if settings.html_path is not None:
-                files.check_path(settings.html_path, "--prob-html")
-                parts.add(
-                    finishers=HtmlReport(
-                        settings.html_path,
-                        self.report_dict(),
-                        session.notes,
-                        settings.trace_url,
-                        session.scope.keep_empty,
-                    )
-                )
         wiring = Aggregation(self.config, session, self.runs, self.intake, self.book, self.results, self.report_dict)
         for feature in self.features:
             feature.aggregating(wiring)

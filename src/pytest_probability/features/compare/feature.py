@@ -23,14 +23,18 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ...compat import xdist
+from ...config.options import comparisons_requested
 from ...record import shape
-from ...roles.wiring import Aggregation, Feature, MergeWiring, Wiring
+from ...roles.wiring import Aggregation, Feature, Wiring
 from ...vocabulary import ADJUSTMENTS
-from .comparing import ArmVerdicts, BaselineVerdicts, CompareSession, Comparing, requested
+from .comparing import ArmVerdicts, BaselineVerdicts, CompareSession, Comparing
+from .facet import ComparisonsFacet
+from .readings import ComparisonReadings
 
 if TYPE_CHECKING:
     from ...config.settings import Settings
     from ...model.case import CaseRef
+    from ...roles.merging import MergeWiring
     from .comparisons import Comparisons
 
 #: The merge's name of the comparisons' settings (a shard's report's ``shard.compare``).
@@ -50,7 +54,7 @@ OPTIONAL_FIELDS: dict[str, shape.Kind] = {"baseline_digest": shape.or_null(shape
 
 
 def feature(config: pytest.Config, settings: Settings) -> Compare:
-    return Compare(requested(config))
+    return Compare(comparisons_requested(config))
 
 
 class Compare(Feature):
@@ -81,9 +85,6 @@ class Compare(Feature):
                 wiring.parts.add(verdict_kinds=BaselineVerdicts(comparing, compared))
 
     def aggregating(self, wiring: Aggregation) -> None:
-        from .facet import ComparisonsFacet  # the aggregating process's: a worker's start-up does not pay for it
-        from .readings import ComparisonReadings  # the aggregating process's
-
         comparing = self.comparing
         assert comparing is not None
         history = comparing.session.config.history if comparing.session is not None else None
@@ -124,9 +125,6 @@ class Compare(Feature):
             )
 
     def merged(self, wiring: MergeWiring) -> None:
-        from .facet import ComparisonsFacet  # the aggregating process's (here the merge's)
-        from .readings import ComparisonReadings  # the aggregating process's
-
         result = merged_comparisons(wiring)
         wiring.add_facet(ComparisonsFacet(lambda: result, wiring.cases), shown=True)
         wiring.readings.append(ComparisonReadings(lambda: result, wiring.stats))

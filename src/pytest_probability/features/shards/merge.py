@@ -43,7 +43,8 @@ from ...report.concurrency import ConcurrencyFacet
 from ...report.explain import ExplainFacet
 from ...report.intervals import StatsFacet
 from ...report.json_report import build, record_from_dict
-from ...roles.wiring import Feature, MergeWiring
+from ...roles.merging import MergeWiring
+from ...roles.wiring import Feature
 from ...text import printable_line
 
 #: Runs named in a refusal; the rest are counted.
