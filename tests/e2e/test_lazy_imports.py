@@ -238,10 +238,17 @@ SERIAL_STARTUP = frozenset(
         *("report.terminal", "roles", "roles.interrupts", "roles.role", "roles.serial", "roles.wiring"),
         *("run", "run.announce", "run.context", "run.key", "run.modules", "run.outcome", "run.phases"),
         *("run.recording", "run.report", "session", "text", "vocabulary"),
+        # issue 44: a marker may ask for concurrent runs (``collect.eligible`` warns for a benchmark that cannot
+        # have them) and a process's figures may arrive (``record.concurrency``, ``report.concurrency``: plain
+        # classes, the model only with a figure); issue 46: the suite's default name, a settings field
+        *("collect.eligible", "config.suite", "record.concurrency", "report.concurrency"),
     }
 )
 #: The xdist controller's: it collects nothing, and opens the decisions channel.
-CONTROLLER_STARTUP = (SERIAL_STARTUP - {"collect.benchmark"}) | {"roles.controller", "decide.channel"}
+CONTROLLER_STARTUP = (SERIAL_STARTUP - {"collect.benchmark", "collect.eligible"}) | {
+    "roles.controller",
+    "decide.channel",
+}
 #: An xdist worker's (every worker pays it): it executes runs and ships their records, and aggregates nothing.
 WORKER_STARTUP = frozenset(
     {
@@ -255,6 +262,7 @@ WORKER_STARTUP = frozenset(
         *("roles", "roles.interrupts", "roles.role", "roles.wiring", "roles.worker"),
         *("run", "run.announce", "run.context", "run.key", "run.modules", "run.outcome", "run.phases"),
         *("run.recording", "run.report", "session", "text", "vocabulary"),
+        *("collect.eligible", "config.suite", "record.concurrency"),
     }
 )
 

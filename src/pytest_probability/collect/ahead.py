@@ -5,7 +5,7 @@ same as executing it in its call. So every fixture it uses is wider than a funct
 one already set up for the run executing now, or is a parametrized argument, whose value is the case's
 own. A run using a function-scoped fixture (``tmp_path``, ``monkeypatch``, ``capsys``, ``request``, an
 autouse fixture of a conftest) is set up for itself alone, in its own item: it executes one at a time,
-and its benchmark is named, with the fixture, in one warning (:func:`blocker`).
+and its benchmark is named, with the fixture, in one warning (:func:`~.eligible.blocker`).
 
 Runs execute together (one *group*) when they would get the same fixture values and are awaited the same
 way: the same module and class, the same definition of each fixture, the same parameter of each
@@ -15,8 +15,8 @@ than the function) *slides*: a run starts as soon as another ends, across items.
 benchmarks in threads, a loop made per call, anyio, pytest-trio) runs in *windows*: the first run of a
 window starts the window's runs and returns when they have all ended.
 
-Pure reading of what collection made: imported by the run stage and the benchmark collector only when a
-case asks for more than one run in flight.
+Pure reading of what collection made: imported by the run stage only when a case asks for more than one
+run in flight (the benchmark collector's warning needs only :mod:`.eligible`).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..compat.pytest import fixtureinfo, is_direct_parameter
 from .asyncplugins import ASYNCIO, inner
+from .eligible import blocker
 
 if TYPE_CHECKING:
     import pytest
@@ -46,30 +47,6 @@ class Plan:
     key: tuple[Any, ...]
     kind: str
     mode: str
-
-
-def blocker(item: pytest.Item, function: Any = None) -> str | None:
-    """What keeps ``item``'s runs from executing ahead of their items: the first function-scoped fixture
-    they use (its name), ``request``, or ``@given``; None when they may. ``function``: the benchmark's
-    function, when the item's own should not be looked up yet (at collection)."""
-    function = function if function is not None else getattr(item, "obj", None)
-    if getattr(function, "hypothesis", None) is not None:
-        return "hypothesis's @given"
-    info = fixtureinfo(item)
-    for name in info.names_closure:
-        if name == "request":  # the benchmark's own request is per run; a wider fixture's is its own
-            if name in info.argnames:
-                return name
-            continue
-        definitions = info.name2fixturedefs.get(name)
-        if not definitions:
-            continue  # pytest's setup reports the missing fixture in the run's own item
-        definition = definitions[-1]
-        if is_direct_parameter(definition):
-            continue
-        if definition.scope == "function":
-            return name
-    return None
 
 
 def plan_of(item: pytest.Item) -> Plan | str:

@@ -26,15 +26,15 @@ import pytest
 
 from ..compat.pytest import case_templates, metafunc_calls
 from ..compat.pytest import fixtureinfo as fixtures_of
-from ..config.marker import MarkerError, concurrency_of, marker_kwargs, runs_for_case
+from ..config.marker import MarkerError, marker_kwargs, runs_for_case
 from ..config.spec import CaseSpec, latency_unreachable, unreachable
-from ..errors import InfeasibleGateWarning, ProbabilityConcurrencyWarning
+from ..errors import InfeasibleGateWarning
 from ..model.case import CaseRef
 from ..session import Session, get
 from ..text import printable, printable_lines
 from ..vocabulary import benchmark_verdict_name, run_text, verdict_item_name, verdict_key
 from . import scratch
-from .ahead import blocker
+from .eligible import one_at_a_time
 from .items import Run, VerdictItem
 from .nodeid import id_parts
 
@@ -319,8 +319,9 @@ class Benchmark(pytest.Collector):
             if spec.gated:  # the class defaults say: not gated, judged by a gate
                 run.prob_gated = True
             items.append(run)
-        if not self._warned_ahead:
-            self._concurrency_warning(session, case, first)
+        if not self._warned_ahead and (warning := one_at_a_time(self.nodeid, session, case.marks, first, self.obj)):
+            self._warned_ahead = True
+            self.warn(warning)
         if not session.stats.gate_items or not spec.gated:
             return
         item = VerdictItem.from_parent(
@@ -331,27 +332,6 @@ class Benchmark(pytest.Collector):
         if case_id:
             item.keywords[case_id] = True
         items.append(item)
-
-    def _concurrency_warning(self, session: Session, case: CaseRef, first: Run) -> None:
-        """One warning per benchmark whose runs were asked to be in flight together but execute one at a
-        time: the fixture that keeps them from running ahead of their items (``collect.ahead``)."""
-        k = concurrency_of(session.settings, case.marks)
-        if k <= 1:
-            return
-        why = blocker(first, self.obj)
-        if why is None:
-            return
-        self._warned_ahead = True
-        what = f"the function-scoped fixture {why!r}" if why != "hypothesis's @given" else why
-        self.warn(
-            ProbabilityConcurrencyWarning(
-                printable(
-                    f"{self.nodeid}: its runs execute one at a time, not {k} in flight: it uses {what}, which "
-                    "each run sets up in its own item. Only fixtures wider than a function (class, module, "
-                    "package, session) and parametrized arguments let runs execute together."
-                )
-            )
-        )
 
     def _run(
         self,

@@ -32,6 +32,7 @@ from typing import Any
 
 from opentelemetry.sdk._logs import LogRecordProcessor
 from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, MetricsData
+from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.trace import Link as SpanLink
@@ -117,31 +118,29 @@ def redact_span(span: Any) -> Any:
 
 def redact_log(record: Any) -> Any:
     """A log record without its body (a record's message, a GenAI event's content) and withheld attributes."""
-    from opentelemetry.sdk._logs import ReadableLogRecord
-
     inner = copy.copy(record.log_record)
     inner.body = None
     kept = _kept(inner.attributes)
     if kept is not None:
         inner.attributes = kept
-    return ReadableLogRecord(
-        log_record=inner,
-        resource=record.resource,
-        instrumentation_scope=record.instrumentation_scope,
-        limits=record.limits,
-    )
+    return _log(record, inner, record.resource)
+
+
+def _log(record: Any, inner: Any, resource: Any) -> Any:
+    """``record`` with ``inner`` (its ``LogRecord``, changed) and ``resource``."""
+    from opentelemetry.sdk._logs import ReadableLogRecord
+
+    scope = record.instrumentation_scope
+    return ReadableLogRecord(log_record=inner, resource=resource, instrumentation_scope=scope, limits=record.limits)
 
 
 def _resource(resource: Any) -> Any:
-    from opentelemetry.sdk.resources import Resource
-
     return Resource(well_formed_data(dict(resource.attributes)), resource.schema_url)
 
 
 def encoded(encode: Callable[[Sequence[Any]], bytes], batch: Sequence[Any], fix: Callable[[Any], Any]) -> bytes:
-    """``encode(batch)``; when protobuf refuses a text in it (a lone surrogate: a model's answer cut inside an
-    escaped emoji, in the user's or an instrumentation's span or log record), the batch again with every text
-    of every item well-formed (``fix``), so that nothing of it is lost (docs/developer-guide.md)."""
+    """``encode(batch)``; when protobuf refuses a text in it (a lone surrogate, in a span or log record of any
+    code), the batch again with every text of every item well-formed (``fix``): nothing of it is lost."""
     try:
         return encode(batch)
     except UnicodeEncodeError:
@@ -163,14 +162,9 @@ def well_formed_span(span: Any) -> Any:
 
 def well_formed_log(record: Any) -> Any:
     """A log record with every text well-formed: its body, attributes and resource."""
-    from opentelemetry.sdk._logs import ReadableLogRecord
-
     inner = copy.copy(record.log_record)
     inner.body, inner.attributes = well_formed_data(inner.body), well_formed_data(dict(inner.attributes or {}))
-    resource = _resource(record.resource)
-    return ReadableLogRecord(
-        log_record=inner, resource=resource, instrumentation_scope=record.instrumentation_scope, limits=record.limits
-    )
+    return _log(record, inner, _resource(record.resource))
 
 
 class SpanOut(SpanExporter):

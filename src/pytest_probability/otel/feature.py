@@ -18,8 +18,7 @@ if TYPE_CHECKING:
 
 
 def feature(config: pytest.Config, settings: Settings) -> Export:
-    """The export, once an option or an ``OTEL_*`` variable turned it on (the composition root's decision: this
-    module and OpenTelemetry are imported only then)."""
+    """The export, once an option or an ``OTEL_*`` variable turned it on (only then is this module imported)."""
     resolved = options.resolve(config)
     assert resolved is not None
     return Export(resolved)
@@ -42,11 +41,7 @@ class Export(Feature):
         report there would get the OTLP lines, or be renamed over the OTLP file), and the spill."""
         file, spill = self.settings.file, self.settings.spill
         partial = files.partial_path(file) if file is not None else None
-        named = (
-            ("--prob-otel-file", file),
-            ("--prob-otel-file's PATH.partial", partial),
-            ("--prob-otel-spill", spill),
-        )
+        named = (("--prob-otel-file", file), ("--prob-otel-file's PATH.partial", partial), ("--prob-otel-spill", spill))
         return [(option, path) for option, path in named if path is not None]
 
     def aggregating(self, wiring: Aggregation) -> None:

@@ -139,8 +139,7 @@ class RunSpans(RunObserver):
         run.late_listeners.append(lambda late_run, usage, extra: self._late_span(span, late_run, usage, extra))
 
     def run_entered(self, item: Any, run: CurrentRun) -> None:
-        """A group's leader executes its call in a task or thread of its own: its span is current there too
-        (that context ends with the task; nothing to detach)."""
+        """A group's leader's call runs in a task or thread of its own: its span is current there too."""
         opened = self._open.get(run.nodeid)
         if opened is not None:
             self._attach(self._in_context(opened[0]))

@@ -1,8 +1,9 @@
 """What concurrent runs (``--prob-concurrency``) did, in every output: K, runs in flight, wall time against the ideal.
 
 Each process that executed runs concurrently has its figures (``model.concurrency.Concurrency``, from
-its run stage's window); an xdist worker ships its own at its end (:class:`ConcurrencyLink`), and the
-aggregating process adds them up (:class:`ConcurrencyFacet`): the terminal's ``Concurrency:`` lines, the
+its run stage's window); an xdist worker ships its own at its end (``record.concurrency.ConcurrencyLink``),
+as a plain dict, and the aggregating process adds them up (:class:`ConcurrencyFacet`, which imports the model only
+when there is a figure: every session has this module, few run concurrently): the terminal's ``Concurrency:`` lines, the
 JSON report's ``concurrency`` object (which the HTML report shows), and the
 ``probability.session.concurrency.*`` gauges. A session in which no case asked for more than one run in
 flight shows none of them.
@@ -11,64 +12,21 @@ flight shows none of them.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..model.concurrency import Concurrency
 from ..model.outputs import Line, Series
-from ..protocols import Facet, Link
+from ..protocols import Facet
 
-#: The ``workeroutput`` key of a worker's figures, and the ``workerinput`` key of why its runs may not
-#: execute ahead (its controller's scheduling).
-ATTRIBUTE = "prob_concurrency"
-REFUSED = "prob_ahead_refused"
-
-#: pytest-xdist's schedulings under which a worker executes every item it was sent, in the order sent:
-#: what it has queued is what it will execute. ``worksteal`` takes queued items back.
-SURE = frozenset({"load", "loadscope", "loadfile", "loadgroup", "each"})
-
-
-def refusal(dist: str) -> str | None:
-    """Why a worker may not execute runs ahead under ``--dist=dist``; None when it may."""
-    if dist in SURE:
-        return None
-    return (
-        f"pytest-xdist's --dist {dist} may take queued runs back from a worker, so no worker knows which runs it "
-        "will execute: runs execute one at a time in each worker (use --dist load, the default, or loadscope)"
-    )
-
-
-class ConcurrencyLink(Link):
-    """A worker's figures at its end, to the aggregating process; the controller's scheduling to each worker."""
-
-    attribute = ATTRIBUTE
-
-    def __init__(
-        self,
-        received: list[Concurrency] | None = None,
-        local: Callable[[], dict[str, Any] | None] | None = None,
-        refused: str | None = None,
-    ) -> None:
-        """``received``: where the aggregating process keeps what workers ship; ``local``: this process's own
-        figures (a worker's leftover); ``refused``: the controller's reason for its workers not to run ahead."""
-        self.received = received
-        self.local = local
-        self.refused = refused
-
-    def worker_input(self) -> Mapping[str, Any]:
-        return {REFUSED: self.refused} if self.refused else {}
-
-    def receive(self, value: Any) -> None:
-        if self.received is not None and isinstance(value, Mapping):
-            self.received.append(Concurrency.from_dict(value))
-
-    def leftover(self) -> Any:
-        return self.local() if self.local is not None else None
+if TYPE_CHECKING:
+    from ..model.concurrency import Concurrency
 
 
 class ConcurrencyFacet(Facet):
     """The session's concurrent runs in every output; nothing when none ran."""
 
-    def __init__(self, received: list[Concurrency], local: Callable[[], dict[str, Any] | None] | None = None) -> None:
+    def __init__(
+        self, received: list[dict[str, Any]], local: Callable[[], dict[str, Any] | None] | None = None
+    ) -> None:
         self.received = received
         self.local = local
 
@@ -76,8 +34,12 @@ class ConcurrencyFacet(Facet):
         parts = list(self.received)
         own = self.local() if self.local is not None else None
         if own:
-            parts.append(Concurrency.from_dict(own))
-        return Concurrency.merged(parts)
+            parts.append(own)
+        if not parts:
+            return None
+        from ..model.concurrency import Concurrency  # only once a process ran runs concurrently
+
+        return Concurrency.merged(Concurrency.from_dict(part) for part in parts)
 
     def report_fields(self) -> Mapping[str, Any]:
         total = self.total()

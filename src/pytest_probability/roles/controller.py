@@ -15,10 +15,10 @@ import pytest
 from ..compat import xdist
 from ..decide.book import DecisionsLink
 from ..model.case import CaseRef
-from ..model.concurrency import Concurrency
+from ..record.concurrency import ConcurrencyLink, refusal
 from ..record.intake import InFlight, worker_of
 from ..record.wire import run_of
-from ..report.concurrency import ConcurrencyFacet, ConcurrencyLink, refusal
+from ..report.concurrency import ConcurrencyFacet
 from ..run.outcome import xfail
 from ..vocabulary import GATE_KIND, error_excluded_reason
 from .serial import Aggregating
@@ -30,7 +30,7 @@ class Controller(Aggregating):
 
     def wire_role(self, wiring: Aggregation) -> None:
         book = self.book
-        self.workers_concurrency: list[Concurrency] = []
+        self.workers_concurrency: list[dict[str, Any]] = []
         dist = str(getattr(self.config.option, "dist", "load"))
         self.session.parts.add(links=DecisionsLink(book))
         self.session.parts.add(links=ConcurrencyLink(self.workers_concurrency, refused=refusal(dist)))

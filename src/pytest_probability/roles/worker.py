@@ -17,7 +17,7 @@ import pytest
 from ..compat import xdist
 from ..decide.channel import ChannelReader
 from ..protocols import Registry
-from ..report.concurrency import REFUSED, ConcurrencyLink
+from ..record.concurrency import REFUSED, ConcurrencyLink
 from ..run.announce import CaseAnnouncements
 from ..session import Scope
 from ..text import well_formed_data

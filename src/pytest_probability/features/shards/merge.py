@@ -33,7 +33,6 @@ from ...config.values import MAX_SHARDS
 from ...decide.analysis import Analysis, analyze
 from ...decide.results import FixedResults
 from ...model.case import CaseRef, shard_of
-from ...model.concurrency import Concurrency
 from ...model.rows import Summary
 from ...model.run import RunRecord
 from ...protocols import Facet
@@ -363,10 +362,7 @@ def merge(paths: Sequence[str | Path], features: Sequence[Feature] = (), options
     for feature in features:
         feature.merged(wiring)
     # the shards' concurrent runs added up (each shard's own object, as a session's workers' are)
-    concurrency = [
-        Concurrency.from_dict(r["concurrency"]) for _, r in reports if isinstance(r.get("concurrency"), dict)
-    ]
-    wiring.add_facet(ConcurrencyFacet(concurrency))
+    wiring.add_facet(ConcurrencyFacet([r["concurrency"] for _, r in reports if isinstance(r.get("concurrency"), dict)]))
     # last, as in a session: its JSON fields are the others' with the readings added
     wiring.add_facet(ExplainFacet(results, wiring, stats, lambda: 80))
     statuses = [int(report.get("exit_status", 0)) for _, report in reports]
