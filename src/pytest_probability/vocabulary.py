@@ -66,6 +66,7 @@ ASYNC_MARKERS = frozenset({"asyncio", "anyio", "trio"})
 #: which judge its cases together: the comparison with the baseline, and one A/B arm's.
 BASELINE_KIND = "baseline"
 COMPARE_KIND = "compare"
+BENCHMARK_KINDS = (BASELINE_KIND, COMPARE_KIND)
 #: What the xfail reason of a judged case's failing run calls each kind (fixed words: logs and scripts match them).
 _XFAIL_WORDS = {GATE_KIND: "gate", BASELINE_KIND: "baseline", COMPARE_KIND: "comparison"}
 

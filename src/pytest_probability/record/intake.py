@@ -61,14 +61,23 @@ class Intake:
         known = self.cases.get(key)
         if known is None:
             known = self.cases[key] = case if isinstance(case, CaseRef) else CaseRef.from_dict(case)
+            self._new_case(known)
         return known
+
+    def _new_case(self, case: CaseRef) -> None:
+        """A case this process had not seen: the features asleep until a case is marked for them wake."""
+        if self.parts.asleep:
+            self.parts.wake(name for name, _ in case.marks)
 
     def take(self, report: pytest.TestReport) -> None:
         """A report of this session: its record (a run's teardown report), and what came with it."""
         attached = self.local.take_attached if self.local is not None else (lambda: None)
-        record = record_from_report(report, self.cases, attached)
+        known = len(self.cases)
+        record = record_from_report(report, self.cases, attached)  # adds the case of a record
         if record is None:
             return
+        if len(self.cases) != known:
+            self._new_case(record.case)
         self.add(record)
         # pytest's terminal reporter keeps every report; what it carried lives on elsewhere.
         extras = report.__dict__
@@ -85,7 +94,9 @@ class Intake:
         if finished:
             for log in self.parts.logs:
                 log.write(record)  # durable before anyone shows the run's outcome
-        self.cases.setdefault(record.case.key, record.case)
+        if record.case.key not in self.cases:
+            self.cases[record.case.key] = record.case
+            self._new_case(record.case)
         if self._index is not None:
             self._index[record.nodeid] = len(self.records)
         self.records.append(record)

@@ -100,10 +100,8 @@ def _read(path: Path) -> tuple[Report, None] | tuple[None, str]:
     where = printable(str(path))
     try:
         return reader.load(path), None
-    except reader.CannotRead as exc:
-        return None, f"{where}: not a readable JSON report ({exc})"
-    except reader.NotJson as exc:
-        return None, f"{where}: not a readable JSON report ({exc})"
+    except (reader.CannotRead, reader.NotJson) as exc:
+        return None, f"{where}: not a readable JSON report ({exc.reason})"
     except reader.Unreadable:
         return None, f"{where}: not a pytest-probability JSON report (no 'rows')"
     except Malformed as exc:

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .charts import cost_chart, difference_bar, escape, fraction_chart, money, percent, score_chart
+from .concurrency_facet import describe
 from .reader import read_record, read_report
 from .report_rows import ReportGate, ReportInterval, ReportRow
 from .report_types import RecordScore, Report, ReportComparison, ReportRecord
@@ -234,8 +235,15 @@ def _spending(report: Report) -> str:
         )
     budget = report.budget
     if budget is not None:
+        after = budget.runs_after_reached
         lines.append(
             f"Budget: {escape(budget.reason or 'not reached')}; {escape(budget.runs_not_executed)} runs not executed."
+            + (
+                f" {escape(after)} run(s) in flight when it was reached finished after it"
+                f" ({money(budget.spent_after_reached)})."
+                if after
+                else ""
+            )
         )
     gates = report.gates
     if gates is not None and any((gates.passed, gates.failed, gates.undecided, gates.skipped)):
@@ -253,6 +261,14 @@ def _spending(report: Report) -> str:
         + "".join(f"<p>{line}</p>" for line in lines)
         + "</section>"
     )
+
+
+def _concurrency(report: Report) -> str:
+    """The concurrent runs' section (the JSON's ``concurrency``): K, runs in flight, wall time against the ideal."""
+    if report.concurrency is None:
+        return ""
+    paragraphs = "".join(f"<p>{escape(line.strip())}</p>" for line in describe(report.concurrency))
+    return f'<section id="concurrency"><h2>Concurrent runs</h2>{paragraphs}</section>'
 
 
 def _transcript(entries: Iterable[Mapping[str, Any]], dropped: int = 0) -> str:
@@ -355,7 +371,7 @@ def sections(report: Report | Mapping[str, Any], *, trace_url: str | None = None
             + "</section>"
         )
     return (
-        f'<section id="summary">{_tiles(report)}</section>{charts}{_spending(report)}'
+        f'<section id="summary">{_tiles(report)}</section>{charts}{_spending(report)}{_concurrency(report)}'
         f'<section id="table"><h2>Cases</h2>{FILTER if case_filter else ""}{_table(rows)}</section>'
         f"{_gates(rows)}{_comparisons(report.all_comparisons)}{_runs(rows, records, trace_url)}"
     )

@@ -26,7 +26,8 @@ from typing import Any
 from ..config.reported import stats_from_dict
 from ..config.settings import StatsConfig
 from ..model.case import CaseRef
-from ..text import printable
+from ..model.concurrency_figures import Concurrency
+from ..text import printable, well_formed_data
 from .report_rows import (
     PassGate,
     ReportHistory,
@@ -62,7 +63,12 @@ from .schema import BOOL, COUNT, NUMBER, TEXT, WHOLE, ListOf, Malformed, MapOf, 
 
 class Unreadable(ValueError):
     """A file that is no JSON report at all: it cannot be read (:class:`CannotRead`), is not JSON
-    (:class:`NotJson`), or holds no ``rows`` array."""
+    (:class:`NotJson`), or holds no ``rows`` array. The message names the file (its path first, or after
+    ``cannot read``); :attr:`reason` says why without it."""
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason or message
 
 
 class CannotRead(Unreadable):
@@ -231,6 +237,32 @@ RECORD = Shape(
         "scores": ListOf(Shape(RecordScore, {"name": TEXT, "value": NUMBER, "threshold": NUMBER, "explanation": TEXT})),
     },
 )
+
+
+def _concurrency(**found: Any) -> Concurrency:
+    return Concurrency(**{**found, "one_at_a_time": tuple(found.get("one_at_a_time", ()))})
+
+
+#: What concurrent runs did (``Concurrency.to_dict``); the figures it derives (the mean, the ideal) are not read.
+CONCURRENCY = Shape(
+    _concurrency,
+    {
+        "limit": COUNT,
+        "processes": COUNT,
+        "runs": COUNT,
+        "call_seconds": NUMBER,
+        "wall_seconds": NUMBER,
+        "in_flight_seconds": NUMBER,
+        "busy_seconds": NUMBER,
+        "peak_in_flight": COUNT,
+        "faults": COUNT,
+        "window_cuts": COUNT,
+        "one_at_a_time": ListOf(TEXT),
+        "finished_unreported": COUNT,
+        "cancelled": COUNT,
+    },
+    {"peak_in_flight": "peak", "window_cuts": "cuts", "finished_unreported": "unreported"},
+)
 BASELINE = Shape(
     ReportBaseline,
     {
@@ -266,7 +298,10 @@ REPORT = Shape(
         "comparisons": ListOf(COMPARISON),
         "baseline": BASELINE,
         "gates": Shape(ReportGates, {"passed": COUNT, "failed": COUNT, "undecided": COUNT, "skipped": COUNT}),
-        "budget": Shape(ReportBudget, {"reason": TEXT, "runs_not_executed": COUNT}),
+        "budget": Shape(
+            ReportBudget,
+            {"reason": TEXT, "runs_not_executed": COUNT, "runs_after_reached": COUNT, "spent_after_reached": NUMBER},
+        ),
         "stopping": Shape(
             ReportStopping,
             {"active": BOOL, "mode": TEXT, "cases_stopped": COUNT, "runs_saved": COUNT, "runs_executed": COUNT},
@@ -277,6 +312,7 @@ REPORT = Shape(
         ),
         "quarantine": Shape(ReportQuarantineTotals, {"cases": COUNT, "failing": COUNT, "expired": ListOf(ANYTHING)}),
         "merged": Shape(ReportMerged, {"shards": COUNT}),
+        "concurrency": CONCURRENCY,
         "cases": ListOf(OBJECT_OF_ANY),
         "stats_config": OBJECT_OF_ANY,
     },
@@ -338,21 +374,36 @@ def _shown_rows(data: Any) -> str:
     return shown(data["rows"] if "rows" in data else None)
 
 
-def load_json(path: Path) -> Any:
-    """A file's JSON; :class:`Unreadable` says why it has none (it cannot be read, is not UTF-8, not JSON, or
-    nested too deep)."""
+def read_json(path: Path) -> tuple[Any, bytes]:
+    """A JSON file read whole (a report: a baseline, a shard's, a history folder's): its value and its bytes
+    (the baseline's digest is over them). :class:`Unreadable` says why it is none, naming the file, never a
+    ``UnicodeDecodeError`` or ``RecursionError``. Escaped surrogates in it (``"\\ud83d"``, a hand-edited
+    file's) are read as the plugin takes any text: well-formed (:func:`~pytest_probability.text.well_formed`)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
-        raise CannotRead(exc.strerror or str(exc)) from None
-    except ValueError as exc:  # not UTF-8
-        raise NotJson(printable(str(exc))) from None
+        reason = exc.strerror or str(exc)
+        raise CannotRead(f"cannot read {path}: {reason}", reason) from None
     try:
-        return json.loads(text)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        reason = f"not UTF-8 text (byte {exc.start})"
+        raise NotJson(f"{path} is {reason}", reason) from None
+    try:
+        value = json.loads(text)
     except RecursionError:
-        raise NotJson("nested too deep") from None
+        raise NotJson(f"{path} is not JSON (it nests too deeply)", "it nests too deeply") from None
     except ValueError as exc:  # not JSON, an integer of 4,300+ digits
-        raise NotJson(printable(str(exc))) from None
+        reason = printable(str(exc))
+        raise NotJson(f"{path} is not JSON ({reason})", reason) from None
+    if "\\ud" in text or "\\uD" in text:  # maybe an escaped surrogate
+        value = well_formed_data(value)
+    return value, data
+
+
+def load_json(path: Path) -> Any:
+    """A file's JSON (:func:`read_json` without its bytes)."""
+    return read_json(path)[0]
 
 
 def load(path: Path) -> Report:
@@ -360,5 +411,5 @@ def load(path: Path) -> Report:
     the field) when a field of it is not what a report writes."""
     data = load_json(path)
     if not isinstance(data, dict) or ("rows" in data and data["rows"]) is None or "rows" not in data:
-        raise Unreadable("no 'rows'")
+        raise Unreadable(f"{path} is not a --prob-json report (no 'rows' list)", "no 'rows'")
     return read_report(data, path.name)

@@ -11,9 +11,12 @@ scores'.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .report_rows import ReportInterval, ReportRow
+
+if TYPE_CHECKING:
+    from ..model.concurrency_figures import Concurrency
 
 
 @dataclass(frozen=True)
@@ -172,6 +175,9 @@ class ReportGates:
 class ReportBudget:
     reason: str | None = None
     runs_not_executed: int | None = None
+    #: Runs in flight when the budget was reached (``--prob-concurrency``) that finished after it, and their cost.
+    runs_after_reached: int | None = None
+    spent_after_reached: float | None = None
 
 
 @dataclass(frozen=True)
@@ -237,6 +243,8 @@ class Report:
     states: ReportStates | None = None
     quarantine: ReportQuarantineTotals | None = None
     merged: ReportMerged | None = None
+    #: ``concurrency``: what concurrent runs (``--prob-concurrency``) did, over the session's processes.
+    concurrency: Concurrency | None = None
     #: ``cases``: the cases the session collected (with their marks), as written: read by :func:`cases_of`.
     cases: list[dict[str, Any]] = field(default_factory=list)
     #: ``stats_config``: the settings the report was decided with, as written (None in 0.3.0's): read by

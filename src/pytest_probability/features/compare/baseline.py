@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import glob
+import hashlib
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -58,6 +59,9 @@ class Baseline:
     versions: list[str] = field(default_factory=list)
     by_nodeid: dict[str, BaselineCase] = field(default_factory=dict)
     by_label: dict[str, BaselineCase] = field(default_factory=dict)
+    #: The SHA-256 of the reports' contents, in the order read (``sha256:…``): what the baseline held,
+    #: wherever its files were (the merge compares it between shards).
+    digest: str = ""
 
     @property
     def cases(self) -> list[BaselineCase]:
@@ -121,15 +125,15 @@ def history_name(now: _dt.datetime | None = None) -> str:
     return f"{HISTORY_PREFIX}{now.strftime('%Y%m%dT%H%M%S.%fZ')}-{os.getpid()}.json"
 
 
-def read_report(path: Path, option: str = "--prob-baseline") -> Report:
-    """The report in ``path``, read by the one reader of reports; :class:`BaselineError` says why it is none, or
-    names the field that is wrong (and ``option``, the option that named the file)."""
+def read_report(path: Path, option: str = "--prob-baseline", digest: Any = None) -> Report:
+    """The report in ``path``, read by the one reader of reports (``report.reader.read_json``: a file that is not
+    UTF-8, not JSON or nested too deeply is a :class:`BaselineError` naming it); :class:`BaselineError` says
+    why it is none, or names the field that is wrong (and ``option``, the option that named the file).
+    ``digest``, a ``hashlib`` hash, takes its bytes."""
     try:
-        data = reader.load_json(path)
-    except reader.CannotRead as exc:
-        raise BaselineError(f"{option}: cannot read {path}: {exc}") from None
-    except reader.NotJson as exc:
-        raise BaselineError(f"{option}: {path} is not JSON ({exc})") from None
+        data, raw = reader.read_json(path)
+    except reader.Unreadable as exc:
+        raise BaselineError(f"{option}: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data["rows"] if "rows" in data else None, list):
         raise BaselineError(f"{option}: {path} is not a --prob-json report (no 'rows' list)")
     try:
@@ -138,6 +142,8 @@ def read_report(path: Path, option: str = "--prob-baseline") -> Report:
             _counts(row, f"rows[{index}]")
     except Malformed as exc:
         raise BaselineError(f"{option}: {path}: {exc}") from None
+    if digest is not None:
+        digest.update(raw)
     return report
 
 
@@ -157,9 +163,10 @@ def load(paths: Iterable[Path], option: str = "--prob-baseline", named: Mapping[
     option that named it: ``--prob-baseline``, ``--prob-plan-report``; ``named`` gives another per path,
     ``--prob-history`` for its folder's reports)."""
     baseline = Baseline()
+    digest = hashlib.sha256()
     for path in paths:
         option_of = (named or {}).get(path, option)
-        report = read_report(path, option_of)
+        report = read_report(path, option_of, digest)
         baseline.paths.append(str(path))
         baseline.created.append(report.created or "")
         baseline.versions.append(report.version)
@@ -186,6 +193,7 @@ def load(paths: Iterable[Path], option: str = "--prob-baseline", named: Mapping[
             case.cost += float(row.cost or 0.0)
             case.reports += 1
         _pool_scores(baseline, report)
+    baseline.digest = "sha256:" + digest.hexdigest()
     return baseline
 
 

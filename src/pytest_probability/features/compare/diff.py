@@ -73,7 +73,7 @@ def rows_of(report: Report) -> list[Row]:
 
 def compare_reports(base: Path, new: Path, margin: float | None = None, adjust: str = "holm") -> dict[str, Any]:
     """The diff of two reports as a dict (``--format=json``); ValueError names a report that cannot be read,
-    and the field of it that is wrong."""
+    and the field of it that is wrong (``error: diff: NEW.json: rows[0].passes must be a whole number, got inf``)."""
     given = str(base)
     base = base if base.is_absolute() else Path.cwd() / base  # as --prob-baseline names what it read
     try:
