@@ -20,6 +20,9 @@ switch export on for the plugin side only); bytecode in a private
 an installed package has its ``.pyc`` files (the untimed warm-up fills it).
 By default other installed pytest plugins are not auto-loaded
 (``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1`` and ``-p pytest_probability.plugin``).
+Under pytest-xdist only the controller writes the timing file (its run phase
+spans the workers'); the CPU from ``wait4`` is the controller's and the
+workers' it reaped.
 
 Not a benchmark itself: nothing to run here.
 """
@@ -30,6 +33,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -86,15 +90,19 @@ CONFTEST = textwrap.dedent(
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(session):
         _marks["collected"] = time.perf_counter()
+        _marks["collected_cpu"] = time.process_time()
         _marks["items"] = len(session.items)
 
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtestloop(session):
+        _marks.setdefault("collected", time.perf_counter())  # an xdist controller collects nothing itself
+        _marks.setdefault("collected_cpu", time.process_time())
         try:
             return (yield)
         finally:
             _marks["ran"] = time.perf_counter()
+            _marks["ran_cpu"] = time.process_time()
 
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -102,21 +110,27 @@ CONFTEST = textwrap.dedent(
         try:
             return (yield)
         finally:
-            end = time.perf_counter()
-            end_cpu = time.process_time()
-            start = _marks.get("start", end)
-            collected = _marks.get("collected", start)
-            ran = _marks.get("ran", collected)
-            result = {{
-                "session": end - start,
-                "session_cpu": end_cpu - _marks.get("start_cpu", end_cpu),
-                "collect": collected - start,
-                "run": ran - collected,
-                "finish": end - ran,
-                "items": _marks.get("items", 0),
-            }}
-            with open(os.environ["{TIMING_ENV}"], "w") as handle:
-                json.dump(result, handle)
+            if not hasattr(session.config, "workerinput"):  # an xdist worker: the controller's figures only
+                _write_timing()
+
+
+    def _write_timing():
+        end = time.perf_counter()
+        end_cpu = time.process_time()
+        start = _marks.get("start", end)
+        collected = _marks.get("collected", start)
+        ran = _marks.get("ran", collected)
+        result = {{
+            "session": end - start,
+            "session_cpu": end_cpu - _marks.get("start_cpu", end_cpu),
+            "collect": collected - start,
+            "run": ran - collected,
+            "run_cpu": _marks.get("ran_cpu", end_cpu) - _marks.get("collected_cpu", end_cpu),
+            "finish": end - ran,
+            "items": _marks.get("items", 0),
+        }}
+        with open(os.environ["{TIMING_ENV}"], "w") as handle:
+            json.dump(result, handle)
     '''
 )
 
@@ -144,6 +158,8 @@ class Sample:
     #: ru_maxrss from os.wait4(); on Linux at least the parent's RSS when the child was
     #: spawned (exec keeps the old address space's high-water mark), so not used as the peak.
     ru_maxrss_kib: int = 0
+    #: CPU seconds of the session's run loop (the process's, all its threads; an xdist controller's own).
+    run_cpu: float = 0.0
 
 
 #: Numeric fields of :class:`Sample` that get medians and ratios.
@@ -182,18 +198,44 @@ def child_env(pycache: Path, *, autoload: bool, extra: Mapping[str, str] | None 
     return env
 
 
+@dataclass
+class Process:
+    """One finished child process: its wall time, its CPU (its own and its reaped children's, from
+    ``os.wait4``), its exit status, its output (stdout and stderr together) and rusage."""
+
+    wall: float
+    cpu: float
+    status: int
+    output: str
+    usage: resource.struct_rusage
+
+
+def run_process(command: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> Process:
+    """Run ``command`` to its end, timed around the child: wall time, and CPU from ``os.wait4`` (Linux
+    adds the CPU of the children it reaped, so an xdist controller's includes its workers')."""
+    with tempfile.TemporaryFile() as output:
+        start = time.perf_counter()
+        process = subprocess.Popen(list(command), cwd=cwd, env=dict(env), stdout=output, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - start
+        output.seek(0)
+        text = output.read().decode(errors="replace")
+    return Process(wall, usage.ru_utime + usage.ru_stime, os.waitstatus_to_exitcode(status), text, usage)
+
+
 def run_session_output(
     folder: Path,
     args: Sequence[str],
     *,
     python: str,
     autoload: bool,
-    expected_items: int,
+    expected_items: int | None,
     extra_env: Mapping[str, str] | None = None,
     statuses: Sequence[int] = (0,),
 ) -> tuple[Sample, str]:
     """Run one measured session in ``folder``; return its sample and its terminal output.
-    ``statuses``: the exit statuses that count as a finished session (1 too for failing runs)."""
+    ``statuses``: the exit statuses that count as a finished session (1 too for failing runs).
+    ``expected_items``: the items it must collect; None under xdist (the controller collects none)."""
     timing = folder / "timing.json"
     rss = folder / "rss.json"
     for stale in (timing, rss):
@@ -205,20 +247,14 @@ def run_session_output(
     if not autoload:
         command += ["-p", "pytest_probability.plugin"]
     command += list(args)
-    with tempfile.TemporaryFile() as output:
-        start = time.perf_counter()
-        process = subprocess.Popen(command, cwd=folder, env=env, stdout=output, stderr=subprocess.STDOUT)
-        # wait4 reaps the child and returns its own rusage.
-        _, status, usage = os.wait4(process.pid, 0)
-        wall = time.perf_counter() - start
-        process.returncode = os.waitstatus_to_exitcode(status)
-        output.seek(0)
-        text = output.read().decode(errors="replace")
-    if process.returncode not in statuses or not timing.exists():
-        raise SystemExit(f"session failed ({process.returncode}): {' '.join(command)}\n{text[-3000:]}")
+    # wait4 reaps the child and returns its own rusage.
+    process = run_process(command, cwd=folder, env=env)
+    wall, usage, text = process.wall, process.usage, process.output
+    if process.status not in statuses or not timing.exists():
+        raise SystemExit(f"session failed ({process.status}): {' '.join(command)}\n{text[-3000:]}")
     measured = json.loads(timing.read_text())
     vmhwm = json.loads(rss.read_text()).get("vmhwm_kib") if rss.exists() else None
-    if measured["items"] != expected_items:
+    if expected_items is not None and measured["items"] != expected_items:
         raise SystemExit(f"expected {expected_items} items, collected {measured['items']}: {' '.join(command)}")
     sample = Sample(
         wall=wall,
@@ -231,6 +267,7 @@ def run_session_output(
         maxrss_kib=vmhwm if vmhwm else usage.ru_maxrss,
         items=measured["items"],
         ru_maxrss_kib=usage.ru_maxrss,
+        run_cpu=measured.get("run_cpu", 0.0),
     )
     return sample, text
 

@@ -9,10 +9,17 @@ Three measurements, each in fresh processes:
    the plugin's import pulls in with their median self and cumulative times,
    the slowest first (``-X importtime`` itself adds some overhead; compare
    modules with each other, not with 1.).
-3. ``session``: median wall and CPU time of a minimal pytest session (one
-   trivial ``test_*`` run) with the plugin loaded against one without it (``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1`` on both
-   sides, ``-p pytest_probability.plugin`` on one): import plus option
-   registration, configure and hook dispatch.
+3. ``sessions``: median wall and CPU time (``wait4``) of small pytest sessions, autoload off on every side
+   and the variants alternated: ``bare`` (plain pytest, the plugin not loaded, on four trivial
+   ``test_*`` functions), ``idle`` (the same with ``-p pytest_probability.plugin``: installed, no
+   benchmark) and ``bench`` (four trivial ``bench_*`` functions with default options: a session that
+   uses no feature), each serially and as one xdist worker (``-n 1``: the worker's CPU until its
+   ``pytest_unconfigure``, and the whole tree's), with the plugin's modules each process imported and
+   the CPU of each phase (prepare, configure, collect, run, finish, unconfigure; a ``census`` plugin
+   loaded in every variant marks them). ``--tree NAME=SRC`` measures another source tree (another
+   commit's ``src/``, put first on ``PYTHONPATH``) in the same rounds, for a before/after in one run;
+   ``--instructions`` runs each of them once more under valgrind and counts the instructions the main
+   process and the worker execute (deterministic, so a busy machine does not blur the difference).
 
 And one check: a plain session with the installed plugin auto-loaded (as a
 user has it), a ``test_*`` file and a ``bench_*`` file, and no OpenTelemetry
@@ -23,13 +30,16 @@ Usage::
 
     .venv/bin/python benchmarks/import_time.py            # 21 processes per measurement
     .venv/bin/python benchmarks/import_time.py -r 51 --json
+    mkdir /tmp/before && git archive COMMIT src | tar -x -C /tmp/before     # a before/after in one run:
+    .venv/bin/python benchmarks/import_time.py --sessions-only --tree before=/tmp/before/src --tree after=src
 
 Child processes use a private bytecode cache (``PYTHONPYCACHEPREFIX``,
 filled by an untimed warm-up; ``PYTHONDONTWRITEBYTECODE`` is ignored), as an
 installed package has its ``.pyc`` files: without them every import compiles
 the sources and takes several times longer.
 
-Goal (issue 2): the import adds under 15 ms. Nothing is asserted.
+Goals: the import adds under 15 ms (issue 2); a session that uses no feature costs at most 40 ms of CPU
+over plain pytest, serially and in each xdist worker (issue 44). Nothing is asserted.
 """
 
 from __future__ import annotations
@@ -38,6 +48,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -48,7 +59,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _measure import describe_machine, loadavg, machine, warn_if_busy  # noqa: E402 - next to this script
+from _measure import describe_machine, loadavg, machine, order, paired_median, warn_if_busy  # noqa: E402 - next to this script
 
 PLUGIN_MODULE = "pytest_probability.plugin"
 HEAVY_PREFIXES = ("opentelemetry", "grpc", "google.protobuf")
@@ -175,45 +186,274 @@ def measure_importtime(python: str, repetitions: int, top: int) -> dict:
     }
 
 
-def _session(python: str, folder: Path, plugin: bool) -> tuple[float, float]:
-    command = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_one.py"]
-    if plugin:
-        command[4:4] = ["-p", PLUGIN_MODULE]
+#: Each measured session's census, a plugin loaded with ``-p census`` first in every variant (so it costs each
+#: the same): the process's CPU at the end of each phase, and at ``pytest_unconfigure`` (trylast) the modules
+#: it imported. Phases: ``prepare`` (arguments, ini, plugins imported and their options: the census is
+#: imported first, so this is from its import to ``pytest_cmdline_main``), ``configure`` (every
+#: ``pytest_configure``, to ``pytest_sessionstart``), ``collect``, ``run`` (the run loop), ``finish``
+#: (``pytest_sessionfinish`` and the terminal summary, to ``pytest_unconfigure``) and ``unconfigure``.
+CENSUS = textwrap.dedent(
+    """
+    import json
+    import os
+    import sys
+    import time
+
+    import pytest
+
+    MARKS = {"start": time.process_time()}
+
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_cmdline_main(config):
+        MARKS["prepare"] = time.process_time()
+
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(session):
+        MARKS["configure"] = time.process_time()
+
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(session):
+        MARKS["collect"] = time.process_time()
+
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(session):
+        try:
+            return (yield)
+        finally:
+            MARKS["run"] = time.process_time()
+
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_unconfigure(config):
+        MARKS["finish"] = time.process_time()
+
+
+    @pytest.hookimpl(trylast=True, specname="pytest_unconfigure")
+    def pytest_unconfigure_last(config):
+        MARKS["unconfigure"] = time.process_time()
+        folder = os.environ.get("PROB_CENSUS_DIR")
+        if not folder:
+            return
+        role = "worker" if hasattr(config, "workerinput") else "main"
+        with open(os.path.join(folder, f"{role}-{os.getpid()}.json"), "w") as handle:
+            json.dump(
+                {
+                    "role": role,
+                    "cpu": time.process_time(),
+                    "marks": MARKS,
+                    "modules": len(sys.modules),
+                    "plugin_modules": sorted(m for m in sys.modules if m.startswith("pytest_probability")),
+                },
+                handle,
+            )
+    """
+)
+
+#: The sessions compared: ``bare`` is plain pytest (the plugin not loaded) on ``BENCHMARKS`` plain tests;
+#: ``idle`` the same with the plugin loaded (installed, no benchmark); ``bench`` the plugin on as many trivial
+#: benchmarks with default options (one run each): a session that uses no feature.
+SESSION_VARIANTS = ("bare", "idle", "bench")
+BENCHMARKS = 4
+
+
+def _session_command(python: str, variant: str, workers: int | None) -> list[str]:
+    command = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "census"]
+    if workers is not None:
+        command += ["-p", "xdist", "-n", str(workers)]
+    if variant != "bare":
+        command += ["-p", PLUGIN_MODULE]
+    return command + ["bench_plain.py" if variant == "bench" else "test_plain.py"]
+
+
+def _session(python: str, folder: Path, variant: str, workers: int | None, src: str | None) -> dict:
+    """One session: the whole process's wall and CPU (``wait4``; the whole tree's under xdist) and what the
+    census saw in each process (a worker's CPU until its unconfigure, and its modules). ``src``: a source
+    tree put first on ``PYTHONPATH`` (another commit's ``src/``), else the installed plugin."""
+    census = folder / "census"
+    shutil.rmtree(census, ignore_errors=True)
+    census.mkdir()
+    command = _session_command(python, variant, workers)
+    extra = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PROB_CENSUS_DIR": str(census)}
+    if src is not None:
+        extra["PYTHONPATH"] = src
     start = time.perf_counter()
+    before = os.times()
     process = subprocess.Popen(
-        command,
-        cwd=folder,
-        env=_env(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        command, cwd=folder, env=_env(**extra), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - start
+    after = os.times()
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode != 0:
         raise SystemExit(f"session failed ({process.returncode}): {' '.join(command)}")
-    return wall, usage.ru_utime + usage.ru_stime
+    found = [json.loads(path.read_text()) for path in census.iterdir()]
+    main = next(f for f in found if f["role"] == "main")
+    # Under xdist the workers are the controller's children, reaped by it: the tree's CPU is the children's.
+    tree = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    cpu = usage.ru_utime + usage.ru_stime
+    result = {
+        "wall": wall,
+        "cpu": cpu,
+        "tree_cpu": tree,
+        "main_modules": main["plugin_modules"],
+        "main_all_modules": main["modules"],
+        # before the census's import (the interpreter, pytest's import, the arguments), and after the last
+        # hook (the interpreter's exit: its modules and objects let go)
+        "phases": {
+            "start": main["marks"]["start"],
+            **_phases(main["marks"]),
+            "exit": cpu - main["marks"]["unconfigure"],
+        },
+    }
+    worker = next((f for f in found if f["role"] == "worker"), None)
+    if worker is not None:
+        result["worker_cpu"] = worker["cpu"]
+        result["worker_modules"] = worker["plugin_modules"]
+        result["worker_all_modules"] = worker["modules"]
+        result["worker_phases"] = {"start": worker["marks"]["start"], **_phases(worker["marks"])}
+    return result
 
 
-def measure_session(python: str, repetitions: int) -> dict:
+PHASES = ("prepare", "configure", "collect", "run", "finish", "unconfigure")
+
+
+def _phases(marks: dict[str, float]) -> dict[str, float]:
+    """CPU seconds of each phase, from the census's marks (an xdist controller collects nothing: 0)."""
+    phases, previous = {}, marks["start"]
+    for phase in PHASES:
+        now = marks.get(phase, previous)
+        phases[phase] = now - previous
+        previous = now
+    return phases
+
+
+def measure_sessions(python: str, repetitions: int, trees: list[tuple[str, str | None]]) -> dict:
+    """Serial sessions and ``-n 1`` sessions (one xdist worker) of every variant and tree, in a rotating
+    order; medians. ``trees``: (name, source folder or None for the installed plugin)."""
+    variants = [("bare", None, None)] + [(v, name, src) for name, src in trees for v in ("idle", "bench")]
     with tempfile.TemporaryDirectory(prefix="prob-startup-") as temp:
         folder = Path(temp)
         (folder / "pytest.ini").write_text("[pytest]\n")
-        (folder / "test_one.py").write_text("def test_one():\n    pass\n")
-        samples: dict[str, list[tuple[float, float]]] = {"with": [], "without": []}
-        _session(python, folder, True)
-        _session(python, folder, False)
+        (folder / "census.py").write_text(CENSUS)
+        (folder / "test_plain.py").write_text("".join(f"def test_{k}():\n    pass\n\n" for k in range(BENCHMARKS)))
+        (folder / "bench_plain.py").write_text("".join(f"def bench_{k}():\n    pass\n\n" for k in range(BENCHMARKS)))
+        samples: dict[tuple[int, int | None], list[dict]] = {}
+        for workers in (None, 1):
+            for index, (variant, _, src) in enumerate(variants):  # warm-up: the bytecode cache
+                _session(python, folder, variant, workers, src)
+                samples[(index, workers)] = []
         for repetition in range(repetitions):
-            order = (True, False) if repetition % 2 == 0 else (False, True)
-            for plugin in order:
-                samples["with" if plugin else "without"].append(_session(python, folder, plugin))
-    result = {}
-    for key, values in samples.items():
-        result[f"{key}_plugin_wall_ms"] = 1000 * statistics.median(w for w, _ in values)
-        result[f"{key}_plugin_cpu_ms"] = 1000 * statistics.median(c for _, c in values)
-    result["added_wall_ms"] = result["with_plugin_wall_ms"] - result["without_plugin_wall_ms"]
-    result["added_cpu_ms"] = result["with_plugin_cpu_ms"] - result["without_plugin_cpu_ms"]
+            for workers in (None, 1):
+                for index in order(range(len(variants)), repetition):
+                    variant, _, src = variants[index]
+                    samples[(index, workers)].append(_session(python, folder, variant, workers, src))
+    rows: dict[str, list[dict]] = {"serial": [], "worker": []}
+    for (index, workers), values in samples.items():
+        variant, tree, _ = variants[index]
+        entry = {
+            "variant": variant,
+            "tree": tree,
+            "wall_ms": 1000 * statistics.median(s["wall"] for s in values),
+            "cpu_ms": 1000 * statistics.median(s["cpu"] for s in values),
+            "plugin_modules": len(values[0]["main_modules"]),
+            "modules": values[0]["main_all_modules"],
+            "plugin_module_names": values[0]["main_modules"],
+            "phases_ms": {
+                phase: 1000 * statistics.median(s["phases"][phase] for s in values) for phase in values[0]["phases"]
+            },
+        }
+        if workers is not None:
+            entry["tree_cpu_ms"] = 1000 * statistics.median(s["tree_cpu"] for s in values)
+            entry["worker_cpu_ms"] = 1000 * statistics.median(s["worker_cpu"] for s in values)
+            entry["worker_plugin_modules"] = len(values[0]["worker_modules"])
+            entry["worker_modules"] = values[0]["worker_all_modules"]
+            entry["worker_plugin_module_names"] = values[0]["worker_modules"]
+            entry["worker_phases_ms"] = {
+                phase: 1000 * statistics.median(s["worker_phases"][phase] for s in values)
+                for phase in values[0]["worker_phases"]
+            }
+        rows["serial" if workers is None else "worker"].append(entry)
+    # What a variant adds over bare: the median of the differences within each round (the two sessions ran
+    # next to each other), steadier than the difference of the medians when the load drifts.
+    for kind, workers in (("serial", None), ("worker", 1)):
+        bare = samples[(0, workers)]
+        for index, entry in enumerate(rows[kind][1:], 1):
+            mine = samples[(index, workers)]
+            entry["added_cpu_ms"] = 1000 * paired_median([s["cpu"] for s in mine], [s["cpu"] for s in bare])
+            entry["added_wall_ms"] = 1000 * paired_median([s["wall"] for s in mine], [s["wall"] for s in bare])
+            if workers is not None:
+                entry["added_worker_cpu_ms"] = 1000 * paired_median(
+                    [s["worker_cpu"] for s in mine], [s["worker_cpu"] for s in bare]
+                )
+    return {"benchmarks": BENCHMARKS, **rows}
+
+
+_REFS = re.compile(r"^==(\d+)== I\s+refs:\s+([\d,]+)", re.MULTILINE)
+_COMMAND = re.compile(r"^==(\d+)== Command: (.*)$", re.MULTILINE)
+
+
+def measure_instructions(python: str, trees: list[tuple[str, str | None]]) -> dict:
+    """Instructions executed (valgrind's cachegrind, ``I refs``) by the same sessions as :func:`measure_sessions`,
+    once each: deterministic (``PYTHONHASHSEED=0``), so a before/after on a busy machine is not noise. About
+    15 s per process; {} without valgrind."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        return {}
+    variants = [("bare", None, None)] + [(v, name, src) for name, src in trees for v in ("idle", "bench")]
+    result: dict = {"serial": [], "worker": []}
+    with tempfile.TemporaryDirectory(prefix="prob-instructions-") as temp:
+        folder = Path(temp)
+        (folder / "pytest.ini").write_text("[pytest]\n")
+        (folder / "census.py").write_text("")  # the sessions' -p census, empty: nothing of it counted
+        (folder / "test_plain.py").write_text("".join(f"def test_{k}():\n    pass\n\n" for k in range(BENCHMARKS)))
+        (folder / "bench_plain.py").write_text("".join(f"def bench_{k}():\n    pass\n\n" for k in range(BENCHMARKS)))
+        for workers in (None, 1):
+            for variant, tree, src in variants:
+                extra = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONHASHSEED": "0"}
+                if src is not None:
+                    extra["PYTHONPATH"] = src
+                command = _session_command(python, variant, workers)
+                env = _env(**extra)
+                subprocess.run(command, cwd=folder, env=env, capture_output=True, check=True)  # the bytecode cache
+                out = subprocess.run(
+                    [valgrind, "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+                     "--trace-children=yes", *command],
+                    cwd=folder, env=env, capture_output=True, text=True, check=True,
+                )  # fmt: skip
+                refs = {pid: int(n.replace(",", "")) for pid, n in _REFS.findall(out.stderr)}
+                commands = dict(_COMMAND.findall(out.stderr))
+                pythons = {pid: n for pid, n in refs.items() if "python" in commands.get(pid, "")}
+                main = next(n for pid, n in pythons.items() if "-m pytest" in commands[pid])
+                worker = next((n for pid, n in pythons.items() if "exec(eval(" in commands[pid]), None)
+                entry = {"variant": variant, "tree": tree, "main": main}
+                if workers is not None:
+                    entry["worker"] = worker
+                result["serial" if workers is None else "worker"].append(entry)
+    for kind, key in (("serial", "main"), ("worker", "worker")):
+        bare = result[kind][0][key]
+        for entry in result[kind][1:]:
+            entry["added"] = entry[key] - bare if entry[key] is not None and bare is not None else None
     return result
+
+
+def instruction_lines(data: dict) -> list[str]:
+    found = data.get("instructions")
+    if not found:
+        return []
+    lines = ["instructions executed (valgrind, I refs, millions; PYTHONHASHSEED=0: the same on every run):"]
+    lines.append(f"  {'':<20}{'serial':>9}{'+':>8}{'a worker':>10}{'+':>8}")
+    for serial, worker in zip(found["serial"], found["worker"], strict=True):
+        name = serial["variant"] + (f" ({serial['tree']})" if serial["tree"] else "")
+        added = f"{serial['added'] / 1e6:+8.1f}" if "added" in serial else f"{'':>8}"
+        mine = worker["worker"]
+        wadded = f"{worker['added'] / 1e6:+8.1f}" if worker.get("added") is not None else f"{'':>8}"
+        lines.append(f"  {name:<20}{serial['main'] / 1e6:9.1f}{added}{(mine or 0) / 1e6:10.1f}{wadded}")
+    return [*lines, ""]
 
 
 def check_modules(python: str) -> dict:
@@ -246,10 +486,19 @@ def check_modules(python: str) -> dict:
 
 
 def report_text(data: dict) -> str:
-    imp, itime, session, modules = data["import"], data["importtime"], data["session"], data["modules"]
+    lines = [f"machine: {describe_machine(data['machine'])}", ""]
+    if "import" in data:
+        lines += import_lines(data)
+    lines += session_lines(data)
+    lines += instruction_lines(data)
+    if "modules" in data:
+        lines += module_lines(data["modules"])
+    return "\n".join(lines)
+
+
+def import_lines(data: dict) -> list[str]:
+    imp, itime = data["import"], data["importtime"]
     lines = [
-        f"machine: {describe_machine(data['machine'])}",
-        "",
         f"import {PLUGIN_MODULE} after import pytest, median of {data['repetitions']} fresh processes:",
         f"  wall {imp['median_wall_ms']:.1f} ms (min {imp['min_wall_ms']:.1f}, max {imp['max_wall_ms']:.1f}), "
         f"cpu {imp['median_cpu_ms']:.1f} ms   (goal: < 15 ms)",
@@ -261,20 +510,59 @@ def report_text(data: dict) -> str:
     ]
     for m in itime["slowest_self"]:
         lines.append(f"    {m['self_us'] / 1000:7.2f} ms self {m['cumulative_us'] / 1000:7.2f} ms cum  {m['module']}")
+    return [*lines, ""]
+
+
+def session_lines(data: dict) -> list[str]:
+    sessions = data["sessions"]
+    lines = [
+        f"sessions, median of {data['repetitions']} (autoload off; {sessions['benchmarks']} plain tests for bare "
+        f"and idle, {sessions['benchmarks']} trivial benchmarks with default options for bench; +: the median of "
+        "each round's difference from bare):",
+        f"  {'':<20}{'wall ms':>9}{'cpu ms':>9}{'+cpu ms':>9}{'modules':>9}{'plugin':>8}",
+    ]
+    for m in sessions["serial"]:
+        added = f"{m['added_cpu_ms']:+9.1f}" if "added_cpu_ms" in m else f"{'':>9}"
+        name = m["variant"] + (f" ({m['tree']})" if m["tree"] else "")
+        lines.append(
+            f"  {name:<20}{m['wall_ms']:9.1f}{m['cpu_ms']:9.1f}{added}{m['modules']:9d}{m['plugin_modules']:8d}"
+        )
+    lines.append("  as one xdist worker (-n 1): the worker's CPU until its unconfigure, and the tree's")
+    lines.append(f"  {'':<20}{'worker':>9}{'+worker':>9}{'tree cpu':>9}{'modules':>9}{'plugin':>8}")
+    for m in sessions["worker"]:
+        added = f"{m['added_worker_cpu_ms']:+9.1f}" if "added_worker_cpu_ms" in m else f"{'':>9}"
+        name = m["variant"] + (f" ({m['tree']})" if m["tree"] else "")
+        lines.append(
+            f"  {name:<20}{m['worker_cpu_ms']:9.1f}{added}{m['tree_cpu_ms']:9.1f}{m['worker_modules']:9d}"
+            f"{m['worker_plugin_modules']:8d}"
+        )
+    lines.append("  CPU ms by phase, medians (serial; as a worker)")
+    names = [m["variant"] + (f" ({m['tree']})" if m["tree"] else "") for m in sessions["serial"]]
+    lines.append(f"  {'':<13}" + "".join(f"{name:>18}" for name in names))
+    for phase in ("start", *PHASES, "exit"):
+        row = f"  {phase:<13}"
+        for serial, worker in zip(sessions["serial"], sessions["worker"], strict=True):
+            mine = f"{worker['worker_phases_ms'][phase]:6.1f}" if phase in worker["worker_phases_ms"] else f"{'':>6}"
+            row += f"{serial['phases_ms'][phase]:9.1f}; {mine}"
+        lines.append(row)
     lines += [
+        "  start: the interpreter, pytest's import and the arguments, before the first plugin; prepare: plugins "
+        "imported with their options, ini; configure: every pytest_configure; finish: sessionfinish and the "
+        "terminal summary; exit: after the last hook (a worker's is not measured)",
+        "  goal (issue 44): bench at most 40 ms of CPU over bare, serial and as a worker",
         "",
-        f"one-test pytest session, median of {data['repetitions']} (autoload off on both sides):",
-        f"  with plugin    wall {session['with_plugin_wall_ms']:.1f} ms  cpu {session['with_plugin_cpu_ms']:.1f} ms",
-        f"  without        wall {session['without_plugin_wall_ms']:.1f} ms  cpu {session['without_plugin_cpu_ms']:.1f} ms",
-        f"  added          wall {session['added_wall_ms']:+.1f} ms  cpu {session['added_cpu_ms']:+.1f} ms",
-        "",
+    ]
+    return lines
+
+
+def module_lines(modules: dict) -> list[str]:
+    return [
         "plain session (plugin auto-loaded, no OpenTelemetry option):",
         f"  plugin loaded: {modules['plugin_loaded']} ({modules['plugin_module']})",
         f"  opentelemetry imported: {'YES' if modules['opentelemetry_imported'] else 'no'}",
         f"  heavy modules in sys.modules: {', '.join(modules['heavy_modules']) or 'none'}",
         f"  pytest_probability modules: {', '.join(modules['pytest_probability_modules'])}",
     ]
-    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -285,6 +573,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=10, help="modules listed from -X importtime (default 10)")
     parser.add_argument("--python", default=sys.executable, help="interpreter with pytest and the plugin installed")
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of text")
+    parser.add_argument(
+        "--tree",
+        action="append",
+        default=[],
+        metavar="NAME=SRC",
+        help="measure the sessions of this source tree too (another commit's src/, first on PYTHONPATH); "
+        "repeatable, alternated with the others in the same run; default: the installed plugin only",
+    )
+    parser.add_argument(
+        "--sessions-only", action="store_true", help="only the sessions (no import timing, no module check)"
+    )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="also count the instructions each session executes, once each under valgrind (deterministic; "
+        "about 15 s per process)",
+    )
     args = parser.parse_args(argv)
     if args.repetitions < 1:
         parser.error("repetitions must be at least 1")
@@ -304,11 +609,21 @@ def run(args: argparse.Namespace) -> int:
         "platform": platform.platform(),
         "repetitions": args.repetitions,
         "goal": {"import_ms": 15},
-        "import": measure_import(args.python, args.repetitions),
-        "importtime": measure_importtime(args.python, args.repetitions, args.top),
-        "session": measure_session(args.python, args.repetitions),
-        "modules": check_modules(args.python),
     }
+    trees: list[tuple[str, str | None]] = [("installed", None)] if not args.tree else []
+    for given in args.tree:
+        name, _, src = given.partition("=")
+        if not src or not Path(src, "pytest_probability").is_dir():
+            raise SystemExit(f"--tree {given}: expected NAME=SRC, SRC holding pytest_probability/")
+        trees.append((name, str(Path(src).resolve())))
+    if not args.sessions_only:
+        data["import"] = measure_import(args.python, args.repetitions)
+        data["importtime"] = measure_importtime(args.python, args.repetitions, args.top)
+    data["sessions"] = measure_sessions(args.python, args.repetitions, trees)
+    if args.instructions:
+        data["instructions"] = measure_instructions(args.python, trees)
+    if not args.sessions_only:
+        data["modules"] = check_modules(args.python)
     info["loadavg_end"] = loadavg()
     print(json.dumps(data, indent=2) if args.json else report_text(data))
     return 0

@@ -20,10 +20,12 @@ from pathlib import Path
 
 from pytest_probability.aggregate.cases import aggregate
 from pytest_probability.config.settings import Settings, StatsConfig
+from pytest_probability.features.shards.feature import ShardFacet, collected_suite
 from pytest_probability.features.shards.merge import merge
 from pytest_probability.features.spend.facet import SpendFacet
 from pytest_probability.model.case import CaseRef, shard_of
 from pytest_probability.model.run import RunRecord, Usage
+from pytest_probability.protocols import Registry
 from pytest_probability.report import json_report
 from pytest_probability.report.intervals import StatsFacet
 
@@ -77,6 +79,7 @@ def shard_reports(folder: Path, shards: int, cases: int, runs: int) -> list[Path
                 )
             )
     paths = []
+    collected = collected_suite(refs)
     settings = Settings(cli_runs=runs, ini_runs=1, transpose=False, delay=0.0, json_path=None, pattern="bench_*.py")
     for index, records in enumerate(parts, 1):
         summary = aggregate(records)
@@ -90,7 +93,7 @@ def shard_reports(folder: Path, shards: int, cases: int, runs: int) -> list[Path
         facets = [
             StatsFacet(results, stats),
             SpendFacet(results, None, None),
-            json_report.ShardFacet((index, shards), own, selected, "bench"),
+            ShardFacet((index, shards), own, selected, "bench", Registry(), lambda: collected),
         ]
         shard_settings = Settings(**{**settings.__dict__, "shard": (index, shards)})
         report = json_report.build(summary, settings=shard_settings.to_dict(), exit_status=0, facets=facets)

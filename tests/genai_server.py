@@ -3,8 +3,9 @@
 ``POST /v1/chat/completions`` answers with a random reply and random usage
 (prompt tokens with a cached part, completion tokens with a reasoning part),
 or streams it (``stream: true``, the usage in the last chunk). Every answer's
-usage is appended, one JSON line each, to the file named by ``GENAI_USAGE_LOG``
-(when set), so a test can sum what the server billed. The model ``refuse`` gets
+usage is appended, one JSON line each with the last message's content as ``prompt``, to the file
+named by ``GENAI_USAGE_LOG`` (when set), so a test can sum what the server billed, and tell which call
+each line billed. The model ``refuse`` gets
 an HTTP 400 whose error message is ``REFUSED_MESSAGE`` (the OpenAI SDK raises
 ``BadRequestError: Error code: 400 - …``). Copied into pytester
 folders as ``genai_server.py``; ``start()`` serves on 127.0.0.1 in a daemon thread.
@@ -58,8 +59,9 @@ class Handler(BaseHTTPRequestHandler):
         model = str(body.get("model", "m")) + RESPONSE_SUFFIX
         log = os.environ.get("GENAI_USAGE_LOG")
         if log:
+            messages = body.get("messages") or [{}]
             with self.lock, open(log, "a", encoding="utf-8") as handle:
-                handle.write(json.dumps({"model": model, **usage}) + "\n")
+                handle.write(json.dumps({"model": model, "prompt": messages[-1].get("content"), **usage}) + "\n")
         base = {"id": "chatcmpl-1", "created": 1700000000, "model": model, "system_fingerprint": "fp_test"}
         if body.get("stream"):
             self.send_response(200)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import re
 import signal
+import subprocess
 import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -134,3 +135,33 @@ def teardown():
     for thread in THREADS:
         thread.join(20)
 """
+
+
+#: Run the session's runs in two xdist workers too: ``@XDIST`` on a test of something that aggregates.
+XDIST_IDS = ("serial", "xdist")
+XDIST_ARGS: tuple[tuple[str, ...], ...] = ((), ("-n", "2"))
+
+
+def session(pytester: pytest.Pytester, *args: str, ret: int | None = None, timeout: float = 180) -> pytest.RunResult:
+    """A pytest session in a subprocess (no cache), asserting its exit status ``ret`` when given."""
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=timeout)
+    if ret is not None:
+        assert result.ret == ret, result.stdout.str() + result.stderr.str()
+    return result
+
+
+def command(pytester: pytest.Pytester, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``python -m pytest_probability ARGS`` in the pytester folder (``merge``, ``diff``, ``report``)."""
+    import os
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_probability", *args],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        check=False,
+    )

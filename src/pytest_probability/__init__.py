@@ -1,8 +1,9 @@
 """pytest-probability: run nondeterministic tests many times and report pass fractions.
 
 Public API: :func:`record_usage`, :func:`record_cost`, :func:`record_output`, :func:`record_io`, :func:`record_score`,
-:func:`judging` and :class:`TokenUsage`; the warnings :class:`ProbabilityGateWarning` (and its subclass
-:class:`InfeasibleGateWarning`), :class:`ProbabilityUsageWarning` and :class:`CurtailmentWarning`.
+:func:`judging`, :func:`current_run` (with :class:`RunInfo`) and :class:`TokenUsage`; the warnings :class:`ProbabilityGateWarning` (and its subclass
+:class:`InfeasibleGateWarning`), :class:`ProbabilityUsageWarning`, :class:`ProbabilityConcurrencyWarning` and
+:class:`CurtailmentWarning`.
 
 The names are resolved on first use (PEP 562 ``__getattr__``): importing the
 package, which pytest does for the plugin at every start-up, imports none of
@@ -19,9 +20,12 @@ __version__ = "0.4.0"
 if TYPE_CHECKING:
     from .errors import CurtailmentWarning as CurtailmentWarning
     from .errors import InfeasibleGateWarning as InfeasibleGateWarning
+    from .errors import ProbabilityConcurrencyWarning as ProbabilityConcurrencyWarning
     from .errors import ProbabilityGateWarning as ProbabilityGateWarning
     from .errors import ProbabilityUsageWarning as ProbabilityUsageWarning
+    from .run.recording import RunInfo as RunInfo
     from .run.recording import TokenUsage as TokenUsage
+    from .run.recording import current_run as current_run
     from .run.recording import judging as judging
     from .run.recording import record_cost as record_cost
     from .run.recording import record_io as record_io
@@ -33,9 +37,12 @@ if TYPE_CHECKING:
 _PUBLIC = {
     "CurtailmentWarning": "errors",
     "InfeasibleGateWarning": "errors",
+    "ProbabilityConcurrencyWarning": "errors",
     "ProbabilityGateWarning": "errors",
     "ProbabilityUsageWarning": "errors",
     "judging": "run.recording",
+    "current_run": "run.recording",
+    "RunInfo": "run.recording",
     "record_cost": "run.recording",
     "record_io": "run.recording",
     "record_output": "run.recording",

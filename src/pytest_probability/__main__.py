@@ -254,6 +254,8 @@ def _check_outputs(args: argparse.Namespace) -> None:
     outputs = [
         (option, what, Path(getattr(args, name))) for name, option, what in OUTPUTS if getattr(args, name) is not None
     ]
+    if args.otel_file is not None:  # writing the metrics file removes its replay progress: an output as well
+        outputs.append(("--otel-file's PATH.replayed", "metrics file", Path(args.otel_file + ".replayed")))
     for option, what, path in outputs:
         for given in args.paths:
             if files.same_file(path, Path(given)):

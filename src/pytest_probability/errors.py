@@ -28,6 +28,12 @@ class ProbabilityUsageWarning(pytest.PytestWarning):
     """Usage recorded after its run had ended (from a thread or task that outlived the run)."""
 
 
+class ProbabilityConcurrencyWarning(pytest.PytestWarning):
+    """Runs asked to be in flight together (``--prob-concurrency``) that execute one at a time instead: a
+    benchmark using a fixture that each run sets up in its own item (the warning names the benchmark and the
+    fixture), or an xdist scheduling that cannot tell a worker which runs it will receive."""
+
+
 class GateFailed(Exception):
     """Raised by a verdict item whose verdict fails its case."""
 

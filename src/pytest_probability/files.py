@@ -77,6 +77,15 @@ def first_clash(outputs: Sequence[tuple[str, Path]]) -> tuple[tuple[str, Path], 
     return None
 
 
+def partial_path(path: Path) -> Path | None:
+    """Where :class:`Lines` writes a fresh file's lines until its end (``PATH.partial`` beside a symlink's
+    target), which is an output of the session too; None for a stream or a device, written through."""
+    if _special_kind(path) is not None:
+        return None
+    target = Path(os.path.realpath(path))
+    return target.with_name(target.name + ".partial")
+
+
 def check_outputs(outputs: Sequence[tuple[str, Path]]) -> None:
     """A usage error, before any run, when two of the session's outputs are one file: one would replace
     the other (a report over the journal, the OTLP file over the JSON report), and a run's data be lost."""
@@ -278,7 +287,7 @@ class Lines:
         if special:  # a FIFO, /dev/stdout, /dev/null: written through, never replaced
             return os.open(self.path, os.O_WRONLY | os.O_APPEND)
         target = Path(os.path.realpath(self.path))
-        partial = target.with_name(target.name + ".partial")
+        partial = target.with_name(target.name + ".partial")  # partial_path's
         target.parent.mkdir(parents=True, exist_ok=True)
         for _ in range(20):
             fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)

@@ -41,7 +41,8 @@ This module imports only the model: a protocol's types never reach into a stage.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 if TYPE_CHECKING:
@@ -61,9 +62,19 @@ class RunObserver(Protocol):
     ``run_finished`` runs at the teardown report, before the record is built, so
     it can still add to ``run.report_extras``; ``run_closed`` always runs last,
     also for a run interrupted before its teardown.
+
+    Concurrent runs (``--prob-concurrency``): ``run_started`` is called where the
+    run starts executing, which for a run started ahead of its item is its own
+    task or thread, in a context of its own (``run.own_context``); the run that
+    leads a group executes its call in a task or thread too, where
+    ``run_entered`` is called first (what ``run_started`` made current in the
+    item's context is made current there too). Such a run's call ended at
+    ``run.call_end``.
     """
 
     def run_started(self, item: pytest.Item, run: CurrentRun) -> None: ...
+
+    def run_entered(self, item: pytest.Item, run: CurrentRun) -> None: ...
 
     def phase_raised(self, item: pytest.Item, run: CurrentRun, call: pytest.CallInfo[None]) -> None: ...
 
@@ -301,11 +312,38 @@ class Finisher(Protocol):
     def finish(self, session: pytest.Session, summary: Summary) -> None: ...
 
 
+class Place:
+    """Where a feature asleep (``roles.wiring.Sleeper``) would have registered its parts, in every extension
+    point: marked when the role wires it, filled if it wakes (:meth:`Registry.at`)."""
+
+    __slots__ = ()
+
+
+#: The extension points of a :class:`Registry`, each a tuple of parts in registration order.
+POINTS = (
+    "observers",
+    "guards",
+    "verdict_kinds",
+    "checks",
+    "logs",
+    "sinks",
+    "links",
+    "facets",
+    "readings",
+    "finishers",
+    "waivers",
+    "handovers",
+)
+
+
 class Registry:
     """The session's extension points, each a tuple in registration order; frozen once the role has wired
-    every feature (before collection), after which registering raises.
+    every feature (before collection), after which registering raises, but for a feature that wakes.
 
-    Only its own methods change it: a feature registers through :meth:`add`.
+    Only its own methods change it: a feature registers through :meth:`add`. A feature that is off until the
+    session's marks or records need it (``compare=``, ``min_score=``, ``stop=``, a score recorded) sleeps
+    (:meth:`sleep`) with a :class:`Place` in every extension point; when the core sees one of its triggers
+    (:meth:`wake`), it is wired there (:meth:`at`), as if it had been on from the start.
     """
 
     observers: tuple[RunObserver, ...] = ()
@@ -321,19 +359,40 @@ class Registry:
     waivers: tuple[Waiver, ...] = ()
     #: What a feature hands the merge beside the records, by name (a shard's report's ``shard`` object).
     handovers: tuple[tuple[str, Callable[[], Any]], ...] = ()
+    #: The triggers of the features asleep (empty once every one woke): what :meth:`wake` looks for.
+    asleep: frozenset[str] = frozenset()
 
     def __init__(self) -> None:
         self.frozen = False
+        #: Changed by every registration (what caches of the parts compare: the decision book's kinds).
+        self.revision = 0
+        self._entries: dict[str, list[Any]] = {name: [] for name in POINTS}
+        self._at: Place | None = None
+        self._sleeping: list[tuple[frozenset[str], Callable[[], None]]] = []
 
     def add(self, **parts: Any) -> None:
         """Register one part or more by extension point: ``add(facets=facet, sinks=sink)``."""
-        if self.frozen:
+        place = self._at
+        if self.frozen and place is None:
             raise RuntimeError("the session's extension points are frozen once its role is wired")
         for name, part in parts.items():
-            current = getattr(self, name)
-            if not isinstance(current, tuple):
+            entries = self._entries.get(name)
+            if entries is None:
                 raise AttributeError(f"no extension point {name!r}")
-            setattr(self, name, (*current, part))
+            if place is None:
+                entries.append(part)
+            else:  # before the place, after what a woken feature put there already
+                entries.insert(next(i for i, entry in enumerate(entries) if entry is place), part)
+            self._publish(name)
+        self.revision += 1
+
+    def _publish(self, name: str) -> None:
+        parts = [entry for entry in self._entries[name] if not isinstance(entry, Place)]
+        if self.frozen and name == "checks":
+            parts.sort(key=lambda check: not check.selects)
+        elif self.frozen and name == "finishers":
+            parts.sort(key=lambda finisher: finisher.phase)
+        setattr(self, name, tuple(parts))
 
     def waived(self, case: CaseRef) -> bool:
         """Whether a waiver excuses ``case`` from failing the session (it is quarantined)."""
@@ -341,6 +400,42 @@ class Registry:
 
     def freeze(self) -> None:
         """No more registrations; checks and finishers in their phases' order (stable within a phase)."""
-        self.checks = tuple(sorted(self.checks, key=lambda check: not check.selects))
-        self.finishers = tuple(sorted(self.finishers, key=lambda finisher: finisher.phase))
         self.frozen = True
+        self._publish("checks")
+        self._publish("finishers")
+
+    # -- features asleep ----------------------------------------------------------------
+
+    def place(self) -> Place:
+        """A place in every extension point, after what is registered now (a feature asleep holds it)."""
+        place = Place()
+        for entries in self._entries.values():
+            entries.append(place)
+        return place
+
+    @contextmanager
+    def at(self, place: Place) -> Iterator[None]:
+        """What is registered inside goes at ``place`` (a feature that woke), frozen or not."""
+        before, self._at = self._at, place
+        try:
+            yield
+        finally:
+            self._at = before
+
+    def sleep(self, triggers: Iterable[str], wake: Callable[[], None]) -> None:
+        """A feature asleep until the session sees one of ``triggers``: marker keywords (``compare``), or
+        :data:`~pytest_probability.vocabulary.SCORED` (a run recorded a score)."""
+        self._sleeping.append((frozenset(triggers), wake))
+        self.asleep = self.asleep.union(triggers)
+
+    def wake(self, seen: Iterable[str]) -> None:
+        """What the session has just seen (a case's marker keywords, :data:`~pytest_probability.vocabulary.SCORED`):
+        each feature asleep on one of them is woken, once, and wired at its places."""
+        found = self.asleep.intersection(seen)
+        if not found:
+            return
+        woken = [(triggers, wake) for triggers, wake in self._sleeping if triggers & found]
+        self._sleeping = [sleeping for sleeping in self._sleeping if not sleeping[0] & found]
+        self.asleep = frozenset().union(*(triggers for triggers, _ in self._sleeping))
+        for _, wake in woken:
+            wake()

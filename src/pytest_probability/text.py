@@ -1,12 +1,16 @@
-"""Text made safe to keep and to show: cut to a length, control characters escaped, long labels shortened,
-secrets redacted.
+"""Text made safe to keep and to show: well-formed, cut to a length, control characters escaped, long labels
+shortened, secrets redacted.
 
-A leaf: pure and standard-library only. Every value the plugin keeps (a
-message, a parameter, a transcript value, a span attribute) is cut by
-:func:`clip`; everything it prints goes through :func:`printable`, and each
-whole line of output that carries such text through :func:`printable_line`
-(no CI runner reads a command in it); what an exporter or an endpoint said
-goes through :func:`scrub`, and an endpoint is shown by :func:`redact_url`.
+A leaf: pure and standard-library only. Every text a user hands the plugin (a
+score's name and explanation, a transcript value, a model's name, a failure's
+message, a parameter, a span's attribute read for usage) is made
+:func:`well_formed` where the plugin takes it, so that everything after (each
+output, the journal, xdist's channel, the OpenTelemetry encoders) holds text
+that UTF-8 can encode. Every value the plugin keeps is cut by :func:`clip`;
+everything it prints goes through :func:`printable`, and each whole line of
+output that carries such text through :func:`printable_line` (no CI runner
+reads a command in it); what an exporter or an endpoint said goes through
+:func:`scrub`, and an endpoint is shown by :func:`redact_url`.
 """
 
 from __future__ import annotations
@@ -26,6 +30,39 @@ _SCAN_LIMIT = 65536
 
 #: C0 and C1 control characters, DEL, and the Unicode line and paragraph separators.
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+#: A surrogate code point: half of a UTF-16 pair, which UTF-8 cannot encode on its own.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def well_formed(text: str) -> str:
+    """``text`` as well-formed Unicode, which UTF-8 encodes: every surrogate code point that is half of a
+    pair joined to the character the pair encodes, every lone one (a model's answer cut inside an escaped
+    emoji, ``json.loads('"fine \\ud83d"')``; a file name's undecodable byte) replaced by U+FFFD, as a UTF-8
+    decoder replaces what it cannot read. Text without surrogates is returned as it is (the usual case:
+    one scan, no copy)."""
+    if text.isascii() or _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def well_formed_data(value: object) -> object:
+    """Plain builtins (dicts, lists, tuples, strings, numbers: a report as xdist sends it) with every string, key
+    or value, :func:`well_formed`; the very object when none needed it (one walk, no copy)."""
+    if isinstance(value, str):
+        return well_formed(value)
+    if isinstance(value, dict):
+        items = [(well_formed_data(k), well_formed_data(v)) for k, v in value.items()]
+        if all(new_k is k and new_v is v for (new_k, new_v), (k, v) in zip(items, value.items(), strict=True)):
+            return value
+        return dict(items)
+    if isinstance(value, (list, tuple)):
+        fixed = [well_formed_data(item) for item in value]
+        if all(new is old for new, old in zip(fixed, value, strict=True)):
+            return value
+        return type(value)(fixed)
+    return value
 
 
 def clip(text: str, limit: int) -> str:

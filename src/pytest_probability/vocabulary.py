@@ -66,6 +66,7 @@ ASYNC_MARKERS = frozenset({"asyncio", "anyio", "trio"})
 #: which judge its cases together: the comparison with the baseline, and one A/B arm's.
 BASELINE_KIND = "baseline"
 COMPARE_KIND = "compare"
+BENCHMARK_KINDS = (BASELINE_KIND, COMPARE_KIND)
 #: What the xfail reason of a judged case's failing run calls each kind (fixed words: logs and scripts match them).
 _XFAIL_WORDS = {GATE_KIND: "gate", BASELINE_KIND: "baseline", COMPARE_KIND: "comparison"}
 
@@ -163,3 +164,5 @@ CASE_ATTRIBUTE = "prob_case"
 WORKER_CHANNEL = "prob_gate_folder"
 #: ``error_type`` of the record of a run whose xdist worker crashed.
 CRASH_ERROR_TYPE = "WorkerCrashed"
+#: What wakes a feature asleep (``protocols.Registry.wake``) beside marker keywords: a run recorded a score.
+SCORED = "record_score()"

@@ -87,6 +87,11 @@ def bench_ab(style):
 """
 
 
+def written(pytester: pytest.Pytester, role: str) -> list[dict]:
+    """The module lists the last session's processes of ``role`` wrote (``main``, ``worker``)."""
+    return [json.loads(path.read_text()) for path in sorted(pytester.path.glob(f"modules-{role}-*.json"))]
+
+
 def loaded(pytester: pytest.Pytester, *args: str, role: str = "main", ret: int = 0) -> list[dict]:
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=120)
     assert result.ret == ret, result.stdout.str()
@@ -105,7 +110,8 @@ def session_dir(pytester: pytest.Pytester) -> pytest.Pytester:
 def test_a_session_without_benchmarks_imports_no_option_module(session_dir: pytest.Pytester) -> None:
     (found,) = loaded(session_dir, "test_plain.py")
     assert not OPTION_MODULES & set(found["modules"]), found["modules"]
-    assert "features.compare.comparing" in found["modules"]  # the wiring of comparisons: control that the list is real
+    assert not [m for m in found["modules"] if m.startswith("features.")], found["modules"]  # no feature is on
+    assert "configure" in found["modules"]  # the composition root: control that the list is real
     assert found["heavy"] == []
 
 
@@ -191,17 +197,11 @@ AGGREGATING_MODULES = {
     "aggregate.benchmarks",
     "maths.clusters",
     "report.intervals",
-    "features.spend.facet",
-    "features.spend.stopping",
-    "features.compare.facet",
-    "features.compare.readings",
     "report.explain",
     "report.readings",
     "report.benchmark_lines",
     "roles.serial",
     "roles.controller",
-    "features.scores.facet",
-    "maths.scores",
 }
 
 
@@ -214,3 +214,190 @@ def test_an_xdist_worker_imports_none_of_the_aggregating_modules(session_dir: py
     for worker in workers:
         assert not AGGREGATING_MODULES & set(worker["modules"]), worker["modules"]
         assert "decide.channel" in worker["modules"] and "collect.benchmark" in worker["modules"]
+
+
+# -- a session pays only for the features it uses (issue 44, item 8) ---------------------------------------
+
+#: Everything of the plugin that a session using no feature imports (benchmarks collected with default
+#: options), serially: its start-up. The composition root imports a feature's package only
+#: when the feature is on (``configure.FEATURES``); a module added to this list is paid by every session
+#: (benchmarks/import_time.py measures what each costs), so a change that needs one says why.
+SERIAL_STARTUP = frozenset(
+    {
+        *("aggregate", "aggregate.benchmarks", "aggregate.cases"),
+        *("collect", "collect.benchfiles", "collect.benchmark", "collect.items", "collect.nodeid"),
+        *("collect.order", "collect.scratch"),
+        *("compat", "compat.junitxml", "compat.otel", "compat.pytest", "compat.xdist"),
+        *("config", "config.marker", "config.options", "config.otel", "config.settings", "config.spec"),
+        *("config.values", "configure"),
+        *("decide", "decide.analysis", "decide.book", "decide.gates", "decide.results", "decide.settle"),
+        *("errors", "files", "groups", "maths", "maths.clusters", "maths.stats", "maths.stopping"),
+        *("model", "model.case", "model.outputs", "model.rows", "model.run", "otel", "otel.usage", "plugin"),
+        *("protocols", "record", "record.intake", "record.wire"),
+        *("report", "report.benchmark_lines", "report.explain", "report.intervals", "report.readings"),
+        *("report.terminal", "roles", "roles.interrupts", "roles.role", "roles.serial", "roles.wiring"),
+        *("run", "run.announce", "run.context", "run.key", "run.modules", "run.outcome", "run.phases"),
+        *("run.recording", "run.report", "session", "text", "vocabulary"),
+        # issue 44: a marker may ask for concurrent runs (``collect.eligible`` warns for a benchmark that cannot
+        # have them) and a process's figures may arrive (``record.concurrency``, ``report.concurrency``: plain
+        # classes, the model only with a figure); issue 46: the suite's default name, a settings field
+        *("collect.eligible", "config.suite", "record.concurrency", "report.concurrency"),
+    }
+)
+#: The xdist controller's: it collects nothing, and opens the decisions channel.
+CONTROLLER_STARTUP = (SERIAL_STARTUP - {"collect.benchmark", "collect.eligible"}) | {
+    "roles.controller",
+    "decide.channel",
+}
+#: An xdist worker's (every worker pays it): it executes runs and ships their records, and aggregates nothing.
+WORKER_STARTUP = frozenset(
+    {
+        *("collect", "collect.benchfiles", "collect.benchmark", "collect.items", "collect.nodeid"),
+        *("collect.order", "collect.scratch"),
+        *("compat", "compat.junitxml", "compat.otel", "compat.pytest", "compat.xdist"),
+        *("config", "config.marker", "config.options", "config.otel", "config.settings", "config.spec"),
+        *("config.values", "configure", "decide", "decide.channel", "errors", "files", "groups"),
+        *("maths", "maths.stats", "maths.stopping", "model", "model.case", "model.run", "otel", "otel.usage"),
+        *("plugin", "protocols", "record", "record.intake", "record.wire"),
+        *("roles", "roles.interrupts", "roles.role", "roles.wiring", "roles.worker"),
+        *("run", "run.announce", "run.context", "run.key", "run.modules", "run.outcome", "run.phases"),
+        *("run.recording", "run.report", "session", "text", "vocabulary"),
+        *("collect.eligible", "config.suite", "record.concurrency"),
+    }
+)
+
+
+#: Benchmarks with default options (no marker): a session that uses no feature.
+DEFAULT_BENCH = """
+def bench_one():
+    pass
+
+
+def bench_two():
+    pass
+"""
+
+
+def over_budget(modules: list[str], budget: frozenset[str]) -> list[str]:
+    return sorted(set(modules) - budget)
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_session_that_uses_no_feature_imports_no_more_than_its_start_up(
+    session_dir: pytest.Pytester, xdist: list[str]
+) -> None:
+    session_dir.makepyfile(bench_default=DEFAULT_BENCH)
+    (main,) = loaded(session_dir, *xdist, ret=0)
+    budget, role = (CONTROLLER_STARTUP, "roles.controller") if xdist else (SERIAL_STARTUP, "roles.serial")
+    assert role in main["modules"] and "decide.analysis" in main["modules"]  # the control: the list is real
+    assert not over_budget(main["modules"], budget), (
+        f"a session that uses no feature now imports {over_budget(main['modules'], budget)} too: every session "
+        "pays for them (docs/developer-guide.md, 'Lazy imports')"
+    )
+    workers = written(session_dir, "worker")
+    assert len(workers) == (2 if xdist else 0)
+    for worker in workers:
+        assert "roles.worker" in worker["modules"] and "collect.benchmark" in worker["modules"]
+        assert not over_budget(worker["modules"], WORKER_STARTUP), (
+            f"an xdist worker of a session that uses no feature now imports "
+            f"{over_budget(worker['modules'], WORKER_STARTUP)} too: every worker pays for them"
+        )
+
+
+#: Benchmarks that wake a feature asleep: by a marker keyword (compare=, stop=, score_range=), or by a run that
+#: records a score (no keyword). Each prints what only the feature prints, and exits as the feature decides.
+WAKING = {
+    "compare": (
+        """
+import pytest
+
+
+@pytest.mark.probability(runs=2, compare="style", margin=0.1)
+@pytest.mark.parametrize("q", [f"q{i}" for i in range(10)])
+@pytest.mark.parametrize("style", ["short", "long"])
+def bench_ab(style, q):
+    assert style == "short"
+""",
+        1,
+        [
+            "*Comparisons (A/B)*",
+            "*ab*[[]style[]] long vs short*FAIL*",
+            "FAILED bench_wakes.py::bench_ab[[]compare:long[]]*",
+        ],
+    ),
+    "spend": (
+        """
+import pytest
+
+
+@pytest.mark.probability(runs=12, min_rate=0.5, stop="curtail")
+def bench_stops():
+    assert False
+""",
+        1,
+        ["*Stopped: 1 case(s) decided early (by marker)*"],
+    ),
+    "scores": (
+        """
+import pytest
+
+from pytest_probability import record_score
+
+
+@pytest.mark.probability(runs=3, score_range=(0, 10))
+def bench_graded():
+    record_score(7)
+""",
+        0,
+        ["*graded*3/3*score 7*"],
+    ),
+    "scores recorded": (
+        """
+from pytest_probability import record_score
+
+
+def bench_graded():
+    record_score(0.5)
+""",
+        0,
+        ["*graded*1/1*score 0.5*"],
+    ),
+}
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.parametrize("case", list(WAKING))
+def test_a_feature_asleep_wakes_where_the_session_needs_it(
+    session_dir: pytest.Pytester, case: str, xdist: list[str]
+) -> None:
+    """compare=, stop= and score_range= wake their feature at collection (every process that collects) and
+    as the case's first record comes in (the aggregating process); a score recorded wakes the scores where
+    records come in only. The session prints and exits as with the feature on from the start."""
+    source, ret, lines = WAKING[case]
+    session_dir.makepyfile(bench_wakes=source)
+    feature = f"features.{case.split()[0]}.feature"
+    result = session_dir.runpytest_subprocess("-p", "no:cacheprovider", *xdist, timeout=120)
+    assert result.ret == ret, result.stdout.str()
+    result.stdout.fnmatch_lines(lines)
+    (main,) = written(session_dir, "main")
+    assert feature in main["modules"]
+    for worker in written(session_dir, "worker"):
+        # a worker wakes a feature on the marks it collects; a score recorded changes nothing there
+        assert (feature in worker["modules"]) is (case in ("compare", "scores")), worker["modules"]
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_report_of_every_field_turns_on_the_features_it_shows_where_it_is_written(
+    session_dir: pytest.Pytester, xdist: list[str]
+) -> None:
+    """--prob-json shows every feature's fields (rows[].stopped, comparisons, rows[].scores, even empty): the
+    process that writes it has spend, comparisons and scores on; an xdist worker writes nothing and keeps
+    them asleep."""
+    session_dir.makepyfile(bench_default=BENCH)
+    (main,) = loaded(session_dir, *xdist, "--prob-json=report.json")
+    assert {"features.spend.feature", "features.compare.feature", "features.scores.feature"} <= set(main["modules"])
+    report = json.loads((session_dir.path / "report.json").read_text())
+    assert report["comparisons"] == [] and report["stopping"]["mode"] == "off"
+    assert all(row["stopped"] is None and row["scores"] == {} for row in report["rows"])
+    for worker in written(session_dir, "worker"):
+        assert not [m for m in worker["modules"] if m.startswith("features.")], worker["modules"]

@@ -578,7 +578,7 @@ MALFORMED = {
         "ten",
         "shard.runs_selected['bench_x.py::bench_uneven'] must be a whole number",
     ),
-    "collected": (("shard", "collected"), "abc", "shard.collected must be an object or null"),
+    "collected": (("shard", "collected"), "abc", "shard.collected must be an object, got 'abc'"),
     "compare": (("shard", "compare"), [1], "shard.compare must be an object or null"),
     "no-cases": (("cases",), DELETE, "cases is missing"),
     "cases-object": (("cases",), {}, "cases must be an array"),

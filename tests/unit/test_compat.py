@@ -115,6 +115,7 @@ NEEDED: list[tuple[str, str, str | Callable[[], Any], tuple[str, ...]]] = [
     ("pytest", "compat.pytest.metafunc_calls", "_pytest.python:Metafunc", ("_calls",)),
     ("pytest", "compat.pytest.rewriting_hook", "_pytest.assertion.rewrite:", ("assertstate_key",)),
     ("pytest", "compat.pytest.from_caller", "_pytest.compat:", ("get_real_func",)),
+    ("pytest", "compat.pytest.is_direct_parameter", "_pytest.python:", ("get_direct_param_fixture_func",)),
     ("pytest", "compat.pytest.from_caller", "_pytest._code:", ("Code",)),
     ("pytest", "compat.junitxml.suite_property", "_pytest.junitxml:", ("xml_key", "LogXML")),
     ("pytest", "compat.junitxml.suite_property", "_pytest.junitxml:LogXML", ("add_global_property",)),
@@ -124,6 +125,12 @@ NEEDED: list[tuple[str, str, str | Callable[[], Any], tuple[str, ...]]] = [
         "compat.xdist.pending_after_crash",
         "xdist.scheduler.load:LoadScheduling",
         ("node2pending", "collection"),
+    ),
+    (
+        "pytest-xdist",
+        "compat.xdist.ahead_scheduling",
+        "xdist.scheduler.load:LoadScheduling",
+        ("check_schedule", "_send_tests", "pending", "node2pending"),
     ),
     (
         "opentelemetry-exporter-otlp-proto-http",
@@ -203,3 +210,96 @@ def test_pytest_keeps_a_node_id_compat_can_set() -> None:
     assert "_id" in known or "_nodeid" in known, f"pytest {version} keeps neither _id nor _nodeid on its nodes"
     if "_id" in known:
         assert hasattr(_object("_pytest.nodeid:"), "NodeId"), f"pytest {version} has _id but no _pytest.nodeid.NodeId"
+
+
+def test_a_worker_sees_its_queue_from_pytest_xdist_3_5_and_says_why_not_before() -> None:
+    """``compat.xdist.worker_queue`` reads ``WorkerInteractor.nextitem_index`` and ``.torun`` (a ``queue.Queue``
+    in 3.5 and 3.6, a ``TestQueue`` with ``lock()`` since 3.7); before 3.5 the queue was a local variable, and
+    concurrent runs execute one at a time in each worker, with a warning that names the version."""
+    from packaging.version import Version
+
+    version = Version(_version("pytest-xdist"))
+    owner = _object("xdist.remote:WorkerInteractor")
+    known = class_attributes(owner)
+    if version >= Version("3.5"):
+        assert {"torun", "nextitem_index"} <= known, f"pytest-xdist {version} lacks the worker's queue"
+    else:
+        assert "torun" not in known
+
+
+def test_worker_queue_reads_every_kind_of_queue() -> None:
+    """What ``compat.xdist.worker_queue`` gives for a worker whose next item and queue are known, for the
+    queues of each version, and None in a process that is no worker."""
+    import queue as queues
+    import threading
+    import types
+    from contextlib import contextmanager
+
+    from pytest_probability.compat import xdist
+
+    class WorkerInteractor:
+        def __init__(self, torun: Any) -> None:
+            self.nextitem_index, self.torun = 3, torun
+
+    class TestQueue:
+        def __init__(self, items: list[Any]) -> None:
+            self._items = items
+            self._lock = threading.RLock()
+
+        @contextmanager
+        def lock(self) -> Any:
+            with self._lock:
+                yield self._items
+
+    def config_of(*plugins: Any) -> Any:
+        return types.SimpleNamespace(pluginmanager=types.SimpleNamespace(get_plugins=lambda: set(plugins)))
+
+    plain: queues.Queue[Any] = queues.Queue()
+    for index in (4, 5, object()):  # 3.5's SHUTDOWN_MARK is an object, not a position
+        plain.put(index)
+    for torun in (plain, TestQueue([4, 5, "shutdown"])):
+        queued = xdist.worker_queue(config_of(object(), WorkerInteractor(torun)))
+        assert queued is not None and queued() == [3, 4, 5]
+    assert xdist.worker_queue(config_of(object())) is None
+
+
+def test_the_ahead_scheduling_keeps_enough_runs_queued_on_each_worker(pytester: pytest.Pytester) -> None:
+    """Under ``-n 2`` with concurrent runs, each worker is kept ``ahead`` items queued (never more than its share
+    of what is left), also after items that took 0.1 s or more, where xdist's own load scheduling waits while
+    two are queued; the items still go out in collection order."""
+    import types
+
+    from xdist.scheduler import LoadScheduling
+
+    from pytest_probability.compat import xdist
+
+    class Node:
+        def __init__(self, name: str) -> None:
+            self.name, self.sent, self.shutting_down = name, [], False
+            self.gateway = types.SimpleNamespace(id=name)
+
+        def send_runtest_some(self, indices: list[int]) -> None:
+            self.sent.extend(indices)
+
+        def shutdown(self) -> None:
+            self.shutting_down = True
+
+    def drive(scheduler: Any) -> list[Node]:
+        nodes = [Node("gw0"), Node("gw1")]
+        collection = [f"bench_x.py::bench_y::c[run{n}]" for n in range(1, 65)]
+        for node in nodes:
+            scheduler.add_node(node)
+        for node in nodes:
+            scheduler.add_node_collection(node, collection)
+        scheduler.schedule()
+        for node in nodes:  # each finishes its first item; it took 0.5 s (a run awaited its call)
+            scheduler.mark_test_complete(node, node.sent[0], duration=0.5)
+        return nodes
+
+    config = pytester.parseconfigure("--tx", "2*popen", "--dist", "load")
+    ours = drive(xdist.ahead_scheduling(config, None, ahead=16))
+    assert [len(node.sent) for node in ours] == [17, 17]  # 16 queued after the one that finished
+    sent = [index for node in ours for index in node.sent]
+    assert sorted(sent) == list(range(34))  # what went out is the collection's first 34, in order
+    theirs = drive(LoadScheduling(config, None))
+    assert all(len(node.sent) < 17 for node in theirs)  # xdist's own keeps them short

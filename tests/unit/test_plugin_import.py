@@ -11,8 +11,7 @@ import pytest
 import pytest_probability
 from pytest_probability import errors
 from pytest_probability.collect.items import Run
-from pytest_probability.config import marker
-from pytest_probability.features.compare import comparing as comparisons
+from pytest_probability.config import marker, options
 from pytest_probability.features.compare.facet import _MARKUP
 from pytest_probability.maths import twostats
 from pytest_probability.run import recording
@@ -96,10 +95,11 @@ def test_a_run_is_judged_by_its_gate_by_default() -> None:
 
 
 def test_the_comparison_options_are_the_declared_ones(pytester: pytest.Pytester) -> None:
-    """comparisons.requested checks every option and ini key of the comparisons group."""
+    """options.comparisons_requested (the composition root's decision) checks every option and ini key of the
+    comparisons group."""
     config = pytester.parseconfig()
     group = next(g for g in config._parser._groups if g.name == "probability-compare")
-    assert {o.dest for o in group.options} == set(comparisons.OPTIONS)
-    for name, default in comparisons.INI_DEFAULTS.items():
+    assert {o.dest for o in group.options} == set(options.COMPARE_OPTIONS)
+    for name, default in options.COMPARE_INI_DEFAULTS.items():
         assert str(config.getini(name)).strip() == default
-    assert not comparisons.requested(config)
+    assert not options.comparisons_requested(config)

@@ -46,6 +46,7 @@ def test_no_current_run_outside_a_benchmark():
         (lambda: record_cost(0.1), "record_cost"),
         # Outside a run comes first, even for values that are wrong too.
         (lambda: record_cost(-1), "record_cost"),
+        (api.current_run, "current_run"),
     ],
 )
 def test_outside_a_run_is_a_runtime_error_that_says_so(call, name):
@@ -62,6 +63,26 @@ def test_start_and_finish_set_the_current_run():
     finally:
         context.finish()
     assert context.current_run() is None
+
+
+def test_current_run_is_the_calling_contexts_run_else_the_processs():
+    import contextvars
+
+    from pytest_probability import RunInfo, current_run
+
+    context.start(CASE, 2, "bench_x.py::bench_a::run2")
+    try:
+        assert current_run() == RunInfo("a", "bench_x.py::bench_a", 2, "bench_x.py::bench_a::run2")
+        ahead = context.make(CASE, 5, "bench_x.py::bench_a::run5")  # a run executing ahead, in its own context
+
+        def in_its_context() -> RunInfo:
+            context.enter(ahead)
+            return current_run()
+
+        assert contextvars.copy_context().run(in_its_context).run == 5
+        assert current_run().run == 2  # the process's is unchanged
+    finally:
+        context.finish()
 
 
 # -- record_usage inputs --------------------------------------------------------------

@@ -34,6 +34,7 @@ from ..session import Session, get
 from ..text import printable, printable_lines
 from ..vocabulary import benchmark_verdict_name, run_text, verdict_item_name, verdict_key
 from . import scratch
+from .eligible import one_at_a_time
 from .items import Run, VerdictItem
 from .nodeid import id_parts
 
@@ -54,6 +55,8 @@ class Benchmark(pytest.Collector):
         self.prob_callable = False
         #: pytest-asyncio's leaf class for its runs: False until asked (:meth:`_run_class`).
         self._asyncio_leaf: Any = False
+        #: Whether its runs were found to execute one at a time although asked for more (warned once).
+        self._warned_ahead = False
 
     def run_id(self, case_id: str, run: int, plain: bool = False) -> Any:
         """The structured node id (pytest >= 9.1) of run ``run`` of case ``case_id``, built from this
@@ -98,12 +101,14 @@ class Benchmark(pytest.Collector):
         those items, or raises what collecting them raised (reported as this
         benchmark's collection error, as without verdicts)."""
         session = get(self.config)
-        if not session.parts.verdict_kinds or not session.stats.gate_items:
+        parts = session.parts
+        if not (parts.verdict_kinds or parts.asleep) or not session.stats.gate_items:
             return [self]
         try:
             marks = marker_kwargs(self._inherited_marks())
         except MarkerError:
             return [self]  # collect() reports it
+        parts.wake(marks)  # a feature asleep until a benchmark is marked for it (compare=)
         kinds = [kind for kind in session.parts.verdict_kinds if kind.considers(marks)]
         if not kinds:
             return [self]
@@ -263,6 +268,8 @@ class Benchmark(pytest.Collector):
         if (too_many := collecting.take_runs(count, key, session.settings.max_runs)) is not None:
             raise self.CollectError(printable_lines(too_many))
         marks = tuple(sorted((k, v) for k, v in kwargs.items() if k != "runs"))
+        if session.parts.asleep:
+            session.parts.wake(kwargs)  # a feature asleep until a case is marked for it, before its spec
         try:
             spec = session.specs.for_marks(marks, count)  # one per distinct (marks, runs)
         except ValueError as exc:
@@ -312,6 +319,9 @@ class Benchmark(pytest.Collector):
             if spec.gated:  # the class defaults say: not gated, judged by a gate
                 run.prob_gated = True
             items.append(run)
+        if not self._warned_ahead and (warning := one_at_a_time(self.nodeid, session, case.marks, first, self.obj)):
+            self._warned_ahead = True
+            self.warn(warning)
         if not session.stats.gate_items or not spec.gated:
             return
         item = VerdictItem.from_parent(

@@ -18,6 +18,11 @@ these there is no public name:
 * :func:`rewriting_hook`: the assertion rewriting hook, to give it the benchmark files' patterns
   (``assertstate_key``; ``register_assert_rewrite`` takes module names, not file patterns:
   pytest-dev/pytest#6377);
+* :func:`is_direct_parameter`: whether a fixture definition is pytest's stand-in for a directly
+  parametrized argument (``_pytest.python.get_direct_param_fixture_func``: its value is the callspec's,
+  made by no code), so that a run whose only function-scoped "fixtures" are its parameters may execute
+  ahead of its item (``--prob-concurrency``). pytest has no public name for it (a ``DirectParamFixtureDef``
+  class since 9.0, still in a private module);
 * :func:`short_report`: pytest's own short report of a failure (``Item._repr_failure_py``), so that a
   run span's stack trace is what pytest prints, made cheaply (:func:`from_caller`: ``Function._obj``,
   ``_pytest.compat.get_real_func``, ``_pytest._code.Code``, to cut the traceback as pytest does).
@@ -42,6 +47,13 @@ def case_templates(collector: Any, name: str, obj: Any) -> Iterator[Any]:
 def fixtureinfo(function: Any) -> Any:
     """A template ``Function``'s fixture closure (pytest's ``FuncFixtureInfo``)."""
     return function._fixtureinfo
+
+
+def is_direct_parameter(fixturedef: Any) -> bool:
+    """Whether ``fixturedef`` stands for a directly parametrized argument, whose value is the callspec's."""
+    from _pytest.python import get_direct_param_fixture_func
+
+    return getattr(fixturedef, "func", None) is get_direct_param_fixture_func
 
 
 def metafunc_calls(metafunc: Any) -> list[Any] | None:

@@ -13,13 +13,13 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..maths import stats, stopping
-from .values import check_score_name, parse_runs, parse_score_range, percent_hint, score_number
+from .values import check_score_name, parse_concurrency, parse_runs, parse_score_range, percent_hint, score_number
 
 if TYPE_CHECKING:
     from .settings import Settings
 
 MARKER_LINE = (
-    "probability(runs=N, min_rate=R, min_passes=K, confidence=C, method=M, prior=(a, b), "
+    "probability(runs=N, concurrency=K, min_rate=R, min_passes=K, confidence=C, method=M, prior=(a, b), "
     "latency_quantile=Q, max_latency=S, stop=MODE, margin=M, equivalence=B, compare=ARG, baseline=VALUE, "
     "min_score=BAR, score_range=(LOW, HIGH)): "
     "runs, gates and comparisons of this benchmark or pytest.param; "
@@ -117,6 +117,7 @@ def _named(parse: Callable[[Any], Any], keyword: str) -> Callable[[Any], Any]:
 #: "Gates"); the comparisons (baselines and A/B).
 KEYWORDS: dict[str, Callable[[Any], Any]] = {
     "runs": lambda value: parse_runs(value, source="probability(runs=...)"),
+    "concurrency": lambda value: parse_concurrency(value, source="probability(concurrency=...)"),
     "min_rate": _rate,
     "min_passes": _passes,
     "confidence": _named(stats.parse_confidence, "confidence"),
@@ -164,6 +165,17 @@ def marker_kwargs(marks: Iterable[Any]) -> dict[str, Any]:
             except (TypeError, ValueError) as exc:
                 raise MarkerError(str(exc)) from None
     return merged
+
+
+def concurrency_of(settings: Settings, marks: Iterable[tuple[str, Any]]) -> int:
+    """A case's runs in flight at once (its parsed marks, ``CaseRef.marks``): as for runs, the command line
+    wins over the marker, the marker over the ini key."""
+    if settings.cli_concurrency is not None:
+        return settings.cli_concurrency
+    for key, value in marks:
+        if key == "concurrency":
+            return int(value)
+    return settings.ini_concurrency
 
 
 def runs_for_case(settings: Settings, kwargs: Mapping[str, Any]) -> int:

@@ -10,12 +10,37 @@ from __future__ import annotations
 import pytest
 
 from ..vocabulary import ADJUSTMENTS
-from .values import argparse_type, parse_delay, parse_runs
+from .values import argparse_type, parse_concurrency, parse_delay, parse_runs
 
 DEFAULT_PATTERN = "bench_*.py"
 #: Most runs (cases × runs) one session may collect, unless ini ``prob_max_runs`` says otherwise.
 #: Each run is a pytest item (about 1-2 KiB): a million is already a large session.
 DEFAULT_MAX_RUNS = 1_000_000
+
+#: Command-line options and ini keys (with their defaults) of comparisons: any of them set, and the session
+#: compares from its start (every value validated at configure); otherwise the comparisons sleep until a
+#: case marked ``compare=`` wakes them (the composition root's decision: ``configure.FEATURES``).
+COMPARE_OPTIONS = (
+    "prob_baseline",
+    "prob_history",
+    "prob_margin",
+    "prob_adjust",
+    "prob_compare",
+    "prob_plan",
+    "prob_plan_drop",
+    "prob_plan_power",
+    "prob_plan_assume",
+    "prob_plan_flake",
+    "prob_plan_report",
+)
+COMPARE_INI_DEFAULTS = {"prob_history_depth": "7", "prob_margin": "", "prob_adjust": "holm", "prob_compare": ""}
+
+
+def comparisons_requested(config: pytest.Config) -> bool:
+    """Whether an option or ini key of comparisons is set (a baseline, --prob-compare, --prob-plan, ...)."""
+    if any(config.getoption(name) not in (None, False, []) for name in COMPARE_OPTIONS):
+        return True
+    return any(str(config.getini(name)).strip() != default for name, default in COMPARE_INI_DEFAULTS.items())
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -39,6 +64,15 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         metavar="SECONDS",
         help="Sleep SECONDS between runs (never before the first), e.g. to respect rate limits.",
+    )
+    group.addoption(
+        "--prob-concurrency",
+        type=argparse_type(parse_concurrency),
+        default=None,
+        metavar="K",
+        help="Keep up to K runs in flight at once in each process (async benchmarks as tasks on their event "
+        "loop, sync ones in threads); each still reports as its own test. Wins over markers and the "
+        "prob_concurrency ini key (default 1: one run at a time).",
     )
     group.addoption(
         "--prob-json",
@@ -281,6 +315,9 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("prob_runs", "Runs per case when neither --prob-runs nor a marker says (default 1).", default="1")
     parser.addini("prob_transpose", "Run run-major across the session (default false).", default="false")
     parser.addini("prob_delay", "Seconds to sleep between runs (default 0).", default="0")
+    parser.addini(
+        "prob_concurrency", "Runs in flight at once in each process (--prob-concurrency wins; default 1).", default="1"
+    )
     parser.addini("prob_shard", "K/N: run only shard K of N (--prob-shard wins; default: not sharded).", default="")
     parser.addini("prob_json", "Path of the JSON report (--prob-json wins).", default="")
     parser.addini(

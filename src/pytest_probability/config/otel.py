@@ -17,14 +17,16 @@ import os
 import re
 import urllib.parse
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ..text import redact_url
 from .values import pick
+
+if TYPE_CHECKING:
+    from .otel_settings import OtelSettings
 
 PROTOCOLS = ("http/protobuf", "grpc")
 CAPTURE_MODES = ("all", "ids")
@@ -97,7 +99,8 @@ def add_options(parser: pytest.Parser) -> None:
         "--prob-suite",
         default=None,
         metavar="NAME",
-        help="Suite name on every span and metric (test.suite.name); default the rootdir name.",
+        help="Suite name on every span and metric (test.suite.name), and of shards and journals; default the "
+        "repository's name (with the rootdir's path in it), else the rootdir's name.",
     )
     parser.addini("prob_otel", "auto, on or off (default auto).", default="auto")
     parser.addini("prob_otel_file", "Path of the OTLP JSON-lines file.", default="")
@@ -106,42 +109,7 @@ def add_options(parser: pytest.Parser) -> None:
         "prob_otel_timeout", "Extra seconds export may add in total (default 10).", default=str(DEFAULT_TIMEOUT)
     )
     parser.addini("prob_otel_capture", "all or ids (default all).", default="all")
-    parser.addini("prob_suite", "Suite name (test.suite.name); default the rootdir name.", default="")
-
-
-@dataclass(frozen=True)
-class OtelSettings:
-    """Validated export settings.
-
-    ``endpoints``: per signal sent to the network, the endpoint URL the plugin
-    gives the SDK's exporter, or ``""`` when the exporter reads it from the
-    ``OTEL_EXPORTER_OTLP_*`` variables itself. A signal not in it is not sent.
-    """
-
-    endpoints: dict[str, str]
-    protocols: dict[str, str]
-    timeout: float
-    file: Path | None
-    spill: Path | None
-    capture: str
-    suite: str
-    traceparent: str | None
-    tracestate: str | None = None
-    notes: tuple[str, ...] = field(default=())
-    metrics_on: bool = True
-    #: Whether log records are exported at all (an endpoint, or the OTLP file).
-    logs_on: bool = True
-    #: OTEL_*_LIMIT variables that are not whole numbers: the SDK cannot even be
-    #: imported with one set (it raises at import), so export removes them first.
-    bad_limits: tuple[str, ...] = ()
-
-    @property
-    def network(self) -> bool:
-        return bool(self.endpoints)
-
-    @property
-    def capture_values(self) -> bool:
-        return self.capture == "all"
+    parser.addini("prob_suite", "Suite name (test.suite.name); default the repository's name.", default="")
 
 
 def signal_url(base: str, signal: str) -> str:
@@ -304,6 +272,8 @@ def resolve(config: pytest.Config, env: Mapping[str, str] | None = None) -> Otel
             traceparent = check_traceparent(_env(env, "TRACEPARENT"), "TRACEPARENT")
         except pytest.UsageError as exc:
             notes.append(f"OpenTelemetry: ignored {exc}")
+    from .otel_settings import OtelSettings  # export on: a session without export does not create the class
+
     return OtelSettings(
         endpoints=endpoints,
         protocols=protocols,

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..groups import leaf
+from ..text import well_formed
 
 #: Never retried, whatever the list says: a wrong answer, or pytest's own outcomes.
 NEVER = (AssertionError, KeyboardInterrupt, SystemExit, GeneratorExit)
@@ -159,5 +160,5 @@ def describe(exc: BaseException) -> tuple[str, str]:
     klass = type(exc)
     module = klass.__module__
     name = klass.__qualname__ if module in ("builtins", "__main__") else f"{module}.{klass.__qualname__}"
-    text = str(exc).strip().splitlines()
-    return name, (text[0][:500] if text else klass.__name__)
+    text = well_formed(str(exc)).strip().splitlines()
+    return well_formed(name), (text[0][:500] if text else klass.__name__)

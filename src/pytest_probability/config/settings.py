@@ -18,10 +18,12 @@ import pytest
 from ..maths import stats, stopping
 from ..vocabulary import FAILED, SPAN_FILL, SPAN_USAGE_MODES
 from .options import DEFAULT_MAX_RUNS, DEFAULT_PATTERN
+from .suite import default_suite
 from .values import (
     check_trace_url,
     parse_bool,
     parse_choice,
+    parse_concurrency,
     parse_delay,
     parse_fraction,
     parse_limit,
@@ -85,7 +87,8 @@ class Settings:
     #: the journal's path is no setting of the runs (each shard has its own journal, and the merge
     #: compares the shards' settings).
     journal: Path | None = None
-    #: The suite's name (``--prob-suite``, else the rootdir's): what shards and journals are checked against.
+    #: The suite's name (``--prob-suite``, else the repository's: ``config.suite``): what shards and journals are
+    #: checked against.
     #: Not in :meth:`to_dict` (the JSON report's ``settings``): the shard's and the journal's own fields hold it.
     suite: str = ""
     #: The CI summary's path (``--prob-summary``, else ``$GITHUB_STEP_SUMMARY``); None: no summary.
@@ -103,6 +106,12 @@ class Settings:
     flaky_bar: float = 0.95
     broken_runs: int = 10
     fixed_nights: int = 3
+    #: Runs in flight at once in each process: ``--prob-concurrency`` (wins over markers), ini
+    #: ``prob_concurrency`` (markers win over it). Not in :meth:`to_dict`: how many runs were in flight
+    #: changes no result, so a journal resumes, and shards merge, whatever each used (the report's
+    #: ``concurrency`` object says what each did).
+    cli_concurrency: int | None = None
+    ini_concurrency: int = 1
 
     @property
     def budgeted(self) -> bool:
@@ -211,6 +220,7 @@ def resolve(config: pytest.Config) -> Settings:
         transpose = parse_bool(value, source)
         value, source = pick(config, "prob_delay")
         delay = parse_delay(value, source=source)
+        ini_concurrency = parse_concurrency(config.getini("prob_concurrency"), source="ini prob_concurrency")
         gate_timeout = parse_delay(config.getini("prob_gate_timeout"), source="ini prob_gate_timeout")
         max_runs = parse_runs(config.getini("prob_max_runs"), source="ini prob_max_runs")
         limits = {}
@@ -242,6 +252,7 @@ def resolve(config: pytest.Config) -> Settings:
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
     cli_runs = config.getoption("prob_runs")
+    cli_concurrency = config.getoption("prob_concurrency")
     for runs, source in ((cli_runs, f"--prob-runs={cli_runs}"), (ini_runs, f"ini prob_runs = {ini_runs}")):
         if runs is not None and runs > max_runs:
             raise pytest.UsageError(too_many_runs(runs, max_runs, f"{source} asks for at least {runs:,} runs"))
@@ -270,7 +281,10 @@ def resolve(config: pytest.Config) -> Settings:
         flaky_bar=flaky_bar,
         broken_runs=broken_runs,
         fixed_nights=fixed_nights,
-        suite=str(config.getoption("prob_suite") or config.getini("prob_suite") or "").strip() or config.rootpath.name,
+        cli_concurrency=cli_concurrency,
+        ini_concurrency=ini_concurrency,
+        suite=str(config.getoption("prob_suite") or config.getini("prob_suite") or "").strip()
+        or default_suite(config.rootpath),
         **limits,
     )
 

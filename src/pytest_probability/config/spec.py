@@ -145,6 +145,12 @@ class Specs:
         self.makers = tuple(makers)
         self.cache: dict[Any, CaseSpec] = {}
 
+    def extend(self, makers: Sequence[CriteriaMaker]) -> None:
+        """A woken feature's criteria makers (``roles.wiring.Sleeper``). The specs made before stay: a feature
+        wakes on the marker keywords its makers read, before a spec of marks that hold them is made, so the
+        makers would have added nothing to those."""
+        self.makers += tuple(makers)
+
     def of(self, case: CaseRef) -> CaseSpec:
         """The case's spec."""
         return self.for_marks(case.marks, case.runs)

@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from ..text import well_formed
+
 
 def pick(config: pytest.Config, name: str, ini: str | None = None) -> tuple[Any, str]:
     """The command line's value of option ``name`` (its dest), else ini key ``ini`` (default: the
@@ -101,6 +103,21 @@ def parse_shard(value: Any, *, source: str = "--prob-shard") -> tuple[int, int] 
     return k, n
 
 
+#: Most runs one process keeps in flight at once (``--prob-concurrency``): a thread or a task each, and a
+#: connection each to the provider. More than any provider's rate limit allows one client.
+MAX_CONCURRENCY = 1000
+
+
+def parse_concurrency(value: Any, *, source: str = "--prob-concurrency") -> int:
+    """A whole number of runs in flight at once, 1 to :data:`MAX_CONCURRENCY`."""
+    number = _whole(value, source, "a whole number")
+    if number < 1:
+        raise ValueError(f"{source} must be at least 1, got {number}")
+    if number > MAX_CONCURRENCY:
+        raise ValueError(f"{source} must be at most {MAX_CONCURRENCY} (runs in flight in one process), got {number}")
+    return number
+
+
 def parse_delay(value: Any, *, source: str = "--prob-delay") -> float:
     """A non-negative, finite number of seconds."""
     try:
@@ -138,7 +155,10 @@ def percent_hint(number: float, percent_sign: bool = False) -> str:
     without one. Values between 1 and 2 (``1.5``) get no hint: 1.5 % is no plausible bar, and such a
     value is more often a slip than a percentage (the reference's rule, docs/reference.md).
     """
-    if not math.isfinite(number):
+    try:
+        if not math.isfinite(number):
+            return ""
+    except OverflowError:  # an integer past a float (a marker's min_rate=10**400)
         return ""
     if (percent_sign and 0 < number <= 100) or 2 <= number <= 100:
         return f" (did you mean {number / 100:g}?)"
@@ -227,10 +247,11 @@ RESERVED_SCORE_PREFIX = "probability."
 
 def check_score_name(name: Any, source: str = "the score's name") -> str:
     """A score's name: non-empty text of at most :data:`SCORE_NAME_LIMIT` characters, no control character, not
-    in the plugin's own namespace (:data:`RESERVED_SCORE_PREFIX`)."""
+    in the plugin's own namespace (:data:`RESERVED_SCORE_PREFIX`); well-formed
+    (:func:`~pytest_probability.text.well_formed`: a lone surrogate becomes U+FFFD)."""
     if not isinstance(name, str):
         raise TypeError(f"{source} must be text, got {name!r}")
-    text = name.strip()
+    text = well_formed(name.strip())
     if not text or len(text) > SCORE_NAME_LIMIT or any(ord(c) < 32 or ord(c) == 127 for c in text):
         raise ValueError(f"{source} must be 1 to {SCORE_NAME_LIMIT} printable characters, got {name!r}")
     if text.lower().startswith(RESERVED_SCORE_PREFIX):
@@ -241,17 +262,40 @@ def check_score_name(name: Any, source: str = "the score's name") -> str:
     return text
 
 
+#: The largest magnitude of a score range's ends (so of every score, threshold and bar): 10**15, where a
+#: float still holds every whole number, and far below where any sum the statistics make of a session's
+#: scores (their squares included, over any number of runs) could overflow a float.
+SCORE_LIMIT = 1e15
+
+
 def score_number(value: Any, what: str) -> float:
-    """A finite real number (not a bool, not text), for a score, a threshold or a bar."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    """A finite real number, for a score, a threshold or a bar: any ``numbers.Real`` (``int``, ``float``,
+    ``fractions.Fraction``, NumPy's scalars such as ``float32`` and ``int64``) or ``decimal.Decimal``, but not a
+    bool (nor NumPy's) and not text."""
+    if isinstance(value, bool) or not _real(value):  # NumPy's bool_ is no numbers.Real
         raise TypeError(f"{what} must be a number, got {value!r}")
     try:
         number = float(value)
-    except OverflowError:
-        raise ValueError(f"{what} must be a finite number, got an integer of {len(str(abs(value)))} digits") from None
+    except (OverflowError, ArithmeticError, ValueError):  # past a float (an int, a Fraction), or a Decimal NaN
+        raise ValueError(f"{what} must be a finite number, got {_shown_number(value)}") from None
     if not math.isfinite(number):
-        raise ValueError(f"{what} must be a finite number, got {value!r}")
+        raise ValueError(f"{what} must be a finite number, got {_shown_number(value)}")
     return number
+
+
+def _real(value: Any) -> bool:
+    import decimal
+    import numbers
+
+    return isinstance(value, (numbers.Real, decimal.Decimal))
+
+
+def _shown_number(value: Any) -> str:
+    """A number as a message shows it: a whole number too long to read by its digits."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**30:
+        return f"an integer of {len(str(abs(value)))} digits"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 def parse_min_scores(values: Any, source: str = "--prob-min-score") -> tuple[tuple[str, float], ...]:
@@ -290,4 +334,6 @@ def parse_score_range(value: Any) -> tuple[float, float]:
         raise TypeError(f"a score range is 'low,high' text or a pair of numbers, got {value!r}")
     if not (math.isfinite(low) and math.isfinite(high)) or not low < high:
         raise ValueError(f"the score range needs finite low < high, got {low:g}, {high:g}")
+    if max(-low, high) > SCORE_LIMIT:
+        raise ValueError(f"the score range's ends must be within ±{SCORE_LIMIT:,.0f} (10**15), got {low:g}, {high:g}")
     return low, high

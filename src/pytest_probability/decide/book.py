@@ -33,7 +33,16 @@ from ..model.rows import Counts, Row
 from ..model.run import RunRecord, Usage
 from ..protocols import Link, RecordSink, Registry, VerdictKind
 from ..session import Scope
-from ..vocabulary import DECIDED, GATE_KIND, PASSED, WORKER_CHANNEL, benchmark_verdict_id, parse_run_id, verdict_item_id
+from ..vocabulary import (
+    BENCHMARK_KINDS,
+    DECIDED,
+    GATE_KIND,
+    PASSED,
+    WORKER_CHANNEL,
+    benchmark_verdict_id,
+    parse_run_id,
+    verdict_item_id,
+)
 from .analysis import RowAnalysis, analyze_row, verdict_text
 
 if TYPE_CHECKING:
@@ -94,6 +103,7 @@ class DecisionBook(RecordSink):
     #: Whether :meth:`expect` has learned the session's items.
     _learned: bool = False
     _kinds: dict[str, VerdictKind] | None = None
+    _kinds_revision: int = -1
 
     @property
     def folder(self) -> Path | None:
@@ -101,9 +111,10 @@ class DecisionBook(RecordSink):
 
     @property
     def kinds(self) -> dict[str, VerdictKind]:
-        """The benchmark verdict kinds, by name (final once the session's extension points are frozen)."""
-        if self._kinds is None or not self.parts.frozen:
+        """The benchmark verdict kinds, by name (as registered now: a feature that wakes may add some)."""
+        if self._kinds is None or self._kinds_revision != self.parts.revision:
             self._kinds = {kind.kind: kind for kind in self.parts.verdict_kinds}
+            self._kinds_revision = self.parts.revision
         return self._kinds
 
     def open_channel(self) -> Path:
@@ -148,6 +159,13 @@ class DecisionBook(RecordSink):
         keys = keys or {}
         gate = verdict_item_id(GATE_KIND)
         gate_ends = (f"[{GATE_KIND}]", f"::{GATE_KIND}")
+        if self.parts.asleep:  # (xdist) a worker collected a verdict item of a kind whose feature sleeps here
+            self.parts.wake(
+                kind
+                for kind in BENCHMARK_KINDS
+                if kind in self.parts.asleep
+                and any(f"[{kind}" in nodeid and benchmark_verdict_id(kind).match(nodeid) for nodeid in nodeids)
+            )
         # (the text every match holds, pattern): the substring test spares a regex per item and kind
         # (a run's node id holds none of them), 10,000 runs and more in one collection.
         patterns = {kind: (f"[{kind}", benchmark_verdict_id(kind)) for kind in self.kinds}

@@ -31,12 +31,15 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import files
 from ..config.spec import Specs
 from ..model.case import CaseRef
-from ..model.outputs import Verdict
 from ..vocabulary import DECIDED
+
+if TYPE_CHECKING:
+    from ..model.outputs import Verdict
 
 #: How often a waiting verdict item looks for its verdict file.
 POLL_INTERVAL = 0.02
@@ -130,6 +133,9 @@ class ChannelReader:
 
     def verdict(self, key: str) -> Verdict:
         """Wait (bounded by ini ``prob_gate_timeout``) for the controller's verdict of ``key``."""
+        # Only a verdict item asks: a worker of a session without one never imports the outputs' model.
+        from ..model.outputs import Verdict
+
         path = verdict_path(self.folder, key)
         stop = self.folder / STOP_FILE
         deadline = time.monotonic() + self.timeout

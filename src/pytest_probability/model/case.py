@@ -10,6 +10,8 @@ import zlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..text import well_formed
+
 #: Longest parameter text kept (the JSON, spans and HTML); longer values are cut with "…".
 PARAM_VALUE_LIMIT = 256
 #: Parameter values whose text is made when it is read: immutable, and cheap and safe to ``repr``.
@@ -25,6 +27,7 @@ def param_text(value: object) -> str:
             text = repr(value)
         except Exception as exc:  # pytest collects such a parameter (its id is argname + index); so do we
             text = f"<{type(value).__qualname__} object: repr() raised {type(exc).__qualname__}>"
+    text = well_formed(text)
     return text if len(text) <= PARAM_VALUE_LIMIT else text[: PARAM_VALUE_LIMIT - 1] + "…"
 
 

@@ -311,6 +311,14 @@ class CurrentRun:
     #: The GenAI spans that ended inside the run outside ``judging()`` (trace id, span id, response id), the
     #: first two kept: what its evaluation results are of when there is exactly one (``run.attributes.evaluated``).
     operations: list[tuple[int, int, str]] = field(default_factory=list)
+    #: Executed by the concurrent runs' window (``--prob-concurrency``), in a task or thread of its own: its
+    #: call's outcome is its execution's (retried there), and its span lasts that call.
+    concurrent: bool = False
+    #: Started ahead of its item, in a context of its own (its task's or thread's): what it made current
+    #: there (its span) ends with that context, not with its item.
+    own_context: bool = False
+    #: Epoch seconds when its call ended, for a concurrent run (its span ends then); None otherwise.
+    call_end: float | None = None
 
     def to_record(self) -> RunRecord:
         return RunRecord(

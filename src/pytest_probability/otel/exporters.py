@@ -32,14 +32,17 @@ from typing import Any
 
 from opentelemetry.sdk._logs import LogRecordProcessor
 from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, MetricsData
+from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.trace import Link as SpanLink
 from opentelemetry.trace import Status
 
 from .. import __version__
 from ..compat import otel as compat
 from ..model.run import CurrentRun
 from ..protocols import Link, RunObserver
+from ..text import well_formed_data
 from .spans import SCOPE
 
 #: (kind, serialized request, spans, points or log records) -> whether it was taken.
@@ -115,19 +118,53 @@ def redact_span(span: Any) -> Any:
 
 def redact_log(record: Any) -> Any:
     """A log record without its body (a record's message, a GenAI event's content) and withheld attributes."""
-    from opentelemetry.sdk._logs import ReadableLogRecord
-
     inner = copy.copy(record.log_record)
     inner.body = None
     kept = _kept(inner.attributes)
     if kept is not None:
         inner.attributes = kept
-    return ReadableLogRecord(
-        log_record=inner,
-        resource=record.resource,
-        instrumentation_scope=record.instrumentation_scope,
-        limits=record.limits,
-    )
+    return _log(record, inner, record.resource)
+
+
+def _log(record: Any, inner: Any, resource: Any) -> Any:
+    """``record`` with ``inner`` (its ``LogRecord``, changed) and ``resource``."""
+    from opentelemetry.sdk._logs import ReadableLogRecord
+
+    scope = record.instrumentation_scope
+    return ReadableLogRecord(log_record=inner, resource=resource, instrumentation_scope=scope, limits=record.limits)
+
+
+def _resource(resource: Any) -> Any:
+    return Resource(well_formed_data(dict(resource.attributes)), resource.schema_url)
+
+
+def encoded(encode: Callable[[Sequence[Any]], bytes], batch: Sequence[Any], fix: Callable[[Any], Any]) -> bytes:
+    """``encode(batch)``; when protobuf refuses a text in it (a lone surrogate, in a span or log record of any
+    code), the batch again with every text of every item well-formed (``fix``): nothing of it is lost."""
+    try:
+        return encode(batch)
+    except UnicodeEncodeError:
+        return encode([fix(item) for item in batch])
+
+
+def well_formed_span(span: Any) -> Any:
+    """A span with every text well-formed: its name, attributes, events, links, status description, resource."""
+    fixed: Any = well_formed_data
+    status = Status(span.status.status_code, fixed(span.status.description)) if span.status.description else span.status
+    return ReadableSpan(
+        name=fixed(span.name), context=span.context, parent=span.parent, resource=_resource(span.resource),
+        attributes=fixed(dict(span.attributes or {})), kind=span.kind, status=status,
+        events=[Event(fixed(e.name), fixed(dict(e.attributes or {})), e.timestamp) for e in span.events],
+        links=[SpanLink(link.context, fixed(dict(link.attributes or {}))) for link in span.links],
+        start_time=span.start_time, end_time=span.end_time, instrumentation_scope=span.instrumentation_scope,
+    )  # fmt: skip
+
+
+def well_formed_log(record: Any) -> Any:
+    """A log record with every text well-formed: its body, attributes and resource."""
+    inner = copy.copy(record.log_record)
+    inner.body, inner.attributes = well_formed_data(inner.body), well_formed_data(dict(inner.attributes or {}))
+    return _log(record, inner, _resource(record.resource))
 
 
 class SpanOut(SpanExporter):
@@ -140,7 +177,8 @@ class SpanOut(SpanExporter):
         from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
         batch = spans if self.capture else [redact_span(span) for span in spans]
-        ok = self.deliver("traces", encode_spans(batch).SerializeToString(), len(batch))
+        body = encoded(lambda items: encode_spans(items).SerializeToString(), batch, well_formed_span)
+        ok = self.deliver("traces", body, len(batch))
         return SpanExportResult.SUCCESS if ok else SpanExportResult.FAILURE
 
 
@@ -237,7 +275,8 @@ def _log_exporter(deliver: Deliver, capture: bool) -> Any:
     class LogOut(LogRecordExporter):  # type: ignore[misc]
         def export(self, batch: Sequence[Any]) -> Any:
             records = batch if capture else [redact_log(record) for record in batch]
-            ok = deliver("logs", compat.encode_logs(records).SerializeToString(), len(records))
+            body = encoded(lambda items: compat.encode_logs(items).SerializeToString(), records, well_formed_log)
+            ok = deliver("logs", body, len(records))
             return LogRecordExportResult.SUCCESS if ok else LogRecordExportResult.FAILURE
 
         def shutdown(self) -> None:

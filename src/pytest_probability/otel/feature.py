@@ -8,19 +8,20 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from .. import files
 from ..config import otel as options
 from ..roles.wiring import Aggregation, Feature, WorkerWiring
 
 if TYPE_CHECKING:
-    from ..config.otel import OtelSettings
+    from ..config.otel_settings import OtelSettings
     from ..config.settings import Settings
 
 
-def feature(config: pytest.Config, settings: Settings) -> Export | None:
-    """The export when an option or an ``OTEL_*`` variable turns it on, else None (and nothing of OpenTelemetry
-    imported)."""
+def feature(config: pytest.Config, settings: Settings) -> Export:
+    """The export, once an option or an ``OTEL_*`` variable turned it on (only then is this module imported)."""
     resolved = options.resolve(config)
-    return Export(resolved) if resolved is not None else None
+    assert resolved is not None
+    return Export(resolved)
 
 
 class Export(Feature):
@@ -36,7 +37,11 @@ class Export(Feature):
             os.environ.pop(name, None)
 
     def output_files(self) -> list[tuple[str, Path]]:
-        named = (("--prob-otel-file", self.settings.file), ("--prob-otel-spill", self.settings.spill))
+        """The OTLP file, the file its lines go to until the session's end (``PATH.partial``: a journal or a
+        report there would get the OTLP lines, or be renamed over the OTLP file), and the spill."""
+        file, spill = self.settings.file, self.settings.spill
+        partial = files.partial_path(file) if file is not None else None
+        named = (("--prob-otel-file", file), ("--prob-otel-file's PATH.partial", partial), ("--prob-otel-spill", spill))
         return [(option, path) for option, path in named if path is not None]
 
     def aggregating(self, wiring: Aggregation) -> None:

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from .. import __version__
-from ..config.otel import OtelSettings, secrets_from_env
+from ..config.otel import secrets_from_env
+from ..config.otel_settings import OtelSettings
 from ..files import Lines
 from ..model.rows import Summary
 from ..protocols import EXPORT, Facet, Finisher, Link, Registry

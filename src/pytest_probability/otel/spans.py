@@ -14,7 +14,7 @@ from typing import Any
 
 from .. import __version__
 from ..compat import pytest as compat
-from ..config.otel import OtelSettings
+from ..config.otel_settings import OtelSettings
 from ..model.outputs import case_name
 from ..model.run import CurrentRun, Usage
 from ..protocols import RunObserver
@@ -28,7 +28,7 @@ from ..run.attributes import (
     transcript_attributes,
     usage_event,
 )
-from ..text import clip
+from ..text import clip, well_formed
 from ..vocabulary import ERROR, FAIL
 
 STACK_LIMIT = 16384
@@ -138,6 +138,12 @@ class RunSpans(RunObserver):
         run.listeners.append(lambda recorded: _recorded_event(span, recorded, capture))
         run.late_listeners.append(lambda late_run, usage, extra: self._late_span(span, late_run, usage, extra))
 
+    def run_entered(self, item: Any, run: CurrentRun) -> None:
+        """A group's leader's call runs in a task or thread of its own: its span is current there too."""
+        opened = self._open.get(run.nodeid)
+        if opened is not None:
+            self._attach(self._in_context(opened[0]))
+
     def _late_span(self, run_span: Any, run: CurrentRun, usage: Usage | None, extra_cost: float) -> None:
         """Late usage (recorded after the run's span ended, which cannot change any more): a span of its
         own, ``probability.late_usage``, a child of the run's span with the usage's attributes."""
@@ -152,9 +158,10 @@ class RunSpans(RunObserver):
         if not self.settings.capture_values or run.phase != call.when or run.outcome not in (FAIL, ERROR):
             return
         try:  # pytest's own short report: its traceback pruning and assertion introspection
-            run.stacktrace = compat.short_report(item, call.excinfo)
+            stacktrace = compat.short_report(item, call.excinfo)
         except Exception:
-            run.stacktrace = str(call.excinfo.getrepr(style="short"))
+            stacktrace = str(call.excinfo.getrepr(style="short"))
+        run.stacktrace = well_formed(stacktrace)  # the message in it is any text
 
     def run_finished(self, item: Any, run: CurrentRun) -> None:
         self._close(run, finished=True)
@@ -173,11 +180,13 @@ class RunSpans(RunObserver):
             if finished:
                 self._finish(span, run)
         finally:
-            span.end()
-            try:
-                self._detach(token)
-            except Exception:  # pragma: no cover - a context detached out of order by user code
-                pass
+            # A concurrent run's span lasts its own call (runs in flight together overlap in time).
+            span.end(end_time=int(run.call_end * 1e9) if run.call_end is not None else None)
+            if not run.own_context:  # a run started ahead made its span current in its own task or thread
+                try:
+                    self._detach(token)
+                except Exception:  # pragma: no cover - a context detached out of order by user code
+                    pass
 
     def _finish(self, span: Any, run: CurrentRun) -> None:
         capture = self.settings.capture_values

@@ -20,15 +20,14 @@ import pytest
 from ..compat.otel import instrumented
 from ..protocols import RunObserver
 from ..roles.wiring import Aggregation, Feature, Wiring, WorkerWiring
-from ..vocabulary import SPAN_OFF
 
 if TYPE_CHECKING:
     from ..config.settings import Settings
 
 
-def feature(config: pytest.Config, settings: Settings) -> Usage | None:
-    """Usage from spans unless ini ``prob_span_usage = off``."""
-    return Usage() if settings.span_usage != SPAN_OFF else None
+def feature(config: pytest.Config, settings: Settings) -> Usage:
+    """Usage from spans: on unless ini ``prob_span_usage = off`` (the composition root's decision)."""
+    return Usage()
 
 
 class Usage(Feature):

@@ -27,7 +27,7 @@ from ..model.run import RunRecord, Score, Usage
 from ..protocols import Link, Registry
 from ..run.announce import read_announced
 from ..run.recording import TRANSCRIPT_ENTRIES
-from ..vocabulary import INTERRUPTED_ATTRIBUTE, LATE_ATTRIBUTE, RECORD_ATTRIBUTE
+from ..vocabulary import INTERRUPTED_ATTRIBUTE, LATE_ATTRIBUTE, RECORD_ATTRIBUTE, SCORED
 from .wire import case_from_report, crash_record, record_from_report
 
 if TYPE_CHECKING:
@@ -61,14 +61,23 @@ class Intake:
         known = self.cases.get(key)
         if known is None:
             known = self.cases[key] = case if isinstance(case, CaseRef) else CaseRef.from_dict(case)
+            self._new_case(known)
         return known
+
+    def _new_case(self, case: CaseRef) -> None:
+        """A case this process had not seen: the features asleep until a case is marked for them wake."""
+        if self.parts.asleep:
+            self.parts.wake(name for name, _ in case.marks)
 
     def take(self, report: pytest.TestReport) -> None:
         """A report of this session: its record (a run's teardown report), and what came with it."""
         attached = self.local.take_attached if self.local is not None else (lambda: None)
-        record = record_from_report(report, self.cases, attached)
+        known = len(self.cases)
+        record = record_from_report(report, self.cases, attached)  # adds the case of a record
         if record is None:
             return
+        if len(self.cases) != known:
+            self._new_case(record.case)
         self.add(record)
         # pytest's terminal reporter keeps every report; what it carried lives on elsewhere.
         extras = report.__dict__
@@ -85,7 +94,11 @@ class Intake:
         if finished:
             for log in self.parts.logs:
                 log.write(record)  # durable before anyone shows the run's outcome
-        self.cases.setdefault(record.case.key, record.case)
+        if record.case.key not in self.cases:
+            self.cases[record.case.key] = record.case
+            self._new_case(record.case)
+        if record.scores and self.parts.asleep:  # a feature asleep until a run records a score
+            self.parts.wake((SCORED,))
         if self._index is not None:
             self._index[record.nodeid] = len(self.records)
         self.records.append(record)
@@ -115,6 +128,8 @@ class Intake:
             usage = Usage.from_dict(data) if data else None
             extra = float(item.get("extra_cost") or 0.0)
             scores = item.get("scores") or ()
+            if scores and self.parts.asleep:
+                self.parts.wake((SCORED,))
             if finished:
                 for log in self.parts.logs:
                     log.write_late(item["nodeid"], data, extra, scores)

@@ -16,14 +16,17 @@ travels between processes, which the journal keeps (``JOURNAL``: its case as
 
 from __future__ import annotations
 
+import json
 import math
+import sys
 from collections.abc import Callable, Mapping
-from typing import Any
+from pathlib import Path
+from typing import Any, NamedTuple
 
 from ..config.marker import KEYWORDS
 from ..config.settings import StatsConfig
 from ..config.spec import case_spec
-from ..text import shorten
+from ..text import shorten, well_formed_data
 from ..vocabulary import BUDGET, DECIDED, OUTCOMES, ROLES, SOURCE_RECORD, SOURCE_SPAN
 
 #: The two forms of a record: a JSON report's, and the journal's (as it travels between processes).
@@ -38,46 +41,123 @@ class Malformed(ValueError):
     """A field read back from a file is missing or of the wrong kind; the message names it by its path."""
 
 
-#: A field's kind: whether a value is one, and what the message says it must be.
-Kind = tuple[Callable[[Any], bool], str]
+class Unreadable(ValueError):
+    """A file that is no JSON to read: it cannot be read, is not UTF-8, is not JSON or nests too deeply; the
+    message names the file (its path first, or after ``cannot read``)."""
+
+
+def read_json(path: Path) -> tuple[Any, bytes]:
+    """A JSON file read whole (a report: a baseline, a shard's, a history folder's): its value and its bytes.
+    :class:`Unreadable` says why it is none, never a ``UnicodeDecodeError`` or ``RecursionError``. Escaped
+    surrogates in it (``"\\ud83d"``, a hand-edited file's) are read as the plugin takes any text: well-formed."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise Unreadable(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Unreadable(f"{path} is not UTF-8 text (byte {exc.start})") from None
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise Unreadable(f"{path} is not JSON (it nests too deeply)") from None
+    except ValueError as exc:  # an integer of 4,300+ digits too
+        raise Unreadable(f"{path} is not JSON ({exc})") from None
+    if "\\ud" in text or "\\uD" in text:  # maybe an escaped surrogate
+        value = well_formed_data(value)
+    return value, data
+
+
+class Kind(tuple):  # type: ignore[type-arg]
+    """A field's kind: ``(test, what)``, whether a value is one and what the message says it must be; and
+    ``fast``, the same test as data (:class:`Fast`), which :func:`check_records` applies inline, with no call
+    per field, to 100,000 records in a fraction of a second. ``fast`` may be stricter than ``test`` (it
+    refuses a ``str`` subclass), never laxer: where it says no, the record is checked by ``test``, which
+    finds the field to name. A plain ``(test, what)`` pair is a kind too, with no fast test."""
+
+    fast: Fast | None
+
+    def __new__(cls, test: Callable[[Any], bool], what: str, fast: Fast | None = None) -> Kind:
+        kind = super().__new__(cls, (test, what))
+        kind.fast = fast
+        return kind
+
+
+class Fast(NamedTuple):
+    """A kind as data: a value is one when its type is one of ``types`` (``NoneType`` among them: null is, and
+    nothing else is asked of it), it lies within a float's range (``bounded``: a finite number, no integer
+    past a float), is at least ``least``, is one of ``choices`` and is not empty (``filled``), as asked."""
+
+    types: frozenset[type]
+    bounded: bool = False
+    least: float | None = None
+    choices: frozenset[str] | None = None
+    filled: bool = False
 
 
 def _is_whole(value: Any) -> bool:
     return type(value) is int
 
 
-def _is_number(value: Any) -> bool:
-    return type(value) in (int, float) and math.isfinite(value)
+def finite_number(value: Any) -> bool:
+    """A finite JSON number that a float holds: not a bool, not ``1e400`` (read as infinity), not an integer
+    past a float (``math.isfinite`` would raise on it)."""
+    kind = type(value)
+    return (kind is float and math.isfinite(value)) or (kind is int and -FLOAT_MAX <= value <= FLOAT_MAX)
+
+
+#: The largest float: a finite number lies within ±FLOAT_MAX (NaN in no range).
+FLOAT_MAX = sys.float_info.max
+_NUMBERS = frozenset({int, float})
 
 
 def whole(least: int) -> Kind:
-    return (lambda v: _is_whole(v) and v >= least), f"a whole number of at least {least}"
+    return Kind(
+        lambda v: _is_whole(v) and v >= least,
+        f"a whole number of at least {least}",
+        Fast(frozenset({int}), least=least),
+    )
 
 
 def number(least: float | None = None) -> Kind:
+    fast = Fast(_NUMBERS, bounded=True, least=least)
     if least is None:
-        return _is_number, "a finite number"
-    return (lambda v: _is_number(v) and v >= least), f"a number of at least {least:g}"
+        return Kind(finite_number, "a finite number", fast)
+    return Kind(lambda v: finite_number(v) and v >= least, f"a number of at least {least:g}", fast)
 
 
 def one_of(*values: str) -> Kind:
-    return (lambda v: isinstance(v, str) and v in values), "one of " + ", ".join(values)
+    return Kind(
+        lambda v: isinstance(v, str) and v in values,
+        "one of " + ", ".join(values),
+        Fast(frozenset({str}), choices=frozenset(values)),
+    )
 
 
 def or_null(kind: Kind) -> Kind:
     test, what = kind
-    return (lambda v: v is None or test(v)), f"{what} or null"
+    fast = getattr(kind, "fast", None)
+    return Kind(
+        lambda v: v is None or test(v),
+        f"{what} or null",
+        None if fast is None else fast._replace(types=fast.types | {type(None)}),
+    )
 
 
-TEXT: Kind = (lambda v: isinstance(v, str)), "text"
-NAME: Kind = (lambda v: isinstance(v, str) and bool(v)), "text, not empty"
-BOOL: Kind = (lambda v: isinstance(v, bool)), "true or false"
-OBJECT: Kind = (lambda v: isinstance(v, dict)), "an object"
-ARRAY: Kind = (lambda v: isinstance(v, list)), "an array"
+TEXT = Kind(lambda v: isinstance(v, str), "text", Fast(frozenset({str})))
+NAME = Kind(lambda v: isinstance(v, str) and bool(v), "text, not empty", Fast(frozenset({str}), filled=True))
+BOOL = Kind(lambda v: isinstance(v, bool), "true or false", Fast(frozenset({bool})))
+OBJECT = Kind(lambda v: isinstance(v, dict), "an object", Fast(frozenset({dict})))
+ARRAY = Kind(lambda v: isinstance(v, list), "an array", Fast(frozenset({list})))
 
 
 def shown(value: Any) -> str:
-    return shorten(repr(value), SHOWN)
+    """A bad value as a message shows it: its ``repr``, shortened (a value nested too deeply: its type)."""
+    try:
+        return shorten(repr(value), SHOWN)
+    except RecursionError:
+        return f"a {type(value).__name__} nested too deeply"
 
 
 def field(data: Mapping[str, Any], name: str, where: str, kind: Kind, *, required: bool = True) -> Any:

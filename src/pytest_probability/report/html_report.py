@@ -19,7 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..model.concurrency import Concurrency
 from .charts import cost_chart, difference_bar, escape, fraction_chart, money, percent, score_chart
+from .concurrency import describe
 
 #: Failed and errored runs shown per case; the rest are counted, not shown.
 RUNS_SHOWN = 20
@@ -192,8 +194,15 @@ def _spending(report: Mapping[str, Any]) -> str:
         )
     budget = report.get("budget")
     if budget:
+        after = budget.get("runs_after_reached")
         lines.append(
             f"Budget: {escape(budget.get('reason') or 'not reached')}; {escape(budget.get('runs_not_executed'))} runs not executed."
+            + (
+                f" {escape(after)} run(s) in flight when it was reached finished after it"
+                f" ({money(budget.get('spent_after_reached'))})."
+                if after
+                else ""
+            )
         )
     gates = report.get("gates")
     if isinstance(gates, Mapping) and any(v for v in gates.values() if not isinstance(v, (dict, list))):
@@ -208,6 +217,15 @@ def _spending(report: Mapping[str, Any]) -> str:
         + "".join(f"<p>{line}</p>" for line in lines)
         + "</section>"
     )
+
+
+def _concurrency(report: Mapping[str, Any]) -> str:
+    """The concurrent runs' section (the JSON's ``concurrency``): K, runs in flight, wall time against the ideal."""
+    data = report.get("concurrency")
+    if not isinstance(data, Mapping):
+        return ""
+    paragraphs = "".join(f"<p>{escape(line.strip())}</p>" for line in describe(Concurrency.from_dict(data)))
+    return f'<section id="concurrency"><h2>Concurrent runs</h2>{paragraphs}</section>'
 
 
 def _transcript(entries: Iterable[Mapping[str, Any]], dropped: Any = 0) -> str:
@@ -324,7 +342,7 @@ def sections(report: Mapping[str, Any], *, trace_url: str | None = None, case_fi
             + "</section>"
         )
     return (
-        f'<section id="summary">{_tiles(report)}</section>{charts}{_spending(report)}'
+        f'<section id="summary">{_tiles(report)}</section>{charts}{_spending(report)}{_concurrency(report)}'
         f'<section id="table"><h2>Cases</h2>{FILTER if case_filter else ""}{_table(rows)}</section>'
         f"{_comparisons(_all_comparisons(report))}{_runs(rows, records, trace_url)}"
     )

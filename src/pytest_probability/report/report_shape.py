@@ -87,8 +87,14 @@ SHAPE = {
     "comparisons": [_COMPARISON],
     "baseline": {"comparisons": [_COMPARISON]},
     "stopping": {},
-    "budget": {},
+    "budget": {"runs_after_reached": _WHOLE, "spent_after_reached": _NUMBER},
     "states": {"rule": {}},
+    "concurrency": {
+        **dict.fromkeys(("limit", "processes", "runs", "peak_in_flight", "faults", "window_cuts"), _WHOLE),
+        **dict.fromkeys(("finished_unreported", "cancelled"), _WHOLE),
+        **dict.fromkeys(("call_seconds", "wall_seconds", "in_flight_seconds", "busy_seconds"), _NUMBER),
+        "one_at_a_time": [_TEXT],
+    },
 }
 
 

@@ -10,5 +10,9 @@
 As pytest-cov's central/controller/worker objects, each registers the hooks
 of its role only, and wires its own parts and each feature's
 (``wiring.Feature``: a feature registers for the roles it has parts in). No
-module tests a role string.
+module tests a role string. The core's optional parts are wired as features
+are, so that the composition root imports each only when its option is on:
+``reports.Reports`` (``--prob-json``, ``--prob-html``), ``prices.Prices``
+(``--prob-prices``) and ``retries.Retries`` (``--prob-retry``); the merge's
+wiring is ``merging.MergeWiring``.
 """

@@ -15,8 +15,10 @@ import pytest
 from ..compat import xdist
 from ..decide.book import DecisionsLink
 from ..model.case import CaseRef
+from ..record.concurrency import ConcurrencyLink, refusal
 from ..record.intake import InFlight, worker_of
 from ..record.wire import run_of
+from ..report.concurrency import ConcurrencyFacet
 from ..run.outcome import xfail
 from ..vocabulary import GATE_KIND, error_excluded_reason
 from .serial import Aggregating
@@ -28,10 +30,18 @@ class Controller(Aggregating):
 
     def wire_role(self, wiring: Aggregation) -> None:
         book = self.book
+        self.workers_concurrency: list[dict[str, Any]] = []
+        dist = str(getattr(self.config.option, "dist", "load"))
         self.session.parts.add(links=DecisionsLink(book))
+        self.session.parts.add(links=ConcurrencyLink(self.workers_concurrency, refused=refusal(dist)))
         self.in_flight = InFlight(self.intake, lambda: book.folder)
         for feature in self.features:
             feature.controller(wiring)
+
+    @property
+    def concurrency(self) -> ConcurrencyFacet:
+        """The concurrent runs' facet: what each worker shipped at its end."""
+        return ConcurrencyFacet(self.workers_concurrency)
 
     def take(self, report: pytest.TestReport) -> None:
         self.in_flight.track(report)  # before the record: the setup report carries the case
@@ -49,6 +59,23 @@ class Controller(Aggregating):
             except KeyboardInterrupt:  # a second Ctrl-C ends the wait, not the reports
                 pass
         super().pytest_sessionfinish(session)
+
+    @pytest.hookimpl(optionalhook=True, tryfirst=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        """Under xdist's default load scheduling with more than one run in flight per worker (the option or
+        the ini key), a load scheduling that keeps 2 K runs queued on each worker (``compat.xdist``);
+        anything else is xdist's own."""
+        settings = self.session.settings
+        k = settings.cli_concurrency if settings.cli_concurrency is not None else settings.ini_concurrency
+        if k > 1 and config.getvalue("dist") == "loadgroup":
+            self.session.notes.append(
+                f"--prob-concurrency={k} under --dist loadgroup: xdist sends a worker its runs two at a time unless "
+                "they share an xdist_group mark, so at most two are in flight; mark each benchmark with "
+                "@pytest.mark.xdist_group(name) or use --dist load"
+            )
+        if k <= 1 or config.getvalue("dist") != "load":
+            return None
+        return xdist.ahead_scheduling(config, log, 2 * k)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:

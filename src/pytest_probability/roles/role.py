@@ -49,7 +49,10 @@ class Role:
         self.session = Session(settings, specs, self.decisions(settings, specs, parts, scope), parts, scope, Notes())
         config.stash[SESSION_KEY] = self.session
         rewrite_asserts(config, settings.pattern)
-        self.runs = RunPhases(self.session, ships=self.ships, announce=self.announcer())
+        queued, refused = self.ahead()
+        self.runs = RunPhases(
+            self.session, ships=self.ships, announce=self.announcer(), queued=queued, ahead_refused=refused
+        )
         config.stash[RUNS] = self.runs
         self.intake = self.make_intake()
         parts = self.session.parts
@@ -61,10 +64,6 @@ class Role:
         for feature in features:
             feature.every(wiring)
         self.wire()
-        if settings.retry is not None:
-            from ..run.retries import RetryHooks  # only with --prob-retry: no wrapper per run otherwise
-
-            config.pluginmanager.register(RetryHooks(settings.retry), "probability-retry-hooks")
         parts.freeze()
         self.interrupts.install(config)
 
@@ -75,6 +74,11 @@ class Role:
     def announcer(self) -> Callable[[CaseRef], None] | None:
         """What tells the aggregating process of each case before its first run here (a worker's)."""
         return None
+
+    def ahead(self) -> tuple[Callable[[], list[int]] | None, str | None]:
+        """(the items this process will execute after the current one, or None for every later one; why no
+        run may execute ahead of its item here, or None): a worker's, from xdist (concurrent runs)."""
+        return None, None
 
     def make_intake(self) -> Intake | None:
         """The records' owner, in a process that aggregates."""

@@ -21,6 +21,7 @@ from ..decide.settle import SettleGates
 from ..protocols import Registry
 from ..record.intake import Intake, transcript_note
 from ..report import terminal
+from ..report.concurrency import ConcurrencyFacet
 from ..report.explain import ExplainFacet
 from ..report.intervals import StatsFacet
 from ..session import Scope
@@ -47,45 +48,22 @@ class Aggregating(Role):
         return Intake(self.session.parts, local=None if self.ships else self.runs)
 
     def wire(self) -> None:
-        session, parts, settings = self.session, self.session.parts, self.session.settings
+        session, parts = self.session, self.session.parts
         self.results = Results(self.intake, self.book, session.specs, session.scope)
         self.report: ReportDict | None = None
         self.pytest_session: pytest.Session | None = None
+        #: The session ended in a usage error with runs resumed (a refused journal): it reports nothing.
+        self.refused = False
         parts.add(
             sinks=self.book,
             facets=StatsFacet(self.results, session.stats),
             finishers=SettleGates(self.book, self.results),
         )
-        if settings.prices is not None:
-            from ..report.unpriced import UnpricedModels  # only with --prob-prices
-
-            parts.add(finishers=UnpricedModels(settings.prices.source))
-        if settings.json_path is not None or settings.html_path is not None:
-            from .. import files  # only with a report option
-            from ..report.writers import HtmlReport, JsonReport  # only with a report option
-
-            if settings.json_path is not None:
-                files.check_path(settings.json_path)
-                parts.add(
-                    finishers=JsonReport(
-                        settings.json_path, self.report_dict(), session.notes, session.scope.keep_empty
-                    )
-                )
-            if settings.html_path is not None:
-                files.check_path(settings.html_path, "--prob-html")
-                parts.add(
-                    finishers=HtmlReport(
-                        settings.html_path,
-                        self.report_dict(),
-                        session.notes,
-                        settings.trace_url,
-                        session.scope.keep_empty,
-                    )
-                )
         wiring = Aggregation(self.config, session, self.runs, self.intake, self.book, self.results, self.report_dict)
         for feature in self.features:
             feature.aggregating(wiring)
         self.wire_role(wiring)
+        parts.add(facets=self.concurrency)
         # last: its JSON fields are the others' with the readings added
         parts.add(
             facets=ExplainFacet(self.results, parts, session.stats, lambda: self.config.get_terminal_writer().fullwidth)
@@ -93,6 +71,12 @@ class Aggregating(Role):
 
     def wire_role(self, wiring: Aggregation) -> None:
         raise NotImplementedError
+
+    @property
+    def concurrency(self) -> ConcurrencyFacet:
+        """The concurrent runs' facet: this process's own figures (a serial session executes its runs)."""
+        runs = self.runs
+        return ConcurrencyFacet([], lambda: runs.window.stats() if runs.window is not None else None)
 
     def report_dict(self) -> ReportDict:
         """The report dict the report files share, made on the first ask (its module only with a report option)."""
@@ -131,6 +115,14 @@ class Aggregating(Role):
         notes, intake = self.session.notes, self.intake
         notes.extend(self.runs.finish())
         self.interrupts.finish()
+        if session.exitstatus == pytest.ExitCode.USAGE_ERROR and intake.records:
+            # Refused before any run with runs resumed (a journal of another suite, found at collection):
+            # nothing of this session ran, so nothing is reported, not the runs the journal held, and no file is
+            # written over the last (reports, the history folder, the summary, the OTLP file, --lf's cache);
+            # pytest says why. (Without records, as for a path that does not exist, the outputs say themselves
+            # that they were left as they were.)
+            self.refused = True
+            return
         intake.add_interrupted(self.runs.take_interrupted())  # this process's (serial); a worker's ship
         intake.add_late(self.runs.late.take())
         if intake.late_usage:
@@ -151,7 +143,7 @@ class Aggregating(Role):
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         notes = self.session.notes
-        if not (self.intake.records or notes):
+        if self.refused or not (self.intake.records or notes):
             return
         summary = self.results.summary()
         if summary.duplicates:

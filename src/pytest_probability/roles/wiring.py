@@ -21,6 +21,13 @@ method                   called in                                      typicall
 :meth:`Feature.merged`   ``python -m pytest_probability merge``         facets of the merged report
 =======================  =============================================  ==============================
 
+A feature whose use the settings cannot tell (one that the session's marks
+or records may need: ``compare=``, ``min_score=``, ``stop=``, a score
+recorded) is wired, while it is off, as a :class:`Sleeper`: its tiny
+always-loaded part, which holds the feature's places and wakes it (imports
+its package and wires it there) the first time the core sees one of its
+triggers.
+
 A feature registers through :attr:`Wiring.parts` (the session's
 :class:`~pytest_probability.protocols.Registry`, frozen once every feature is
 wired) and keeps what it needs; it does not keep the wiring. It asks the
@@ -31,7 +38,6 @@ wiring for the role's parts it needs (``intake``, ``book``, ``results``,
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,16 +49,13 @@ from ..session import Notes, Scope, Session
 if TYPE_CHECKING:
     from ..config.settings import Settings, StatsConfig
     from ..config.spec import CriteriaMaker, Specs
-    from ..decide.analysis import Analysis
     from ..decide.book import DecisionBook
     from ..decide.results import Results
-    from ..model.case import CaseRef
-    from ..model.rows import Summary
-    from ..model.run import RunRecord
-    from ..protocols import Facet, Waiver
+    from ..protocols import Place
     from ..record.intake import Intake
     from ..report.writers import ReportDict
     from ..run.phases import RunPhases
+    from .merging import MergeWiring
 
 
 class Wiring:
@@ -137,43 +140,6 @@ class WorkerWiring(Wiring):
         return str(self.workerinput.get("workerid", "gw"))
 
 
-@dataclass(eq=False)
-class MergeWiring:
-    """The merge's (``python -m pytest_probability merge``): the shards' reports and what was rebuilt from them."""
-
-    #: (path, report) of every shard, the first first.
-    reports: Sequence[tuple[Path, Mapping[str, Any]]]
-    #: The session's settings (the shards', without ``shard``) and statistics settings.
-    settings: Mapping[str, Any]
-    stats: StatsConfig
-    cases: Mapping[str, CaseRef]
-    records: Sequence[RunRecord]
-    summary: Summary
-    analysis: Analysis
-    #: The results the facets read, as a session's ``Results`` (``summary()``, ``analysis()``).
-    results: Any
-    #: The merge command's options (``--prob-baseline`` and the like).
-    options: Any
-    #: The merged report's facets, in registration order (the statistics' first).
-    facets: list[Facet] = field(default_factory=list)
-    #: The facets whose lines the merge prints (the gates section, the comparisons).
-    shown: list[Facet] = field(default_factory=list)
-    #: Whether a decision over all the runs failed (the merged session's exit status 1).
-    failed: list[bool] = field(default_factory=list)
-    readings: list[Any] = field(default_factory=list)
-    #: What excuses a case from failing the merged session (quarantine); its verdicts are still decided.
-    waivers: list[Waiver] = field(default_factory=list)
-
-    def handover(self, name: str) -> Any:
-        """What a feature handed the merge under ``name`` (the first shard's ``shard`` object's field)."""
-        return self.reports[0][1]["shard"].get(name)
-
-    def add_facet(self, facet: Facet, *, shown: bool = False) -> None:
-        self.facets.append(facet)
-        if shown:
-            self.shown.append(facet)
-
-
 class Feature:
     """A feature that adds to several stages: its parts, registered for the roles it has parts in.
 
@@ -211,6 +177,69 @@ class Feature:
     def merged(self, wiring: MergeWiring) -> None:
         """The merge of the shards' reports."""
 
+    def handover_paths(self) -> Mapping[str, frozenset[str]]:
+        """The fields of this feature's handovers (by the handover's name) that say where a file was, not what it
+        held: a checkout at another path differs in them and nothing else, so the merge does not compare them
+        across shards; a field that says what the file held (its entries, a digest) is compared instead."""
+        return {}
+
     def check_handover(self, shard: Mapping[str, Any]) -> None:
         """The merge, before it merges: what this feature handed over in a shard's ``shard`` object
         (``Registry.handovers``) checked; a ``ValueError`` names the field that is malformed."""
+
+
+class Sleeper(Feature):
+    """The tiny always-loaded part of a feature that is off until the session's marks or records need it.
+
+    The composition root wires it in the feature's place (``configure.FEATURES``): in each of the role's
+    methods it marks a :class:`~pytest_probability.protocols.Place` in every extension point and keeps the
+    role's wiring, and in :meth:`every` it puts the feature's ``triggers`` to sleep on the registry. The first
+    time the core sees one (:meth:`Registry.wake`: a case's marker keywords at collection or as its first
+    record comes in, :data:`~pytest_probability.vocabulary.SCORED` for a run that recorded a score),
+    :meth:`wake` builds the feature (``make``: its package imported then) and calls the same methods on it,
+    each at its place, with its criteria added to the session's specs: its parts are where they would
+    have been had it been on from the start. Until then the session has none of its parts, which is what
+    the feature would have done without its triggers. (A woken feature's :meth:`Feature.prepare` is not
+    called: it changes other plugins' options only when an option turned it on.)
+    """
+
+    def __init__(self, name: str, triggers: frozenset[str], make: Callable[[], Feature]) -> None:
+        self.name = name
+        self.triggers = triggers
+        self.make = make
+        #: The feature once woken (its methods are then called directly).
+        self.feature: Feature | None = None
+        #: The role's calls while asleep: (method, wiring, place), replayed when it wakes.
+        self.calls: list[tuple[str, Wiring, Place]] = []
+
+    def _hold(self, method: str, wiring: Wiring) -> None:
+        if self.feature is not None:
+            getattr(self.feature, method)(wiring)
+        else:
+            self.calls.append((method, wiring, wiring.parts.place()))
+
+    def wake(self) -> None:
+        feature = self.feature = self.make()
+        calls, self.calls = self.calls, []
+        for method, wiring, place in calls:
+            if method == "every":
+                wiring.specs.extend(feature.criteria())
+            with wiring.parts.at(place):
+                getattr(feature, method)(wiring)
+
+    def every(self, wiring: Wiring) -> None:
+        self._hold("every", wiring)
+        if self.feature is None:
+            wiring.parts.sleep(self.triggers, self.wake)
+
+    def aggregating(self, wiring: Aggregation) -> None:
+        self._hold("aggregating", wiring)
+
+    def serial(self, wiring: Aggregation) -> None:
+        self._hold("serial", wiring)
+
+    def controller(self, wiring: Aggregation) -> None:
+        self._hold("controller", wiring)
+
+    def worker(self, wiring: WorkerWiring) -> None:
+        self._hold("worker", wiring)

@@ -8,7 +8,7 @@ link's leftover goes into its ``workeroutput``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,8 +17,10 @@ import pytest
 from ..compat import xdist
 from ..decide.channel import ChannelReader
 from ..protocols import Registry
+from ..record.concurrency import REFUSED, ConcurrencyLink
 from ..run.announce import CaseAnnouncements
 from ..session import Scope
+from ..text import well_formed_data
 from ..vocabulary import WORKER_CHANNEL
 from .role import Role
 from .wiring import WorkerWiring
@@ -54,10 +56,37 @@ class Worker(Role):
             return None
         return CaseAnnouncements(folder, str(self.workerinput.get("workerid", "gw"))).announce
 
+    def ahead(self) -> tuple[Callable[[], list[int]] | None, str | None]:
+        queued = xdist.worker_queue(self.config)
+        refused = self.workerinput.get(REFUSED)
+        if refused:
+            return queued, str(refused)
+        if queued is None:
+            return None, (
+                f"pytest-xdist {xdist.version()} does not let a worker see which runs it will execute (3.5 and later "
+                "do): runs execute one at a time in each worker"
+            )
+        return queued, None
+
     def wire(self) -> None:
+        runs = self.runs
+        self.session.parts.add(
+            links=ConcurrencyLink(local=lambda: runs.window.stats() if runs.window is not None else None)
+        )
         wiring = WorkerWiring(self.config, self.session, self.runs, self.workerinput, self.folder)
         for feature in self.features:
             feature.worker(wiring)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_report_to_serializable(self, config: pytest.Config, report: object) -> Generator[None, object, object]:
+        """A failure's or a skip's text is any text (an assert's message holding a model's answer cut inside an
+        escaped emoji): its report goes to the controller well-formed, which execnet can send (pytest-xdist
+        alone ends such a session with an INTERNALERROR). Reports without a ``longrepr`` carry only what the
+        plugin made well-formed already (the record), and are not walked."""
+        data = yield
+        if getattr(report, "longrepr", None) is None:
+            return data
+        return well_formed_data(data)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

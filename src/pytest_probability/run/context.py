@@ -75,6 +75,17 @@ def start(case: CaseRef, run: int, nodeid: str) -> CurrentRun:
     return current
 
 
+def make(case: CaseRef, run: int, nodeid: str) -> CurrentRun:
+    """A run executed ahead of its item (``run.window``): current only in its own context (:func:`enter`),
+    never the process's until its item's protocol makes it so (:func:`resume`)."""
+    return CurrentRun(case=case, run=run, nodeid=nodeid)
+
+
+def enter(run: CurrentRun) -> None:
+    """Make ``run`` the calling context's run (a concurrent run's task or thread); the process's is unchanged."""
+    _context_run.set(run)
+
+
 def resume(run: CurrentRun | None) -> None:
     """Make ``run`` (or no run) current in this process and this context."""
     global _current

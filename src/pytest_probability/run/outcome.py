@@ -15,7 +15,7 @@ import pytest
 
 from ..groups import leaf
 from ..model.run import CurrentRun
-from ..text import clip, printable
+from ..text import clip, printable, well_formed
 from ..vocabulary import ERROR, FAIL, PASS, SKIP
 
 #: Characters kept of an error's text (``error_text``); longer ones are cut.
@@ -59,13 +59,14 @@ def on_phase(run: CurrentRun, call: pytest.CallInfo[None]) -> None:
     run.phase = phase
     assert call.excinfo is not None
     exc = leaf(call.excinfo.value)
-    text = str(exc)
+    text = well_formed(str(exc))  # a model's answer in an assert's message: any text
     if outcome == SKIP:
-        run.message = first_line(getattr(exc, "msg", None) or text)
+        reason = getattr(exc, "msg", None)
+        run.message = first_line(well_formed(reason) if isinstance(reason, str) and reason else text)
         if isinstance(exc, pytest.xfail.Exception):
             run.message = f"xfail: {run.message}".strip()
         return
-    run.error_type = type(exc).__qualname__ if outcome == FAIL else _qualified(exc)
+    run.error_type = well_formed(type(exc).__qualname__ if outcome == FAIL else _qualified(exc))
     run.error_text = clip(text, TEXT_LIMIT)
     run.message = first_line(text) or type(exc).__name__
     if phase != "call":

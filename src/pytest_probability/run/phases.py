@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..collect.items import Run
+from ..config.marker import concurrency_of
+from ..groups import leaf
 from ..text import printable
 from ..vocabulary import CASE_ATTRIBUTE, FAIL, GATE_KIND, SKIP, error_excluded_reason, xfail_reason
 from . import context, outcome, report
@@ -30,16 +32,26 @@ if TYPE_CHECKING:
     from ..model.case import CaseRef
     from ..model.run import RunRecord
     from ..session import Session
+    from .window import Window
 
 
 class RunPhases:
     """The run stage of one process: the per-run path the hook surface calls, and what runs leave behind
     for the aggregating process (late usage, interrupted runs, a serial session's last record)."""
 
-    def __init__(self, session: Session, ships: bool, announce: Callable[[CaseRef], None] | None = None) -> None:
+    def __init__(
+        self,
+        session: Session,
+        ships: bool,
+        announce: Callable[[CaseRef], None] | None = None,
+        queued: Callable[[], list[int]] | None = None,
+        ahead_refused: str | None = None,
+    ) -> None:
         """``ships``: this process is an xdist worker, whose records travel to the controller (not
         read back here). ``announce``: on a worker, tells the controller of each case before its
-        first run here starts (``run.announce``), so that a crash in that run's setup has a record."""
+        first run here starts (``run.announce``), so that a crash in that run's setup has a record.
+        ``queued``, ``ahead_refused``: on a worker, the items it will execute, or why it cannot know
+        (concurrent runs, :attr:`queued`)."""
         self.session = session
         self.settings = session.settings
         self.parts = session.parts  # frozen before the first run: its observers and guards are final
@@ -55,9 +67,23 @@ class RunPhases:
         self._attached: tuple[dict[str, Any], RunRecord] | None = None
         #: Keys of the cases whose first setup report this worker has sent (with the case on it).
         self._shipped: set[str] = set()
+        #: The concurrent runs' window (``--prob-concurrency``, :mod:`.window`), made when the first case
+        #: asking for more than one run in flight is called.
+        self.window: Window | None = None
+        #: On an xdist worker: the positions of the items queued for it, in order (``compat.xdist.queued``);
+        #: None in a serial session, which executes every item after the current one.
+        self.queued = queued
+        #: Why no run may execute ahead of its item in this process (an xdist scheduling that cannot say which
+        #: runs a worker will receive); None when they may.
+        self.ahead_refused = ahead_refused
 
     def start(self, item: pytest.Item) -> None:
         if not isinstance(item, Run):
+            return
+        window = self.window
+        execution = window.adopt(item) if window is not None else None
+        if execution is not None:  # started ahead: its run (and span) exist since it started
+            context.resume(execution.run)
             return
         run = context.start(item.prob_case, item.prob_run, item.nodeid)
         run.late_queue = self.late
@@ -69,25 +95,36 @@ class RunPhases:
     def end(self, item: pytest.Item) -> None:
         if not isinstance(item, Run):
             return
+        window = self.window
         run = context.current_run()
         if run is not None:
             interrupted = not run.closed  # no teardown report: Ctrl-C, SIGTERM or pytest.exit() in a phase
-            if interrupted:  # a skip that says why, on its span (run_closed) and in its record alike
+            # a skip that says why, on its span (run_closed) and in its record alike, unless the run's call
+            # had ended before the interruption (a concurrent run): then the outcome it had
+            if interrupted and window is not None:
+                window.cancel()  # Ctrl-C, SIGTERM: no run starts any more, runs in flight are cancelled
+            if interrupted and (window is None or not window.conclude(item, run)):
                 exc = sys.exc_info()[1]
                 run.outcome = SKIP
                 run.message = f"interrupted: {type(exc).__name__}" if exc is not None else "interrupted"
+            if interrupted:
                 settings = self.settings
                 context.settle(run, settings.span_usage, settings.prices)  # its span usage too, as at teardown
             for observer in self.parts.observers:
                 observer.run_closed(item, run)
-            if interrupted:  # a skip that says why, in every output as its span is (take_interrupted)
+            if interrupted:  # in every output as its span is (take_interrupted)
                 self._interrupted.append(context.close(run))
+        if window is not None:
+            window.ended(item)
         context.finish()
 
     def before_setup(self, item: pytest.Item) -> None:
         if not isinstance(item, Run):
             return
-        decision = self._decision(item.prob_case)
+        window = self.window
+        if window is not None and window.replay(item):
+            return  # started ahead: it executed, whatever was decided since; its call gives that outcome
+        decision = self.decision(item.prob_case)
         if decision is not None:
             # Decided early, or a budget reached: this run is not executed (no fixture, no delay).
             run = context.current_run()
@@ -95,6 +132,11 @@ class RunPhases:
                 run.stopped = decision[0]
             pytest.skip(printable(f"not run: {decision[1]}"))
         self._pace()
+        if self._concurrency(item.prob_case) > 1:
+            run = context.current_run()
+            if run is not None and self._window().lead(item, run):
+                self._module_setup(item)
+                return
         if item.benchmark.prob_async:
             function = item.obj
             run = context.current_run()
@@ -102,6 +144,10 @@ class RunPhases:
                 # anyio awaits every test in one long-lived task, whose context was copied when it
                 # started (maybe in an earlier run): the run is set inside the coroutine itself.
                 item.obj = context.bind(function, run)
+        self._module_setup(item)
+
+    def _module_setup(self, item: Run) -> None:
+        """The benchmark file's ``setup()``, once, before its first run."""
         module = item.module
         if module is not None and not self.modules.ready(module):
             run = context.current_run()
@@ -111,7 +157,24 @@ class RunPhases:
             finally:
                 context.resume(run)
 
-    def _decision(self, case: CaseRef) -> tuple[str, str] | None:
+    def _concurrency(self, case: CaseRef) -> int:
+        """Runs of ``case`` in flight at once (``--prob-concurrency``, its marker, ini ``prob_concurrency``)."""
+        settings = self.settings
+        if settings.cli_concurrency is not None:
+            return settings.cli_concurrency
+        if not case.marks:
+            return settings.ini_concurrency
+        return concurrency_of(settings, case.marks)
+
+    def _window(self) -> Window:
+        window = self.window
+        if window is None:
+            from .window import Window  # only once a case asks for more than one run in flight
+
+            window = self.window = Window(self)
+        return window
+
+    def decision(self, case: CaseRef) -> tuple[str, str] | None:
         """Why a run of ``case`` must not start: the decisions' (decided early), else a guard's (a budget)."""
         decisions = self.session.decisions
         decision = decisions.run_decision(case) if decisions is not None else None
@@ -132,9 +195,17 @@ class RunPhases:
     def after_phase(self, item: pytest.Item, call: pytest.CallInfo[None], report_: pytest.TestReport) -> None:
         if not isinstance(item, Run):
             return
+        if call.excinfo is not None and call.excinfo.type is not KeyboardInterrupt:
+            interruption = leaf(call.excinfo.value)
+            if isinstance(interruption, KeyboardInterrupt):
+                # Ctrl-C (or SIGTERM, the plugin's Ctrl-C) inside pytest-trio's nursery reaches pytest in an
+                # exception group, which pytest would report as a failed run and go on: it stops the session.
+                raise interruption
         run = context.current_run()
         if run is None:
             return
+        if call.when == "call" and self.window is not None:
+            self.window.report(item, report_)
         outcome.on_phase(run, call)
         if item.prob_gated and report_.failed and not item.config.option.runxfail:
             self._judged_failure(item, call, report_)
@@ -210,7 +281,10 @@ class RunPhases:
         return attached
 
     def take_interrupted(self) -> list[RunRecord]:
-        """The records of runs interrupted before their teardown report, once."""
+        """The records of runs interrupted before their teardown report, and of runs executed ahead whose
+        items never reported (the session stopped while they were in flight), once."""
+        if self.window is not None:
+            self._interrupted.extend(self.window.leftovers())
         records, self._interrupted = self._interrupted, []
         return records
 

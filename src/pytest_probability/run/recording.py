@@ -22,7 +22,7 @@ from typing import Any
 from ..config.values import check_score_name, score_number
 from ..errors import ProbabilityUsageWarning
 from ..model.run import Score, Usage
-from ..text import clip, printable
+from ..text import clip, printable, well_formed
 from ..vocabulary import ROLE_JUDGE, ROLES, UNKNOWN_MODEL
 from . import context
 
@@ -145,6 +145,8 @@ def record_usage(
         model_name = UNKNOWN_MODEL
     elif not isinstance(model_name, str):
         raise TypeError(f"record_usage(): model must be a string, got {model_name!r}")
+    else:
+        model_name = well_formed(model_name)
     cost_value = _money("record_usage", "cost", values.get("cost"))
     if role is None:
         role = context.role_here()
@@ -183,13 +185,14 @@ judging = context.judging
 
 
 def _transcript_text(value: Any) -> str:
-    """A value as text: a string as is, anything else as its JSON (``repr`` for what JSON cannot hold)."""
+    """A value as text: a string as is, anything else as its JSON (``repr`` for what JSON cannot hold);
+    well-formed (:func:`~pytest_probability.text.well_formed`)."""
     if isinstance(value, str):
-        return value
+        return well_formed(value)
     try:
-        return json.dumps(value, ensure_ascii=False, default=repr)
+        return well_formed(json.dumps(value, ensure_ascii=False, default=repr))
     except (TypeError, ValueError):  # e.g. a circular structure
-        return repr(value)
+        return well_formed(repr(value))
 
 
 def _transcript_entry(function: str, values: dict[str, Any]) -> dict[str, Any]:
@@ -202,9 +205,10 @@ def _add_entry(run: Any, function: str, values: dict[str, Any], notify: bool = T
         return {}
     entry: dict[str, Any] = {}
     cut: dict[str, int] = {}
-    for name, value in values.items():
+    for given, value in values.items():
         if value is None:
             continue
+        name = well_formed(given)  # a field's name is any text (record_output(**{...}))
         if name == "truncated":
             raise ValueError(f"{function}(): 'truncated' is the name the record uses for cut values; pick another")
         text = _transcript_text(value)
@@ -328,7 +332,7 @@ def record_score(value: Any, name: str = "score", *, threshold: Any = None, expl
         raise TypeError(
             f"{where}: the explanation of score {score_name!r} must be text, got {type(explanation).__name__}"
         )
-    score = Score(score_name, number, bar, clip(explanation or "", TRANSCRIPT_LIMIT))
+    score = Score(score_name, number, bar, clip(well_formed(explanation or ""), TRANSCRIPT_LIMIT))
     if context.charge_score(run, score):
         warnings.warn(
             ProbabilityUsageWarning(
@@ -343,3 +347,26 @@ def record_score(value: Any, name: str = "score", *, threshold: Any = None, expl
         return
     if bar is not None and number < bar:
         raise AssertionError(f"score {score_name!r} = {number:g} is below its threshold {bar:g}")
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """Which run the calling code belongs to (:func:`current_run`)."""
+
+    #: The row label, ``classify::identify_pii``.
+    label: str
+    #: The case's node id, without the run suffix.
+    case: str
+    #: The run number, from 1.
+    run: int
+    #: The run's node id.
+    nodeid: str
+
+
+def current_run() -> RunInfo:
+    """The run executing in the calling context, the one ``record_usage()`` charges: a run executing ahead of
+    its item (``--prob-concurrency``) in its own task or thread, else the calling thread's, else the process's.
+    Where ``request.node.prob_run`` cannot be read (a run that executes ahead asks for no ``request``), this
+    tells a benchmark which run it is, to seed a client, say. A ``RuntimeError`` outside a run."""
+    run = context.require_current("current_run")
+    return RunInfo(run.case.label, run.case.key, run.run, run.nodeid)

@@ -23,8 +23,9 @@ from . import context
 
 
 def retry_call(item: pytest.Item, run: CurrentRun | None, policy: RetryPolicy | None, error: BaseException) -> None:
-    """Call the run again while it raises a listed class; re-raise the last error."""
-    if policy is None or run is None or not policy.matches(error):
+    """Call the run again while it raises a listed class; re-raise the last error. A concurrent run was
+    retried where it executed (``run.window``): its error is its last attempt's."""
+    if policy is None or run is None or run.concurrent or not policy.matches(error):
         raise error
     attempt = 1
     while attempt <= policy.retries:
@@ -32,7 +33,7 @@ def retry_call(item: pytest.Item, run: CurrentRun | None, policy: RetryPolicy | 
         error_type, text = describe(error)
         entry = {"attempt": attempt, "error_type": error_type, "error": text, "wait": wait}
         run.retries.append(entry)
-        _retry_event(entry)
+        retry_event(entry)
         time.sleep(wait)
         attempt += 1
         started = time.perf_counter()
@@ -49,7 +50,7 @@ def retry_call(item: pytest.Item, run: CurrentRun | None, policy: RetryPolicy | 
     raise error
 
 
-def _retry_event(entry: dict[str, Any]) -> None:
+def retry_event(entry: dict[str, Any]) -> None:
     """A span event on the run's current span: the run span when export is on. With export off
     the API is loaded only if the user's code loaded it, and its current span is then theirs or a
     no-op one; nothing is imported for this."""

@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..model.run import Usage
+from ..text import well_formed
 from ..vocabulary import SOURCE_SPAN, UNKNOWN_MODEL
 from .recording import MAX_COST, MAX_TOKENS
 
@@ -108,6 +109,7 @@ def usage_of(attributes: Mapping[str, Any] | None) -> Usage | None:
     if model is None:
         named = get(OI_MODEL)
         model = named if isinstance(named, str) and named else UNKNOWN_MODEL
+    model, request = well_formed(model), well_formed(request) if request else request
     return Usage(
         model=model,
         input_tokens=input_tokens,

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import datetime as _dt
 import glob
-import json
+import hashlib
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...record.shape import Unreadable, finite_number, read_json, shown
 from ...vocabulary import HISTORY_PREFIX
 
 
@@ -53,6 +54,9 @@ class Baseline:
     versions: list[str] = field(default_factory=list)
     by_nodeid: dict[str, BaselineCase] = field(default_factory=dict)
     by_label: dict[str, BaselineCase] = field(default_factory=dict)
+    #: The SHA-256 of the reports' contents, in the order read (``sha256:…``): what the baseline held,
+    #: wherever its files were (the merge compares it between shards).
+    digest: str = ""
 
     @property
     def cases(self) -> list[BaselineCase]:
@@ -116,37 +120,39 @@ def history_name(now: _dt.datetime | None = None) -> str:
     return f"{HISTORY_PREFIX}{now.strftime('%Y%m%dT%H%M%S.%fZ')}-{os.getpid()}.json"
 
 
-def _int(row: Mapping[str, Any], key: str, source: str) -> int:
+def whole_count(row: Mapping[str, Any], key: str, source: str) -> int:
+    """A row's count ``key``: a whole number of at least 0, else a :class:`BaselineError` naming ``source``."""
     value = row.get(key)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise BaselineError(f"{source}: row {row.get('case')!r} has no valid {key!r} (got {value!r})")
+        raise BaselineError(f"{source}: row {row.get('case')!r} has no valid {key!r} (got {shown(value)})")
     return value
 
 
-def _row_counts(row: Mapping[str, Any], source: str) -> tuple[int, int]:
-    passes = _int(row, "passes", source)
+def row_counts(row: Mapping[str, Any], source: str) -> tuple[int, int]:
+    """A row's passes and counted runs (``total``, 0.3.0's ``count``, or passes, fails and errors)."""
+    passes = whole_count(row, "passes", source)
     if "total" in row:
-        total = _int(row, "total", source)
+        total = whole_count(row, "total", source)
     elif "count" in row:
-        total = _int(row, "count", source)
+        total = whole_count(row, "count", source)
     else:
-        total = passes + _int(row, "fails", source) + _int(row, "errors", source)
+        total = passes + whole_count(row, "fails", source) + whole_count(row, "errors", source)
     if passes > total:
         raise BaselineError(f"{source}: row {row.get('case')!r} has more passes ({passes}) than counted runs ({total})")
     return passes, total
 
 
-def read_report(path: Path, option: str = "--prob-baseline") -> dict[str, Any]:
+def read_report(path: Path, option: str = "--prob-baseline", digest: Any = None) -> dict[str, Any]:
+    """A report read whole (``record.shape.read_json``: a file that is not UTF-8, not JSON or nested too deeply
+    is a :class:`BaselineError` naming it); ``digest``, a ``hashlib`` hash, takes its bytes."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise BaselineError(f"{option}: cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise BaselineError(f"{option}: {path} is not JSON ({exc})") from None
+        data, raw = read_json(path)
+    except Unreadable as exc:
+        raise BaselineError(f"{option}: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
         raise BaselineError(f"{option}: {path} is not a --prob-json report (no 'rows' list)")
+    if digest is not None:
+        digest.update(raw)
     return data
 
 
@@ -155,9 +161,10 @@ def load(paths: Iterable[Path], option: str = "--prob-baseline", named: Mapping[
     option that named it: ``--prob-baseline``, ``--prob-plan-report``; ``named`` gives another per path,
     ``--prob-history`` for its folder's reports)."""
     baseline = Baseline()
+    digest = hashlib.sha256()
     for path in paths:
         option_of = (named or {}).get(path, option)
-        data = read_report(path, option_of)
+        data = read_report(path, option_of, digest)
         baseline.paths.append(str(path))
         baseline.created.append(str(data.get("created", "")))
         version = (
@@ -167,7 +174,7 @@ def load(paths: Iterable[Path], option: str = "--prob-baseline", named: Mapping[
         for row in data["rows"]:
             if not isinstance(row, dict) or not isinstance(row.get("case"), str):
                 raise BaselineError(f"{option_of}: {path}: a row without a 'case' label")
-            passes, total = _row_counts(row, str(path))
+            passes, total = row_counts(row, str(path))
             nodeid = row.get("nodeid") if isinstance(row.get("nodeid"), str) else None
             params = row.get("params") if isinstance(row.get("params"), dict) else None
             label = row["case"]
@@ -195,10 +202,16 @@ def load(paths: Iterable[Path], option: str = "--prob-baseline", named: Mapping[
             case.passes += passes
             case.total += total
             cost = row.get("cost")
-            case.cost += float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else 0.0
+            case.cost += float(cost) if _finite(cost) else 0.0
             case.reports += 1
         _pool_scores(baseline, data.get("records"))
+    baseline.digest = "sha256:" + digest.hexdigest()
     return baseline
+
+
+def _finite(value: Any) -> bool:
+    """A finite JSON number (a bool is none; ``1e400`` reads as infinity, an integer may be too large)."""
+    return finite_number(value)
 
 
 def _pool_scores(baseline: Baseline, records: Any) -> None:
@@ -216,9 +229,5 @@ def _pool_scores(baseline: Baseline, records: Any) -> None:
         if case is None:
             continue
         for score in record["scores"]:
-            if (
-                isinstance(score, dict)
-                and isinstance(score.get("name"), str)
-                and type(score.get("value")) in (int, float)
-            ):
+            if isinstance(score, dict) and isinstance(score.get("name"), str) and _finite(score.get("value")):
                 case.scores.setdefault(score["name"], []).append(float(score["value"]))

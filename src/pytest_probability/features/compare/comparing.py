@@ -44,30 +44,6 @@ if TYPE_CHECKING:
     from .comparisons import Comparisons
     from .settings import CompareConfig
 
-#: Command-line options and ini keys (with their defaults) of comparisons: any of
-#: them set, and the session compares from its start (every value validated at configure).
-OPTIONS = (
-    "prob_baseline",
-    "prob_history",
-    "prob_margin",
-    "prob_adjust",
-    "prob_compare",
-    "prob_plan",
-    "prob_plan_drop",
-    "prob_plan_power",
-    "prob_plan_assume",
-    "prob_plan_flake",
-    "prob_plan_report",
-)
-INI_DEFAULTS = {"prob_history_depth": "7", "prob_margin": "", "prob_adjust": "holm", "prob_compare": ""}
-
-
-def requested(config: pytest.Config) -> bool:
-    """Whether an option or ini key of comparisons is set (a baseline, --prob-compare, --prob-plan, ...)."""
-    if any(config.getoption(name) not in (None, False, []) for name in OPTIONS):
-        return True
-    return any(str(config.getini(name)).strip() != default for name, default in INI_DEFAULTS.items())
-
 
 @dataclass
 class CompareSession:

@@ -21,68 +21,87 @@ from ...config.reported import stats_from_dict
 from ...config.settings import StatsConfig
 from ...model.case import CaseRef
 from ...model.rows import NO_USAGE, Counts, Row
+from ...record.shape import check_case, finite_number, shown
 from ...text import printable_line
 from ...vocabulary import FAILED
-from .baseline import BaselineError, load, read_report
+from .baseline import BaselineError, load, read_report, row_counts, whole_count
 from .comparing import CompareSession
 from .comparisons import Comparisons
 from .settings import CompareConfig
 
 
-def rows_of(report: Mapping[str, Any]) -> list[Row]:
-    """A report's rows as the session's rows: enough for the comparisons (counts, cost, parameters, marks)."""
-    cases = {c["key"]: c for c in report.get("cases") or () if isinstance(c, Mapping) and "key" in c}
+def rows_of(report: Mapping[str, Any], source: str = "NEW") -> list[Row]:
+    """A report's rows as the session's rows: enough for the comparisons (counts, cost, parameters, marks).
+    Read as strictly as a baseline's (:func:`.baseline.load`): a row, a count, a case or a parameter that is not
+    a report's is a :class:`BaselineError` naming ``source`` (the file) and the field, never a traceback and
+    never a row left out (which would report its case as removed)."""
+    cases = {}
+    for i, data in enumerate(report.get("cases") or ()):
+        try:
+            check_case(data, f"cases[{i}]")
+        except ValueError as exc:
+            raise BaselineError(f"{source}: {exc}") from None
+        cases[data["key"]] = data
     rows = []
-    for order, data in enumerate(report.get("rows") or ()):
-        if not isinstance(data, Mapping):
-            continue
-        key = str(data.get("nodeid") or data.get("case"))
+    for order, data in enumerate(report["rows"]):
+        if not isinstance(data, Mapping) or not isinstance(data.get("case"), str):
+            raise BaselineError(f"{source}: rows[{order}] is not a row with a 'case' label (got {shown(data)})")
+        passes, _ = row_counts(data, source)
+        fails, errors, skipped, runs = (_count(data, name, source) for name in ("fails", "errors", "skipped", "runs"))
+        key = str(data.get("nodeid") or data["case"])
         known = cases.get(key)
         if known is not None:
             case = CaseRef.from_dict(known)
         else:
-            params = data.get("params") if isinstance(data.get("params"), Mapping) else {}
+            params = data.get("params") if data.get("params") is not None else {}
+            if not isinstance(params, Mapping) or not all(type(v) in (str, int, float, bool) for v in params.values()):
+                raise BaselineError(f"{source}: row {data['case']!r} has no valid 'params' (got {shown(params)})")
             case = CaseRef(
                 key,
                 str(data.get("benchmark") or key),
                 str(data.get("case_id") or ""),
-                label=str(data.get("label") or data.get("case") or key),
+                label=str(data.get("label") or data["case"]),
                 order=order,
-                runs=int(data.get("runs") or 0),
+                runs=runs,
                 params=tuple((str(k), str(v)) for k, v in params.items()),
             )
-        counts = Counts(
-            int(data.get("passes") or 0),
-            int(data.get("fails") or 0),
-            int(data.get("errors") or 0),
-            int(data.get("skipped") or 0),
-        )
         cost = data.get("cost")
+        if cost is not None and not finite_number(cost):
+            raise BaselineError(f"{source}: row {data['case']!r} has no valid 'cost' (got {shown(cost)})")
         rows.append(
             Row(
                 case,
                 (),
-                counts,
+                Counts(passes, fails, errors, skipped),
                 str(data.get("status") or ""),
-                float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else 0.0,
+                float(cost or 0),
                 NO_USAGE,
             )
         )
     return rows
 
 
+def _count(row: Mapping[str, Any], key: str, source: str) -> int:
+    """A row's whole number ``key`` (0 when absent), as a baseline's counts are read."""
+    return whole_count(row, key, source) if row.get(key) is not None else 0
+
+
 def compare_reports(base: Path, new: Path, margin: float | None = None, adjust: str = "holm") -> dict[str, Any]:
-    """The diff of two reports as a dict (``--format=json``); ValueError names a report that cannot be read."""
+    """The diff of two reports as a dict (``--format=json``); ValueError names a report that cannot be read,
+    and the field (``error: diff: NEW.json: row 'x' has no valid 'passes' (got 1e+400)``)."""
     given = str(base)
     base = base if base.is_absolute() else Path.cwd() / base  # as --prob-baseline names what it read
     try:
         baseline = load([base], "diff")
         report = read_report(new, "diff")
+        rows = rows_of(report, f"diff: {new}")
     except BaselineError as exc:
         raise ValueError(str(exc)) from None
-    stats = stats_from_dict(report["stats_config"]) if isinstance(report.get("stats_config"), dict) else StatsConfig()
+    try:
+        stats = stats_from_dict(report["stats_config"]) if report.get("stats_config") is not None else StatsConfig()
+    except ValueError as exc:
+        raise ValueError(f"diff: {new}: {exc}") from None
     config = CompareConfig(baselines=(given,), margin=margin or 0.0, margin_given=margin is not None, adjust=adjust)
-    rows = rows_of(report)
     result = CompareSession(config, baseline, stats).compare(rows)
     return describe(result, rows, baseline, base, new)
 

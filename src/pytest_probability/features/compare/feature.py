@@ -23,14 +23,18 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ...compat import xdist
+from ...config.options import comparisons_requested
 from ...record import shape
-from ...roles.wiring import Aggregation, Feature, MergeWiring, Wiring
+from ...roles.wiring import Aggregation, Feature, Wiring
 from ...vocabulary import ADJUSTMENTS
-from .comparing import ArmVerdicts, BaselineVerdicts, CompareSession, Comparing, requested
+from .comparing import ArmVerdicts, BaselineVerdicts, CompareSession, Comparing
+from .facet import ComparisonsFacet
+from .readings import ComparisonReadings
 
 if TYPE_CHECKING:
     from ...config.settings import Settings
     from ...model.case import CaseRef
+    from ...roles.merging import MergeWiring
     from .comparisons import Comparisons
 
 #: The merge's name of the comparisons' settings (a shard's report's ``shard.compare``).
@@ -45,10 +49,12 @@ HANDOVER_FIELDS: dict[str, shape.Kind] = {
     "adjust": shape.one_of(*ADJUSTMENTS),
     "compare": shape.or_null(shape.TEXT),
 }
+#: Handed over too, but absent from the reports of shards of earlier versions.
+OPTIONAL_FIELDS: dict[str, shape.Kind] = {"baseline_digest": shape.or_null(shape.TEXT)}
 
 
 def feature(config: pytest.Config, settings: Settings) -> Compare:
-    return Compare(requested(config))
+    return Compare(comparisons_requested(config))
 
 
 class Compare(Feature):
@@ -79,9 +85,6 @@ class Compare(Feature):
                 wiring.parts.add(verdict_kinds=BaselineVerdicts(comparing, compared))
 
     def aggregating(self, wiring: Aggregation) -> None:
-        from .facet import ComparisonsFacet  # the aggregating process's: a worker's start-up does not pay for it
-        from .readings import ComparisonReadings  # the aggregating process's
-
         comparing = self.comparing
         assert comparing is not None
         history = comparing.session.config.history if comparing.session is not None else None
@@ -104,21 +107,24 @@ class Compare(Feature):
 
             wiring.parts.add(finishers=HistoryReport(Path(history), wiring.report()))
 
+    def handover_paths(self) -> Mapping[str, frozenset[str]]:
+        """Where each shard's baseline was (as given: absolute in one checkout, relative in another) is no
+        difference: what it held is (``baseline_digest``)."""
+        return {HANDOVER: frozenset({"baselines", "history"})}
+
     def check_handover(self, shard: Mapping[str, Any]) -> None:
         handed = shard.get(HANDOVER)
         if handed is None:
             return
         where = f"shard.{HANDOVER}"
         shape.fields(shape.an_object(handed, where), where, HANDOVER_FIELDS, frozenset(HANDOVER_FIELDS))
+        shape.fields(handed, where, OPTIONAL_FIELDS)
         if not all(isinstance(baseline, str) for baseline in handed["baselines"]):
             raise shape.Malformed(
                 f"{where}.baselines must be an array of paths, got {shape.shown(handed['baselines'])}"
             )
 
     def merged(self, wiring: MergeWiring) -> None:
-        from .facet import ComparisonsFacet  # the aggregating process's (here the merge's)
-        from .readings import ComparisonReadings  # the aggregating process's
-
         result = merged_comparisons(wiring)
         wiring.add_facet(ComparisonsFacet(lambda: result, wiring.cases), shown=True)
         wiring.readings.append(ComparisonReadings(lambda: result, wiring.stats))
@@ -133,7 +139,8 @@ def handover(comparing: Comparing, cases: dict[str, CaseRef]) -> dict[str, Any] 
         if not any(key == "compare" for case in cases.values() for key, _ in case.marks):
             return None
         session = comparing.start()
-    return {**session.config.to_dict(), "margin_given": session.config.margin_given}
+    digest = session.baseline.digest if session.baseline is not None else None
+    return {**session.config.to_dict(), "margin_given": session.config.margin_given, "baseline_digest": digest}
 
 
 def merged_comparisons(wiring: MergeWiring) -> Comparisons | None:

@@ -27,15 +27,19 @@ import pytest
 
 from ...model.run import RunRecord
 from ...roles.wiring import Aggregation, Feature, WorkerWiring
+from . import file
+from .facet import JournalFacet
+from .resume import WORKER_INPUT, JournalHooks, JournalLink, Resume, ResumedOutcomes
+from .writer import start
 
 if TYPE_CHECKING:
     from ...config.settings import Settings
     from .file import Contents
 
 
-def feature(config: pytest.Config, settings: Settings) -> Journal | None:
-    if settings.journal is None:
-        return None
+def feature(config: pytest.Config, settings: Settings) -> Journal:
+    """With ``--prob-journal`` (the composition root's decision)."""
+    assert settings.journal is not None
     return Journal(settings.journal)
 
 
@@ -50,11 +54,6 @@ class Journal(Feature):
         return [("--prob-journal", self.path)]
 
     def aggregating(self, wiring: Aggregation) -> None:
-        from . import file  # only with --prob-journal
-        from .facet import JournalFacet  # only with --prob-journal
-        from .resume import ResumedOutcomes  # only with --prob-journal
-        from .writer import start  # only with --prob-journal
-
         path, config = self.path, wiring.config
         head = file.header(wiring.settings.suite, wiring.settings.to_dict(), wiring.stats.to_dict())
         try:
@@ -89,14 +88,10 @@ class Journal(Feature):
         config.add_cleanup(writer.close)
 
     def serial(self, wiring: Aggregation) -> None:
-        from .resume import Resume  # only with --prob-journal
-
         assert self.contents is not None
         wiring.parts.add(checks=Resume(self.path, self.contents))
 
     def controller(self, wiring: Aggregation) -> None:
-        from .resume import JournalHooks, JournalLink  # only with --prob-journal
-
         assert self.contents is not None
         # The workers collect: each deselects what was resumed, reading the journal up to this length.
         book = wiring.book
@@ -105,9 +100,6 @@ class Journal(Feature):
 
     def worker(self, wiring: WorkerWiring) -> None:
         """Deselect the runs the controller resumed from the journal (as of the controller's start)."""
-        from . import file  # only with --prob-journal
-        from .resume import WORKER_INPUT, Resume  # only with --prob-journal
-
         given = wiring.workerinput.get(WORKER_INPUT)
         if given is None:
             return

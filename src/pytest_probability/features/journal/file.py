@@ -25,7 +25,7 @@ refused too. A journal of another suite or other settings is refused
 ``config.settings.PATH_FIELDS``, is no difference). Otherwise its records are
 the session's first records, and ``resume.Resume`` deselects their runs, so
 that only the runs the journal lacks are executed. A killed session
-(``kill -9``) loses only the run in flight: a last line cut short is dropped,
+(``kill -9``) loses only the runs in flight: a last line cut short is dropped,
 and cut off the file before the session appends. A line that is not JSON
 anywhere else means the file is no journal (or was edited): refused.
 """

@@ -27,19 +27,24 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import pytest
 
+from ... import files
 from ...compat import junitxml
 from ...model.rows import Row, Summary
 from ...protocols import WRITE, Facet, Finisher
-from ...roles.wiring import Aggregation, Feature, MergeWiring
+from ...roles.wiring import Aggregation, Feature
+from .annotations import annotations
+from .attention import attention
+from .junit import RunProperties, SuiteProperties
+from .summary import LIMIT, render
 
 if TYPE_CHECKING:
     from ...config.settings import Settings
     from ...report.writers import ReportDict
+    from ...roles.merging import MergeWiring
 
 
-def feature(config: pytest.Config, settings: Settings) -> Nightly | None:
-    if settings.summary is None and not settings.annotations and not junitxml.enabled(config):
-        return None
+def feature(config: pytest.Config, settings: Settings) -> Nightly:
+    """With a summary, annotations or ``--junitxml`` (the composition root's decision)."""
     return Nightly(settings, junitxml.enabled(config))
 
 
@@ -61,9 +66,6 @@ def title_of(suite: str, report: Mapping[str, Any]) -> str:
 def write_summary(path: Path, text_of: Callable[[int], str], appends: bool) -> None:
     """The summary into ``path``: appended (``$GITHUB_STEP_SUMMARY``: what earlier steps' writes left counts
     against the limit) or written whole, atomically."""
-    from ... import files
-    from .summary import LIMIT
-
     if not appends:
         path.parent.mkdir(parents=True, exist_ok=True)
         files.write_text(path, text_of(LIMIT))
@@ -93,10 +95,6 @@ def write_outputs(
     out: TextIO,
 ) -> None:
     """The summary written and the annotations printed, from one report dict (a session's or the merge's)."""
-    from .annotations import annotations
-    from .attention import attention
-    from .summary import render
-
     items = attention(report, trace_url)
     lines, left = annotations(items) if annotate else ([], {"error": 0, "warning": 0})
     for line in lines:
@@ -165,13 +163,9 @@ class Nightly(Feature):
         wiring.parts.add(facets=SourceFacet())
         if settings.summary is not None or settings.annotations:
             if settings.summary is not None and not settings.summary_appends:
-                from ... import files
-
                 files.check_path(settings.summary, "--prob-summary")
             wiring.parts.add(finishers=CiOutputs(settings, wiring.report()))
         if self.junit:
-            from .junit import RunProperties, SuiteProperties
-
             properties = RunProperties(wiring.book, settings.trace_url)
             wiring.parts.add(sinks=properties, finishers=SuiteProperties(wiring.config, wiring.results))
             wiring.register(properties, "probability-junit")

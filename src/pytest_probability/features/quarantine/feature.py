@@ -29,23 +29,24 @@ import pytest
 
 from ...errors import ProbabilityQuarantineWarning
 from ...protocols import Waiver
-from ...roles.wiring import Aggregation, Feature, MergeWiring, Wiring
+from ...roles.wiring import Aggregation, Feature, Wiring
 from ...text import printable
+from . import file
+from .facet import QuarantineFacet
+from .file import Cases, Entry
 
 if TYPE_CHECKING:
     from ...config.settings import Settings
     from ...model.case import CaseRef
-    from .file import Cases, Entry
+    from ...roles.merging import MergeWiring
 
 #: The merge's name of the entries in force (a shard's report's ``shard.quarantine``).
 HANDOVER = "quarantine"
 
 
-def feature(config: pytest.Config, settings: Settings) -> Quarantine | None:
-    if settings.quarantine is None:
-        return None
-    from . import file
-
+def feature(config: pytest.Config, settings: Settings) -> Quarantine:
+    """With ``--prob-quarantine`` (the composition root's decision): the file read and checked now."""
+    assert settings.quarantine is not None
     try:
         entries = file.read(settings.quarantine)
     except ValueError as exc:
@@ -102,8 +103,6 @@ class Hooks:
 
 class Quarantine(Feature):
     def __init__(self, source: str, entries: Sequence[Entry], today: _dt.date) -> None:
-        from .file import Cases
-
         self.source = source
         self.today = today
         self.entries = list(entries)
@@ -114,8 +113,6 @@ class Quarantine(Feature):
         wiring.register(Hooks(self.cases), "probability-quarantine")
 
     def aggregating(self, wiring: Aggregation) -> None:
-        from .facet import QuarantineFacet
-
         for entry in self.entries:
             if entry.expired(self.today):
                 wiring.config.issue_config_time_warning(
@@ -142,10 +139,11 @@ class Quarantine(Feature):
 class MergedQuarantine(Feature):
     """The merge's part: the shards' entries in force (``shard.quarantine``), their waiver and facet."""
 
-    def merged(self, wiring: MergeWiring) -> None:
-        from .facet import QuarantineFacet
-        from .file import Cases, Entry
+    def handover_paths(self) -> Mapping[str, frozenset[str]]:
+        """Where each shard's file was is no difference: its entries are compared."""
+        return {HANDOVER: frozenset({"file"})}
 
+    def merged(self, wiring: MergeWiring) -> None:
         handed: Mapping[str, Any] | None = wiring.handover(HANDOVER)
         if not handed:
             return

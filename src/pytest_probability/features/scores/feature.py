@@ -24,9 +24,10 @@ import pytest
 
 from ...errors import ProbabilityGateWarning
 from ...protocols import Finisher, RunObserver
-from ...roles.wiring import Aggregation, Feature, MergeWiring, Wiring, WorkerWiring
+from ...roles.wiring import Aggregation, Feature, Wiring, WorkerWiring
 from ...text import printable
 from . import rules
+from .facet import ScoresFacet
 
 if TYPE_CHECKING:
     from ...config.settings import Settings, StatsConfig
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from ...model.case import CaseRef
     from ...model.rows import Summary
     from ...model.run import CurrentRun
+    from ...roles.merging import MergeWiring
 
 #: Cases named in the one warning about a bar with no score; the rest are counted.
 SHOWN = 5
@@ -64,8 +66,6 @@ class Scores(Feature):
         self.stats = wiring.stats
 
     def aggregating(self, wiring: Aggregation) -> None:
-        from .facet import ScoresFacet  # an aggregating process's outputs
-
         wiring.parts.add(
             observers=RulesObserver(self.rules_of),
             facets=ScoresFacet(wiring.results, wiring.stats, self.rules_of),
@@ -76,8 +76,6 @@ class Scores(Feature):
         wiring.parts.add(observers=RulesObserver(self.rules_of))
 
     def merged(self, wiring: MergeWiring) -> None:
-        from .facet import ScoresFacet
-
         self.stats = wiring.stats
         wiring.add_facet(ScoresFacet(wiring.results, wiring.stats, self.rules_of))
 

@@ -38,8 +38,10 @@ if TYPE_CHECKING:
 DESELECTED = "prob_shard_deselected"
 
 
-def feature(config: pytest.Config, settings: Settings) -> Shards | None:
-    return Shards(*settings.shard) if settings.shard is not None else None
+def feature(config: pytest.Config, settings: Settings) -> Shards:
+    """With ``--prob-shard`` (the composition root's decision)."""
+    assert settings.shard is not None
+    return Shards(*settings.shard)
 
 
 def deferred_text(index: int, count: int) -> str:

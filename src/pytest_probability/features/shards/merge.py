@@ -19,7 +19,6 @@ with the shards' comparison settings (``shard.compare``).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,12 +36,14 @@ from ...model.case import CaseRef, shard_of
 from ...model.rows import Summary
 from ...model.run import RunRecord
 from ...protocols import Facet
-from ...record import shape
+from ...record import bulk, shape
 from ...record.shape import Malformed
+from ...report.concurrency import ConcurrencyFacet
 from ...report.explain import ExplainFacet
 from ...report.intervals import StatsFacet
 from ...report.json_report import build, record_from_dict
-from ...roles.wiring import Feature, MergeWiring
+from ...roles.merging import MergeWiring
+from ...roles.wiring import Feature
 from ...text import printable_line
 
 #: Runs named in a refusal; the rest are counted.
@@ -93,11 +94,9 @@ def load(paths: Sequence[str | Path], features: Sequence[Feature] = ()) -> list[
     for given in paths:
         path = Path(given)
         try:
-            report = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise MergeError(f"cannot read {path}: {exc.strerror or exc}") from None
-        except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
-            raise MergeError(f"{path} is not a JSON report: {exc}") from None
+            report, _ = shape.read_json(path)
+        except shape.Unreadable as exc:  # unreadable, not UTF-8, not JSON, nested too deeply
+            raise MergeError(str(exc)) from None
         if not isinstance(report, dict) or "records" not in report and "shard" not in report:
             raise MergeError(f"{path} is not a --prob-json report")
         if "shard" not in report:
@@ -135,9 +134,13 @@ def check_shape(report: Mapping[str, Any]) -> None:
         (lambda v: type(v) is int and 1 <= v <= count, f"a whole number from 1 to {count} (shard.count)"),
     )
     shape.field(shard, "suite", "shard", shape.TEXT, required=False)
-    collected = shape.field(shard, "collected", "shard", shape.or_null(shape.OBJECT), required=False)
-    if collected is not None:
-        shape.fields(collected, "shard.collected", COLLECTED_FIELDS, frozenset(COLLECTED_FIELDS))
+    if shard.get("collected", {}) is None:
+        raise Malformed(
+            "shard.collected is null: the shard's cases are not known (every xdist worker of it died before its "
+            "end), so it cannot be checked to be a shard of this suite; run that shard again"
+        )
+    collected = shape.field(shard, "collected", "shard", shape.OBJECT)
+    shape.fields(collected, "shard.collected", COLLECTED_FIELDS, frozenset(COLLECTED_FIELDS))
     selected = shape.field(shard, "runs_selected", "shard", shape.OBJECT, required=False) or {}
     for key, runs in selected.items():
         if type(runs) is not int or runs < 0:
@@ -149,24 +152,23 @@ def check_shape(report: Mapping[str, Any]) -> None:
     shape.fields(shape.field(report, "settings", "", shape.OBJECT), "settings", SETTINGS_FIELDS)
     stats_from_dict(shape.field(report, "stats_config", "", shape.OBJECT))
     shape.field(report, "exit_status", "", shape.whole(0), required=False)
-    keys = set()
-    for i, case in enumerate(shape.field(report, "cases", "", shape.ARRAY)):
-        shape.check_case(case, f"cases[{i}]")
-        keys.add(case["key"])
+    keys = set(bulk.check_cases(shape.field(report, "cases", "", shape.ARRAY), "cases"))
     for name in ("records", "skipped_runs"):
-        entries = shape.field(report, name, "", shape.ARRAY, required=name == "records") or ()
-        for i, record in enumerate(entries):
-            key = shape.check_record(record, f"{name}[{i}]", shape.REPORT)
-            if key not in keys:
-                raise Malformed(
-                    f"{name}[{i}].case_key {key!r} is no case of the report's cases (run {record['nodeid']})"
-                )
+        entries = shape.field(report, name, "", shape.ARRAY, required=name == "records") or []
+        of = bulk.check_records(entries, name, shape.REPORT)
+        if not keys.issuperset(of):
+            i = next(i for i, key in enumerate(of) if key not in keys)
+            raise Malformed(
+                f"{name}[{i}].case_key {of[i]!r} is no case of the report's cases (run {entries[i]['nodeid']})"
+            )
 
 
-def _compared(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """The settings the shards must agree on: all but the shard, and where a file was (``PATH_FIELDS``: the
-    prices' digest is compared, not the path of their file, which differs between checkout folders)."""
-    return {k: v for k, v in settings.items() if k != "shard" and k not in PATH_FIELDS}
+def _compared(settings: Mapping[str, Any], paths: frozenset[str] = PATH_FIELDS) -> dict[str, Any]:
+    """The settings (or a feature's handover) the shards must agree on: all but the shard, and where a file was
+    (``paths``: the settings' ``PATH_FIELDS``, a handover's ``Feature.handover_paths``); what the file held is
+    compared instead (the prices' digest, the quarantine's entries, the baseline's digest), since checkouts at
+    other paths differ in where it was and nothing else."""
+    return {k: v for k, v in settings.items() if k != "shard" and k not in paths}
 
 
 def _counted(names: list[str], total: int) -> str:
@@ -179,8 +181,10 @@ def _runs_text(nodeids: list[str]) -> str:
     return shown + (f" and {len(nodeids) - SHOWN} more" if len(nodeids) > SHOWN else "")
 
 
-def check(reports: list[tuple[Path, dict[str, Any]]]) -> int:
-    """The shards' count N, once the reports are checked to be the N shards of one suite and settings."""
+def check(reports: list[tuple[Path, dict[str, Any]]], paths: Mapping[str, frozenset[str]] | None = None) -> int:
+    """The shards' count N, once the reports are checked to be the N shards of one suite and settings;
+    ``paths``: each handover's fields that say where a file was (``Feature.handover_paths``), not compared."""
+    paths = paths or {}
     first_path, first = reports[0]
     count = first["shard"]["count"]
     by_index: dict[int, Path] = {}
@@ -204,8 +208,9 @@ def check(reports: list[tuple[Path, dict[str, Any]]]) -> int:
         by_index[shard["index"]] = path
         handed = sorted(set(shard) - SHARD_FIELDS | set(first["shard"]) - SHARD_FIELDS)
         for name in ("settings", "stats_config", *handed):
-            mine = _compared((report["shard"] if name in handed else report).get(name) or {})
-            theirs = _compared((first["shard"] if name in handed else first).get(name) or {})
+            where = paths.get(name, frozenset()) if name in handed else PATH_FIELDS
+            mine = _compared((report["shard"] if name in handed else report).get(name) or {}, where)
+            theirs = _compared((first["shard"] if name in handed else first).get(name) or {}, where)
             if mine != theirs:
                 keys = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
                 shown = "; ".join(f"{k}: {theirs.get(k)!r} in {first_path}, {mine.get(k)!r} in {path}" for k in keys)
@@ -213,13 +218,13 @@ def check(reports: list[tuple[Path, dict[str, Any]]]) -> int:
                     f"{path} and {first_path} were run with different settings ({name}: {shown}); "
                     "the shards of one session share every setting but --prob-shard"
                 )
-        mine, theirs = shard.get("collected"), first["shard"].get("collected")
-        if mine is not None and theirs is not None and mine != theirs:
+        mine, theirs = shard["collected"], first["shard"]["collected"]
+        if mine != theirs:
             raise MergeError(
                 f"{path} and {first_path} are not shards of one suite: they collected different cases "
                 f"({theirs['cases']} cases, {theirs['runs']} runs in {first_path}; {mine['cases']} cases, "
-                f"{mine['runs']} runs in {path}); run every shard on the same checkout, files and "
-                "selection (-k, -m)"
+                f"{mine['runs']} runs in {path}){_differing(first_path, first, path, report, count)}; run every "
+                "shard on the same checkout, files and selection (-k, -m)"
             )
     missing = count - len(by_index)
     if missing:
@@ -229,6 +234,48 @@ def check(reports: list[tuple[Path, dict[str, Any]]]) -> int:
         shown = "" if missing == 1 else f" ({_counted(names, missing)})"
         raise MergeError(f"{what} missing{shown}: got {given}; merge all {count} shards")
     return count
+
+
+def _differing(first_path: Path, first: Mapping[str, Any], path: Path, other: Mapping[str, Any], count: int) -> str:
+    """Which cases two shards of two versions of a suite differ in, as far as their reports tell: a case one
+    shard ran whose runs would have fallen in the other's part too (``model.case.shard_of``) but that the other
+    did not select is missing there (or has other runs); a case both ran with other runs or marks changed. The
+    first :data:`SHOWN` of each, then how many more; "" when the reports tell none (the cases that differ ran
+    in other shards only)."""
+    own = {name: {c["key"]: c for c in report["cases"]} for name, report in (("first", first), ("other", other))}
+
+    def lacks(mine: Mapping[str, Any], theirs: Mapping[str, Any], their_cases: Mapping[str, Any]) -> list[str]:
+        index, selected = theirs["shard"]["index"], theirs["shard"].get("runs_selected") or {}
+        return [
+            key
+            for key, case in {c["key"]: c for c in mine["cases"]}.items()
+            if key not in selected and key not in their_cases and _falls_in(key, case.get("runs", 1), index, count)
+        ]
+
+    only_first = lacks(first, other, own["other"])
+    only_other = lacks(other, first, own["first"])
+    changed = [
+        key
+        for key, case in own["first"].items()
+        if key in own["other"]
+        and (case.get("runs"), case.get("marks")) != (own["other"][key].get("runs"), own["other"][key].get("marks"))
+    ]
+    parts = [
+        f"{what}: {_counted(keys, len(keys))}"
+        for what, keys in (
+            (f"only in {first_path}", only_first),
+            (f"only in {path}", only_other),
+            ("with other runs or marks", changed),
+        )
+        if keys
+    ]
+    return "; " + "; ".join(parts) if parts else ""
+
+
+def _falls_in(key: str, runs: int, index: int, count: int) -> bool:
+    """Whether a case of ``runs`` runs has one in shard ``index`` of ``count``: its runs take consecutive shards
+    from its offset (``model.case.shard_of``)."""
+    return runs >= count or (index - shard_of(key, 1, count)) % count < runs
 
 
 def _cases(reports: list[tuple[Path, dict[str, Any]]]) -> dict[str, CaseRef]:
@@ -290,7 +337,7 @@ def merge(paths: Sequence[str | Path], features: Sequence[Feature] = (), options
     """The shards' reports judged as one session: checked, their records rebuilt and aggregated, then each
     feature's merge part (``Feature.merged``: its facets over the merged rows), the readings last."""
     reports = load(paths, features)
-    count = check(reports)
+    count = check(reports, {name: fields for feature in features for name, fields in feature.handover_paths().items()})
     cases = _cases(reports)
     records = records_of(reports, count, cases)
     first = reports[0][1]
@@ -314,6 +361,8 @@ def merge(paths: Sequence[str | Path], features: Sequence[Feature] = (), options
     wiring.add_facet(StatsFacet(results, stats), shown=True)
     for feature in features:
         feature.merged(wiring)
+    # the shards' concurrent runs added up (each shard's own object, as a session's workers' are)
+    wiring.add_facet(ConcurrencyFacet([r["concurrency"] for _, r in reports if isinstance(r.get("concurrency"), dict)]))
     # last, as in a session: its JSON fields are the others' with the readings added
     wiring.add_facet(ExplainFacet(results, wiring, stats, lambda: 80))
     statuses = [int(report.get("exit_status", 0)) for _, report in reports]

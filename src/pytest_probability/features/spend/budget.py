@@ -36,6 +36,10 @@ class Budget:
     reached: str | None = None
     #: Seconds since start when ``reached`` was set.
     reached_at: float | None = None
+    #: Runs that executed (and were charged) after ``reached`` was set: they were in flight then, on other
+    #: workers or in the same process (``--prob-concurrency``); and what they spent.
+    runs_after: int = 0
+    spent_after: float = 0.0
 
     @property
     def active(self) -> bool:
@@ -47,6 +51,9 @@ class Budget:
 
     def add(self, record: Any, now: float | None = None) -> bool:
         """Count a run's spend (retried attempts and the judge's included); True when a limit is newly reached."""
+        if self.reached is not None and not getattr(record, "stopped", ""):
+            self.runs_after += 1
+            self.spent_after += record.spend
         return self.add_spend(record.spend, record_tokens(record), now)
 
     def add_spend(self, cost: float, tokens: int, now: float | None = None) -> bool:
@@ -97,4 +104,6 @@ class Budget:
             "reached": self.reached,
             "reason": self.reason() or None,
             "runs_not_executed": not_executed,
+            "runs_after_reached": self.runs_after,
+            "spent_after_reached": self.spent_after,
         }

@@ -143,9 +143,15 @@ class SpendFacet(Facet):
             spent = f"spent {money(budget.cost)}, {budget.tokens:,} tokens, {budget.elapsed():.1f}s"
             if budget.reached is not None:
                 limit = budget.reason().split(" (")[0]
+                after = (
+                    f"; {budget.runs_after} run(s) in flight when it was reached finished after it "
+                    f"({money(budget.spent_after)})"
+                    if budget.runs_after
+                    else ""
+                )
                 out.append(
                     (
-                        f"  Budget:  {limit}: {spent}; {found['runs_not_executed_budget']} run(s) not executed",
+                        f"  Budget:  {limit}: {spent}; {found['runs_not_executed_budget']} run(s) not executed{after}",
                         {"yellow": True, "bold": True},
                     )
                 )

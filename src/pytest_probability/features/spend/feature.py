@@ -22,8 +22,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ...protocols import Link, RecordSink, RunGuard
-from ...roles.wiring import Aggregation, Feature, MergeWiring, WorkerWiring
+from ...roles.wiring import Aggregation, Feature, WorkerWiring
 from ...vocabulary import BUDGET
+from .budget import Budget
+from .facet import SpendFacet
+from .stopping import EarlyStop
 
 if TYPE_CHECKING:
     import pytest
@@ -33,7 +36,7 @@ if TYPE_CHECKING:
     from ...model.case import CaseRef
     from ...model.run import RunRecord, Usage
     from ...protocols import Decisions
-    from .budget import Budget
+    from ...roles.merging import MergeWiring
 
 #: The decision book's flag of a budget reached, and a worker's input of the time budget.
 FLAG = "budget"
@@ -54,14 +57,9 @@ class Spend(Feature):
         settings = self.settings
         if settings is None or not settings.budgeted:
             return None
-        from .budget import Budget  # only with --prob-max-cost, --prob-max-tokens or --prob-max-time
-
         return Budget(settings.max_cost, settings.max_tokens, settings.max_time)
 
     def aggregating(self, wiring: Aggregation) -> None:
-        from .facet import SpendFacet  # the aggregating process's: a worker's start-up does not pay for it
-        from .stopping import EarlyStop  # the aggregating process's: it reads the decision book
-
         self.budget = budget = self._make_budget()
         if budget is not None:
             wiring.parts.add(sinks=BudgetSink(budget, wiring.book))
@@ -84,8 +82,6 @@ class Spend(Feature):
             wiring.parts.add(guards=WorkerBudgetGuard(decisions, given.get("deadline"), given.get("max_time")))
 
     def merged(self, wiring: MergeWiring) -> None:
-        from .facet import SpendFacet  # the aggregating process's (here the merge's)
-
         wiring.add_facet(SpendFacet(wiring.results, wiring.stats.stop, replay(wiring.settings, wiring.records)))
 
 
@@ -154,8 +150,6 @@ def replay(settings: Mapping[str, Any], records: Any) -> Budget | None:
     limits = {name: settings.get(name) for name in ("max_cost", "max_tokens", "max_time")}
     if all(v is None for v in limits.values()):
         return None
-    from .budget import Budget  # only when the shards ran with a budget
-
     starts = [r.start_time for r in records if r.start_time]
     budget = Budget(limits["max_cost"], limits["max_tokens"], limits["max_time"], start=min(starts) if starts else 0.0)
     for record in sorted(records, key=lambda r: r.start_time + r.duration):

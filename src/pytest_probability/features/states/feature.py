@@ -19,23 +19,22 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ...roles.wiring import Aggregation, Feature, MergeWiring
+from ...maths.states import Rule
+from ...roles.wiring import Aggregation, Feature
+from .facet import StatesFacet
+from .nights import read, today
 
 if TYPE_CHECKING:
     from ...config.settings import Settings, StatsConfig
-    from ...maths.states import Rule
+    from ...roles.merging import MergeWiring
 
 
-def feature(config: pytest.Config, settings: Settings) -> States | None:
-    folder = config.getoption("prob_history")
-    if not folder or settings.shard is not None:
-        return None
-    return States(Path(folder), settings)
+def feature(config: pytest.Config, settings: Settings) -> States:
+    """On with ``--prob-history`` outside a shard (the composition root's decision)."""
+    return States(Path(config.getoption("prob_history")), settings)
 
 
 def rule_of(settings: Settings, stats: StatsConfig) -> Rule:
-    from ...maths.states import Rule
-
     return Rule(
         window=settings.history_window,
         flaky_bar=settings.flaky_bar,
@@ -53,9 +52,6 @@ class States(Feature):
         self.settings = settings
 
     def aggregating(self, wiring: Aggregation) -> None:
-        from .facet import StatesFacet
-        from .nights import read, today
-
         rule = rule_of(self.settings, wiring.stats)
         nights = read(self.folder, rule.window - 1)  # tonight is the window's last night
         wiring.notes.extend(f"--prob-history: {note}" for note in nights.skipped)
@@ -72,10 +68,6 @@ class MergedStates(Feature):
     def merged(self, wiring: MergeWiring) -> None:
         if not self.folder:
             return
-        from ...maths.states import Rule
-        from .facet import StatesFacet
-        from .nights import read, today
-
         stats = wiring.stats
         rule = Rule(method=stats.method, confidence=stats.confidence, prior=tuple(stats.prior))  # type: ignore[arg-type]
         nights = read(Path(self.folder), rule.window - 1)
