@@ -68,9 +68,11 @@ def test_x_stops_starting_runs_and_those_in_flight_are_recorded(
     result = run(pytester, "--prob-runs=1", "--prob-concurrency=4", "--prob-json=report.json", "-x", *xdist)
     assert result.ret == (2 if xdist else 1)  # xdist's own -x is an interruption (2), as without the plugin
     data, records, skipped = accounted(pytester)
-    processes = 2 if xdist else 1
-    # No run started once -x had stopped the session: at most K in flight past the failure in each process.
-    assert len(records) <= 3 + 4 * processes
+    # No run started once -x had stopped the session: serially, at most K in flight past the failure. Under
+    # xdist the failing worker stops at once too, but the other learns of it only from its controller's
+    # shutdown (xdist's own -x, as without the plugin), after the reports on their way to it: a loaded machine
+    # makes those more than K (14 of 24 were seen at load 4), as for a budget below.
+    assert len(records) <= (3 + 4 if not xdist else 19)
     assert len(records) < 24
     assert data["rows"] and sum(row["total"] for row in data["rows"]) == len(records)  # the statistics: every record
     unreported = data["concurrency"]["finished_unreported"]

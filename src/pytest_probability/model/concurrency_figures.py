@@ -87,20 +87,21 @@ class Concurrency:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Concurrency:
+        """Read back from a report (a shard's, the history page's): a field absent or null is its default."""
         return cls(
-            limit=int(data.get("limit", 1)),
-            processes=int(data.get("processes", 0)),
-            runs=int(data.get("runs", 0)),
-            call_seconds=float(data.get("call_seconds", 0.0)),
-            wall_seconds=float(data.get("wall_seconds", 0.0)),
-            in_flight_seconds=float(data.get("in_flight_seconds", 0.0)),
-            busy_seconds=float(data.get("busy_seconds", 0.0)),
-            peak=int(data.get("peak_in_flight", 0)),
-            faults=int(data.get("faults", 0)),
-            cuts=int(data.get("window_cuts", 0)),
+            limit=int(data.get("limit") or 1),
+            processes=int(data.get("processes") or 0),
+            runs=int(data.get("runs") or 0),
+            call_seconds=float(data.get("call_seconds") or 0.0),
+            wall_seconds=float(data.get("wall_seconds") or 0.0),
+            in_flight_seconds=float(data.get("in_flight_seconds") or 0.0),
+            busy_seconds=float(data.get("busy_seconds") or 0.0),
+            peak=int(data.get("peak_in_flight") or 0),
+            faults=int(data.get("faults") or 0),
+            cuts=int(data.get("window_cuts") or 0),
             one_at_a_time=tuple(str(x) for x in data.get("one_at_a_time") or ()),
-            unreported=int(data.get("finished_unreported", 0)),
-            cancelled=int(data.get("cancelled", 0)),
+            unreported=int(data.get("finished_unreported") or 0),
+            cancelled=int(data.get("cancelled") or 0),
         )
 
     @classmethod

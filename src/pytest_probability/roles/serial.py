@@ -52,7 +52,7 @@ class Aggregating(Role):
         self.results = Results(self.intake, self.book, session.specs, session.scope)
         self.report: ReportDict | None = None
         self.pytest_session: pytest.Session | None = None
-        #: The session ended in a usage error (a refused journal): it reports nothing (:meth:`pytest_sessionfinish`).
+        #: The session ended in a usage error with runs resumed (a refused journal): it reports nothing.
         self.refused = False
         parts.add(
             sinks=self.book,
@@ -116,10 +116,12 @@ class Aggregating(Role):
         notes, intake = self.session.notes, self.intake
         notes.extend(self.runs.finish())
         self.interrupts.finish()
-        if session.exitstatus == pytest.ExitCode.USAGE_ERROR:
-            # Refused before any run (a journal of another suite, found at collection): nothing of this session
-            # ran, so nothing is reported, not the runs a journal held, and no file is written over the last
-            # (reports, the history folder, the summary, the OTLP file, --lf's cache); pytest says why.
+        if session.exitstatus == pytest.ExitCode.USAGE_ERROR and intake.records:
+            # Refused before any run with runs resumed (a journal of another suite, found at collection):
+            # nothing of this session ran, so nothing is reported, not the runs the journal held, and no file is
+            # written over the last (reports, the history folder, the summary, the OTLP file, --lf's cache);
+            # pytest says why. (Without records, as for a path that does not exist, the outputs say themselves
+            # that they were left as they were.)
             self.refused = True
             return
         intake.add_interrupted(self.runs.take_interrupted())  # this process's (serial); a worker's ship
