@@ -181,6 +181,7 @@ def test_the_marker_sets_k_per_benchmark_and_the_command_line_wins(
 def test_a_benchmark_using_a_function_scoped_fixture_runs_one_at_a_time_with_one_warning(
     pytester: pytest.Pytester, xdist: list[str]
 ) -> None:
+    needs_worker_queue(xdist)  # an older xdist adds its own warning: every run one at a time
     pytester.makeini("[pytest]\n")
     pytester.makepyfile(
         probe="",
