@@ -208,28 +208,10 @@ def attention(report: Report | Mapping[str, Any], trace_url: str | None = None) 
         for gate in shown:
             unit = SCORE if gate.score else FRACTION
             rank = gate.high if gate.high is not None else 0.0
+            kind, detail = FAILED_GATE if gate.verdict == "fail" else UNDECIDED_GATE, _gate_detail(gate)
             if quarantine is not None:
-                add(
-                    QUARANTINED,
-                    f"{_gate_detail(gate)}; quarantined by {quarantine.owner} until {quarantine.until}",
-                    rank,
-                    gate.passes,
-                    gate.total,
-                    gate.low,
-                    gate.high,
-                    unit,
-                )
-            else:
-                add(
-                    FAILED_GATE if gate.verdict == "fail" else UNDECIDED_GATE,
-                    _gate_detail(gate),
-                    rank,
-                    gate.passes,
-                    gate.total,
-                    gate.low,
-                    gate.high,
-                    unit,
-                )
+                kind, detail = QUARANTINED, f"{detail}; quarantined by {quarantine.owner} until {quarantine.until}"
+            add(kind, detail, rank, gate.passes, gate.total, gate.low, gate.high, unit)
         if not shown and quarantine is not None and quarantine.failing:
             add(QUARANTINED, f"quarantined by {quarantine.owner} until {quarantine.until}", high or 0.0)
         if quarantine is None:
