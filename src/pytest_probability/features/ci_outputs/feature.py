@@ -32,7 +32,7 @@ from ...compat import junitxml
 from ...model.rows import Row, Summary
 from ...protocols import WRITE, Facet, Finisher
 from ...roles.wiring import Aggregation, Feature
-from .annotations import annotations
+from .annotations import annotations as annotation_commands  # `annotations` is the __future__ import's
 from .attention import as_report, attention
 from .junit import RunProperties, SuiteProperties
 from .summary import LIMIT, render
@@ -97,7 +97,7 @@ def write_outputs(
     """The summary written and the annotations printed, from one report (a session's or the merge's), read once."""
     read = as_report(report)
     items = attention(read, trace_url)
-    lines, left = annotations(items) if annotate else ([], {"error": 0, "warning": 0})
+    lines, left = annotation_commands(items) if annotate else ([], {"error": 0, "warning": 0})
     for line in lines:
         out.write(line + "\n")
     out.flush()
