@@ -62,7 +62,8 @@ def collect(
     if not items:
         return None
 
-    def reservoir(**_: Any) -> Any:  # the explicit-bucket aggregation passes its bounds, for its own reservoir
+    # The explicit-bucket aggregation passes its bounds, for its own reservoir (the SDK's type says one dict).
+    def reservoir(*_: Any, **__: Any) -> SimpleFixedSizeExemplarReservoir:
         return SimpleFixedSizeExemplarReservoir(size=EXEMPLARS)
 
     limit = view_limit(View, CARDINALITY)
@@ -72,7 +73,7 @@ def collect(
             meter_name=SCOPE,
             **limit,
             exemplar_reservoir_factory=lambda aggregation: reservoir,
-            **({"aggregation": ExplicitBucketHistogramAggregation(item.buckets)} if item.buckets else {}),
+            aggregation=ExplicitBucketHistogramAggregation(item.buckets) if item.buckets else None,  # None: the default
         )
         for name, item in {item.name: item for item in items}.items()
     ]
