@@ -62,8 +62,7 @@ def collect(
     if not items:
         return None
 
-    # The explicit-bucket aggregation passes its bounds, for its own reservoir (the SDK's type says one dict).
-    def reservoir(*_: Any, **__: Any) -> SimpleFixedSizeExemplarReservoir:
+    def reservoir(*_: Any, **__: Any) -> SimpleFixedSizeExemplarReservoir:  # explicit buckets pass their bounds
         return SimpleFixedSizeExemplarReservoir(size=EXEMPLARS)
 
     limit = view_limit(View, CARDINALITY)

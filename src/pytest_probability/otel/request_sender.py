@@ -20,7 +20,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..compat import otel_sdk as compat
 from ..config.otel import client_certificate_check, secrets_from_env
@@ -28,11 +28,7 @@ from ..text import redact_url, scrub
 from . import otlp_json
 
 if TYPE_CHECKING:
-    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
-    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceResponse
-    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
-
-    OtlpResponse: TypeAlias = ExportTraceServiceResponse | ExportMetricsServiceResponse | ExportLogsServiceResponse
+    from google.protobuf.message import Message
 
 
 class Result(NamedTuple):
@@ -54,7 +50,7 @@ _SERVICES = {
 }
 
 
-def _response_type(signal: str) -> type[OtlpResponse]:
+def _response_type(signal: str) -> type[Message]:
     module, name, _, _ = _SERVICES[signal]
     return getattr(importlib.import_module(f"opentelemetry.proto.collector.{module}"), name)
 
