@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from ..compat.pytest import rewriting_hook
 from . import scratch
 
 # The benchmark collector (and with it the marker, the specs and the statistics) is imported
@@ -37,8 +38,6 @@ def rewrite_asserts(config: pytest.Config, pattern: str) -> None:
     added to the hook only: ``python_files`` itself is left as the user set it.
     Nothing to do with ``--assert=plain`` (no hook).
     """
-    from ..compat.pytest import rewriting_hook  # at configure, once
-
     hook = rewriting_hook(config)
     if hook is None:
         return
