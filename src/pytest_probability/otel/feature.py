@@ -1,8 +1,6 @@
-"""The export as a feature: its parts in each role (the package's docstring says what they are).
-
-The export's modules, and with them OpenTelemetry's SDK, are imported in the role methods, one import each:
-after :class:`Export` has dropped the ``OTEL_*`` limits that are no numbers, since the SDK reads them as it
-is imported (a bad one would raise there), and in a worker without the aggregating process's exporters."""
+"""The export as a feature: its parts in each role (the package's docstring says what they are). Its modules
+(and the SDK, which reads the ``OTEL_*`` limits as it is imported) are imported in the role methods, after
+:class:`Export` has dropped the limits that are no numbers; a worker's without the aggregating process's."""
 
 from __future__ import annotations
 
@@ -57,10 +55,8 @@ class Export(Feature):
         session = export_session.ExportSession(
             self.settings, wiring.config.rootpath, instance=scope.instance, counters_only=scope.partial is not None
         )
-        wiring.parts.add(
-            observers=spans.RunSpans(self.settings, session.tracer, session.run_parent, session.logger),
-            links=session,
-        )
+        observer = spans.RunSpans(self.settings, session.tracer, session.run_parent, session.logger)
+        wiring.parts.add(observers=observer, links=session)
         wiring.parts.add(finishers=export_session.SessionExport(session, wiring.parts, wiring.notes))
 
     def worker(self, wiring: WorkerWiring) -> None:

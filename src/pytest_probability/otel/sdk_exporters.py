@@ -176,8 +176,7 @@ def well_formed_log(record: Any) -> Any:
 
 
 def _encoders() -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
-    """The OTLP span and metric encoders: imported at the first batch (they import protobuf and the OTLP
-    messages), here only."""
+    """The OTLP span and metric encoders (protobuf, the OTLP messages): imported at the first batch, here only."""
     from opentelemetry.exporter.otlp.proto.common import metrics_encoder, trace_encoder
 
     return trace_encoder.encode_spans, metrics_encoder.encode_metrics
@@ -281,17 +280,15 @@ class LazyLogs(LogRecordProcessor):
             self.processor.shutdown()
 
 
-def _log_exporter(export: Any, deliver: Deliver, capture: bool) -> Any:
-    """The log record exporter behind the plugin's ``BatchLogRecordProcessor``, like :class:`SpanOut`
-    (``export``: the SDK's log export module, which :class:`LazyLogs` imports at the first record)."""
-    LogRecordExportResult = export.LogRecordExportResult
+def _log_exporter(module: Any, deliver: Deliver, capture: bool) -> Any:
+    """The log record exporter behind the plugin's ``BatchLogRecordProcessor`` (``module``: the SDK's)."""
 
-    class LogOut(export.LogRecordExporter):  # type: ignore[misc]
+    class LogOut(module.LogRecordExporter):  # type: ignore[misc]
         def export(self, batch: Sequence[Any]) -> Any:
             records = batch if capture else [redact_log(record) for record in batch]
             body = encoded(lambda items: compat.encode_logs(items).SerializeToString(), records, well_formed_log)
             ok = deliver("logs", body, len(records))
-            return LogRecordExportResult.SUCCESS if ok else LogRecordExportResult.FAILURE
+            return module.LogRecordExportResult.SUCCESS if ok else module.LogRecordExportResult.FAILURE
 
         def shutdown(self) -> None:
             pass

@@ -96,8 +96,7 @@ class SpanUsage(RunObserver):
 
 
 def _usage_spans() -> Any:
-    """:mod:`.usage_spans` (the processor, and an SDK provider), imported here only: once an SDK
-    provider is global, or one is made for an instrumentor that has none. It imports the SDK."""
+    """:mod:`.usage_spans`, which imports the SDK: here only, once an SDK provider is global or one is made."""
     from . import usage_spans
 
     return usage_spans
