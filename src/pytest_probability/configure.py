@@ -20,10 +20,11 @@ its triggers. A session that uses no feature imports none
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -49,12 +50,12 @@ class Entry:
     """A feature as the composition root knows it before importing any of it. (A plain class: a dataclass's
     generated methods would be compiled at every start-up, about 1 ms.)"""
 
-    __slots__ = ("aggregating", "load", "name", "on", "reported", "wakes", "wakes_workers")
+    __slots__ = ("aggregating", "name", "on", "reported", "target", "wakes", "wakes_workers")
 
     def __init__(
         self,
         name: str,
-        load: Callable[[], Make],
+        target: str,
         on: Callable[[pytest.Config, Settings, StatsConfig], bool],
         *,
         wakes: frozenset[str] = frozenset(),
@@ -63,9 +64,9 @@ class Entry:
         wakes_workers: bool = True,
     ) -> None:
         self.name = name
-        #: Imports the feature's registration module (``features/NAME/feature.py``) and returns its entry
-        #: point: the one place its package is imported from.
-        self.load = load
+        #: The feature's entry point, ``MODULE:NAME``: its registration module (``features/NAME/feature.py``),
+        #: whose top imports every part of the feature, and its ``feature`` function.
+        self.target = target
         #: Whether the settings turn it on (read without importing the feature).
         self.on = on
         #: What wakes it when the settings leave it off: marker keywords (``compare=``, ``stop=``), or a
@@ -79,77 +80,17 @@ class Entry:
         #: Whether what wakes it asks for parts where runs execute (an xdist worker sleeps on it too).
         self.wakes_workers = wakes_workers
 
-
-def _prices() -> Make:
-    from .roles import prices_feature
-
-    return prices_feature.feature
+    def load(self) -> Make:
+        """The entry point, its package imported: the one place it is imported from."""
+        return import_target(self.target)
 
 
-def _reports() -> Make:
-    from .roles import reports
-
-    return reports.feature
-
-
-def _retries() -> Make:
-    from .roles import retry_feature
-
-    return retry_feature.feature
-
-
-def _spend() -> Make:
-    from .features.spend import feature
-
-    return feature.feature
-
-
-def _compare() -> Make:
-    from .features.compare import feature
-
-    return feature.feature
-
-
-def _states() -> Make:
-    from .features.states import feature
-
-    return feature.feature
-
-
-def _quarantine() -> Make:
-    from .features.quarantine import feature
-
-    return feature.feature
-
-
-def _ci_outputs() -> Make:
-    from .features.ci_outputs import feature
-
-    return feature.feature
-
-
-def _shards() -> Make:
-    from .features.shards import feature
-
-    return feature.feature
-
-
-def _journal() -> Make:
-    from .features.journal import feature
-
-    return feature.feature
-
-
-def _export() -> Make:
-    from .otel import feature
-
-    return feature.feature
-
-
-def _usage() -> Make:
-    from .otel import usage
-
-    return usage.feature
+def import_target(target: str) -> Any:
+    """``"MODULE:NAME"`` (``MODULE`` relative to this package): the module imported, its attribute. The one
+    import of each feature's package and of each role's module, so that each is imported in one place and
+    only when its process or its option needs it."""
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(f"{__package__}.{module}"), name)
 
 
 #: Each feature's entry, in the order its parts are wired: the core's optional parts first (the warning of
@@ -158,16 +99,21 @@ def _usage() -> Make:
 #: (after every feature with a sink: it feeds them the records it resumes), the export and usage from spans
 #: (after the export's tracer provider is made), and retries.
 FEATURES: tuple[Entry, ...] = (
-    Entry("prices", _prices, lambda config, settings, stats: settings.prices is not None, aggregating=True),
+    Entry(
+        "prices",
+        "roles.prices_feature:feature",
+        lambda config, settings, stats: settings.prices is not None,
+        aggregating=True,
+    ),
     Entry(
         "reports",
-        _reports,
+        "roles.reports:feature",
         lambda config, settings, stats: settings.json_path is not None or settings.html_path is not None,
         aggregating=True,
     ),
     Entry(
         "spend",
-        _spend,
+        "features.spend.feature:feature",
         lambda config, settings, stats: settings.budgeted or stats.stop is not None,
         wakes=frozenset({"stop"}),  # early stopping decides where records come in: nothing of it in a worker
         reported=True,
@@ -175,7 +121,7 @@ FEATURES: tuple[Entry, ...] = (
     ),
     Entry(
         "compare",
-        _compare,
+        "features.compare.feature:feature",
         lambda config, settings, stats: comparisons_requested(config),
         # the compare= mark (collection, a case's first record), or a worker's [compare:ARM] item (xdist)
         wakes=frozenset({"compare", COMPARE_KIND}),
@@ -183,24 +129,28 @@ FEATURES: tuple[Entry, ...] = (
     ),
     Entry(
         "states",
-        _states,
+        "features.states.feature:feature",
         lambda config, settings, stats: bool(config.getoption("prob_history")) and settings.shard is None,
         aggregating=True,
     ),
-    Entry("quarantine", _quarantine, lambda config, settings, stats: settings.quarantine is not None),
+    Entry(
+        "quarantine",
+        "features.quarantine.feature:feature",
+        lambda config, settings, stats: settings.quarantine is not None,
+    ),
     Entry(
         "ci_outputs",
-        _ci_outputs,
+        "features.ci_outputs.feature:feature",
         lambda config, settings, stats: (
             settings.summary is not None or settings.annotations or junitxml.enabled(config)
         ),
         aggregating=True,
     ),
-    Entry("shards", _shards, lambda config, settings, stats: settings.shard is not None),
-    Entry("journal", _journal, lambda config, settings, stats: settings.journal is not None),
-    Entry("export", _export, lambda config, settings, stats: otel_options.resolve(config) is not None),
-    Entry("usage", _usage, lambda config, settings, stats: settings.span_usage != SPAN_OFF),
-    Entry("retries", _retries, lambda config, settings, stats: settings.retry is not None),
+    Entry("shards", "features.shards.feature:feature", lambda config, settings, stats: settings.shard is not None),
+    Entry("journal", "features.journal.feature:feature", lambda config, settings, stats: settings.journal is not None),
+    Entry("export", "otel.feature:feature", lambda config, settings, stats: otel_options.resolve(config) is not None),
+    Entry("usage", "otel.usage:feature", lambda config, settings, stats: settings.span_usage != SPAN_OFF),
+    Entry("retries", "roles.retry_feature:feature", lambda config, settings, stats: settings.retry is not None),
 )
 
 
@@ -223,16 +173,10 @@ def role_of(config: pytest.Config) -> type[Role]:
     will start workers (``compat.xdist.distributes``); otherwise the session is serial."""
     # Each role's module only in its own process: a worker's start-up pays for no aggregating module.
     if xdist.workerinput(config) is not None:
-        from .roles.worker import Worker  # a worker's only
-
-        return Worker
+        return import_target("roles.worker:Worker")  # a worker's only
     if xdist.distributes(config):
-        from .roles.controller import Controller  # the controller's only
-
-        return Controller
-    from .roles.serial import Serial  # a serial session's only
-
-    return Serial
+        return import_target("roles.controller:Controller")  # the controller's only
+    return import_target("roles.serial:Serial")  # a serial session's only
 
 
 def features_of(config: pytest.Config, settings: Settings, stats: StatsConfig, aggregates: bool) -> list[Feature]:

@@ -26,6 +26,9 @@ from pathlib import Path
 
 import pytest
 
+if sys.platform != "win32":
+    import fcntl
+
 
 def check_path(path: Path, option: str = "--prob-json") -> None:
     """Fail fast, before any run, when the report could not be written."""
@@ -278,8 +281,6 @@ class Lines:
         return self._fd
 
     def _open_fresh(self) -> int:
-        import stat
-
         try:
             special = not stat.S_ISREG(os.stat(self.path).st_mode)
         except OSError:
@@ -291,9 +292,7 @@ class Lines:
         target.parent.mkdir(parents=True, exist_ok=True)
         for _ in range(20):
             fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-            try:
-                import fcntl
-            except ImportError:  # pragma: no cover - Windows: no concurrent-session detection
+            if sys.platform == "win32":  # pragma: no cover - no concurrent-session detection
                 os.ftruncate(fd, 0)
                 break
             try:

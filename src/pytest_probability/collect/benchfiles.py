@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from ..compat.pytest import rewriting_hook
 from . import scratch
 
 # The benchmark collector (and with it the marker, the specs and the statistics) is imported
@@ -37,8 +38,6 @@ def rewrite_asserts(config: pytest.Config, pattern: str) -> None:
     added to the hook only: ``python_files`` itself is left as the user set it.
     Nothing to do with ``--assert=plain`` (no hook).
     """
-    from ..compat.pytest import rewriting_hook  # at configure, once
-
     hook = rewriting_hook(config)
     if hook is None:
         return
@@ -99,13 +98,11 @@ def make_item(collector: pytest.Collector, name: str, obj: object) -> pytest.Col
             return None
         if in_module and not _defined_here(function, collector.obj):
             return None
-        from .benchmark import Benchmark  # when the first benchmark is found
+        from .benchmark import Benchmark, async_plugins  # when the first benchmark is found
 
         inner = getattr(getattr(function, "hypothesis", None), "inner_test", function)
         if inspect.iscoroutinefunction(inner):
-            from .asyncplugins import use_anyio_backend  # async benchmarks only
-
-            use_anyio_backend(collector, function)  # before the Benchmark computes its fixtures
+            async_plugins().use_anyio_backend(collector, function)  # before the Benchmark computes its fixtures
         benchmark = Benchmark.from_parent(collector, name=name, obj=function)
         made = benchmark.with_verdicts()
         return made if len(made) > 1 else benchmark

@@ -20,6 +20,7 @@ from __future__ import annotations
 import inspect
 import itertools
 from collections.abc import Iterator
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -369,20 +370,20 @@ class Benchmark(pytest.Collector):
         parametrization, the function or a parent, or ``asyncio_mode = auto``), gets runs that
         are pytest-asyncio items too (:func:`.asyncplugins.run_class`); any other stays a plain
         ``Run`` (anyio's, pytest-trio's, or no plugin's: then the run is an error that says so)."""
-        from .asyncplugins import ASYNCIO, asyncio_auto, asyncio_leaf, run_class  # async benchmarks only
-
+        plugins = async_plugins()
+        marker = plugins.ASYNCIO
         config = self.config
-        if not config.pluginmanager.hasplugin(ASYNCIO):
+        if not config.pluginmanager.hasplugin(marker):
             return Run, False
         marked = (
-            any(mark.name == ASYNCIO for mark in (callspec.marks if callspec is not None else ()))
-            or any(mark.name == ASYNCIO for mark in _all_marks(self.obj))
-            or self.get_closest_marker(ASYNCIO) is not None
+            any(mark.name == marker for mark in (callspec.marks if callspec is not None else ()))
+            or any(mark.name == marker for mark in _all_marks(self.obj))
+            or self.get_closest_marker(marker) is not None
         )
-        if not marked and not asyncio_auto(config):
+        if not marked and not plugins.asyncio_auto(config):
             return Run, False
         if self._asyncio_leaf is False:  # one probe per benchmark: the leaf depends on the function only
-            self._asyncio_leaf = asyncio_leaf(
+            self._asyncio_leaf = plugins.asyncio_leaf(
                 Run.from_parent(
                     self,
                     name="probe",
@@ -396,7 +397,7 @@ class Benchmark(pytest.Collector):
             )
         if self._asyncio_leaf is None:
             return Run, False
-        return run_class(Run, self._asyncio_leaf), not marked
+        return plugins.run_class(Run, self._asyncio_leaf), not marked
 
 
 def _unreachable_message(case: CaseRef, spec: CaseSpec, runs: int, needed: int) -> str:
@@ -440,3 +441,11 @@ def _function_marks(function: Any) -> list[pytest.Mark]:
     """The ``probability`` marks a benchmark function was decorated with (its ``pytestmark``), in the
     order pytest keeps them for its items (the decorator nearest the function first)."""
     return [mark for mark in _all_marks(function) if mark.name == "probability"]
+
+
+def async_plugins() -> ModuleType:
+    """:mod:`.asyncplugins` (the async plugins' runs and anyio's backend), imported here only, when the first
+    ``async def`` benchmark is found."""
+    from . import asyncplugins
+
+    return asyncplugins

@@ -13,12 +13,15 @@ from collections.abc import Callable
 
 import pytest
 
+try:
+    from _pytest.junitxml import xml_key
+except ImportError:  # pragma: no cover - a pytest that moved it: no suite properties, nothing breaks
+    xml_key = None  # type: ignore[assignment]  # no suite properties then
+
 
 def suite_property(config: pytest.Config) -> Callable[[str, object], None] | None:
     """``record_testsuite_property``'s function (None without ``--junitxml``)."""
-    try:
-        from _pytest.junitxml import xml_key
-    except ImportError:  # pragma: no cover - a pytest that moved it: no suite properties, nothing breaks
+    if xml_key is None:
         return None
     xml = config.stash.get(xml_key, None)
     return None if xml is None else xml.add_global_property

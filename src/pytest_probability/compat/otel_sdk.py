@@ -42,8 +42,10 @@ allows. This module is the one outside ``otel/`` that imports OpenTelemetry, and
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from inspect import signature
 from typing import Any, NamedTuple, TypedDict
 
 
@@ -202,8 +204,6 @@ class ViewLimit(TypedDict, total=False):
 def view_limit(view: type, limit: int) -> ViewLimit:
     """A ``View``'s cardinality limit, where the SDK has one: ``aggregation_cardinality_limit`` came with
     opentelemetry-sdk 1.45.1, with its default cap of 2,000 attribute sets per series; 1.45.0 has neither."""
-    from inspect import signature
-
     return (
         {"aggregation_cardinality_limit": limit}
         if "aggregation_cardinality_limit" in signature(view).parameters
@@ -221,8 +221,6 @@ def encode_logs(records: Any) -> Any:
 def instrumented() -> bool:
     """Whether an OpenTelemetry instrumentor (a ``BaseInstrumentor`` subclass) has been instrumented; none is
     made here (an instrumentor's instance is looked up, never made)."""
-    import sys
-
     base = getattr(sys.modules.get("opentelemetry.instrumentation.instrumentor"), "BaseInstrumentor", None)
     stack = list(base.__subclasses__()) if base is not None else []
     while stack:

@@ -37,6 +37,15 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from _pytest._code import Code
+from _pytest.assertion.rewrite import assertstate_key
+from _pytest.compat import get_real_func
+from _pytest.python import get_direct_param_fixture_func
+
+try:
+    from _pytest.nodeid import NodeId  # pytest >= 9.1
+except ImportError:
+    NodeId = None  # type: ignore[assignment,misc,unused-ignore]  # pytest < 9.1 has no NodeId: compared as text there
 
 
 def case_templates(collector: Any, name: str, obj: Any) -> Iterator[Any]:
@@ -51,8 +60,6 @@ def fixtureinfo(function: Any) -> Any:
 
 def is_direct_parameter(fixturedef: Any) -> bool:
     """Whether ``fixturedef`` stands for a directly parametrized argument, whose value is the callspec's."""
-    from _pytest.python import get_direct_param_fixture_func
-
     return getattr(fixturedef, "func", None) is get_direct_param_fixture_func
 
 
@@ -78,9 +85,7 @@ def set_string_id(node: Any, nodeid: str) -> None:
 def lastfailed_key() -> Callable[[str], Any]:
     """What ``--lf``'s cache is keyed by: the structured id parsed from a node id string (pytest >= 9.1),
     or the string itself."""
-    try:
-        from _pytest.nodeid import NodeId
-    except ImportError:
+    if NodeId is None:
         return str
     return NodeId.parse
 
@@ -114,8 +119,6 @@ class OwnedFunction(pytest.Function):
 def rewriting_hook(config: pytest.Config) -> Any | None:
     """pytest's assertion rewriting import hook (its ``fnpats`` are the file patterns it rewrites), or None
     under ``--assert=plain``."""
-    from _pytest.assertion.rewrite import assertstate_key
-
     return getattr(config.stash.get(assertstate_key, None), "hook", None)
 
 
@@ -139,8 +142,6 @@ def from_caller(item: Any, excinfo: Any) -> Any:
     benchmark frame not found): ``excinfo`` as it is."""
     if not hasattr(item, "_obj") or item.config.getoption("fulltrace", False):
         return excinfo
-    from _pytest.compat import get_real_func
-
     wanted = getattr(get_real_func(item.obj), "__code__", None)
     if wanted is None:
         return excinfo
@@ -163,7 +164,5 @@ _PATHS: dict[Any, str] = {}
 def _code_path(code: Any) -> str:
     path = _PATHS.get(code)
     if path is None:
-        from _pytest._code import Code
-
         path = _PATHS[code] = str(Code(code).path)
     return path

@@ -34,6 +34,7 @@ the installed version.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from importlib import metadata
 from typing import Any, cast
 
 import pytest
@@ -132,9 +133,7 @@ def ahead_scheduling(config: pytest.Config, log: Any, ahead: int) -> Any:
 
 def version() -> str:
     """The installed pytest-xdist's version."""
-    from importlib.metadata import version as installed
-
-    return installed("pytest-xdist")
+    return metadata.version("pytest-xdist")
 
 
 def distributes(config: pytest.Config) -> bool:

@@ -15,6 +15,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10: pytest's own dependency
+    import tomli as tomllib
+
 from ..model.prices import Price, Prices
 
 #: A model's keys: the two required rates and the optional ones (None: the whole's rate).
@@ -27,10 +32,6 @@ EXAMPLE = '["gpt-4o"]\ninput = 2.5\noutput = 10\ncached_input = 1.25'
 
 
 def _loads_toml(text: str) -> dict[str, Any]:
-    if sys.version_info >= (3, 11):
-        import tomllib  # a TOML prices file only
-    else:  # pragma: no cover - Python 3.10: pytest's own dependency
-        import tomli as tomllib  # a TOML prices file only
     return tomllib.loads(text)
 
 

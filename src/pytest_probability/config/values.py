@@ -11,7 +11,9 @@ message.
 from __future__ import annotations
 
 import argparse
+import decimal
 import math
+import numbers
 from collections.abc import Callable
 from typing import Any, Literal, overload
 
@@ -292,9 +294,6 @@ def score_number(value: Any, what: str) -> float:
 
 
 def _real(value: Any) -> bool:
-    import decimal
-    import numbers
-
     return isinstance(value, (numbers.Real, decimal.Decimal))
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..config.spec import CaseSpec, GateSpec, ScoreGateSpec
-from ..maths import stats, stopping
+from ..maths import scores, stats, stopping
 from ..maths.interval import Interval
 from ..model.rows import Row
 from ..model.run import RunRecord, scores_named
@@ -183,8 +183,6 @@ def evaluate_score_gate(spec: ScoreGateSpec, row: Row, missing: int = 0) -> Scor
     verdict = PASSED if interval.low >= spec.bar else FAILED if interval.high < spec.bar else UNDECIDED
     sequential = False
     if spec.stops:
-        from ..maths import scores  # with a sequential score gate only
-
         decided = scores.sequential_score_verdict(values, spec.bar, spec.confidence, spec.low, spec.high, horizon)
         if decided is not None:
             verdict, sequential = decided, True
@@ -201,8 +199,6 @@ def early_score_verdict(spec: ScoreGateSpec, records: Sequence[RunRecord], plann
     values = scores_named(records, spec.name)
     if not values:
         return None
-    from ..maths import scores  # with a sequential score gate only
-
     return scores.sequential_score_verdict(
         values, spec.bar, spec.confidence, spec.low, spec.high, max(planned, len(values))
     )

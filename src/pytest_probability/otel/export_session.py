@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry import trace
+from opentelemetry.trace import Status, StatusCode
 
 from .. import __version__
 from ..config.otel import secrets_from_env
@@ -100,8 +102,6 @@ class ExportSession(Link):
             context=parent_context(settings.traceparent, settings.tracestate),
             attributes={"test.suite.name": settings.suite},
         )
-        from opentelemetry import trace
-
         self.run_parent = trace.set_span_in_context(self.session_span)
         self.traceparent = traceparent_of(self.session_span)
 
@@ -122,8 +122,6 @@ class ExportSession(Link):
         }
 
     def _end_session_span(self, summary: Summary, exitstatus: int) -> None:
-        from opentelemetry.trace import Status, StatusCode
-
         counts = summary.counts
         span = self.session_span
         attributes: dict[str, Any] = {

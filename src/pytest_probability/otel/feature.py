@@ -1,4 +1,6 @@
-"""The export as a feature: its parts in each role (the package's docstring says what they are)."""
+"""The export as a feature: its parts in each role (the package's docstring says what they are). Its modules
+(and the SDK, which reads the ``OTEL_*`` limits as it is imported) are imported in the role methods, after
+:class:`Export` has dropped the limits that are no numbers; a worker's without the aggregating process's."""
 
 from __future__ import annotations
 
@@ -47,43 +49,38 @@ class Export(Feature):
     def aggregating(self, wiring: Aggregation) -> None:
         """A shard (``wiring.scope``) exports the series that add over the parts (no gauge: the merge's), on
         the resource ``service.instance.id`` of the part (``shard-K-of-N``), so that its counters add."""
-        from .export_session import ExportSession, SessionExport  # the aggregating process's exporters
-        from .spans import RunSpans
+        from . import export_session, spans  # the aggregating process's exporters: OTel's SDK, its OTLP senders
 
         scope = wiring.scope
-        session = ExportSession(
+        session = export_session.ExportSession(
             self.settings, wiring.config.rootpath, instance=scope.instance, counters_only=scope.partial is not None
         )
-        wiring.parts.add(
-            observers=RunSpans(self.settings, session.tracer, session.run_parent, session.logger), links=session
-        )
-        wiring.parts.add(finishers=SessionExport(session, wiring.parts, wiring.notes))
+        observer = spans.RunSpans(self.settings, session.tracer, session.run_parent, session.logger)
+        wiring.parts.add(observers=observer, links=session)
+        wiring.parts.add(finishers=export_session.SessionExport(session, wiring.parts, wiring.notes))
 
     def worker(self, wiring: WorkerWiring) -> None:
         """The worker's providers export into its outbox, which its teardown reports and its end empty."""
-        from opentelemetry.sdk.resources import Resource  # export on: a worker makes its runs' spans
-
-        from . import sdk_exporters
-        from .spans import RunSpans, make_provider, parent_context, tracer
+        from . import sdk_exporters, spans  # a worker's: its runs' spans, into its outbox
 
         settings, workerinput = self.settings, wiring.workerinput
-        resource = Resource(workerinput.get("prob_otel_resource", {}))
+        resource = sdk_exporters.Resource(workerinput.get("prob_otel_resource", {}))
         outbox = sdk_exporters.Outbox()
         processor = sdk_exporters.span_processor(outbox.add, settings.capture_values)
-        provider, _ = make_provider(resource, processor)
-        parent = parent_context(workerinput.get("prob_otel_traceparent"), workerinput.get("prob_otel_tracestate"))
+        provider, _ = spans.make_provider(resource, processor)
+        parent = spans.parent_context(workerinput.get("prob_otel_traceparent"), workerinput.get("prob_otel_tracestate"))
         logs, logger = (
             sdk_exporters.make_logger_provider(resource, outbox.add, settings.capture_values)
             if settings.logs_on
             else (None, None)
         )  # the instrumentation's records and the plugin's own
-        wiring.parts.add(observers=RunSpans(settings, tracer(provider), parent, logger))
+        wiring.parts.add(observers=spans.RunSpans(settings, spans.tracer(provider), parent, logger))
         outbox.per_run.append(processor.force_flush)
         # The instrumentation's metrics, when the user set no provider of their own.
         # Each worker's metric streams are its own (OTel's single-writer rule): its id tells them apart.
         worker_id = str(workerinput.get("workerid", ""))
         instance = resource.attributes.get("service.instance.id")  # a shard's, or the user's
-        metric_resource = Resource(
+        metric_resource = sdk_exporters.Resource(
             {**resource.attributes, "service.instance.id": f"{instance}-{worker_id}" if instance else worker_id}
         )
         reader = sdk_exporters.make_meter_provider(metric_resource, outbox.add) if settings.metrics_on else None

@@ -16,6 +16,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from opentelemetry.context import Context
+from opentelemetry.sdk.metrics import MeterProvider, SimpleFixedSizeExemplarReservoir, TraceBasedExemplarFilter
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.metrics.view import ExplicitBucketHistogramAggregation, View
+
+from ..compat.otel_sdk import metric_preferences, view_limit
 from ..model.outputs import EXEMPLARS, Series
 from ..model.rows import Summary
 from ..model.run import RunRecord
@@ -45,12 +51,6 @@ def collect(
 
     ``counters_only``: a shard's, without gauges; ``gauges_only``: the merge's, whose counters its shards
     sent (see :func:`additive`)."""
-    from opentelemetry.sdk.metrics import MeterProvider, SimpleFixedSizeExemplarReservoir, TraceBasedExemplarFilter
-    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-    from opentelemetry.sdk.metrics.view import ExplicitBucketHistogramAggregation, View
-
-    from ..compat.otel_sdk import metric_preferences, view_limit
-
     items = row_series(summary)
     for facet in facets:
         items.extend(facet.series())
@@ -102,8 +102,6 @@ def collect(
 
 def _record(instrument: Any, item: Series) -> None:
     """Each point of ``item`` into its instrument; an exemplar's run measured in its span's context."""
-    from opentelemetry.context import Context
-
     empty = Context()
     for index, (attributes, value) in enumerate(item.points):
         records = item.exemplars.get(index, [])

@@ -32,8 +32,10 @@ from .. import __version__, files
 from ..config import otel as otel_options
 from ..model.rows import Summary
 from ..protocols import Facet
-from . import metrics, otlp_json
+from ..text import redact_url
+from . import otlp_json
 from . import resource as resource_module
+from .request_sender import Sender
 
 
 def digest(lines: list[bytes]) -> str:
@@ -132,9 +134,6 @@ def send(
                 done=f"nothing to send: all {done} requests of {file} were sent before ({progress}; "
                 "delete it to send them again)",
             )
-    from ..text import redact_url
-    from .request_sender import Sender
-
     result = Replayed(0)
     senders: dict[str, Sender] = {}
     rejected = result.rejected
@@ -197,12 +196,12 @@ def replay(
 
 def write_metrics(path: Path, summary: Summary, facets: Iterable[Facet], suite: str, root: Path) -> int:
     """Write the metric requests of ``summary`` to ``path``; the number of data points."""
-    from .sdk_exporters import MetricOut
+    from . import metrics, sdk_exporters  # the merge's metrics only: replay sends a file's lines as they are
 
     resource = resource_module.build(suite, root, os.environ)
     # The gauges only: each shard sent its counters, as series of its own, which add.
     data = metrics.collect(summary, resource, facets, version=__version__, gauges_only=True)
-    requests = MetricOut(lambda *_: True).requests(data) if data is not None else []
+    requests = sdk_exporters.MetricOut(lambda *_: True).requests(data) if data is not None else []
     text = "".join(otlp_json.request_to_line(otlp_json.parse("metrics", body)) + "\n" for body, _ in requests)
     files.write_text(path, text)
     return sum(points for _, points in requests)

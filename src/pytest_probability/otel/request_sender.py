@@ -15,6 +15,7 @@ them (a server may echo a cut token).
 
 from __future__ import annotations
 
+import http.client
 import importlib
 import logging
 import os
@@ -85,16 +86,21 @@ def _build(signal: str, protocol: str, **kwargs: Any) -> Any:
     return compat.exporter(signal, protocol, _exporter_class(signal, protocol), **kwargs)
 
 
-def _credentials(certificate: str) -> Any:
-    """gRPC channel credentials trusting the CA in ``certificate`` alone (no client pair)."""
+def _grpc() -> Any:
+    """``grpc``, imported here only, where the gRPC protocol is chosen (grpcio: the OTLP gRPC exporter's)."""
     import grpc
 
+    return grpc
+
+
+def _credentials(certificate: str) -> Any:
+    """gRPC channel credentials trusting the CA in ``certificate`` alone (no client pair)."""
     try:
         with open(certificate, "rb") as handle:
             root = handle.read()
     except OSError:
         root = None
-    return grpc.ssl_channel_credentials(root_certificates=root)
+    return _grpc().ssl_channel_credentials(root_certificates=root)
 
 
 class SdkWarnings(logging.Handler):
@@ -288,8 +294,6 @@ class Deferred:
 def _http2_answer(error: BaseException) -> bool:
     """Whether an HTTP/1.1 request got HTTP/2 frames back (a gRPC server's SETTINGS or GOAWAY frame,
     which http.client reads as a bad status line): the OTLP/HTTP exporter was pointed at a gRPC port."""
-    import http.client
-
     seen: set[int] = set()
     todo: list[Any] = [error]
     while todo:
@@ -307,7 +311,5 @@ def _http2_answer(error: BaseException) -> bool:
 
 def _defaults(protocol: str) -> dict[str, Any]:
     if protocol == "grpc":
-        from grpc import Compression
-
-        return {"compression": Compression.NoCompression, "timeout": 10.0}
+        return {"compression": _grpc().Compression.NoCompression, "timeout": 10.0}
     return {"timeout": 10.0}

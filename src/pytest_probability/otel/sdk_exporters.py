@@ -30,8 +30,18 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from opentelemetry.sdk._logs import LogRecordProcessor
-from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, MetricsData
+from opentelemetry import _logs, metrics
+from opentelemetry.sdk._logs import LoggerProvider, LogRecordProcessor, ReadableLogRecord
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import (
+    Metric,
+    MetricExporter,
+    MetricExportResult,
+    MetricsData,
+    PeriodicExportingMetricReader,
+    ResourceMetrics,
+    ScopeMetrics,
+)
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
@@ -131,8 +141,6 @@ def redact_log(record: Any) -> Any:
 
 def _log(record: Any, inner: Any, resource: Any) -> Any:
     """``record`` with ``inner`` (its ``LogRecord``, changed) and ``resource``."""
-    from opentelemetry.sdk._logs import ReadableLogRecord
-
     scope = record.instrumentation_scope
     return ReadableLogRecord(log_record=inner, resource=resource, instrumentation_scope=scope, limits=record.limits)
 
@@ -171,6 +179,13 @@ def well_formed_log(record: Any) -> Any:
     return _log(record, inner, _resource(record.resource))
 
 
+def _encoders() -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
+    """The OTLP span and metric encoders (protobuf, the OTLP messages): imported at the first batch, here only."""
+    from opentelemetry.exporter.otlp.proto.common import metrics_encoder, trace_encoder
+
+    return trace_encoder.encode_spans, metrics_encoder.encode_metrics
+
+
 class SpanOut(SpanExporter):
     """The span exporter behind the plugin's ``BatchSpanProcessor``."""
 
@@ -178,8 +193,7 @@ class SpanOut(SpanExporter):
         self.deliver, self.capture = deliver, capture
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-
+        encode_spans, _ = _encoders()
         batch = spans if self.capture else [redact_span(span) for span in spans]
         body = encoded(lambda items: encode_spans(items).SerializeToString(), batch, well_formed_span)
         ok = self.deliver("traces", body, len(batch))
@@ -201,8 +215,7 @@ class MetricOut(MetricExporter):
 
     def requests(self, metrics_data: MetricsData) -> list[tuple[bytes, int]]:
         """The encoded requests of ``metrics_data``, with their point counts."""
-        from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
-
+        _, encode_metrics = _encoders()
         return [(encode_metrics(part).SerializeToString(), count) for part, count in split(metrics_data, self.points)]
 
     def force_flush(self, timeout_millis: float = 10_000) -> bool:
@@ -214,8 +227,6 @@ class MetricOut(MetricExporter):
 
 def split(data: MetricsData, size: int) -> list[tuple[MetricsData, int]]:
     """``data`` in pieces of at most ``size`` data points, each with its point count; none without points."""
-    from opentelemetry.sdk.metrics.export import Metric, ResourceMetrics, ScopeMetrics
-
     pieces: list[tuple[MetricsData, int]] = []
     resources: list[Any] = []
     used = 0
@@ -258,10 +269,11 @@ class LazyLogs(LogRecordProcessor):
 
     def on_emit(self, log_record: Any) -> None:
         if self.processor is None:
-            from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+            from opentelemetry.sdk._logs import export  # its logger: only once a record comes
 
-            self.processor = BatchLogRecordProcessor(
-                _log_exporter(self.deliver, self.capture), max_queue_size=queue_size("OTEL_BLRP_MAX_QUEUE_SIZE")
+            self.processor = export.BatchLogRecordProcessor(
+                _log_exporter(export, self.deliver, self.capture),
+                max_queue_size=queue_size("OTEL_BLRP_MAX_QUEUE_SIZE"),
             )
         self.processor.on_emit(log_record)
 
@@ -273,16 +285,15 @@ class LazyLogs(LogRecordProcessor):
             self.processor.shutdown()
 
 
-def _log_exporter(deliver: Deliver, capture: bool) -> Any:
-    """The log record exporter behind the plugin's ``BatchLogRecordProcessor``, like :class:`SpanOut`."""
-    from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
+def _log_exporter(module: Any, deliver: Deliver, capture: bool) -> Any:
+    """The log record exporter behind the plugin's ``BatchLogRecordProcessor`` (``module``: the SDK's)."""
 
-    class LogOut(LogRecordExporter):
+    class LogOut(module.LogRecordExporter):
         def export(self, batch: Sequence[Any]) -> Any:
             records = batch if capture else [redact_log(record) for record in batch]
             body = encoded(lambda items: compat.encode_logs(items).SerializeToString(), records, well_formed_log)
             ok = deliver("logs", body, len(records))
-            return LogRecordExportResult.SUCCESS if ok else LogRecordExportResult.FAILURE
+            return module.LogRecordExportResult.SUCCESS if ok else module.LogRecordExportResult.FAILURE
 
         def shutdown(self) -> None:
             pass
@@ -307,10 +318,6 @@ def span_processor(deliver: Deliver, capture: bool) -> Any:
 def make_meter_provider(resource: Any, deliver: Deliver) -> Any | None:
     """The reader of the plugin's global MeterProvider (through :class:`MetricOut`), or None when a global
     one is already set."""
-    from opentelemetry import metrics
-    from opentelemetry.sdk.metrics import MeterProvider
-    from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
-
     if not _unset(metrics.get_meter_provider()):
         return None
     reader = PeriodicExportingMetricReader(MetricOut(deliver), export_interval_millis=math.inf)
@@ -323,9 +330,6 @@ def make_logger_provider(resource: Any, deliver: Deliver, capture: bool = True) 
     """The processor of the plugin's LoggerProvider, and its logger (the plugin's own records, which take the
     plugin's way as its spans do); the provider is made global unless one is set already. ``capture`` False
     (``--prob-otel-capture=ids``): records go without their body and withheld attributes."""
-    from opentelemetry import _logs
-    from opentelemetry.sdk._logs import LoggerProvider
-
     processor = LazyLogs(deliver, capture)
     provider = LoggerProvider(resource=resource, shutdown_on_exit=False)
     provider.add_log_record_processor(processor)

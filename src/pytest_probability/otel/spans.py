@@ -12,6 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import Status, StatusCode
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
 from .. import __version__
 from ..compat import pytest as compat
 from ..config.otel_settings import OtelSettings
@@ -47,8 +52,7 @@ LATE_SPAN = "probability.late_usage"
 def make_provider(resource: Any, processor: Any) -> tuple[Any, bool]:
     """The plugin's TracerProvider (SDK sampler and limits from OTEL_*) with its one processor; made global
     when none is set. Not shut down at exit: the session's end flushes it, within its deadline."""
-    from opentelemetry import trace
-    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace import TracerProvider  # the SDK reads OTEL_* limits as it is imported
 
     provider = TracerProvider(resource=resource, shutdown_on_exit=False)
     provider.add_span_processor(processor)
@@ -62,8 +66,6 @@ def parent_context(traceparent: str | None, tracestate: str | None = None) -> An
     """The context a W3C traceparent (and tracestate) describes, or None."""
     if not traceparent:
         return None
-    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
-
     carrier = {"traceparent": traceparent}
     if tracestate:
         carrier["tracestate"] = tracestate
@@ -72,8 +74,6 @@ def parent_context(traceparent: str | None, tracestate: str | None = None) -> An
 
 def span_context(trace_id: int, span_id: int) -> Any:
     """A context whose current span is the sampled span of these ids: an exemplar's run, a log record's span."""
-    from opentelemetry import trace
-
     flags = trace.TraceFlags(trace.TraceFlags.SAMPLED)
     return trace.set_span_in_context(trace.NonRecordingSpan(trace.SpanContext(trace_id, span_id, False, flags)))
 
@@ -88,10 +88,6 @@ class RunSpans(RunObserver):
 
     def __init__(self, settings: OtelSettings, tracer: Any, parent: Any, logger: Any = None) -> None:
         """``parent``: the context of the session span; ``logger``: the plugin's, for the evaluation results."""
-        from opentelemetry import context as otel_context
-        from opentelemetry import trace
-        from opentelemetry.trace import Status, StatusCode
-
         self.settings = settings
         self.tracer = tracer
         self.parent = parent

@@ -78,9 +78,7 @@ class SpanUsage(RunObserver):
             self._seen = provider
             self._hook(provider)
         elif isinstance(provider, trace.ProxyTracerProvider) and instrumented():
-            from opentelemetry.sdk.trace import TracerProvider  # only when an instrumentor has no SDK provider
-
-            made = TracerProvider()
+            made = _usage_spans().sdk_provider()  # only when an instrumentor has no SDK provider
             trace.set_tracer_provider(made)
             if trace.get_tracer_provider() is made:
                 self.installed = made
@@ -92,8 +90,13 @@ class SpanUsage(RunObserver):
         if id(provider) in self._hooked:
             return
         if self.processor is None:
-            from .usage_spans import UsageProcessor  # once an SDK provider is global: it imports the SDK
-
-            self.processor = UsageProcessor()
+            self.processor = _usage_spans().UsageProcessor()
         provider.add_span_processor(self.processor)
         self._hooked.add(id(provider))
+
+
+def _usage_spans() -> Any:
+    """:mod:`.usage_spans`, which imports the SDK: here only, once an SDK provider is global or one is made."""
+    from . import usage_spans
+
+    return usage_spans

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from opentelemetry.sdk.trace import SpanProcessor
+from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 
 from ..run.context import charge_span, note_operation
 from ..run.recording import INPUT_MESSAGES, OUTPUT_MESSAGES, span_transcript
@@ -58,3 +58,8 @@ class UsageProcessor(SpanProcessor):
                     covered.add(parent.span_id)
         except Exception:  # pragma: no cover - a processor must never raise into the code that ended the span
             pass
+
+
+def sdk_provider() -> TracerProvider:
+    """An SDK tracer provider for an instrumentor that has none (:class:`~.usage.UsageFromSpans` makes it global)."""
+    return TracerProvider()

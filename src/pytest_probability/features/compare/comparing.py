@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -58,10 +59,8 @@ class Comparer:
     _book_cache: tuple[int, Comparisons] | None = field(default=None, repr=False)
 
     def compare(self, rows: Sequence[Row]) -> Comparisons:
-        from .pairs import compare_all  # only once something is compared
-
         stats = self.stats
-        return compare_all(
+        return _pairs().compare_all(
             rows,
             self.baseline,
             self.config,
@@ -113,10 +112,10 @@ class BaselineVerdicts(VerdictKind):
         )
 
     def verdicts(self, cases: Sequence[CaseRef]) -> Sequence[tuple[str, frozenset[str]]]:
-        from .pairs import is_baselined  # only once something is compared
-
         baselined = frozenset(
-            case.key for case in cases if is_baselined(self.session.baseline, case.key, case.label, dict(case.params))
+            case.key
+            for case in cases
+            if _pairs().is_baselined(self.session.baseline, case.key, case.label, dict(case.params))
         )
         return [("", baselined)] if baselined else []
 
@@ -131,9 +130,7 @@ class BaselineVerdicts(VerdictKind):
         )
 
     def decide(self, records: Mapping[str, Mapping[str, RunRecord]], key: str) -> tuple[bool, str]:
-        from .pairs import benchmark_verdict  # only once something is compared
-
-        return benchmark_verdict(self.session.from_records(records), key)
+        return _pairs().benchmark_verdict(self.session.from_records(records), key)
 
     def fields(self, records: Mapping[str, Mapping[str, RunRecord]], key: str) -> Mapping[str, Any]:
         return verdict_fields(self.session.from_records(records), key)
@@ -153,20 +150,16 @@ class ArmVerdicts(VerdictKind):
         return "compare" in marks and "margin" in marks
 
     def verdicts(self, cases: Sequence[CaseRef]) -> Sequence[tuple[str, frozenset[str]]]:
-        from .pairs import arms_of  # only once something is compared
-
         if not cases:
             return []
         axis = dict(cases[0].marks)["compare"]
-        base, variants = arms_of(cases, axis)
+        base, variants = _pairs().arms_of(cases, axis)
         compared = frozenset(case.key for case in cases if axis in dict(case.params))
         return [(arm, compared) for arm in variants if arm != base]
 
     def infeasible(self, cases: Sequence[CaseRef], detail: str, judged: frozenset[str]) -> str | None:
-        from .pairs import arms_of  # only once something is compared
-
         axis = dict(cases[0].marks)["compare"]
-        base, _ = arms_of(cases, axis)
+        base, _ = _pairs().arms_of(cases, axis)
 
         def inputs(value: str) -> set[tuple[tuple[str, str], ...]]:
             return {
@@ -184,14 +177,20 @@ class ArmVerdicts(VerdictKind):
         )
 
     def decide(self, records: Mapping[str, Mapping[str, RunRecord]], key: str) -> tuple[bool, str]:
-        from .pairs import benchmark_verdict  # only once something is compared
-
         session = self.comparing.session or self.comparing.start()
-        return benchmark_verdict(session.from_records(records), key)
+        return _pairs().benchmark_verdict(session.from_records(records), key)
 
     def fields(self, records: Mapping[str, Mapping[str, RunRecord]], key: str) -> Mapping[str, Any]:
         session = self.comparing.session or self.comparing.start()
         return verdict_fields(session.from_records(records), key)
+
+
+def _pairs() -> ModuleType:
+    """:mod:`.pairs`, the comparisons' rules, and with it their maths (:mod:`.comparisons`, :mod:`.judging`,
+    ``maths.twostats``, the measures): imported here, the one place, once something is compared."""
+    from . import pairs
+
+    return pairs
 
 
 def verdict_fields(result: Comparisons, key: str) -> dict[str, Any]:
@@ -240,10 +239,19 @@ class SessionComparisons(ItemsCheck, Finisher):
         from .compare_config import resolve_compare  # only once something is compared
 
         settings = resolve_compare(self.config)
-        loaded = None
-        if settings.baselines or settings.history is not None:
-            from . import baseline as baseline_mod  # only with --prob-baseline or --prob-history
+        loaded = plan_report = None
+        if settings.baselines or settings.history is not None or settings.plan_report is not None:
+            loaded, plan_report = self._read_baselines(settings)
+        self.session = Comparer(settings, loaded, self.stats, plan_report)
+        return self.session
 
+    def _read_baselines(self, settings: CompareConfig) -> tuple[Baseline | None, Baseline | None]:
+        """The baseline (``--prob-baseline``, ``--prob-history``'s reports) and ``--prob-plan-report``; a usage
+        error if one cannot be read."""
+        from . import baseline as baseline_mod  # only with one of these options
+
+        loaded = plan_report = None
+        if settings.baselines or settings.history is not None:
             base_dir = Path(self.config.invocation_params.dir)
             try:
                 paths = baseline_mod.expand(settings.baselines, base_dir) if settings.baselines else []
@@ -256,16 +264,12 @@ class SessionComparisons(ItemsCheck, Finisher):
                 loaded = baseline_mod.load(paths, named=named) if paths else None
             except baseline_mod.BaselineError as exc:
                 raise pytest.UsageError(str(exc)) from None
-        plan_report = None
         if settings.plan_report is not None:
-            from . import baseline as baseline_mod  # only with --prob-plan-report
-
             try:
                 plan_report = baseline_mod.load([Path(settings.plan_report)], "--prob-plan-report")
             except baseline_mod.BaselineError as exc:
                 raise pytest.UsageError(str(exc)) from None
-        self.session = Comparer(settings, loaded, self.stats, plan_report)
-        return self.session
+        return loaded, plan_report
 
     @property
     def plan(self) -> bool:

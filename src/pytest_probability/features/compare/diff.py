@@ -12,12 +12,16 @@ NEW's counts. Beside it: the new and removed cases, and the cost per run.
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ... import files
 from ...config.settings import StatsConfig
+from ...config.values import parse_margin
 from ...measures.measure import PASS
 from ...model.case import CaseRef
 from ...model.rows import NO_USAGE, Counts, Row
@@ -315,3 +319,24 @@ def text(diff: Mapping[str, Any]) -> str:
 
 def dumps(diff: Mapping[str, Any]) -> str:
     return json.dumps(diff, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def command(args: argparse.Namespace) -> int:
+    """``python -m pytest_probability diff`` (``__main__`` parses it): exit 0, 1 with ``--fail-on-drop`` and a
+    drop, 2 for a report that cannot be read."""
+    try:
+        margin = parse_margin(args.prob_margin) if args.prob_margin is not None else None
+        found = compare_reports(Path(args.base), Path(args.new), margin, args.prob_adjust)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    written = {"markdown": markdown, "text": text, "json": dumps}[args.format](found)
+    if args.output:
+        try:
+            files.write_text(Path(args.output), written)
+        except OSError as exc:
+            print(f"error: cannot write {args.output}: {exc}", file=sys.stderr)
+            return 2
+    else:
+        sys.stdout.write(written)
+    return 1 if args.fail_on_drop and dropped(found) else 0

@@ -167,10 +167,9 @@ def merged_comparisons(wiring: MergeWiring) -> Comparisons | None:
         )
     if settings is None:
         return None
-    from . import baseline as baseline_mod  # only when the shards compared
-    from .compare_config import CompareConfig  # only when the shards compared
+    from . import baseline, compare_config  # only when the shards compared
 
-    config = CompareConfig(
+    config = compare_config.CompareConfig(
         baselines=baselines,
         margin=settings["margin"],
         margin_given=settings["margin_given"],
@@ -180,7 +179,7 @@ def merged_comparisons(wiring: MergeWiring) -> Comparisons | None:
     loaded = None
     if baselines:
         try:
-            loaded = baseline_mod.load(baseline_mod.expand(baselines, Path.cwd()))
-        except baseline_mod.BaselineError as exc:
+            loaded = baseline.load(baseline.expand(baselines, Path.cwd()))
+        except baseline.BaselineError as exc:
             raise ValueError(str(exc)) from None
     return Comparer(config, loaded, wiring.stats).result(wiring.summary)

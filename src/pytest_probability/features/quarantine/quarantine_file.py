@@ -23,6 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10: pytest's own dependency
+    import tomli as tomllib
+
 KEYS = ("pattern", "owner", "reason", "until")
 EXAMPLE = (
     '[[quarantine]]\npattern = "bench_x.py::bench_route::refund-*"\nowner = "alice@example.org"\n'
@@ -80,10 +85,6 @@ def today() -> _dt.date:
 
 
 def _loads_toml(text: str) -> dict[str, Any]:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10: pytest's own dependency
-        import tomli as tomllib
     return tomllib.loads(text)
 
 
