@@ -11,9 +11,11 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sessions import alarm, clean_export_env
 
 pytest_plugins = ["otlp_fixtures"]
 
@@ -78,6 +80,26 @@ def warm_bytecode() -> None:
             )
         except (OSError, subprocess.TimeoutExpired):  # only slower sessions, never a different result
             pass
+
+
+@pytest.fixture
+def clean_env(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
+    """A known environment for the test's sessions (``sessions.clean_export_env``; the variables starting
+    with a prefix in the module's ``CLEAN_ENV_ALSO`` removed too). A module uses it with
+    ``pytestmark = pytest.mark.usefixtures("clean_env")``, or from a fixture of its own that adds to it."""
+    clean_export_env(monkeypatch, pytester, also=getattr(request.module, "CLEAN_ENV_ALSO", ()))
+
+
+#: How long a test under ``no_hang`` may take, in seconds, unless its module sets ``HANG_LIMIT``.
+HANG_LIMIT = 120
+
+
+@pytest.fixture
+def no_hang(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Turn a hang (e.g. a gate item waiting for a verdict that never comes) into a TimeoutError in this
+    test rather than a stall of the whole suite: after the module's ``HANG_LIMIT`` seconds, else 120."""
+    with alarm(getattr(request.module, "HANG_LIMIT", HANG_LIMIT)):
+        yield
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -11,7 +11,6 @@ subprocess: the plugins are loaded from their entry points, as users load them.
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 from printed import table
@@ -19,11 +18,7 @@ from printed import table
 XDIST = pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 
 
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("OTEL_", "PYTEST_XDIST", "PYTEST_ADDOPTS")):
-            monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("clean_env")
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:

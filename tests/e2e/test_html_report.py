@@ -107,10 +107,8 @@ def parse(text: str) -> Body:
 
 
 @pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
-    for name in list(os.environ):
-        if name.startswith(("OTEL_", "PYTEST_XDIST", "PYTEST_ADDOPTS")):
-            monkeypatch.delenv(name, raising=False)
+def sessions_conftest(clean_env: None, pytester: pytest.Pytester) -> None:
+    """The clean environment, with the sessions' conftest (fixture ``n``, exact durations)."""
     from sessions import CONFTEST
 
     pytester.makeconftest(CONFTEST)

@@ -53,11 +53,9 @@ def bench_plain(request):
 VOLATILE = ("duration", "elapsed", "start_time", "trace_id", "span_id")
 
 
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("OTEL_", "PYTEST_XDIST", "PYTEST_ADDOPTS", "KILL_AT")):
-            monkeypatch.delenv(name)
+pytestmark = pytest.mark.usefixtures("clean_env")
+#: The benchmarks' kill switches, left out of the clean environment too (``clean_env``).
+CLEAN_ENV_ALSO = ("KILL_AT",)
 
 
 def session(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:

@@ -26,14 +26,7 @@ from pytest_probability.otel import otlp_json
 XDIST = pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 
 
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
-    for name in list(os.environ):
-        if name.startswith(("OTEL_", "PYTEST_XDIST", "PYTEST_ADDOPTS")):
-            monkeypatch.delenv(name, raising=False)
-    monkeypatch.delenv("TRACEPARENT", raising=False)
-    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(pytester.path.parent))
-    pytester.makeini("[pytest]\n")
+pytestmark = pytest.mark.usefixtures("clean_env")
 
 
 def run(pytester: pytest.Pytester, *args: str, timeout: float = 90) -> pytest.RunResult:

@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 from otlp_receiver import OtlpReceiver, PointView, SpanView, flatten_metrics, flatten_spans
-from sessions import clean_export_env
 
 from pytest_probability.otel import otlp_json
 
@@ -96,9 +95,7 @@ BENCH_RUNS = 14
 # -- helpers ----------------------------------------------------------------------
 
 
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
-    clean_export_env(monkeypatch, pytester)
+pytestmark = pytest.mark.usefixtures("clean_env")
 
 
 @pytest.fixture(params=["http", "grpc"])

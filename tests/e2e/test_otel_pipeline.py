@@ -15,14 +15,10 @@ from pathlib import Path
 
 import pytest
 from otlp_receiver import OtlpReceiver, SpanView, flatten_spans
-from sessions import clean_export_env
 
 from pytest_probability.otel import otlp_json
 
-
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
-    clean_export_env(monkeypatch, pytester)
+pytestmark = pytest.mark.usefixtures("clean_env")
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:

@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 from otlp_receiver import OtlpReceiver, flatten_metrics, flatten_spans
-from sessions import clean_export_env
 
 from pytest_probability.otel import otlp_json
 
@@ -55,8 +54,8 @@ RUNS = 6  # --prob-runs=2 over 3 cases
 
 
 @pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
-    clean_export_env(monkeypatch, pytester)
+def unbounded_export(clean_env: None, monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
+    """The clean environment, with no export timeout of the SDK's own, and the benchmark file."""
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", f"{UNBOUNDED:g}")
     pytester.makepyfile(bench_rel=BENCH)
 

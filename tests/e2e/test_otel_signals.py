@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 from otlp_receiver import LogView, OtlpReceiver, PointView, SpanView, flatten_logs, flatten_metrics, flatten_spans
-from sessions import clean_export_env
 
 from pytest_probability.otel import otlp_json
 
@@ -89,9 +88,7 @@ def pytest_sessionfinish(session):
 """
 
 
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
-    clean_export_env(monkeypatch, pytester)
+pytestmark = pytest.mark.usefixtures("clean_env")
 
 
 @pytest.fixture(params=["http", "grpc"])
