@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from sessions import ANSI, CONFTEST, alarm
+from sessions import ANSI, CONFTEST
 
 DATA = Path(__file__).parent / "data"
 
@@ -40,10 +40,7 @@ def bench_same(case, n):
 """
 
 
-@pytest.fixture(autouse=True)
-def no_hang():
-    with alarm(120):
-        yield
+pytestmark = pytest.mark.usefixtures("no_hang")
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ import re
 import xml.etree.ElementTree as ET
 
 import pytest
-from sessions import ANSI, CONFTEST, alarm, section
+from sessions import ANSI, CONFTEST, section
 
 from pytest_probability import InfeasibleGateWarning, ProbabilityGateWarning
 
@@ -73,11 +73,8 @@ def bench_plain():
 """
 
 
-@pytest.fixture(autouse=True)
-def no_hang():
-    """Turn a hang (a gate item waiting for a verdict that never comes) into a failure."""
-    with alarm(80):
-        yield
+pytestmark = pytest.mark.usefixtures("no_hang")
+HANG_LIMIT = 80
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import json
 import re
 
 import pytest
-from sessions import CONFTEST, alarm, section
+from sessions import CONFTEST, section
 
 from pytest_probability.report import statistics as report_stats
 
@@ -44,11 +44,8 @@ def report(pytester: pytest.Pytester, name: str = "report.json") -> dict:
     return json.loads((pytester.path / name).read_text(encoding="utf-8"))
 
 
-@pytest.fixture(autouse=True)
-def no_hang():
-    """Turn a hang into a failure of this test rather than of the whole suite."""
-    with alarm(60):
-        yield
+pytestmark = pytest.mark.usefixtures("no_hang")
+HANG_LIMIT = 60
 
 
 @pytest.fixture

@@ -25,13 +25,9 @@ import shutil
 import subprocess
 
 import pytest
-from sessions import ANSI, alarm
+from sessions import ANSI
 
-
-@pytest.fixture(autouse=True)
-def no_hang():
-    with alarm(120):
-        yield
+pytestmark = pytest.mark.usefixtures("no_hang")
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
