@@ -13,23 +13,16 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sessions import clean_export_env
+from sessions import clean_export_env, closed_port
 
 #: The session's own limit on file size under "fsize": more than its terminal output, less than any report.
 LIMIT = 4 * 1024
 NAMES = ("report.json", "report.html", "otel.jsonl", "spill.jsonl")
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(params=["tmpfs", "fsize"])

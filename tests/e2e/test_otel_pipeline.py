@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from collections import Counter
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from otlp_receiver import OtlpReceiver, SpanView, flatten_spans
+from sessions import closed_port
 
 from pytest_probability.otel import otlp_json
 
@@ -32,12 +32,6 @@ def use(monkeypatch: pytest.MonkeyPatch, rx: OtlpReceiver) -> None:
 
 def otel_lines(result: pytest.RunResult) -> list[str]:
     return [line for line in result.outlines + result.errlines if "OpenTelemetry" in line]
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 # -- the user's spans ---------------------------------------------------------------------

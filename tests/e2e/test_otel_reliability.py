@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from typing import Any
 
 import pytest
 from otlp_receiver import OtlpReceiver, flatten_metrics, flatten_spans
+from sessions import closed_port
 
 from pytest_probability.otel import otlp_json
 
@@ -58,13 +58,6 @@ def unbounded_export(clean_env: None, monkeypatch: pytest.MonkeyPatch, pytester:
     """The clean environment, with no export timeout of the SDK's own, and the benchmark file."""
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", f"{UNBOUNDED:g}")
     pytester.makepyfile(bench_rel=BENCH)
-
-
-def closed_port() -> int:
-    """A port on 127.0.0.1 nothing listens on (bound, then closed)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def run(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, float]:

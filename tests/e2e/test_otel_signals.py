@@ -10,7 +10,6 @@ subprocess (OpenTelemetry keeps process state).
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 from collections import Counter
@@ -18,6 +17,7 @@ from typing import Any
 
 import pytest
 from otlp_receiver import LogView, OtlpReceiver, PointView, SpanView, flatten_logs, flatten_metrics, flatten_spans
+from sessions import closed_port
 
 from pytest_probability.otel import otlp_json
 
@@ -257,12 +257,6 @@ def test_the_log_exporter_is_made_only_for_log_records_and_its_warnings_are_note
             assert quiet == (
                 [] if receiver.protocol == "http" else ["opentelemetry.sdk._logs._internal.export.propagate.false"]
             )
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.mark.parametrize("protocol", ["http", "grpc"])
