@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from otlp_receiver import flatten_metrics, flatten_spans
-from sessions import LATE, section
+from sessions import LATE, closed_port, section
 
 from pytest_probability.otel import otlp_json
 
@@ -403,13 +403,9 @@ def test_sigterm_under_xdist_waits_for_the_record_of_a_run_it_showed(pytester: p
 def test_sigterm_with_the_endpoint_down_spills_what_it_could_not_send(pytester: pytest.Pytester) -> None:
     """SIGTERM while the collector is down: within the export timeout, the finished runs' spans, the session
     span and the metrics are spilled for replay, as after Ctrl-C."""
-    import socket
-
     from otlp_receiver import flatten_metrics
 
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:  # a port nothing listens on
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = closed_port()
     started = time.monotonic()
     returncode, out = sigterm_after_two_runs(
         pytester,
