@@ -162,19 +162,21 @@ def session(
     ret: int | None = None,
     timeout: float = 180,
     gate_timeout: float | None = None,
+    options: tuple[str, ...] = (),
     in_process: bool = False,
 ) -> pytest.RunResult:
     """A pytest session in a subprocess (no cache), asserting its exit status ``ret`` when given.
 
     ``gate_timeout``: ``-o prob_gate_timeout=`` (how long a gate item waits for its verdict under xdist);
-    ``in_process``: ``pytester.runpytest`` in this process instead (``timeout`` then does not apply)."""
-    options = ["-p", "no:cacheprovider"]
+    ``options``: a module's own, before ``args``; ``in_process``: ``pytester.runpytest`` in this process
+    instead (``timeout`` then does not apply)."""
+    first = ["-p", "no:cacheprovider", *options]
     if gate_timeout is not None:
-        options += ["-o", f"prob_gate_timeout={gate_timeout:g}"]
+        first += ["-o", f"prob_gate_timeout={gate_timeout:g}"]
     if in_process:
-        result = pytester.runpytest(*options, *args)
+        result = pytester.runpytest(*first, *args)
     else:
-        result = pytester.runpytest_subprocess(*options, *args, timeout=timeout)
+        result = pytester.runpytest_subprocess(*first, *args, timeout=timeout)
     if ret is not None:
         assert result.ret == ret, result.stdout.str() + result.stderr.str()
     return result

@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from functools import partial
 from pathlib import Path
 
 import pytest
-from sessions import ANSI, CONFTEST
+from sessions import ANSI, CONFTEST, session
 
 DATA = Path(__file__).parent / "data"
 
@@ -63,8 +64,7 @@ def has(out: str, nodeid: str, outcome: str) -> bool:
     return bool(re.search(rf"{node} {outcome}|{outcome} {node}", out))
 
 
-def run(pytester: pytest.Pytester, *args: str):
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-o", "prob_gate_timeout=60", *args, timeout=90)
+run = partial(session, gate_timeout=60)
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])

@@ -12,13 +12,12 @@ latencies come from ``DURATION(n)`` in the benchmark module (see CONFTEST).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import xml.etree.ElementTree as ET
 
 import pytest
-from sessions import ANSI, CONFTEST, section
+from sessions import ANSI, CONFTEST, report, section
 
 from pytest_probability import InfeasibleGateWarning, ProbabilityGateWarning
 
@@ -113,10 +112,6 @@ def verbose_outcomes(result: pytest.RunResult) -> dict[str, str]:
         elif dist:
             outcomes[dist.group(2)] = dist.group(1)
     return outcomes
-
-
-def report(pytester: pytest.Pytester, name: str = "report.json") -> dict:
-    return json.loads((pytester.path / name).read_text(encoding="utf-8"))
 
 
 def subprocess_run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:

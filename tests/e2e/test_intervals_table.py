@@ -8,11 +8,10 @@ conftest hook that replaces the call phase's measured duration with
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
-from sessions import CONFTEST, section
+from sessions import CONFTEST, report, section
 
 from pytest_probability.report import statistics as report_stats
 
@@ -38,10 +37,6 @@ def table(result: pytest.RunResult) -> list[str]:
     """The rows of the table (up to the blank line before Overall)."""
     lines = section(result)
     return lines[: lines.index("")]
-
-
-def report(pytester: pytest.Pytester, name: str = "report.json") -> dict:
-    return json.loads((pytester.path / name).read_text(encoding="utf-8"))
 
 
 pytestmark = pytest.mark.usefixtures("no_hang")

@@ -6,9 +6,11 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+from functools import partial
 from pathlib import Path
 
 import pytest
+import sessions
 from otlp_receiver import flatten_metrics
 from sessions import LATE as LATE_USAGE
 
@@ -58,10 +60,7 @@ pytestmark = pytest.mark.usefixtures("clean_env")
 CLEAN_ENV_ALSO = ("KILL_AT",)
 
 
-def session(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "-p", "no:randomly", "-o", "prob_gate_timeout=60", *args, timeout=120
-    )
+session = partial(sessions.session, gate_timeout=60, options=("-p", "no:randomly"))
 
 
 def load(path: Path) -> dict:

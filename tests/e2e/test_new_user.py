@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 from otlp_receiver import flatten_metrics, flatten_spans
-from sessions import LATE, closed_port, section
+from sessions import LATE, closed_port, report, section
+from sessions import session as run
 
 from pytest_probability.otel import otlp_json
 
@@ -27,14 +28,6 @@ XDIST = pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdis
 
 
 pytestmark = pytest.mark.usefixtures("clean_env")
-
-
-def run(pytester: pytest.Pytester, *args: str, timeout: float = 90) -> pytest.RunResult:
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=timeout)
-
-
-def report(pytester: pytest.Pytester, name: str = "report.json") -> dict:
-    return json.loads((pytester.path / name).read_text(encoding="utf-8"))
 
 
 # -- item 9: a worker crash ------------------------------------------------------

@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 from otlp_receiver import OtlpReceiver, PointView, SpanView, flatten_metrics, flatten_spans
+from sessions import report
+from sessions import session as run
 
 from pytest_probability.otel import otlp_json
 
@@ -107,14 +109,6 @@ def receiver(request: pytest.FixtureRequest) -> Any:
 def use(monkeypatch: pytest.MonkeyPatch, rx: OtlpReceiver) -> None:
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rx.endpoint)
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc" if rx.protocol == "grpc" else "http/protobuf")
-
-
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=120)
-
-
-def report(pytester: pytest.Pytester, name: str = "report.json") -> dict:
-    return json.loads((pytester.path / name).read_text(encoding="utf-8"))
 
 
 def session_and_runs(spans: list[SpanView]) -> tuple[SpanView, list[SpanView]]:

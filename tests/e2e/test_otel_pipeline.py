@@ -14,24 +14,17 @@ from pathlib import Path
 
 import pytest
 from otlp_receiver import OtlpReceiver, SpanView, flatten_spans
-from sessions import closed_port
+from sessions import closed_port, otel_lines
+from sessions import session as run
 
 from pytest_probability.otel import otlp_json
 
 pytestmark = pytest.mark.usefixtures("clean_env")
 
 
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=120)
-
-
 def use(monkeypatch: pytest.MonkeyPatch, rx: OtlpReceiver) -> None:
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rx.endpoint)
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc" if rx.protocol == "grpc" else "http/protobuf")
-
-
-def otel_lines(result: pytest.RunResult) -> list[str]:
-    return [line for line in result.outlines + result.errlines if "OpenTelemetry" in line]
 
 
 # -- the user's spans ---------------------------------------------------------------------

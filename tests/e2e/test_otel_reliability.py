@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from otlp_receiver import OtlpReceiver, flatten_metrics, flatten_spans
-from sessions import closed_port
+from sessions import closed_port, otel_lines, session
 
 from pytest_probability.otel import otlp_json
 
@@ -62,12 +62,8 @@ def unbounded_export(clean_env: None, monkeypatch: pytest.MonkeyPatch, pytester:
 
 def run(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, float]:
     started = time.monotonic()
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=120)
+    result = session(pytester, *args, timeout=120)
     return result, time.monotonic() - started
-
-
-def otel_lines(result: pytest.RunResult) -> list[str]:
-    return [line for line in result.outlines + result.errlines if "OpenTelemetry" in line]
 
 
 def spill_files(pytester: pytest.Pytester) -> list[Path]:

@@ -13,11 +13,12 @@ import json
 import subprocess
 import sys
 from collections import Counter
+from functools import partial
 from typing import Any
 
 import pytest
 from otlp_receiver import LogView, OtlpReceiver, PointView, SpanView, flatten_logs, flatten_metrics, flatten_spans
-from sessions import closed_port
+from sessions import closed_port, session
 
 from pytest_probability.otel import otlp_json
 
@@ -102,8 +103,7 @@ def use(monkeypatch: pytest.MonkeyPatch, rx: OtlpReceiver) -> None:
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc" if rx.protocol == "grpc" else "http/protobuf")
 
 
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--prob-runs={RUNS}", *args, timeout=180)
+run = partial(session, options=(f"--prob-runs={RUNS}",))
 
 
 def run_spans(spans: list[SpanView]) -> dict[str, SpanView]:

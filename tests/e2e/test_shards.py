@@ -7,9 +7,12 @@ import json
 import os
 import subprocess
 import sys
+from functools import partial
 
 import pytest
+import sessions
 from otlp_receiver import OtlpReceiver, flatten_metrics, flatten_spans
+from sessions import report as load
 
 from pytest_probability.model.case import shard_of
 
@@ -41,10 +44,7 @@ def bench_broken(request):
 VOLATILE = ("duration", "elapsed", "start_time", "trace_id", "span_id")
 
 
-def session(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "-o", "prob_gate_timeout=60", "-rs", *args, timeout=120
-    )
+session = partial(sessions.session, gate_timeout=60, options=("-rs",))
 
 
 def merge(pytester: pytest.Pytester, *args: str) -> subprocess.CompletedProcess[str]:
@@ -57,10 +57,6 @@ def merge(pytester: pytest.Pytester, *args: str) -> subprocess.CompletedProcess[
         timeout=120,
         env=env,
     )
-
-
-def load(pytester: pytest.Pytester, name: str) -> dict:
-    return json.loads((pytester.path / name).read_text(encoding="utf-8"))
 
 
 def stable(entries: list[dict]) -> dict[str, dict]:

@@ -26,12 +26,9 @@ import subprocess
 
 import pytest
 from sessions import ANSI
+from sessions import session as run
 
 pytestmark = pytest.mark.usefixtures("no_hang")
-
-
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=90)
 
 
 def text(result: pytest.RunResult) -> str:
