@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import pytest
+    from otlp_receiver import OtlpReceiver
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 SEPARATOR = re.compile(r"^=+( .* =+)?$")
@@ -106,6 +107,12 @@ def clean_export_env(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester,
     monkeypatch.delenv("TRACEPARENT", raising=False)
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(pytester.path.parent))
     pytester.makeini("[pytest]\n")
+
+
+def export_to(monkeypatch: pytest.MonkeyPatch, receiver: OtlpReceiver) -> None:
+    """Point the session's export at ``receiver`` through the SDK's own variables."""
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc" if receiver.protocol == "grpc" else "http/protobuf")
 
 
 def closed_port() -> int:

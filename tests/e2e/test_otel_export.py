@@ -13,11 +13,10 @@ import os
 import subprocess
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Any
 
 import pytest
 from otlp_receiver import OtlpReceiver, PointView, SpanView, flatten_metrics, flatten_spans
-from sessions import report
+from sessions import export_to, report
 from sessions import session as run
 
 from pytest_probability.otel import otlp_json
@@ -100,17 +99,6 @@ BENCH_RUNS = 14
 pytestmark = pytest.mark.usefixtures("clean_env")
 
 
-@pytest.fixture(params=["http", "grpc"])
-def receiver(request: pytest.FixtureRequest) -> Any:
-    with OtlpReceiver(request.param) as rx:
-        yield rx
-
-
-def use(monkeypatch: pytest.MonkeyPatch, rx: OtlpReceiver) -> None:
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rx.endpoint)
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc" if rx.protocol == "grpc" else "http/protobuf")
-
-
 def session_and_runs(spans: list[SpanView]) -> tuple[SpanView, list[SpanView]]:
     sessions = [s for s in spans if s.name == "probability.session"]
     assert len(sessions) == 1, [s.name for s in spans]
@@ -152,7 +140,7 @@ def test_run_spans_attributes_events_and_statuses(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, receiver: OtlpReceiver
 ) -> None:
     pytester.makepyfile(bench_otel=BENCH)
-    use(monkeypatch, receiver)
+    export_to(monkeypatch, receiver)
     result = run(pytester, "--prob-runs=2", "--prob-json=report.json")
     assert result.ret == 1
     assert "OpenTelemetry" not in result.stdout.str()
@@ -320,7 +308,7 @@ def test_xdist_session_is_one_trace_and_workers_never_export(
                 json.dump(exporting, handle)
         """
     )
-    use(monkeypatch, otlp_http_receiver)
+    export_to(monkeypatch, otlp_http_receiver)
     result = run(pytester, "-n", "2", "--prob-runs=2", "--prob-json=report.json")
     assert result.ret == 1
 
@@ -396,7 +384,7 @@ def test_user_spans_nest_under_their_run(
 ) -> None:
     pytester.makeconftest(USER_CONFTEST)
     pytester.makepyfile(bench_user=USER_BENCH)
-    use(monkeypatch, otlp_http_receiver)
+    export_to(monkeypatch, otlp_http_receiver)
     monkeypatch.setenv("USER_OTLP", otlp_http_receiver.endpoint)
     result = run(pytester, *xdist, "--prob-runs=3")
     assert result.ret == 0, result.stdout.str()
@@ -425,7 +413,7 @@ def test_metrics_equal_the_json_report(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_http_receiver: OtlpReceiver, xdist: list[str]
 ) -> None:
     pytester.makepyfile(bench_otel=BENCH)
-    use(monkeypatch, otlp_http_receiver)
+    export_to(monkeypatch, otlp_http_receiver)
     result = run(pytester, *xdist, "--prob-runs=2", "--prob-json=report.json")
     assert result.ret == 1
     data = report(pytester)
@@ -567,7 +555,7 @@ def test_resource_defaults_git_revision_and_no_instance_id(
     revision = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=pytester.path, check=True, capture_output=True, text=True
     ).stdout.strip()
-    use(monkeypatch, otlp_http_receiver)
+    export_to(monkeypatch, otlp_http_receiver)
     result = run(pytester)
     assert result.ret == 0
 
@@ -585,7 +573,7 @@ def test_resource_service_name_suite_and_ci(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_grpc_receiver: OtlpReceiver
 ) -> None:
     pytester.makepyfile(bench_otel="def bench_ok():\n    pass\n")
-    use(monkeypatch, otlp_grpc_receiver)
+    export_to(monkeypatch, otlp_grpc_receiver)
     monkeypatch.setenv("OTEL_SERVICE_NAME", "nightly-evals")
     monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment.name=ci")
     monkeypatch.setenv("GITHUB_RUN_ID", "987654321")
@@ -639,7 +627,7 @@ def test_traceparent_variable_parents_the_session(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_http_receiver: OtlpReceiver, xdist: list[str]
 ) -> None:
     pytester.makepyfile(bench_otel="def bench_ok():\n    pass\n")
-    use(monkeypatch, otlp_http_receiver)
+    export_to(monkeypatch, otlp_http_receiver)
     monkeypatch.setenv("TRACEPARENT", f"00-{PARENT_TRACE}-{PARENT_SPAN}-01")
     result = run(pytester, *xdist, "--prob-runs=3")
     assert result.ret == 0
@@ -652,7 +640,7 @@ def test_traceparent_option_wins_over_the_variable(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_grpc_receiver: OtlpReceiver
 ) -> None:
     pytester.makepyfile(bench_otel="def bench_ok():\n    pass\n")
-    use(monkeypatch, otlp_grpc_receiver)
+    export_to(monkeypatch, otlp_grpc_receiver)
     monkeypatch.setenv("TRACEPARENT", f"00-{PARENT_TRACE}-{PARENT_SPAN}-01")
     result = run(pytester, "--prob-runs=2", f"--prob-otel-traceparent=00-{OPTION_TRACE}-{OPTION_SPAN}-01")
     assert result.ret == 0
@@ -664,7 +652,7 @@ def test_malformed_traceparent_option_is_a_usage_error(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_http_receiver: OtlpReceiver
 ) -> None:
     pytester.makepyfile(bench_otel="def bench_ok():\n    open('ran.txt', 'w').close()\n")
-    use(monkeypatch, otlp_http_receiver)
+    export_to(monkeypatch, otlp_http_receiver)
     result = run(pytester, f"--prob-otel-traceparent=00-{OPTION_TRACE}-nothex-01")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--prob-otel-traceparent*malformed traceparent*"])
@@ -693,7 +681,7 @@ def test_malformed_traceparent_variable_is_ignored_with_a_note(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_http_receiver: OtlpReceiver
 ) -> None:
     pytester.makepyfile(bench_otel="def bench_ok():\n    pass\n")
-    use(monkeypatch, otlp_http_receiver)
+    export_to(monkeypatch, otlp_http_receiver)
     monkeypatch.setenv("TRACEPARENT", "garbage")
     result = run(pytester)
     assert result.ret == 0
@@ -745,7 +733,7 @@ def test_file_holds_what_the_endpoint_got(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_http_receiver: OtlpReceiver
 ) -> None:
     pytester.makepyfile(bench_otel=BENCH)
-    use(monkeypatch, otlp_http_receiver)
+    export_to(monkeypatch, otlp_http_receiver)
     result = run(pytester, "--prob-runs=2", "--prob-otel-file=out/otel.jsonl")
     assert result.ret == 1
     decoded = list(otlp_json.read_file(pytester.path / "out" / "otel.jsonl"))
@@ -826,7 +814,7 @@ def test_capture_ids_leaks_nothing(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_http_receiver: OtlpReceiver, capture: str
 ) -> None:
     pytester.makepyfile(bench_secret=SECRET_BENCH)
-    use(monkeypatch, otlp_http_receiver)
+    export_to(monkeypatch, otlp_http_receiver)
     result = run(pytester, "--prob-runs=2", f"--prob-otel-capture={capture}", "--prob-otel-file=otel.jsonl")
     assert result.ret == 1
     raw = b"".join(r.body for r in otlp_http_receiver.received)
@@ -886,7 +874,7 @@ def test_off_sends_nothing(
 ) -> None:
     pytester.makepyfile(bench_otel="def bench_ok():\n    pass\n\ndef bench_bad():\n    assert False\n")
     pytester.makeconftest(MODULES_CONFTEST)
-    use(monkeypatch, otlp_http_receiver)
+    export_to(monkeypatch, otlp_http_receiver)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     result = run(pytester, *args)

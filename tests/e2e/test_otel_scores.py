@@ -139,12 +139,6 @@ def folder(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest
     return pytester
 
 
-@pytest.fixture(params=["http", "grpc"])
-def receiver(request: pytest.FixtureRequest) -> Any:
-    with OtlpReceiver(request.param) as rx:
-        yield rx
-
-
 def session(folder: pytest.Pytester, rx: OtlpReceiver | None, *args: str) -> pytest.RunResult:
     env = (
         [

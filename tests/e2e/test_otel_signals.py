@@ -14,11 +14,10 @@ import subprocess
 import sys
 from collections import Counter
 from functools import partial
-from typing import Any
 
 import pytest
 from otlp_receiver import LogView, OtlpReceiver, PointView, SpanView, flatten_logs, flatten_metrics, flatten_spans
-from sessions import closed_port, session
+from sessions import closed_port, export_to, session
 
 from pytest_probability.otel import otlp_json
 
@@ -92,17 +91,6 @@ def pytest_sessionfinish(session):
 pytestmark = pytest.mark.usefixtures("clean_env")
 
 
-@pytest.fixture(params=["http", "grpc"])
-def receiver(request: pytest.FixtureRequest) -> Any:
-    with OtlpReceiver(request.param) as rx:
-        yield rx
-
-
-def use(monkeypatch: pytest.MonkeyPatch, rx: OtlpReceiver) -> None:
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rx.endpoint)
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc" if rx.protocol == "grpc" else "http/protobuf")
-
-
 run = partial(session, options=(f"--prob-runs={RUNS}",))
 
 
@@ -152,7 +140,7 @@ def test_instrumentation_metrics_and_log_records_arrive_once(
 ) -> None:
     pytester.makepyfile(bench_genai=BENCH)
     pytester.makeconftest(PROBE)
-    use(monkeypatch, receiver)
+    export_to(monkeypatch, receiver)
     result = run(pytester, *xdist, "--prob-otel-file=otlp.jsonl")
     assert result.ret == 0, result.stdout.str()
     assert "OpenTelemetry" not in result.stdout.str(), result.stdout.str()  # no failure, no spill
@@ -183,7 +171,7 @@ def test_the_users_own_providers_keep_their_signals(
 ) -> None:
     pytester.makepyfile(bench_genai=BENCH)
     pytester.makeconftest(USER_PROVIDERS)
-    use(monkeypatch, otlp_http_receiver)
+    export_to(monkeypatch, otlp_http_receiver)
     result = run(pytester, *xdist, "--prob-otel-file=otlp.jsonl")
     assert result.ret == 0, result.stdout.str()
 
@@ -231,7 +219,7 @@ def test_the_log_exporter_is_made_only_for_log_records_and_its_warnings_are_note
     first batch of records makes it, on the export thread. Either way what the SDK says of the logs'
     configuration (here a malformed ``OTEL_EXPORTER_OTLP_LOGS_HEADERS``) is a note, once."""
     pytester.makepyfile(bench_probe=PROBE_LOGS)
-    use(monkeypatch, receiver)
+    export_to(monkeypatch, receiver)
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_LOGS_HEADERS", "not-a-header")
     if emit:
         monkeypatch.setenv("EMIT", "1")
