@@ -5,7 +5,7 @@ night's drop, read from ``shift.txt``), so both nights' scores are known and
 the same whichever worker runs which run. The numbers are checked against
 ``maths.scores`` on the same values and the per-case tests against scipy's
 Welch t-test (the maths itself is checked against scipy in
-tests/unit/test_scores_maths.py).
+tests/unit/test_scores.py).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Every score depends only on the run number (fixture ``n``), so a case's
 scores, interval and verdict are the same whichever worker runs which run;
 the interval is checked against ``maths.scores`` on the same values (the maths
-itself is checked against scipy in tests/unit/test_scores_maths.py).
+itself is checked against scipy in tests/unit/test_scores.py).
 """
 
 from __future__ import annotations
