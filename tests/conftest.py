@@ -102,6 +102,29 @@ def no_hang(request: pytest.FixtureRequest) -> Iterator[None]:
         yield
 
 
+# -- test-only oracles: each test that asks for one is skipped when it is not installed --------------------
+
+
+@pytest.fixture(scope="session")
+def sp_stats():
+    return pytest.importorskip("scipy.stats")
+
+
+@pytest.fixture(scope="session")
+def sp_special():
+    return pytest.importorskip("scipy.special")
+
+
+@pytest.fixture(scope="session")
+def proportion_confint():
+    return pytest.importorskip("statsmodels.stats.proportion").proportion_confint
+
+
+@pytest.fixture(scope="session")
+def np():
+    return pytest.importorskip("numpy")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):  # once, in the controller (or the serial session)
         warm_bytecode()
