@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sessions import alarm, clean_export_env
+from sessions import CONFTEST, alarm, clean_export_env
 
 pytest_plugins = ["otlp_fixtures"]
 
@@ -88,6 +88,20 @@ def clean_env(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, p
     with a prefix in the module's ``CLEAN_ENV_ALSO`` removed too). A module uses it with
     ``pytestmark = pytest.mark.usefixtures("clean_env")``, or from a fixture of its own that adds to it."""
     clean_export_env(monkeypatch, pytester, also=getattr(request.module, "CLEAN_ENV_ALSO", ()))
+
+
+@pytest.fixture
+def bench(clean_env: None, request: pytest.FixtureRequest, pytester: pytest.Pytester):
+    """A benchmark session's folder, with the sessions' conftest (``sessions.CONFTEST``: fixture ``n``, exact
+    durations). ``bench(source, ini, name)`` writes ``pytest.ini`` (``ini`` under ``[pytest]``, else the
+    module's ``BENCH_INI``) and the benchmark file ``name`` (``bench_x``), ``source`` else the module's ``BENCH``."""
+    pytester.makeconftest(CONFTEST)
+
+    def make(source: str | None = None, ini: str | None = None, name: str = "bench_x") -> None:
+        pytester.makeini("[pytest]\n" + (getattr(request.module, "BENCH_INI", "") if ini is None else ini))
+        pytester.makepyfile(**{name: request.module.BENCH if source is None else source})
+
+    return make
 
 
 #: How long a test under ``no_hang`` may take, in seconds, unless its module sets ``HANG_LIMIT``.

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from sessions import CONFTEST, report, section
+from sessions import report, section
 
 from pytest_probability.report import statistics as report_stats
 
@@ -41,17 +41,6 @@ def table(result: pytest.RunResult) -> list[str]:
 
 pytestmark = pytest.mark.usefixtures("no_hang")
 HANG_LIMIT = 60
-
-
-@pytest.fixture
-def bench(pytester: pytest.Pytester):
-    pytester.makeconftest(CONFTEST)
-
-    def make(source: str = BENCH, ini: str = "") -> None:
-        pytester.makeini("[pytest]\n" + ini)
-        pytester.makepyfile(bench_x=source)
-
-    return make
 
 
 # -- intervals in the table ---------------------------------------------------------------
