@@ -96,7 +96,7 @@ OTEL_LOWEST ?= 1.45.0
 XDIST_LOWEST ?= 3.0.2
 VENV_OTEL ?= .venv-otel-lowest
 VENV_XDIST ?= .venv-xdist-lowest
-OTEL_TESTS := tests/e2e/test_otel_export.py tests/e2e/test_otel_pipeline.py tests/e2e/test_otel_reliability.py \
+OTEL_TESTS := tests/e2e/test_otel_export.py tests/e2e/test_otel_export_settings.py tests/e2e/test_otel_pipeline.py tests/e2e/test_otel_reliability.py \
 	tests/e2e/test_otel_signals.py tests/e2e/test_content_capture.py tests/e2e/test_span_usage.py tests/e2e/test_transcripts.py \
 	tests/unit/test_otel.py tests/unit/test_signal_guards.py tests/unit/test_request_sender.py \
 	tests/unit/test_resource.py tests/unit/test_otlp_receiver_and_codec.py tests/unit/test_usage.py \
