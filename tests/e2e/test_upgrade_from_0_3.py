@@ -12,7 +12,7 @@ feature live with it, the others here:
 5. options and ini keys: here, and ``test_compare.py::test_plan_prints_0_3_0s_run_budget``;
 6. public names: here;
 7. the JSON's shape and 0.3.0's jq recipes: here;
-8. node ids with one run: ``test_collection.py`` (``ONE_RUN``);
+8. node ids with one run: ``test_case_ids.py`` (``ONE_RUN``);
 9. function-level and Overall lines: here;
 10. ``--prob-explain``: here.
 """
