@@ -6,8 +6,8 @@ feature live with it, the others here:
 1. baselines: ``test_compare.py`` (``test_an_unchanged_suite_passes_against_its_baseline``,
    ``test_a_drop_beyond_the_margin_fails_its_benchmark_item_and_the_session``,
    ``test_without_a_margin_a_drop_only_reports``, ``test_fewer_cases_than_min_inputs_leave_the_verdict_undecided``);
-2. deselected gate items: ``test_gates.py::test_a_failed_gate_fails_the_session_even_when_its_item_does_not_run``;
-3. errors of a gated case: ``test_gates.py::test_errors_of_a_gated_case_fail_the_session_unless_excluded``;
+2. deselected gate items: ``test_gate_verdicts.py::test_a_failed_gate_fails_the_session_even_when_its_item_does_not_run``;
+3. errors of a gated case: ``test_gate_verdicts.py::test_errors_of_a_gated_case_fail_the_session_unless_excluded``;
 4. A/B margins: ``test_compare.py::test_an_arm_worse_than_its_margin_fails_its_item_and_the_session``;
 5. options and ini keys: here, and ``test_compare.py::test_plan_prints_0_3_0s_run_budget``;
 6. public names: here;
