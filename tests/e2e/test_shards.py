@@ -48,15 +48,7 @@ session = partial(sessions.session, gate_timeout=60, options=("-rs",))
 
 
 def merge(pytester: pytest.Pytester, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_probability", "merge", *args],
-        cwd=pytester.path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-    )
+    return sessions.command(pytester, "merge", *args)
 
 
 def stable(entries: list[dict]) -> dict[str, dict]:
