@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
+import sessions
 from browser import dump_dom, parse
 
 BENCH = """
@@ -40,24 +41,15 @@ def bench_gated(n):
 @pytest.fixture(autouse=True)
 def sessions_conftest(clean_env: None, pytester: pytest.Pytester) -> None:
     """The clean environment, with the sessions' conftest (fixture ``n``, exact durations)."""
-    from sessions import CONFTEST
-
-    pytester.makeconftest(CONFTEST)
+    pytester.makeconftest(sessions.CONFTEST)
 
 
 def session(pytester: pytest.Pytester, *args: str, ini: str = "") -> Path:
     pytester.makeini("[pytest]\n" + ini)
     pytester.makepyfile(bench_page=BENCH)
-    result = pytester.runpytest_subprocess(
-        "-p",
-        "no:cacheprovider",
-        "--prob-runs=4",
-        "--prob-html=out/report.html",
-        "--prob-json=report.json",
-        *args,
-        timeout=120,
+    sessions.session(
+        pytester, "--prob-runs=4", "--prob-html=out/report.html", "--prob-json=report.json", *args, ret=1, timeout=120
     )
-    assert result.ret == 1, result.stdout.str()
     return pytester.path / "out" / "report.html"
 
 
