@@ -84,10 +84,10 @@ def warm_bytecode() -> None:
 
 @pytest.fixture
 def clean_env(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
-    """A known environment for the test's sessions (``sessions.clean_export_env``; the variables starting
-    with a prefix in the module's ``CLEAN_ENV_ALSO`` removed too). A module uses it with
+    """A known environment for the test's sessions: ``sessions.clean_export_env``, with the module's
+    ``CLEAN_ENV`` as its keyword arguments if it has one. A module uses it with
     ``pytestmark = pytest.mark.usefixtures("clean_env")``, or from a fixture of its own that adds to it."""
-    clean_export_env(monkeypatch, pytester, also=getattr(request.module, "CLEAN_ENV_ALSO", ()))
+    clean_export_env(monkeypatch, pytester, **getattr(request.module, "CLEAN_ENV", {}))
 
 
 @pytest.fixture

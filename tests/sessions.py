@@ -94,10 +94,13 @@ CI_VARIABLES = (
 )
 
 
-def clean_export_env(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester, *, also: tuple[str, ...] = ()) -> None:
+def clean_export_env(
+    monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester, *, also: tuple[str, ...] = (), ini: bool = True
+) -> None:
     """A known environment for a subprocess session: no OTEL_*, CI, GitHub, xdist, PYTEST_ADDOPTS or
     TRACEPARENT variables (nor those starting with a prefix in ``also``), the pytester folder never inside
-    an enclosing git repository, and an empty ``pytest.ini`` there (a test may write its own over it)."""
+    an enclosing git repository, and with ``ini`` an empty ini file there (a test may write its own over it;
+    without one, a session started in a subfolder has that subfolder as its rootdir)."""
     import os
 
     prefixes = ("OTEL_", "GITHUB_", "PYTEST_XDIST", "PYTEST_ADDOPTS", *also)
@@ -106,7 +109,8 @@ def clean_export_env(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester,
             monkeypatch.delenv(name, raising=False)
     monkeypatch.delenv("TRACEPARENT", raising=False)
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(pytester.path.parent))
-    pytester.makeini("[pytest]\n")
+    if ini:
+        pytester.makeini("[pytest]\n")
 
 
 def export_to(monkeypatch: pytest.MonkeyPatch, receiver: OtlpReceiver) -> None:

@@ -56,8 +56,9 @@ VOLATILE = ("duration", "elapsed", "start_time", "trace_id", "span_id")
 
 
 pytestmark = pytest.mark.usefixtures("clean_env")
-#: The benchmarks' kill switches, left out of the clean environment too (``clean_env``).
-CLEAN_ENV_ALSO = ("KILL_AT",)
+#: ``clean_env``: the benchmarks' kill switches left out too, and no ini file in the pytester folder (sessions
+#: start in subfolders of it, each its own rootdir: a journal moved with its checkout keeps its node ids).
+CLEAN_ENV = {"also": ("KILL_AT",), "ini": False}
 
 
 session = partial(sessions.session, gate_timeout=60, options=("-p", "no:randomly"))
