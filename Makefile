@@ -97,10 +97,10 @@ OTEL_LOWEST ?= 1.45.0
 XDIST_LOWEST ?= 3.0.2
 VENV_OTEL ?= .venv-otel-lowest
 VENV_XDIST ?= .venv-xdist-lowest
-OTEL_TESTS := tests/e2e/test_otel_export.py tests/e2e/test_otel_pipeline.py tests/e2e/test_otel_reliability.py \
+OTEL_TESTS := tests/e2e/test_otel_export.py tests/e2e/test_otel_export_settings.py tests/e2e/test_otel_pipeline.py tests/e2e/test_otel_reliability.py \
 	tests/e2e/test_otel_signals.py tests/e2e/test_content_capture.py tests/e2e/test_span_usage.py tests/e2e/test_transcripts.py \
-	tests/unit/test_otel_options.py tests/unit/test_otel_pipeline_deadline.py tests/unit/test_otel_deferred_sender.py \
-	tests/unit/test_otel_resource.py tests/unit/test_otlp_receiver_and_codec.py tests/unit/test_usage_rules.py \
+	tests/unit/test_otel.py tests/unit/test_signal_guards.py tests/unit/test_request_sender.py \
+	tests/unit/test_resource.py tests/unit/test_otlp_receiver_and_codec.py tests/unit/test_usage.py \
 	tests/unit/test_compat.py tests/deploy
 
 $(VENV_OTEL)/.installed: pyproject.toml
@@ -123,7 +123,7 @@ $(VENV_XDIST)/.installed: pyproject.toml
 test-xdist-lowest: $(VENV_XDIST)/.installed
 	$(VENV_XDIST)/bin/python -m pip list 2>/dev/null | grep -E '^pytest-xdist '
 	$(VENV_XDIST)/bin/python -m pytest -n 2 -m "not slow" -k "xdist or worker or crash or sigterm or compat" \
-		tests/e2e tests/unit/test_compat.py tests/unit/test_in_flight.py
+		tests/e2e tests/unit/test_compat.py tests/unit/test_intake.py
 
 test-ranges: test-pytest8 test-otel-lowest test-xdist-lowest
 

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import json
 import os
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
+from sessions import session
 
 PROBE = r"""
 import itertools
@@ -191,12 +193,8 @@ def body(flavour: str) -> str:
     return BODY[FLAVOURS[flavour].get("async", True)]
 
 
-def run(pytester: pytest.Pytester, *args: str, timeout: float = 180) -> pytest.RunResult:
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-o", "prob_gate_timeout=60", *args, timeout=timeout)
-
-
-def report(pytester: pytest.Pytester, name: str = "report.json") -> dict:
-    return json.loads((pytester.path / name).read_text(encoding="utf-8"))
+#: A session of these tests: a gate item waits a minute at most for its verdict.
+run = partial(session, gate_timeout=60)
 
 
 def executions(pytester: pytest.Pytester) -> list[dict]:

@@ -11,9 +11,11 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sessions import CONFTEST, alarm, clean_export_env
 
 pytest_plugins = ["otlp_fixtures"]
 
@@ -78,6 +80,63 @@ def warm_bytecode() -> None:
             )
         except (OSError, subprocess.TimeoutExpired):  # only slower sessions, never a different result
             pass
+
+
+@pytest.fixture
+def clean_env(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
+    """A known environment for the test's sessions: ``sessions.clean_export_env``, with the module's
+    ``CLEAN_ENV`` as its keyword arguments if it has one. A module uses it with
+    ``pytestmark = pytest.mark.usefixtures("clean_env")``, or from a fixture of its own that adds to it."""
+    clean_export_env(monkeypatch, pytester, **getattr(request.module, "CLEAN_ENV", {}))
+
+
+@pytest.fixture
+def bench(clean_env: None, request: pytest.FixtureRequest, pytester: pytest.Pytester):
+    """A benchmark session's folder, with the sessions' conftest (``sessions.CONFTEST``: fixture ``n``, exact
+    durations). ``bench(source, ini, name)`` writes ``pytest.ini`` (``ini`` under ``[pytest]``, else the
+    module's ``BENCH_INI``) and the benchmark file ``name`` (``bench_x``), ``source`` else the module's ``BENCH``."""
+    pytester.makeconftest(CONFTEST)
+
+    def make(source: str | None = None, ini: str | None = None, name: str = "bench_x") -> None:
+        pytester.makeini("[pytest]\n" + (getattr(request.module, "BENCH_INI", "") if ini is None else ini))
+        pytester.makepyfile(**{name: request.module.BENCH if source is None else source})
+
+    return make
+
+
+#: How long a test under ``no_hang`` may take, in seconds, unless its module sets ``HANG_LIMIT``.
+HANG_LIMIT = 120
+
+
+@pytest.fixture
+def no_hang(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Turn a hang (e.g. a gate item waiting for a verdict that never comes) into a TimeoutError in this
+    test rather than a stall of the whole suite: after the module's ``HANG_LIMIT`` seconds, else 120."""
+    with alarm(getattr(request.module, "HANG_LIMIT", HANG_LIMIT)):
+        yield
+
+
+# -- test-only oracles: each test that asks for one is skipped when it is not installed --------------------
+
+
+@pytest.fixture(scope="session")
+def sp_stats():
+    return pytest.importorskip("scipy.stats")
+
+
+@pytest.fixture(scope="session")
+def sp_special():
+    return pytest.importorskip("scipy.special")
+
+
+@pytest.fixture(scope="session")
+def proportion_confint():
+    return pytest.importorskip("statsmodels.stats.proportion").proportion_confint
+
+
+@pytest.fixture(scope="session")
+def np():
+    return pytest.importorskip("numpy")
 
 
 def pytest_configure(config: pytest.Config) -> None:

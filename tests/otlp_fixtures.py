@@ -28,6 +28,13 @@ def otlp_grpc_receiver() -> Iterator[OtlpReceiver]:
         yield receiver
 
 
+@pytest.fixture(params=["http", "grpc"])
+def receiver(request: pytest.FixtureRequest) -> Iterator[OtlpReceiver]:
+    """An OTLP receiver on 127.0.0.1, once over HTTP (protobuf) and once over gRPC."""
+    with OtlpReceiver(request.param) as rx:
+        yield rx
+
+
 @pytest.fixture(scope="session")
 def certs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """A throwaway CA, a server certificate for 127.0.0.1/localhost and a client certificate."""

@@ -1,7 +1,7 @@
 """Fakes for the export's unit tests: requests made by hand, and a sender whose timing is exact.
 
-The guards and the session's end run for real (tests/unit/test_otel_pipeline_deadline.py,
-tests/unit/test_otel_deferred_sender.py): :class:`End` holds one guard per signal, as the session does,
+The guards and the session's end run for real (tests/unit/test_signal_guards.py,
+tests/unit/test_request_sender.py): :class:`End` holds one guard per signal, as the session does,
 and ends them as ``Session.drain`` does, with the metrics sent on a thread of their own."""
 
 from __future__ import annotations

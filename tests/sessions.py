@@ -1,10 +1,15 @@
-"""Pieces shared by the pytester sessions of the gate and interval tests."""
+"""Pieces shared by the suite's pytester sessions: running one, reading its report, a clean environment.
+
+The fixtures built on them (``clean_env``, ``no_hang``) are in ``tests/conftest.py``.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import signal
+import socket
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -12,6 +17,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import pytest
+    from otlp_receiver import OtlpReceiver
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 SEPARATOR = re.compile(r"^=+( .* =+)?$")
@@ -88,17 +94,36 @@ CI_VARIABLES = (
 )
 
 
-def clean_export_env(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
-    """A known environment for a subprocess session that exports: no OTEL_*, CI, GitHub, xdist
-    or TRACEPARENT variables, and the pytester folder never inside an enclosing git repository."""
+def clean_export_env(
+    monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester, *, also: tuple[str, ...] = (), ini: bool = True
+) -> None:
+    """A known environment for a subprocess session: no OTEL_*, CI, GitHub, xdist, PYTEST_ADDOPTS or
+    TRACEPARENT variables (nor those starting with a prefix in ``also``), the pytester folder never inside
+    an enclosing git repository, and with ``ini`` an empty ini file there (a test may write its own over it;
+    without one, a session started in a subfolder has that subfolder as its rootdir)."""
     import os
 
+    prefixes = ("OTEL_", "GITHUB_", "PYTEST_XDIST", "PYTEST_ADDOPTS", *also)
     for name in list(os.environ):
-        if name.startswith(("OTEL_", "GITHUB_", "PYTEST_XDIST", "PYTEST_ADDOPTS")) or name in CI_VARIABLES:
+        if name.startswith(prefixes) or name in CI_VARIABLES:
             monkeypatch.delenv(name, raising=False)
     monkeypatch.delenv("TRACEPARENT", raising=False)
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(pytester.path.parent))
-    pytester.makeini("[pytest]\n")
+    if ini:
+        pytester.makeini("[pytest]\n")
+
+
+def export_to(monkeypatch: pytest.MonkeyPatch, receiver: OtlpReceiver) -> None:
+    """Point the session's export at ``receiver`` through the SDK's own variables."""
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc" if receiver.protocol == "grpc" else "http/protobuf")
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 nothing listens on (bound, then closed)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 #: A benchmark whose first run starts a thread that records usage after the run has ended (late usage),
@@ -142,12 +167,40 @@ XDIST_IDS = ("serial", "xdist")
 XDIST_ARGS: tuple[tuple[str, ...], ...] = ((), ("-n", "2"))
 
 
-def session(pytester: pytest.Pytester, *args: str, ret: int | None = None, timeout: float = 180) -> pytest.RunResult:
-    """A pytest session in a subprocess (no cache), asserting its exit status ``ret`` when given."""
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=timeout)
+def session(
+    pytester: pytest.Pytester,
+    *args: str,
+    ret: int | None = None,
+    timeout: float = 180,
+    gate_timeout: float | None = None,
+    options: tuple[str, ...] = (),
+    in_process: bool = False,
+) -> pytest.RunResult:
+    """A pytest session in a subprocess (no cache), asserting its exit status ``ret`` when given.
+
+    ``gate_timeout``: ``-o prob_gate_timeout=`` (how long a gate item waits for its verdict under xdist);
+    ``options``: a module's own, before ``args``; ``in_process``: ``pytester.runpytest`` in this process
+    instead (``timeout`` then does not apply)."""
+    first = ["-p", "no:cacheprovider", *options]
+    if gate_timeout is not None:
+        first += ["-o", f"prob_gate_timeout={gate_timeout:g}"]
+    if in_process:
+        result = pytester.runpytest(*first, *args)
+    else:
+        result = pytester.runpytest_subprocess(*first, *args, timeout=timeout)
     if ret is not None:
         assert result.ret == ret, result.stdout.str() + result.stderr.str()
     return result
+
+
+def report(pytester: pytest.Pytester, name: str = "report.json") -> dict:
+    """The JSON report ``name`` a session wrote in the pytester folder."""
+    return json.loads((pytester.path / name).read_text(encoding="utf-8"))
+
+
+def otel_lines(result: pytest.RunResult) -> list[str]:
+    """The lines a session printed (out and err) that mention OpenTelemetry."""
+    return [line for line in result.outlines + result.errlines if "OpenTelemetry" in line]
 
 
 def command(pytester: pytest.Pytester, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:

@@ -10,30 +10,19 @@ subprocess: the plugins are loaded from their entry points, as users load them.
 
 from __future__ import annotations
 
-import json
-import os
+from functools import partial
 
 import pytest
 from printed import table
+from sessions import report, session
 
 XDIST = pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 
 
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("OTEL_", "PYTEST_XDIST", "PYTEST_ADDOPTS")):
-            monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("clean_env")
 
 
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "-o", "prob_gate_timeout=60", "--prob-json=report.json", *args, timeout=120
-    )
-
-
-def report(pytester: pytest.Pytester) -> dict:
-    return json.loads((pytester.path / "report.json").read_text(encoding="utf-8"))
+run = partial(session, gate_timeout=60, options=("--prob-json=report.json",))
 
 
 class Flavour:

@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from functools import partial
 from pathlib import Path
 
 import pytest
-from sessions import ANSI, CONFTEST, alarm
+from sessions import ANSI, CONFTEST, session
 
 DATA = Path(__file__).parent / "data"
 
@@ -40,10 +41,7 @@ def bench_same(case, n):
 """
 
 
-@pytest.fixture(autouse=True)
-def no_hang():
-    with alarm(120):
-        yield
+pytestmark = pytest.mark.usefixtures("no_hang")
 
 
 @pytest.fixture
@@ -66,8 +64,7 @@ def has(out: str, nodeid: str, outcome: str) -> bool:
     return bool(re.search(rf"{node} {outcome}|{outcome} {node}", out))
 
 
-def run(pytester: pytest.Pytester, *args: str):
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-o", "prob_gate_timeout=60", *args, timeout=90)
+run = partial(session, gate_timeout=60)
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])

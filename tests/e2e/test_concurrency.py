@@ -21,11 +21,11 @@ from concurrent_sessions import (
     executions,
     needs_worker_queue,
     peaks,
-    report,
     run,
     setup,
     xdist_version,
 )
+from sessions import report
 
 
 def junit_cases(pytester: pytest.Pytester) -> list[ET.Element]:

@@ -14,9 +14,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from concurrent_sessions import XDIST, executions, needs_worker_queue, peaks, report, run, setup
+from concurrent_sessions import XDIST, executions, needs_worker_queue, peaks, run, setup
 from otlp_receiver import OtlpReceiver
-from sessions import clean_export_env
+from sessions import clean_export_env, report
 
 #: A provider that takes LIMIT calls at once and refuses the others with a 429 whose Retry-After is 0.05 s.
 PROVIDER = """

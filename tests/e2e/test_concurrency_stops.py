@@ -10,7 +10,8 @@ async (pytest-asyncio) and sync (threads).
 from __future__ import annotations
 
 import pytest
-from concurrent_sessions import XDIST, executions, needs_worker_queue, report, run, setup
+from concurrent_sessions import XDIST, executions, needs_worker_queue, run, setup
+from sessions import report
 
 KINDS = pytest.mark.parametrize("flavour", ["sync", "asyncio", "asyncio-module-loop"])
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from otlp_receiver import flatten_logs, flatten_spans
-from sessions import clean_export_env
+from sessions import clean_export_env, closed_port
 
 from pytest_probability.otel import otlp_json
 
@@ -131,12 +131,8 @@ def test_capture_ids_keeps_the_messages_of_every_span_out_of_the_file_and_the_sp
     """Defect 11: a user's span kept its ``exception.message``, ``exception.stacktrace`` and status
     description, and the OpenAI instrumentation's span its status ``Error code: 400 - <server message>``,
     in the OTLP file and in the spill file, under ``--prob-otel-capture=ids``."""
-    import socket
-
     folder.makepyfile(bench_capture=REFUSED)
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = closed_port()
     result = folder.runpytest_subprocess(
         "-p",
         "no:cacheprovider",

@@ -13,23 +13,16 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sessions import clean_export_env
+from sessions import clean_export_env, closed_port, session
 
 #: The session's own limit on file size under "fsize": more than its terminal output, less than any report.
 LIMIT = 4 * 1024
 NAMES = ("report.json", "report.html", "otel.jsonl", "spill.jsonl")
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(params=["tmpfs", "fsize"])
@@ -80,8 +73,8 @@ def run(pytester: pytest.Pytester, folder: Path, *files: str) -> pytest.RunResul
         "otel.jsonl": f"--prob-otel-file={folder / 'otel.jsonl'}",
         "spill.jsonl": f"--prob-otel-spill={folder / 'spill.jsonl'}",
     }
-    return pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "-q", "--prob-runs=200", *(options[name] for name in files),
+    return session(
+        pytester, "-q", "--prob-runs=200", *(options[name] for name in files),
         f"--prob-otel-endpoint=http://127.0.0.1:{closed_port()}", "--prob-otel-timeout=2", timeout=120,
     )  # fmt: skip
 

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_html_report import dump_dom, parse
+from browser import dump_dom, parse
 
 BENCH = """
 import pytest

@@ -10,16 +10,13 @@ Without chromium the browser tests skip, naming the Debian package; with
 
 from __future__ import annotations
 
-import html.parser
 import json
-import os
 import re
-import shutil
-import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
+import sessions
+from browser import dump_dom, parse
 
 BENCH = """
 import pytest
@@ -40,95 +37,19 @@ def bench_gated(n):
     raise RuntimeError(f"provider down in run {n}")
 """
 
-CHROMIUM_FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-default-apps",
-    "--disable-extensions",
-)
-
-
-def chromium() -> str:
-    for name in ("chromium", "chromium-browser"):
-        path = shutil.which(name)
-        if path:
-            return path
-    if os.environ.get("CI"):
-        pytest.fail("chromium is missing (Debian package chromium; .ci/run installs it)")
-    pytest.skip("chromium is missing: apt-get install chromium (Debian package chromium)")
-
-
-def dump_dom(page: Path) -> tuple[str, str]:
-    """The DOM after scripts ran, and chromium's log (console messages go to it)."""
-    binary = chromium()
-    with tempfile.TemporaryDirectory(prefix="prob-chromium-") as profile:
-        done = subprocess.run(
-            [
-                binary,
-                *CHROMIUM_FLAGS,
-                f"--user-data-dir={profile}",
-                "--enable-logging=stderr",
-                "--v=0",
-                "--virtual-time-budget=2000",
-                "--dump-dom",
-                page.as_uri(),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout, done.stderr
-
-
-class Body(html.parser.HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.body: dict[str, str] = {}
-        self.tags: list[tuple[str, dict[str, str]]] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        values = {k: v or "" for k, v in attrs}
-        self.tags.append((tag, values))
-        if tag == "html":
-            self.body = values
-
-
-def parse(text: str) -> Body:
-    parser = Body()
-    parser.feed(text)
-    return parser
-
 
 @pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
-    for name in list(os.environ):
-        if name.startswith(("OTEL_", "PYTEST_XDIST", "PYTEST_ADDOPTS")):
-            monkeypatch.delenv(name, raising=False)
-    from sessions import CONFTEST
-
-    pytester.makeconftest(CONFTEST)
+def sessions_conftest(clean_env: None, pytester: pytest.Pytester) -> None:
+    """The clean environment, with the sessions' conftest (fixture ``n``, exact durations)."""
+    pytester.makeconftest(sessions.CONFTEST)
 
 
 def session(pytester: pytest.Pytester, *args: str, ini: str = "") -> Path:
     pytester.makeini("[pytest]\n" + ini)
     pytester.makepyfile(bench_page=BENCH)
-    result = pytester.runpytest_subprocess(
-        "-p",
-        "no:cacheprovider",
-        "--prob-runs=4",
-        "--prob-html=out/report.html",
-        "--prob-json=report.json",
-        *args,
-        timeout=120,
+    sessions.session(
+        pytester, "--prob-runs=4", "--prob-html=out/report.html", "--prob-json=report.json", *args, ret=1, timeout=120
     )
-    assert result.ret == 1, result.stdout.str()
     return pytester.path / "out" / "report.html"
 
 

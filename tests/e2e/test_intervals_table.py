@@ -8,11 +8,10 @@ conftest hook that replaces the call phase's measured duration with
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
-from sessions import CONFTEST, alarm, section
+from sessions import report, section
 
 from pytest_probability.report import statistics as report_stats
 
@@ -40,26 +39,8 @@ def table(result: pytest.RunResult) -> list[str]:
     return lines[: lines.index("")]
 
 
-def report(pytester: pytest.Pytester, name: str = "report.json") -> dict:
-    return json.loads((pytester.path / name).read_text(encoding="utf-8"))
-
-
-@pytest.fixture(autouse=True)
-def no_hang():
-    """Turn a hang into a failure of this test rather than of the whole suite."""
-    with alarm(60):
-        yield
-
-
-@pytest.fixture
-def bench(pytester: pytest.Pytester):
-    pytester.makeconftest(CONFTEST)
-
-    def make(source: str = BENCH, ini: str = "") -> None:
-        pytester.makeini("[pytest]\n" + ini)
-        pytester.makepyfile(bench_x=source)
-
-    return make
+pytestmark = pytest.mark.usefixtures("no_hang")
+HANG_LIMIT = 60
 
 
 # -- intervals in the table ---------------------------------------------------------------

@@ -6,9 +6,11 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+from functools import partial
 from pathlib import Path
 
 import pytest
+import sessions
 from otlp_receiver import flatten_metrics
 from sessions import LATE as LATE_USAGE
 
@@ -53,17 +55,13 @@ def bench_plain(request):
 VOLATILE = ("duration", "elapsed", "start_time", "trace_id", "span_id")
 
 
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("OTEL_", "PYTEST_XDIST", "PYTEST_ADDOPTS", "KILL_AT")):
-            monkeypatch.delenv(name)
+pytestmark = pytest.mark.usefixtures("clean_env")
+#: ``clean_env``: the benchmarks' kill switches left out too, and no ini file in the pytester folder (sessions
+#: start in subfolders of it, each its own rootdir: a journal moved with its checkout keeps its node ids).
+CLEAN_ENV = {"also": ("KILL_AT",), "ini": False}
 
 
-def session(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "-p", "no:randomly", "-o", "prob_gate_timeout=60", *args, timeout=120
-    )
+session = partial(sessions.session, gate_timeout=60, options=("-p", "no:randomly"))
 
 
 def load(path: Path) -> dict:

@@ -11,7 +11,7 @@ import json
 
 import pytest
 from otlp_receiver import flatten_metrics, flatten_spans
-from sessions import clean_export_env, section
+from sessions import section
 
 from pytest_probability.otel import otlp_json
 
@@ -42,10 +42,7 @@ def bench_answer(q):
 """
 
 
-@pytest.fixture(autouse=True)
-def _clean(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
-    clean_export_env(monkeypatch, pytester)
-    pytester.makeini("[pytest]\n")
+pytestmark = pytest.mark.usefixtures("clean_env")
 
 
 @XDIST

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from sessions import session
 
 #: Modules of options (baselines and A/B, budgets, retries, the JSON and HTML
 #: reports, the history report) and of the export: absent unless their option is on.
@@ -93,8 +94,7 @@ def written(pytester: pytest.Pytester, role: str) -> list[dict]:
 
 
 def loaded(pytester: pytest.Pytester, *args: str, role: str = "main", ret: int = 0) -> list[dict]:
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=120)
-    assert result.ret == ret, result.stdout.str()
+    session(pytester, *args, ret=ret, timeout=120)
     found = [json.loads(path.read_text()) for path in sorted(pytester.path.glob(f"modules-{role}-*.json"))]
     assert found, "the conftest wrote no module list"
     return found

@@ -19,29 +19,15 @@ from pathlib import Path
 
 import pytest
 from otlp_receiver import flatten_metrics, flatten_spans
-from sessions import LATE, section
+from sessions import LATE, closed_port, report, section
+from sessions import session as run
 
 from pytest_probability.otel import otlp_json
 
 XDIST = pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 
 
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
-    for name in list(os.environ):
-        if name.startswith(("OTEL_", "PYTEST_XDIST", "PYTEST_ADDOPTS")):
-            monkeypatch.delenv(name, raising=False)
-    monkeypatch.delenv("TRACEPARENT", raising=False)
-    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(pytester.path.parent))
-    pytester.makeini("[pytest]\n")
-
-
-def run(pytester: pytest.Pytester, *args: str, timeout: float = 90) -> pytest.RunResult:
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=timeout)
-
-
-def report(pytester: pytest.Pytester, name: str = "report.json") -> dict:
-    return json.loads((pytester.path / name).read_text(encoding="utf-8"))
+pytestmark = pytest.mark.usefixtures("clean_env")
 
 
 # -- item 9: a worker crash ------------------------------------------------------
@@ -410,13 +396,9 @@ def test_sigterm_under_xdist_waits_for_the_record_of_a_run_it_showed(pytester: p
 def test_sigterm_with_the_endpoint_down_spills_what_it_could_not_send(pytester: pytest.Pytester) -> None:
     """SIGTERM while the collector is down: within the export timeout, the finished runs' spans, the session
     span and the metrics are spilled for replay, as after Ctrl-C."""
-    import socket
-
     from otlp_receiver import flatten_metrics
 
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:  # a port nothing listens on
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = closed_port()
     started = time.monotonic()
     returncode, out = sigterm_after_two_runs(
         pytester,

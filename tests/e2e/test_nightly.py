@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 import pytest
+import sessions
 from junitparser import JUnitXml, Properties
 from markdown_it import MarkdownIt
 
@@ -47,7 +48,7 @@ def session(pytester: pytest.Pytester, *args: str, env: dict[str, str] | None = 
     saved = dict(os.environ)
     os.environ.update(env or {})
     try:
-        return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-o", "prob_gate_timeout=60", *args, timeout=120)
+        return sessions.session(pytester, *args, gate_timeout=60, timeout=120)
     finally:
         os.environ.clear()
         os.environ.update(saved)

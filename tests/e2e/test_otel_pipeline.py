@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from collections import Counter
@@ -15,33 +14,12 @@ from pathlib import Path
 
 import pytest
 from otlp_receiver import OtlpReceiver, SpanView, flatten_spans
-from sessions import clean_export_env
+from sessions import closed_port, export_to, otel_lines
+from sessions import session as run
 
 from pytest_probability.otel import otlp_json
 
-
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
-    clean_export_env(monkeypatch, pytester)
-
-
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=120)
-
-
-def use(monkeypatch: pytest.MonkeyPatch, rx: OtlpReceiver) -> None:
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rx.endpoint)
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc" if rx.protocol == "grpc" else "http/protobuf")
-
-
-def otel_lines(result: pytest.RunResult) -> list[str]:
-    return [line for line in result.outlines + result.errlines if "OpenTelemetry" in line]
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+pytestmark = pytest.mark.usefixtures("clean_env")
 
 
 # -- the user's spans ---------------------------------------------------------------------
@@ -107,7 +85,7 @@ def test_instrumented_http_calls_are_children_of_their_run_everywhere(
 ) -> None:
     pytester.makeconftest(INSTRUMENTED_CONFTEST)
     pytester.makepyfile(bench_model=INSTRUMENTED_BENCH)
-    use(monkeypatch, otlp_http_receiver)
+    export_to(monkeypatch, otlp_http_receiver)
     result = run(pytester, *xdist, "--prob-runs=4", "--prob-otel-file=otel.jsonl", "--prob-otel-timeout=5")
     assert result.ret == 0, result.stdout.str()
     assert otel_lines(result) == []
@@ -144,7 +122,7 @@ def test_partial_success_is_counted_never_spilled(
     """A partial success rejecting one item used to open the breaker, spill everything and drop the metrics."""
     pytester.makepyfile(bench_ok="def bench_ok():\n    pass\n")
     with OtlpReceiver(protocol, mode="partial") as rx:
-        use(monkeypatch, rx)
+        export_to(monkeypatch, rx)
         result = run(pytester, "--prob-runs=4")
         assert result.ret == 0
         assert len(rx.spans()) == 5 and rx.count("metrics") == 1
@@ -195,7 +173,7 @@ def test_exporter_none_turns_that_signal_off(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_http_receiver: OtlpReceiver, signal: str
 ) -> None:
     pytester.makepyfile(bench_ok="def bench_ok():\n    pass\n")
-    use(monkeypatch, otlp_http_receiver)
+    export_to(monkeypatch, otlp_http_receiver)
     monkeypatch.setenv(f"OTEL_{signal}_EXPORTER", "none")
     result = run(pytester, "--prob-runs=2")
     assert result.ret == 0 and otel_lines(result) == []
@@ -214,7 +192,7 @@ def test_temporality_preference_is_honoured(
     expected: str,
 ) -> None:
     pytester.makepyfile(bench_ok="def bench_ok():\n    pass\n")
-    use(monkeypatch, otlp_grpc_receiver)
+    export_to(monkeypatch, otlp_grpc_receiver)
     if preference:
         monkeypatch.setenv("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE", preference)
     assert run(pytester, "--prob-runs=2").ret == 0
@@ -227,7 +205,7 @@ def test_sampler_drops_spans_but_the_metrics_count_every_run(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_http_receiver: OtlpReceiver
 ) -> None:
     pytester.makepyfile(bench_ok="def bench_ok():\n    pass\n")
-    use(monkeypatch, otlp_http_receiver)
+    export_to(monkeypatch, otlp_http_receiver)
     monkeypatch.setenv("OTEL_TRACES_SAMPLER", "always_off")
     result = run(pytester, "--prob-runs=3", "--prob-json=report.json")
     assert result.ret == 0
@@ -242,7 +220,7 @@ def test_batch_size_variable_is_honoured(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_http_receiver: OtlpReceiver
 ) -> None:
     pytester.makepyfile(bench_ok="import time\n\ndef bench_ok():\n    time.sleep(0.02)\n")
-    use(monkeypatch, otlp_http_receiver)
+    export_to(monkeypatch, otlp_http_receiver)
     monkeypatch.setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "2")
     monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "5000")
     assert run(pytester, "--prob-runs=8").ret == 0
@@ -254,7 +232,7 @@ def test_service_name_and_resource_attributes_win(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_http_receiver: OtlpReceiver
 ) -> None:
     pytester.makepyfile(bench_ok="def bench_ok():\n    pass\n")
-    use(monkeypatch, otlp_http_receiver)
+    export_to(monkeypatch, otlp_http_receiver)
     monkeypatch.setenv("OTEL_SERVICE_NAME", "evals")
     monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", "test.suite.name=theirs,team=llm")
     assert run(pytester, "--prob-suite=ours").ret == 0
@@ -268,7 +246,7 @@ def test_sdk_disabled_exports_nothing(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_http_receiver: OtlpReceiver
 ) -> None:
     pytester.makepyfile(bench_ok="def bench_ok():\n    pass\n")
-    use(monkeypatch, otlp_http_receiver)
+    export_to(monkeypatch, otlp_http_receiver)
     monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
     assert run(pytester, "--prob-otel-file=otel.jsonl").ret == 0
     assert otlp_http_receiver.counts == {"traces": 0, "metrics": 0, "logs": 0}
@@ -306,7 +284,7 @@ def test_failed_and_errored_runs_are_exemplars(
         bench_mixed="import pytest\n\n@pytest.mark.parametrize('answer', ['yes', 'no', 'boom'])\n"
         "def bench_mixed(answer):\n    if answer == 'boom':\n        raise RuntimeError('boom')\n    assert answer == 'yes'\n"
     )
-    use(monkeypatch, otlp_http_receiver)
+    export_to(monkeypatch, otlp_http_receiver)
     assert run(pytester, "--prob-runs=3", "--prob-json=report.json").ret == 1
     records = json.loads((pytester.path / "report.json").read_text())["records"]
     by_outcome = {o: {r["span_id"] for r in records if r["outcome"] == o} for o in ("pass", "fail", "error")}
@@ -326,7 +304,7 @@ def test_two_files_with_the_same_case_never_share_a_series(
         (pytester.path / folder).mkdir()
         (pytester.path / folder / "__init__.py").write_text("")
         (pytester.path / folder / "bench_x.py").write_text(bench.format(ok=ok))
-    use(monkeypatch, otlp_http_receiver)
+    export_to(monkeypatch, otlp_http_receiver)
     assert run(pytester, "--prob-runs=2").ret == 1
     fractions = {
         p.attributes["test.case.name"]: p.value
@@ -385,7 +363,7 @@ def test_traceparent_and_tracestate_are_honoured(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, otlp_http_receiver: OtlpReceiver, xdist: list[str]
 ) -> None:
     pytester.makepyfile(bench_ok="def bench_ok():\n    pass\n")
-    use(monkeypatch, otlp_http_receiver)
+    export_to(monkeypatch, otlp_http_receiver)
     monkeypatch.setenv("TRACEPARENT", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
     monkeypatch.setenv("TRACESTATE", "vendor=abc")
     assert run(pytester, *xdist, "--prob-runs=3").ret == 0

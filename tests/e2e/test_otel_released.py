@@ -15,11 +15,9 @@ what holds each error left.
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 from otlp_receiver import OtlpReceiver
-from sessions import clean_export_env
+from sessions import clean_export_env, closed_port
 
 COUNTING = """
 import gc, os, threading, time
@@ -55,12 +53,6 @@ import pytest
 def bench_many():
     pass
 """
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])

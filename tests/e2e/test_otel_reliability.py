@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -19,7 +18,7 @@ from typing import Any
 
 import pytest
 from otlp_receiver import OtlpReceiver, flatten_metrics, flatten_spans
-from sessions import clean_export_env
+from sessions import closed_port, otel_lines, session
 
 from pytest_probability.otel import otlp_json
 
@@ -55,27 +54,16 @@ RUNS = 6  # --prob-runs=2 over 3 cases
 
 
 @pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
-    clean_export_env(monkeypatch, pytester)
+def unbounded_export(clean_env: None, monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
+    """The clean environment, with no export timeout of the SDK's own, and the benchmark file."""
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", f"{UNBOUNDED:g}")
     pytester.makepyfile(bench_rel=BENCH)
 
 
-def closed_port() -> int:
-    """A port on 127.0.0.1 nothing listens on (bound, then closed)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def run(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, float]:
     started = time.monotonic()
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=120)
+    result = session(pytester, *args, timeout=120)
     return result, time.monotonic() - started
-
-
-def otel_lines(result: pytest.RunResult) -> list[str]:
-    return [line for line in result.outlines + result.errlines if "OpenTelemetry" in line]
 
 
 def spill_files(pytester: pytest.Pytester) -> list[Path]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sessions
 from otlp_receiver import LogView, OtlpReceiver, SpanView, flatten_logs, flatten_metrics, flatten_spans
 from sessions import CONFTEST, clean_export_env
 
@@ -139,12 +140,6 @@ def folder(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest
     return pytester
 
 
-@pytest.fixture(params=["http", "grpc"])
-def receiver(request: pytest.FixtureRequest) -> Any:
-    with OtlpReceiver(request.param) as rx:
-        yield rx
-
-
 def session(folder: pytest.Pytester, rx: OtlpReceiver | None, *args: str) -> pytest.RunResult:
     env = (
         [
@@ -156,9 +151,7 @@ def session(folder: pytest.Pytester, rx: OtlpReceiver | None, *args: str) -> pyt
         if rx is not None
         else []
     )
-    return folder.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--prob-otel-file=otlp.jsonl", *env, *args, timeout=180
-    )
+    return sessions.session(folder, "--prob-otel-file=otlp.jsonl", *env, *args)
 
 
 def run_spans(spans: list[SpanView]) -> dict[str, SpanView]:

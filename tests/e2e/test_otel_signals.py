@@ -10,15 +10,14 @@ subprocess (OpenTelemetry keeps process state).
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 from collections import Counter
-from typing import Any
+from functools import partial
 
 import pytest
 from otlp_receiver import LogView, OtlpReceiver, PointView, SpanView, flatten_logs, flatten_metrics, flatten_spans
-from sessions import clean_export_env
+from sessions import closed_port, export_to, session
 
 from pytest_probability.otel import otlp_json
 
@@ -89,24 +88,10 @@ def pytest_sessionfinish(session):
 """
 
 
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
-    clean_export_env(monkeypatch, pytester)
+pytestmark = pytest.mark.usefixtures("clean_env")
 
 
-@pytest.fixture(params=["http", "grpc"])
-def receiver(request: pytest.FixtureRequest) -> Any:
-    with OtlpReceiver(request.param) as rx:
-        yield rx
-
-
-def use(monkeypatch: pytest.MonkeyPatch, rx: OtlpReceiver) -> None:
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rx.endpoint)
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc" if rx.protocol == "grpc" else "http/protobuf")
-
-
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--prob-runs={RUNS}", *args, timeout=180)
+run = partial(session, options=(f"--prob-runs={RUNS}",))
 
 
 def run_spans(spans: list[SpanView]) -> dict[str, SpanView]:
@@ -155,7 +140,7 @@ def test_instrumentation_metrics_and_log_records_arrive_once(
 ) -> None:
     pytester.makepyfile(bench_genai=BENCH)
     pytester.makeconftest(PROBE)
-    use(monkeypatch, receiver)
+    export_to(monkeypatch, receiver)
     result = run(pytester, *xdist, "--prob-otel-file=otlp.jsonl")
     assert result.ret == 0, result.stdout.str()
     assert "OpenTelemetry" not in result.stdout.str(), result.stdout.str()  # no failure, no spill
@@ -186,7 +171,7 @@ def test_the_users_own_providers_keep_their_signals(
 ) -> None:
     pytester.makepyfile(bench_genai=BENCH)
     pytester.makeconftest(USER_PROVIDERS)
-    use(monkeypatch, otlp_http_receiver)
+    export_to(monkeypatch, otlp_http_receiver)
     result = run(pytester, *xdist, "--prob-otel-file=otlp.jsonl")
     assert result.ret == 0, result.stdout.str()
 
@@ -234,7 +219,7 @@ def test_the_log_exporter_is_made_only_for_log_records_and_its_warnings_are_note
     first batch of records makes it, on the export thread. Either way what the SDK says of the logs'
     configuration (here a malformed ``OTEL_EXPORTER_OTLP_LOGS_HEADERS``) is a note, once."""
     pytester.makepyfile(bench_probe=PROBE_LOGS)
-    use(monkeypatch, receiver)
+    export_to(monkeypatch, receiver)
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_LOGS_HEADERS", "not-a-header")
     if emit:
         monkeypatch.setenv("EMIT", "1")
@@ -260,12 +245,6 @@ def test_the_log_exporter_is_made_only_for_log_records_and_its_warnings_are_note
             assert quiet == (
                 [] if receiver.protocol == "http" else ["opentelemetry.sdk._logs._internal.export.propagate.false"]
             )
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.mark.parametrize("protocol", ["http", "grpc"])

@@ -45,16 +45,8 @@ def records(pytester: pytest.Pytester, name: str = "report.json") -> dict[str, d
     return {record["nodeid"]: record for record in data["records"] + data["skipped_runs"]}
 
 
-@pytest.fixture
-def bench(pytester: pytest.Pytester):
-    pytester.makeconftest(CONFTEST)
-    # The table of issue 2 only: interval columns belong to the statistics tests.
-    pytester.makeini("[pytest]\nprob_intervals = false\n")
-
-    def make(source: str, name: str = "bench_x") -> None:
-        pytester.makepyfile(**{name: source})
-
-    return make
+#: The table of issue 2 only: interval columns belong to the statistics tests (``bench`` writes it).
+BENCH_INI = "prob_intervals = false\n"
 
 
 # -- classification ----------------------------------------------------------------

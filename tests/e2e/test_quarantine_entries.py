@@ -9,8 +9,10 @@ still a usage error naming the entry.
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import pytest
+import sessions
 from junitparser import JUnitXml, Properties
 
 BENCH = """
@@ -36,10 +38,7 @@ until = {until}
 """
 
 
-def session(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "-o", "prob_gate_timeout=60", "--prob-quarantine=q.toml", *args, timeout=120
-    )
+session = partial(sessions.session, gate_timeout=60, options=("--prob-quarantine=q.toml",))
 
 
 def properties(case: object) -> dict[str, str]:

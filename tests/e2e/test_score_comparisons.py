@@ -5,7 +5,7 @@ night's drop, read from ``shift.txt``), so both nights' scores are known and
 the same whichever worker runs which run. The numbers are checked against
 ``maths.scores`` on the same values and the per-case tests against scipy's
 Welch t-test (the maths itself is checked against scipy in
-tests/unit/test_scores_maths.py).
+tests/unit/test_scores.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 import pytest
-from sessions import CONFTEST
+from sessions import CONFTEST, report, session
 
 from pytest_probability.maths import scores as maths
 from pytest_probability.maths import twostats
@@ -73,14 +73,7 @@ def night(i: int, shift: float, runs: int = RUNS) -> list[float]:
 
 def run(pytester: pytest.Pytester, *args: str, shift: float = 0.0, ret: int | None = None) -> pytest.RunResult:
     (pytester.path / "shift.txt").write_text(str(shift), encoding="utf-8")
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=180)
-    if ret is not None:
-        assert result.ret == ret, result.stdout.str() + result.stderr.str()
-    return result
-
-
-def report(pytester: pytest.Pytester, name: str) -> dict:
-    return json.loads((pytester.path / name).read_text(encoding="utf-8"))
+    return session(pytester, *args, ret=ret)
 
 
 @pytest.fixture

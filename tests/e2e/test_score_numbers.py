@@ -8,14 +8,13 @@ give a report; beyond it, the range is refused where it is given, never a traceb
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from fractions import Fraction
 
 import numpy as np
 import pytest
-from sessions import CONFTEST, XDIST_ARGS, XDIST_IDS, section, session
+from sessions import CONFTEST, XDIST_ARGS, XDIST_IDS, report, section, session
 
 XDIST = pytest.mark.parametrize("xdist", XDIST_ARGS, ids=XDIST_IDS)
 
@@ -36,10 +35,6 @@ def bench_reals(n):
     record_score(np.int64(1), "exact")
     record_score(Decimal("0.75"), "decimal")
 """
-
-
-def report(pytester: pytest.Pytester) -> dict:
-    return json.loads((pytester.path / "report.json").read_text(encoding="utf-8"))
 
 
 @XDIST

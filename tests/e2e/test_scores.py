@@ -3,15 +3,14 @@
 Every score depends only on the run number (fixture ``n``), so a case's
 scores, interval and verdict are the same whichever worker runs which run;
 the interval is checked against ``maths.scores`` on the same values (the maths
-itself is checked against scipy in tests/unit/test_scores_maths.py).
+itself is checked against scipy in tests/unit/test_scores.py).
 """
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from sessions import CONFTEST, section
+from sessions import CONFTEST, report, section
+from sessions import session as run
 
 from pytest_probability.maths import scores as maths
 
@@ -53,17 +52,6 @@ def bench_two(n):
 def bench_free(n):
     record_score(n / 10)
 """
-
-
-def run(pytester: pytest.Pytester, *args: str, ret: int | None = None) -> pytest.RunResult:
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=180)
-    if ret is not None:
-        assert result.ret == ret, result.stdout.str() + result.stderr.str()
-    return result
-
-
-def report(pytester: pytest.Pytester, name: str = "report.json") -> dict:
-    return json.loads((pytester.path / name).read_text(encoding="utf-8"))
 
 
 def rows(data: dict) -> dict:

@@ -7,9 +7,12 @@ import json
 import os
 import subprocess
 import sys
+from functools import partial
 
 import pytest
+import sessions
 from otlp_receiver import OtlpReceiver, flatten_metrics, flatten_spans
+from sessions import report as load
 
 from pytest_probability.model.case import shard_of
 
@@ -41,26 +44,11 @@ def bench_broken(request):
 VOLATILE = ("duration", "elapsed", "start_time", "trace_id", "span_id")
 
 
-def session(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "-o", "prob_gate_timeout=60", "-rs", *args, timeout=120
-    )
+session = partial(sessions.session, gate_timeout=60, options=("-rs",))
 
 
 def merge(pytester: pytest.Pytester, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_probability", "merge", *args],
-        cwd=pytester.path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-    )
-
-
-def load(pytester: pytest.Pytester, name: str) -> dict:
-    return json.loads((pytester.path / name).read_text(encoding="utf-8"))
+    return sessions.command(pytester, "merge", *args)
 
 
 def stable(entries: list[dict]) -> dict[str, dict]:

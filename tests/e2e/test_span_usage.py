@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 import re
+from functools import partial
 from pathlib import Path
 
 import pytest
-from sessions import clean_export_env, section
+from sessions import clean_export_env, report, section, session
 
 pytest.importorskip("openai")
 pytest.importorskip("opentelemetry.instrumentation.genai.openai")
@@ -73,12 +74,7 @@ def bench_asyncio_task():
 """
 
 
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-o", "prob_gate_timeout=60", *args, timeout=180)
-
-
-def report(pytester: pytest.Pytester, name: str = "report.json") -> dict:
-    return json.loads((pytester.path / name).read_text())
+run = partial(session, gate_timeout=60)
 
 
 def otlp_spans(path: Path) -> list[dict]:

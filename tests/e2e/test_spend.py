@@ -19,7 +19,7 @@ import pytest
 # first would drop it from sys.modules at its end, and a later importer (the SDK's
 # HTTP exporters) would mix two copies ("You can only merge into CookieJar").
 import requests  # noqa: F401
-from sessions import CONFTEST, section
+from sessions import CONFTEST, report, section, session
 
 XDIST = pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 
@@ -64,15 +64,8 @@ VERDICTS = {"always": "pass", "never": "fail", "count": "pass", "unsure": "undec
 
 
 def run(pytester: pytest.Pytester, xdist: list[str], *args: str) -> pytest.RunResult:
-    if xdist:
-        return pytester.runpytest_subprocess(
-            "-p", "no:cacheprovider", "-o", "prob_gate_timeout=60", *xdist, *args, timeout=120
-        )
-    return pytester.runpytest("-p", "no:cacheprovider", *args)
-
-
-def report(pytester: pytest.Pytester) -> dict:
-    return json.loads((pytester.path / "report.json").read_text(encoding="utf-8"))
+    """Under xdist in a subprocess, else in this process."""
+    return session(pytester, *xdist, *args, gate_timeout=60 if xdist else None, in_process=not xdist)
 
 
 def executed(row: dict) -> int:

@@ -7,7 +7,6 @@ are read back from the OTLP JSON-lines file the real exporter pipeline wrote.
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 from otlp_receiver import flatten_spans
@@ -36,12 +35,8 @@ def bench_long():
 
 
 @pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
-    for name in list(os.environ):
-        if name.startswith(("OTEL_", "PYTEST_XDIST", "PYTEST_ADDOPTS")):
-            monkeypatch.delenv(name, raising=False)
-    monkeypatch.delenv("TRACEPARENT", raising=False)
-    pytester.makeini("[pytest]\n")
+def sessions_conftest(clean_env: None, pytester: pytest.Pytester) -> None:
+    """The clean environment, with the sessions' conftest (fixture ``n``, exact durations)."""
     pytester.makeconftest(CONFTEST)
 
 

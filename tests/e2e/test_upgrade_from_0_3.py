@@ -6,13 +6,13 @@ feature live with it, the others here:
 1. baselines: ``test_compare.py`` (``test_an_unchanged_suite_passes_against_its_baseline``,
    ``test_a_drop_beyond_the_margin_fails_its_benchmark_item_and_the_session``,
    ``test_without_a_margin_a_drop_only_reports``, ``test_fewer_cases_than_min_inputs_leave_the_verdict_undecided``);
-2. deselected gate items: ``test_gates.py::test_a_failed_gate_fails_the_session_even_when_its_item_does_not_run``;
-3. errors of a gated case: ``test_gates.py::test_errors_of_a_gated_case_fail_the_session_unless_excluded``;
+2. deselected gate items: ``test_gate_verdicts.py::test_a_failed_gate_fails_the_session_even_when_its_item_does_not_run``;
+3. errors of a gated case: ``test_gate_verdicts.py::test_errors_of_a_gated_case_fail_the_session_unless_excluded``;
 4. A/B margins: ``test_compare.py::test_an_arm_worse_than_its_margin_fails_its_item_and_the_session``;
 5. options and ini keys: here, and ``test_compare.py::test_plan_prints_0_3_0s_run_budget``;
 6. public names: here;
 7. the JSON's shape and 0.3.0's jq recipes: here;
-8. node ids with one run: ``test_collection.py`` (``ONE_RUN``);
+8. node ids with one run: ``test_case_ids.py`` (``ONE_RUN``);
 9. function-level and Overall lines: here;
 10. ``--prob-explain``: here.
 """
@@ -25,17 +25,10 @@ import shutil
 import subprocess
 
 import pytest
-from sessions import ANSI, alarm
+from sessions import ANSI
+from sessions import session as run
 
-
-@pytest.fixture(autouse=True)
-def no_hang():
-    with alarm(120):
-        yield
-
-
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=90)
+pytestmark = pytest.mark.usefixtures("no_hang")
 
 
 def text(result: pytest.RunResult) -> str:

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from sessions import command
+from sessions import command, session
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git (the checkouts are repositories)")
 
@@ -79,8 +79,7 @@ def baseline(pytester: pytest.Pytester) -> str:
     """A night's report of the suite, the baseline every runner downloads."""
     pytester.makepyfile(bench_words=BENCH)
     pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--prob-json=night.json", timeout=120)
-    assert result.ret == 0, result.stdout.str()
+    session(pytester, "--prob-json=night.json", ret=0, timeout=120)
     return (pytester.path / "night.json").read_text(encoding="utf-8")
 
 

@@ -13,7 +13,6 @@ import math
 from math import comb, nextafter
 
 import pytest
-from sessions import alarm
 
 from pytest_probability.aggregate.cases import aggregate
 from pytest_probability.config.marker import KEYWORDS
@@ -67,11 +66,8 @@ def count_gate(min_passes: int, runs: int, errors: str = "count") -> GateSpec:
     return GateSpec("count", min_passes / runs, min_passes, 0.95, "exact", (1.0, 1.0), errors)
 
 
-@pytest.fixture(autouse=True)
-def no_hang():
-    """Turn a hang into a failure of this test rather than of the whole suite."""
-    with alarm(20):
-        yield
+pytestmark = pytest.mark.usefixtures("no_hang")
+HANG_LIMIT = 20
 
 
 # -- StatsConfig ------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""The package's sizes (issue 33): ``otel/`` at most 2,420 lines, and no module outside ``maths/`` over 460.
+"""The package's sizes (issue 33): ``otel/`` at most 2,420 lines, and no module outside ``maths/`` over 460;
+and the suite's (issue 45): no Python file under ``tests/`` over 900 lines.
 
 A module that grows past its size is split along a real seam (docs/developer-guide.md, "Module map");
 the export grows by leaning on the SDK's own objects, not beside them. The limits were 2,200 and 400
@@ -6,6 +7,10 @@ lines in the hand-wrapped style; ruff's formatter (one argument per line once a 
 made the same code 7 % (otel/) and at most 13 % (one module) longer, so they were raised by as much,
 and the code did not grow. mypy checking the whole package (issue 45) took 16 lines of declarations in
 otel/ (its ``TYPE_CHECKING`` imports and annotated locals, no code): 2,400 -> 2,420.
+
+A test file past 900 lines is split by topic, each part named after its topic (a unit test after its module,
+tests/unit/test_habits_test_names.py), its shared helpers in a module of tests/ and its fixtures in
+tests/conftest.py.
 """
 
 from __future__ import annotations
@@ -15,8 +20,10 @@ from pathlib import Path
 import pytest_probability
 
 PACKAGE = Path(pytest_probability.__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 OTEL_LIMIT = 2420
 MODULE_LIMIT = 460
+TEST_FILE_LIMIT = 900
 
 
 def lines(path: Path) -> int:
@@ -35,3 +42,10 @@ def test_no_module_outside_the_maths_is_over_its_size() -> None:
         if "maths" not in path.relative_to(PACKAGE).parts and lines(path) > MODULE_LIMIT
     }
     assert over == {}, f"modules over {MODULE_LIMIT} lines: {over}"
+
+
+def test_no_test_file_is_over_its_size() -> None:
+    files = list(TESTS.rglob("*.py"))
+    assert TESTS / "unit" / "test_sizes.py" in files  # the control: this file is among those counted
+    over = {str(path.relative_to(TESTS)): lines(path) for path in files if lines(path) > TEST_FILE_LIMIT}
+    assert over == {}, f"test files over {TEST_FILE_LIMIT} lines (split them by topic): {over}"

@@ -1,5 +1,5 @@
 """The logs' sender made on its first use (issue 24), and the SDK's warnings read from the building
-thread only. The guards run for real with the fake senders of test_otel_pipeline_deadline.py;
+thread only. The guards run for real with the fake senders of test_signal_guards.py;
 the sessions that load (or never load) the real OTLP log exporter are in tests/e2e/test_otel_signals.py."""
 
 from __future__ import annotations
