@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from ..groups import leaf
-from ..model.run import CurrentRun
+from ..model.run_state import CurrentRun
 from ..text import clip, printable, well_formed
 from ..vocabulary import ERROR, FAIL, PASS, SKIP
 
