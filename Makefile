@@ -37,7 +37,8 @@ demo: $(STAMP)
 	echo "The examples include failing cases on purpose: the session's exit status was $$status$$([ $$status = 1 ] && echo ' (some tests failed)')."
 
 # ruff's lint and format check ([tool.ruff]), the architecture's contracts ([tool.importlinter]), mypy
-# ([tool.mypy]), then the whole suite, slow statistical checks included, on two cores.
+# ([tool.mypy]: the whole package, strict on the pure layers), then the whole suite, slow statistical checks
+# included, on two cores.
 LINT := $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
 
 test: $(STAMP)

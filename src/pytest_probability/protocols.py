@@ -72,15 +72,20 @@ class RunObserver(Protocol):
     ``run.call_end``.
     """
 
-    def run_started(self, item: pytest.Item, run: CurrentRun) -> None: ...
+    def run_started(self, item: pytest.Item, run: CurrentRun) -> None:
+        return None  # a default, not `...`: an empty body would be abstract to mypy in a subclass
 
-    def run_entered(self, item: pytest.Item, run: CurrentRun) -> None: ...
+    def run_entered(self, item: pytest.Item, run: CurrentRun) -> None:
+        return None
 
-    def phase_raised(self, item: pytest.Item, run: CurrentRun, call: pytest.CallInfo[None]) -> None: ...
+    def phase_raised(self, item: pytest.Item, run: CurrentRun, call: pytest.CallInfo[None]) -> None:
+        return None
 
-    def run_finished(self, item: pytest.Item, run: CurrentRun) -> None: ...
+    def run_finished(self, item: pytest.Item, run: CurrentRun) -> None:
+        return None
 
-    def run_closed(self, item: pytest.Item, run: CurrentRun) -> None: ...
+    def run_closed(self, item: pytest.Item, run: CurrentRun) -> None:
+        return None
 
 
 class RunGuard(Protocol):
@@ -203,7 +208,7 @@ class Link(Protocol):
         return {}
 
     def receive(self, value: Any) -> None:
-        pass
+        return None  # not `pass`: an empty body would be abstract to mypy in a subclass
 
     def leftover(self) -> Any:
         return None

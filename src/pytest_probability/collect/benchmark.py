@@ -176,7 +176,7 @@ class Benchmark(pytest.Collector):
         # A module-level function is the same object for every run; a method is looked up
         # on a fresh instance per run (Run._getobj), as pytest does.
         callobj = self.obj if not isinstance(self.parent, pytest.Class) else None
-        items: list[pytest.Item] = []
+        items = []  # typed by `early`'s, above
         inherited = self._inherited_marks()
         collecting = scratch.of(self.config)
         for callspec, fixtureinfo in self._cases(collecting):

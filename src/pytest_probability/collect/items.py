@@ -127,5 +127,6 @@ class VerdictItem(pytest.Item):
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
-        where = f"{self.parent.name}.{self.name}" if self.prob_case is not None else self.name
+        parent = self.parent  # a verdict item is always made with one
+        where = f"{parent.name}.{self.name}" if self.prob_case is not None and parent is not None else self.name
         return self.path, self._lineno - 1 if self._lineno else None, where

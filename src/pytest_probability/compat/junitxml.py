@@ -21,7 +21,7 @@ def suite_property(config: pytest.Config) -> Callable[[str, object], None] | Non
     except ImportError:  # pragma: no cover - a pytest that moved it: no suite properties, nothing breaks
         return None
     xml = config.stash.get(xml_key, None)
-    return None if xml is None else xml.add_global_property  # type: ignore[no-any-return]
+    return None if xml is None else xml.add_global_property
 
 
 def enabled(config: pytest.Config) -> bool:

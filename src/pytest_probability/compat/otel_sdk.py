@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypedDict
 
 
 class Sent(NamedTuple):
@@ -105,7 +105,9 @@ def exporter(signal: str, protocol: str, base: type, **kwargs: Any) -> Any:
     capture = _Capture()
     if protocol == "grpc":
 
-        class Exporter(base):  # type: ignore[misc, valid-type]
+        class Exporter(base):
+            _client: Any  # the SDK's gRPC stub (grpc publishes no types), then ours around it
+
             def _initialize_channel_and_stub(self) -> None:
                 super()._initialize_channel_and_stub()
                 self._client = _GrpcStub(self._client, capture)
@@ -191,7 +193,13 @@ def metric_preferences() -> tuple[dict[type, Any], dict[type, Any]]:
     return mixin._get_temporality(None, {}), mixin._get_aggregation(None, {})
 
 
-def view_limit(view: type, limit: int) -> dict[str, int]:
+class ViewLimit(TypedDict, total=False):
+    """``View``'s keyword argument for a cardinality limit, where the SDK has one (:func:`view_limit`)."""
+
+    aggregation_cardinality_limit: int
+
+
+def view_limit(view: type, limit: int) -> ViewLimit:
     """A ``View``'s cardinality limit, where the SDK has one: ``aggregation_cardinality_limit`` came with
     opentelemetry-sdk 1.45.1, with its default cap of 2,000 attribute sets per series; 1.45.0 has neither."""
     from inspect import signature

@@ -82,7 +82,7 @@ def lastfailed_key() -> Callable[[str], Any]:
         from _pytest.nodeid import NodeId
     except ImportError:
         return str
-    return NodeId.parse  # type: ignore[no-any-return]
+    return NodeId.parse
 
 
 class OwnedFunction(pytest.Function):
@@ -94,7 +94,7 @@ class OwnedFunction(pytest.Function):
         try:
             return self._instance
         except AttributeError:
-            owner = self.parent.parent  # type: ignore[union-attr]
+            owner = self._owner()
             if isinstance(owner, pytest.Class):
                 self._instance = owner.newinstance() if hasattr(owner, "newinstance") else owner.obj()
             else:
@@ -103,8 +103,12 @@ class OwnedFunction(pytest.Function):
 
     def _getobj(self) -> Any:
         instance = self.instance
-        owner = instance if instance is not None else self.parent.parent.obj  # type: ignore[union-attr]
+        owner = instance if instance is not None else getattr(self._owner(), "obj", None)
         return getattr(owner, self.originalname)
+
+    def _owner(self) -> object:
+        """The benchmark's parent: its module, or its class."""
+        return self.parent.parent if self.parent is not None else None
 
 
 def rewriting_hook(config: pytest.Config) -> Any | None:

@@ -47,8 +47,8 @@ def workerinput(config: pytest.Config) -> Mapping[str, Any] | None:
 
 def workeroutput(config: pytest.Config) -> dict[str, Any]:
     """An xdist worker's ``workeroutput``, which its controller reads when the worker goes down."""
-    output = config.workeroutput
-    assert isinstance(output, dict)
+    output = getattr(config, "workeroutput", None)  # set by xdist on a worker's config
+    assert isinstance(output, dict), "not an xdist worker"
     return output
 
 

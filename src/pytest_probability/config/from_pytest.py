@@ -54,10 +54,12 @@ def resolve(config: pytest.Config) -> Settings:
         ini_concurrency = parse_concurrency(config.getini("prob_concurrency"), source="ini prob_concurrency")
         gate_timeout = parse_delay(config.getini("prob_gate_timeout"), source="ini prob_gate_timeout")
         max_runs = parse_runs(config.getini("prob_max_runs"), source="ini prob_max_runs")
-        limits = {}
-        for name, whole in (("max_cost", False), ("max_tokens", True), ("max_time", False)):
-            value, source = pick(config, "prob_" + name)
-            limits[name] = parse_limit(value, source=source, whole=whole)
+        value, source = pick(config, "prob_max_cost")
+        max_cost = parse_limit(value, source=source)
+        value, source = pick(config, "prob_max_tokens")
+        max_tokens = parse_limit(value, source=source, whole=True)
+        value, source = pick(config, "prob_max_time")
+        max_time = parse_limit(value, source=source)
         retry_policy = _retry_policy(config)
         value, source = pick(config, "prob_shard")
         shard = parse_shard(value, source=source)
@@ -116,7 +118,9 @@ def resolve(config: pytest.Config) -> Settings:
         ini_concurrency=ini_concurrency,
         suite=str(config.getoption("prob_suite") or config.getini("prob_suite") or "").strip()
         or default_suite(config.rootpath),
-        **limits,
+        max_cost=max_cost,
+        max_tokens=max_tokens,
+        max_time=max_time,
     )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal, overload
 
 import pytest
 
@@ -199,6 +199,14 @@ def parse_margin(value: Any) -> float:
         hint = f" (did you mean {number / 100:g}?)" if 1 <= number < 100 else ""
         raise ValueError(f"the margin must be a fraction in [0, 1), e.g. 0.05, got {value!r}{hint}")
     return number
+
+
+@overload
+def parse_limit(value: Any, *, source: str, whole: Literal[False] = False) -> float | None: ...
+
+
+@overload
+def parse_limit(value: Any, *, source: str, whole: Literal[True]) -> int | None: ...
 
 
 def parse_limit(value: Any, *, source: str, whole: bool = False) -> float | int | None:

@@ -248,8 +248,8 @@ def verdict_text(result: RowAnalysis, undecided: str) -> Verdict:
                 f"{gate.passes}/{gate.total} passes, {gate.spec.confidence:g} {gate.spec.method} interval {shown} "
                 f"vs bar {gate.spec.bar:g}: {gate.verdict.upper()}"
             )
-    if result.latency is not None and result.latency.verdict is not None:
-        lat = result.latency
+    lat = result.latency
+    if lat is not None and lat.verdict is not None:
         high = "∞" if lat.high is None else f"{lat.high:.3g}s"
         low = "-" if lat.low is None else f"{lat.low:.3g}s"
         parts.append(

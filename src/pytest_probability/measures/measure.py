@@ -88,15 +88,30 @@ class Measure(Protocol[S]):
     """One measure of a case's runs. ``S`` is its sample: a :class:`~.fraction.Tally` of passes and runs, or a
     case's scores of one name in run order."""
 
-    #: ``pass``, ``score:faithfulness``: unique among a case's measures.
-    key: str
-    #: ``pass``, ``faithfulness``.
-    name: str
-    #: :data:`FRACTION` or :data:`SCORE`.
-    unit: str
-    #: The range of its values; a margin is a share of it.
-    low: float
-    high: float
+    @property
+    def key(self) -> str:
+        """``pass``, ``score:faithfulness``: unique among a case's measures."""
+        ...
+
+    @property
+    def name(self) -> str:
+        """``pass``, ``faithfulness``."""
+        ...
+
+    @property
+    def unit(self) -> str:
+        """:data:`FRACTION` or :data:`SCORE`."""
+        ...
+
+    @property
+    def low(self) -> float:
+        """The low end of its values' range; a margin is a share of the range."""
+        ...
+
+    @property
+    def high(self) -> float:
+        """The high end of its values' range."""
+        ...
 
     @property
     def span(self) -> float:
@@ -137,8 +152,10 @@ class Measure(Protocol[S]):
         pair, None when a side is empty (:attr:`untested` is then the judged pair's note)."""
         ...
 
-    #: A judged pair's note when it could not be tested.
-    untested: str
+    @property
+    def untested(self) -> str:
+        """A judged pair's note when it could not be tested."""
+        ...
 
     def pair_interval(self, arm: S, base: S, tail: float) -> tuple[float, float, str]:
         """``(low, high, method)``: the interval of ``estimate(arm) - estimate(base)`` at one-sided error ``tail``
@@ -149,8 +166,10 @@ class Measure(Protocol[S]):
         """The pairs (both sides counted) pooled as ``how`` says (its ``unit`` names them in ``suppressed``)."""
         ...
 
-    #: The method of :meth:`pair_test` (``fisher``, ``welch``), as the JSON report names it.
-    pair_method: str
+    @property
+    def pair_method(self) -> str:
+        """The method of :meth:`pair_test` (``fisher``, ``welch``), as the JSON report names it."""
+        ...
 
     # -- text ---------------------------------------------------------------------------------
 

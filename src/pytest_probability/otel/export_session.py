@@ -85,6 +85,8 @@ class ExportSession(Link):
         self.metric_reader = (
             sdk_exporters.make_meter_provider(self.resource, self.deliver) if settings.metrics_on else None
         )
+        self.log_processor: sdk_exporters.LazyLogs | None
+        self.logger: Any  # the SDK's logger, as make_logger_provider gives it; None without logs
         self.log_processor, self.logger = (
             sdk_exporters.make_logger_provider(self.resource, self.deliver, settings.capture_values)
             if settings.logs_on

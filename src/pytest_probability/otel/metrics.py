@@ -62,7 +62,7 @@ def collect(
     if not items:
         return None
 
-    def reservoir(**_: Any) -> Any:  # the explicit-bucket aggregation passes its bounds, for its own reservoir
+    def reservoir(*_: Any, **__: Any) -> SimpleFixedSizeExemplarReservoir:  # explicit buckets pass their bounds
         return SimpleFixedSizeExemplarReservoir(size=EXEMPLARS)
 
     limit = view_limit(View, CARDINALITY)
@@ -72,7 +72,7 @@ def collect(
             meter_name=SCOPE,
             **limit,
             exemplar_reservoir_factory=lambda aggregation: reservoir,
-            **({"aggregation": ExplicitBucketHistogramAggregation(item.buckets)} if item.buckets else {}),
+            aggregation=ExplicitBucketHistogramAggregation(item.buckets) if item.buckets else None,  # None: the default
         )
         for name, item in {item.name: item for item in items}.items()
     ]

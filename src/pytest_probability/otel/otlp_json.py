@@ -37,7 +37,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 Kind = Literal["traces", "metrics", "logs"]
 OtlpRequest = Union[ExportTraceServiceRequest, ExportMetricsServiceRequest, ExportLogsServiceRequest]  # noqa: UP007 - a runtime alias
 
-_REQUEST_TYPES: dict[str, type] = {
+_REQUEST_TYPES: dict[str, type[OtlpRequest]] = {
     "traces": ExportTraceServiceRequest,
     "metrics": ExportMetricsServiceRequest,
     "logs": ExportLogsServiceRequest,
@@ -100,13 +100,13 @@ def _id_holders(obj: dict, kind: Kind) -> Iterator[tuple[str, dict]]:
 
 def encode_request(req: OtlpRequest) -> dict:
     """The OTLP/JSON dict of a request."""
-    kind = next((kind for kind, cls in _REQUEST_TYPES.items() if isinstance(req, cls)), None)
+    kind = next((kind for kind in _KEYS if isinstance(req, _REQUEST_TYPES[kind])), None)
     if kind is None:
         raise TypeError(f"expected an Export*ServiceRequest, got {type(req).__name__}")
     # Only options that exist in every protobuf release we support: int64 as
     # strings, defaults omitted and json_name keys are the defaults anyway.
     out = json_format.MessageToDict(req, preserving_proto_field_name=False, use_integers_for_enums=True)
-    for _, holder in _id_holders(out, kind):  # type: ignore[arg-type]
+    for _, holder in _id_holders(out, kind):
         for name in _ID_FIELDS:
             if holder.get(name):
                 holder[name] = base64.b64decode(holder[name]).hex()
@@ -115,7 +115,7 @@ def encode_request(req: OtlpRequest) -> dict:
 
 def parse(kind: str, body: bytes) -> OtlpRequest:
     """The request of signal ``kind`` that ``body`` serializes."""
-    return _REQUEST_TYPES[kind].FromString(body)  # type: ignore[no-any-return]
+    return _REQUEST_TYPES[kind].FromString(body)
 
 
 def request_to_line(req: OtlpRequest) -> str:

@@ -48,7 +48,7 @@ def save_progress(path: Path, sent: int, sha256: str) -> None:
     files.write_atomic(path, json.dumps({"sent": sent, "sha256": sha256}), durable=False)
 
 
-def read(file: Path, errors: list[str]) -> list[tuple[int, bytes, str, Any]] | None:
+def read(file: Path, errors: list[str]) -> list[tuple[int, bytes, otlp_json.Kind, otlp_json.OtlpRequest]] | None:
     """(line number, raw line, kind, request) of every non-blank line, or None with ``errors`` said."""
     try:
         data = file.read_bytes()

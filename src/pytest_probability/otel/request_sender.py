@@ -20,12 +20,15 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..compat import otel_sdk as compat
 from ..config.otel import client_certificate_check, secrets_from_env
 from ..text import redact_url, scrub
 from . import otlp_json
+
+if TYPE_CHECKING:
+    from google.protobuf.message import Message
 
 
 class Result(NamedTuple):
@@ -47,15 +50,15 @@ _SERVICES = {
 }
 
 
-def _response_type(signal: str) -> type:
+def _response_type(signal: str) -> type[Message]:
     module, name, _, _ = _SERVICES[signal]
-    return getattr(importlib.import_module(f"opentelemetry.proto.collector.{module}"), name)  # type: ignore[no-any-return]
+    return getattr(importlib.import_module(f"opentelemetry.proto.collector.{module}"), name)
 
 
 def _exporter_class(signal: str, protocol: str) -> type:
     _, _, module, name = _SERVICES[signal]
     package = "grpc" if protocol == "grpc" else "http"
-    return getattr(importlib.import_module(f"opentelemetry.exporter.otlp.proto.{package}.{module}"), name)  # type: ignore[no-any-return]
+    return getattr(importlib.import_module(f"opentelemetry.exporter.otlp.proto.{package}.{module}"), name)
 
 
 def _requests_session() -> Any:

@@ -35,6 +35,7 @@ def git_revision(root: Path) -> str | None:
 def ci_attributes(env: Mapping[str, str]) -> dict[str, str]:
     """cicd.pipeline.* from the common CI systems' variables."""
     get = env.get
+    values: tuple[str | None, str | None, str | None]
     if get("GITHUB_RUN_ID"):
         server = get("GITHUB_SERVER_URL", "https://github.com")
         url = f"{server}/{get('GITHUB_REPOSITORY', '')}/actions/runs/{get('GITHUB_RUN_ID')}"

@@ -27,8 +27,8 @@ import dataclasses
 import math
 import os
 import threading
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from opentelemetry.sdk._logs import LogRecordProcessor
 from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, MetricsData
@@ -44,6 +44,9 @@ from ..model.run_state import CurrentRun
 from ..protocols import Link, RunObserver
 from ..text import well_formed_data
 from .spans import SCOPE
+
+if TYPE_CHECKING:
+    from opentelemetry.util.types import AnyValue
 
 #: (kind, serialized request, spans, points or log records) -> whether it was taken.
 Deliver = Callable[[str, bytes, int], bool]
@@ -135,7 +138,8 @@ def _log(record: Any, inner: Any, resource: Any) -> Any:
 
 
 def _resource(resource: Any) -> Any:
-    return Resource(well_formed_data(dict(resource.attributes)), resource.schema_url)
+    # well_formed_data keeps the attributes' shape: a dict of the same keys and kinds of value.
+    return Resource(cast("Mapping[str, AnyValue]", well_formed_data(dict(resource.attributes))), resource.schema_url)
 
 
 def encoded(encode: Callable[[Sequence[Any]], bytes], batch: Sequence[Any], fix: Callable[[Any], Any]) -> bytes:
@@ -225,10 +229,11 @@ def split(data: MetricsData, size: int) -> list[tuple[MetricsData, int]]:
     for resource in data.resource_metrics:
         for scope in resource.scope_metrics:
             for metric in scope.metrics:
-                points = list(metric.data.data_points)
+                metric_data: Any = metric.data  # a Sum, Gauge, Histogram...: replace() cannot type their union
+                points = list(metric_data.data_points)
                 while points:
                     take, points = points[: size - used], points[size - used :]
-                    part = dataclasses.replace(metric.data, data_points=take)
+                    part = dataclasses.replace(metric_data, data_points=take)
                     if not resources or resources[-1].resource is not resource.resource:
                         resources.append(ResourceMetrics(resource.resource, [], resource.schema_url))
                     scopes = resources[-1].scope_metrics
@@ -272,7 +277,7 @@ def _log_exporter(deliver: Deliver, capture: bool) -> Any:
     """The log record exporter behind the plugin's ``BatchLogRecordProcessor``, like :class:`SpanOut`."""
     from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
 
-    class LogOut(LogRecordExporter):  # type: ignore[misc]
+    class LogOut(LogRecordExporter):
         def export(self, batch: Sequence[Any]) -> Any:
             records = batch if capture else [redact_log(record) for record in batch]
             body = encoded(lambda items: compat.encode_logs(items).SerializeToString(), records, well_formed_log)

@@ -10,7 +10,7 @@ through setup, call and teardown.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..compat import pytest as compat
@@ -31,6 +31,11 @@ from ..run.attributes import (
 )
 from ..text import clip, well_formed
 from ..vocabulary import ERROR, FAIL
+
+if TYPE_CHECKING:
+    from contextvars import Token
+
+    from opentelemetry.context import Context
 
 STACK_LIMIT = 16384
 SCOPE = "pytest_probability"
@@ -95,7 +100,7 @@ class RunSpans(RunObserver):
         self._attach, self._detach = otel_context.attach, otel_context.detach
         self._in_context = trace.set_span_in_context
         self._error = lambda text: Status(StatusCode.ERROR, text)
-        self._open: dict[str, tuple[Any, object]] = {}
+        self._open: dict[str, tuple[Any, Token[Context]]] = {}
         self._cases: dict[int, tuple[Any, str, dict[str, Any]]] = {}
         #: The last trace id and its text: every run span is in the session's trace, and each run's
         #: record keeps the text for as long as the session does, so the runs share one string.

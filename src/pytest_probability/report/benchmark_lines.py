@@ -100,7 +100,7 @@ def metric_lines(aggregates: Sequence[InputsAggregate]) -> list[Line]:
                     aggregate.scope == OVERALL,
                 )
             )
-    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    widths = [max(len(text) for text in column) for column in zip(*(row[:5] for row in rows), strict=True)]
     lines: list[Line] = [("", {}), ("  Metrics (pass^k, pass@k over inputs):", {"bold": True})]
     for name, metric, size, estimate, interval, note, overall in rows:
         parts = [name.ljust(widths[0]), metric.ljust(widths[1]), size.ljust(widths[2]), estimate.rjust(widths[3])]

@@ -403,7 +403,7 @@ def render(
     )
     scored = sorted(score_series(reports).items(), key=lambda item: str(item[1]["label"]))
     score_figures = "".join(
-        case_chart(str(entry["label"]), entry["points"], *entry["range"], kind="history-score")
+        case_chart(str(entry["label"]), entry["points"], entry["range"][0], entry["range"][1], kind="history-score")
         for _, entry in scored[:CHARTS_SHOWN]
     )
     scores = (

@@ -49,7 +49,11 @@ class Malformed(ValueError):
     """A field read back from a file is missing or of the wrong kind; the message names it by its path."""
 
 
-class Kind(tuple):  # type: ignore[type-arg]
+#: A field's kind as a plain pair, ``(test, what)``: :class:`Kind` is one, with a fast test.
+KindPair = tuple[Callable[[Any], bool], str]
+
+
+class Kind(KindPair):
     """A field's kind: ``(test, what)``, whether a value is one and what the message says it must be; and
     ``fast``, the same test as data (:class:`Fast`), which :func:`.schema_fast.check_records` applies inline, with no call
     per field, to 100,000 records in a fraction of a second. ``fast`` may be stricter than ``test`` (it
@@ -146,7 +150,7 @@ def shown(value: Any) -> str:
         return f"a {type(value).__name__} nested too deeply"
 
 
-def field(data: Mapping[str, Any], name: str, where: str, kind: Kind, *, required: bool = True) -> Any:
+def field(data: Mapping[str, Any], name: str, where: str, kind: KindPair, *, required: bool = True) -> Any:
     """``data[name]`` when it is of ``kind``; raises :class:`Malformed` naming ``where.name`` otherwise (and
     when it is missing, if ``required``). A missing optional field is None."""
     if name not in data:

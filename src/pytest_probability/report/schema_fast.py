@@ -23,6 +23,7 @@ from .schema import (
     REPORT,
     SCORE_FIELDS,
     USAGE_FIELDS,
+    Fast,
     Kind,
     check_case,
     check_record,
@@ -46,16 +47,19 @@ class Table(NamedTuple):
 
 
 def compile_table(kinds: Mapping[str, Kind]) -> Table:
-    fasts = {name: kind.fast for name, kind in kinds.items()}
-    assert all(fast is not None for fast in fasts.values()), "every field of a record has a fast test"
-    nullable = {name for name, fast in fasts.items() if type(None) in fast.types}  # type: ignore[union-attr]
-    chosen = tuple(name for name, fast in fasts.items() if fast.choices is not None)  # type: ignore[union-attr]
+    fasts: dict[str, Fast] = {}
+    for name, kind in kinds.items():
+        assert kind.fast is not None, "every field of a record has a fast test"
+        fasts[name] = kind.fast
+    nullable = {name for name, fast in fasts.items() if type(None) in fast.types}
+    choices = {name: fast.choices for name, fast in fasts.items() if fast.choices is not None}
+    chosen = tuple(choices)
     return Table(
         tuple(fasts),
         chosen,
         (
-            *(fast.types for fast in fasts.values()),  # type: ignore[union-attr]
-            *(fasts[name].choices | ({None} if name in nullable else set()) for name in chosen),  # type: ignore[union-attr,operator]
+            *(fast.types for fast in fasts.values()),
+            *(choices[name] | ({None} if name in nullable else set()) for name in chosen),
         ),
         tuple(
             (

@@ -90,11 +90,11 @@ def row_series(summary: Summary) -> list[Series]:
                     ("cache_read", usage.cached_input_tokens),
                 ):
                     key = (case["test.case.name"].split("::", 1)[0], row.case.benchmark, model, kind, role)
-                    token_totals[key] = token_totals.get(key, 0) + value  # type: ignore[index]
+                    token_totals[key] = token_totals.get(key, 0) + value
         unattributed = sum(r.extra_cost for r in row.records)
         if unattributed or not row.usage:
             cost.points.append((case, unattributed))
-    for (path, benchmark, model, kind, role), value in token_totals.items():  # type: ignore[misc]
+    for (path, benchmark, model, kind, role), value in token_totals.items():
         attributes = {"code.file.path": path, "probability.benchmark": benchmark, "gen_ai.request.model": model}
         if role == ROLE_JUDGE:
             attributes["probability.usage.role"] = ROLE_JUDGE

@@ -123,10 +123,10 @@ def gates_section(analysis: Analysis) -> list[Line]:
             word += f" ({'; '.join(notes)})"
         cells.append(([label_text(result.row.label), frac, ", ".join(shown), bar], word, _VERDICT_MARKUP[verdict]))
     widths = [max(len(c[0][i]) for c in cells) for i in range(4)]
-    for (label, frac, shown, bar), word, markup in cells:
+    for (label, frac, interval, bar), word, markup in cells:
         parts = [label.ljust(widths[0]), frac.rjust(widths[1])]
         if widths[2]:  # no column of blanks when no gated case has an interval
-            parts.append(shown.ljust(widths[2]))
+            parts.append(interval.ljust(widths[2]))
         parts += [bar.ljust(widths[3]), word]
         lines.append(("    " + "  ".join(parts), markup))
     return lines

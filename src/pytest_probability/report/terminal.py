@@ -135,7 +135,7 @@ def _token_lines(usage: dict[str, Any], title: str = "  Tokens:  ") -> list[Line
         rows.append((label_text(u.model), tokens, money(u.cost) if u.cost else ""))
     name_width = max(len(r[0]) for r in rows)
     token_width = max(len(r[1]) for r in rows)
-    lines = []
+    lines: list[Line] = []
     for index, (model, tokens, cost) in enumerate(rows):
         lead = title if index == 0 else " " * len(title)
         lines.append((f"{lead}{model.ljust(name_width)}  {tokens.ljust(token_width)}  {cost}".rstrip(), {}))

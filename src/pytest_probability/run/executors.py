@@ -195,7 +195,7 @@ class Tasks:
 
         return functools.wraps(execution.function)(replay)
 
-    async def _execute(self, window: Window, execution: Execution, sleep: Any, cancelled: type) -> None:
+    async def _execute(self, window: Window, execution: Execution, sleep: Any, cancelled: type[BaseException]) -> None:
         __tracebackhide__ = True
         window.entered(execution)
         attempt, result, error = 1, None, None

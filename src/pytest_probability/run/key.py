@@ -11,6 +11,6 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    pass
+    from .phases import RunPhases
 
-RUNS = pytest.StashKey["RunPhases"]()
+RUNS: pytest.StashKey[RunPhases] = pytest.StashKey()

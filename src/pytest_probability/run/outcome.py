@@ -11,6 +11,8 @@ judged case's failing run is reported as xfailed: its verdict item decides
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import pytest
 
 from ..groups import leaf
@@ -43,7 +45,21 @@ def classify(excinfo: pytest.ExceptionInfo[BaseException] | None, phase: str) ->
     return ERROR
 
 
-def on_phase(run: CurrentRun, call: pytest.CallInfo[None]) -> None:
+class Phase(Protocol):
+    """A phase as :func:`on_phase` reads it: pytest's ``CallInfo``, or the call of a concurrent run whose
+    item never reported (``window._Call``)."""
+
+    @property
+    def when(self) -> str: ...
+
+    @property
+    def duration(self) -> float: ...
+
+    @property
+    def excinfo(self) -> pytest.ExceptionInfo[BaseException] | None: ...
+
+
+def on_phase(run: CurrentRun, call: Phase) -> None:
     """Fold one phase into the run: the first phase that does not pass decides."""
     phase = call.when
     if phase == "call":

@@ -152,7 +152,7 @@ class Window:
             self.executor(execution.group.plan.kind).wait(execution)
         if not execution.done or execution.cancelled:
             return False
-        outcome.on_phase(run, _Call(execution))  # type: ignore[arg-type]
+        outcome.on_phase(run, _Call(execution))
         self.meter.unreported += 1
         return True
 
@@ -387,7 +387,7 @@ class Window:
         run = execution.run
         if execution.done and not execution.cancelled:
             call = _Call(execution)
-            outcome.on_phase(run, call)  # type: ignore[arg-type]
+            outcome.on_phase(run, call)
             self.meter.unreported += 1
         else:
             run.outcome = SKIP

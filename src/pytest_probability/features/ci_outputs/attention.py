@@ -231,12 +231,12 @@ def attention(report: Report | Mapping[str, Any], trace_url: str | None = None) 
             add(FAILED_RUNS, f"{fails} failed run{'s' * (fails != 1)}, no gate", -fails)
         history = row.history
         if history is not None and history.changed:
-            kind = {"broken": BROKEN, "failing": FAILING, "flaky": FLAKY}.get(str(history.state))
-            if kind is not None:
+            state_kind = {"broken": BROKEN, "failing": FAILING, "flaky": FLAKY}.get(str(history.state))
+            if state_kind is not None:
                 flake = history.flake_rate
                 rate = flake.fraction if flake is not None else None
                 add(
-                    kind,
+                    state_kind,
                     f"{history.state} since {history.since}; flake rate {percent(rate)} "
                     f"{interval_text(flake.low if flake else None, flake.high if flake else None)} over "
                     f"{history.nights} nights",

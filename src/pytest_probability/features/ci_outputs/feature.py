@@ -23,7 +23,7 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
@@ -32,7 +32,7 @@ from ...compat import junitxml
 from ...model.rows import Row, Summary
 from ...protocols import WRITE, Facet, Finisher
 from ...roles.wiring import Aggregation, Feature
-from .annotations import annotations
+from .annotations import annotations as annotation_commands  # `annotations` is the __future__ import's
 from .attention import as_report, attention
 from .junit import RunProperties, SuiteProperties
 from .summary import LIMIT, render
@@ -92,12 +92,12 @@ def write_outputs(
     appends: bool,
     annotate: bool,
     trace_url: str | None,
-    out: TextIO,
+    out: TextOut,
 ) -> None:
     """The summary written and the annotations printed, from one report (a session's or the merge's), read once."""
     read = as_report(report)
     items = attention(read, trace_url)
-    lines, left = annotations(items) if annotate else ([], {"error": 0, "warning": 0})
+    lines, left = annotation_commands(items) if annotate else ([], {"error": 0, "warning": 0})
     for line in lines:
         out.write(line + "\n")
     out.flush()
@@ -120,7 +120,7 @@ class CiOutputs(Finisher):
             return
         report = self.report.get(session, summary)
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-        out: TextIO = _TerminalLines(session.config) if reporter is not None else sys.stdout  # type: ignore[assignment]
+        out: TextOut = _TerminalLines(session.config) if reporter is not None else sys.stdout
         settings = self.settings
         write_outputs(
             report,
@@ -131,6 +131,14 @@ class CiOutputs(Finisher):
             trace_url=settings.trace_url,
             out=out,
         )
+
+
+class TextOut(Protocol):
+    """Where the annotations are printed: ``sys.stdout``, or :class:`_TerminalLines` in a session."""
+
+    def write(self, text: str, /) -> object: ...
+
+    def flush(self) -> object: ...
 
 
 class _TerminalLines:

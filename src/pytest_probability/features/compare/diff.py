@@ -135,8 +135,8 @@ def describe(result: Comparisons, rows: Sequence[Row], baseline: Any, base: Path
         for (key, measure), pair in result.cases.items()
         if measure != PASS
     ]
-    base_runs = sum(c["base"]["total"] for c in cases)
-    new_runs = sum(c["new"]["total"] for c in cases)
+    base_runs = sum(p.base.total for p in fractions.values())
+    new_runs = sum(p.arm.total for p in fractions.values())
     base_cost = sum(p.cost2 for p in fractions.values())
     new_cost = sum(p.cost1 for p in fractions.values())
     dropped = [c["case"] for c in cases if c["verdict"] == FAILED]

@@ -114,9 +114,9 @@ def parse(data: Any, where: str) -> list[Entry]:
         missing = [key for key in KEYS if key not in item]
         if missing:
             raise ValueError(f"{where}: {label} has no {', '.join(missing)} (each entry needs {', '.join(KEYS)})")
-        extra = sorted(set(item) - set(KEYS))
-        if extra:
-            raise ValueError(f"{where}: {label} has unknown keys: {', '.join(extra)}")
+        unknown_keys = sorted(set(item) - set(KEYS))
+        if unknown_keys:
+            raise ValueError(f"{where}: {label} has unknown keys: {', '.join(unknown_keys)}")
         for key in ("pattern", "owner", "reason"):
             if not isinstance(item[key], str) or (key != "reason" and not item[key].strip()):
                 raise ValueError(f"{where}: {label}: {key} must be a non-empty string, got {item[key]!r}")

@@ -42,8 +42,8 @@ def rule_of(settings: Settings, stats: StatsConfig) -> Rule:
         fixed_nights=settings.fixed_nights,
         method=stats.method,
         confidence=stats.confidence,
-        prior=tuple(stats.prior),
-    )  # type: ignore[arg-type]
+        prior=stats.prior,
+    )
 
 
 class States(Feature):
@@ -69,6 +69,6 @@ class MergedStates(Feature):
         if not self.folder:
             return
         stats = wiring.stats
-        rule = Rule(method=stats.method, confidence=stats.confidence, prior=tuple(stats.prior))  # type: ignore[arg-type]
+        rule = Rule(method=stats.method, confidence=stats.confidence, prior=stats.prior)
         nights = read(Path(self.folder), rule.window - 1)
         wiring.add_facet(StatesFacet(lambda: wiring.summary, nights, rule, today(), self.folder), shown=True)
