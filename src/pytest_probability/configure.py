@@ -31,9 +31,10 @@ import pytest
 from . import files
 from .compat import junitxml, xdist
 from .config import otel as otel_options
+from .config.from_pytest import resolve, resolve_stats
 from .config.marker import MARKER_LINE
 from .config.options import comparisons_requested
-from .config.settings import Settings, StatsConfig, resolve, resolve_stats
+from .config.settings import Settings, StatsConfig
 from .config.spec import Specs
 from .roles.wiring import Feature, Sleeper
 from .session import Session

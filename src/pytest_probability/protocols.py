@@ -50,7 +50,8 @@ if TYPE_CHECKING:
     from .model.case import CaseRef
     from .model.outputs import Line, Series, Verdict
     from .model.rows import Row, Summary
-    from .model.run import CurrentRun, RunRecord, Usage
+    from .model.run import RunRecord, Usage
+    from .model.run_state import CurrentRun
 
 
 class RunObserver(Protocol):

@@ -15,7 +15,6 @@ the verdicts to ``decide.book.DecisionBook``, the signal flags to
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import pytest
@@ -72,18 +71,47 @@ class Notes:
         return line in self._lines
 
 
-# eq and repr off: one Session per pytest config, compared by identity.
-@dataclass(frozen=True, eq=False, repr=False)
 class Session:
+    """The session's configuration: its fields are set once (assigning one raises AttributeError), and it is
+    compared by identity (one per pytest config). A plain class, not a dataclass: see ``values``."""
+
     settings: Settings
     #: The cases' specs, and with them the session's statistics settings (``specs.config``).
     specs: Specs
     #: The decisions runs and verdict items ask: the decision book (serial, controller), the channel's
     #: reader (xdist worker); None on a worker whose controller gave no channel.
-    decisions: Decisions | None = None
-    parts: Registry = field(default_factory=Registry)
-    scope: Scope = field(default_factory=Scope)
-    notes: Notes = field(default_factory=Notes)
+    decisions: Decisions | None
+    parts: Registry
+    scope: Scope
+    notes: Notes
+
+    __slots__ = ("settings", "specs", "decisions", "parts", "scope", "notes")
+
+    def __init__(
+        self,
+        settings: Settings,
+        specs: Specs,
+        decisions: Decisions | None = None,
+        parts: Registry | None = None,
+        scope: Scope | None = None,
+        notes: Notes | None = None,
+    ) -> None:
+        fields = (
+            settings,
+            specs,
+            decisions,
+            Registry() if parts is None else parts,
+            Scope() if scope is None else scope,
+            Notes() if notes is None else notes,
+        )
+        for name, value in zip(self.__slots__, fields, strict=True):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"the session's {name} is set once")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"the session's {name} is set once")
 
     @property
     def stats(self) -> StatsConfig:

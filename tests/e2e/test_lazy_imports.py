@@ -245,6 +245,9 @@ SERIAL_STARTUP = frozenset(
         # have them) and a process's figures may arrive (``record.concurrency_link``, ``report.concurrency_facet``: plain
         # classes, the model only with a figure); issue 46: the suite's default name, a settings field
         *("collect.eligible", "config.suite", "record.concurrency_link", "report.concurrency_facet"),
+        # issue 44 item 8: the core's start-up classes are plain (``value_classes``: no dataclass code compiled
+        # at start-up), and the two modules over their size split (``model.run_state``, ``config.from_pytest``)
+        *("config.from_pytest", "model.run_state", "value_classes"),
         # issue 45: a score is a measure as the pass fraction is, so the core's statistics facet
         # (``report.statistics``) reads every summary's scores (``report.scored``, with ``maths.scores``), and
         # the gates of every measure share one interval type (``maths.interval``: ``decide.gates``,
@@ -272,6 +275,7 @@ WORKER_STARTUP = frozenset(
         *("run", "run.announce", "run.context", "run.key", "run.modules", "run.outcome", "run.phases"),
         *("run.recording", "run.report", "session", "text", "vocabulary"),
         *("collect.eligible", "config.suite", "record.concurrency_link"),
+        *("config.from_pytest", "model.run_state", "value_classes"),
     }
 )
 

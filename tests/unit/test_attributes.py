@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import pytest
 
 from pytest_probability.model.case import CaseRef
-from pytest_probability.model.run import CurrentRun, Score
+from pytest_probability.model.run import Score
+from pytest_probability.model.run_state import CurrentRun
 from pytest_probability.run.attributes import OUTCOME_EVALUATION, evaluated, evaluation_results, run_attributes
 
 CASE = CaseRef(key="b.py::bench_x", benchmark="x", case="", label="x", order=0, runs=3)

@@ -13,11 +13,11 @@ reads these objects.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..maths import inputs
 from ..model.rows import Row
+from ..value_classes import Record
 from ..vocabulary import DECIDED
 
 #: The interval's method as the JSON's ``ci.method`` names it: the percentile interval is "bootstrap" there.
@@ -25,8 +25,7 @@ JSON_METHODS = {inputs.WILSON: "wilson", inputs.PERCENTILE: "bootstrap", inputs.
 FUNCTION, OVERALL = "function", "overall"
 
 
-@dataclass
-class InputsAggregate:
+class InputsAggregate(Record):
     """One bench function's (``scope`` ``function``) or the session's (``overall``) estimate over inputs."""
 
     scope: str
@@ -34,15 +33,41 @@ class InputsAggregate:
     name: str
     estimate: inputs.InputEstimate
     #: ``pass^3`` -> its estimate over the inputs with at least 3 runs.
-    metrics: dict[str, inputs.MetricEstimate] = field(default_factory=dict)
+    metrics: dict[str, inputs.MetricEstimate]
     #: The recorded cost of its runs: what doubling the runs or the inputs would add again.
-    cost: float = 0.0
-    level: float = 0.95
-    resamples: int = inputs.RESAMPLES
-    seed: int = inputs.SEED
-    min_inputs: int = inputs.MIN_INPUTS
+    cost: float
+    level: float
+    resamples: int
+    seed: int
+    min_inputs: int
     #: Functions the Overall estimate spans (1 for a function).
-    functions: int = 1
+    functions: int
+
+    FIELDS = ("scope", "name", "estimate", "metrics", "cost", "level", "resamples", "seed", "min_inputs", "functions")
+
+    def __init__(
+        self,
+        scope: str,
+        name: str,
+        estimate: inputs.InputEstimate,
+        metrics: dict[str, inputs.MetricEstimate] | None = None,
+        cost: float = 0.0,
+        level: float = 0.95,
+        resamples: int = inputs.RESAMPLES,
+        seed: int = inputs.SEED,
+        min_inputs: int = inputs.MIN_INPUTS,
+        functions: int = 1,
+    ) -> None:
+        self.scope = scope
+        self.name = name
+        self.estimate = estimate
+        self.metrics = {} if metrics is None else metrics
+        self.cost = cost
+        self.level = level
+        self.resamples = resamples
+        self.seed = seed
+        self.min_inputs = min_inputs
+        self.functions = functions
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON's ``aggregates[]`` entry: its base keys (``scope`` to ``stopped``) first, in a fixed order,

@@ -1,42 +1,17 @@
 """The session's settings, read once at configure and validated: :class:`Settings` and :class:`StatsConfig`.
 
-Bad values are usage errors that name the value and where it came from,
-raised before any run spends money. Every option that has an ini key is read
-with :func:`~.values.pick` (the command line wins, then the ini key).
+Pure and pytest-free: ``config.from_pytest`` reads them from pytest's options and ini keys.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
-import pytest
-
-from ..maths import stats, stopping
-from ..vocabulary import FAILED, SPAN_FILL, SPAN_USAGE_MODES
-from .options import DEFAULT_MAX_RUNS, DEFAULT_PATTERN
-from .suite import default_suite
-from .values import (
-    check_trace_url,
-    parse_bool,
-    parse_choice,
-    parse_concurrency,
-    parse_delay,
-    parse_fraction,
-    parse_limit,
-    parse_min_scores,
-    parse_rate,
-    parse_runs,
-    parse_score_range,
-    parse_shard,
-    parse_whole,
-    pick,
-    sourced,
-    too_many_runs,
-)
+from ..value_classes import Value
+from ..vocabulary import FAILED, SPAN_FILL
+from .options import DEFAULT_MAX_RUNS
 
 if TYPE_CHECKING:
     from ..model.prices import Prices
@@ -54,64 +29,157 @@ if TYPE_CHECKING:
 PATH_FIELDS = frozenset({"prices"})
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(Value):
     """The session's options, validated."""
 
     #: Runs from the command line; wins over markers.
-    cli_runs: int | None
+    cli_runs: Final[int | None]
     #: Runs from the ini file; markers win over it.
-    ini_runs: int
-    transpose: bool
-    delay: float
-    json_path: Path | None
-    pattern: str
-    gate_timeout: float = 3600.0
+    ini_runs: Final[int]
+    transpose: Final[bool]
+    delay: Final[float]
+    json_path: Final[Path | None]
+    pattern: Final[str]
+    gate_timeout: Final[float]
     #: Most runs (cases × runs) the session may collect.
-    max_runs: int = DEFAULT_MAX_RUNS
-    max_cost: float | None = None
-    max_tokens: int | None = None
-    max_time: float | None = None
+    max_runs: Final[int]
+    max_cost: Final[float | None]
+    max_tokens: Final[int | None]
+    max_time: Final[float | None]
     #: The --prob-retry policy; None without retries.
-    retry: RetryPolicy | None = None
-    html_path: Path | None = None
+    retry: Final[RetryPolicy | None]
+    html_path: Final[Path | None]
     #: ini prob_trace_url: a run's trace link in the HTML report ({trace_id}, {span_id}).
-    trace_url: str | None = None
+    trace_url: Final[str | None]
     #: ini prob_span_usage: fill, add or off (how usage read off GenAI spans joins record_usage()'s).
-    span_usage: str = SPAN_FILL
+    span_usage: Final[str]
     #: --prob-prices: dollars per million tokens per model; None without the option.
-    prices: Prices | None = None
+    prices: Final[Prices | None]
     #: ``--prob-shard=K/N``: (K, N) when this session is one shard of N, else None.
-    shard: tuple[int, int] | None = None
+    shard: Final[tuple[int, int] | None]
     #: ``--prob-journal``: the run journal (``features.journal.journal_file``); None without one. Not in :meth:`to_dict`:
     #: the journal's path is no setting of the runs (each shard has its own journal, and the merge
     #: compares the shards' settings).
-    journal: Path | None = None
+    journal: Final[Path | None]
     #: The suite's name (``--prob-suite``, else the repository's: ``config.suite``): what shards and journals are
     #: checked against.
     #: Not in :meth:`to_dict` (the JSON report's ``settings``): the shard's and the journal's own fields hold it.
-    suite: str = ""
+    suite: Final[str]
     #: The CI summary's path (``--prob-summary``, else ``$GITHUB_STEP_SUMMARY``); None: no summary.
-    summary: Path | None = None
+    summary: Final[Path | None]
     #: Whether the summary is appended to its file (``$GITHUB_STEP_SUMMARY``: every step's summary is one file
     #: that steps append to) rather than written whole (``--prob-summary``).
-    summary_appends: bool = False
+    summary_appends: Final[bool]
     #: GitHub workflow commands (``--prob-annotations``; auto: ``GITHUB_ACTIONS=true``).
-    annotations: bool = False
+    annotations: Final[bool]
     #: ``--prob-quarantine``: the quarantine file; None without one.
-    quarantine: Path | None = None
+    quarantine: Final[Path | None]
     #: Each case's state across nights (ini ``prob_history_window``, ``prob_flaky_bar``, ``prob_broken_runs``,
     #: ``prob_fixed_nights``: ``maths.states.Rule``).
-    history_window: int = 14
-    flaky_bar: float = 0.95
-    broken_runs: int = 10
-    fixed_nights: int = 3
+    history_window: Final[int]
+    flaky_bar: Final[float]
+    broken_runs: Final[int]
+    fixed_nights: Final[int]
     #: Runs in flight at once in each process: ``--prob-concurrency`` (wins over markers), ini
     #: ``prob_concurrency`` (markers win over it). Not in :meth:`to_dict`: how many runs were in flight
     #: changes no result, so a journal resumes, and shards merge, whatever each used (the report's
     #: ``concurrency`` object says what each did).
-    cli_concurrency: int | None = None
-    ini_concurrency: int = 1
+    cli_concurrency: Final[int | None]
+    ini_concurrency: Final[int]
+
+    __slots__ = FIELDS = (
+        "cli_runs",
+        "ini_runs",
+        "transpose",
+        "delay",
+        "json_path",
+        "pattern",
+        "gate_timeout",
+        "max_runs",
+        "max_cost",
+        "max_tokens",
+        "max_time",
+        "retry",
+        "html_path",
+        "trace_url",
+        "span_usage",
+        "prices",
+        "shard",
+        "journal",
+        "suite",
+        "summary",
+        "summary_appends",
+        "annotations",
+        "quarantine",
+        "history_window",
+        "flaky_bar",
+        "broken_runs",
+        "fixed_nights",
+        "cli_concurrency",
+        "ini_concurrency",
+    )
+
+    def __init__(
+        self,
+        cli_runs: int | None,
+        ini_runs: int,
+        transpose: bool,
+        delay: float,
+        json_path: Path | None,
+        pattern: str,
+        gate_timeout: float = 3600.0,
+        max_runs: int = DEFAULT_MAX_RUNS,
+        max_cost: float | None = None,
+        max_tokens: int | None = None,
+        max_time: float | None = None,
+        retry: RetryPolicy | None = None,
+        html_path: Path | None = None,
+        trace_url: str | None = None,
+        span_usage: str = SPAN_FILL,
+        prices: Prices | None = None,
+        shard: tuple[int, int] | None = None,
+        journal: Path | None = None,
+        suite: str = "",
+        summary: Path | None = None,
+        summary_appends: bool = False,
+        annotations: bool = False,
+        quarantine: Path | None = None,
+        history_window: int = 14,
+        flaky_bar: float = 0.95,
+        broken_runs: int = 10,
+        fixed_nights: int = 3,
+        cli_concurrency: int | None = None,
+        ini_concurrency: int = 1,
+    ) -> None:
+        self.cli_runs = cli_runs
+        self.ini_runs = ini_runs
+        self.transpose = transpose
+        self.delay = delay
+        self.json_path = json_path
+        self.pattern = pattern
+        self.gate_timeout = gate_timeout
+        self.max_runs = max_runs
+        self.max_cost = max_cost
+        self.max_tokens = max_tokens
+        self.max_time = max_time
+        self.retry = retry
+        self.html_path = html_path
+        self.trace_url = trace_url
+        self.span_usage = span_usage
+        self.prices = prices
+        self.shard = shard
+        self.journal = journal
+        self.suite = suite
+        self.summary = summary
+        self.summary_appends = summary_appends
+        self.annotations = annotations
+        self.quarantine = quarantine
+        self.history_window = history_window
+        self.flaky_bar = flaky_bar
+        self.broken_runs = broken_runs
+        self.fixed_nights = fixed_nights
+        self.cli_concurrency = cli_concurrency
+        self.ini_concurrency = ini_concurrency
 
     @property
     def budgeted(self) -> bool:
@@ -144,36 +212,99 @@ class Settings:
         }
 
 
-@dataclass(frozen=True)
-class StatsConfig:
+class StatsConfig(Value):
     """Session-wide statistics settings (command line and ini)."""
 
-    method: str = "exact"
-    confidence: float = 0.95
-    prior: tuple[float, float] = (1.0, 1.0)
-    intervals: bool = True
-    min_rate: float | None = None
-    undecided: str = FAILED  # what an UNDECIDED gate counts as: fail or pass
-    errors: str = "count"  # count: errored runs are non-passes in gates; exclude: left out
-    latency: bool = False
-    latency_quantile: float = 0.95
-    metrics: tuple[tuple[str, int], ...] = ()
-    gate_items: bool = True
+    method: Final[str]
+    confidence: Final[float]
+    prior: Final[tuple[float, float]]
+    intervals: Final[bool]
+    min_rate: Final[float | None]
+    undecided: Final[str]  # what an UNDECIDED gate counts as: fail or pass
+    errors: Final[str]  # count: errored runs are non-passes in gates; exclude: left out
+    latency: Final[bool]
+    latency_quantile: Final[float]
+    metrics: Final[tuple[tuple[str, int], ...]]
+    gate_items: Final[bool]
     #: Early stopping of gated cases: "curtail", "sequential" or None.
-    stop: str | None = None
+    stop: Final[str | None]
     #: The plain-language reading (``--prob-explain``).
-    explain: bool = False
+    explain: Final[bool]
     #: Bootstrap resamples (``--prob-bootstrap``), and the seed of every resampling (``--prob-seed``).
-    resamples: int = 5000
-    seed: int = 0
+    resamples: Final[int]
+    seed: Final[int]
     #: Fewest inputs a function-level interval needs, and paired inputs a comparison's verdict (ini ``prob_min_inputs``).
-    min_inputs: int = 10
+    min_inputs: Final[int]
     #: The function-level interval over inputs (ini ``prob_inputs_interval``), as ``maths.inputs`` names it.
-    inputs_interval: str = "wilson"
+    inputs_interval: Final[str]
     #: What ``record_score()`` values may be (ini ``prob_score_range``), unless a case's mark says otherwise.
-    score_range: tuple[float, float] = (0.0, 1.0)
+    score_range: Final[tuple[float, float]]
     #: Score gates of every case (``--prob-min-score NAME=V``, ini ``prob_min_score``): (name, bar), by name.
-    min_scores: tuple[tuple[str, float], ...] = ()
+    min_scores: Final[tuple[tuple[str, float], ...]]
+
+    __slots__ = FIELDS = (
+        "method",
+        "confidence",
+        "prior",
+        "intervals",
+        "min_rate",
+        "undecided",
+        "errors",
+        "latency",
+        "latency_quantile",
+        "metrics",
+        "gate_items",
+        "stop",
+        "explain",
+        "resamples",
+        "seed",
+        "min_inputs",
+        "inputs_interval",
+        "score_range",
+        "min_scores",
+    )
+
+    def __init__(
+        self,
+        method: str = "exact",
+        confidence: float = 0.95,
+        prior: tuple[float, float] = (1.0, 1.0),
+        intervals: bool = True,
+        min_rate: float | None = None,
+        undecided: str = FAILED,
+        errors: str = "count",
+        latency: bool = False,
+        latency_quantile: float = 0.95,
+        metrics: tuple[tuple[str, int], ...] = (),
+        gate_items: bool = True,
+        stop: str | None = None,
+        explain: bool = False,
+        resamples: int = 5000,
+        seed: int = 0,
+        min_inputs: int = 10,
+        inputs_interval: str = "wilson",
+        score_range: tuple[float, float] = (0.0, 1.0),
+        min_scores: tuple[tuple[str, float], ...] = (),
+    ) -> None:
+        self.method = method
+        self.confidence = confidence
+        self.prior = prior
+        self.intervals = intervals
+        self.min_rate = min_rate
+        self.undecided = undecided
+        self.errors = errors
+        self.latency = latency
+        self.latency_quantile = latency_quantile
+        self.metrics = metrics
+        self.gate_items = gate_items
+        self.stop = stop
+        self.explain = explain
+        self.resamples = resamples
+        self.seed = seed
+        self.min_inputs = min_inputs
+        self.inputs_interval = inputs_interval
+        self.score_range = score_range
+        self.min_scores = min_scores
 
     def range_of(self, marks: Mapping[str, Any]) -> tuple[float, float]:
         """A case's score range: its mark's ``score_range``, else the session's (ini ``prob_score_range``)."""
@@ -210,211 +341,3 @@ class StatsConfig:
 
 INPUTS_INTERVALS = {"wilson": "wilson", "bootstrap": "percentile", "t": "t"}
 INPUTS_INTERVALS_SHOWN = {method: name for name, method in INPUTS_INTERVALS.items()}
-
-
-def resolve(config: pytest.Config) -> Settings:
-    """Read and validate every core option; raise ``pytest.UsageError`` naming bad values."""
-    try:
-        ini_runs = parse_runs(config.getini("prob_runs"), source="ini prob_runs")
-        value, source = pick(config, "prob_transpose")
-        transpose = parse_bool(value, source)
-        value, source = pick(config, "prob_delay")
-        delay = parse_delay(value, source=source)
-        ini_concurrency = parse_concurrency(config.getini("prob_concurrency"), source="ini prob_concurrency")
-        gate_timeout = parse_delay(config.getini("prob_gate_timeout"), source="ini prob_gate_timeout")
-        max_runs = parse_runs(config.getini("prob_max_runs"), source="ini prob_max_runs")
-        value, source = pick(config, "prob_max_cost")
-        max_cost = parse_limit(value, source=source)
-        value, source = pick(config, "prob_max_tokens")
-        max_tokens = parse_limit(value, source=source, whole=True)
-        value, source = pick(config, "prob_max_time")
-        max_time = parse_limit(value, source=source)
-        retry_policy = _retry_policy(config)
-        value, source = pick(config, "prob_shard")
-        shard = parse_shard(value, source=source)
-        trace_url = str(config.getini("prob_trace_url")).strip() or None
-        if trace_url is not None:
-            trace_url = check_trace_url(trace_url)
-        span_usage = parse_choice(config.getini("prob_span_usage"), SPAN_USAGE_MODES, "ini prob_span_usage")
-        summary, summary_appends = _summary(config)
-        value, source = pick(config, "prob_annotations")
-        annotations = parse_choice(value, ("auto", "on", "off"), source)
-        history_window = parse_whole(config.getini("prob_history_window"), source="ini prob_history_window", least=1)
-        broken_runs = parse_whole(config.getini("prob_broken_runs"), source="ini prob_broken_runs", least=1)
-        fixed_nights = parse_whole(config.getini("prob_fixed_nights"), source="ini prob_fixed_nights", least=1)
-        flaky_bar = sourced(parse_rate, config.getini("prob_flaky_bar"), "ini prob_flaky_bar")
-        if not flaky_bar > 0.5:
-            raise ValueError(f"ini prob_flaky_bar must be above 0.5 (the failing bar), got {flaky_bar:g}")
-        prices_path = _report_path(config, "prob_prices")
-        prices = None
-        if prices_path is not None:
-            from .price_file import read  # only with --prob-prices
-
-            prices = read(prices_path)
-    except ValueError as exc:
-        raise pytest.UsageError(str(exc)) from None
-    cli_runs = config.getoption("prob_runs")
-    cli_concurrency = config.getoption("prob_concurrency")
-    for runs, source in ((cli_runs, f"--prob-runs={cli_runs}"), (ini_runs, f"ini prob_runs = {ini_runs}")):
-        if runs is not None and runs > max_runs:
-            raise pytest.UsageError(too_many_runs(runs, max_runs, f"{source} asks for at least {runs:,} runs"))
-    pattern = str(config.getini("prob_pattern")).strip() or DEFAULT_PATTERN
-    return Settings(
-        cli_runs=cli_runs,
-        ini_runs=ini_runs,
-        transpose=transpose,
-        delay=delay,
-        json_path=_report_path(config, "prob_json"),
-        html_path=_report_path(config, "prob_html"),
-        trace_url=trace_url,
-        pattern=pattern,
-        gate_timeout=gate_timeout,
-        max_runs=max_runs,
-        retry=retry_policy,
-        span_usage=span_usage,
-        prices=prices,
-        shard=shard,
-        journal=_report_path(config, "prob_journal"),
-        summary=summary,
-        summary_appends=summary_appends,
-        annotations=annotations == "on" or (annotations == "auto" and os.environ.get("GITHUB_ACTIONS") == "true"),
-        quarantine=_report_path(config, "prob_quarantine"),
-        history_window=history_window,
-        flaky_bar=flaky_bar,
-        broken_runs=broken_runs,
-        fixed_nights=fixed_nights,
-        cli_concurrency=cli_concurrency,
-        ini_concurrency=ini_concurrency,
-        suite=str(config.getoption("prob_suite") or config.getini("prob_suite") or "").strip()
-        or default_suite(config.rootpath),
-        max_cost=max_cost,
-        max_tokens=max_tokens,
-        max_time=max_time,
-    )
-
-
-def _summary(config: pytest.Config) -> tuple[Path | None, bool]:
-    """(path, appended) of the CI summary: ``--prob-summary`` (or ini ``prob_summary``) written whole;
-    else ``$GITHUB_STEP_SUMMARY`` appended to; ``off`` (or nothing in a job without it): none."""
-    value, _ = pick(config, "prob_summary")
-    if str(value or "").strip().lower() == "off":
-        return None, False
-    path = _report_path(config, "prob_summary")
-    if path is not None:
-        return path, False
-    step = os.environ.get("GITHUB_STEP_SUMMARY", "").strip()
-    return (Path(step), True) if step else (None, False)
-
-
-def _report_path(config: pytest.Config, name: str) -> Path | None:
-    """A report's path: the option's, relative to the invocation folder, else the ini key's, relative
-    to the ini file (like pytest's own paths). An empty value writes no report."""
-    value, source = pick(config, name)
-    if not value:
-        return None
-    base = Path(config.invocation_params.dir)
-    if source.startswith("ini "):
-        base = config.inipath.parent if config.inipath else config.rootpath
-    text = os.path.expanduser(str(value))
-    if text.endswith(("/", os.sep)):
-        raise pytest.UsageError(f"--{name.replace('_', '-')}: {text} is a directory; give a file path")
-    return Path(text) if os.path.isabs(text) else base / text
-
-
-def _retry_policy(config: pytest.Config) -> RetryPolicy | None:
-    value, source = pick(config, "prob_retry")
-    text = str(value).strip() or "0"
-    try:
-        retries = int(text)
-    except ValueError:
-        raise ValueError(f"{source} must be a whole number of retries, got {text!r}") from None
-    if retries < 0:
-        raise ValueError(f"{source} must be zero or more, got {text!r}")
-    if retries == 0:
-        return None
-    from .retry import RetryPolicy, split_names  # only with --prob-retry
-
-    classes, classes_source = pick(config, "prob_retry_on")
-    names = split_names(classes)
-    if not names:
-        raise ValueError(
-            f"{source}={retries} needs the exception classes to retry on: --prob-retry-on or ini prob_retry_on"
-        )
-    backoff = parse_delay(config.getini("prob_retry_backoff"), source="ini prob_retry_backoff")
-    max_wait = parse_delay(config.getini("prob_retry_max_wait"), source="ini prob_retry_max_wait")
-    try:
-        return RetryPolicy.build(retries, names, backoff=backoff, max_wait=max_wait)
-    except ValueError as exc:
-        raise ValueError(f"{classes_source}: {exc}") from None
-
-
-def resolve_stats(config: pytest.Config) -> StatsConfig:
-    """The statistics settings; UsageError naming any bad value."""
-    try:
-        value, source = pick(config, "prob_method")
-        method = sourced(stats.parse_method, value, source)
-        value, source = pick(config, "prob_confidence")
-        confidence = sourced(stats.parse_confidence, value, source)
-        prior = sourced(stats.parse_prior, config.getini("prob_prior"), "ini prob_prior")
-        intervals = not config.getoption("prob_no_intervals") and parse_bool(
-            config.getini("prob_intervals"), "ini prob_intervals"
-        )
-        value, source = pick(config, "prob_min_rate")
-        min_rate = sourced(parse_rate, value, source) if str(value).strip() else None
-        value, source = pick(config, "prob_undecided")
-        undecided = parse_choice(value, ("fail", "pass"), source)
-        errors = parse_choice(config.getini("prob_errors"), ("count", "exclude"), "ini prob_errors")
-        value, source = pick(config, "prob_latency")
-        latency = parse_bool(value, source)
-        quantile = sourced(parse_fraction, config.getini("prob_latency_quantile"), "ini prob_latency_quantile")
-        value, source = pick(config, "prob_metric")
-        values = value if isinstance(value, list) else [value]
-        metrics = tuple(sourced(stats.parse_metrics, [v for v in values if str(v).strip()], source))
-        gate_items = not config.getoption("prob_no_gate_items") and parse_bool(
-            config.getini("prob_gate_items"), "ini prob_gate_items"
-        )
-        value, source = pick(config, "prob_stop")
-        stop = sourced(stopping.parse_mode, value, source)
-        explain = bool(config.getoption("prob_explain")) or parse_bool(
-            config.getini("prob_explain"), "ini prob_explain"
-        )
-        value, source = pick(config, "prob_bootstrap")
-        resamples = parse_whole(value, source=source, least=1)
-        value, source = pick(config, "prob_seed")
-        seed = parse_whole(value, source=source)
-        min_inputs = parse_whole(config.getini("prob_min_inputs"), source="prob_min_inputs", least=2)
-        shown = parse_choice(config.getini("prob_inputs_interval"), tuple(INPUTS_INTERVALS), "ini prob_inputs_interval")
-        score_range = sourced(parse_score_range, config.getini("prob_score_range"), "ini prob_score_range")
-        value, source = pick(config, "prob_min_score")
-        min_scores = parse_min_scores(
-            [v for v in (value if isinstance(value, list) else [value]) if str(v).strip()], source
-        )
-        for name, bar in min_scores:
-            if not score_range[0] <= bar <= score_range[1]:
-                raise ValueError(
-                    f"{source}: the bar of {name!r}, {bar:g}, is outside the score range "
-                    f"[{score_range[0]:g}, {score_range[1]:g}] (ini prob_score_range)"
-                )
-    except (TypeError, ValueError) as exc:
-        raise pytest.UsageError(str(exc)) from None
-    return StatsConfig(
-        method=method,
-        confidence=confidence,
-        prior=prior,
-        intervals=intervals,
-        min_rate=min_rate,
-        undecided=undecided,
-        errors=errors,
-        latency=latency,
-        latency_quantile=quantile,
-        metrics=metrics,
-        gate_items=gate_items,
-        stop=stop,
-        explain=explain,
-        resamples=resamples,
-        seed=seed,
-        min_inputs=min_inputs,
-        inputs_interval=INPUTS_INTERVALS[shown],
-        score_range=score_range,
-        min_scores=min_scores,
-    )

@@ -14,10 +14,10 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from ..maths import stats, stopping
+from ..value_classes import Value
 from ..vocabulary import FAILED, PASSED, UNDECIDED
 from .settings import StatsConfig
 
@@ -27,17 +27,38 @@ if TYPE_CHECKING:
     from ..model.case import CaseRef
 
 
-@dataclass(frozen=True)
-class GateSpec:
-    rule: str  # "rate" or "count"
-    bar: float  # min_rate, or min_passes / runs for display
-    min_passes: int | None
-    confidence: float
-    method: str
-    prior: tuple[float, float]
-    errors: str
+class GateSpec(Value):
+    rule: Final[str]  # "rate" or "count"
+    bar: Final[float]  # min_rate, or min_passes / runs for display
+    min_passes: Final[int | None]
+    confidence: Final[float]
+    method: Final[str]
+    prior: Final[tuple[float, float]]
+    errors: Final[str]
     #: Early stopping of this case: "curtail", "sequential" or None.
-    stop: str | None = None
+    stop: Final[str | None]
+
+    __slots__ = FIELDS = ("rule", "bar", "min_passes", "confidence", "method", "prior", "errors", "stop")
+
+    def __init__(
+        self,
+        rule: str,
+        bar: float,
+        min_passes: int | None,
+        confidence: float,
+        method: str,
+        prior: tuple[float, float],
+        errors: str,
+        stop: str | None = None,
+    ) -> None:
+        self.rule = rule
+        self.bar = bar
+        self.min_passes = min_passes
+        self.confidence = confidence
+        self.method = method
+        self.prior = prior
+        self.errors = errors
+        self.stop = stop
 
     @property
     def measure(self) -> PassFraction:
@@ -61,13 +82,19 @@ class GateSpec:
 DEFAULT_SCORE = "score"
 
 
-@dataclass(frozen=True)
-class ScoreRules:
+class ScoreRules(Value):
     """What a case's scores are checked against: their range, and the bars by score name."""
 
-    low: float = 0.0
-    high: float = 1.0
-    bars: tuple[tuple[str, float], ...] = ()
+    low: Final[float]
+    high: Final[float]
+    bars: Final[tuple[tuple[str, float], ...]]
+
+    __slots__ = FIELDS = ("low", "high", "bars")
+
+    def __init__(self, low: float = 0.0, high: float = 1.0, bars: tuple[tuple[str, float], ...] = ()) -> None:
+        self.low = low
+        self.high = high
+        self.bars = bars
 
     @property
     def range_text(self) -> str:
@@ -102,18 +129,29 @@ def _fewest_score_runs(bar: float, confidence: float, low: float, high: float) -
     return scores.fewest_runs(bar, confidence, low, high) or 0
 
 
-@dataclass(frozen=True)
-class ScoreGateSpec:
+class ScoreGateSpec(Value):
     """A case's bar on the mean of one of its scores: PASS when the betting interval of the mean is at or above
     ``bar``, FAIL when it is below, UNDECIDED otherwise; under ``stop="sequential"`` the hedged capital betting
     sequence at the bar decides as soon as it can (``maths.scores.ScoreSequence``)."""
 
-    name: str
-    bar: float
-    low: float
-    high: float
-    confidence: float
-    stop: str | None = None
+    name: Final[str]
+    bar: Final[float]
+    low: Final[float]
+    high: Final[float]
+    confidence: Final[float]
+    stop: Final[str | None]
+
+    __slots__ = FIELDS = ("name", "bar", "low", "high", "confidence", "stop")
+
+    def __init__(
+        self, name: str, bar: float, low: float, high: float, confidence: float, stop: str | None = None
+    ) -> None:
+        self.name = name
+        self.bar = bar
+        self.low = low
+        self.high = high
+        self.confidence = confidence
+        self.stop = stop
 
     @property
     def measure(self) -> MeanScore:
@@ -146,17 +184,36 @@ class ScoreGateSpec:
         return None
 
 
-@dataclass(frozen=True)
-class CaseSpec:
+#: The score rules of a case that says nothing of scores: the range 0..1, no bar.
+NO_SCORE_RULES = ScoreRules()
+
+
+class CaseSpec(Value):
     """What a case's marker keywords and the session settings ask of it."""
 
-    gate: GateSpec | None
-    latency_quantile: float
-    max_latency: float | None
+    gate: Final[GateSpec | None]
+    latency_quantile: Final[float]
+    max_latency: Final[float | None]
     #: The gates of the case's scores (its ``min_score`` bars), in the order the bars were given.
-    scores: tuple[ScoreGateSpec, ...] = ()
+    scores: Final[tuple[ScoreGateSpec, ...]]
     #: The range every score of the case is checked against (``record_score``), and its bars.
-    score_rules: ScoreRules = ScoreRules()
+    score_rules: Final[ScoreRules]
+
+    __slots__ = FIELDS = ("gate", "latency_quantile", "max_latency", "scores", "score_rules")
+
+    def __init__(
+        self,
+        gate: GateSpec | None,
+        latency_quantile: float,
+        max_latency: float | None,
+        scores: tuple[ScoreGateSpec, ...] = (),
+        score_rules: ScoreRules = NO_SCORE_RULES,
+    ) -> None:
+        self.gate = gate
+        self.latency_quantile = latency_quantile
+        self.max_latency = max_latency
+        self.scores = scores
+        self.score_rules = score_rules
 
     @property
     def gates(self) -> tuple[GateSpec | ScoreGateSpec, ...]:

@@ -7,10 +7,8 @@ an :class:`Analysis` out, which every reporter and exporter renders.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 
 from ..aggregate.benchmarks import InputsAggregate, aggregates
 from ..config.settings import StatsConfig
@@ -20,6 +18,7 @@ from ..maths.interval import Interval
 from ..model.case import CaseRef
 from ..model.outputs import Verdict
 from ..model.rows import Row, Summary
+from ..value_classes import Record
 from ..vocabulary import FAILED, PASSED, SKIPPED, UNDECIDED
 from .gates import (
     GateResult,
@@ -33,21 +32,44 @@ from .gates import (
 )
 
 
-@dataclass(slots=True)
-class RowAnalysis:
+class RowAnalysis(Record):
     row: Row
     spec: CaseSpec
     interval: Interval | None
     gate: GateResult | None
     latency: LatencyResult | None
-    metrics: dict[str, float | None] = field(default_factory=dict)
+    metrics: dict[str, float | None]
     #: Runs of the case that were selected but never reported (the session was cut short).
-    missing: int = 0
+    missing: int
     #: Runs a worker crash rescheduled past the case's gate item, which was released UNDECIDED then
     #: (``DecisionBook.release_rescheduled``): the case's verdict is UNDECIDED in every output.
-    rescheduled: int = 0
+    rescheduled: int
     #: The case's score gates judged, in the spec's order.
-    scores: tuple[ScoreGateResult, ...] = ()
+    scores: tuple[ScoreGateResult, ...]
+
+    __slots__ = FIELDS = ("row", "spec", "interval", "gate", "latency", "metrics", "missing", "rescheduled", "scores")
+
+    def __init__(
+        self,
+        row: Row,
+        spec: CaseSpec,
+        interval: Interval | None,
+        gate: GateResult | None,
+        latency: LatencyResult | None,
+        metrics: dict[str, float | None] | None = None,
+        missing: int = 0,
+        rescheduled: int = 0,
+        scores: tuple[ScoreGateResult, ...] = (),
+    ) -> None:
+        self.row = row
+        self.spec = spec
+        self.interval = interval
+        self.gate = gate
+        self.latency = latency
+        self.metrics = {} if metrics is None else metrics
+        self.missing = missing
+        self.rescheduled = rescheduled
+        self.scores = scores
 
     @property
     def gates(self) -> tuple[GateResult | ScoreGateResult, ...]:
@@ -118,7 +140,7 @@ def analyze_row(row: Row, spec: CaseSpec, config: StatsConfig, missing: int = 0,
             cut_short=missing,
         )
         if rescheduled:
-            gate = dataclasses.replace(gate, verdict=UNDECIDED, rescheduled=rescheduled)
+            gate = gate.replace(verdict=UNDECIDED, rescheduled=rescheduled)
     latency = None
     if config.latency or spec.max_latency is not None:
         latency = evaluate_latency(
@@ -131,12 +153,18 @@ def analyze_row(row: Row, spec: CaseSpec, config: StatsConfig, missing: int = 0,
     return RowAnalysis(row, spec, interval, gate, latency, metrics, missing, rescheduled, score_gates)
 
 
-@dataclass
-class Analysis:
+class Analysis(Record):
     config: StatsConfig
     rows: list[RowAnalysis]
     #: Each bench function's estimate over its inputs, then Overall (``aggregate.benchmarks``).
     aggregates: list[InputsAggregate]
+
+    FIELDS = ("config", "rows", "aggregates")
+
+    def __init__(self, config: StatsConfig, rows: list[RowAnalysis], aggregates: list[InputsAggregate]) -> None:
+        self.config = config
+        self.rows = rows
+        self.aggregates = aggregates
 
     @functools.cached_property
     def by_key(self) -> dict[str, RowAnalysis]:

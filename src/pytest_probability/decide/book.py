@@ -21,7 +21,6 @@ directly). Under xdist it publishes each decision through its
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +32,7 @@ from ..model.rows import Counts, Row
 from ..model.run import RunRecord, Usage
 from ..protocols import Link, RecordSink, Registry, VerdictKind
 from ..session import Scope
+from ..value_classes import Record
 from ..vocabulary import (
     BENCHMARK_KINDS,
     DECIDED,
@@ -57,8 +57,7 @@ DESELECTED_TEXT = (
 NO_RUN_TEXT = "UNDECIDED: no run of this case reported"
 
 
-@dataclass
-class DecisionBook(RecordSink):
+class DecisionBook(RecordSink, Record):
     """Which runs each judged case expects, which have reported, and the verdicts once they have.
 
     It counts every run that reports, but keeps the records only of the cases a
@@ -71,39 +70,103 @@ class DecisionBook(RecordSink):
     specs: Specs
     #: The session's extension points: its benchmark verdict kinds (``baseline``, ``compare``). Under xdist a
     #: benchmark's verdict is published once every run of the benchmark has reported.
-    parts: Registry = field(default_factory=Registry)
+    parts: Registry
     #: The part of the night the session holds: a part (a shard) decides nothing.
-    scope: Scope = field(default_factory=Scope)
+    scope: Scope
     #: Under xdist, where decisions are published (opened for the first worker).
-    channel: Channel | None = None
+    channel: Channel | None
     #: case key -> runs of it selected for the session (from the final items or a worker's collection)
-    expected: dict[str, int] = field(default_factory=dict)
-    gated: set[str] = field(default_factory=set)  # case keys with a gate item
+    expected: dict[str, int]
+    gated: set[str]  # case keys with a gate item
     #: a selected benchmark verdict item's key (its node id) -> its kind
-    judged: dict[str, str] = field(default_factory=dict)
+    judged: dict[str, str]
     #: a benchmark verdict's key -> its scope, the benchmark's node id
-    scopes: dict[str, str] = field(default_factory=dict)
+    scopes: dict[str, str]
     #: case key -> run node id -> record, for the cases a verdict needs (see :meth:`_keeps`)
-    records: dict[str, dict[str, RunRecord]] = field(default_factory=dict)
+    records: dict[str, dict[str, RunRecord]]
     #: decision keys whose verdict was published (xdist)
-    published: set[str] = field(default_factory=set)
+    published: set[str]
     #: decision key -> runs a worker crash rescheduled past its verdict item, which was released
     #: UNDECIDED (:meth:`release_rescheduled`); every output then shows that verdict.
-    rescheduled: dict[str, int] = field(default_factory=dict)
+    rescheduled: dict[str, int]
     #: Case key -> why its remaining runs are not executed ("decided after 14 of 60 runs ...").
-    stopped: dict[str, str] = field(default_factory=dict)
+    stopped: dict[str, str]
     #: a benchmark verdict's key -> run node ids still to report before it can be published
-    pending: dict[str, set[str]] = field(default_factory=dict)
-    _counts: dict[str, Counts] = field(default_factory=dict)
+    pending: dict[str, set[str]]
+    _counts: dict[str, Counts]
     #: case key -> runs read back from a journal (deselected, already reported) (:meth:`count_resumed`);
     #: :meth:`expect` counts them among the case's runs.
-    resumed: dict[str, int] = field(default_factory=dict)
+    resumed: dict[str, int]
     #: What features published besides verdicts and stops, by name (a budget reached): :meth:`publish_flag`.
-    flags: dict[str, str] = field(default_factory=dict)
+    flags: dict[str, str]
     #: Whether :meth:`expect` has learned the session's items.
-    _learned: bool = False
-    _kinds: dict[str, VerdictKind] | None = None
-    _kinds_revision: int = -1
+    _learned: bool
+    _kinds: dict[str, VerdictKind] | None
+    _kinds_revision: int
+
+    FIELDS = (
+        "specs",
+        "parts",
+        "scope",
+        "channel",
+        "expected",
+        "gated",
+        "judged",
+        "scopes",
+        "records",
+        "published",
+        "rescheduled",
+        "stopped",
+        "pending",
+        "_counts",
+        "resumed",
+        "flags",
+        "_learned",
+        "_kinds",
+        "_kinds_revision",
+    )
+
+    def __init__(
+        self,
+        specs: Specs,
+        parts: Registry | None = None,
+        scope: Scope | None = None,
+        channel: Channel | None = None,
+        expected: dict[str, int] | None = None,
+        gated: set[str] | None = None,
+        judged: dict[str, str] | None = None,
+        scopes: dict[str, str] | None = None,
+        records: dict[str, dict[str, RunRecord]] | None = None,
+        published: set[str] | None = None,
+        rescheduled: dict[str, int] | None = None,
+        stopped: dict[str, str] | None = None,
+        pending: dict[str, set[str]] | None = None,
+        _counts: dict[str, Counts] | None = None,
+        resumed: dict[str, int] | None = None,
+        flags: dict[str, str] | None = None,
+        _learned: bool = False,
+        _kinds: dict[str, VerdictKind] | None = None,
+        _kinds_revision: int = -1,
+    ) -> None:
+        self.specs = specs
+        self.parts = Registry() if parts is None else parts
+        self.scope = Scope() if scope is None else scope
+        self.channel = channel
+        self.expected = {} if expected is None else expected
+        self.gated = set() if gated is None else gated
+        self.judged = {} if judged is None else judged
+        self.scopes = {} if scopes is None else scopes
+        self.records = {} if records is None else records
+        self.published = set() if published is None else published
+        self.rescheduled = {} if rescheduled is None else rescheduled
+        self.stopped = {} if stopped is None else stopped
+        self.pending = {} if pending is None else pending
+        self._counts = {} if _counts is None else _counts
+        self.resumed = {} if resumed is None else resumed
+        self.flags = {} if flags is None else flags
+        self._learned = _learned
+        self._kinds = _kinds
+        self._kinds_revision = _kinds_revision
 
     @property
     def folder(self) -> Path | None:

@@ -12,14 +12,14 @@ measure, reads the same to every output: its ``measure``, ``n``,
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from ..config.spec import CaseSpec, GateSpec, ScoreGateSpec
 from ..maths import scores, stats, stopping
 from ..maths.interval import Interval
 from ..model.rows import Row
 from ..model.run import RunRecord, scores_named
+from ..value_classes import Value
 from ..vocabulary import ERROR, FAIL, FAILED, PASS, PASSED, SKIPPED, UNDECIDED
 
 if TYPE_CHECKING:
@@ -27,20 +27,53 @@ if TYPE_CHECKING:
     from ..measures.score import MeanScore
 
 
-@dataclass(frozen=True)
-class GateResult:
-    spec: GateSpec
-    passes: int
-    total: int
-    excluded: int
-    interval: Interval | None
-    verdict: str
+class GateResult(Value):
+    spec: Final[GateSpec]
+    passes: Final[int]
+    total: Final[int]
+    excluded: Final[int]
+    interval: Final[Interval | None]
+    verdict: Final[str]
     #: Runs of the case not executed (stopped early or by a budget).
-    missing: int = 0
+    missing: Final[int]
     #: True when the sequential test, not the fixed-n rule, gave the verdict.
-    sequential: bool = False
+    sequential: Final[bool]
     #: Runs a worker crash rescheduled past the gate item, released UNDECIDED (xdist).
-    rescheduled: int = 0
+    rescheduled: Final[int]
+
+    __slots__ = FIELDS = (
+        "spec",
+        "passes",
+        "total",
+        "excluded",
+        "interval",
+        "verdict",
+        "missing",
+        "sequential",
+        "rescheduled",
+    )
+
+    def __init__(
+        self,
+        spec: GateSpec,
+        passes: int,
+        total: int,
+        excluded: int,
+        interval: Interval | None,
+        verdict: str,
+        missing: int = 0,
+        sequential: bool = False,
+        rescheduled: int = 0,
+    ) -> None:
+        self.spec = spec
+        self.passes = passes
+        self.total = total
+        self.excluded = excluded
+        self.interval = interval
+        self.verdict = verdict
+        self.missing = missing
+        self.sequential = sequential
+        self.rescheduled = rescheduled
 
     @property
     def measure(self) -> PassFraction:
@@ -104,20 +137,39 @@ def percent(rate: float) -> str:
     return f"{'99.9999' if text == '100' and rate < 1 else text}%"
 
 
-@dataclass(frozen=True)
-class ScoreGateResult:
+class ScoreGateResult(Value):
     """A case's mean score of one name against its bar: ``n`` scores, their mean and the interval the verdict
     was read off (its planned runs' betting interval; None without a score)."""
 
-    spec: ScoreGateSpec
-    n: int
-    estimate: float | None
-    interval: Interval | None
-    verdict: str
+    spec: Final[ScoreGateSpec]
+    n: Final[int]
+    estimate: Final[float | None]
+    interval: Final[Interval | None]
+    verdict: Final[str]
     #: True when the sequential test, not the fixed-n interval, gave the verdict.
-    sequential: bool = False
+    sequential: Final[bool]
     #: The runs the interval's bets were tuned to (the case's planned runs under ``stop="sequential"``).
-    planned: int | None = None
+    planned: Final[int | None]
+
+    __slots__ = FIELDS = ("spec", "n", "estimate", "interval", "verdict", "sequential", "planned")
+
+    def __init__(
+        self,
+        spec: ScoreGateSpec,
+        n: int,
+        estimate: float | None,
+        interval: Interval | None,
+        verdict: str,
+        sequential: bool = False,
+        planned: int | None = None,
+    ) -> None:
+        self.spec = spec
+        self.n = n
+        self.estimate = estimate
+        self.interval = interval
+        self.verdict = verdict
+        self.sequential = sequential
+        self.planned = planned
 
     @property
     def measure(self) -> MeanScore:
@@ -204,18 +256,54 @@ def early_score_verdict(spec: ScoreGateSpec, records: Sequence[RunRecord], plann
     )
 
 
-@dataclass(frozen=True)
-class LatencyResult:
-    quantile: float
-    total: int
-    excluded: int
-    estimate: float | None
-    low: float | None
-    high: float | None
-    ranks: tuple[int | None, int | None]
-    level: float
-    max_latency: float | None
-    verdict: str | None
+class LatencyResult(Value):
+    quantile: Final[float]
+    total: Final[int]
+    excluded: Final[int]
+    estimate: Final[float | None]
+    low: Final[float | None]
+    high: Final[float | None]
+    ranks: Final[tuple[int | None, int | None]]
+    level: Final[float]
+    max_latency: Final[float | None]
+    verdict: Final[str | None]
+
+    __slots__ = FIELDS = (
+        "quantile",
+        "total",
+        "excluded",
+        "estimate",
+        "low",
+        "high",
+        "ranks",
+        "level",
+        "max_latency",
+        "verdict",
+    )
+
+    def __init__(
+        self,
+        quantile: float,
+        total: int,
+        excluded: int,
+        estimate: float | None,
+        low: float | None,
+        high: float | None,
+        ranks: tuple[int | None, int | None],
+        level: float,
+        max_latency: float | None,
+        verdict: str | None,
+    ) -> None:
+        self.quantile = quantile
+        self.total = total
+        self.excluded = excluded
+        self.estimate = estimate
+        self.low = low
+        self.high = high
+        self.ranks = ranks
+        self.level = level
+        self.max_latency = max_latency
+        self.verdict = verdict
 
     def to_dict(self) -> dict[str, Any]:
         ci = None

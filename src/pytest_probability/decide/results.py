@@ -9,17 +9,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..aggregate.cases import aggregate
-from ..config.spec import CaseSpec
 from ..model.case import CaseRef
 from ..model.rows import Summary
 from .analysis import Analysis, analyze
 
 if TYPE_CHECKING:
-    from ..config.spec import Specs
+    from ..config.spec import CaseSpec, Specs
     from ..record.intake import Intake
     from ..session import Scope
     from .book import DecisionBook
@@ -30,7 +28,7 @@ def ungated(spec_of: Callable[[CaseRef], CaseSpec]) -> Callable[[CaseRef], CaseS
 
     def of(case: CaseRef) -> CaseSpec:
         spec = spec_of(case)
-        return replace(spec, gate=None, max_latency=None, scores=()) if spec.gated else spec
+        return spec.replace(gate=None, max_latency=None, scores=()) if spec.gated else spec
 
     return of
 

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
+
+from ..value_classes import Value
 
 
-@dataclass(frozen=True, slots=True)
-class Interval:
+class Interval(Value):
     """An interval of a fraction, a mean score or a difference, with its method and level."""
 
-    method: str
-    level: float
-    low: float
-    high: float
+    method: Final[str]
+    level: Final[float]
+    low: Final[float]
+    high: Final[float]
+
+    __slots__ = FIELDS = ("method", "level", "low", "high")
+
+    def __init__(self, method: str, level: float, low: float, high: float) -> None:
+        self.method = method
+        self.level = level
+        self.low = low
+        self.high = high
 
     @property
     def bounds(self) -> tuple[float, float]:

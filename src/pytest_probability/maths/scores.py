@@ -110,9 +110,9 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
+from ..value_classes import Value
 from ..vocabulary import FAILED, PASSED
 from . import inputs, stats
 from .interval import Interval
@@ -272,18 +272,25 @@ def _horizon(horizon: object, n: int) -> int:
 # -- results -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class ScoreSummary:
+class ScoreSummary(Value):
     """One case's score of one name: ``n`` runs, their mean, sample standard deviation and interval.
 
     ``mean`` and ``ci`` are ``None`` with no score; ``sd`` (divisor ``n - 1``) is
     ``None`` below two scores, where it is not defined.
     """
 
-    n: int
-    mean: float | None
-    sd: float | None
-    ci: Interval | None
+    n: Final[int]
+    mean: Final[float | None]
+    sd: Final[float | None]
+    ci: Final[Interval | None]
+
+    __slots__ = FIELDS = ("n", "mean", "sd", "ci")
+
+    def __init__(self, n: int, mean: float | None, sd: float | None, ci: Interval | None) -> None:
+        self.n = n
+        self.mean = mean
+        self.sd = sd
+        self.ci = ci
 
     def to_dict(self) -> dict[str, Any]:
         return {"n": self.n, "mean": self.mean, "sd": self.sd, "ci": self.ci.to_dict() if self.ci else None}
@@ -810,8 +817,7 @@ def percentile_p_values(means: Sequence[float]) -> tuple[float, float]:
     return min(1.0, max(0.0, p_less)), min(1.0, max(0.0, p_greater))
 
 
-@dataclass(frozen=True)
-class PairedScores:
+class PairedScores(Value):
     """Two arms' mean scores compared over inputs, paired by input (arm minus baseline).
 
     ``differences``: per input, in the order given, ``mean(arm) - mean(base)``;
@@ -824,20 +830,66 @@ class PairedScores:
     per-input means (None below 2 inputs or with no spread on a side).
     """
 
-    inputs: int
-    difference: float | None
-    differences: tuple[float, ...]
-    ci: Interval | None
-    t_ci: Interval | None
-    p_less: float | None
-    p_greater: float | None
-    p: float | None
-    resamples: int
-    seed: int
-    correlation: float | None
-    suppressed: str | None
+    inputs: Final[int]
+    difference: Final[float | None]
+    differences: Final[tuple[float, ...]]
+    ci: Final[Interval | None]
+    t_ci: Final[Interval | None]
+    p_less: Final[float | None]
+    p_greater: Final[float | None]
+    p: Final[float | None]
+    resamples: Final[int]
+    seed: Final[int]
+    correlation: Final[float | None]
+    suppressed: Final[str | None]
     #: The resampled mean differences, sorted (empty when suppressed).
-    means: tuple[float, ...] = field(default=(), repr=False)
+    means: Final[tuple[float, ...]]
+
+    __slots__ = FIELDS = (
+        "inputs",
+        "difference",
+        "differences",
+        "ci",
+        "t_ci",
+        "p_less",
+        "p_greater",
+        "p",
+        "resamples",
+        "seed",
+        "correlation",
+        "suppressed",
+        "means",
+    )
+
+    def __init__(
+        self,
+        inputs: int,
+        difference: float | None,
+        differences: tuple[float, ...],
+        ci: Interval | None,
+        t_ci: Interval | None,
+        p_less: float | None,
+        p_greater: float | None,
+        p: float | None,
+        resamples: int,
+        seed: int,
+        correlation: float | None,
+        suppressed: str | None,
+        means: tuple[float, ...] = (),
+    ) -> None:
+        self.inputs = inputs
+        self.difference = difference
+        self.differences = differences
+        self.ci = ci
+        self.t_ci = t_ci
+        self.p_less = p_less
+        self.p_greater = p_greater
+        self.p = p
+        self.resamples = resamples
+        self.seed = seed
+        self.correlation = correlation
+        self.suppressed = suppressed
+        self.means = means
 
     def interval(self, tail: float) -> tuple[float, float] | None:
         """The percentile bounds at one-sided error ``tail`` each (a local level's ``alpha / 2``)."""

@@ -7,9 +7,9 @@ and the OpenTelemetry exporter all read (only ``otel/`` turns a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from ..value_classes import Record
 from .case import CaseRef
 from .run import RunRecord
 
@@ -39,8 +39,7 @@ class Verdict(NamedTuple):
 EXEMPLARS = 8
 
 
-@dataclass
-class Series:
+class Series(Record):
     """One metric's points: (attributes, value), or (attributes, durations) for a histogram.
 
     ``kind`` is ``counter``, ``gauge`` or ``histogram``. ``exemplars``: per point
@@ -53,10 +52,32 @@ class Series:
     kind: str
     unit: str
     description: str
-    points: list[tuple[dict[str, Any], Any]] = field(default_factory=list)
-    exemplars: dict[int, list[RunRecord]] = field(default_factory=dict)
-    exemplar_values: dict[int, list[float]] = field(default_factory=dict)
-    buckets: tuple[float, ...] = ()
+    points: list[tuple[dict[str, Any], Any]]
+    exemplars: dict[int, list[RunRecord]]
+    exemplar_values: dict[int, list[float]]
+    buckets: tuple[float, ...]
+
+    FIELDS = ("name", "kind", "unit", "description", "points", "exemplars", "exemplar_values", "buckets")
+
+    def __init__(
+        self,
+        name: str,
+        kind: str,
+        unit: str,
+        description: str,
+        points: list[tuple[dict[str, Any], Any]] | None = None,
+        exemplars: dict[int, list[RunRecord]] | None = None,
+        exemplar_values: dict[int, list[float]] | None = None,
+        buckets: tuple[float, ...] = (),
+    ) -> None:
+        self.name = name
+        self.kind = kind
+        self.unit = unit
+        self.description = description
+        self.points = [] if points is None else points
+        self.exemplars = {} if exemplars is None else exemplars
+        self.exemplar_values = {} if exemplar_values is None else exemplar_values
+        self.buckets = buckets
 
 
 def case_name(case: CaseRef) -> str:

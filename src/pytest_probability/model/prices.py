@@ -85,7 +85,7 @@ class Prices:
         price = self.match(usage.model, usage.request_model)
         if price is None:
             return usage
-        return dataclasses.replace(usage, cost=price.cost(usage), priced=True)
+        return usage.replace(cost=price.cost(usage), priced=True)
 
 
 def unpriced_models(usages: Iterable[Usage]) -> list[str]:

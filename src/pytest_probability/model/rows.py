@@ -6,26 +6,42 @@ by every decision, reporter and exporter.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
+from ..value_classes import Record
 from ..vocabulary import ERROR, FAIL, PASS, SKIP, STATUSES
 from .case import CaseRef
 from .run import RunRecord, Usage
 
 
-@dataclass
-class UsageTotals:
+class UsageTotals(Record):
     """Tokens and spend summed over calls, for one model."""
 
     model: str
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_input_tokens: int = 0
-    cost: float = 0.0
-    calls: int = 0
+    input_tokens: int
+    output_tokens: int
+    cached_input_tokens: int
+    cost: float
+    calls: int
+
+    FIELDS = ("model", "input_tokens", "output_tokens", "cached_input_tokens", "cost", "calls")
+
+    def __init__(
+        self,
+        model: str,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        cached_input_tokens: int = 0,
+        cost: float = 0.0,
+        calls: int = 0,
+    ) -> None:
+        self.model = model
+        self.input_tokens = input_tokens
+        self.output_tokens = output_tokens
+        self.cached_input_tokens = cached_input_tokens
+        self.cost = cost
+        self.calls = calls
 
     def add(self, usage: Usage) -> None:
         self.input_tokens += usage.input_tokens
@@ -35,7 +51,7 @@ class UsageTotals:
         self.calls += 1
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return {name: getattr(self, name) for name in self.FIELDS}
 
 
 def sum_usage(usages: Iterable[Usage]) -> dict[str, UsageTotals]:
@@ -46,16 +62,24 @@ def sum_usage(usages: Iterable[Usage]) -> dict[str, UsageTotals]:
     return totals
 
 
-@dataclass(slots=True)
-class Counts:
+class Counts(Record):
     """Run counts of a row or of the whole session."""
 
-    passes: int = 0
-    fails: int = 0
-    errors: int = 0
-    skipped: int = 0
+    passes: int
+    fails: int
+    errors: int
+    skipped: int
     #: Runs not executed (early stopping, budgets): no sample, and not "skipped".
-    stopped: int = 0
+    stopped: int
+
+    __slots__ = FIELDS = ("passes", "fails", "errors", "skipped", "stopped")
+
+    def __init__(self, passes: int = 0, fails: int = 0, errors: int = 0, skipped: int = 0, stopped: int = 0) -> None:
+        self.passes = passes
+        self.fails = fails
+        self.errors = errors
+        self.skipped = skipped
+        self.stopped = stopped
 
     @property
     def total(self) -> int:
@@ -85,8 +109,7 @@ class Counts:
 NO_USAGE: dict[str, UsageTotals] = {}
 
 
-@dataclass(slots=True)
-class Row:
+class Row(Record):
     """The aggregate of all runs of one case."""
 
     case: CaseRef
@@ -98,8 +121,30 @@ class Row:
     cost: float
     usage: dict[str, UsageTotals]
     #: The judge's usage per model and spend (``judging()``), apart from the system's ``usage``/``cost``.
-    judge_usage: dict[str, UsageTotals] = field(default_factory=dict)
-    judge_cost: float = 0.0
+    judge_usage: dict[str, UsageTotals]
+    judge_cost: float
+
+    __slots__ = FIELDS = ("case", "records", "counts", "status", "cost", "usage", "judge_usage", "judge_cost")
+
+    def __init__(
+        self,
+        case: CaseRef,
+        records: tuple[RunRecord, ...],
+        counts: Counts,
+        status: str,
+        cost: float,
+        usage: dict[str, UsageTotals],
+        judge_usage: dict[str, UsageTotals] | None = None,
+        judge_cost: float = 0.0,
+    ) -> None:
+        self.case = case
+        self.records = records
+        self.counts = counts
+        self.status = status
+        self.cost = cost
+        self.usage = usage
+        self.judge_usage = {} if judge_usage is None else judge_usage
+        self.judge_cost = judge_cost
 
     @property
     def label(self) -> str:
@@ -111,19 +156,38 @@ class Row:
         return any(r.cost for r in self.records)
 
 
-@dataclass
-class Summary:
+class Summary(Record):
     """Rows in collection order plus session totals."""
 
-    rows: list[Row] = field(default_factory=list)
-    counts: Counts = field(default_factory=Counts)
-    cost: float = 0.0
-    usage: dict[str, UsageTotals] = field(default_factory=dict)
+    rows: list[Row]
+    counts: Counts
+    cost: float
+    usage: dict[str, UsageTotals]
     #: The judge's spend and usage per model, apart from the system's.
-    judge_cost: float = 0.0
-    judge_usage: dict[str, UsageTotals] = field(default_factory=dict)
+    judge_cost: float
+    judge_usage: dict[str, UsageTotals]
     #: Runs reported more than once (counted once, the last report winning).
-    duplicates: int = 0
+    duplicates: int
+
+    FIELDS = ("rows", "counts", "cost", "usage", "judge_cost", "judge_usage", "duplicates")
+
+    def __init__(
+        self,
+        rows: list[Row] | None = None,
+        counts: Counts | None = None,
+        cost: float = 0.0,
+        usage: dict[str, UsageTotals] | None = None,
+        judge_cost: float = 0.0,
+        judge_usage: dict[str, UsageTotals] | None = None,
+        duplicates: int = 0,
+    ) -> None:
+        self.rows = [] if rows is None else rows
+        self.counts = Counts() if counts is None else counts
+        self.cost = cost
+        self.usage = {} if usage is None else usage
+        self.judge_cost = judge_cost
+        self.judge_usage = {} if judge_usage is None else judge_usage
+        self.duplicates = duplicates
 
     @property
     def records(self) -> list[RunRecord]:

@@ -1,7 +1,7 @@
-"""What one run produced: its :class:`Usage` calls, the :class:`CurrentRun` being recorded, the :class:`RunRecord`.
+"""What one run produced: its :class:`Usage` calls, its :class:`Score` results, the :class:`RunRecord`.
 
 Pure and pytest-free. A :class:`RunRecord` is built in the process that
-executed the run (from its :class:`CurrentRun`), travels to the aggregating
+executed the run (from its :class:`~.run_state.CurrentRun`), travels to the aggregating
 process as plain builtins (:meth:`RunRecord.to_dict` /
 :meth:`RunRecord.from_dict`), and is the only input of aggregation, decisions,
 reporting and export.
@@ -10,39 +10,76 @@ reporting and export.
 from __future__ import annotations
 
 import sys
-import threading
-import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
-from ..vocabulary import PASS, ROLE_JUDGE, ROLE_SYSTEM, SOURCE_RECORD, UNKNOWN_MODEL
+from ..value_classes import Value
+from ..vocabulary import ROLE_JUDGE, ROLE_SYSTEM, SOURCE_RECORD, UNKNOWN_MODEL
 from .case import CaseRef
 
 
-@dataclass(frozen=True, slots=True)
-class Usage:
+class Usage(Value):
     """Tokens and spend of one ``record_usage()`` call, or of one span that carried GenAI usage.
 
     ``cached_input_tokens`` and ``cache_creation_input_tokens`` are parts of
     ``input_tokens``, ``reasoning_tokens`` part of ``output_tokens``: never added again.
     """
 
-    model: str = UNKNOWN_MODEL
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_input_tokens: int = 0
-    cost: float = 0.0
-    cache_creation_input_tokens: int = 0
-    reasoning_tokens: int = 0
+    model: Final[str]
+    input_tokens: Final[int]
+    output_tokens: Final[int]
+    cached_input_tokens: Final[int]
+    cost: Final[float]
+    cache_creation_input_tokens: Final[int]
+    reasoning_tokens: Final[int]
     #: Where it came from: ``record`` (``record_usage()``) or ``span`` (a span's GenAI attributes).
-    source: str = SOURCE_RECORD
+    source: Final[str]
     #: The span's request model when its response model (``model``) differs; "" otherwise.
-    request_model: str = ""
+    request_model: Final[str]
     #: True when the cost is its tokens times ``--prob-prices`` (no cost was recorded).
-    priced: bool = False
+    priced: Final[bool]
     #: ``system`` (the code under test) or ``judge`` (grading its answer: ``judging()``).
-    role: str = ROLE_SYSTEM
+    role: Final[str]
+
+    __slots__ = FIELDS = (
+        "model",
+        "input_tokens",
+        "output_tokens",
+        "cached_input_tokens",
+        "cost",
+        "cache_creation_input_tokens",
+        "reasoning_tokens",
+        "source",
+        "request_model",
+        "priced",
+        "role",
+    )
+
+    def __init__(
+        self,
+        model: str = UNKNOWN_MODEL,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        cached_input_tokens: int = 0,
+        cost: float = 0.0,
+        cache_creation_input_tokens: int = 0,
+        reasoning_tokens: int = 0,
+        source: str = SOURCE_RECORD,
+        request_model: str = "",
+        priced: bool = False,
+        role: str = ROLE_SYSTEM,
+    ) -> None:
+        self.model = model
+        self.input_tokens = input_tokens
+        self.output_tokens = output_tokens
+        self.cached_input_tokens = cached_input_tokens
+        self.cost = cost
+        self.cache_creation_input_tokens = cache_creation_input_tokens
+        self.reasoning_tokens = reasoning_tokens
+        self.source = source
+        self.request_model = request_model
+        self.priced = priced
+        self.role = role
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -64,17 +101,24 @@ class Usage:
         return cls(**{name: data[name] for name in _USAGE_FIELDS if name in data})
 
 
-@dataclass(frozen=True, slots=True)
-class Score:
+class Score(Value):
     """One ``record_score()`` call: a graded result of its run (a judge's score, a similarity, a rubric's share).
 
     ``value`` is a finite real number in the case's score range; ``threshold``, when given, makes it a
     check (the run fails below it); ``explanation``, the grader's words (cut to a bounded length)."""
 
-    name: str
-    value: float
-    threshold: float | None = None
-    explanation: str = ""
+    name: Final[str]
+    value: Final[float]
+    threshold: Final[float | None]
+    explanation: Final[str]
+
+    __slots__ = FIELDS = ("name", "value", "threshold", "explanation")
+
+    def __init__(self, name: str, value: float, threshold: float | None = None, explanation: str = "") -> None:
+        self.name = name
+        self.value = value
+        self.threshold = threshold
+        self.explanation = explanation
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -118,40 +162,103 @@ _USAGE_FIELDS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class RunRecord:
+class RunRecord(Value):
     """The outcome of one run, one pytest item."""
 
-    case: CaseRef
-    run: int
-    nodeid: str
-    outcome: str
-    duration: float = 0.0
-    message: str = ""
-    error_type: str = ""
-    error_text: str = ""
+    case: Final[CaseRef]
+    run: Final[int]
+    nodeid: Final[str]
+    outcome: Final[str]
+    duration: Final[float]
+    message: Final[str]
+    error_type: Final[str]
+    error_text: Final[str]
     #: Which phase decided the outcome: ``setup``, ``call`` or ``teardown``.
-    phase: str = "call"
-    usage: tuple[Usage, ...] = ()
+    phase: Final[str]
+    usage: Final[tuple[Usage, ...]]
     #: Spend recorded with ``record_cost()`` (not tied to a model).
-    extra_cost: float = 0.0
+    extra_cost: Final[float]
     #: Trace and span id of the run's span when exported (hex), else "".
-    trace_id: str = ""
-    span_id: str = ""
-    start_time: float = 0.0
+    trace_id: Final[str]
+    span_id: Final[str]
+    start_time: Final[float]
     #: Why the run was not executed: "decided" (its case was decided early) or
     #: "budget" (a session budget was reached); "" for a run that executed.
-    stopped: str = ""
+    stopped: Final[str]
     #: Failed attempts before the last one (``--prob-retry``), plain dicts:
     #: ``attempt``, ``error_type``, ``error``, ``wait`` (seconds slept after it).
-    retries: tuple[dict[str, Any], ...] = ()
+    retries: Final[tuple[dict[str, Any], ...]]
     #: What the run produced (``record_output``/``record_io``), plain dicts of
     #: text values; ``truncated`` maps a cut value's name to its original length.
-    transcript: tuple[dict[str, Any], ...] = ()
+    transcript: Final[tuple[dict[str, Any], ...]]
     #: Transcript entries recorded past the cap (``run.recording.TRANSCRIPT_ENTRIES``) and not kept.
-    transcript_dropped: int = 0
+    transcript_dropped: Final[int]
     #: The run's graded results (``record_score``), in the order recorded.
-    scores: tuple[Score, ...] = ()
+    scores: Final[tuple[Score, ...]]
+
+    __slots__ = FIELDS = (
+        "case",
+        "run",
+        "nodeid",
+        "outcome",
+        "duration",
+        "message",
+        "error_type",
+        "error_text",
+        "phase",
+        "usage",
+        "extra_cost",
+        "trace_id",
+        "span_id",
+        "start_time",
+        "stopped",
+        "retries",
+        "transcript",
+        "transcript_dropped",
+        "scores",
+    )
+
+    def __init__(
+        self,
+        case: CaseRef,
+        run: int,
+        nodeid: str,
+        outcome: str,
+        duration: float = 0.0,
+        message: str = "",
+        error_type: str = "",
+        error_text: str = "",
+        phase: str = "call",
+        usage: tuple[Usage, ...] = (),
+        extra_cost: float = 0.0,
+        trace_id: str = "",
+        span_id: str = "",
+        start_time: float = 0.0,
+        stopped: str = "",
+        retries: tuple[dict[str, Any], ...] = (),
+        transcript: tuple[dict[str, Any], ...] = (),
+        transcript_dropped: int = 0,
+        scores: tuple[Score, ...] = (),
+    ) -> None:
+        self.case = case
+        self.run = run
+        self.nodeid = nodeid
+        self.outcome = outcome
+        self.duration = duration
+        self.message = message
+        self.error_type = error_type
+        self.error_text = error_text
+        self.phase = phase
+        self.usage = usage
+        self.extra_cost = extra_cost
+        self.trace_id = trace_id
+        self.span_id = span_id
+        self.start_time = start_time
+        self.stopped = stopped
+        self.retries = retries
+        self.transcript = transcript
+        self.transcript_dropped = transcript_dropped
+        self.scores = scores
 
     @property
     def attempts(self) -> int:
@@ -252,93 +359,3 @@ class RunRecord:
 def _shared(text: Any) -> Any:
     """One string for equal texts: a session's runs share its trace id, and the records keep it."""
     return sys.intern(text) if type(text) is str else text
-
-
-@dataclass(slots=True)
-class CurrentRun:
-    """Mutable state of the run executing in this process."""
-
-    case: CaseRef
-    run: int
-    nodeid: str
-    start_time: float = field(default_factory=time.time)
-    usage: list[Usage] = field(default_factory=list)
-    extra_cost: float = 0.0
-    outcome: str | None = None
-    phase: str = "call"
-    duration: float = 0.0
-    message: str = ""
-    error_type: str = ""
-    error_text: str = ""
-    trace_id: str = ""
-    span_id: str = ""
-    #: Usage read off spans that ended during the run (``prob_span_usage``); merged into ``usage``
-    #: when the run ends (:func:`pytest_probability.run.context.settle`).
-    span_usage: list[Usage] = field(default_factory=list)
-    #: What the run's end applied (``prob_span_usage``, ``--prob-prices``), for its late usage.
-    span_mode: str = ""
-    prices: Any = None
-    #: Listeners called with each late usage (the run, Usage or None, extra cost), e.g. the late usage span;
-    #: given the run, so that a listener need not hold it (no reference cycle through the run).
-    late_listeners: list[Any] = field(default_factory=list)
-    #: Listeners called with each Usage as it is recorded (e.g. span events).
-    listeners: list[Any] = field(default_factory=list)
-    #: Formatted traceback of the deciding exception, for observers that export it.
-    stacktrace: str = ""
-    #: More plain-builtin attributes for the teardown report (e.g. the run's span).
-    report_extras: dict[str, Any] = field(default_factory=dict)
-    #: Set once the record has been built: later usage is late (``run.recording.record_usage``).
-    closed: bool = False
-    #: Threads alive when the run started (threads started during it belong to it).
-    threads_at_start: frozenset[threading.Thread] = frozenset()
-    #: Why the run was not executed ("decided", "budget"); "" when it executed.
-    stopped: str = ""
-    #: Failed attempts before the last (``--prob-retry``): attempt, error_type, error, wait.
-    retries: list[dict[str, Any]] = field(default_factory=list)
-    #: Call duration of the last attempt when the call was retried.
-    attempt_duration: float | None = None
-    #: What the run produced (``record_output``/``record_io``), plain dicts in call order.
-    transcript: list[dict[str, Any]] = field(default_factory=list)
-    #: Entries recorded once ``transcript`` held the cap, counted and not kept.
-    transcript_dropped: int = 0
-    #: The run's scores (``record_score``), in the order recorded.
-    scores: list[Score] = field(default_factory=list)
-    #: What the run's scores are checked against (its case's range and bars: ``config.spec.ScoreRules``), set
-    #: when the run starts; None: the default range 0..1.
-    score_rules: Any = None
-    #: Where usage and scores recorded after the run's end wait to travel (the run stage's ``LateQueue``).
-    late_queue: Any = None
-    #: The GenAI spans that ended inside the run outside ``judging()`` (trace id, span id, response id), the
-    #: first two kept: what its evaluation results are of when there is exactly one (``run.attributes.evaluated``).
-    operations: list[tuple[int, int, str]] = field(default_factory=list)
-    #: Executed by the concurrent runs' window (``--prob-concurrency``), in a task or thread of its own: its
-    #: call's outcome is its execution's (retried there), and its span lasts that call.
-    concurrent: bool = False
-    #: Started ahead of its item, in a context of its own (its task's or thread's): what it made current
-    #: there (its span) ends with that context, not with its item.
-    own_context: bool = False
-    #: Epoch seconds when its call ended, for a concurrent run (its span ends then); None otherwise.
-    call_end: float | None = None
-
-    def to_record(self) -> RunRecord:
-        return RunRecord(
-            case=self.case,
-            run=self.run,
-            nodeid=self.nodeid,
-            outcome=self.outcome or PASS,
-            duration=self.duration,
-            message=self.message,
-            error_type=self.error_type,
-            error_text=self.error_text,
-            phase=self.phase,
-            usage=tuple(self.usage),
-            extra_cost=self.extra_cost,
-            trace_id=self.trace_id,
-            span_id=self.span_id,
-            start_time=self.start_time,
-            stopped=self.stopped,
-            retries=tuple(self.retries),
-            transcript=tuple(self.transcript),
-            transcript_dropped=self.transcript_dropped,
-            scores=tuple(self.scores),
-        )

@@ -50,7 +50,7 @@ from opentelemetry.trace import Status
 
 from .. import __version__
 from ..compat import otel_sdk as compat
-from ..model.run import CurrentRun
+from ..model.run_state import CurrentRun
 from ..protocols import Link, RunObserver
 from ..text import well_formed_data
 from .spans import SCOPE

@@ -21,7 +21,8 @@ from .. import __version__
 from ..compat import pytest as compat
 from ..config.otel_settings import OtelSettings
 from ..model.outputs import case_name
-from ..model.run import CurrentRun, Usage
+from ..model.run import Usage
+from ..model.run_state import CurrentRun
 from ..protocols import RunObserver
 from ..run.attributes import (
     EVALUATION_EVENT,

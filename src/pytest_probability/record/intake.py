@@ -13,7 +13,6 @@ every report until the session ends.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -129,8 +128,7 @@ class Intake:
             if finished:
                 for log in self.parts.logs:
                     log.write_late(item["nodeid"], data, extra, scores)
-            self.records[index] = dataclasses.replace(
-                record,
+            self.records[index] = record.replace(
                 usage=record.usage + ((usage,) if usage is not None else ()),
                 extra_cost=record.extra_cost + extra,
                 scores=record.scores + tuple(Score.from_dict(score) for score in scores),

@@ -18,7 +18,6 @@ block, no series, and empty fields.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..config.spec import ScoreRules
@@ -27,6 +26,7 @@ from ..maths.inputs import InputEstimate
 from ..model.outputs import EXEMPLARS, Line, Series, case_attributes
 from ..model.run import scores_named
 from ..text import label_text
+from ..value_classes import Record
 
 if TYPE_CHECKING:
     from ..config.settings import StatsConfig
@@ -36,15 +36,30 @@ if TYPE_CHECKING:
 OVERALL = "Overall"
 
 
-@dataclass
-class CaseScores:
+class CaseScores(Record):
     """One case's scores by name: the summary, the threshold its runs gave (when one), and runs below it."""
 
     rules: ScoreRules
-    by_name: dict[str, maths.ScoreSummary] = field(default_factory=dict)
-    thresholds: dict[str, float] = field(default_factory=dict)
-    below: dict[str, int] = field(default_factory=dict)
-    bars: dict[str, float] = field(default_factory=dict)
+    by_name: dict[str, maths.ScoreSummary]
+    thresholds: dict[str, float]
+    below: dict[str, int]
+    bars: dict[str, float]
+
+    FIELDS = ("rules", "by_name", "thresholds", "below", "bars")
+
+    def __init__(
+        self,
+        rules: ScoreRules,
+        by_name: dict[str, maths.ScoreSummary] | None = None,
+        thresholds: dict[str, float] | None = None,
+        below: dict[str, int] | None = None,
+        bars: dict[str, float] | None = None,
+    ) -> None:
+        self.rules = rules
+        self.by_name = {} if by_name is None else by_name
+        self.thresholds = {} if thresholds is None else thresholds
+        self.below = {} if below is None else below
+        self.bars = {} if bars is None else bars
 
     def to_dict(self) -> dict[str, Any]:
         out = {}

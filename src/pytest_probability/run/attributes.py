@@ -14,7 +14,8 @@ import json
 from typing import Any
 
 from ..model.outputs import case_name
-from ..model.run import CurrentRun, Usage
+from ..model.run import Usage
+from ..model.run_state import CurrentRun
 from ..text import clip
 from ..vocabulary import ERROR, FAIL, PASS, ROLE_JUDGE, SKIP, SOURCE_SPAN
 from .spanusage import RESPONSE_ID

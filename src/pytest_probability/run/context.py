@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import dataclasses
 import functools
 import threading
 import warnings
@@ -24,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ProbabilityUsageWarning
 from ..model.case import CaseRef
-from ..model.run import CurrentRun, RunRecord, Score, Usage
+from ..model.run import RunRecord, Score, Usage
+from ..model.run_state import CurrentRun
 from ..text import printable
 from ..vocabulary import ROLE_JUDGE, ROLE_SYSTEM, SOURCE_RECORD, SPAN_FILL
 
@@ -187,7 +187,7 @@ def charge_span(usage: Usage) -> bool:
     if run is None:
         return False
     if _judging.get() and usage.role != ROLE_JUDGE:
-        usage = dataclasses.replace(usage, role=ROLE_JUDGE)
+        usage = usage.replace(role=ROLE_JUDGE)
     with _lock:
         late = run.closed
         if not late:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ..collect.items import Run
     from ..config.settings import Settings
     from ..model.case import CaseRef
-    from ..model.run import CurrentRun
+    from ..model.run_state import CurrentRun
     from ..protocols import Registry
     from ..session import Session
     from .context import LateQueue

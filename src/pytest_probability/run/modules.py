@@ -9,16 +9,26 @@ from __future__ import annotations
 
 import types
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
+from ..value_classes import Record
 
-@dataclass
-class ModuleHooks:
+
+class ModuleHooks(Record):
     """Module-level ``setup()`` / ``teardown()`` of benchmark files, once per file per process."""
 
-    done: dict[str, BaseException | None] = field(default_factory=dict)
-    teardowns: list[tuple[str, Callable[[], Any]]] = field(default_factory=list)
+    done: dict[str, BaseException | None]
+    teardowns: list[tuple[str, Callable[[], Any]]]
+
+    FIELDS = ("done", "teardowns")
+
+    def __init__(
+        self,
+        done: dict[str, BaseException | None] | None = None,
+        teardowns: list[tuple[str, Callable[[], Any]]] | None = None,
+    ) -> None:
+        self.done = {} if done is None else done
+        self.teardowns = [] if teardowns is None else teardowns
 
     def ready(self, module: types.ModuleType) -> bool:
         """Whether the module's ``setup()`` already ran, and passed (the usual case: nothing to do)."""

@@ -16,7 +16,7 @@ from typing import Protocol
 import pytest
 
 from ..groups import leaf
-from ..model.run import CurrentRun
+from ..model.run_state import CurrentRun
 from ..text import clip, printable, well_formed
 from ..vocabulary import ERROR, FAIL, PASS, SKIP
 

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from ..model.run import CurrentRun, RunRecord
+from ..model.run import RunRecord
+from ..model.run_state import CurrentRun
 from ..vocabulary import LATE_ATTRIBUTE, RECORD_ATTRIBUTE
 from . import context
 

@@ -18,7 +18,7 @@ import pytest
 
 from ..collect.items import Run
 from ..config.retry import RetryPolicy, describe
-from ..model.run import CurrentRun
+from ..model.run_state import CurrentRun
 from . import context
 
 

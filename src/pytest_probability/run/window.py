@@ -46,7 +46,8 @@ from .retries import retry_event
 
 if TYPE_CHECKING:
     from ..model.case import CaseRef
-    from ..model.run import CurrentRun, RunRecord
+    from ..model.run import RunRecord
+    from ..model.run_state import CurrentRun
 
 
 class Window:
