@@ -98,7 +98,7 @@ class Usage(Value):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Usage:
-        return cls(**{name: data[name] for name in _USAGE_FIELDS if name in data})
+        return cls(**{name: data[name] for name in cls.FIELDS if name in data})
 
 
 class Score(Value):
@@ -145,21 +145,6 @@ def scores_named(records: Iterable[RunRecord], name: str) -> list[float]:
     return [
         score.value for record in sorted(records, key=lambda r: r.run) for score in record.scores if score.name == name
     ]
-
-
-_USAGE_FIELDS = (
-    "model",
-    "input_tokens",
-    "output_tokens",
-    "cached_input_tokens",
-    "cost",
-    "cache_creation_input_tokens",
-    "reasoning_tokens",
-    "source",
-    "request_model",
-    "priced",
-    "role",
-)
 
 
 class RunRecord(Value):
